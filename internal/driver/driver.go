@@ -1,0 +1,37 @@
+// Package driver defines what the engine asks of a protocol driver: perform
+// one operation and describe its outcome. Failed operations are data, never
+// Go errors: each driver maps what went wrong to a stats.Class.
+package driver
+
+import (
+	"context"
+	"time"
+
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// Result is the outcome of one operation, filled in by Driver.Do. The engine
+// owns timing from the intended start; the driver reports what only it can
+// see: the operation's name, bytes, time to first byte, and the class.
+type Result struct {
+	Op        string        // operation name, e.g. "GET /" or "chat"
+	TTFB      time.Duration // from the start of Do to the first response byte; 0 if none
+	Connect   time.Duration // time to open a new connection (dial + TLS); 0 when one was reused
+	BytesSent int64
+	BytesRecv int64
+	Class     stats.Class
+	Message   string // the error, when Class is not OK
+}
+
+// Driver performs operations against a system under test. Do must be safe
+// for concurrent use by many VUs, return promptly once ctx is done, and
+// classify a cancelled ctx as stats.Interrupted.
+type Driver interface {
+	Do(ctx context.Context, vu int, r *Result)
+}
+
+// Closer is implemented by drivers that hold resources (connections, files)
+// to release after the run.
+type Closer interface {
+	Close() error
+}

@@ -1,0 +1,72 @@
+package stats
+
+import "fmt"
+
+// Class is the outcome of one operation: OK or one of a closed set of failure
+// classes. Drivers map every error they see to exactly one class.
+type Class uint8
+
+// The classes, in the order reports list them.
+const (
+	OK Class = iota
+	Timeout
+	DNS
+	Connect
+	TLS
+	Status4xx
+	Status5xx
+	Protocol
+	Interrupted
+	NumClasses
+)
+
+var classNames = [NumClasses]string{
+	OK:          "ok",
+	Timeout:     "timeout",
+	DNS:         "dns",
+	Connect:     "connect",
+	TLS:         "tls",
+	Status4xx:   "status_4xx",
+	Status5xx:   "status_5xx",
+	Protocol:    "protocol",
+	Interrupted: "interrupted",
+}
+
+func (c Class) String() string {
+	if c < NumClasses {
+		return classNames[c]
+	}
+	return fmt.Sprintf("class(%d)", uint8(c))
+}
+
+// ParseClass is the inverse of Class.String.
+func ParseClass(s string) (Class, error) {
+	for i, n := range classNames {
+		if n == s {
+			return Class(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown error class %q", s)
+}
+
+// Counts holds a count per class.
+type Counts [NumClasses]int64
+
+// Errors is the number of failed operations (every class but OK).
+func (c *Counts) Errors() int64 {
+	var n int64
+	for i := OK + 1; i < NumClasses; i++ {
+		n += c[i]
+	}
+	return n
+}
+
+// Total is the number of operations of any class.
+func (c *Counts) Total() int64 { return c[OK] + c.Errors() }
+
+// Add adds o into c.
+func (c *Counts) Add(o *Counts) {
+	for i := range c {
+		c[i] += o[i]
+	}
+}

@@ -1,0 +1,194 @@
+package stats
+
+import (
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Sample is one completed operation as the engine hands it to the recorder.
+// Nothing of it is kept after Record returns.
+type Sample struct {
+	Op        string
+	Intended  time.Time     // when the schedule wanted it to start; equals Start in the closed model
+	Start     time.Time     // when the driver was called
+	End       time.Time     // when the driver returned
+	TTFB      time.Duration // from Start to the first response byte; 0 when the driver has none
+	Connect   time.Duration // time to open a new connection; 0 when one was reused
+	BytesSent int64
+	BytesRecv int64
+	Class     Class
+	Message   string // the error, when Class is not OK
+}
+
+// OpStats accumulates one operation's figures over an interval or a window.
+type OpStats struct {
+	Latency   *Hist // intended start → end: what a user of the system waited
+	Service   *Hist // actual start → end: the uncorrected service time
+	TTFB      *Hist // actual start → first response byte
+	Connect   *Hist // new connections only: dial (+ TLS handshake)
+	Classes   Counts
+	BytesSent int64
+	BytesRecv int64
+	Samples   [NumClasses]string // one message per failure class, the first seen
+}
+
+// NewOpStats returns empty figures.
+func NewOpStats() *OpStats {
+	return &OpStats{Latency: NewHist(), Service: NewHist(), TTFB: NewHist(), Connect: NewHist()}
+}
+
+func (s *OpStats) record(x *Sample) {
+	s.Latency.Record(x.End.Sub(x.Intended))
+	s.Service.Record(x.End.Sub(x.Start))
+	if x.TTFB > 0 {
+		s.TTFB.Record(x.TTFB)
+	}
+	if x.Connect > 0 {
+		s.Connect.Record(x.Connect)
+	}
+	s.Classes[x.Class]++
+	s.BytesSent += x.BytesSent
+	s.BytesRecv += x.BytesRecv
+	if x.Class != OK && s.Samples[x.Class] == "" {
+		s.Samples[x.Class] = x.Message
+	}
+}
+
+// Merge adds o into s exactly.
+func (s *OpStats) Merge(o *OpStats) {
+	s.Latency.Merge(o.Latency)
+	s.Service.Merge(o.Service)
+	s.TTFB.Merge(o.TTFB)
+	s.Connect.Merge(o.Connect)
+	s.Classes.Add(&o.Classes)
+	s.BytesSent += o.BytesSent
+	s.BytesRecv += o.BytesRecv
+	for i, m := range o.Samples {
+		if s.Samples[i] == "" {
+			s.Samples[i] = m
+		}
+	}
+}
+
+func (s *OpStats) reset() {
+	s.Latency.Reset()
+	s.Service.Reset()
+	s.TTFB.Reset()
+	s.Connect.Reset()
+	*s = OpStats{Latency: s.Latency, Service: s.Service, TTFB: s.TTFB, Connect: s.Connect}
+}
+
+// Interval is what one workload measured during one interval (1 s by default).
+type Interval struct {
+	Index   int
+	Start   time.Time
+	End     time.Time
+	Ops     map[string]*OpStats
+	Dropped int64 // arrivals that found no free VU at the cap
+	VUs     int64 // VUs alive at the end of the interval
+	Lag     *Hist // scheduler lag: dispatch time − intended start
+}
+
+// OpNames lists the operations in i in sorted order.
+func (i *Interval) OpNames() []string {
+	names := make([]string, 0, len(i.Ops))
+	for n := range i.Ops {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Recorder collects samples from many goroutines into intervals. Writers pick
+// a shard (a VU uses its id), so they rarely contend; Flush swaps every
+// shard's buffer and merges them into one Interval. Memory is bounded by the
+// number of operation names, never by the number of samples.
+type Recorder struct {
+	shards  []shard
+	dropped atomic.Int64
+	vus     atomic.Int64
+	lagMu   sync.Mutex
+	lag     *Hist
+	start   time.Time
+	index   int
+}
+
+type shard struct {
+	mu    sync.Mutex
+	cur   map[string]*OpStats
+	spare map[string]*OpStats
+	_     [40]byte // keep shards on separate cache lines
+}
+
+// NewRecorder returns a recorder with n shards whose first interval starts at start.
+func NewRecorder(n int, start time.Time) *Recorder {
+	if n < 1 {
+		n = 1
+	}
+	r := &Recorder{shards: make([]shard, n), lag: NewHist(), start: start}
+	for i := range r.shards {
+		r.shards[i].cur = map[string]*OpStats{}
+		r.shards[i].spare = map[string]*OpStats{}
+	}
+	return r
+}
+
+// Record adds one sample. It is safe for concurrent use.
+func (r *Recorder) Record(shardHint int, x *Sample) {
+	s := &r.shards[uint(shardHint)%uint(len(r.shards))]
+	s.mu.Lock()
+	st := s.cur[x.Op]
+	if st == nil {
+		st = NewOpStats()
+		s.cur[x.Op] = st
+	}
+	st.record(x)
+	s.mu.Unlock()
+}
+
+// AddDropped counts arrivals that could not be served.
+func (r *Recorder) AddDropped(n int64) { r.dropped.Add(n) }
+
+// RecordLag records how late the scheduler dispatched one arrival.
+func (r *Recorder) RecordLag(d time.Duration) {
+	r.lagMu.Lock()
+	r.lag.Record(d)
+	r.lagMu.Unlock()
+}
+
+// SetVUs records the number of live VUs.
+func (r *Recorder) SetVUs(n int64) { r.vus.Store(n) }
+
+// Flush closes the current interval at end and returns it. Samples recorded
+// concurrently with Flush land in this interval or the next, never in both.
+func (r *Recorder) Flush(end time.Time) *Interval {
+	iv := &Interval{Index: r.index, Start: r.start, End: end, Ops: map[string]*OpStats{}}
+	r.index++
+	r.start = end
+	for i := range r.shards {
+		s := &r.shards[i]
+		s.mu.Lock()
+		s.cur, s.spare = s.spare, s.cur
+		s.mu.Unlock()
+		for name, st := range s.spare {
+			if st.Classes.Total() == 0 {
+				continue
+			}
+			dst := iv.Ops[name]
+			if dst == nil {
+				dst = NewOpStats()
+				iv.Ops[name] = dst
+			}
+			dst.Merge(st)
+			st.reset()
+		}
+	}
+	iv.Dropped = r.dropped.Swap(0)
+	iv.VUs = r.vus.Load()
+	r.lagMu.Lock()
+	iv.Lag, r.lag = r.lag, NewHist()
+	r.lagMu.Unlock()
+	return iv
+}
