@@ -1,0 +1,276 @@
+// Package engine runs a workload: it schedules operations (open model: an
+// arrival-rate schedule served by a VU pool; closed model: a number of VUs
+// each looping), calls the driver, and records every outcome into one-second
+// intervals handed to a Sink as they close.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/engine/pacer"
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// Model names how load is applied.
+type Model string
+
+// The two models.
+const (
+	Open   Model = "open"   // arrivals on a schedule, whatever the target does
+	Closed Model = "closed" // a set number of VUs, each starting its next operation when the last ends
+)
+
+// Workload is one stream of load against one driver.
+type Workload struct {
+	Name     string
+	Model    Model
+	Rate     *pacer.Rate        // open model
+	VUsMin   int                // open model: VUs started before the first arrival
+	VUsMax   int                // open model: the pool's cap
+	Backlog  int                // open model: arrivals that may wait for a VU at the cap (0: drop at once)
+	Conc     *pacer.Concurrency // closed model
+	Grace    time.Duration      // how long in-flight operations may finish after the schedule ends
+	Interval time.Duration      // recording interval, default 1 s
+	Driver   driver.Driver
+}
+
+// Sink receives each interval as it closes. It is called from one goroutine
+// per workload, in interval order.
+type Sink interface {
+	Interval(workload string, iv *stats.Interval)
+}
+
+// SinkFunc adapts a function to Sink.
+type SinkFunc func(workload string, iv *stats.Interval)
+
+// Interval calls f.
+func (f SinkFunc) Interval(workload string, iv *stats.Interval) { f(workload, iv) }
+
+// Summary is what the engine knows of a finished workload beyond its intervals.
+type Summary struct {
+	Start       time.Time
+	End         time.Time
+	LoadEnd     time.Time // when the schedule stopped issuing operations
+	Scheduled   uint64    // arrivals the schedule issued (open model)
+	Dropped     uint64
+	Interrupted bool // stopped early by the caller
+	MaxVUs      int
+	Window      Window // the steady-state window the engine proposes
+}
+
+// Window is a span of the run, with the rule that chose it.
+type Window struct {
+	Start time.Time
+	End   time.Time
+	Rule  string
+}
+
+// Validate lists every problem with w.
+func (w *Workload) Validate() []error {
+	var errs []error
+	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if w.Driver == nil {
+		add("workload %q has no driver", w.Name)
+	}
+	switch w.Model {
+	case Open:
+		if w.Rate == nil {
+			add("open-model workload %q needs a rate", w.Name)
+		} else {
+			errs = append(errs, w.Rate.Validate()...)
+		}
+		if w.VUsMax < 1 {
+			add("vus.max %d must be >= 1", w.VUsMax)
+		}
+		if w.VUsMin < 0 || w.VUsMin > w.VUsMax {
+			add("vus.min %d must be between 0 and vus.max %d", w.VUsMin, w.VUsMax)
+		}
+		if w.Backlog < 0 {
+			add("backlog %d must be >= 0", w.Backlog)
+		}
+	case Closed:
+		if w.Conc == nil {
+			add("closed-model workload %q needs a concurrency", w.Name)
+		} else {
+			errs = append(errs, w.Conc.Validate()...)
+		}
+	default:
+		add("model %q must be %q or %q", w.Model, Open, Closed)
+	}
+	if w.Grace < 0 {
+		add("grace %v must be >= 0", w.Grace)
+	}
+	if w.Interval < 0 {
+		add("interval %v must be >= 0", w.Interval)
+	}
+	return errs
+}
+
+// Duration is the length of w's schedule.
+func (w *Workload) Duration() time.Duration {
+	if w.Model == Open {
+		return w.Rate.Duration()
+	}
+	return w.Conc.Duration()
+}
+
+// Run drives w until its schedule ends or stop is done, then gives in-flight
+// operations w.Grace to finish before cancelling them; kill cancels them at
+// once (a second Ctrl-C). Every interval, including the last partial one,
+// reaches sink before Run returns.
+func Run(stop, kill context.Context, w Workload, sink Sink) (Summary, error) {
+	if errs := w.Validate(); len(errs) > 0 {
+		return Summary{}, fmt.Errorf("cannot run workload %q: %w", w.Name, errors.Join(errs...))
+	}
+	if w.Interval == 0 {
+		w.Interval = time.Second
+	}
+	start := time.Now()
+	r := &run{
+		w:     w,
+		start: start,
+		rec:   stats.NewRecorder(shardsFor(w), start),
+	}
+	opCtx, cancelOps := context.WithCancel(kill)
+	defer cancelOps()
+	r.opCtx = opCtx
+
+	flushed := make(chan struct{})
+	stopFlush := make(chan time.Time)
+	go r.flushLoop(sink, stopFlush, flushed)
+
+	var sum Summary
+	if w.Model == Open {
+		sum = r.runOpen(stop)
+	} else {
+		sum = r.runClosed(stop)
+	}
+	sum.Start = start
+	sum.Interrupted = stop.Err() != nil
+	r.drain(kill, cancelOps)
+	sum.End = time.Now()
+	stopFlush <- sum.End
+	<-flushed
+	sum.MaxVUs = r.maxVUs
+	sum.Window = r.window(sum)
+	return sum, nil
+}
+
+// run is the state shared by a workload's goroutines.
+type run struct {
+	w     Workload
+	start time.Time
+	rec   *stats.Recorder
+	opCtx context.Context
+
+	wg     sync.WaitGroup // one per live VU
+	mu     sync.Mutex
+	vus    int
+	maxVUs int
+	first  []time.Time // per VU: when its first operation ended (closed model window)
+	last   []time.Time // per VU: when its last operation started
+}
+
+func shardsFor(w Workload) int {
+	n := w.VUsMax
+	if w.Model == Closed {
+		n = w.Conc.Max()
+	}
+	return min(max(n, 1), 64)
+}
+
+// flushLoop closes an interval at every multiple of w.Interval from the
+// start, and the last one when told the run ended.
+func (r *run) flushLoop(sink Sink, stop <-chan time.Time, done chan<- struct{}) {
+	defer close(done)
+	next := r.start.Add(r.w.Interval)
+	t := time.NewTimer(time.Until(next))
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			r.emit(sink, next)
+			next = next.Add(r.w.Interval)
+			t.Reset(time.Until(next))
+		case end := <-stop:
+			r.emit(sink, end)
+			return
+		}
+	}
+}
+
+func (r *run) emit(sink Sink, end time.Time) {
+	r.mu.Lock()
+	r.rec.SetVUs(int64(r.vus))
+	r.mu.Unlock()
+	if sink != nil {
+		sink.Interval(r.w.Name, r.rec.Flush(end))
+		return
+	}
+	r.rec.Flush(end)
+}
+
+// do performs one operation as VU id, intended to start at intended.
+func (r *run) do(id int, res *driver.Result, intended time.Time) {
+	*res = driver.Result{}
+	start := time.Now()
+	r.w.Driver.Do(r.opCtx, id, res)
+	end := time.Now()
+	r.rec.Record(id, &stats.Sample{
+		Op: res.Op, Intended: intended, Start: start, End: end,
+		TTFB: res.TTFB, Connect: res.Connect,
+		BytesSent: res.BytesSent, BytesRecv: res.BytesRecv,
+		Class: res.Class, Message: res.Message,
+	})
+}
+
+// drain waits for live VUs: up to w.Grace, then cancels their operations
+// (counted as interrupted); kill cancels at once.
+func (r *run) drain(kill context.Context, cancelOps context.CancelFunc) {
+	done := make(chan struct{})
+	go func() { r.wg.Wait(); close(done) }()
+	grace := time.NewTimer(r.w.Grace)
+	defer grace.Stop()
+	select {
+	case <-done:
+		return
+	case <-grace.C:
+	case <-kill.Done():
+	}
+	cancelOps()
+	<-done
+}
+
+// window proposes the steady-state window. Closed model with a fixed number
+// of VUs: warp's rule, from the moment every VU had finished one operation to
+// the moment the first VU started its last. Otherwise: the schedule without
+// its first interval (connection set-up), up to the end of the load.
+func (r *run) window(sum Summary) Window {
+	if r.first != nil {
+		var ws, we time.Time
+		for i := range r.first {
+			if r.first[i].IsZero() {
+				continue
+			}
+			if r.first[i].After(ws) {
+				ws = r.first[i]
+			}
+			if we.IsZero() || r.last[i].Before(we) {
+				we = r.last[i]
+			}
+		}
+		if !ws.IsZero() && we.After(ws) {
+			return Window{Start: ws, End: we, Rule: "every VU had finished one operation → first VU started its last"}
+		}
+	}
+	ws := r.start.Add(r.w.Interval)
+	if !sum.LoadEnd.After(ws) {
+		return Window{Start: r.start, End: sum.LoadEnd, Rule: "whole run (too short to trim a warm-up interval)"}
+	}
+	return Window{Start: ws, End: sum.LoadEnd, Rule: "schedule after the first interval, to the end of load"}
+}

@@ -1,0 +1,257 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/engine/pacer"
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// fake is a driver whose behaviour each test sets.
+type fake func(ctx context.Context, vu int, r *driver.Result)
+
+func (f fake) Do(ctx context.Context, vu int, r *driver.Result) { f(ctx, vu, r) }
+
+func instant(_ context.Context, _ int, r *driver.Result) { r.Op = "op" }
+
+// blockUntilDone holds every operation until ctx ends, then reports it
+// interrupted, as a real driver must.
+func blockUntilDone(ctx context.Context, _ int, r *driver.Result) {
+	r.Op = "op"
+	<-ctx.Done()
+	r.Class = stats.Interrupted
+	r.Message = ctx.Err().Error()
+}
+
+// collect gathers intervals and merges them into totals.
+type collect struct {
+	mu        sync.Mutex
+	intervals []*stats.Interval
+}
+
+func (c *collect) Interval(_ string, iv *stats.Interval) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.intervals = append(c.intervals, iv)
+}
+
+func (c *collect) total() (*stats.OpStats, int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	all := stats.NewOpStats()
+	var dropped int64
+	for _, iv := range c.intervals {
+		for _, st := range iv.Ops {
+			all.Merge(st)
+		}
+		dropped += iv.Dropped
+	}
+	return all, dropped
+}
+
+func runW(t *testing.T, w Workload) (Summary, *collect) {
+	t.Helper()
+	c := &collect{}
+	sum, err := Run(context.Background(), context.Background(), w, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum, c
+}
+
+func TestOpenModelIssuesEveryArrival(t *testing.T) {
+	w := Workload{Name: "w", Model: Open, Rate: pacer.Constant(400, 500*time.Millisecond),
+		VUsMin: 2, VUsMax: 50, Interval: 100 * time.Millisecond, Driver: fake(instant)}
+	sum, c := runW(t, w)
+	all, dropped := c.total()
+	if sum.Scheduled != 200 || all.Classes.Total() != 200 || all.Classes[stats.OK] != 200 {
+		t.Errorf("scheduled %d, recorded %d (%d ok); want 200", sum.Scheduled, all.Classes.Total(), all.Classes[stats.OK])
+	}
+	if dropped != 0 || sum.Dropped != 0 {
+		t.Errorf("dropped %d/%d, want 0", dropped, sum.Dropped)
+	}
+	for i, iv := range c.intervals {
+		if iv.Index != i {
+			t.Fatalf("interval %d has index %d", i, iv.Index)
+		}
+		if i > 0 && !iv.Start.Equal(c.intervals[i-1].End) {
+			t.Fatalf("interval %d starts at %v, the previous ended at %v", i, iv.Start, c.intervals[i-1].End)
+		}
+	}
+	if n := len(c.intervals); n < 5 || n > 6 {
+		t.Errorf("got %d intervals of 100ms for a 500ms run", n)
+	}
+}
+
+func TestOpenModelCountsDroppedArrivalsAtTheCap(t *testing.T) {
+	// Two VUs held for the whole run: of 50 arrivals, 2 are served (and
+	// interrupted after the grace period), 48 must be counted as dropped.
+	w := Workload{Name: "w", Model: Open, Rate: pacer.Constant(100, 500*time.Millisecond),
+		VUsMax: 2, Grace: 10 * time.Millisecond, Driver: fake(blockUntilDone)}
+	sum, c := runW(t, w)
+	all, dropped := c.total()
+	if sum.Dropped != 48 || dropped != 48 {
+		t.Errorf("dropped: summary %d, intervals %d; want 48", sum.Dropped, dropped)
+	}
+	if got := all.Classes[stats.Interrupted]; got != 2 || all.Classes.Total() != 2 {
+		t.Errorf("interrupted %d of %d operations, want 2 of 2", got, all.Classes.Total())
+	}
+	if sum.MaxVUs != 2 {
+		t.Errorf("MaxVUs = %d, want 2", sum.MaxVUs)
+	}
+}
+
+func TestOpenModelMeasuresFromIntendedStart(t *testing.T) {
+	// The first operation stalls 300ms with one VU; the arrivals due during
+	// the stall wait in the backlog. Their latency must include the wait
+	// (coordinated omission), their service time must not.
+	var calls atomic.Int64
+	stall := fake(func(ctx context.Context, _ int, r *driver.Result) {
+		r.Op = "op"
+		if calls.Add(1) == 1 {
+			select {
+			case <-time.After(300 * time.Millisecond):
+			case <-ctx.Done():
+			}
+		}
+	})
+	w := Workload{Name: "w", Model: Open, Rate: pacer.Constant(100, 500*time.Millisecond),
+		VUsMax: 1, Backlog: 1000, Driver: stall}
+	sum, c := runW(t, w)
+	all, _ := c.total()
+	if sum.Dropped != 0 || all.Classes[stats.OK] != 50 {
+		t.Fatalf("dropped %d, ok %d; want 0 and 50", sum.Dropped, all.Classes[stats.OK])
+	}
+	// Arrivals due at 0, 10, …, 90 ms all end after 300 ms: ≥ 10 of 50
+	// waited ≥ 200 ms from their intended start.
+	if p80 := all.Latency.Quantile(0.80); p80 < 200*time.Millisecond {
+		t.Errorf("latency p80 = %v, want >= 200ms: the stall was hidden", p80)
+	}
+	if p80 := all.Service.Quantile(0.80); p80 > 50*time.Millisecond {
+		t.Errorf("service p80 = %v, want the short service time", p80)
+	}
+	if all.Service.Max() < 290*time.Millisecond {
+		t.Errorf("service max = %v, want the stalled call itself (>= 300ms)", all.Service.Max())
+	}
+}
+
+func TestOpenModelStartsVUsUpToTheCapOnly(t *testing.T) {
+	var inFlight, peak atomic.Int64
+	slow := fake(func(ctx context.Context, _ int, r *driver.Result) {
+		r.Op = "op"
+		n := inFlight.Add(1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		time.Sleep(20 * time.Millisecond)
+		inFlight.Add(-1)
+	})
+	w := Workload{Name: "w", Model: Open, Rate: pacer.Constant(500, 400*time.Millisecond),
+		VUsMin: 1, VUsMax: 5, Driver: slow}
+	sum, _ := runW(t, w)
+	if peak.Load() > 5 || sum.MaxVUs > 5 {
+		t.Errorf("%d operations in flight, %d VUs; the cap is 5", peak.Load(), sum.MaxVUs)
+	}
+	if sum.Dropped == 0 {
+		t.Errorf("5 VUs of 20ms cannot serve 500/s; no arrival was dropped")
+	}
+}
+
+func TestClosedModelHoldsConcurrency(t *testing.T) {
+	var inFlight, peak, ops atomic.Int64
+	op := fake(func(ctx context.Context, _ int, r *driver.Result) {
+		r.Op = "op"
+		ops.Add(1)
+		n := inFlight.Add(1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		time.Sleep(2 * time.Millisecond)
+		inFlight.Add(-1)
+	})
+	w := Workload{Name: "w", Model: Closed, Conc: pacer.FixedConcurrency(4, 300*time.Millisecond), Driver: op}
+	sum, c := runW(t, w)
+	all, _ := c.total()
+	if peak.Load() != 4 || sum.MaxVUs != 4 {
+		t.Errorf("peak in flight %d, MaxVUs %d; want 4", peak.Load(), sum.MaxVUs)
+	}
+	if all.Classes.Total() != ops.Load() {
+		t.Errorf("recorded %d operations, the driver saw %d", all.Classes.Total(), ops.Load())
+	}
+	if !sum.Window.End.After(sum.Window.Start) || sum.Window.Start.Before(sum.Start) || sum.Window.End.After(sum.LoadEnd) {
+		t.Errorf("window %v..%v not inside the run %v..%v", sum.Window.Start, sum.Window.End, sum.Start, sum.LoadEnd)
+	}
+}
+
+func TestStopGivesGraceThenInterrupts(t *testing.T) {
+	stop, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	started := make(chan struct{})
+	var once sync.Once
+	d := fake(func(ctx context.Context, _ int, r *driver.Result) {
+		once.Do(func() { close(started) })
+		blockUntilDone(ctx, 0, r)
+	})
+	w := Workload{Name: "w", Model: Open, Rate: pacer.Constant(10, time.Hour),
+		VUsMax: 1, Grace: 20 * time.Millisecond, Driver: d}
+	go func() { <-started; cancel() }()
+	c := &collect{}
+	sum, err := Run(stop, context.Background(), w, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, _ := c.total()
+	if !sum.Interrupted || sum.LoadEnd.Sub(sum.Start) > time.Minute {
+		t.Errorf("Interrupted = %v after %v; want a prompt stop", sum.Interrupted, sum.LoadEnd.Sub(sum.Start))
+	}
+	if all.Classes[stats.Interrupted] != 1 {
+		t.Errorf("interrupted %d, want the one in-flight operation", all.Classes[stats.Interrupted])
+	}
+}
+
+func TestKillCancelsAtOnce(t *testing.T) {
+	stop, cancelStop := context.WithCancel(context.Background())
+	kill, cancelKill := context.WithCancel(context.Background())
+	defer cancelStop()
+	started := make(chan struct{})
+	var once sync.Once
+	d := fake(func(ctx context.Context, _ int, r *driver.Result) {
+		once.Do(func() { close(started) })
+		blockUntilDone(ctx, 0, r)
+	})
+	w := Workload{Name: "w", Model: Closed, Conc: pacer.FixedConcurrency(3, time.Hour), Grace: time.Hour, Driver: d}
+	go func() { <-started; cancelStop(); cancelKill() }()
+	c := &collect{}
+	sum, err := Run(stop, kill, w, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, _ := c.total()
+	if !sum.Interrupted || all.Classes[stats.Interrupted] == 0 {
+		t.Errorf("Interrupted = %v with %d interrupted operations", sum.Interrupted, all.Classes[stats.Interrupted])
+	}
+}
+
+func TestRampingRateIssuesTheSchedule(t *testing.T) {
+	rate := pacer.NewRate(0, []pacer.Stage{{Duration: 300 * time.Millisecond, Target: 400}, {Duration: 200 * time.Millisecond, Target: 400}})
+	w := Workload{Name: "w", Model: Open, Rate: rate, VUsMax: 20, Driver: fake(instant)}
+	sum, c := runW(t, w)
+	all, _ := c.total()
+	if want := rate.Total(); sum.Scheduled != want || uint64(all.Classes.Total()) != want {
+		t.Errorf("scheduled %d, recorded %d; want %d", sum.Scheduled, all.Classes.Total(), want)
+	}
+}
+
+func TestValidateListsEveryProblem(t *testing.T) {
+	w := Workload{Name: "w", Model: Open, Rate: pacer.NewRate(-1, nil), VUsMin: 5, VUsMax: 0, Backlog: -1, Grace: -1}
+	// no driver, bad start rate, no stages, vus.max, vus.min, backlog, grace
+	if errs := w.Validate(); len(errs) != 7 {
+		t.Errorf("Validate() = %d problems, want 7: %v", len(errs), errs)
+	}
+	if _, err := Run(context.Background(), context.Background(), w, nil); err == nil {
+		t.Error("Run accepted an invalid workload")
+	}
+}

@@ -1,0 +1,152 @@
+package pacer
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+func near(a, b time.Duration) bool {
+	d := a - b
+	return d > -time.Microsecond && d < time.Microsecond
+}
+
+func TestRateAt(t *testing.T) {
+	sec := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+	tests := []struct {
+		name  string
+		r     *Rate
+		n     uint64
+		want  time.Duration
+		ok    bool
+		total uint64
+	}{
+		{"constant first", Constant(10, time.Second), 0, 0, true, 10},
+		{"constant second", Constant(10, time.Second), 1, 100 * time.Millisecond, true, 10},
+		{"constant last", Constant(10, time.Second), 9, 900 * time.Millisecond, true, 10},
+		{"constant past end", Constant(10, time.Second), 10, 0, false, 10},
+		{"fractional rate", Constant(0.5, 10*time.Second), 4, 8 * time.Second, true, 5},
+		// 0→10/s over 10 s: N(τ) = τ²/2, so arrival n is due at √(2n) s.
+		{"ramp up n=2", NewRate(0, []Stage{{10 * time.Second, 10}}), 2, 2 * time.Second, true, 50},
+		{"ramp up n=8", NewRate(0, []Stage{{10 * time.Second, 10}}), 8, 4 * time.Second, true, 50},
+		{"ramp up n=49", NewRate(0, []Stage{{10 * time.Second, 10}}), 49, sec(math.Sqrt(98)), true, 50},
+		{"ramp up end", NewRate(0, []Stage{{10 * time.Second, 10}}), 50, 0, false, 50},
+		// 10→0/s over 10 s: N(τ) = 10τ − τ²/2; N(4) = 32.
+		{"ramp down", NewRate(10, []Stage{{10 * time.Second, 0}}), 32, 4 * time.Second, true, 50},
+		// 10/s for 1 s, then 10→20/s over 1 s: N(1+τ) = 10 + 10τ + 5τ²; N(1.5) = 16.25.
+		{"second stage start", NewRate(10, []Stage{{time.Second, 10}, {time.Second, 20}}), 10, time.Second, true, 25},
+		{"second stage", NewRate(10, []Stage{{time.Second, 10}, {time.Second, 20}}), 15, sec(1 + (-10+math.Sqrt(100+100))/10), true, 25},
+		// A pause: 0/s for 5 s between two constant stages.
+		{"after pause", NewRate(2, []Stage{{time.Second, 2}, {0, 0}, {5 * time.Second, 0}, {0, 2}, {time.Second, 2}}), 2, 6 * time.Second, true, 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := tt.r.At(tt.n)
+			if ok != tt.ok || (ok && !near(got, tt.want)) {
+				t.Errorf("At(%d) = %v, %v; want %v, %v", tt.n, got, ok, tt.want, tt.ok)
+			}
+			if tot := tt.r.Total(); tot != tt.total {
+				t.Errorf("Total() = %d, want %d", tot, tt.total)
+			}
+		})
+	}
+}
+
+func TestRateArrivalsAreOrderedAndCountMatchesTotal(t *testing.T) {
+	r := NewRate(3, []Stage{{7 * time.Second, 40}, {3 * time.Second, 40}, {5 * time.Second, 1}})
+	var prev time.Duration
+	var n uint64
+	for ; ; n++ {
+		due, ok := r.At(n)
+		if !ok {
+			break
+		}
+		if due < prev {
+			t.Fatalf("arrival %d due at %v before arrival %d at %v", n, due, n-1, prev)
+		}
+		if due >= r.Duration() {
+			t.Fatalf("arrival %d due at %v after the schedule's end %v", n, due, r.Duration())
+		}
+		prev = due
+	}
+	if n != r.Total() {
+		t.Errorf("counted %d arrivals, Total() = %d", n, r.Total())
+	}
+	// 3→40 over 7 s = 150.5, 40 for 3 s = 120, 40→1 over 5 s = 102.5.
+	if n != 373 {
+		t.Errorf("counted %d arrivals, want 373", n)
+	}
+}
+
+func TestPace(t *testing.T) {
+	r := Constant(100, time.Second)
+	tests := []struct {
+		elapsed time.Duration
+		done    uint64
+		wait    time.Duration
+		stop    bool
+	}{
+		{0, 0, 0, false},
+		{0, 1, 10 * time.Millisecond, false},
+		{25 * time.Millisecond, 1, -15 * time.Millisecond, false}, // overdue
+		{5 * time.Millisecond, 3, 25 * time.Millisecond, false},
+		{time.Second, 100, 0, true},
+	}
+	for _, tt := range tests {
+		wait, stop := r.Pace(tt.elapsed, tt.done)
+		if stop != tt.stop || !near(wait, tt.wait) {
+			t.Errorf("Pace(%v, %d) = %v, %v; want %v, %v", tt.elapsed, tt.done, wait, stop, tt.wait, tt.stop)
+		}
+	}
+}
+
+func TestRateAtInstant(t *testing.T) {
+	r := NewRate(0, []Stage{{10 * time.Second, 100}, {10 * time.Second, 100}})
+	for _, tt := range []struct {
+		at   time.Duration
+		want float64
+	}{{0, 0}, {5 * time.Second, 50}, {15 * time.Second, 100}, {25 * time.Second, 0}} {
+		if got := r.RateAt(tt.at); math.Abs(got-tt.want) > 1e-9 {
+			t.Errorf("RateAt(%v) = %v, want %v", tt.at, got, tt.want)
+		}
+	}
+}
+
+func TestRateValidate(t *testing.T) {
+	r := NewRate(-1, []Stage{{0, 5}, {time.Second, math.NaN()}})
+	if errs := r.Validate(); len(errs) != 3 {
+		t.Errorf("Validate() = %v, want 3 problems", errs)
+	}
+	if errs := Constant(10, time.Second).Validate(); len(errs) != 0 {
+		t.Errorf("Validate() of a good schedule = %v", errs)
+	}
+}
+
+func TestConcurrencyAt(t *testing.T) {
+	c := &Concurrency{Start: 0, Stages: []Stage{{10 * time.Second, 10}, {5 * time.Second, 10}, {5 * time.Second, 0}}}
+	tests := []struct {
+		at   time.Duration
+		vus  int
+		stop bool
+	}{
+		{0, 0, false},
+		{999 * time.Millisecond, 0, false},
+		{time.Second, 1, false},
+		{5 * time.Second, 5, false},
+		{12 * time.Second, 10, false},
+		{16 * time.Second, 8, false},
+		{20 * time.Second, 0, true},
+	}
+	for _, tt := range tests {
+		vus, stop := c.At(tt.at)
+		if vus != tt.vus || stop != tt.stop {
+			t.Errorf("At(%v) = %d, %v; want %d, %v", tt.at, vus, stop, tt.vus, tt.stop)
+		}
+	}
+	if c.Max() != 10 || c.Duration() != 20*time.Second {
+		t.Errorf("Max() = %d, Duration() = %v", c.Max(), c.Duration())
+	}
+	if errs := (&Concurrency{Start: -1, Stages: []Stage{{time.Second, 1.5}}}).Validate(); len(errs) != 2 {
+		t.Errorf("Validate() = %v, want 2 problems", errs)
+	}
+}
