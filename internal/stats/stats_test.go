@@ -1,0 +1,176 @@
+package stats
+
+import (
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestShardMergeIsExact proves that merging the histograms of N shards gives
+// exactly the percentiles of recording everything into one.
+func TestShardMergeIsExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const shards = 7
+	one := NewHist()
+	parts := make([]*Hist, shards)
+	for i := range parts {
+		parts[i] = NewHist()
+	}
+	for i := 0; i < 200_000; i++ {
+		// A long-tailed mix: 20 ms ± noise, with rare stalls up to 2 s.
+		d := time.Duration(rng.NormFloat64()*2e6 + 20e6)
+		if rng.IntN(100) == 0 {
+			d = time.Duration(rng.Int64N(int64(2 * time.Second)))
+		}
+		one.Record(d)
+		parts[rng.IntN(shards)].Record(d)
+	}
+	merged := NewHist()
+	for _, p := range parts {
+		merged.Merge(p)
+	}
+	if !merged.Equal(one) {
+		t.Fatal("merged shards differ from one histogram")
+	}
+	for _, q := range []float64{0, 0.5, 0.9, 0.99, 0.999, 0.9999, 1} {
+		if a, b := merged.Quantile(q), one.Quantile(q); a != b {
+			t.Errorf("q%v: merged %v, single %v", q, a, b)
+		}
+	}
+	if merged.Count() != 200_000 {
+		t.Errorf("Count() = %d", merged.Count())
+	}
+}
+
+func TestHistPrecisionAndClamping(t *testing.T) {
+	h := NewHist()
+	for _, d := range []time.Duration{20 * time.Millisecond, 0, 2 * time.Hour} {
+		h.Record(d)
+	}
+	if got := h.Quantile(0.5); got < 19980*time.Microsecond || got > 20020*time.Microsecond {
+		t.Errorf("median %v, want 20ms within 0.1%%", got)
+	}
+	if h.Min() != time.Microsecond || h.Max() < 59*time.Minute || h.Max() > 61*time.Minute {
+		t.Errorf("min %v max %v: values outside the range must be clamped, not lost", h.Min(), h.Max())
+	}
+	if h.Count() != 3 {
+		t.Errorf("Count() = %d, want 3", h.Count())
+	}
+}
+
+func TestHistEncodeRoundTrip(t *testing.T) {
+	h := NewHist()
+	for i := 1; i <= 1000; i++ {
+		h.Record(time.Duration(i) * 37 * time.Microsecond)
+	}
+	b, err := h.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := DecodeHist(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !back.Equal(h) || back.Quantile(0.99) != h.Quantile(0.99) {
+		t.Error("decoded histogram differs")
+	}
+	if _, err := DecodeHist([]byte("not a histogram")); err == nil {
+		t.Error("DecodeHist accepted garbage")
+	}
+}
+
+func TestRecorderIntervalsMergeToTheWhole(t *testing.T) {
+	start := time.Unix(1000, 0)
+	r := NewRecorder(4, start)
+	whole := NewOpStats()
+	var ivs []*Interval
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < 5000; i++ {
+				s := &Sample{Op: "get", Intended: start, Start: start.Add(time.Duration(i) * time.Microsecond),
+					End: start.Add(time.Duration(i*w+50) * time.Microsecond), BytesRecv: 10, Class: Class(i % 3)}
+				if s.Class != OK {
+					s.Message = "boom"
+				}
+				r.Record(w, s)
+				mu.Lock()
+				whole.record(s)
+				mu.Unlock()
+			}
+		}(w)
+	}
+	// Flush concurrently with the writers: nothing may be lost or doubled.
+	for i := 1; i <= 20; i++ {
+		ivs = append(ivs, r.Flush(start.Add(time.Duration(i)*time.Millisecond)))
+	}
+	wg.Wait()
+	ivs = append(ivs, r.Flush(start.Add(time.Second)))
+	merged := NewOpStats()
+	for i, iv := range ivs {
+		if iv.Index != i {
+			t.Fatalf("interval %d has index %d", i, iv.Index)
+		}
+		if st := iv.Ops["get"]; st != nil {
+			merged.Merge(st)
+		}
+	}
+	if merged.Classes != whole.Classes || merged.BytesRecv != whole.BytesRecv {
+		t.Errorf("counts %v/%d, want %v/%d", merged.Classes, merged.BytesRecv, whole.Classes, whole.BytesRecv)
+	}
+	if !merged.Latency.Equal(whole.Latency) || !merged.Service.Equal(whole.Service) {
+		t.Error("merged interval histograms differ from the whole")
+	}
+	if merged.Samples[Timeout] != "boom" || merged.Samples[OK] != "" {
+		t.Errorf("samples %q", merged.Samples)
+	}
+}
+
+func TestRecorderCountsDroppedAndLagPerInterval(t *testing.T) {
+	r := NewRecorder(1, time.Unix(0, 0))
+	r.AddDropped(3)
+	r.RecordLag(5 * time.Millisecond)
+	r.SetVUs(7)
+	a := r.Flush(time.Unix(1, 0))
+	b := r.Flush(time.Unix(2, 0))
+	if a.Dropped != 3 || a.Lag.Count() != 1 || a.VUs != 7 {
+		t.Errorf("first interval: dropped %d, lag count %d, VUs %d", a.Dropped, a.Lag.Count(), a.VUs)
+	}
+	if b.Dropped != 0 || b.Lag.Count() != 0 || len(b.Ops) != 0 {
+		t.Errorf("second interval carried over: dropped %d, lag count %d", b.Dropped, b.Lag.Count())
+	}
+}
+
+func TestClassNames(t *testing.T) {
+	for c := OK; c < NumClasses; c++ {
+		back, err := ParseClass(c.String())
+		if err != nil || back != c {
+			t.Errorf("ParseClass(%q) = %v, %v", c.String(), back, err)
+		}
+	}
+	if _, err := ParseClass("nope"); err == nil {
+		t.Error("ParseClass accepted an unknown class")
+	}
+	c := Counts{OK: 5, Timeout: 2, Status5xx: 1}
+	if c.Errors() != 3 || c.Total() != 8 {
+		t.Errorf("Errors() = %d, Total() = %d", c.Errors(), c.Total())
+	}
+}
+
+func BenchmarkRecord(b *testing.B) {
+	start := time.Now()
+	r := NewRecorder(8, start)
+	s := &Sample{Op: "get", Intended: start, Start: start, End: start.Add(20 * time.Millisecond), TTFB: time.Millisecond}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			i++
+			r.Record(i, s)
+		}
+	})
+}
