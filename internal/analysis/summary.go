@@ -1,0 +1,206 @@
+// Package analysis turns recorded intervals into the figures reports print:
+// the steady-state window, per-operation rates and percentiles from merged
+// histograms (never averaged), errors by class, dropped arrivals, and whether
+// the generator itself was the limit.
+package analysis
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// Workload is what analysis needs to know of one workload besides its intervals.
+type Workload struct {
+	Name       string
+	Driver     string
+	Model      string
+	Target     string
+	TargetRate float64 // ops/s the schedule asked for over the window; 0 for the closed model
+	VUsMin     int
+	VUsMax     int
+	Start      time.Time
+	LoadEnd    time.Time
+	End        time.Time
+	Scheduled  uint64
+	MaxVUs     int
+	Window     Window // proposed by the engine or set by the user
+}
+
+// Window is the span statistics are taken over.
+type Window struct {
+	Start time.Time
+	End   time.Time
+	Rule  string
+}
+
+// Quantiles are the latency figures of one histogram.
+type Quantiles struct {
+	Count                          int64
+	P50, P90, P99, P999, Max, Mean time.Duration
+	Min                            time.Duration
+}
+
+// QuantilesOf reads the report's quantiles from h.
+func QuantilesOf(h *stats.Hist) Quantiles {
+	return Quantiles{
+		Count: h.Count(),
+		P50:   h.Quantile(0.50), P90: h.Quantile(0.90), P99: h.Quantile(0.99), P999: h.Quantile(0.999),
+		Max: h.Max(), Mean: h.Mean(), Min: h.Min(),
+	}
+}
+
+// ErrorCount is one failure class with its count and one sample message.
+type ErrorCount struct {
+	Class  string `json:"class"`
+	Count  int64  `json:"count"`
+	Sample string `json:"sample,omitempty"`
+}
+
+// Op is the summary of one operation over the window.
+type Op struct {
+	Name        string
+	Requests    int64
+	OK          int64
+	SuccessRate float64 // OK / Requests
+	Rate        float64 // completed operations per second
+	BytesSentPS float64
+	BytesRecvPS float64
+	Latency     Quantiles // from the intended start
+	Service     Quantiles // from the actual start
+	TTFB        Quantiles
+	Connect     Quantiles
+	Errors      []ErrorCount
+	Whole       *stats.OpStats `json:"-"` // merged over the window, for charts and spectra
+}
+
+// Summary is one workload's figures.
+type Summary struct {
+	Workload      Workload
+	Window        Window
+	Intervals     int // intervals inside the window
+	Seconds       float64
+	Ops           []Op
+	Requests      int64 // in the window, all operations
+	Rate          float64
+	Dropped       int64 // in the window
+	DroppedTotal  int64 // over the whole run
+	RequestsTotal int64 // over the whole run
+	ErrorsTotal   int64 // over the whole run
+	Lag           Quantiles
+	ClientBound   bool
+	Warnings      []string
+}
+
+// Summarize computes w's figures over its window. Intervals that lie wholly
+// inside the window count; if none does, every interval counts and a warning
+// says so.
+func Summarize(w Workload, ivs []*stats.Interval) *Summary {
+	s := &Summary{Workload: w, Window: w.Window}
+	in := inWindow(ivs, w.Window)
+	if len(in) == 0 && len(ivs) > 0 {
+		in = ivs
+		s.Window = Window{Start: ivs[0].Start, End: ivs[len(ivs)-1].End, Rule: "whole run (no whole interval inside the window)"}
+		s.Warnings = append(s.Warnings, "the run is too short for a steady-state window; figures cover the whole run, warm-up included")
+	}
+	if len(in) > 0 {
+		s.Window.Start, s.Window.End = in[0].Start, in[len(in)-1].End
+	}
+	s.Intervals = len(in)
+	s.Seconds = s.Window.End.Sub(s.Window.Start).Seconds()
+	ops := map[string]*stats.OpStats{}
+	var names []string
+	lag := stats.NewHist()
+	for _, iv := range in {
+		for _, name := range iv.OpNames() {
+			if ops[name] == nil {
+				ops[name] = stats.NewOpStats()
+				names = append(names, name)
+			}
+			ops[name].Merge(iv.Ops[name])
+		}
+		s.Dropped += iv.Dropped
+		lag.Merge(iv.Lag)
+	}
+	for _, iv := range ivs {
+		s.DroppedTotal += iv.Dropped
+		for _, st := range iv.Ops {
+			s.RequestsTotal += st.Classes.Total()
+			s.ErrorsTotal += st.Classes.Errors()
+		}
+	}
+	for _, name := range names {
+		op := summarizeOp(name, ops[name], s.Seconds)
+		s.Ops = append(s.Ops, op)
+		s.Requests += op.Requests
+	}
+	if s.Seconds > 0 {
+		s.Rate = float64(s.Requests) / s.Seconds
+	}
+	s.Lag = QuantilesOf(lag)
+	s.judge()
+	return s
+}
+
+func inWindow(ivs []*stats.Interval, w Window) []*stats.Interval {
+	var out []*stats.Interval
+	for _, iv := range ivs {
+		if !iv.Start.Before(w.Start) && !iv.End.After(w.End) {
+			out = append(out, iv)
+		}
+	}
+	return out
+}
+
+func summarizeOp(name string, st *stats.OpStats, seconds float64) Op {
+	op := Op{
+		Name: name, Requests: st.Classes.Total(), OK: st.Classes[stats.OK],
+		Latency: QuantilesOf(st.Latency), Service: QuantilesOf(st.Service),
+		TTFB: QuantilesOf(st.TTFB), Connect: QuantilesOf(st.Connect), Whole: st,
+	}
+	if op.Requests > 0 {
+		op.SuccessRate = float64(op.OK) / float64(op.Requests)
+	}
+	if seconds > 0 {
+		op.Rate = float64(op.Requests) / seconds
+		op.BytesSentPS = float64(st.BytesSent) / seconds
+		op.BytesRecvPS = float64(st.BytesRecv) / seconds
+	}
+	for c := stats.OK + 1; c < stats.NumClasses; c++ {
+		if n := st.Classes[c]; n > 0 {
+			op.Errors = append(op.Errors, ErrorCount{Class: c.String(), Count: n, Sample: st.Samples[c]})
+		}
+	}
+	return op
+}
+
+// Scheduler lag beyond which the generator, not the target, set the pace.
+const lagLimit = 5 * time.Millisecond
+
+// judge adds the warnings a reader needs before trusting the figures.
+func (s *Summary) judge() {
+	if s.Workload.Model == "open" && s.Lag.Count > 0 && s.Lag.P99 > lagLimit {
+		s.ClientBound = true
+		s.Warnings = append(s.Warnings, fmt.Sprintf(
+			"client-bound: the generator dispatched arrivals late (scheduler lag p99 %v > %v); latency figures include its delay",
+			s.Lag.P99.Round(time.Microsecond), lagLimit))
+	}
+	if s.Dropped > 0 {
+		s.Warnings = append(s.Warnings, fmt.Sprintf(
+			"%d arrivals dropped in the window: every VU was busy at vus.max %d; raise vus.max or expect the target to be overloaded",
+			s.Dropped, s.Workload.VUsMax))
+	}
+	if s.Workload.TargetRate > 0 && s.Rate < 0.95*s.Workload.TargetRate {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("achieved %.1f ops/s, below the target %.1f ops/s", s.Rate, s.Workload.TargetRate))
+	}
+	if s.Requests > 0 && s.Requests < 100 {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("only %d requests in the window: p99 and above rest on fewer than 100 samples", s.Requests))
+	}
+}
+
+// AllFailed reports whether every operation of the run failed with a
+// connection-level error: the target was unreachable for the whole run.
+func (s *Summary) AllFailed() bool {
+	return s.RequestsTotal > 0 && s.ErrorsTotal == s.RequestsTotal
+}

@@ -1,0 +1,140 @@
+// Package report renders run summaries: a terminal table, Markdown and
+// versioned JSON. A report only reads figures; it never runs load.
+package report
+
+import (
+	"encoding/json"
+	"io"
+	"time"
+
+	"github.com/perflab/perflab/internal/analysis"
+)
+
+// JSONVersion is the version of the summary.json format (docs/format/summary.md).
+const JSONVersion = 1
+
+// Run is everything a report shows of one run.
+type Run struct {
+	Name      string
+	Dir       string
+	Command   string
+	Tool      string
+	Host      string
+	Started   time.Time
+	Ended     time.Time
+	State     string // completed, interrupted, failed, running (a killed run)
+	Message   string
+	Workloads []*analysis.Summary
+}
+
+type jsonRun struct {
+	Format    string         `json:"format"`
+	Version   int            `json:"version"`
+	Name      string         `json:"name"`
+	Command   string         `json:"command,omitempty"`
+	Tool      string         `json:"tool,omitempty"`
+	Host      string         `json:"host,omitempty"`
+	Started   time.Time      `json:"started"`
+	Ended     time.Time      `json:"ended,omitzero"`
+	State     string         `json:"state"`
+	Message   string         `json:"message,omitempty"`
+	Workloads []jsonWorkload `json:"workloads"`
+}
+
+type jsonWorkload struct {
+	Name          string   `json:"name"`
+	Driver        string   `json:"driver"`
+	Model         string   `json:"model"`
+	Target        string   `json:"target"`
+	TargetRate    float64  `json:"target_rate,omitempty"`
+	VUsMin        int      `json:"vus_min,omitempty"`
+	VUsMax        int      `json:"vus_max,omitempty"`
+	MaxVUs        int      `json:"max_vus_used"`
+	Window        jsonWin  `json:"window"`
+	Requests      int64    `json:"requests"`
+	Rate          float64  `json:"rate"`
+	Dropped       int64    `json:"dropped"`
+	RequestsTotal int64    `json:"requests_total"`
+	ErrorsTotal   int64    `json:"errors_total"`
+	DroppedTotal  int64    `json:"dropped_total"`
+	SchedulerLag  jsonQ    `json:"scheduler_lag_ms"`
+	ClientBound   bool     `json:"client_bound"`
+	Warnings      []string `json:"warnings"`
+	Ops           []jsonOp `json:"operations"`
+}
+
+type jsonWin struct {
+	Start     time.Time `json:"start"`
+	End       time.Time `json:"end"`
+	Seconds   float64   `json:"seconds"`
+	Intervals int       `json:"intervals"`
+	Rule      string    `json:"rule"`
+}
+
+type jsonOp struct {
+	Name        string                `json:"name"`
+	Requests    int64                 `json:"requests"`
+	OK          int64                 `json:"ok"`
+	SuccessRate float64               `json:"success_rate"`
+	Rate        float64               `json:"rate"`
+	BytesSentPS float64               `json:"bytes_sent_per_second"`
+	BytesRecvPS float64               `json:"bytes_received_per_second"`
+	Latency     jsonQ                 `json:"latency_ms"`
+	Service     jsonQ                 `json:"service_time_ms"`
+	TTFB        jsonQ                 `json:"ttfb_ms"`
+	Connect     jsonQ                 `json:"connect_ms"`
+	Errors      []analysis.ErrorCount `json:"errors"`
+}
+
+type jsonQ struct {
+	Count int64   `json:"count"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P99   float64 `json:"p99"`
+	P999  float64 `json:"p99_9"`
+	Max   float64 `json:"max"`
+	Mean  float64 `json:"mean"`
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func toJSONQ(q analysis.Quantiles) jsonQ {
+	return jsonQ{Count: q.Count, P50: ms(q.P50), P90: ms(q.P90), P99: ms(q.P99), P999: ms(q.P999), Max: ms(q.Max), Mean: ms(q.Mean)}
+}
+
+// JSON writes the versioned summary of r.
+func JSON(w io.Writer, r *Run) error {
+	out := jsonRun{Format: "perflab-summary", Version: JSONVersion, Name: r.Name, Command: r.Command,
+		Tool: r.Tool, Host: r.Host, Started: r.Started.UTC(), Ended: r.Ended.UTC(), State: r.State,
+		Message: r.Message, Workloads: []jsonWorkload{}}
+	if r.Ended.IsZero() {
+		out.Ended = time.Time{}
+	}
+	for _, s := range r.Workloads {
+		out.Workloads = append(out.Workloads, toJSONWorkload(s))
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+func toJSONWorkload(s *analysis.Summary) jsonWorkload {
+	w := s.Workload
+	jw := jsonWorkload{Name: w.Name, Driver: w.Driver, Model: w.Model, Target: w.Target, TargetRate: w.TargetRate,
+		VUsMin: w.VUsMin, VUsMax: w.VUsMax, MaxVUs: w.MaxVUs,
+		Window:   jsonWin{Start: s.Window.Start.UTC(), End: s.Window.End.UTC(), Seconds: s.Seconds, Intervals: s.Intervals, Rule: s.Window.Rule},
+		Requests: s.Requests, Rate: s.Rate, Dropped: s.Dropped, RequestsTotal: s.RequestsTotal,
+		ErrorsTotal: s.ErrorsTotal, DroppedTotal: s.DroppedTotal, SchedulerLag: toJSONQ(s.Lag),
+		ClientBound: s.ClientBound, Warnings: append([]string{}, s.Warnings...), Ops: []jsonOp{}}
+	for _, op := range s.Ops {
+		errs := op.Errors
+		if errs == nil {
+			errs = []analysis.ErrorCount{}
+		}
+		jw.Ops = append(jw.Ops, jsonOp{Name: op.Name, Requests: op.Requests, OK: op.OK, SuccessRate: op.SuccessRate,
+			Rate: op.Rate, BytesSentPS: op.BytesSentPS, BytesRecvPS: op.BytesRecvPS,
+			Latency: toJSONQ(op.Latency), Service: toJSONQ(op.Service), TTFB: toJSONQ(op.TTFB),
+			Connect: toJSONQ(op.Connect), Errors: errs})
+	}
+	return jw
+}

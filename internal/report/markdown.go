@@ -1,0 +1,175 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/perflab/perflab/internal/analysis"
+)
+
+// Markdown writes r as a Markdown report.
+func Markdown(w io.Writer, r *Run) error {
+	b := &strings.Builder{}
+	fmt.Fprintf(b, "# perflab run `%s`\n\n", r.Name)
+	fmt.Fprintf(b, "| | |\n|---|---|\n")
+	fmt.Fprintf(b, "| Started | %s |\n", r.Started.UTC().Format("2006-01-02 15:04:05 UTC"))
+	if !r.Ended.IsZero() {
+		fmt.Fprintf(b, "| Duration | %s |\n", r.Ended.Sub(r.Started).Round(100*time.Millisecond))
+	}
+	fmt.Fprintf(b, "| State | %s |\n", stateText(r))
+	if r.Command != "" {
+		fmt.Fprintf(b, "| Command | `%s` |\n", r.Command)
+	}
+	if r.Tool != "" {
+		fmt.Fprintf(b, "| Generator | %s on %s |\n", r.Tool, r.Host)
+	}
+	for _, s := range r.Workloads {
+		markdownWorkload(b, s)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func stateText(r *Run) string {
+	switch {
+	case r.State == "running":
+		return "incomplete (the run was killed; figures cover what was recorded)"
+	case r.Message != "":
+		return r.State + ": " + r.Message
+	}
+	return r.State
+}
+
+func markdownWorkload(b *strings.Builder, s *analysis.Summary) {
+	w := s.Workload
+	fmt.Fprintf(b, "\n## Workload `%s`\n\n", w.Name)
+	fmt.Fprintf(b, "- Driver: %s → `%s`\n", w.Driver, w.Target)
+	fmt.Fprintf(b, "- Load model: %s\n", modelText(w))
+	fmt.Fprintf(b, "- Steady-state window: %s → %s (%.1f s, %d intervals; rule: %s)\n",
+		offset(w.Start, s.Window.Start), offset(w.Start, s.Window.End), s.Seconds, s.Intervals, s.Window.Rule)
+	fmt.Fprintf(b, "- Requests in window: %d (%.1f/s); whole run: %d, of which %d failed\n",
+		s.Requests, s.Rate, s.RequestsTotal, s.ErrorsTotal)
+	if w.Model == "open" {
+		fmt.Fprintf(b, "- Dropped arrivals: %d in window, %d in the whole run (%s of %d scheduled)\n",
+			s.Dropped, s.DroppedTotal, pct(float64(s.DroppedTotal), float64(w.Scheduled)), w.Scheduled)
+		fmt.Fprintf(b, "- Scheduler lag (dispatch − intended start): p50 %s, p99 %s, max %s\n",
+			dur(s.Lag.P50), dur(s.Lag.P99), dur(s.Lag.Max))
+	}
+	for _, warn := range s.Warnings {
+		fmt.Fprintf(b, "- **Warning:** %s\n", warn)
+	}
+	b.WriteString("\n### Throughput\n\n")
+	b.WriteString("| Operation | Requests | Rate | Target | Success | Received/s | Sent/s |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, op := range s.Ops {
+		fmt.Fprintf(b, "| %s | %d | %.1f/s | %s | %s | %s | %s |\n", op.Name, op.Requests, op.Rate,
+			targetText(w, s, op), pct(float64(op.OK), float64(op.Requests)), bytesPS(op.BytesRecvPS), bytesPS(op.BytesSentPS))
+	}
+	b.WriteString("\n### Latency\n\n")
+	b.WriteString("| Operation | Measure | p50 | p90 | p99 | p99.9 | max | mean |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, op := range s.Ops {
+		latencyRow(b, op.Name, "latency (from intended start)", op.Latency)
+		latencyRow(b, op.Name, "service time (from actual start)", op.Service)
+		latencyRow(b, op.Name, "time to first byte", op.TTFB)
+		latencyRow(b, op.Name, "connect (new connections)", op.Connect)
+	}
+	markdownErrors(b, s)
+}
+
+func latencyRow(b *strings.Builder, op, what string, q analysis.Quantiles) {
+	if q.Count == 0 {
+		return
+	}
+	fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", op, what,
+		dur(q.P50), dur(q.P90), dur(q.P99), dur(q.P999), dur(q.Max), dur(q.Mean))
+}
+
+func markdownErrors(b *strings.Builder, s *analysis.Summary) {
+	var any bool
+	for _, op := range s.Ops {
+		any = any || len(op.Errors) > 0
+	}
+	if !any {
+		b.WriteString("\nNo errors in the window.\n")
+		return
+	}
+	b.WriteString("\n### Errors in the window\n\n")
+	b.WriteString("| Operation | Class | Count | Share | Sample |\n|---|---|---:|---:|---|\n")
+	for _, op := range s.Ops {
+		for _, e := range op.Errors {
+			fmt.Fprintf(b, "| %s | %s | %d | %s | %s |\n", op.Name, e.Class, e.Count,
+				pct(float64(e.Count), float64(op.Requests)), strings.ReplaceAll(e.Sample, "|", "\\|"))
+		}
+	}
+}
+
+func modelText(w analysis.Workload) string {
+	if w.Model == "open" {
+		return fmt.Sprintf("open (arrival rate %s; VUs %d–%d, peak %d used; latency measured from each arrival's intended start)",
+			rateText(w.TargetRate), w.VUsMin, w.VUsMax, w.MaxVUs)
+	}
+	return fmt.Sprintf("closed (%d concurrent VUs, each starting its next operation when the last ends)", w.MaxVUs)
+}
+
+func targetText(w analysis.Workload, s *analysis.Summary, op analysis.Op) string {
+	if w.TargetRate == 0 || len(s.Ops) != 1 {
+		return "–"
+	}
+	return rateText(w.TargetRate)
+}
+
+func rateText(r float64) string {
+	if r == float64(int64(r)) {
+		return fmt.Sprintf("%d/s", int64(r))
+	}
+	return fmt.Sprintf("%.1f/s", r)
+}
+
+func offset(start, t time.Time) string {
+	return fmt.Sprintf("%.1f s", t.Sub(start).Seconds())
+}
+
+func pct(n, of float64) string {
+	if of == 0 {
+		return "–"
+	}
+	v := 100 * n / of
+	switch {
+	case v == 100 || v == 0:
+		return fmt.Sprintf("%.0f %%", v)
+	case v > 99.99:
+		return fmt.Sprintf("%.3f %%", v)
+	}
+	return fmt.Sprintf("%.2f %%", v)
+}
+
+// dur prints a latency with three significant digits in a unit that suits it.
+func dur(d time.Duration) string {
+	switch {
+	case d == 0:
+		return "0"
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
+	case d < 10*time.Millisecond:
+		return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
+	case d < time.Second:
+		return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
+	}
+	return fmt.Sprintf("%.2f s", d.Seconds())
+}
+
+func bytesPS(v float64) string {
+	const k = 1024.0
+	switch {
+	case v >= k*k*k:
+		return fmt.Sprintf("%.2f GiB/s", v/(k*k*k))
+	case v >= k*k:
+		return fmt.Sprintf("%.2f MiB/s", v/(k*k))
+	case v >= k:
+		return fmt.Sprintf("%.1f KiB/s", v/k)
+	}
+	return fmt.Sprintf("%.0f B/s", v)
+}

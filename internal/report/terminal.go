@@ -1,0 +1,122 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// Progress shows a live line per interval: rewritten in place on a terminal,
+// a plain line every PlainEvery intervals otherwise.
+type Progress struct {
+	w          io.Writer
+	tty        bool
+	PlainEvery int
+
+	mu       sync.Mutex
+	workload string
+	start    time.Time
+	duration time.Duration
+	target   float64
+	errors   int64
+	dropped  int64
+	n        int
+}
+
+// NewProgress writes progress to w; tty selects the in-place line.
+func NewProgress(w io.Writer, tty bool) *Progress {
+	return &Progress{w: w, tty: tty, PlainEvery: 5}
+}
+
+// Begin starts a workload's progress.
+func (p *Progress) Begin(workload string, duration time.Duration, targetRate float64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.workload, p.start, p.duration, p.target = workload, time.Now(), duration, targetRate
+	p.errors, p.dropped, p.n = 0, 0, 0
+}
+
+// Interval implements engine.Sink.
+func (p *Progress) Interval(workload string, iv *stats.Interval) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.n++
+	all := stats.NewOpStats()
+	for _, st := range iv.Ops {
+		all.Merge(st)
+	}
+	p.errors += all.Classes.Errors()
+	p.dropped += iv.Dropped
+	secs := iv.End.Sub(iv.Start).Seconds()
+	rate := 0.0
+	if secs > 0 {
+		rate = float64(all.Classes.Total()) / secs
+	}
+	elapsed := iv.End.Sub(p.start).Round(time.Second)
+	eta := (p.duration - iv.End.Sub(p.start)).Round(time.Second)
+	line := fmt.Sprintf("%s %v/%v ETA %v  %.0f/s", workload, elapsed, p.duration, max(eta, 0), rate)
+	if p.target > 0 {
+		line += fmt.Sprintf(" (target %s)", rateText(p.target))
+	}
+	line += fmt.Sprintf("  p50 %s p99 %s  errors %d  dropped %d  VUs %d",
+		dur(all.Latency.Quantile(0.5)), dur(all.Latency.Quantile(0.99)), p.errors, p.dropped, iv.VUs)
+	switch {
+	case p.tty:
+		fmt.Fprintf(p.w, "\r\033[K%s", line)
+	case p.n%p.PlainEvery == 0:
+		fmt.Fprintln(p.w, line)
+	}
+}
+
+// End finishes the in-place line.
+func (p *Progress) End() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
+
+// Terminal writes the final summary table of r.
+func Terminal(w io.Writer, r *Run) error {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "workload\toperation\trequests\trate\tsuccess\tp50\tp90\tp99\tp99.9\tmax\tdropped\t")
+	for _, s := range r.Workloads {
+		for _, op := range s.Ops {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f/s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", s.Workload.Name, op.Name,
+				op.Requests, op.Rate, pct(float64(op.OK), float64(op.Requests)), dur(op.Latency.P50), dur(op.Latency.P90),
+				dur(op.Latency.P99), dur(op.Latency.P999), dur(op.Latency.Max), s.Dropped)
+		}
+		if len(s.Ops) == 0 {
+			fmt.Fprintf(tw, "%s\t(no operations completed)\t\t\t\t\t\t\t\t\t%d\t\n", s.Workload.Name, s.Dropped)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, s := range r.Workloads {
+		for _, op := range s.Ops {
+			for _, e := range op.Errors {
+				fmt.Fprintf(w, "%s %s: %d × %s, e.g. %s\n", s.Workload.Name, op.Name, e.Count, e.Class, e.Sample)
+			}
+		}
+		for _, warn := range s.Warnings {
+			fmt.Fprintf(w, "%s: warning: %s\n", s.Workload.Name, warn)
+		}
+	}
+	fmt.Fprintf(w, "latency is measured from each operation's intended start; %s\n", windowNote(r))
+	return nil
+}
+
+func windowNote(r *Run) string {
+	var parts []string
+	for _, s := range r.Workloads {
+		parts = append(parts, fmt.Sprintf("%s: %.1f s window (%s)", s.Workload.Name, s.Seconds, s.Window.Rule))
+	}
+	return strings.Join(parts, "; ")
+}
