@@ -1,0 +1,155 @@
+package builtin
+
+import (
+	"context"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// maxChunk bounds the pre-built body buffer; larger responses write it
+// repeatedly, so a 1 GiB response does not cost 1 GiB of memory.
+const maxChunk = 1 << 20
+
+// errorBody is the body of an injected 500.
+const errorBody = "perflab: injected error\n"
+
+// HTTP is the built-in HTTP target. Every path except /metrics and /health
+// is a load endpoint that answers after a sampled delay with a body of the
+// configured size, or with a 500 for the configured fraction of requests.
+type HTTP struct {
+	cfg     HTTPConfig
+	dist    string
+	now     func() time.Time
+	start   time.Time
+	rng     *rand.Rand
+	chunk   []byte
+	metrics *targetMetrics
+}
+
+var _ http.Handler = (*HTTP)(nil)
+
+// NewHTTP returns the target for cfg, which should have passed Validate;
+// NewHTTP does not check it again (negative delays and sizes act as 0).
+// now places requests relative to the stall windows, which start at the
+// handler's creation; nil means time.Now. Durations reported in /metrics are
+// measured with the real monotonic clock whatever now is.
+func NewHTTP(cfg HTTPConfig, now func() time.Time) *HTTP {
+	if now == nil {
+		now = time.Now
+	}
+	h := &HTTP{
+		cfg:   cfg,
+		dist:  cfg.dist(),
+		now:   now,
+		start: now(),
+		rng:   newRand(cfg.Seed),
+		chunk: newChunk(cfg.Size),
+	}
+	h.metrics = newTargetMetrics(h.stallsBegun)
+	return h
+}
+
+// newChunk returns the body buffer: a readable repeating pattern of up to
+// maxChunk bytes.
+func newChunk(size int64) []byte {
+	const pattern = "perflab-builtin-target\n"
+	n := min(max(size, 0), maxChunk)
+	chunk := make([]byte, n)
+	for i := range chunk {
+		chunk[i] = pattern[i%len(pattern)]
+	}
+	return chunk
+}
+
+// ServeHTTP answers /health and /metrics directly and every other path as a
+// load endpoint.
+func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/health":
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "OK")
+	case "/metrics":
+		h.metrics.handler.ServeHTTP(w, r)
+	default:
+		h.serveLoad(w, r)
+	}
+}
+
+// serveLoad drains the request, holds it through any stall and its sampled
+// latency, then answers. If the client goes away first it gives up at once.
+func (h *HTTP) serveLoad(w http.ResponseWriter, r *http.Request) {
+	began := time.Now()
+	m := h.metrics
+	m.inFlight.Inc()
+	defer m.inFlight.Dec()
+
+	_, _ = io.Copy(io.Discard, r.Body)
+	wait := stallWait(h.now().Sub(h.start), h.cfg.StallFor, h.cfg.StallEvery)
+	fail := h.cfg.ErrorRate > 0 && h.rng.Float64() < h.cfg.ErrorRate
+	wait += sampleLatency(h.rng, h.dist, h.cfg.Latency, h.cfg.Jitter)
+	if !sleep(r.Context(), wait) {
+		m.canceled.Inc()
+		return
+	}
+
+	var n int64
+	if fail {
+		n = writeError(w)
+		m.failed.Inc()
+	} else {
+		n = h.writeBody(w)
+		m.ok.Inc()
+	}
+	m.bytes.Add(float64(n))
+	m.duration.Observe(time.Since(began).Seconds())
+}
+
+// writeBody writes a 200 with exactly cfg.Size bytes and returns how many
+// body bytes reached the connection.
+func (h *HTTP) writeBody(w http.ResponseWriter) int64 {
+	size := max(h.cfg.Size, 0)
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+	w.WriteHeader(http.StatusOK)
+	var written int64
+	for written < size {
+		n, err := w.Write(h.chunk[:min(size-written, int64(len(h.chunk)))])
+		written += int64(n)
+		if err != nil {
+			break
+		}
+	}
+	return written
+}
+
+func writeError(w http.ResponseWriter) int64 {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(len(errorBody)))
+	w.WriteHeader(http.StatusInternalServerError)
+	n, _ := io.WriteString(w, errorBody)
+	return int64(n)
+}
+
+// stallsBegun feeds perflab_target_stalls_total at scrape time.
+func (h *HTTP) stallsBegun() float64 {
+	return float64(stallsBegun(h.now().Sub(h.start), h.cfg.StallFor, h.cfg.StallEvery))
+}
+
+// sleep waits d or until ctx is done, whichever comes first, and reports
+// whether the wait ran to the end with ctx still live.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
