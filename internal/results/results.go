@@ -1,0 +1,290 @@
+// Package results is perflab's run store. One run is one directory holding
+// results.db, an SQLite database written as the run goes (each interval is
+// committed on its own, so a killed process keeps every completed interval),
+// plus whatever files later stages put beside it: report.md, summary.json,
+// logs. The format is specified in docs/format/results.md; this package is
+// its reference reader and writer.
+package results
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver: pure Go, no cgo
+)
+
+// SchemaVersion is the version of the results format this package writes and
+// the newest it reads. Readers refuse a newer version.
+const SchemaVersion = 1
+
+// DBName is the database's file name inside a run directory.
+const DBName = "results.db"
+
+// The states of a run. A run whose process was killed stays StateRunning.
+const (
+	StateRunning     = "running"
+	StateCompleted   = "completed"
+	StateInterrupted = "interrupted"
+	StateFailed      = "failed"
+)
+
+// The load models a workload can use.
+const (
+	ModelOpen   = "open"
+	ModelClosed = "closed"
+)
+
+// Meta describes the run as a whole.
+type Meta struct {
+	Name       string
+	Tool       string // "perflab <version>"
+	Command    string // redacted argv or plan name
+	Started    time.Time
+	Host       string
+	GoMaxProcs int
+	Extra      map[string]string
+}
+
+// Workload describes one stream of load as configured.
+type Workload struct {
+	Name        string
+	Driver      string
+	Model       string // ModelOpen or ModelClosed
+	Target      string
+	Rate        float64         // ops/s of a constant open model; 0 otherwise
+	Stages      json.RawMessage // ramping stages, opaque to the store
+	VUsMin      int             // open model: VUs started before the first arrival
+	VUsMax      int             // open model: the VU cap
+	Backlog     int             // open model: arrivals that may wait for a VU at the cap
+	Concurrency int             // closed model: number of VUs
+	Duration    time.Duration   // configured duration
+	Grace       time.Duration   // time in-flight operations may take to finish at the end
+	Params      json.RawMessage // driver params, already redacted by the caller
+}
+
+// Event is something that happened during the run, e.g. kind "interrupt",
+// "error" or "note".
+type Event struct {
+	Time    time.Time
+	Kind    string
+	Message string
+}
+
+// Status is how the run ended. Ended is zero while the run is running.
+type Status struct {
+	State    string
+	Ended    time.Time
+	Message  string
+	ExitCode int
+}
+
+// Run is one run directory with its open database. Its methods are safe for
+// concurrent use; writes are serialised.
+type Run struct {
+	dir string
+	db  *sql.DB
+
+	mu  sync.Mutex       // serialises writes
+	ids map[string]int64 // workload name → workloads.id; guarded by mu
+}
+
+// maxSuffix bounds the search for a free directory name in Create.
+const maxSuffix = 1000
+
+// maxNameLen bounds the sanitised run name in a directory name.
+const maxNameLen = 64
+
+// DirName is the directory name of a run called name started at t:
+// the name lowercased, every character outside [a-z0-9-_] replaced by '-',
+// runs of '-' collapsed, then "-YYYYMMDD-HHMMSS" of t in UTC.
+func DirName(name string, t time.Time) string {
+	return sanitise(name) + "-" + t.UTC().Format("20060102-150405")
+}
+
+func sanitise(name string) string {
+	var b strings.Builder
+	for _, c := range strings.ToLower(name) {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			c = '-'
+		}
+		if c == '-' && (b.Len() == 0 || strings.HasSuffix(b.String(), "-")) {
+			continue
+		}
+		b.WriteRune(c)
+	}
+	s := b.String()
+	if len(s) > maxNameLen {
+		s = s[:maxNameLen]
+	}
+	s = strings.TrimRight(s, "-")
+	if s == "" {
+		return "run"
+	}
+	return s
+}
+
+// Create makes a new run directory under parent, named DirName(meta.Name,
+// meta.Started) with "-2", "-3", … appended if that exists, and creates its
+// database with meta and state "running". A zero meta.Started means now.
+func Create(parent string, meta Meta) (*Run, error) {
+	if meta.Started.IsZero() {
+		meta.Started = time.Now()
+	}
+	dir, err := makeRunDir(parent, DirName(meta.Name, meta.Started))
+	if err != nil {
+		return nil, err
+	}
+	db, err := openDB(dir, true)
+	if err == nil {
+		err = initDB(db, meta)
+		if err != nil {
+			_ = db.Close()
+		}
+	}
+	if err != nil {
+		_ = os.RemoveAll(dir) // we made it a moment ago; nothing else is in it
+		return nil, fmt.Errorf("cannot create run in %s: %w", dir, err)
+	}
+	return &Run{dir: dir, db: db, ids: map[string]int64{}}, nil
+}
+
+func makeRunDir(parent, base string) (string, error) {
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", fmt.Errorf("cannot create results directory: %w", err)
+	}
+	for i := 1; i <= maxSuffix; i++ {
+		name := base
+		if i > 1 {
+			name = fmt.Sprintf("%s-%d", base, i)
+		}
+		dir := filepath.Join(parent, name)
+		err := os.Mkdir(dir, 0o755) // atomic: two runs never share a directory
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", fmt.Errorf("cannot create run directory: %w", err)
+		}
+	}
+	return "", fmt.Errorf("cannot create run directory: %s and %d suffixed names exist", filepath.Join(parent, base), maxSuffix-1)
+}
+
+// Open opens the run in dir, finished or not: a run whose process was killed
+// reads back every interval committed before the kill. It refuses a database
+// written in a newer format version.
+func Open(dir string) (*Run, error) {
+	if _, err := os.Stat(filepath.Join(dir, DBName)); err != nil {
+		return nil, fmt.Errorf("cannot open run %s: %w", dir, err)
+	}
+	db, err := openDB(dir, false)
+	if err == nil {
+		err = checkVersion(db)
+		if err != nil {
+			_ = db.Close()
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot open run %s: %w", dir, err)
+	}
+	return &Run{dir: dir, db: db, ids: map[string]int64{}}, nil
+}
+
+// openDB opens dir/results.db. Every connection gets synchronous=NORMAL (the
+// durability choice the format spec explains), foreign keys, a busy timeout
+// for readers in other processes, and BEGIN IMMEDIATE for writes. One
+// connection is enough: writes are serialised anyway, and keeping it open
+// keeps the WAL attached for the whole run.
+func openDB(dir string, create bool) (*sql.DB, error) {
+	path, err := filepath.Abs(filepath.Join(dir, DBName))
+	if err != nil {
+		return nil, err
+	}
+	q := url.Values{}
+	q.Set("mode", "rw")
+	if create {
+		q.Set("mode", "rwc")
+	}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate")
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path), RawQuery: q.Encode()}
+	db, err := sql.Open("sqlite", u.String())
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	if err := db.Ping(); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// Dir is the run directory.
+func (r *Run) Dir() string { return r.dir }
+
+// Path is the path of a file inside the run directory, e.g. "report.md" or
+// "logs/target.log". The name cannot escape the directory ("../x" becomes
+// "x"). Path creates nothing.
+func (r *Run) Path(name string) string {
+	return filepath.Join(r.dir, filepath.Clean(string(filepath.Separator)+name))
+}
+
+// Finish records how the run ended. Its transaction is committed with
+// synchronous=FULL, which makes the whole run durable against power loss,
+// then the WAL is folded into results.db. A zero s.Ended means now.
+func (r *Run) Finish(s Status) error {
+	switch s.State {
+	case StateCompleted, StateInterrupted, StateFailed:
+	default:
+		return fmt.Errorf("cannot finish run: state %q is not %s, %s or %s", s.State, StateCompleted, StateInterrupted, StateFailed)
+	}
+	if s.Ended.IsZero() {
+		s.Ended = time.Now()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ctx := context.Background()
+	conn, err := r.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot finish run: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `PRAGMA synchronous = FULL`); err != nil {
+		return fmt.Errorf("cannot finish run: %w", err)
+	}
+	_, err = conn.ExecContext(ctx, `UPDATE status SET state = ?, ended_ns = ?, message = ?, exit_code = ? WHERE id = 1`,
+		s.State, s.Ended.UnixNano(), s.Message, s.ExitCode)
+	if err != nil {
+		return fmt.Errorf("cannot finish run: %w", err)
+	}
+	if _, err := conn.ExecContext(ctx, `PRAGMA synchronous = NORMAL`); err != nil {
+		return fmt.Errorf("cannot finish run: %w", err)
+	}
+	// Best effort: a reader in another process may hold the WAL open, in
+	// which case the checkpoint reports busy and the WAL stays until Close.
+	// The status is durable either way.
+	var busy, logFrames, done int
+	_ = conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logFrames, &done)
+	return nil
+}
+
+// Close closes the database. It is safe to call more than once. Closing does
+// not finish the run: a run closed without Finish reads as "running".
+func (r *Run) Close() error {
+	if err := r.db.Close(); err != nil {
+		return fmt.Errorf("cannot close run %s: %w", r.dir, err)
+	}
+	return nil
+}
