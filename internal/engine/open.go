@@ -39,10 +39,14 @@ func (r *run) runOpen(stop context.Context) Summary {
 		elapsed := time.Since(r.start)
 		wait, over := r.w.Rate.Pace(elapsed, n)
 		if over {
-			if len(backlog) == 0 {
+			// The schedule lasts its whole duration, past its last arrival.
+			wait = r.w.Rate.Duration() - elapsed
+			if wait <= 0 && len(backlog) == 0 {
 				break
 			}
-			wait = time.Hour // only the backlog is left: wait for VUs
+			if len(backlog) > 0 {
+				wait = max(wait, time.Hour) // wait for VUs to take the backlog
+			}
 		}
 		if wait > 0 {
 			var freed chan *vu // only worth waking for while arrivals wait

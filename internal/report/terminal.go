@@ -68,7 +68,7 @@ func (p *Progress) Interval(workload string, iv *stats.Interval) {
 	switch {
 	case p.tty:
 		fmt.Fprintf(p.w, "\r\033[K%s", line)
-	case p.n%p.PlainEvery == 0:
+	case p.n == 1 || p.n%p.PlainEvery == 0:
 		fmt.Fprintln(p.w, line)
 	}
 }

@@ -348,3 +348,38 @@ func TestPath(t *testing.T) {
 		}
 	}
 }
+
+func TestWorkloadEndRoundTrip(t *testing.T) {
+	r, err := Create(t.TempDir(), Meta{Name: "ends"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.AddWorkload(Workload{Name: "w", Model: ModelOpen}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.AddWorkload(Workload{Name: "cut", Model: ModelOpen}); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Unix(1700000000, 123)
+	want := WorkloadEnd{Start: t0, LoadEnd: t0.Add(10 * time.Second), End: t0.Add(11 * time.Second), Scheduled: 2000,
+		Dropped: 7, MaxVUs: 12, Interrupted: true, WindowStart: t0.Add(time.Second), WindowEnd: t0.Add(10 * time.Second), WindowRule: "rule"}
+	if err := r.EndWorkload("w", want); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.EndWorkload("nope", want); err == nil {
+		t.Error("EndWorkload accepted an unknown workload")
+	}
+	ends, err := r.WorkloadEnds()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := ends["w"]
+	if !ok || !got.Start.Equal(want.Start) || !got.WindowEnd.Equal(want.WindowEnd) || got.Scheduled != 2000 ||
+		got.Dropped != 7 || got.MaxVUs != 12 || !got.Interrupted || got.WindowRule != "rule" {
+		t.Errorf("WorkloadEnds()[w] = %+v, want %+v", got, want)
+	}
+	if _, ok := ends["cut"]; ok {
+		t.Error("a workload that never ended has an end")
+	}
+}

@@ -74,6 +74,19 @@ CREATE TABLE op_errors (
 	PRIMARY KEY (workload_id, idx, op, class),
 	FOREIGN KEY (workload_id, idx, op) REFERENCES op_intervals (workload_id, idx, op)
 );
+CREATE TABLE workload_ends (
+	workload_id     INTEGER PRIMARY KEY REFERENCES workloads (id),
+	start_ns        INTEGER NOT NULL,
+	load_end_ns     INTEGER NOT NULL,
+	end_ns          INTEGER NOT NULL,
+	scheduled       INTEGER NOT NULL,
+	dropped         INTEGER NOT NULL,
+	max_vus         INTEGER NOT NULL,
+	interrupted     INTEGER NOT NULL,
+	window_start_ns INTEGER NOT NULL,
+	window_end_ns   INTEGER NOT NULL,
+	window_rule     TEXT NOT NULL
+);
 CREATE TABLE events (
 	id      INTEGER PRIMARY KEY,
 	time_ns INTEGER NOT NULL,

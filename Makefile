@@ -1,0 +1,26 @@
+# perflab — build and test. `make test` is the command CI runs (.ci/run).
+GO ?= go
+
+.PHONY: build test test-race vet bench demo deps
+
+build:
+	$(GO) build -o bin/perflab ./cmd/perflab
+
+# The whole suite: vet, every package's tests, and the race detector on the
+# packages that share state between goroutines.
+test: vet
+	$(GO) test -p 1 -count=1 ./...
+	$(GO) test -count=1 -race ./internal/engine/... ./internal/stats/... ./internal/results/...
+
+vet:
+	$(GO) vet ./...
+
+demo:
+	$(GO) run ./cmd/perflab demo
+
+# Installs the real servers the tests talk to (Debian packages; needs root).
+deps:
+	scripts/install-deps.sh
+
+bench:
+	bench/http-vs-peers.sh

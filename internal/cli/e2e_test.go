@@ -1,0 +1,370 @@
+package cli_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// perflab is the binary under test, built once by TestMain.
+var perflab string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "perflab-e2e")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	perflab = filepath.Join(dir, "perflab")
+	out, err := exec.Command("go", "build", "-o", perflab, "github.com/perflab/perflab/cmd/perflab").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cannot build perflab: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// summary is the part of summary.json the tests read.
+type summary struct {
+	Version   int    `json:"version"`
+	State     string `json:"state"`
+	Workloads []struct {
+		Name         string   `json:"name"`
+		Requests     int64    `json:"requests"`
+		Dropped      int64    `json:"dropped"`
+		DroppedTotal int64    `json:"dropped_total"`
+		ClientBound  bool     `json:"client_bound"`
+		Warnings     []string `json:"warnings"`
+		Window       struct {
+			Seconds float64 `json:"seconds"`
+		} `json:"window"`
+		Ops []struct {
+			Name     string `json:"name"`
+			Requests int64  `json:"requests"`
+			OK       int64  `json:"ok"`
+			Latency  quant  `json:"latency_ms"`
+			Service  quant  `json:"service_time_ms"`
+			TTFB     quant  `json:"ttfb_ms"`
+			Errors   []struct {
+				Class  string `json:"class"`
+				Count  int64  `json:"count"`
+				Sample string `json:"sample"`
+			} `json:"errors"`
+		} `json:"operations"`
+	} `json:"workloads"`
+}
+
+type quant struct {
+	Count                    int64
+	P50, P90, P99, Max, P999 float64
+}
+
+func (q *quant) UnmarshalJSON(b []byte) error {
+	var m map[string]float64
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	*q = quant{Count: int64(m["count"]), P50: m["p50"], P90: m["p90"], P99: m["p99"], P999: m["p99_9"], Max: m["max"]}
+	return nil
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func run(t *testing.T, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(perflab, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{code, out.String(), errb.String()}
+}
+
+// startTarget runs `perflab target http` with args on a free loopback port.
+func startTarget(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(perflab, append([]string{"target", "http", "--addr", "127.0.0.1:0"}, args...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
+	sc := bufio.NewScanner(stdout)
+	if !sc.Scan() {
+		t.Fatalf("target printed nothing: %v", sc.Err())
+	}
+	line := sc.Text()
+	go io.Copy(io.Discard, stdout)
+	i := strings.Index(line, "http://")
+	if i < 0 {
+		t.Fatalf("target said %q", line)
+	}
+	return line[i:]
+}
+
+func parseSummary(t *testing.T, b []byte) summary {
+	t.Helper()
+	var s summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatalf("summary is not JSON: %v\n%s", err, b)
+	}
+	return s
+}
+
+// runDir finds the run directory perflab announced on stderr.
+func runDir(t *testing.T, stderr string) string {
+	t.Helper()
+	for _, l := range strings.Split(stderr, "\n") {
+		if d, ok := strings.CutPrefix(l, "perflab: writing run to "); ok {
+			return d
+		}
+	}
+	t.Fatalf("no run directory in stderr:\n%s", stderr)
+	return ""
+}
+
+func TestAccuracyFixedLatency(t *testing.T) {
+	url := startTarget(t, "--latency", "20ms")
+	r := run(t, "http", url, "--rate", "100/s", "--duration", "4s", "--json", "--out", t.TempDir())
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	s := parseSummary(t, []byte(r.stdout))
+	op := s.Workloads[0].Ops[0]
+	if tol := 20*0.02 + 0.5; math.Abs(op.Latency.P50-20) > tol {
+		t.Errorf("p50 = %.3f ms, want 20 ms ± %.1f ms", op.Latency.P50, tol)
+	}
+	if op.TTFB.P50 > op.Service.P50 || op.TTFB.P50 < 19 {
+		t.Errorf("TTFB p50 %.3f ms must be ≥ 19 ms and ≤ service p50 %.3f ms", op.TTFB.P50, op.Service.P50)
+	}
+	if op.Requests < 250 || op.OK != op.Requests {
+		t.Errorf("%d requests, %d ok in a 3 s window at 100/s", op.Requests, op.OK)
+	}
+}
+
+func TestAccuracyStallIsNotHidden(t *testing.T) {
+	// 1 s stall every 5 s; two VUs and a backlog, so arrivals due during a
+	// stall wait: their latency from the intended start must show it, the
+	// service time of the requests that were sent after it must not.
+	url := startTarget(t, "--latency", "5ms", "--stall", "1s/5s")
+	r := run(t, "http", url, "--rate", "200/s", "--duration", "11s", "--vus-min", "2", "--vus-max", "2",
+		"--backlog", "100000", "--json", "--out", t.TempDir())
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	op := parseSummary(t, []byte(r.stdout)).Workloads[0].Ops[0]
+	if op.Latency.P99 < 900 {
+		t.Errorf("latency p99 = %.1f ms, want >= 900 ms: the stall was hidden", op.Latency.P99)
+	}
+	if op.Service.P99 >= 900 {
+		t.Errorf("service-time p99 = %.1f ms, want well below the stall", op.Service.P99)
+	}
+	if op.Service.Max < 500 {
+		t.Errorf("service-time max = %.1f ms: the requests caught in a stall are missing", op.Service.Max)
+	}
+}
+
+func TestDroppedArrivalsAreCounted(t *testing.T) {
+	url := startTarget(t, "--latency", "50ms")
+	dir := t.TempDir()
+	r := run(t, "http", url, "--rate", "100/s", "--duration", "3s", "--vus-min", "1", "--vus-max", "1", "--json", "--out", dir)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	w := parseSummary(t, []byte(r.stdout)).Workloads[0]
+	// One VU of 50 ms serves at most 20 of the 100 arrivals a second.
+	if w.DroppedTotal < 200 || w.Dropped == 0 {
+		t.Errorf("dropped %d in window, %d in total; want most of 300 arrivals", w.Dropped, w.DroppedTotal)
+	}
+	if w.Requests > 70 {
+		t.Errorf("%d requests served by one 50 ms VU in the window", w.Requests)
+	}
+	md, err := os.ReadFile(filepath.Join(runDir(t, r.stderr), "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(md, []byte("Dropped arrivals:")) || !bytes.Contains(md, []byte("arrivals dropped in the window")) {
+		t.Errorf("report.md does not report the dropped arrivals:\n%s", md)
+	}
+}
+
+func TestDemo(t *testing.T) {
+	out := t.TempDir()
+	r := run(t, "demo", "--duration", "3s", "--out", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	dir := runDir(t, r.stderr)
+	if !strings.Contains(r.stderr, filepath.Join(dir, "report.md")) {
+		t.Errorf("demo did not say where the report is:\n%s", r.stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := parseSummary(t, b)
+	if s.State != "completed" || len(s.Workloads) != 2 {
+		t.Fatalf("state %q with %d workloads", s.State, len(s.Workloads))
+	}
+	low, high := s.Workloads[0], s.Workloads[1]
+	if low.Requests == 0 || high.Requests < 3*low.Requests {
+		t.Errorf("low %d, high %d requests: the two levels are 200/s and 1000/s", low.Requests, high.Requests)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Workload `low`", "Workload `high`", "Steady-state window", "p99.9"} {
+		if !bytes.Contains(md, []byte(want)) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	// The report command renders the same run again.
+	again := run(t, "report", dir, "--format", "json")
+	if again.code != 0 || parseSummary(t, []byte(again.stdout)).Workloads[1].Requests != high.Requests {
+		t.Errorf("perflab report disagrees with summary.json (exit %d)\n%s", again.code, again.stderr)
+	}
+}
+
+func TestUnreachableTargetFailsWithHint(t *testing.T) {
+	// A port nothing listens on: every request is refused.
+	r := run(t, "http", "http://127.0.0.1:1/", "--rate", "20/s", "--duration", "1s", "--out", t.TempDir())
+	if r.code != 1 {
+		t.Errorf("exit %d, want 1", r.code)
+	}
+	if !strings.Contains(r.stderr, "connect") || !strings.Contains(r.stderr, "hint:") {
+		t.Errorf("stderr lacks the error class and a hint:\n%s", r.stderr)
+	}
+}
+
+func TestInvalidArgumentsStartNothing(t *testing.T) {
+	out := t.TempDir()
+	r := run(t, "http", "ftp://127.0.0.1/", "--rate", "fast", "--duration", "-1s", "--out", out)
+	if r.code != 2 {
+		t.Errorf("exit %d, want 2", r.code)
+	}
+	for _, want := range []string{"--rate", "--duration", "ftp"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr does not mention %q:\n%s", want, r.stderr)
+		}
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Errorf("an invalid command created %d entries in --out", len(entries))
+	}
+}
+
+// waitForProgress reads stderr until the first progress line, returning the
+// run directory.
+func waitForProgress(t *testing.T, stderr io.Reader) string {
+	t.Helper()
+	sc := bufio.NewScanner(stderr)
+	var dir string
+	for sc.Scan() {
+		l := sc.Text()
+		if d, ok := strings.CutPrefix(l, "perflab: writing run to "); ok {
+			dir = d
+		}
+		if dir != "" && strings.Contains(l, "p99") {
+			go io.Copy(io.Discard, stderr)
+			return dir
+		}
+	}
+	t.Fatal("perflab ended before showing progress")
+	return ""
+}
+
+func TestInterruptFinishesTheReport(t *testing.T) {
+	url := startTarget(t, "--latency", "1ms")
+	cmd := exec.Command(perflab, "http", url, "--rate", "50/s", "--duration", "1h", "--out", t.TempDir())
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	dir := waitForProgress(t, stderr)
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Errorf("exit %v, want 130", err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := parseSummary(t, b)
+	if s.State != "interrupted" || s.Workloads[0].Ops[0].Requests == 0 {
+		t.Errorf("state %q with %d requests", s.State, s.Workloads[0].Ops[0].Requests)
+	}
+}
+
+func TestKilledRunKeepsItsIntervals(t *testing.T) {
+	url := startTarget(t, "--latency", "1ms")
+	cmd := exec.Command(perflab, "http", url, "--rate", "50/s", "--duration", "1h", "--out", t.TempDir())
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	dir := waitForProgress(t, stderr)
+	cmd.Process.Kill()
+	cmd.Wait()
+	r := run(t, "report", dir, "--format", "json")
+	if r.code != 0 {
+		t.Fatalf("report of a killed run: exit %d\n%s", r.code, r.stderr)
+	}
+	s := parseSummary(t, []byte(r.stdout))
+	if s.State != "running" || len(s.Workloads) != 1 || s.Workloads[0].Requests+int64(len(s.Workloads[0].Warnings)) == 0 {
+		t.Errorf("killed run reads as %q with %+v", s.State, s.Workloads)
+	}
+	md := run(t, "report", dir)
+	if !strings.Contains(md.stdout, "incomplete") {
+		t.Errorf("the Markdown report does not say the run is incomplete:\n%s", md.stdout)
+	}
+}
+
+func TestSecretsStayOutOfTheRun(t *testing.T) {
+	url := startTarget(t)
+	out := t.TempDir()
+	cmd := exec.Command(perflab, "http", url, "--rate", "20/s", "--duration", "1s", "--out", out,
+		"-H", "Authorization: Bearer ${PERFLAB_TEST_TOKEN}", "-H", "X-Api-Key: literal-secret-1234")
+	cmd.Env = append(os.Environ(), "PERFLAB_TEST_TOKEN=env-secret-5678")
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	dir := runDir(t, errb.String())
+	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		b, _ := os.ReadFile(p)
+		for _, secret := range []string{"env-secret-5678", "literal-secret-1234"} {
+			if bytes.Contains(b, []byte(secret)) {
+				t.Errorf("%s contains the secret %q", filepath.Base(p), secret)
+			}
+		}
+		return nil
+	})
+}

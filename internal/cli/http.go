@@ -1,0 +1,270 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	httpdriver "github.com/perflab/perflab/internal/driver/http"
+	"github.com/perflab/perflab/internal/engine"
+	"github.com/perflab/perflab/internal/engine/pacer"
+	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/units"
+)
+
+// headerFlags collects repeated -H 'Name: value' flags.
+type headerFlags []string
+
+func (h *headerFlags) String() string     { return strings.Join(*h, ", ") }
+func (h *headerFlags) Set(v string) error { *h = append(*h, v); return nil }
+
+type httpFlags struct {
+	rate, body, bodyFile, proto, cacert, out, name string
+	conc, vusMin, vusMax, backlog                  int
+	duration, timeout, grace, warmup               time.Duration
+	method                                         string
+	headers                                        headerFlags
+	insecure, jsonOut                              bool
+}
+
+func (f *httpFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.rate, "rate", "", "open model: arrival rate, e.g. 5000/s (latency from each arrival's intended start)")
+	fs.IntVar(&f.conc, "concurrency", 0, "closed model: number of concurrent VUs (default 50 when no --rate)")
+	fs.IntVar(&f.conc, "c", 0, "short for --concurrency")
+	fs.DurationVar(&f.duration, "duration", 10*time.Second, "how long to apply load")
+	fs.StringVar(&f.method, "m", "GET", "HTTP method")
+	fs.Var(&f.headers, "H", "request header 'Name: value' (repeatable); ${VAR} is read from the environment")
+	fs.StringVar(&f.body, "d", "", "request body")
+	fs.StringVar(&f.bodyFile, "body-file", "", "read the request body from a file")
+	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "per-request timeout")
+	fs.StringVar(&f.proto, "proto", "auto", "auto, h1, h2 (TLS) or h2c (cleartext HTTP/2)")
+	fs.StringVar(&f.cacert, "cacert", "", "PEM file of CA certificates to trust")
+	fs.BoolVar(&f.insecure, "insecure", false, "skip TLS certificate verification")
+	fs.IntVar(&f.vusMin, "vus-min", 10, "open model: VUs started before the first arrival")
+	fs.IntVar(&f.vusMax, "vus-max", 1000, "open model: most VUs; an arrival finding all busy is dropped")
+	fs.IntVar(&f.backlog, "backlog", 0, "open model: arrivals that may wait for a VU at --vus-max (0: drop at once)")
+	fs.DurationVar(&f.grace, "grace", 5*time.Second, "time in-flight requests get to finish at the end")
+	fs.DurationVar(&f.warmup, "warmup", 0, "exclude this much from the start of the statistics (default: first interval)")
+	fs.BoolVar(&f.jsonOut, "json", false, "print the JSON summary to stdout instead of the table")
+	fs.StringVar(&f.out, "out", "perflab-runs", "parent directory for the run directory")
+	fs.StringVar(&f.name, "name", "http", "name of the run (part of its directory name)")
+}
+
+// parseInterspersed parses flags that may come before or after positional
+// arguments, as `perflab http URL --rate 100/s` expects.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+func newFlagSet(name string, e *env) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	return fs
+}
+
+func (e *env) httpCmd(ctx context.Context, args []string) error {
+	var f httpFlags
+	fs := newFlagSet("http", e)
+	f.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(e.stderr, "Usage: perflab http URL [--rate 5000/s | --concurrency 64] [--duration 30s] [-m METHOD] [-H 'K: V'] [-d BODY | --body-file F] [--timeout 5s] [--json] [--out DIR]")
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		if err == flag.ErrHelp {
+			return err
+		}
+		return usageErrorf("%v", err)
+	}
+	if len(pos) != 1 {
+		return usageErrorf("perflab http needs exactly one URL, got %d arguments", len(pos))
+	}
+	pw, err := f.workload(pos[0])
+	if err != nil {
+		return err
+	}
+	return e.execute(ctx, job{name: f.name, command: redactCommand(append([]string{"perflab", "http"}, args...)),
+		out: f.out, warmup: f.warmup, jsonOut: f.jsonOut, workloads: []plannedWorkload{pw}})
+}
+
+// workload validates every flag at once and builds the workload.
+func (f *httpFlags) workload(rawURL string) (plannedWorkload, error) {
+	var problems []string
+	bad := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
+	cfg := httpdriver.Config{URL: rawURL, Method: strings.ToUpper(f.method), Header: http.Header{},
+		Timeout: f.timeout, Proto: f.proto, CAFile: f.cacert, InsecureSkipVerify: f.insecure}
+	for _, h := range f.headers {
+		k, v, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(k) == "" {
+			bad("header %q: want 'Name: value'", h)
+			continue
+		}
+		v, err := expandEnv(strings.TrimSpace(v))
+		if err != nil {
+			bad("header %s: %v", strings.TrimSpace(k), err)
+		}
+		cfg.Header.Add(strings.TrimSpace(k), v)
+	}
+	switch {
+	case f.body != "" && f.bodyFile != "":
+		bad("give -d or --body-file, not both")
+	case f.bodyFile != "":
+		b, err := os.ReadFile(f.bodyFile)
+		if err != nil {
+			bad("cannot read --body-file: %v", err)
+		}
+		cfg.Body = b
+	case f.body != "":
+		cfg.Body = []byte(f.body)
+	}
+	for _, err := range cfg.Validate() {
+		bad("%v", err)
+	}
+	w := engine.Workload{Name: "http", Grace: f.grace}
+	desc := results.Workload{Name: "http", Driver: "http", Target: cfg.Method + " " + redactURL(rawURL),
+		Duration: f.duration, Grace: f.grace}
+	f.model(&w, &desc, bad)
+	if f.duration <= 0 {
+		bad("--duration %v must be > 0", f.duration)
+	}
+	if len(problems) > 0 {
+		return plannedWorkload{}, usageErrorf("invalid arguments:\n  %s", strings.Join(problems, "\n  "))
+	}
+	for _, err := range w.Validate() {
+		if !strings.Contains(err.Error(), "no driver") {
+			return plannedWorkload{}, usageErrorf("%v", err)
+		}
+	}
+	d, err := httpdriver.New(cfg)
+	if err != nil {
+		return plannedWorkload{}, usageErrorf("%v", err)
+	}
+	w.Driver = d
+	desc.Params, _ = json.Marshal(map[string]any{"method": cfg.Method, "headers": redactHeaders(cfg.Header),
+		"body_bytes": len(cfg.Body), "timeout": f.timeout.String(), "proto": f.proto})
+	return plannedWorkload{eng: w, desc: desc}, nil
+}
+
+// model sets the load model from --rate or --concurrency.
+func (f *httpFlags) model(w *engine.Workload, desc *results.Workload, bad func(string, ...any)) {
+	if f.rate != "" && f.conc > 0 {
+		bad("give --rate (open model) or --concurrency (closed model), not both")
+		return
+	}
+	if f.rate == "" {
+		if f.conc == 0 {
+			f.conc = 50
+		}
+		w.Model, w.Conc = engine.Closed, pacer.FixedConcurrency(f.conc, f.duration)
+		desc.Model, desc.Concurrency = "closed", f.conc
+		return
+	}
+	rate, err := units.ParseRate(f.rate)
+	if err != nil || rate <= 0 {
+		bad("--rate %q: want a positive rate like 5000/s", f.rate)
+		return
+	}
+	w.Model, w.Rate = engine.Open, pacer.Constant(rate, f.duration)
+	w.VUsMin, w.VUsMax, w.Backlog = min(f.vusMin, f.vusMax), f.vusMax, f.backlog
+	desc.Model, desc.Rate, desc.VUsMin, desc.VUsMax, desc.Backlog = "open", rate, w.VUsMin, f.vusMax, f.backlog
+}
+
+// expandEnv replaces ${VAR} with the environment's value; an unset variable
+// is an error, so a missing secret is caught before any load is sent.
+func expandEnv(s string) (string, error) {
+	var missing []string
+	out := os.Expand(s, func(k string) string {
+		v, ok := os.LookupEnv(k)
+		if !ok {
+			missing = append(missing, k)
+		}
+		return v
+	})
+	if len(missing) > 0 {
+		return "", fmt.Errorf("environment variable %s is not set", strings.Join(missing, ", "))
+	}
+	return out, nil
+}
+
+// sensitive reports whether a header's value must never be stored.
+func sensitive(name string) bool {
+	n := strings.ToLower(name)
+	for _, s := range []string{"authorization", "cookie", "key", "token", "secret", "password", "auth"} {
+		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func redactHeaders(h http.Header) map[string]string {
+	out := map[string]string{}
+	for k, vs := range h {
+		v := strings.Join(vs, ", ")
+		if sensitive(k) {
+			v = "[redacted]"
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	u.User = url.User("[redacted]")
+	return u.String()
+}
+
+// redactCommand masks the values of sensitive headers and URL credentials;
+// ${VAR} references are kept as written since they hold no secret.
+func redactCommand(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = redactURL(a)
+		if i > 0 && (args[i-1] == "-H" || args[i-1] == "--H") {
+			if k, v, ok := strings.Cut(a, ":"); ok && sensitive(k) && !isEnvRef(strings.TrimSpace(v)) {
+				out[i] = k + ": [redacted]"
+			}
+		}
+		if strings.HasPrefix(a, "-H=") || strings.HasPrefix(a, "--H=") {
+			if k, _, ok := strings.Cut(a, ":"); ok && sensitive(k) {
+				out[i] = k + ": [redacted]"
+			}
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// isEnvRef reports whether a header value holds no literal secret: only
+// ${VAR} references, perhaps after an auth scheme word such as "Bearer".
+func isEnvRef(v string) bool {
+	if !strings.Contains(v, "${") {
+		return false
+	}
+	rest := strings.TrimSpace(os.Expand(v, func(string) string { return "" }))
+	switch strings.ToLower(rest) {
+	case "", "bearer", "basic", "token":
+		return true
+	}
+	return false
+}

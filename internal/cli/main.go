@@ -1,0 +1,151 @@
+// Package cli is perflab's command line: subcommands, flags, terminal
+// output, and the mapping of errors to hints and exit codes. It is the only
+// package that touches flags, stdout, stderr and exit codes.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"golang.org/x/term"
+)
+
+// Version is perflab's version, printed by `perflab version` and stored in runs.
+const Version = "0.1.0"
+
+// Exit codes.
+const (
+	ExitOK          = 0
+	ExitFailed      = 1 // the run ran but failed: target unreachable, all requests failed, store errors
+	ExitUsage       = 2 // invalid arguments; nothing was started
+	ExitInterrupted = 130
+)
+
+// env is what every subcommand writes to.
+type env struct {
+	stdout io.Writer
+	stderr io.Writer
+	tty    bool // stderr is a terminal: progress is drawn in place
+}
+
+const usage = `perflab — load tests that tell you how to size a service
+
+Usage:
+  perflab demo [--out DIR]                 run the built-in demo target at two load levels
+  perflab http URL [flags]                 one-off HTTP load test (perflab http --help)
+  perflab target http [flags]              serve the built-in HTTP target on loopback
+  perflab report RUN_DIR [--format md|json]
+                                           render the report of a finished (or killed) run
+  perflab version
+`
+
+// Main runs perflab with args (without the program name) and returns the
+// process exit code.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	e := &env{stdout: stdout, stderr: stderr}
+	if f, ok := stderr.(*os.File); ok {
+		e.tty = term.IsTerminal(int(f.Fd()))
+	}
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return ExitUsage
+	}
+	var err error
+	switch args[0] {
+	case "demo":
+		err = e.demo(ctx, args[1:])
+	case "http":
+		err = e.httpCmd(ctx, args[1:])
+	case "target":
+		err = e.target(ctx, args[1:])
+	case "report":
+		err = e.report(args[1:])
+	case "version", "--version":
+		fmt.Fprintf(stdout, "perflab %s\n", Version)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+	default:
+		err = usageErrorf("unknown command %q", args[0])
+	}
+	return e.exit(err)
+}
+
+// usageError is an invalid invocation: nothing was started.
+type usageError struct{ msg string }
+
+func (u *usageError) Error() string { return u.msg }
+
+func usageErrorf(format string, a ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, a...)}
+}
+
+// runError is a run that happened but failed; hint says what to do.
+type runError struct {
+	err  error
+	hint string
+	code int
+}
+
+func (r *runError) Error() string { return r.err.Error() }
+func (r *runError) Unwrap() error { return r.err }
+
+func (e *env) exit(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return ExitOK
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(e.stderr, "perflab: %s\nRun 'perflab help' for usage.\n", ue.msg)
+		return ExitUsage
+	}
+	fmt.Fprintf(e.stderr, "perflab: %s\n", err)
+	var re *runError
+	if errors.As(err, &re) {
+		if re.hint != "" {
+			fmt.Fprintf(e.stderr, "hint: %s\n", re.hint)
+		}
+		return re.code
+	}
+	return ExitFailed
+}
+
+// signals returns two contexts: stop ends with the first SIGINT or SIGTERM
+// (stop issuing load, finish the report), kill with the second (cancel
+// in-flight operations at once).
+func (e *env) signals(ctx context.Context) (stop, kill context.Context, release func()) {
+	kill, cancelKill := context.WithCancel(ctx)
+	stop, cancelStop := context.WithCancel(kill)
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ch:
+			fmt.Fprintln(e.stderr, "\nperflab: stopping: no new requests; in-flight ones get their grace period (interrupt again to stop at once)")
+			cancelStop()
+		case <-done:
+			return
+		}
+		select {
+		case <-ch:
+			fmt.Fprintln(e.stderr, "\nperflab: stopping at once; writing what was measured")
+			cancelKill()
+		case <-done:
+		}
+	}()
+	return stop, kill, func() {
+		signal.Stop(ch)
+		close(done)
+		cancelStop()
+		cancelKill()
+	}
+}

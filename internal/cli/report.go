@@ -1,0 +1,40 @@
+package cli
+
+import (
+	"flag"
+
+	"github.com/perflab/perflab/internal/report"
+	"github.com/perflab/perflab/internal/results"
+)
+
+// report renders the report of a run directory to stdout.
+func (e *env) report(args []string) error {
+	fs := newFlagSet("report", e)
+	format := fs.String("format", "md", "md or json")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		if err == flag.ErrHelp {
+			return err
+		}
+		return usageErrorf("%v", err)
+	}
+	if len(pos) != 1 {
+		return usageErrorf("perflab report needs one run directory")
+	}
+	if *format != "md" && *format != "json" {
+		return usageErrorf("--format %q: want md or json", *format)
+	}
+	store, err := results.Open(pos[0])
+	if err != nil {
+		return &runError{err: err, hint: "give the directory perflab printed as 'run directory'", code: ExitFailed}
+	}
+	defer store.Close()
+	r, err := loadRun(store)
+	if err != nil {
+		return &runError{err: err, code: ExitFailed}
+	}
+	if *format == "json" {
+		return report.JSON(e.stdout, r)
+	}
+	return report.Markdown(e.stdout, r)
+}

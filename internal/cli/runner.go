@@ -1,0 +1,197 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/engine"
+	"github.com/perflab/perflab/internal/report"
+	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// job is a run of one or more workloads, one after the other.
+type job struct {
+	name      string
+	command   string // as typed, with secrets masked
+	out       string // parent directory of the run directory
+	warmup    time.Duration
+	jsonOut   bool // print summary.json to stdout instead of the table
+	workloads []plannedWorkload
+}
+
+type plannedWorkload struct {
+	eng  engine.Workload
+	desc results.Workload
+}
+
+// execute runs j, writes its run directory and reports, and says where they
+// are. The error, if any, carries the exit code.
+func (e *env) execute(ctx context.Context, j job) error {
+	hostname, _ := os.Hostname()
+	store, err := results.Create(j.out, results.Meta{Name: j.name, Tool: "perflab " + Version, Command: j.command,
+		Started: time.Now(), Host: hostname, GoMaxProcs: runtime.GOMAXPROCS(0)})
+	if err != nil {
+		return &runError{err: err, hint: "check that --out names a writable directory", code: ExitFailed}
+	}
+	defer store.Close()
+	fmt.Fprintf(e.stderr, "perflab: writing run to %s\n", store.Dir())
+	stop, kill, release := e.signals(ctx)
+	defer release()
+	sink := &storeSink{store: store}
+	progress := report.NewProgress(e.stderr, e.tty)
+	for _, pw := range j.workloads {
+		if stop.Err() != nil {
+			break
+		}
+		if err := store.AddWorkload(pw.desc); err != nil {
+			return &runError{err: err, code: ExitFailed}
+		}
+		progress.Begin(pw.eng.Name, pw.eng.Duration(), pw.desc.Rate)
+		sum, err := engine.Run(stop, kill, pw.eng, engine.SinkFunc(func(w string, iv *stats.Interval) {
+			sink.Interval(w, iv)
+			progress.Interval(w, iv)
+		}))
+		progress.End()
+		if c, ok := pw.eng.Driver.(driver.Closer); ok {
+			c.Close()
+		}
+		if err != nil {
+			return &runError{err: err, code: ExitFailed}
+		}
+		if err := store.EndWorkload(pw.eng.Name, endOf(sum, j.warmup)); err != nil {
+			sink.fail(err)
+		}
+	}
+	return e.finish(store, j, stop.Err() != nil, sink.err())
+}
+
+// storeSink writes intervals to the run store as they close; the first
+// write error is kept and reported at the end, and the run goes on.
+type storeSink struct {
+	store *results.Run
+	mu    sync.Mutex
+	first error
+}
+
+func (s *storeSink) Interval(w string, iv *stats.Interval) {
+	if err := s.store.WriteInterval(w, iv); err != nil {
+		s.fail(err)
+	}
+}
+
+func (s *storeSink) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.first == nil {
+		s.first = err
+	}
+}
+
+func (s *storeSink) err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.first
+}
+
+func endOf(sum engine.Summary, warmup time.Duration) results.WorkloadEnd {
+	w := sum.Window
+	if warmup > 0 {
+		w = engine.Window{Start: sum.Start.Add(warmup), End: sum.LoadEnd, Rule: fmt.Sprintf("warm-up of %v set by the user, to the end of load", warmup)}
+	}
+	return results.WorkloadEnd{Start: sum.Start, LoadEnd: sum.LoadEnd, End: sum.End, Scheduled: sum.Scheduled,
+		Dropped: sum.Dropped, MaxVUs: sum.MaxVUs, Interrupted: sum.Interrupted,
+		WindowStart: w.Start, WindowEnd: w.End, WindowRule: w.Rule}
+}
+
+// finish decides the run's state, records it, writes the reports and prints
+// the summary.
+func (e *env) finish(store *results.Run, j job, interrupted bool, storeErr error) error {
+	r, err := loadRun(store)
+	if err != nil {
+		return &runError{err: err, code: ExitFailed}
+	}
+	status, runErr := judgeRun(r, interrupted, storeErr)
+	if err := store.Finish(status); err != nil {
+		return &runError{err: err, code: ExitFailed}
+	}
+	r.State, r.Message, r.Ended = status.State, status.Message, status.Ended
+	if err := writeReports(store, r); err != nil {
+		return &runError{err: err, code: ExitFailed}
+	}
+	if j.jsonOut {
+		if err := report.JSON(e.stdout, r); err != nil {
+			return err
+		}
+	} else if err := report.Terminal(e.stdout, r); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "run directory: %s\nreport:        %s\nsummary:       %s\n",
+		store.Dir(), store.Path("report.md"), store.Path("summary.json"))
+	return runErr
+}
+
+// judgeRun maps what happened to a final status and, for a failed or
+// interrupted run, an error with a hint.
+func judgeRun(r *report.Run, interrupted bool, storeErr error) (results.Status, error) {
+	now := time.Now()
+	switch {
+	case storeErr != nil:
+		msg := "could not write every interval to the run store: " + storeErr.Error()
+		return results.Status{State: "failed", Ended: now, Message: msg, ExitCode: ExitFailed},
+			&runError{err: errors.New(msg), hint: "check free disk space in the output directory", code: ExitFailed}
+	case interrupted:
+		return results.Status{State: "interrupted", Ended: now, Message: "stopped by a signal", ExitCode: ExitInterrupted},
+			&runError{err: errors.New("run interrupted; the report covers what was measured"), code: ExitInterrupted}
+	}
+	for _, s := range r.Workloads {
+		if !s.AllFailed() {
+			continue
+		}
+		msg := fmt.Sprintf("every request of workload %q failed (%s)", s.Workload.Name, firstError(s))
+		return results.Status{State: "failed", Ended: now, Message: msg, ExitCode: ExitFailed},
+			&runError{err: errors.New(msg), hint: fmt.Sprintf("check that %s is up and reachable from this machine", s.Workload.Target), code: ExitFailed}
+	}
+	return results.Status{State: "completed", Ended: now, ExitCode: ExitOK}, nil
+}
+
+func firstError(s *analysis.Summary) string {
+	var parts []string
+	for _, op := range s.Ops {
+		for _, e := range op.Errors {
+			parts = append(parts, fmt.Sprintf("%d × %s: %s", e.Count, e.Class, e.Sample))
+		}
+	}
+	if len(parts) == 0 {
+		return "no operation completed"
+	}
+	return strings.Join(parts, "; ")
+}
+
+func writeReports(store *results.Run, r *report.Run) error {
+	for name, render := range map[string]func(*os.File) error{
+		"report.md":    func(f *os.File) error { return report.Markdown(f, r) },
+		"summary.json": func(f *os.File) error { return report.JSON(f, r) },
+	} {
+		f, err := os.Create(store.Path(name))
+		if err != nil {
+			return fmt.Errorf("cannot write %s: %w", name, err)
+		}
+		err = render(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("cannot write %s: %w", name, err)
+		}
+	}
+	return nil
+}

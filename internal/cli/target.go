@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/perflab/perflab/internal/builtin"
+	"github.com/perflab/perflab/internal/units"
+)
+
+// target serves a built-in target until interrupted.
+func (e *env) target(ctx context.Context, args []string) error {
+	if len(args) == 0 || args[0] != "http" {
+		return usageErrorf("perflab target needs a kind: perflab target http [flags]")
+	}
+	fs := newFlagSet("target http", e)
+	addr := fs.String("addr", "127.0.0.1:8080", "loopback address to listen on (127.0.0.1:0 picks a free port)")
+	latency := fs.Duration("latency", 0, "base response latency")
+	jitter := fs.Duration("jitter", 0, "latency spread (uniform ± or normal stddev)")
+	dist := fs.String("dist", "", "latency distribution: fixed, uniform or normal (default: fixed without jitter, normal with)")
+	size := fs.String("size", "1KiB", "response body size")
+	errRate := fs.Float64("error-rate", 0, "fraction of requests answered 500, 0..1")
+	stall := fs.String("stall", "", "periodic stall FOR/EVERY, e.g. 1s/10s: responses are held FOR at the end of each EVERY")
+	seed := fs.Int64("seed", 0, "random seed (0: random)")
+	if err := fs.Parse(args[1:]); err != nil {
+		if err == flag.ErrHelp {
+			return err
+		}
+		return usageErrorf("%v", err)
+	}
+	cfg, err := targetConfig(*latency, *jitter, *dist, *size, *errRate, *stall, *seed)
+	if err != nil {
+		return err
+	}
+	ln, err := builtin.ListenLoopback(*addr)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	stop, _, release := e.signals(ctx)
+	defer release()
+	fmt.Fprintf(e.stdout, "perflab target http listening on http://%s\n", ln.Addr())
+	return builtin.Serve(stop, ln, builtin.NewHTTP(cfg, time.Now))
+}
+
+func targetConfig(latency, jitter time.Duration, dist, size string, errRate float64, stall string, seed int64) (builtin.HTTPConfig, error) {
+	var problems []string
+	cfg := builtin.HTTPConfig{Latency: latency, Jitter: jitter, Dist: dist, ErrorRate: errRate, Seed: seed}
+	n, err := units.ParseBytes(size)
+	if err != nil {
+		problems = append(problems, err.Error())
+	}
+	cfg.Size = n
+	cfg.StallFor, cfg.StallEvery, err = builtin.ParseStall(stall)
+	if err != nil {
+		problems = append(problems, err.Error())
+	}
+	for _, err := range cfg.Validate() {
+		problems = append(problems, err.Error())
+	}
+	if len(problems) > 0 {
+		return cfg, usageErrorf("invalid target:\n  %s", strings.Join(problems, "\n  "))
+	}
+	return cfg, nil
+}
