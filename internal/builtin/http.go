@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"context"
+	"github.com/perflab/perflab/internal/clock"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -139,17 +140,11 @@ func (h *HTTP) stallsBegun() float64 {
 }
 
 // sleep waits d or until ctx is done, whichever comes first, and reports
-// whether the wait ran to the end with ctx still live.
+// whether the wait ran to the end with ctx still live. It sleeps the last
+// stretch finely (package clock): a plain timer answers up to 1 ms late.
 func sleep(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
 		return ctx.Err() == nil
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return clock.Sleep(ctx, d)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/perflab/perflab/internal/clock"
 	"github.com/perflab/perflab/internal/driver"
 )
 
@@ -48,24 +49,30 @@ func (r *run) runOpen(stop context.Context) Summary {
 				wait = max(wait, time.Hour) // wait for VUs to take the backlog
 			}
 		}
+		if stop.Err() != nil {
+			return r.stopOpen(idle, n, sum.Dropped, backlog)
+		}
 		if wait > 0 {
-			var freed chan *vu // only worth waking for while arrivals wait
-			if len(backlog) > 0 {
-				freed = idle
-			}
-			timer.Reset(wait)
-			select {
-			case <-stop.Done():
-				sum.LoadEnd = time.Now()
-				sum.Scheduled, sum.Dropped = n, sum.Dropped+uint64(len(backlog))
-				r.rec.AddDropped(int64(len(backlog)))
-				r.closeIdle(idle)
-				return sum
-			case v := <-freed:
-				timer.Stop()
-				idle <- v // handOut gives it the oldest waiting arrival, if any
+			if wait <= clock.Coarse && len(backlog) == 0 {
+				clock.Fine(wait) // close to the due time: a Go timer would wake up to 1 ms late
+			} else {
+				var freed chan *vu // only worth waking for while arrivals wait
+				if len(backlog) > 0 {
+					freed = idle
+				}
+				if wait > clock.Coarse {
+					wait -= clock.Coarse // wake early; the next pass sleeps the rest finely
+				}
+				timer.Reset(wait)
+				select {
+				case <-stop.Done():
+					return r.stopOpen(idle, n, sum.Dropped, backlog)
+				case v := <-freed:
+					timer.Stop()
+					idle <- v // handOut gives it the oldest waiting arrival
+				case <-timer.C:
+				}
 				continue
-			case <-timer.C:
 			}
 			if over {
 				continue
@@ -83,6 +90,14 @@ func (r *run) runOpen(stop context.Context) Summary {
 	sum.Scheduled = n
 	r.closeIdle(idle)
 	return sum
+}
+
+// stopOpen ends the schedule early: arrivals still waiting in the backlog
+// were never served and count as dropped.
+func (r *run) stopOpen(idle chan *vu, scheduled, dropped uint64, backlog []time.Time) Summary {
+	r.rec.AddDropped(int64(len(backlog)))
+	r.closeIdle(idle)
+	return Summary{LoadEnd: time.Now(), Scheduled: scheduled, Dropped: dropped + uint64(len(backlog))}
 }
 
 // dispatch hands one arrival to an idle or new VU, or queues it; it returns

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Measures perflab's HTTP load generation against peers (wrk, and hey, vegeta,
+# oha where installed) on this machine, all against the same nginx on
+# 127.0.0.1. nginx is pinned to core 1, the generator to core 0. Each case
+# runs REPS times; the table shows medians.
+#
+#   bench/http-vs-peers.sh            # full run (about 15 minutes)
+#   DUR=5 LONG=20 REPS=1 bench/http-vs-peers.sh   # quick look
+#
+# (a) closed loop, 64 connections, DUR s: requests/s, generator CPU µs/request
+# (b) open loop at RATE req/s for DUR s: achieved rate, CPU µs/request, p50/p99
+# (c) perflab's peak RSS after DUR s and after LONG s at RSS_RATE req/s
+set -euo pipefail
+DUR=${DUR:-15}; LONG=${LONG:-60}; REPS=${REPS:-3}; RATE=${RATE:-20000}; RSS_RATE=${RSS_RATE:-10000}
+GEN_CORE=${GEN_CORE:-0}; SRV_CORE=${SRV_CORE:-1}
+cd "$(dirname "$0")/.."
+export PATH="$PATH:/usr/sbin:$HOME/go/bin:$HOME/.cargo/bin"
+work=$(mktemp -d); trap 'kill $(cat "$work/nginx.pid" 2>/dev/null) 2>/dev/null; rm -rf "$work"' EXIT
+go build -o "$work/perflab" ./cmd/perflab
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+cat > "$work/nginx.conf" <<CONF
+worker_processes 1;
+pid $work/nginx.pid;
+error_log $work/error.log;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $work/tmp; proxy_temp_path $work/tmp; fastcgi_temp_path $work/tmp;
+  uwsgi_temp_path $work/tmp; scgi_temp_path $work/tmp;
+  keepalive_requests 100000000;
+  server { listen 127.0.0.1:$port; location / { return 200 "ok"; } }
+}
+CONF
+mkdir -p "$work/tmp"
+taskset -c "$SRV_CORE" nginx -c "$work/nginx.conf" -g 'daemon off;' &
+for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/" >/dev/null && break; sleep 0.1; done
+url="http://127.0.0.1:$port/"
+
+# timed CMD...: runs CMD on the generator core; prints "cpu_seconds peak_rss_kib" to fd 3
+timed() { /usr/bin/time -f '%U %S %M' -o "$work/time" taskset -c "$GEN_CORE" "$@" >"$work/out" 2>"$work/err" || true
+  awk '{printf "%.3f %d\n", $1+$2, $3}' "$work/time" | tail -1; }
+median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print "n/a"; else print a[int((NR+1)/2)]}'; }
+
+# Each parser prints "requests p50_ms p99_ms" from the tool's output.
+parse_wrk()     { awk '/requests in/ {r=$1} END {print r, "n/a", "n/a"}' "$work/out"; }
+parse_perflab() { python3 - "$work/out" <<'PY'
+import json,sys
+s=json.load(open(sys.argv[1])); w=s["workloads"][0]; op=w["operations"][0]
+print(w["requests_total"], op["latency_ms"]["p50"], op["latency_ms"]["p99"])
+PY
+}
+parse_hey()     { awk '/Requests\/sec/ {rps=$2} /Total:/ && !t {t=$2} /  50%/ {p50=$3*1000} /  99%/ {p99=$3*1000} END {printf "%d %s %s\n", rps*t, p50, p99}' "$work/out"; }
+parse_vegeta()  { python3 - "$work/out" <<'PY'
+import json,sys
+s=json.load(open(sys.argv[1])); l=s["latencies"]
+print(s["requests"], l["50th"]/1e6, l["99th"]/1e6)
+PY
+}
+parse_oha()     { python3 - "$work/out" <<'PY'
+import json,sys
+s=json.load(open(sys.argv[1])); p=s["latencyPercentiles"]; n=sum(s.get("statusCodeDistribution",{}).values())
+print(n, p["p50"]*1000, p["p99"]*1000)
+PY
+}
+
+declare -A CLOSED=(
+  [wrk]="wrk -t1 -c64 -d${DUR}s $url"
+  [perflab]="$work/perflab http $url --concurrency 64 --duration ${DUR}s --json --out $work/runs"
+  [hey]="hey -c 64 -z ${DUR}s $url"
+  [oha]="oha --no-tui --output-format json -c 64 -z ${DUR}s $url"
+)
+declare -A OPEN=(
+  [perflab]="$work/perflab http $url --rate ${RATE}/s --duration ${DUR}s --json --out $work/runs"
+  [vegeta]="sh -c 'echo GET $url | vegeta attack -rate ${RATE} -duration ${DUR}s | vegeta report -type=json'"
+  [oha]="oha --no-tui --output-format json -q ${RATE} -z ${DUR}s $url"
+)
+
+# bench_case NAME CMD: REPS runs; prints median rps, µs/req, p50, p99
+bench_case() { local name=$1 cmd=$2 rps=() us=() p50=() p99=()
+  for _ in $(seq "$REPS"); do
+    read -r cpu _ < <(eval "timed $cmd")
+    read -r n a b < <("parse_$name")
+    rps+=("$(echo "$n / $DUR" | bc -l)"); us+=("$(echo "$cpu * 1000000 / $n" | bc -l)"); p50+=("$a"); p99+=("$b")
+  done
+  printf '| %s | %.0f | %.1f | %s | %s |\n' "$name" "$(printf '%s\n' "${rps[@]}" | median)" \
+    "$(printf '%s\n' "${us[@]}" | median)" "$(printf '%s\n' "${p50[@]}" | median)" "$(printf '%s\n' "${p99[@]}" | median)"
+}
+
+have() { command -v "$1" >/dev/null 2>&1; }
+echo "date: $(date -u +%F); machine: $(nproc) cores; generator on core $GEN_CORE, nginx on core $SRV_CORE; medians of $REPS"
+echo; echo "(a) closed loop, 64 connections, ${DUR} s"; echo
+echo "| tool | req/s | CPU µs/req | p50 ms | p99 ms |"; echo "|---|---:|---:|---:|---:|"
+for t in wrk perflab hey oha; do have "${CLOSED[$t]%% *}" && bench_case "$t" "${CLOSED[$t]}"; done
+echo; echo "(b) open loop at ${RATE} req/s, ${DUR} s"; echo
+echo "| tool | achieved req/s | CPU µs/req | p50 ms | p99 ms |"; echo "|---|---:|---:|---:|---:|"
+for t in perflab vegeta oha; do have "$t" && bench_case "$t" "${OPEN[$t]}"; done
+echo; echo "(c) perflab peak RSS at ${RSS_RATE} req/s"; echo
+echo "| duration | peak RSS MiB (median) |"; echo "|---|---:|"
+for d in "$DUR" "$LONG"; do rss=()
+  for _ in $(seq "$REPS"); do read -r _ kib < <(timed "$work/perflab" http "$url" --rate "${RSS_RATE}/s" --duration "${d}s" --json --out "$work/runs"); rss+=("$kib"); done
+  printf '| %s s | %.1f |\n' "$d" "$(echo "$(printf '%s\n' "${rss[@]}" | median) / 1024" | bc -l)"
+done
