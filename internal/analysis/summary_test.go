@@ -1,0 +1,95 @@
+package analysis
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// intervals makes n one-second intervals from t0; interval i holds 100
+// operations of latency (i+1) ms, one timeout, and i dropped arrivals.
+func intervals(t0 time.Time, n int) []*stats.Interval {
+	var out []*stats.Interval
+	for i := 0; i < n; i++ {
+		st := stats.NewOpStats()
+		for j := 0; j < 100; j++ {
+			st.Latency.Record(time.Duration(i+1) * time.Millisecond)
+			st.Service.Record(time.Duration(i+1) * time.Millisecond)
+		}
+		st.Classes[stats.OK] = 100
+		st.Classes[stats.Timeout] = 1
+		st.Samples[stats.Timeout] = "deadline"
+		st.BytesRecv = 1000
+		out = append(out, &stats.Interval{Index: i, Start: t0.Add(time.Duration(i) * time.Second),
+			End: t0.Add(time.Duration(i+1) * time.Second), Ops: map[string]*stats.OpStats{"get": st},
+			Dropped: int64(i), Lag: stats.NewHist()})
+	}
+	return out
+}
+
+func TestSummarizeUsesOnlyTheWindow(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	w := Workload{Name: "w", Model: "open", TargetRate: 101, VUsMax: 10,
+		Window: Window{Start: t0.Add(time.Second), End: t0.Add(4*time.Second + 500*time.Millisecond), Rule: "test"}}
+	s := Summarize(w, intervals(t0, 6))
+	// Intervals 1, 2, 3 lie wholly inside [1 s, 4.5 s].
+	if s.Intervals != 3 || s.Seconds != 3 {
+		t.Fatalf("%d intervals over %v s, want 3 over 3", s.Intervals, s.Seconds)
+	}
+	op := s.Ops[0]
+	if op.Requests != 303 || op.OK != 300 || s.Dropped != 1+2+3 || s.DroppedTotal != 15 || s.RequestsTotal != 606 {
+		t.Errorf("requests %d ok %d dropped %d/%d total %d", op.Requests, op.OK, s.Dropped, s.DroppedTotal, s.RequestsTotal)
+	}
+	// HDR reports a bucket's highest equivalent value: within 0.1 %.
+	within := func(got, want time.Duration) bool { return got >= want && got <= want+want/1000 }
+	if !within(op.Latency.P50, 3*time.Millisecond) || !within(op.Latency.Max, 4*time.Millisecond) || !within(op.Latency.Min, 2*time.Millisecond) {
+		t.Errorf("latency p50 %v max %v min %v: the window's intervals are 2, 3, 4 ms", op.Latency.P50, op.Latency.Max, op.Latency.Min)
+	}
+	if op.Rate != 101 || op.BytesRecvPS != 1000 {
+		t.Errorf("rate %v, bytes/s %v", op.Rate, op.BytesRecvPS)
+	}
+	if len(op.Errors) != 1 || op.Errors[0].Class != "timeout" || op.Errors[0].Count != 3 || op.Errors[0].Sample != "deadline" {
+		t.Errorf("errors %+v", op.Errors)
+	}
+	if !hasWarning(s, "arrivals dropped") {
+		t.Errorf("no warning about dropped arrivals: %q", s.Warnings)
+	}
+}
+
+func TestSummarizeFallsBackToTheWholeRun(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	w := Workload{Name: "w", Model: "closed", Window: Window{Start: t0.Add(100 * time.Millisecond), End: t0.Add(900 * time.Millisecond)}}
+	s := Summarize(w, intervals(t0, 2))
+	if s.Intervals != 2 || !hasWarning(s, "too short") {
+		t.Errorf("%d intervals, warnings %q", s.Intervals, s.Warnings)
+	}
+}
+
+func TestClientBoundWhenTheSchedulerLags(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	ivs := intervals(t0, 3)
+	for _, iv := range ivs {
+		for i := 0; i < 100; i++ {
+			iv.Lag.Record(20 * time.Millisecond)
+		}
+	}
+	s := Summarize(Workload{Model: "open", Window: Window{Start: t0, End: t0.Add(3 * time.Second)}}, ivs)
+	if !s.ClientBound || !hasWarning(s, "client-bound") {
+		t.Errorf("lag p99 %v not flagged: %q", s.Lag.P99, s.Warnings)
+	}
+	s = Summarize(Workload{Model: "open", Window: Window{Start: t0, End: t0.Add(3 * time.Second)}}, intervals(t0, 3))
+	if s.ClientBound {
+		t.Error("no lag, yet client-bound")
+	}
+}
+
+func hasWarning(s *Summary, part string) bool {
+	for _, w := range s.Warnings {
+		if strings.Contains(w, part) {
+			return true
+		}
+	}
+	return false
+}
