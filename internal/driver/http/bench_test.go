@@ -1,0 +1,88 @@
+package httpdriver
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// BenchmarkDo measures one Do against a local httptest server answering 1 KiB,
+// sequentially from one VU and in parallel from one VU per goroutine. Client
+// and server share the CPU, so ns/op is an upper bound for the client; the
+// allocations are the client's and the server's together (see
+// BenchmarkRoundTripBaseline for what net/http alone costs).
+func BenchmarkDo(b *testing.B) {
+	for _, mode := range []string{modeH1, modeH2C} {
+		b.Run(mode, func(b *testing.B) {
+			url, proto := benchServer(b, mode)
+			d := newDriver(b, Config{URL: url, Proto: proto})
+			b.Run("serial", func(b *testing.B) {
+				var r driver.Result
+				b.ReportAllocs()
+				for b.Loop() {
+					d.Do(context.Background(), 0, &r)
+					if r.Class != stats.OK {
+						b.Fatalf("%+v", r)
+					}
+				}
+			})
+			b.Run("parallel", func(b *testing.B) {
+				var next atomic.Int64
+				b.ReportAllocs()
+				b.RunParallel(func(pb *testing.PB) {
+					vu := int(next.Add(1))
+					var r driver.Result
+					for pb.Next() {
+						d.Do(context.Background(), vu, &r)
+						if r.Class != stats.OK {
+							b.Errorf("%+v", r)
+							return
+						}
+					}
+				})
+			})
+		})
+	}
+}
+
+// BenchmarkRoundTripBaseline is net/http with no driver around it: the
+// floor BenchmarkDo/h1/serial is compared with.
+func BenchmarkRoundTripBaseline(b *testing.B) {
+	url, _ := benchServer(b, modeH1)
+	tr := &http.Transport{DisableCompression: true}
+	b.Cleanup(tr.CloseIdleConnections)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	buf := make([]byte, drainBufSize)
+	b.ReportAllocs()
+	for b.Loop() {
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = drain(resp.Body, buf)
+		resp.Body.Close()
+	}
+}
+
+func benchServer(b *testing.B, mode string) (url, proto string) {
+	h := okHandler(1024)
+	s := httptest.NewUnstartedServer(h)
+	proto = ProtoH1
+	if mode == modeH2C {
+		var p http.Protocols
+		p.SetUnencryptedHTTP2(true)
+		s.Config.Protocols = &p
+		proto = ProtoH2C
+	}
+	s.Start()
+	b.Cleanup(s.Close)
+	return s.URL, proto
+}

@@ -1,0 +1,170 @@
+package httpdriver
+
+import (
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"time"
+
+	"golang.org/x/net/http/httpguts"
+)
+
+// The protocols Config.Proto accepts.
+const (
+	ProtoAuto = "auto" // HTTP/1.1 for http://; ALPN h2 or http/1.1 for https://
+	ProtoH1   = "h1"   // HTTP/1.1 only
+	ProtoH2   = "h2"   // HTTP/2 over TLS; fails unless the server picks h2 by ALPN
+	ProtoH2C  = "h2c"  // HTTP/2 over cleartext TCP with prior knowledge
+)
+
+// UserAgent is sent unless Config.Header sets User-Agent (an empty value
+// sends none).
+const UserAgent = "perflab"
+
+// DefaultTimeout bounds one request when Config.Timeout is zero.
+const DefaultTimeout = 30 * time.Second
+
+// Config describes the one request a Driver sends, over and over.
+type Config struct {
+	URL     string
+	Method  string      // default GET
+	Header  http.Header // a "Host" entry sets the Host header
+	Body    []byte
+	Timeout time.Duration // whole request: connect, headers and body; 0 means DefaultTimeout
+
+	// Proto is ProtoAuto (the default when empty), ProtoH1, ProtoH2 or ProtoH2C.
+	Proto string
+
+	CAFile             string // PEM bundle trusted instead of the system roots
+	InsecureSkipVerify bool   // skip certificate verification; only when asked
+
+	// MaxConns caps connections to the host. 0 means no cap: with HTTP/1.1
+	// every concurrent VU keeps its own keep-alive connection; HTTP/2
+	// multiplexes VUs as streams and opens another connection when the
+	// server's stream limit is reached.
+	MaxConns int
+
+	Name string // operation name; default "METHOD path"
+}
+
+// withDefaults fills in every default in one place.
+func (c Config) withDefaults() Config {
+	if c.Method == "" {
+		c.Method = http.MethodGet
+	}
+	if c.Proto == "" {
+		c.Proto = ProtoAuto
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.Name == "" {
+		path := "/"
+		if u, err := url.Parse(c.URL); err == nil && u.EscapedPath() != "" {
+			path = u.EscapedPath()
+		}
+		c.Name = c.Method + " " + path
+	}
+	return c
+}
+
+// Validate reports every problem with c at once; nil means New will accept it.
+func (c Config) Validate() []error {
+	var errs []error
+	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+
+	scheme := ""
+	switch u, err := url.Parse(c.URL); {
+	case c.URL == "":
+		add("url is required")
+	case err != nil:
+		add("cannot parse url: %w", err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		add("url %q: scheme must be http or https", c.URL)
+	case u.Host == "":
+		add("url %q: host is missing", c.URL)
+	default:
+		scheme = u.Scheme
+	}
+	if c.Method != "" && !httpguts.ValidHeaderFieldName(c.Method) {
+		add("method %q is not a valid HTTP token", c.Method)
+	}
+	for name, values := range c.Header {
+		if !httpguts.ValidHeaderFieldName(name) {
+			add("header name %q is not valid", name)
+		}
+		for _, v := range values {
+			if !httpguts.ValidHeaderFieldValue(v) {
+				add("header %q: value %q is not valid", name, v)
+			}
+		}
+	}
+	switch c.Proto {
+	case "", ProtoAuto, ProtoH1:
+	case ProtoH2:
+		if scheme == "http" {
+			add("proto h2 needs an https:// url (use h2c for cleartext HTTP/2)")
+		}
+	case ProtoH2C:
+		if scheme == "https" {
+			add("proto h2c needs an http:// url (use h2 for HTTP/2 over TLS)")
+		}
+	default:
+		add("proto %q is unknown (want auto, h1, h2 or h2c)", c.Proto)
+	}
+	if c.Timeout < 0 {
+		add("timeout %v is negative", c.Timeout)
+	}
+	if c.MaxConns < 0 {
+		add("max_conns %d is negative", c.MaxConns)
+	}
+	if c.CAFile != "" {
+		if _, err := loadCA(c.CAFile); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// loadCA reads a PEM bundle into a pool.
+func loadCA(path string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read ca file: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("cannot load ca file %s: no PEM certificates in it", path)
+	}
+	return pool, nil
+}
+
+// newTemplate builds the request every Do copies. Header is cloned so the
+// caller may reuse its map; a Host entry moves to Request.Host, the only
+// place net/http reads it from; User-Agent defaults to UserAgent.
+func newTemplate(c Config) (*http.Request, error) {
+	req, err := http.NewRequest(c.Method, c.URL, nil)
+	if err != nil {
+		return nil, fmt.Errorf("cannot build request: %w", err)
+	}
+	req.Header = c.Header.Clone()
+	if req.Header == nil {
+		req.Header = http.Header{}
+	}
+	if _, ok := req.Header["User-Agent"]; !ok {
+		req.Header.Set("User-Agent", UserAgent) // the same on both clients
+	}
+	if h := req.Header.Get("Host"); h != "" {
+		req.Host = h
+		req.Header.Del("Host")
+	}
+	if len(c.Body) > 0 {
+		body := c.Body
+		req.ContentLength = int64(len(body))
+		req.GetBody = func() (io.ReadCloser, error) { return &bodyReader{b: body}, nil }
+	}
+	return req, nil
+}

@@ -1,0 +1,173 @@
+// Package httpdriver sends one configured HTTP request per operation, over
+// HTTP/1.1, HTTP/2 over TLS or cleartext HTTP/2 (h2c), with keep-alive
+// connections, and reports what happened as a driver.Result.
+//
+// What a Result holds, exactly:
+//
+//   - TTFB: from the start of Do to the first byte of the response
+//     (httptrace GotFirstResponseByte), so it includes any connect time.
+//   - Connect: TCP connect plus TLS handshake of a connection opened for
+//     this request; 0 when the request reused a connection.
+//   - BytesSent: request body bytes. Request line, headers and framing
+//     (chunking, HTTP/2 frames, TLS records) are not counted.
+//   - BytesRecv: response body bytes read (compression is disabled, so these
+//     are the bytes the server sent as the body). Status line, headers and
+//     framing are not counted.
+//   - Class: stats.OK for 1xx–3xx (redirects are not followed), Status4xx
+//     or Status5xx by status code, else what Classify makes of the error.
+//
+// Connections: with MaxConns 0 every VU has its own keep-alive connection
+// (HTTP/1.1 and HTTP/2 alike), like wrk's connections, opened on its first
+// request and reopened when the server closes it; the response body is read
+// to the end so the connection is reused. With MaxConns > 0 the VUs share a
+// pool of at most MaxConns connections (HTTP/2 multiplexes streams on them).
+// Redirects are not followed, proxies from the environment not used.
+//
+// Two clients, chosen by measurement (CLIENT-CHOICE.md): HTTP/1.1 with a
+// connection per VU goes through fasthttp, which costs well under half the
+// CPU per request of net/http; HTTP/2, ALPN negotiation, shared connection
+// pools (MaxConns > 0) go through net/http. Both report the same things the
+// same way, and the tests run every case on both.
+package httpdriver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/stats"
+)
+
+var (
+	_ driver.Driver = (*Driver)(nil)
+	_ driver.Closer = (*Driver)(nil)
+)
+
+// idleConnTimeout closes a keep-alive connection left idle this long.
+const idleConnTimeout = 90 * time.Second
+
+// Driver sends the request of its Config. It is safe for concurrent use by
+// many VUs; calls to Do with the same vu must not overlap (a VU runs one
+// operation at a time).
+type Driver struct {
+	name    string
+	body    []byte
+	timeout time.Duration
+	tmpl    *http.Request   // copied by every net/http Do
+	rt      *http.Transport // shared: MaxConns > 0, or vu < 0
+	perVU   bool            // MaxConns == 0: each VU its own client
+	fast    *fastTemplate   // non-nil: HTTP/1.1 through fasthttp
+	dl      *dialer
+	states  stateTable
+}
+
+// New validates c and builds a Driver.
+func New(c Config) (*Driver, error) {
+	if errs := c.Validate(); len(errs) > 0 {
+		return nil, fmt.Errorf("invalid http driver config: %w", errors.Join(errs...))
+	}
+	c = c.withDefaults()
+	tmpl, err := newTemplate(c)
+	if err != nil {
+		return nil, err
+	}
+	dl, err := newDialer(c)
+	if err != nil {
+		return nil, err
+	}
+	d := &Driver{
+		name:    c.Name,
+		body:    c.Body,
+		timeout: c.Timeout,
+		tmpl:    tmpl,
+		rt:      newTransport(c, dl),
+		perVU:   c.MaxConns == 0,
+		dl:      dl,
+	}
+	if useFast(c) {
+		d.fast = newFastTemplate(tmpl, c.Body)
+	}
+	d.states = stateTable{epoch: time.Now(), setup: d.setupVU}
+	return d, nil
+}
+
+// setupVU gives a VU seen for the first time its own client.
+func (d *Driver) setupVU(st *vuState) {
+	switch {
+	case d.fast != nil:
+		st.fast = newFastClient(d.fast, d.dl, st, d.timeout)
+	case d.perVU:
+		st.rt = d.rt.Clone()
+	}
+}
+
+// Close closes the idle connections. Call it after the last Do returned.
+func (d *Driver) Close() error {
+	d.rt.CloseIdleConnections()
+	d.states.each(func(st *vuState) {
+		if st.rt != nil {
+			st.rt.CloseIdleConnections()
+		}
+		if st.fast != nil {
+			st.fast.hc.CloseIdleConnections()
+		}
+	})
+	return nil
+}
+
+// Do sends one request and fills in r. A ctx done before or during the
+// request is stats.Interrupted; the driver's own timeout is stats.Timeout.
+// A negative vu uses the shared net/http client.
+func (d *Driver) Do(ctx context.Context, vu int, r *driver.Result) {
+	st := d.states.get(vu)
+	start := st.begin()
+	*r = driver.Result{Op: d.name}
+	if st.fast != nil {
+		st.fast.do(ctx, d, start, r)
+		return
+	}
+	d.doNet(ctx, st, start, r)
+}
+
+func timeoutMessage(d time.Duration) string {
+	return fmt.Sprintf("request timed out after %v", d)
+}
+
+// statusMessage is "HTTP 404 Not Found": the code and the server's reason
+// phrase, or Go's when the server sent none.
+func statusMessage(code int, reason []byte) string {
+	text := string(reason)
+	if text == "" {
+		text = http.StatusText(code)
+	}
+	return "HTTP " + strconv.Itoa(code) + " " + text
+}
+
+// drain reads body to the end into buf and returns the bytes read.
+func drain(body io.Reader, buf []byte) (int64, error) {
+	var n int64
+	for {
+		m, err := body.Read(buf)
+		n += int64(m)
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
+// classifyBody classes an error met while reading a response body: a
+// connection that broke after the response began is a protocol failure.
+func classifyBody(class stats.Class) stats.Class {
+	if class == stats.Connect {
+		return stats.Protocol
+	}
+	return class
+}

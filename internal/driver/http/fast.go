@@ -1,0 +1,251 @@
+package httpdriver
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/url"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// The HTTP/1.1 path. Measured against wrk, fasthttp costs well under half
+// the CPU per request of net/http (CLIENT-CHOICE.md), so HTTP/1.1 with one
+// connection per VU goes through it; HTTP/2, ALPN and shared pools stay on
+// net/http, which fasthttp cannot do.
+//
+// Each VU has its own fasthttp.HostClient holding at most one keep-alive
+// connection, dialed by our dialer. The connection wrapper stamps the first
+// response byte (TTFB) and lets a cancelled ctx cut the request short by
+// moving the connection's deadline into the past.
+
+// errServerClosed replaces fasthttp's ErrConnectionClosed, whose message
+// is a paragraph.
+var errServerClosed = errors.New("server closed the connection before the response")
+
+// alreadyPassed is a deadline that has passed: it makes pending reads and
+// writes on a connection return at once.
+var alreadyPassed = time.Unix(1, 0)
+
+// useFast tells whether c's requests go through the fasthttp path.
+func useFast(c Config) bool {
+	u, err := url.Parse(c.URL)
+	if err != nil || c.MaxConns != 0 {
+		return false
+	}
+	return c.Proto == ProtoH1 || (c.Proto == ProtoAuto && u.Scheme == "http")
+}
+
+// fastTemplate is what every VU's fastClient is built from.
+type fastTemplate struct {
+	tmpl  *http.Request // the net/http template: URL, Host, Header
+	body  []byte
+	addr  string // host:port
+	isTLS bool
+}
+
+func newFastTemplate(tmpl *http.Request, body []byte) *fastTemplate {
+	return &fastTemplate{tmpl: tmpl, body: body, addr: canonicalAddr(tmpl.URL), isTLS: tmpl.URL.Scheme == "https"}
+}
+
+// build makes req the configured request. The body is shared, not copied.
+func (t *fastTemplate) build(req *fasthttp.Request) {
+	req.Header.DisableNormalizing() // send names as given, like net/http
+	req.Header.SetNoDefaultContentType(true)
+	req.URI().DisablePathNormalizing = true
+	req.SetRequestURI(t.tmpl.URL.String())
+	req.Header.SetMethod(t.tmpl.Method)
+	for name, values := range t.tmpl.Header {
+		for _, v := range values {
+			req.Header.Add(name, v)
+		}
+	}
+	req.UseHostHeader = true
+	req.Header.SetHost(t.tmpl.Host)
+	if len(t.body) > 0 {
+		req.SetBodyRaw(t.body)
+	}
+}
+
+// canonicalAddr is u's host:port, with the scheme's default port if none.
+func canonicalAddr(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	return net.JoinHostPort(u.Hostname(), port)
+}
+
+// fastClient is one VU's HTTP/1.1 client. Only the VU's goroutine uses it,
+// except conn, which the ctx's AfterFunc reads.
+type fastClient struct {
+	hc     *fasthttp.HostClient
+	req    fasthttp.Request
+	resp   fasthttp.Response
+	st     *vuState
+	dl     *dialer
+	addr   string
+	ctx    context.Context // of the request in flight, for dialing
+	conn   atomic.Pointer[fastConn]
+	dialed bool // this attempt opened a new connection
+}
+
+func newFastClient(t *fastTemplate, dl *dialer, st *vuState, timeout time.Duration) *fastClient {
+	fc := &fastClient{st: st, dl: dl, addr: t.addr}
+	t.build(&fc.req)
+	fc.hc = &fasthttp.HostClient{
+		Addr:                          t.addr,
+		IsTLS:                         t.isTLS,
+		MaxConns:                      1,
+		MaxConnWaitTimeout:            timeout,
+		MaxIdleConnDuration:           idleConnTimeout,
+		NoDefaultUserAgentHeader:      true,
+		DisableHeaderNamesNormalizing: true,
+		DisablePathNormalizing:        true,
+		StreamResponseBody:            true, // drain into the VU's buffer: memory stays flat
+		DialTimeout:                   fc.dial,
+		RetryIfErr:                    fc.retry,
+	}
+	return fc
+}
+
+// dial opens the VU's connection with our dialer (the same as net/http's,
+// so Connect means the same) under the request's ctx.
+func (fc *fastClient) dial(_ string, timeout time.Duration) (net.Conn, error) {
+	var (
+		c   net.Conn
+		err error
+	)
+	ctx, cancel := context.WithTimeout(fc.ctx, timeout)
+	defer cancel()
+	if fc.hc.IsTLS {
+		c, err = fc.dl.dialTLS(ctx, "tcp", fc.addr)
+	} else {
+		c, err = fc.dl.dial(ctx, "tcp", fc.addr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	fc.dialed = true
+	fc.st.connect.Store(int64(claimConnect(c)))
+	conn := &fastConn{Conn: c, st: fc.st}
+	fc.conn.Store(conn)
+	return conn, nil
+}
+
+// retry allows what net/http allows: one more attempt of a replayable
+// request when a reused keep-alive connection failed before any response
+// byte (the server closed it while idle). Anything else is reported, not
+// hidden behind retries.
+func (fc *fastClient) retry(req *fasthttp.Request, attempts int, err error) (resetTimeout, retry bool) {
+	var ne net.Error
+	if attempts > 1 || fc.dialed || fc.st.firstByte.Load() != 0 ||
+		(errors.As(err, &ne) && ne.Timeout()) || !replayable(req) {
+		return false, false
+	}
+	return false, true
+}
+
+func replayable(req *fasthttp.Request) bool {
+	h := &req.Header
+	return h.IsGet() || h.IsHead() || h.IsOptions() || h.IsTrace() ||
+		len(h.Peek("Idempotency-Key")) > 0 || len(h.Peek("X-Idempotency-Key")) > 0
+}
+
+// do sends the VU's request and fills in r (Op is set by the caller).
+func (fc *fastClient) do(ctx context.Context, d *Driver, start int64, r *driver.Result) {
+	if err := ctx.Err(); err != nil {
+		r.Class, r.Message = stats.Interrupted, err.Error()
+		return
+	}
+	deadline := time.Now().Add(d.timeout)
+	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
+		deadline = dl // its expiry is the engine's: Interrupted
+	}
+	if ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, fc.interrupt)
+		defer stop()
+	}
+	fc.ctx, fc.dialed = ctx, false
+	r.BytesSent = int64(len(d.body))
+
+	err := fc.hc.DoDeadline(&fc.req, &fc.resp, deadline)
+	r.Connect = time.Duration(fc.st.connect.Load())
+	fc.ctx = nil
+	if err != nil {
+		r.TTFB = fc.st.ttfb(start, 0) // a byte may have come before the failure
+		r.Class, r.Message = d.classifyFast(err, ctx)
+		return
+	}
+	r.TTFB = fc.st.ttfb(start, time.Duration(fc.st.now()-start))
+	r.BytesRecv, err = fc.drain()
+	status := fc.resp.StatusCode()
+	switch {
+	case err != nil:
+		r.Class, r.Message = d.classifyFast(err, ctx)
+		r.Class = classifyBody(r.Class)
+	case status >= 500:
+		r.Class, r.Message = stats.Status5xx, statusMessage(status, fc.resp.Header.StatusMessage())
+	case status >= 400:
+		r.Class, r.Message = stats.Status4xx, statusMessage(status, fc.resp.Header.StatusMessage())
+	}
+}
+
+// drain reads the streamed body to the end into the VU's buffer; closing
+// the stream after EOF returns the connection to the HostClient.
+func (fc *fastClient) drain() (int64, error) {
+	stream := fc.resp.BodyStream()
+	if stream == nil { // no body, or HEAD
+		return int64(len(fc.resp.Body())), nil
+	}
+	n, err := drain(stream, fc.st.buf)
+	if cerr := fc.resp.CloseBodyStream(); err == nil {
+		err = cerr
+	}
+	return n, err
+}
+
+// interrupt runs when the request's ctx is done: the VU's connection
+// deadline moves into the past so fasthttp returns at once.
+func (fc *fastClient) interrupt() {
+	if c := fc.conn.Load(); c != nil {
+		_ = c.SetDeadline(alreadyPassed)
+	}
+}
+
+func (d *Driver) classifyFast(err error, parent context.Context) (stats.Class, string) {
+	if errors.Is(err, fasthttp.ErrConnectionClosed) {
+		err = errServerClosed
+	}
+	class, msg := Classify(err, parent)
+	if class == stats.Timeout && parent.Err() == nil {
+		msg = timeoutMessage(d.timeout)
+	}
+	return class, msg
+}
+
+// fastConn stamps the first response byte of each request for TTFB.
+type fastConn struct {
+	net.Conn
+	st *vuState
+}
+
+func (c *fastConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 && c.st.firstByte.Load() == 0 {
+		c.st.firstByte.Store(c.st.now())
+	}
+	return n, err
+}
+
+// Handshake tells fasthttp that TLS, if any, is done: our dialer did it.
+func (c *fastConn) Handshake() error { return nil }

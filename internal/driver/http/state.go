@@ -1,0 +1,125 @@
+package httpdriver
+
+import (
+	"net/http"
+	"net/http/httptrace"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// vuState is what one VU reuses from request to request: the ClientTrace
+// (built once, so tracing costs no allocation per request), the buffer the
+// response body is drained into, and the instants the trace records.
+//
+// The trace hooks we use, GotConn and GotFirstResponseByte, run before
+// RoundTrip returns the response. Only a request cut short (timeout,
+// interrupt) can leave one to fire later, during the VU's next request; the
+// fields are atomic so that is never a data race, and a first byte stamped
+// before the current start is ignored.
+type vuState struct {
+	epoch     time.Time    // the driver's clock origin
+	firstByte atomic.Int64 // ns since epoch at the first response byte; 0 if none
+	connect   atomic.Int64 // dial+TLS time of a new connection; 0 if reused
+	trace     *httptrace.ClientTrace
+	buf       []byte
+	rt        *http.Transport // the VU's own net/http transport, or nil
+	fast      *fastClient     // the VU's own fasthttp client, or nil
+}
+
+const drainBufSize = 32 << 10
+
+func newVUState(epoch time.Time) *vuState {
+	s := &vuState{epoch: epoch, buf: make([]byte, drainBufSize)}
+	s.trace = &httptrace.ClientTrace{
+		GotConn:              s.gotConn,
+		GotFirstResponseByte: s.gotFirstResponseByte,
+	}
+	return s
+}
+
+func (s *vuState) now() int64 { return int64(time.Since(s.epoch)) }
+
+func (s *vuState) gotConn(info httptrace.GotConnInfo) {
+	if d := claimConnect(info.Conn); d > 0 {
+		s.connect.Store(int64(d))
+	}
+}
+
+func (s *vuState) gotFirstResponseByte() { s.firstByte.Store(s.now()) }
+
+// begin resets the state for a new request and returns its start stamp.
+func (s *vuState) begin() int64 {
+	s.firstByte.Store(0)
+	s.connect.Store(0)
+	return s.now()
+}
+
+// ttfb is the time from start to the first response byte, or fallback when
+// the hook did not fire for this request.
+func (s *vuState) ttfb(start int64, fallback time.Duration) time.Duration {
+	if fb := s.firstByte.Load(); fb >= start {
+		return time.Duration(fb - start)
+	}
+	return fallback
+}
+
+// stateTable maps VU numbers to their state. Lookups are one atomic load;
+// a VU seen for the first time takes the lock and may grow the table.
+type stateTable struct {
+	epoch time.Time
+	setup func(*vuState) // called once for each new VU's state
+	mu    sync.Mutex
+	slots atomic.Pointer[[]atomic.Pointer[vuState]]
+}
+
+func (t *stateTable) get(vu int) *vuState {
+	if vu < 0 {
+		return newVUState(t.epoch) // a throwaway state on the shared client
+	}
+	if p := t.slots.Load(); p != nil && vu < len(*p) {
+		if s := (*p)[vu].Load(); s != nil {
+			return s
+		}
+	}
+	return t.add(vu)
+}
+
+func (t *stateTable) add(vu int) *vuState {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var cur []atomic.Pointer[vuState]
+	if p := t.slots.Load(); p != nil {
+		cur = *p
+	}
+	if vu >= len(cur) {
+		grown := make([]atomic.Pointer[vuState], max(vu+1, 2*len(cur), 16))
+		for i := range cur {
+			grown[i].Store(cur[i].Load())
+		}
+		cur = grown
+		t.slots.Store(&cur)
+	}
+	if s := cur[vu].Load(); s != nil {
+		return s
+	}
+	s := newVUState(t.epoch)
+	if t.setup != nil {
+		t.setup(s)
+	}
+	cur[vu].Store(s)
+	return s
+}
+
+// each calls f for every VU's state.
+func (t *stateTable) each(f func(*vuState)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p := t.slots.Load(); p != nil {
+		for i := range *p {
+			if s := (*p)[i].Load(); s != nil {
+				f(s)
+			}
+		}
+	}
+}

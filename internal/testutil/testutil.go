@@ -1,0 +1,63 @@
+// Package testutil starts real servers (nginx, …) on 127.0.0.1 for driver
+// tests and stops them when the test ends.
+//
+// A test that needs a server binary that is not installed is skipped, with
+// the reason, unless PERFLAB_REQUIRE_SERVERS=1 (CI sets it): then it fails,
+// so a missing server can never turn a CI run green by skipping.
+package testutil
+
+import (
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// RequireServersEnv is the environment variable that turns a missing server
+// from a skip into a failure.
+const RequireServersEnv = "PERFLAB_REQUIRE_SERVERS"
+
+// Unavailable skips the test with the reason, or fails it when
+// PERFLAB_REQUIRE_SERVERS=1.
+func Unavailable(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if os.Getenv(RequireServersEnv) == "1" {
+		t.Fatalf(format+" ("+RequireServersEnv+"=1, so this fails instead of skipping)", args...)
+	}
+	t.Skipf(format+" (set "+RequireServersEnv+"=1 to fail instead)", args...)
+}
+
+// sbinDirs are searched after PATH: Debian installs servers such as nginx in
+// /usr/sbin, which is not on every user's PATH.
+var sbinDirs = []string{"/usr/local/sbin", "/usr/sbin", "/sbin"}
+
+// RequireBinary returns the path of the named program, looked up in PATH and
+// then the sbin directories, or skips (fails, see Unavailable) the test.
+func RequireBinary(t testing.TB, name string) string {
+	t.Helper()
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	for _, dir := range sbinDirs {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	Unavailable(t, "%s is not installed (apt-get install %s)", name, name)
+	return ""
+}
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago: the
+// kernel picks it for a listener that is closed at once. Another process
+// may take it before the caller binds it; callers retry on bind failure.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		Unavailable(t, "cannot listen on 127.0.0.1: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
