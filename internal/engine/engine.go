@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -181,7 +182,9 @@ func shardsFor(w Workload) int {
 	if w.Model == Closed {
 		n = w.Conc.Max()
 	}
-	return min(max(n, 1), 64)
+	// Enough shards that VUs rarely share a lock, few enough that the
+	// histograms (four per operation per shard) stay small.
+	return min(max(n, 1), 4*runtime.GOMAXPROCS(0))
 }
 
 // flushLoop closes an interval at every multiple of w.Interval from the
