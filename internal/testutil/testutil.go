@@ -24,6 +24,7 @@ func Unavailable(t testing.TB, format string, args ...any) {
 	t.Helper()
 	if os.Getenv(RequireServersEnv) == "1" {
 		t.Fatalf(format+" ("+RequireServersEnv+"=1, so this fails instead of skipping)", args...)
+		return
 	}
 	t.Skipf(format+" (set "+RequireServersEnv+"=1 to fail instead)", args...)
 }

@@ -12,20 +12,26 @@ import (
 )
 
 // BenchmarkDo measures one Do against a local httptest server answering 1 KiB,
-// sequentially from one VU and in parallel from one VU per goroutine. Client
-// and server share the CPU, so ns/op is an upper bound for the client; the
+// on each client path, sequentially from one VU and in parallel from one VU
+// per goroutine, with a cancellable ctx as the engine passes. Client and
+// server share the CPU, so ns/op is an upper bound for the client; the
 // allocations are the client's and the server's together (see
-// BenchmarkRoundTripBaseline for what net/http alone costs).
+// BenchmarkRoundTripBaseline for bare net/http against the same server).
 func BenchmarkDo(b *testing.B) {
-	for _, mode := range []string{modeH1, modeH2C} {
-		b.Run(mode, func(b *testing.B) {
-			url, proto := benchServer(b, mode)
-			d := newDriver(b, Config{URL: url, Proto: proto})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, c := range []struct {
+		name, mode string
+		maxConns   int
+	}{{"fasthttp-h1", modeH1, 0}, {"nethttp-h1", modeH1, 64}, {"nethttp-h2c", modeH2C, 0}} {
+		b.Run(c.name, func(b *testing.B) {
+			url, proto := benchServer(b, c.mode)
+			d := newDriver(b, Config{URL: url, Proto: proto, MaxConns: c.maxConns})
 			b.Run("serial", func(b *testing.B) {
 				var r driver.Result
 				b.ReportAllocs()
 				for b.Loop() {
-					d.Do(context.Background(), 0, &r)
+					d.Do(ctx, 0, &r)
 					if r.Class != stats.OK {
 						b.Fatalf("%+v", r)
 					}
@@ -38,7 +44,7 @@ func BenchmarkDo(b *testing.B) {
 					vu := int(next.Add(1))
 					var r driver.Result
 					for pb.Next() {
-						d.Do(context.Background(), vu, &r)
+						d.Do(ctx, vu, &r)
 						if r.Class != stats.OK {
 							b.Errorf("%+v", r)
 							return
@@ -75,7 +81,7 @@ func BenchmarkRoundTripBaseline(b *testing.B) {
 func benchServer(b *testing.B, mode string) (url, proto string) {
 	h := okHandler(1024)
 	s := httptest.NewUnstartedServer(h)
-	proto = ProtoH1
+	proto = ProtoAuto
 	if mode == modeH2C {
 		var p http.Protocols
 		p.SetUnencryptedHTTP2(true)

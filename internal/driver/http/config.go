@@ -144,7 +144,8 @@ func loadCA(path string) (*x509.CertPool, error) {
 
 // newTemplate builds the request every Do copies. Header is cloned so the
 // caller may reuse its map; a Host entry moves to Request.Host, the only
-// place net/http reads it from; User-Agent defaults to UserAgent.
+// place net/http reads it from; User-Agent defaults to UserAgent; user info
+// in the URL becomes basic authorization, as curl and net/http's Client do.
 func newTemplate(c Config) (*http.Request, error) {
 	req, err := http.NewRequest(c.Method, c.URL, nil)
 	if err != nil {
@@ -153,6 +154,13 @@ func newTemplate(c Config) (*http.Request, error) {
 	req.Header = c.Header.Clone()
 	if req.Header == nil {
 		req.Header = http.Header{}
+	}
+	if u := req.URL.User; u != nil { // net/http's Client does this, its Transport not
+		if req.Header.Get("Authorization") == "" {
+			pass, _ := u.Password()
+			req.SetBasicAuth(u.Username(), pass)
+		}
+		req.URL.User = nil
 	}
 	if _, ok := req.Header["User-Agent"]; !ok {
 		req.Header.Set("User-Agent", UserAgent) // the same on both clients

@@ -4,15 +4,18 @@
 //
 // What a Result holds, exactly:
 //
-//   - TTFB: from the start of Do to the first byte of the response
-//     (httptrace GotFirstResponseByte), so it includes any connect time.
+//   - TTFB: from the start of Do to the first byte of the response, so it
+//     includes any connect time (httptrace GotFirstResponseByte on
+//     net/http, the first read returning bytes on fasthttp). Also set on a
+//     failed request if a byte had come.
 //   - Connect: TCP connect plus TLS handshake of a connection opened for
 //     this request; 0 when the request reused a connection.
 //   - BytesSent: request body bytes. Request line, headers and framing
 //     (chunking, HTTP/2 frames, TLS records) are not counted.
 //   - BytesRecv: response body bytes read (compression is disabled, so these
 //     are the bytes the server sent as the body). Status line, headers and
-//     framing are not counted.
+//     framing are not counted. A body cut short counts what was read before
+//     the failure (fasthttp reads small bodies whole, so may report 0).
 //   - Class: stats.OK for 1xx–3xx (redirects are not followed), Status4xx
 //     or Status5xx by status code, else what Classify makes of the error.
 //
@@ -102,7 +105,11 @@ func (d *Driver) setupVU(st *vuState) {
 	case d.fast != nil:
 		st.fast = newFastClient(d.fast, d.dl, st, d.timeout)
 	case d.perVU:
+		// One connection, exactly: with no cap, net/http may dial a second
+		// one for a request that comes before the first is back in the
+		// pool, which happens with h2c.
 		st.rt = d.rt.Clone()
+		st.rt.MaxConnsPerHost, st.rt.MaxIdleConnsPerHost = 1, 1
 	}
 }
 

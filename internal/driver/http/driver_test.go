@@ -111,6 +111,7 @@ func TestDoSendsTheConfiguredRequest(t *testing.T) {
 			_, _ = io.WriteString(w, "stored")
 		}))
 		cfg := c.config(ts, "/up/a%20b?q=1&r=2")
+		cfg.URL = strings.Replace(cfg.URL, "://", "://alice:secret@", 1)
 		cfg.Method, cfg.Body = http.MethodPost, body
 		cfg.Header = http.Header{"X-Test": {"yes", "twice"}, "Host": {"example.test"}, "Content-Type": {"application/json"}}
 		d := newDriver(t, cfg)
@@ -123,7 +124,8 @@ func TestDoSendsTheConfiguredRequest(t *testing.T) {
 			if !bytes.Equal(s.body, body) {
 				t.Fatalf("server got %d bytes, want %d", len(s.body), len(body))
 			}
-			if s.method != "POST" || s.host != "example.test" || s.header.Get("User-Agent") != UserAgent {
+			if s.method != "POST" || s.host != "example.test" || s.header.Get("User-Agent") != UserAgent ||
+				s.header.Get("Authorization") != "Basic YWxpY2U6c2VjcmV0" { // alice:secret
 				t.Fatalf("server saw %+v", s)
 			}
 			if strings.HasPrefix(s.proto, "HTTP/2") {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -86,7 +87,7 @@ func canonicalAddr(u *url.URL) string {
 }
 
 // fastClient is one VU's HTTP/1.1 client. Only the VU's goroutine uses it,
-// except conn, which the ctx's AfterFunc reads.
+// except what interrupt touches: conn, and the fields under mu.
 type fastClient struct {
 	hc     *fasthttp.HostClient
 	req    fasthttp.Request
@@ -95,8 +96,12 @@ type fastClient struct {
 	dl     *dialer
 	addr   string
 	ctx    context.Context // of the request in flight, for dialing
+	dialed bool            // this attempt opened a new connection
 	conn   atomic.Pointer[fastConn]
-	dialed bool // this attempt opened a new connection
+
+	mu          sync.Mutex
+	gen         uint64      // request number, so a late interrupt of an old request is ignored
+	interrupted atomic.Bool // the request in flight was interrupted: its deadlines stay past
 }
 
 func newFastClient(t *fastTemplate, dl *dialer, st *vuState, timeout time.Duration) *fastClient {
@@ -137,7 +142,7 @@ func (fc *fastClient) dial(_ string, timeout time.Duration) (net.Conn, error) {
 	}
 	fc.dialed = true
 	fc.st.connect.Store(int64(claimConnect(c)))
-	conn := &fastConn{Conn: c, st: fc.st}
+	conn := &fastConn{Conn: c, fc: fc}
 	fc.conn.Store(conn)
 	return conn, nil
 }
@@ -147,9 +152,9 @@ func (fc *fastClient) dial(_ string, timeout time.Duration) (net.Conn, error) {
 // byte (the server closed it while idle). Anything else is reported, not
 // hidden behind retries.
 func (fc *fastClient) retry(req *fasthttp.Request, attempts int, err error) (resetTimeout, retry bool) {
-	var ne net.Error
-	if attempts > 1 || fc.dialed || fc.st.firstByte.Load() != 0 ||
-		(errors.As(err, &ne) && ne.Timeout()) || !replayable(req) {
+	var timeout interface{ Timeout() bool }
+	if attempts > 1 || fc.dialed || fc.interrupted.Load() || fc.st.firstByte.Load() != 0 ||
+		(errors.As(err, &timeout) && timeout.Timeout()) || !replayable(req) {
 		return false, false
 	}
 	return false, true
@@ -171,8 +176,13 @@ func (fc *fastClient) do(ctx context.Context, d *Driver, start int64, r *driver.
 	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
 		deadline = dl // its expiry is the engine's: Interrupted
 	}
+	fc.mu.Lock()
+	fc.gen++
+	gen := fc.gen
+	fc.interrupted.Store(false)
+	fc.mu.Unlock()
 	if ctx.Done() != nil {
-		stop := context.AfterFunc(ctx, fc.interrupt)
+		stop := context.AfterFunc(ctx, func() { fc.interrupt(gen) })
 		defer stop()
 	}
 	fc.ctx, fc.dialed = ctx, false
@@ -214,11 +224,18 @@ func (fc *fastClient) drain() (int64, error) {
 	return n, err
 }
 
-// interrupt runs when the request's ctx is done: the VU's connection
-// deadline moves into the past so fasthttp returns at once.
-func (fc *fastClient) interrupt() {
+// interrupt runs when the ctx of request gen is done: the VU's connection
+// deadline moves into the past so fasthttp returns at once, and stays
+// there, whatever deadline fasthttp sets next (see fastConn).
+func (fc *fastClient) interrupt(gen uint64) {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if gen != fc.gen {
+		return // that request is over
+	}
+	fc.interrupted.Store(true)
 	if c := fc.conn.Load(); c != nil {
-		_ = c.SetDeadline(alreadyPassed)
+		_ = c.Conn.SetDeadline(alreadyPassed)
 	}
 }
 
@@ -233,18 +250,38 @@ func (d *Driver) classifyFast(err error, parent context.Context) (stats.Class, s
 	return class, msg
 }
 
-// fastConn stamps the first response byte of each request for TTFB.
+// fastConn stamps the first response byte of each request for TTFB, and
+// keeps an interrupted request's deadlines in the past: fasthttp sets the
+// read deadline after writing, which could undo an interrupt that came
+// during the write. Setting the deadline, then checking the flag, leaves
+// it past whichever of interrupt and fasthttp goes first.
 type fastConn struct {
 	net.Conn
-	st *vuState
+	fc *fastClient
 }
 
 func (c *fastConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
-	if n > 0 && c.st.firstByte.Load() == 0 {
-		c.st.firstByte.Store(c.st.now())
+	if st := c.fc.st; n > 0 && st.firstByte.Load() == 0 {
+		st.firstByte.Store(st.now())
 	}
 	return n, err
+}
+
+func (c *fastConn) SetDeadline(t time.Time) error { return c.setDeadline(c.Conn.SetDeadline, t) }
+func (c *fastConn) SetReadDeadline(t time.Time) error {
+	return c.setDeadline(c.Conn.SetReadDeadline, t)
+}
+func (c *fastConn) SetWriteDeadline(t time.Time) error {
+	return c.setDeadline(c.Conn.SetWriteDeadline, t)
+}
+
+func (c *fastConn) setDeadline(set func(time.Time) error, t time.Time) error {
+	err := set(t)
+	if c.fc.interrupted.Load() {
+		return set(alreadyPassed)
+	}
+	return err
 }
 
 // Handshake tells fasthttp that TLS, if any, is done: our dialer did it.
