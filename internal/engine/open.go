@@ -35,6 +35,12 @@ func (r *run) runOpen(stop context.Context) Summary {
 	)
 	timer.Stop()
 	defer timer.Stop()
+	fine, err := clock.NewTimer()
+	if err != nil {
+		fine = nil
+	} else {
+		defer fine.Close()
+	}
 	for {
 		backlog = handOut(idle, backlog)
 		elapsed := time.Since(r.start)
@@ -54,7 +60,7 @@ func (r *run) runOpen(stop context.Context) Summary {
 		}
 		if wait > 0 {
 			if wait <= clock.Coarse && len(backlog) == 0 {
-				clock.Fine(wait) // close to the due time: a Go timer would wake up to 1 ms late
+				fine.Sleep(wait) // close to the due time: a Go timer would wake up to 1 ms late
 			} else {
 				var freed chan *vu // only worth waking for while arrivals wait
 				if len(backlog) > 0 {
