@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/units"
 )
 
 // Markdown writes r as a Markdown report.
@@ -161,15 +162,4 @@ func dur(d time.Duration) string {
 	return fmt.Sprintf("%.2f s", d.Seconds())
 }
 
-func bytesPS(v float64) string {
-	const k = 1024.0
-	switch {
-	case v >= k*k*k:
-		return fmt.Sprintf("%.2f GiB/s", v/(k*k*k))
-	case v >= k*k:
-		return fmt.Sprintf("%.2f MiB/s", v/(k*k))
-	case v >= k:
-		return fmt.Sprintf("%.1f KiB/s", v/k)
-	}
-	return fmt.Sprintf("%.0f B/s", v)
-}
+func bytesPS(v float64) string { return units.FormatBytes(v) + "/s" }
