@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -73,7 +74,8 @@ func startTarget(ctx context.Context, logs io.Writer) (string, func(), error) {
 		return "", nil, fmt.Errorf("cannot find perflab's own executable: %w", err)
 	}
 	cmd := exec.CommandContext(ctx, self, append([]string{"target", "http", "--addr", "127.0.0.1:0"}, demoTarget...)...)
-	cmd.Stderr = logs
+	var errs bytes.Buffer // the target's own messages, shown only if it fails to start
+	cmd.Stderr = &errs
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return "", nil, fmt.Errorf("cannot start the demo target: %w", err)
@@ -107,6 +109,7 @@ func startTarget(ctx context.Context, logs io.Writer) (string, func(), error) {
 			return strings.TrimSpace(l[i:]), stop, nil
 		}
 		stop()
+		fmt.Fprint(logs, errs.String())
 		return "", nil, errors.New("the demo target exited before it listened")
 	case <-time.After(10 * time.Second):
 		stop()
