@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -31,10 +30,7 @@ func (e *env) demo(ctx context.Context, args []string) error {
 	out := fs.String("out", "perflab-runs", "parent directory for the run directory")
 	each := fs.Duration("duration", 10*time.Second, "duration of each load level")
 	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return err
-		}
-		return usageErrorf("%v", err)
+		return flagError(err)
 	}
 	if *each <= 0 {
 		return usageErrorf("--duration %v must be > 0", *each)

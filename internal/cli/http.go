@@ -72,6 +72,15 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// flagError maps a flag parsing error: --help is not a failure, anything
+// else is a usage error.
+func flagError(err error) error {
+	if err == flag.ErrHelp {
+		return err
+	}
+	return usageErrorf("%v", err)
+}
+
 func newFlagSet(name string, e *env) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
@@ -88,10 +97,7 @@ func (e *env) httpCmd(ctx context.Context, args []string) error {
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		if err == flag.ErrHelp {
-			return err
-		}
-		return usageErrorf("%v", err)
+		return flagError(err)
 	}
 	if len(pos) != 1 {
 		return usageErrorf("perflab http needs exactly one URL, got %d arguments", len(pos))

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"flag"
-
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 )
@@ -13,10 +11,7 @@ func (e *env) report(args []string) error {
 	format := fs.String("format", "md", "md or json")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		if err == flag.ErrHelp {
-			return err
-		}
-		return usageErrorf("%v", err)
+		return flagError(err)
 	}
 	if len(pos) != 1 {
 		return usageErrorf("perflab report needs one run directory")

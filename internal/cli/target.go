@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"strings"
 	"time"
@@ -26,10 +25,7 @@ func (e *env) target(ctx context.Context, args []string) error {
 	stall := fs.String("stall", "", "periodic stall FOR/EVERY, e.g. 1s/10s: responses are held FOR at the end of each EVERY")
 	seed := fs.Int64("seed", 0, "random seed (0: random)")
 	if err := fs.Parse(args[1:]); err != nil {
-		if err == flag.ErrHelp {
-			return err
-		}
-		return usageErrorf("%v", err)
+		return flagError(err)
 	}
 	cfg, err := targetConfig(*latency, *jitter, *dist, *size, *errRate, *stall, *seed)
 	if err != nil {

@@ -53,10 +53,7 @@ func (r *run) runClosed(stop context.Context) Summary {
 // startLooper starts closed-model VU id, which loops until quit is closed.
 // VU ids are reused when the schedule shrinks and grows again.
 func (r *run) startLooper(id int, quit <-chan struct{}) {
-	r.mu.Lock()
-	r.vus++
-	r.maxVUs = max(r.maxVUs, r.vus)
-	r.mu.Unlock()
+	r.addVU()
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()

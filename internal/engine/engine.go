@@ -232,6 +232,17 @@ func (r *run) do(id int, res *driver.Result, intended time.Time) {
 	})
 }
 
+// addVU counts a new live VU and returns the count before it (the open
+// model uses it as the VU's id).
+func (r *run) addVU() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := r.vus
+	r.vus++
+	r.maxVUs = max(r.maxVUs, r.vus)
+	return n
+}
+
 // drain waits for live VUs: up to w.Grace, then cancels their operations
 // (counted as interrupted); kill cancels at once.
 func (r *run) drain(kill context.Context, cancelOps context.CancelFunc) {

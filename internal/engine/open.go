@@ -146,11 +146,7 @@ func handOut(idle chan *vu, backlog []time.Time) []time.Time {
 // startVU starts a VU goroutine; it is not idle until it has done the work
 // its creator sends it.
 func (r *run) startVU(idle chan *vu) *vu {
-	r.mu.Lock()
-	v := &vu{id: r.vus, work: make(chan time.Time, 1)}
-	r.vus++
-	r.maxVUs = max(r.maxVUs, r.vus)
-	r.mu.Unlock()
+	v := &vu{id: r.addVU(), work: make(chan time.Time, 1)}
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()

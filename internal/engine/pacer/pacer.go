@@ -49,28 +49,39 @@ func (r *Rate) Validate() []error {
 	if r.Start < 0 || math.IsNaN(r.Start) || math.IsInf(r.Start, 0) {
 		errs = append(errs, fmt.Errorf("start rate %v must be a finite number >= 0", r.Start))
 	}
-	if len(r.Stages) == 0 {
-		errs = append(errs, fmt.Errorf("a rate schedule needs at least one stage"))
+	finite := func(v float64) bool { return v >= 0 && !math.IsNaN(v) && !math.IsInf(v, 0) }
+	return append(errs, validateStages("rate", r.Stages, finite, "a finite number >= 0")...)
+}
+
+// validateStages checks that there is a stage, that every stage lasts, and
+// that every target passes ok (described by want).
+func validateStages(kind string, stages []Stage, ok func(float64) bool, want string) []error {
+	var errs []error
+	if len(stages) == 0 {
+		errs = append(errs, fmt.Errorf("a %s schedule needs at least one stage", kind))
 	}
-	for i, s := range r.Stages {
+	for i, s := range stages {
 		if s.Duration <= 0 {
 			errs = append(errs, fmt.Errorf("stage %d: duration %v must be > 0", i+1, s.Duration))
 		}
-		if s.Target < 0 || math.IsNaN(s.Target) || math.IsInf(s.Target, 0) {
-			errs = append(errs, fmt.Errorf("stage %d: target rate %v must be a finite number >= 0", i+1, s.Target))
+		if !ok(s.Target) {
+			errs = append(errs, fmt.Errorf("stage %d: target %s %v must be %s", i+1, kind, s.Target, want))
 		}
 	}
 	return errs
 }
 
-// Duration is the length of the whole schedule.
-func (r *Rate) Duration() time.Duration {
+// stagesDuration is the length of a schedule.
+func stagesDuration(stages []Stage) time.Duration {
 	var d time.Duration
-	for _, s := range r.Stages {
+	for _, s := range stages {
 		d += s.Duration
 	}
 	return d
 }
+
+// Duration is the length of the whole schedule.
+func (r *Rate) Duration() time.Duration { return stagesDuration(r.Stages) }
 
 // Total is the number of arrivals the schedule holds.
 func (r *Rate) Total() uint64 {
@@ -154,28 +165,12 @@ func (c *Concurrency) Validate() []error {
 	if c.Start < 0 {
 		errs = append(errs, fmt.Errorf("start concurrency %d must be >= 0", c.Start))
 	}
-	if len(c.Stages) == 0 {
-		errs = append(errs, fmt.Errorf("a concurrency schedule needs at least one stage"))
-	}
-	for i, s := range c.Stages {
-		if s.Duration <= 0 {
-			errs = append(errs, fmt.Errorf("stage %d: duration %v must be > 0", i+1, s.Duration))
-		}
-		if s.Target < 0 || s.Target != math.Trunc(s.Target) {
-			errs = append(errs, fmt.Errorf("stage %d: target concurrency %v must be a whole number >= 0", i+1, s.Target))
-		}
-	}
-	return errs
+	whole := func(v float64) bool { return v >= 0 && v == math.Trunc(v) }
+	return append(errs, validateStages("concurrency", c.Stages, whole, "a whole number >= 0")...)
 }
 
 // Duration is the length of the whole schedule.
-func (c *Concurrency) Duration() time.Duration {
-	var d time.Duration
-	for _, s := range c.Stages {
-		d += s.Duration
-	}
-	return d
-}
+func (c *Concurrency) Duration() time.Duration { return stagesDuration(c.Stages) }
 
 // Max is the largest number of VUs the schedule asks for.
 func (c *Concurrency) Max() int {
