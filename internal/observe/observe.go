@@ -1,0 +1,65 @@
+// Package observe samples what the system under test spends: each source
+// (process tree, cgroup, /metrics scrape, disk, the generator itself) turns
+// one sample time into named points. The metric names below are the contract
+// between the sources, the run store and the reports.
+package observe
+
+import (
+	"context"
+	"time"
+)
+
+// Point is one measured value of a component at one sample time.
+type Point struct {
+	Metric string
+	Value  float64
+}
+
+// Source is one thing that can be sampled. A source may keep state between
+// calls (cumulative counters turned into rates); a rate metric is left out of
+// the first sample, which has nothing to compare with.
+type Source interface {
+	// Name says what is sampled, for error messages ("proc 1234", "scrape http://…").
+	Name() string
+	Sample(ctx context.Context, now time.Time) ([]Point, error)
+}
+
+// Metrics of the process tree (the component's process and its descendants).
+const (
+	CPUCores       = "cpu_cores"         // CPU time per second of wall time
+	RSSBytes       = "rss_bytes"         // resident set size, summed
+	Threads        = "threads"           // OS threads, summed
+	OpenFDs        = "open_fds"          // open file descriptors, summed
+	ReadBytesPerS  = "read_bytes_per_s"  // storage reads (/proc/pid/io read_bytes)
+	WriteBytesPerS = "write_bytes_per_s" // storage writes (/proc/pid/io write_bytes)
+	Processes      = "processes"         // processes in the tree
+)
+
+// Metrics of a cgroup v2 directory.
+const (
+	CgroupMemoryBytes    = "cgroup_memory_bytes" // memory.current
+	CgroupCPUCores       = "cgroup_cpu_cores"    // cpu.stat usage_usec per second
+	CgroupThrottledPerS  = "cgroup_throttled_periods_per_s"
+	CgroupThrottledCores = "cgroup_throttled_cores" // cpu.stat throttled_usec per second
+)
+
+// Metrics read from a component's own Prometheus /metrics.
+const (
+	GoHeapInuseBytes = "go_heap_inuse_bytes" // go_memstats_heap_inuse_bytes
+	GCPerMin         = "gc_per_min"          // rate of go_gc_duration_seconds_count × 60
+	ProcessCPUCores  = "process_cpu_cores"   // rate of process_cpu_seconds_total
+	ProcessRSSBytes  = "process_rss_bytes"   // process_resident_memory_bytes
+	GoGoroutines     = "go_goroutines"
+	// MetricPrefix prefixes a metric the plan lists by name; its value is the
+	// sum over the metric's series.
+	MetricPrefix = "metric:"
+)
+
+// DiskBytes is the space used under a component's data directories.
+const DiskBytes = "disk_bytes"
+
+// Metrics of the generator itself (besides the process metrics above).
+const (
+	SchedLatP99Seconds = "go_sched_latency_p99_s" // Go scheduler latency p99 since the previous sample
+	CoresAvailable     = "cores_available"        // CPUs the generator may run on
+)
