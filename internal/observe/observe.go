@@ -6,8 +6,14 @@ package observe
 
 import (
 	"context"
+	"errors"
 	"time"
 )
+
+// ErrGone is wrapped by a source whose subject no longer exists (the
+// component's root process exited), so that callers can tell a crashed
+// component from a failed measurement with errors.Is.
+var ErrGone = errors.New("process is gone")
 
 // Point is one measured value of a component at one sample time.
 type Point struct {

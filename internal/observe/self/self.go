@@ -1,0 +1,137 @@
+// Package self samples the load generator itself, so that a report can tell
+// when perflab, not the system under test, was the limit: its own process's
+// CPU and memory, the CPUs it may run on, and the Go scheduler's latency.
+//
+// Only perflab's own process is counted (proc.RootOnly): its children are
+// the components it started, and the CPU time of a child it reaps would
+// otherwise land on perflab's account. Each worker process of a distributed
+// run samples itself.
+package self
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"runtime/metrics"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/perflab/perflab/internal/observe"
+	"github.com/perflab/perflab/internal/observe/proc"
+)
+
+// schedLatencies is the runtime's histogram of the time goroutines spent
+// runnable before they ran.
+const schedLatencies = "/sched/latencies:seconds"
+
+// ClientBoundFraction is the share of its available cores at or above which
+// the generator counts as the bottleneck (see ClientBound).
+const ClientBoundFraction = 0.9
+
+// Self is a Source for the generator's own process.
+type Self struct {
+	tree   *proc.Tree
+	sample []metrics.Sample
+	prev   []uint64 // scheduler latency counts at the previous sample; nil before
+}
+
+var _ observe.Source = (*Self)(nil)
+
+// New returns a Self for the current process, read from the proc file
+// system at procRoot ("" means /proc).
+func New(procRoot string) (*Self, error) {
+	tree, err := proc.New(procRoot, os.Getpid(), proc.RootOnly())
+	if err != nil {
+		return nil, fmt.Errorf("cannot observe perflab itself: %w", err)
+	}
+	return &Self{tree: tree, sample: []metrics.Sample{{Name: schedLatencies}}}, nil
+}
+
+// Name implements observe.Source.
+func (s *Self) Name() string { return "self" }
+
+// Sample implements observe.Source: the process points of proc.Tree (with
+// RootOnly), CoresAvailable, and from the second sample on
+// SchedLatP99Seconds, the 99th percentile of the scheduler latencies
+// recorded since the previous sample (left out when there were none).
+func (s *Self) Sample(ctx context.Context, now time.Time) ([]observe.Point, error) {
+	points, err := s.tree.Sample(ctx, now)
+	if err != nil {
+		return nil, err
+	}
+	cores, err := CoresAvailable()
+	if err != nil {
+		return nil, err
+	}
+	points = append(points, observe.Point{Metric: observe.CoresAvailable, Value: float64(cores)})
+	metrics.Read(s.sample)
+	if s.sample[0].Value.Kind() != metrics.KindFloat64Histogram {
+		return points, nil // not in this Go version
+	}
+	h := s.sample[0].Value.Float64Histogram()
+	if p99, ok := quantileSince(s.prev, h, 0.99); ok {
+		points = append(points, observe.Point{Metric: observe.SchedLatP99Seconds, Value: p99})
+	}
+	s.prev = append(s.prev[:0], h.Counts...)
+	return points, nil
+}
+
+// CoresAvailable returns the number of CPUs the current process may run on
+// (its scheduler affinity mask). A CPU quota of its cgroup is not counted.
+func CoresAvailable() (int, error) {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return 0, fmt.Errorf("cannot read the CPU affinity: %w", err)
+	}
+	return set.Count(), nil
+}
+
+// ClientBound says whether the generator, using cpuCores of the
+// coresAvailable it may run on, was the limit of a measurement: when it
+// used at least ClientBoundFraction of them, its goroutines queued for a CPU
+// and the latencies it measured include that wait. On a machine where the
+// generator shares the cores with the system under test, the rule applies
+// to the sum of both.
+func ClientBound(cpuCores, coresAvailable float64) bool {
+	return coresAvailable > 0 && cpuCores >= ClientBoundFraction*coresAvailable
+}
+
+// quantileSince returns the q-quantile of the observations h gained since
+// it had the counts prev, interpolated linearly within its bucket (the
+// bound when the other one is infinite); false when prev is nil (the first
+// sample) or nothing was observed since.
+func quantileSince(prev []uint64, h *metrics.Float64Histogram, q float64) (float64, bool) {
+	if prev == nil || len(prev) != len(h.Counts) {
+		return 0, false
+	}
+	delta := make([]uint64, len(h.Counts))
+	var total uint64
+	for i, c := range h.Counts {
+		if c >= prev[i] {
+			delta[i] = c - prev[i]
+			total += delta[i]
+		}
+	}
+	if total == 0 {
+		return 0, false
+	}
+	rank := q * float64(total)
+	var cum float64
+	for i, d := range delta {
+		if d == 0 || cum+float64(d) < rank {
+			cum += float64(d)
+			continue
+		}
+		lo, hi := h.Buckets[i], h.Buckets[i+1]
+		switch {
+		case math.IsInf(hi, 1):
+			return lo, true
+		case math.IsInf(lo, -1):
+			return hi, true
+		}
+		return lo + (hi-lo)*(rank-cum)/float64(d), true
+	}
+	return h.Buckets[len(h.Buckets)-1], true // not reached: rank <= total
+}

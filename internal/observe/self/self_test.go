@@ -1,0 +1,113 @@
+package self
+
+import (
+	"context"
+	"math"
+	"os/exec"
+	"runtime"
+	"runtime/metrics"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/observe"
+)
+
+func TestQuantileSince(t *testing.T) {
+	buckets := []float64{math.Inf(-1), 0.001, 0.002, 0.004, math.Inf(1)}
+	prev := []uint64{5, 10, 10, 10}
+	for _, tc := range []struct {
+		name  string
+		prev  []uint64
+		delta []uint64
+		want  float64
+		ok    bool
+	}{
+		{"within a bucket", prev, []uint64{0, 100, 0, 0}, 0.001 + 0.001*99/100, true},
+		{"at a bucket's top", prev, []uint64{0, 99, 1, 0}, 0.002, true},
+		{"in the open last bucket", prev, []uint64{0, 90, 8, 2}, 0.004, true},
+		{"in the open first bucket", prev, []uint64{100, 0, 0, 0}, 0.001, true},
+		{"nothing new", prev, []uint64{0, 0, 0, 0}, 0, false},
+		{"first sample", nil, []uint64{1, 1, 1, 1}, 0, false},
+	} {
+		cur := make([]uint64, 4)
+		for i := range cur {
+			if tc.prev != nil {
+				cur[i] = tc.prev[i]
+			}
+			cur[i] += tc.delta[i]
+		}
+		got, ok := quantileSince(tc.prev, &metrics.Float64Histogram{Counts: cur, Buckets: buckets}, 0.99)
+		if ok != tc.ok || math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("%s: p99 = %v, %v; want %v, %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestClientBound(t *testing.T) {
+	for _, tc := range []struct {
+		cpu, cores float64
+		want       bool
+	}{
+		{1.8, 2, true}, {1.79, 2, false}, {3.9, 4, true}, {0.5, 4, false}, {0, 0, false},
+	} {
+		if got := ClientBound(tc.cpu, tc.cores); got != tc.want {
+			t.Errorf("ClientBound(%v, %v) = %v, want %v", tc.cpu, tc.cores, got, tc.want)
+		}
+	}
+}
+
+func TestSelfOfThisProcess(t *testing.T) {
+	// A child process, like a component perflab started, is not perflab.
+	child := exec.Command("sleep", "30")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = child.Process.Kill(); _ = child.Wait() })
+	s, err := New("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Name() != "self" {
+		t.Errorf("Name = %q", s.Name())
+	}
+	if _, err := s.Sample(context.Background(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range 4 { // CPU to see, and goroutines that wait for a CPU
+		wg.Go(func() {
+			for x := 1; time.Since(start) < 300*time.Millisecond; x++ {
+				x ^= x << 3
+			}
+		})
+	}
+	wg.Wait()
+	points, err := s.Sample(context.Background(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%v", points)
+	got := map[string]float64{}
+	for _, p := range points {
+		got[p.Metric] = p.Value
+	}
+	for _, c := range []struct {
+		metric   string
+		min, max float64
+	}{
+		{observe.Processes, 1, 1},
+		{observe.CPUCores, 0.3, float64(runtime.NumCPU()) * 1.1},
+		{observe.RSSBytes, 1 << 20, 4 << 30},
+		{observe.CoresAvailable, float64(runtime.NumCPU()), float64(runtime.NumCPU())},
+		{observe.SchedLatP99Seconds, 0, 1},
+	} {
+		if v, ok := got[c.metric]; !ok || v < c.min || v > c.max {
+			t.Errorf("%s = %v (present %v), want within [%v, %v]", c.metric, v, ok, c.min, c.max)
+		}
+	}
+	if _, ok := got[observe.ReadBytesPerS]; ok {
+		t.Errorf("storage rates of perflab itself: %v", points)
+	}
+}
