@@ -1,7 +1,8 @@
-// Package analysis turns recorded intervals into the figures reports print:
-// the steady-state window, per-operation rates and percentiles from merged
-// histograms (never averaged), errors by class, dropped arrivals, and whether
-// the generator itself was the limit.
+// Package analysis turns recorded intervals and resource samples into the
+// figures reports print: the steady-state window, per-operation rates and
+// percentiles from merged histograms (never averaged), errors by class,
+// dropped arrivals, per-component resource P99/Max/Avg with totals, and
+// whether the generator itself was the limit.
 package analysis
 
 import (
@@ -13,7 +14,10 @@ import (
 
 // Workload is what analysis needs to know of one workload besides its intervals.
 type Workload struct {
-	Name       string
+	Name       string // unique in the run
+	Short      string // display name within its profile; "" means Name
+	Cell       int    // the matrix cell it ran in; 0 in a run without a plan
+	Profile    string // the profile it belongs to; "" in a run without a plan
 	Driver     string
 	Model      string
 	Target     string
@@ -197,6 +201,14 @@ func (s *Summary) judge() {
 	if s.Requests > 0 && s.Requests < 100 {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("only %d requests in the window: p99 and above rest on fewer than 100 samples", s.Requests))
 	}
+}
+
+// DisplayName is the workload's name as reports show it under its profile.
+func (w Workload) DisplayName() string {
+	if w.Short != "" {
+		return w.Short
+	}
+	return w.Name
 }
 
 // AllFailed reports whether every operation of the run failed with a

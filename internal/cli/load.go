@@ -2,14 +2,19 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/stats"
 )
 
-// loadRun reads a run directory's store into what reports show. It works on
-// finished runs and on runs killed mid-way.
+// loadRun reads a run directory's store into what reports show: every
+// workload's summary, and the cells with their phases, components and
+// resource figures. It works on finished runs, on runs killed mid-way, and
+// on version 1 stores. A run without a plan (no cells rows) is one implicit
+// cell 0 in which each workload is its own phase.
 func loadRun(store *results.Run) (*report.Run, error) {
 	meta, err := store.Meta()
 	if err != nil {
@@ -34,20 +39,173 @@ func loadRun(store *results.Run) (*report.Run, error) {
 		if err != nil {
 			return nil, fmt.Errorf("cannot read intervals of workload %q: %w", w.Name, err)
 		}
-		a := analysis.Workload{Name: w.Name, Driver: w.Driver, Model: w.Model, Target: w.Target, TargetRate: w.Rate,
-			VUsMin: w.VUsMin, VUsMax: w.VUsMax}
-		if end, ok := ends[w.Name]; ok {
-			a.Start, a.LoadEnd, a.End, a.Scheduled, a.MaxVUs = end.Start, end.LoadEnd, end.End, end.Scheduled, end.MaxVUs
-			a.Window = analysis.Window{Start: end.WindowStart, End: end.WindowEnd, Rule: end.WindowRule}
-		} else if len(ivs) > 0 {
-			// Killed before the workload ended: take what was recorded, minus the first interval.
-			a.Start, a.LoadEnd = ivs[0].Start, ivs[len(ivs)-1].End
-			a.Window = analysis.Window{Start: ivs[0].End, End: a.LoadEnd, Rule: "run killed: recorded intervals after the first"}
-		}
-		if w.Model == "closed" {
-			a.VUsMax = w.Concurrency
-		}
-		r.Workloads = append(r.Workloads, analysis.Summarize(a, ivs))
+		end, ended := ends[w.Name]
+		r.Workloads = append(r.Workloads, analysis.Summarize(analysisWorkload(w, end, ended, ivs), ivs))
+	}
+	if r.Cells, err = loadCells(store, meta, r.Workloads); err != nil {
+		return nil, err
 	}
 	return r, nil
+}
+
+func analysisWorkload(w results.Workload, end results.WorkloadEnd, ended bool, ivs []*stats.Interval) analysis.Workload {
+	a := analysis.Workload{Name: w.Name, Short: w.Short, Cell: w.Cell, Profile: w.Profile, Driver: w.Driver,
+		Model: w.Model, Target: w.Target, TargetRate: w.Rate, VUsMin: w.VUsMin, VUsMax: w.VUsMax}
+	if ended {
+		a.Start, a.LoadEnd, a.End, a.Scheduled, a.MaxVUs = end.Start, end.LoadEnd, end.End, end.Scheduled, end.MaxVUs
+		a.Window = analysis.Window{Start: end.WindowStart, End: end.WindowEnd, Rule: end.WindowRule}
+	} else if len(ivs) > 0 {
+		// Killed before the workload ended: take what was recorded, minus the first interval.
+		a.Start, a.LoadEnd = ivs[0].Start, ivs[len(ivs)-1].End
+		a.Window = analysis.Window{Start: ivs[0].End, End: a.LoadEnd, Rule: "run killed: recorded intervals after the first"}
+	}
+	if w.Model == results.ModelClosed {
+		a.VUsMax = w.Concurrency
+	}
+	return a
+}
+
+// loadCells builds the report's cells: those the store has rows for, and an
+// implicit one for any cell index only workloads refer to (cell 0 of a run
+// without a plan).
+func loadCells(store *results.Run, meta results.Meta, sums []*analysis.Summary) ([]*report.Cell, error) {
+	rows, err := store.Cells()
+	if err != nil {
+		return nil, err
+	}
+	phases, err := store.Phases()
+	if err != nil {
+		return nil, err
+	}
+	byIndex := map[int]*report.Cell{}
+	for _, c := range rows {
+		byIndex[c.Index] = &report.Cell{Index: c.Index, Name: c.Name, Vars: reportVars(c.Vars), State: c.State,
+			Message: c.Message, Started: c.Started, Ended: c.Ended}
+	}
+	for _, s := range sums {
+		if byIndex[s.Workload.Cell] == nil {
+			byIndex[s.Workload.Cell] = &report.Cell{Index: s.Workload.Cell, Implicit: true}
+		}
+	}
+	if len(byIndex) == 0 {
+		byIndex[0] = &report.Cell{Implicit: true} // nothing ran; samples may still be there
+	}
+	var out []*report.Cell
+	for _, idx := range cellIndices(byIndex) {
+		c := byIndex[idx]
+		if err := fillCell(store, meta, c, phases, sums); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// fillCell reads a cell's components and samples and builds its phases with
+// their resource figures.
+func fillCell(store *results.Run, meta results.Meta, c *report.Cell, phases []results.Phase, sums []*analysis.Summary) error {
+	comps, err := store.Components(c.Index)
+	if err != nil {
+		return err
+	}
+	for _, comp := range comps {
+		c.Components = append(c.Components, analysis.Component{Name: comp.Name, Group: comp.Group, Kind: comp.Kind,
+			PID: comp.PID, MetricsURL: comp.MetricsURL, DataDirs: comp.DataDirs, Exited: comp.Exited, ExitText: comp.ExitText})
+	}
+	samples, err := store.Samples(c.Index)
+	if err != nil {
+		return err
+	}
+	series := analysisSeries(samples)
+	c.Phases = cellPhases(c.Index, phases, sums)
+	for _, p := range c.Phases {
+		if len(series) == 0 || p.Window.End.IsZero() {
+			continue
+		}
+		p.Resources = analysis.SummarizeResources(analysis.ResourceInput{Window: p.Window, Components: c.Components,
+			Series: series, CoresAvailable: float64(meta.GoMaxProcs)})
+		analysis.MarkClientBound(p.Resources, p.Workloads)
+	}
+	return nil
+}
+
+// cellPhases is the cell's phases in the order they ran, each with its
+// workloads; a workload whose profile has no phase row (every workload of a
+// run without a plan) is an implicit phase of its own, with its own window.
+func cellPhases(cell int, phases []results.Phase, sums []*analysis.Summary) []*report.Phase {
+	var out []*report.Phase
+	byProfile := map[string]*report.Phase{}
+	for _, p := range phases {
+		if p.Cell != cell {
+			continue
+		}
+		rp := &report.Phase{Profile: p.Profile, State: p.State, Message: p.Message, Start: p.Start, LoadEnd: p.LoadEnd,
+			Warmup: p.Warmup, Window: analysis.Window{Start: p.WindowStart, End: p.WindowEnd, Rule: p.WindowRule}}
+		byProfile[p.Profile] = rp
+		out = append(out, rp)
+	}
+	for _, s := range sums {
+		if s.Workload.Cell != cell {
+			continue
+		}
+		if rp := byProfile[s.Workload.Profile]; rp != nil {
+			rp.Workloads = append(rp.Workloads, s)
+			continue
+		}
+		out = append(out, &report.Phase{Implicit: true, Window: s.Window, Workloads: []*analysis.Summary{s}})
+	}
+	for _, rp := range out {
+		if !rp.Implicit && rp.Window.Start.IsZero() {
+			rp.Window = workloadsWindow(rp.Workloads)
+		}
+	}
+	return out
+}
+
+// workloadsWindow is the span of the workloads' windows: the resource window
+// of a phase that never recorded its own (its process was killed).
+func workloadsWindow(sums []*analysis.Summary) analysis.Window {
+	var w analysis.Window
+	for _, s := range sums {
+		if w.Start.IsZero() || s.Window.Start.Before(w.Start) {
+			w.Start = s.Window.Start
+		}
+		if s.Window.End.After(w.End) {
+			w.End = s.Window.End
+		}
+	}
+	w.Rule = "the phase did not end (run killed): the span of its workloads' windows"
+	return w
+}
+
+func analysisSeries(samples map[string]map[string][]results.TimePoint) map[string]map[string][]analysis.Point {
+	out := make(map[string]map[string][]analysis.Point, len(samples))
+	for comp, metrics := range samples {
+		out[comp] = make(map[string][]analysis.Point, len(metrics))
+		for m, ps := range metrics {
+			pts := make([]analysis.Point, len(ps))
+			for i, p := range ps {
+				pts[i] = analysis.Point{T: p.T, V: p.V}
+			}
+			out[comp][m] = pts
+		}
+	}
+	return out
+}
+
+func reportVars(vs []results.Var) []report.Var {
+	var out []report.Var
+	for _, v := range vs {
+		out = append(out, report.Var{Name: v.Name, Value: v.Value})
+	}
+	return out
+}
+
+func cellIndices(m map[int]*report.Cell) []int {
+	keys := make([]int, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

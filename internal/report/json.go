@@ -11,21 +11,7 @@ import (
 )
 
 // JSONVersion is the version of the summary.json format (docs/format/summary.md).
-const JSONVersion = 1
-
-// Run is everything a report shows of one run.
-type Run struct {
-	Name      string
-	Dir       string
-	Command   string
-	Tool      string
-	Host      string
-	Started   time.Time
-	Ended     time.Time
-	State     string // completed, interrupted, failed, running (a killed run)
-	Message   string
-	Workloads []*analysis.Summary
-}
+const JSONVersion = 2
 
 type jsonRun struct {
 	Format    string         `json:"format"`
@@ -39,10 +25,14 @@ type jsonRun struct {
 	State     string         `json:"state"`
 	Message   string         `json:"message,omitempty"`
 	Workloads []jsonWorkload `json:"workloads"`
+	Cells     []jsonCell     `json:"cells"`
 }
 
 type jsonWorkload struct {
 	Name          string   `json:"name"`
+	Short         string   `json:"short"`
+	Cell          int      `json:"cell"`
+	Profile       string   `json:"profile"`
 	Driver        string   `json:"driver"`
 	Model         string   `json:"model"`
 	Target        string   `json:"target"`
@@ -106,12 +96,15 @@ func toJSONQ(q analysis.Quantiles) jsonQ {
 func JSON(w io.Writer, r *Run) error {
 	out := jsonRun{Format: "perflab-summary", Version: JSONVersion, Name: r.Name, Command: r.Command,
 		Tool: r.Tool, Host: r.Host, Started: r.Started.UTC(), Ended: r.Ended.UTC(), State: r.State,
-		Message: r.Message, Workloads: []jsonWorkload{}}
+		Message: r.Message, Workloads: []jsonWorkload{}, Cells: []jsonCell{}}
 	if r.Ended.IsZero() {
 		out.Ended = time.Time{}
 	}
 	for _, s := range r.Workloads {
 		out.Workloads = append(out.Workloads, toJSONWorkload(s))
+	}
+	for _, c := range r.cells() {
+		out.Cells = append(out.Cells, toJSONCell(c))
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -120,8 +113,8 @@ func JSON(w io.Writer, r *Run) error {
 
 func toJSONWorkload(s *analysis.Summary) jsonWorkload {
 	w := s.Workload
-	jw := jsonWorkload{Name: w.Name, Driver: w.Driver, Model: w.Model, Target: w.Target, TargetRate: w.TargetRate,
-		VUsMin: w.VUsMin, VUsMax: w.VUsMax, MaxVUs: w.MaxVUs,
+	jw := jsonWorkload{Name: w.Name, Short: w.DisplayName(), Cell: w.Cell, Profile: w.Profile,
+		Driver: w.Driver, Model: w.Model, Target: w.Target, TargetRate: w.TargetRate, VUsMin: w.VUsMin, VUsMax: w.VUsMax, MaxVUs: w.MaxVUs,
 		Window:   jsonWin{Start: s.Window.Start.UTC(), End: s.Window.End.UTC(), Seconds: s.Seconds, Intervals: s.Intervals, Rule: s.Window.Rule},
 		Requests: s.Requests, Rate: s.Rate, Dropped: s.Dropped, RequestsTotal: s.RequestsTotal,
 		ErrorsTotal: s.ErrorsTotal, DroppedTotal: s.DroppedTotal, SchedulerLag: toJSONQ(s.Lag),

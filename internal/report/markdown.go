@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
-	"github.com/perflab/perflab/internal/units"
 )
 
 // Markdown writes r as a Markdown report.
@@ -26,11 +25,20 @@ func Markdown(w io.Writer, r *Run) error {
 	if r.Tool != "" {
 		fmt.Fprintf(b, "| Generator | %s on %s |\n", r.Tool, r.Host)
 	}
-	for _, s := range r.Workloads {
-		markdownWorkload(b, s)
+	matrix := r.isMatrix()
+	if matrix {
+		markdownMatrix(b, r)
+	}
+	for _, c := range r.cells() {
+		markdownCell(b, c, matrix)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// heading writes a Markdown heading of the given level (2 is "##").
+func heading(b *strings.Builder, level int, format string, args ...any) {
+	fmt.Fprintf(b, "\n%s %s\n\n", strings.Repeat("#", level), fmt.Sprintf(format, args...))
 }
 
 func stateText(r *Run) string {
@@ -43,9 +51,10 @@ func stateText(r *Run) string {
 	return r.State
 }
 
-func markdownWorkload(b *strings.Builder, s *analysis.Summary) {
+// markdownWorkload writes one workload's section with its heading at level.
+func markdownWorkload(b *strings.Builder, s *analysis.Summary, level int) {
 	w := s.Workload
-	fmt.Fprintf(b, "\n## Workload `%s`\n\n", w.Name)
+	heading(b, level, "Workload `%s`", w.DisplayName())
 	fmt.Fprintf(b, "- Driver: %s → `%s`\n", w.Driver, w.Target)
 	fmt.Fprintf(b, "- Load model: %s\n", modelText(w))
 	fmt.Fprintf(b, "- Steady-state window: %s → %s (%.1f s, %d intervals; rule: %s)\n",
@@ -61,14 +70,14 @@ func markdownWorkload(b *strings.Builder, s *analysis.Summary) {
 	for _, warn := range s.Warnings {
 		fmt.Fprintf(b, "- **Warning:** %s\n", warn)
 	}
-	b.WriteString("\n### Throughput\n\n")
+	heading(b, level+1, "Throughput")
 	b.WriteString("| Operation | Requests | Rate | Target | Success | Received/s | Sent/s |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, op := range s.Ops {
 		fmt.Fprintf(b, "| %s | %d | %.1f/s | %s | %s | %s | %s |\n", op.Name, op.Requests, op.Rate,
 			targetText(w, s, op), pct(float64(op.OK), float64(op.Requests)), bytesPS(op.BytesRecvPS), bytesPS(op.BytesSentPS))
 	}
-	b.WriteString("\n### Latency\n\n")
+	heading(b, level+1, "Latency")
 	b.WriteString("| Operation | Measure | p50 | p90 | p99 | p99.9 | max | mean |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, op := range s.Ops {
@@ -77,7 +86,7 @@ func markdownWorkload(b *strings.Builder, s *analysis.Summary) {
 		latencyRow(b, op.Name, "time to first byte", op.TTFB)
 		latencyRow(b, op.Name, "connect (new connections)", op.Connect)
 	}
-	markdownErrors(b, s)
+	markdownErrors(b, s, level+1)
 }
 
 func latencyRow(b *strings.Builder, op, what string, q analysis.Quantiles) {
@@ -88,7 +97,7 @@ func latencyRow(b *strings.Builder, op, what string, q analysis.Quantiles) {
 		dur(q.P50), dur(q.P90), dur(q.P99), dur(q.P999), dur(q.Max), dur(q.Mean))
 }
 
-func markdownErrors(b *strings.Builder, s *analysis.Summary) {
+func markdownErrors(b *strings.Builder, s *analysis.Summary, level int) {
 	var any bool
 	for _, op := range s.Ops {
 		any = any || len(op.Errors) > 0
@@ -97,7 +106,7 @@ func markdownErrors(b *strings.Builder, s *analysis.Summary) {
 		b.WriteString("\nNo errors in the window.\n")
 		return
 	}
-	b.WriteString("\n### Errors in the window\n\n")
+	heading(b, level, "Errors in the window")
 	b.WriteString("| Operation | Class | Count | Share | Sample |\n|---|---|---:|---:|---|\n")
 	for _, op := range s.Ops {
 		for _, e := range op.Errors {
@@ -162,4 +171,4 @@ func dur(d time.Duration) string {
 	return fmt.Sprintf("%.2f s", d.Seconds())
 }
 
-func bytesPS(v float64) string { return units.FormatBytes(v) + "/s" }
+func bytesPS(v float64) string { return sizeText(v) + "/s" }

@@ -110,7 +110,7 @@ func Terminal(w io.Writer, r *Run) error {
 		}
 	}
 	fmt.Fprintf(w, "latency is measured from each operation's intended start; %s\n", windowNote(r))
-	return nil
+	return terminalResources(w, r)
 }
 
 func windowNote(r *Run) string {

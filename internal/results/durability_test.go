@@ -16,14 +16,22 @@ import (
 	"github.com/perflab/perflab/internal/stats"
 )
 
-// writeThree creates a run in parent with one workload and intervals 0..2,
-// leaving it open, unfinished.
+// writeThree creates a run in parent with a cell, a phase, a component, one
+// workload, intervals 0..2 and three sample ticks, leaving it open,
+// unfinished.
 func writeThree(t testing.TB, parent string) *Run {
 	t.Helper()
 	r, err := Create(parent, testMeta())
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := r.AddCell(Cell{Index: 0, Name: "only", Started: testStart}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.AddPhase(Phase{Profile: "small", Start: testStart}); err != nil {
+		t.Fatal(err)
+	}
+	addComponents(t, r, 0, "target")
 	if err := r.AddWorkload(testWorkloads[0]); err != nil {
 		t.Fatal(err)
 	}
@@ -31,8 +39,15 @@ func writeThree(t testing.TB, parent string) *Run {
 		if err := r.WriteInterval("ingest", testInterval(i)); err != nil {
 			t.Fatal(err)
 		}
+		if err := r.WriteSamples(0, testStart.Add(time.Duration(i)*time.Second), threeSamples(i)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return r
+}
+
+func threeSamples(i int) map[string][]Sample {
+	return map[string][]Sample{"target": {{"cpu_cores", float64(i)}, {"rss_bytes", float64(1000 + i)}}}
 }
 
 // checkUnfinished checks that the run in dir reads as running and holds the
@@ -60,6 +75,21 @@ func checkUnfinished(t *testing.T, dir string) {
 	}
 	for i := range got {
 		checkInterval(t, got[i], testInterval(i))
+	}
+	samples, err := r.Samples(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range samples["target"]["rss_bytes"] {
+		if p.V != float64(1000+i) || !p.T.Equal(testStart.Add(time.Duration(i)*time.Second)) {
+			t.Errorf("rss_bytes sample %d = %+v", i, p)
+		}
+	}
+	if n := len(samples["target"]["cpu_cores"]) + len(samples["target"]["rss_bytes"]); n != 6 {
+		t.Errorf("%d samples, want 6", n)
+	}
+	if cs, err := r.Cells(); err != nil || len(cs) != 1 || cs[0].State != StateRunning {
+		t.Errorf("cells = %+v, %v; want one running", cs, err)
 	}
 }
 

@@ -96,10 +96,15 @@ func (r *Run) Status() (Status, error) {
 
 // Workloads reads the workloads in the order they were added.
 func (r *Run) Workloads() ([]Workload, error) {
+	// Version 1 has no cell, profile or short: every workload is in cell 0.
+	cols := "0, '', ''"
+	if r.version >= 2 {
+		cols = "cell, profile, short"
+	}
 	var out []Workload
 	err := r.read(func(tx *sql.Tx) error {
 		rows, err := tx.Query(`SELECT name, driver, model, target, rate, stages, vus_min, vus_max,
-			backlog, concurrency, duration_ns, grace_ns, params FROM workloads ORDER BY id`)
+			backlog, concurrency, duration_ns, grace_ns, params, ` + cols + ` FROM workloads ORDER BY id`)
 		if err != nil {
 			return err
 		}
@@ -109,7 +114,7 @@ func (r *Run) Workloads() ([]Workload, error) {
 			var stages, params sql.NullString
 			var dur, grace int64
 			err := rows.Scan(&w.Name, &w.Driver, &w.Model, &w.Target, &w.Rate, &stages, &w.VUsMin,
-				&w.VUsMax, &w.Backlog, &w.Concurrency, &dur, &grace, &params)
+				&w.VUsMax, &w.Backlog, &w.Concurrency, &dur, &grace, &params, &w.Cell, &w.Profile, &w.Short)
 			if err != nil {
 				return err
 			}

@@ -24,8 +24,9 @@ import (
 )
 
 // SchemaVersion is the version of the results format this package writes and
-// the newest it reads. Readers refuse a newer version.
-const SchemaVersion = 1
+// the newest it reads. Readers refuse a newer version; version 1 stores (runs
+// without cells, phases, components or samples) still open and read.
+const SchemaVersion = 2
 
 // DBName is the database's file name inside a run directory.
 const DBName = "results.db"
@@ -70,6 +71,9 @@ type Workload struct {
 	Duration    time.Duration   // configured duration
 	Grace       time.Duration   // time in-flight operations may take to finish at the end
 	Params      json.RawMessage // driver params, already redacted by the caller
+	Cell        int             // index of the matrix cell it ran in; 0 in a run without a plan
+	Profile     string          // the plan profile it belongs to; "" in a run without a plan
+	Short       string          // display name within its profile, e.g. "get" for "small/get"; "" means Name
 }
 
 // Event is something that happened during the run, e.g. kind "interrupt",
@@ -94,8 +98,20 @@ type Run struct {
 	dir string
 	db  *sql.DB
 
-	mu  sync.Mutex       // serialises writes
-	ids map[string]int64 // workload name → workloads.id; guarded by mu
+	version int // format version of the database
+
+	mu      sync.Mutex        // serialises writes
+	ids     map[string]int64  // workload name → workloads.id; guarded by mu
+	comps   map[compKey]int64 // (cell, component name) → components.id; guarded by mu
+	metrics map[string]int64  // metric name → metrics.id; guarded by mu
+	// lastTick is components.id → t_ns of its last sample written through
+	// this handle; guarded by mu.
+	lastTick map[int64]int64
+}
+
+func newRun(dir string, db *sql.DB, version int) *Run {
+	return &Run{dir: dir, db: db, version: version, ids: map[string]int64{},
+		comps: map[compKey]int64{}, metrics: map[string]int64{}, lastTick: map[int64]int64{}}
 }
 
 // maxSuffix bounds the search for a free directory name in Create.
@@ -155,7 +171,7 @@ func Create(parent string, meta Meta) (*Run, error) {
 		_ = os.RemoveAll(dir) // we made it a moment ago; nothing else is in it
 		return nil, fmt.Errorf("cannot create run in %s: %w", dir, err)
 	}
-	return &Run{dir: dir, db: db, ids: map[string]int64{}}, nil
+	return newRun(dir, db, SchemaVersion), nil
 }
 
 func makeRunDir(parent, base string) (string, error) {
@@ -187,8 +203,9 @@ func Open(dir string) (*Run, error) {
 		return nil, fmt.Errorf("cannot open run %s: %w", dir, err)
 	}
 	db, err := openDB(dir, false)
+	var version int
 	if err == nil {
-		err = checkVersion(db)
+		version, err = checkVersion(db)
 		if err != nil {
 			_ = db.Close()
 		}
@@ -196,8 +213,13 @@ func Open(dir string) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot open run %s: %w", dir, err)
 	}
-	return &Run{dir: dir, db: db, ids: map[string]int64{}}, nil
+	return newRun(dir, db, version), nil
 }
+
+// FormatVersion is the results format version the run's database was
+// written in: SchemaVersion for a run made by Create, possibly older for one
+// read by Open.
+func (r *Run) FormatVersion() int { return r.version }
 
 // openDB opens dir/results.db. Every connection gets synchronous=NORMAL (the
 // durability choice the format spec explains), foreign keys, a busy timeout

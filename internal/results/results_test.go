@@ -96,7 +96,8 @@ var testWorkloads = []Workload{
 		Backlog: 100, Duration: 5 * time.Minute, Grace: 10 * time.Second,
 		Params: json.RawMessage(`{"method":"GET","headers":{"Authorization":"<redacted>"}}`),
 	},
-	{Name: "query", Driver: "promql", Model: ModelClosed, Target: "vm", Concurrency: 16, Duration: time.Minute},
+	{Name: "gomemlimit=2GiB/small/query", Driver: "promql", Model: ModelClosed, Target: "vm", Concurrency: 16,
+		Duration: time.Minute, Cell: 1, Profile: "small", Short: "query"},
 }
 
 func TestRoundTrip(t *testing.T) {
@@ -110,7 +111,7 @@ func TestRoundTrip(t *testing.T) {
 		}
 	}
 	want := map[string][]*stats.Interval{}
-	for n, w := range map[string]int{"ingest": 3, "query": 2} {
+	for n, w := range map[string]int{"ingest": 3, "gomemlimit=2GiB/small/query": 2} {
 		for i := range w {
 			iv := testInterval(i)
 			want[n] = append(want[n], iv)
@@ -255,13 +256,13 @@ func TestOpenRefusesNewerVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`UPDATE meta SET value = '2' WHERE key = 'schema_version'`); err != nil {
+	if _, err := db.Exec(`UPDATE meta SET value = '3' WHERE key = 'schema_version'`); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
 	_, err = Open(r.Dir())
-	if err == nil || !strings.Contains(err.Error(), "version 2") || !strings.Contains(err.Error(), "version 1") {
-		t.Fatalf("Open of a version 2 run: err = %v, want one naming version 2 and version 1", err)
+	if err == nil || !strings.Contains(err.Error(), "version 3") || !strings.Contains(err.Error(), "version 2") {
+		t.Fatalf("Open of a version 3 run: err = %v, want one naming version 3 and version 2", err)
 	}
 }
 

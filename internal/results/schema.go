@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// schema is version 1 of the format; docs/format/results.md describes every
+// schema is version 2 of the format; docs/format/results.md describes every
 // column. Times are integer nanoseconds since the Unix epoch (UTC), sizes are
 // bytes, histograms are base64 HdrHistogram V2 (compressed) text in
 // microseconds, NULL for an empty histogram.
@@ -37,7 +37,10 @@ CREATE TABLE workloads (
 	concurrency INTEGER NOT NULL,
 	duration_ns INTEGER NOT NULL,
 	grace_ns    INTEGER NOT NULL,
-	params      TEXT
+	params      TEXT,
+	cell        INTEGER NOT NULL DEFAULT 0,
+	profile     TEXT NOT NULL DEFAULT '',
+	short       TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE intervals (
 	workload_id INTEGER NOT NULL REFERENCES workloads (id),
@@ -93,9 +96,63 @@ CREATE TABLE events (
 	kind    TEXT NOT NULL,
 	message TEXT NOT NULL
 );
+CREATE TABLE cells (
+	idx        INTEGER PRIMARY KEY,
+	name       TEXT NOT NULL,
+	state      TEXT NOT NULL,
+	message    TEXT NOT NULL DEFAULT '',
+	started_ns INTEGER NOT NULL,
+	ended_ns   INTEGER
+);
+CREATE TABLE cell_vars (
+	cell  INTEGER NOT NULL REFERENCES cells (idx),
+	pos   INTEGER NOT NULL,
+	name  TEXT NOT NULL,
+	value TEXT NOT NULL,
+	PRIMARY KEY (cell, pos)
+);
+CREATE TABLE phases (
+	id              INTEGER PRIMARY KEY,
+	cell            INTEGER NOT NULL,
+	profile         TEXT NOT NULL,
+	start_ns        INTEGER NOT NULL,
+	warmup_ns       INTEGER NOT NULL,
+	load_end_ns     INTEGER,
+	window_start_ns INTEGER,
+	window_end_ns   INTEGER,
+	window_rule     TEXT NOT NULL DEFAULT '',
+	state           TEXT NOT NULL,
+	message         TEXT NOT NULL DEFAULT '',
+	UNIQUE (cell, profile)
+);
+CREATE TABLE components (
+	id          INTEGER PRIMARY KEY,
+	cell        INTEGER NOT NULL,
+	name        TEXT NOT NULL,
+	group_name  TEXT NOT NULL DEFAULT '',
+	kind        TEXT NOT NULL,
+	pid         INTEGER NOT NULL DEFAULT 0,
+	metrics_url TEXT NOT NULL DEFAULT '',
+	data_dirs   TEXT,
+	exited_ns   INTEGER,
+	exit_text   TEXT NOT NULL DEFAULT '',
+	UNIQUE (cell, name)
+);
+CREATE TABLE metrics (
+	id   INTEGER PRIMARY KEY,
+	name TEXT NOT NULL UNIQUE
+);
+CREATE TABLE samples (
+	cell         INTEGER NOT NULL,
+	component_id INTEGER NOT NULL REFERENCES components (id),
+	metric_id    INTEGER NOT NULL REFERENCES metrics (id),
+	t_ns         INTEGER NOT NULL,
+	value        REAL NOT NULL
+);
+CREATE INDEX samples_cell ON samples (cell);
 `
 
-// The meta keys of version 1. Meta.Extra entries are stored as
+// The meta keys (the same in versions 1 and 2). Meta.Extra entries are stored as
 // metaExtraPrefix + key.
 const (
 	metaSchemaVersion = "schema_version"
@@ -153,20 +210,30 @@ func metaRows(m Meta) map[string]string {
 	return rows
 }
 
-// checkVersion refuses a database that is not a results store or that was
-// written in a newer format version than this package reads.
-func checkVersion(db *sql.DB) error {
+// checkVersion returns the format version of db. It refuses a database that
+// is not a results store or that was written in a newer format version than
+// this package reads.
+func checkVersion(db *sql.DB) (int, error) {
 	var v string
 	err := db.QueryRow(`SELECT value FROM meta WHERE key = ?`, metaSchemaVersion).Scan(&v)
 	if err != nil {
-		return fmt.Errorf("not a perflab results database (no %s): %w", metaSchemaVersion, err)
+		return 0, fmt.Errorf("not a perflab results database (no %s): %w", metaSchemaVersion, err)
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 {
-		return fmt.Errorf("not a perflab results database: invalid %s %q", metaSchemaVersion, v)
+		return 0, fmt.Errorf("not a perflab results database: invalid %s %q", metaSchemaVersion, v)
 	}
 	if n > SchemaVersion {
-		return fmt.Errorf("results format version %d is newer than this perflab reads (version %d); use a newer perflab", n, SchemaVersion)
+		return 0, fmt.Errorf("results format version %d is newer than this perflab reads (version %d); use a newer perflab", n, SchemaVersion)
+	}
+	return n, nil
+}
+
+// writable refuses writes to a store of an older format version: perflab
+// reads version 1 runs but writes only the current version.
+func (r *Run) writable(what string) error {
+	if r.version != SchemaVersion {
+		return fmt.Errorf("cannot %s: the run is in results format version %d and perflab writes only version %d", what, r.version, SchemaVersion)
 	}
 	return nil
 }

@@ -16,13 +16,17 @@ func (r *Run) AddWorkload(w Workload) error {
 	if err := checkWorkload(w); err != nil {
 		return fmt.Errorf("cannot add workload %q: %w", w.Name, err)
 	}
+	if err := r.writable(fmt.Sprintf("add workload %q", w.Name)); err != nil {
+		return err
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	res, err := r.db.Exec(`INSERT INTO workloads (name, driver, model, target, rate, stages,
-		vus_min, vus_max, backlog, concurrency, duration_ns, grace_ns, params)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		vus_min, vus_max, backlog, concurrency, duration_ns, grace_ns, params, cell, profile, short)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		w.Name, w.Driver, w.Model, w.Target, w.Rate, jsonText(w.Stages),
-		w.VUsMin, w.VUsMax, w.Backlog, w.Concurrency, int64(w.Duration), int64(w.Grace), jsonText(w.Params))
+		w.VUsMin, w.VUsMax, w.Backlog, w.Concurrency, int64(w.Duration), int64(w.Grace), jsonText(w.Params),
+		w.Cell, w.Profile, w.Short)
 	if err != nil {
 		return fmt.Errorf("cannot add workload %q: %w", w.Name, err)
 	}
@@ -37,6 +41,9 @@ func (r *Run) AddWorkload(w Workload) error {
 func checkWorkload(w Workload) error {
 	if w.Name == "" {
 		return errors.New("empty name")
+	}
+	if w.Cell < 0 {
+		return fmt.Errorf("cell %d is negative", w.Cell)
 	}
 	if w.Model != ModelOpen && w.Model != ModelClosed {
 		return fmt.Errorf("model %q is not %q or %q", w.Model, ModelOpen, ModelClosed)

@@ -1,0 +1,203 @@
+package analysis
+
+import (
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/perflab/perflab/internal/observe"
+)
+
+// KindGenerator is the kind of the component that is perflab itself.
+const KindGenerator = "generator"
+
+// Component is one process whose resources were sampled: a component of the
+// system under test, or the generator.
+type Component struct {
+	Name       string
+	Group      string // e.g. "ingester"; "" when none
+	Kind       string // "run", "attach" or KindGenerator
+	PID        int
+	MetricsURL string
+	DataDirs   []string
+	Exited     time.Time // when it exited during the run; zero if it did not
+	ExitText   string
+}
+
+// The metrics a component's memory and CPU are read from, most preferred
+// first: the process tree perflab watches, then what the component says of
+// itself, then its cgroup (which counts page cache too).
+var (
+	memoryMetrics = []string{observe.RSSBytes, observe.ProcessRSSBytes, observe.CgroupMemoryBytes}
+	cpuMetrics    = []string{observe.CPUCores, observe.ProcessCPUCores, observe.CgroupCPUCores}
+)
+
+// ComponentResources is one component's figures over a window.
+type ComponentResources struct {
+	Component
+	Memory       Stat   // bytes
+	MemoryMetric string // the metric Memory is from; "" when the component has none
+	CPU          Stat   // cores
+	CPUMetric    string
+	Heap         Stat // go_heap_inuse_bytes
+	GC           Stat // gc_per_min
+	Disk         Disk
+	Metrics      map[string]Stat // every metric sampled in the window
+}
+
+// Disk is the space used under a component's data directories.
+type Disk struct {
+	N   int     // samples in the window
+	End float64 // the last sample in the window, bytes
+	Max float64
+}
+
+// Total is the system under test's total of one resource, both ways: the
+// sum of the components' figures (what sizing each component separately
+// needs) and the figures of the summed series (what the components used
+// together at the same moments; its P99 is at most the sum of P99s). The
+// summed series only has the sample times at which every component in the
+// total has a value. The generator is not in the total.
+type Total struct {
+	Components int
+	Sum        Stat // sums of the components' P99, Max and Avg; N is the smallest N
+	Summed     Stat // of the series summed per sample time
+}
+
+// Resources is a phase's resource figures over its window.
+type Resources struct {
+	Window         Window
+	Ticks          int           // distinct sample times in the window
+	Step           time.Duration // median time between sample times
+	Components     []ComponentResources
+	Memory         Total
+	CPU            Total
+	CoresAvailable float64 // cores the generator could use; 0 when unknown
+	ClientBound    bool    // the generator's CPU was near its cores
+	Warnings       []string
+}
+
+// ResourceInput is what SummarizeResources needs: the components, their
+// series (component name → metric name → points in time order) and the
+// window.
+type ResourceInput struct {
+	Window     Window
+	Components []Component
+	Series     map[string]map[string][]Point
+	// CoresAvailable is used when the generator has no cores_available
+	// samples (e.g. GOMAXPROCS from the run's meta); 0 when unknown.
+	CoresAvailable float64
+}
+
+// SummarizeResources computes the figures of every component over in.Window,
+// the totals of the system under test, and the warnings a reader needs. A
+// series in in.Series for a component not in in.Components is reported as
+// a component of unknown kind.
+func SummarizeResources(in ResourceInput) *Resources {
+	res := &Resources{Window: in.Window}
+	windowed := map[string]map[string][]Point{}
+	for comp, metrics := range in.Series {
+		windowed[comp] = map[string][]Point{}
+		for m, ps := range metrics {
+			if w := pointsIn(ps, in.Window); len(w) > 0 {
+				windowed[comp][m] = w
+			}
+		}
+	}
+	res.Ticks, res.Step = ticks(windowed)
+	for _, c := range allComponents(in) {
+		res.Components = append(res.Components, componentResources(c, windowed[c.Name]))
+	}
+	res.Memory = total(res.Components, windowed, func(c ComponentResources) (string, Stat) { return c.MemoryMetric, c.Memory })
+	res.CPU = total(res.Components, windowed, func(c ComponentResources) (string, Stat) { return c.CPUMetric, c.CPU })
+	res.CoresAvailable = in.CoresAvailable
+	res.judge()
+	return res
+}
+
+// allComponents is in.Components followed by any other component that has
+// series, by name.
+func allComponents(in ResourceInput) []Component {
+	out := slices.Clone(in.Components)
+	known := map[string]bool{}
+	for _, c := range in.Components {
+		known[c.Name] = true
+	}
+	var extra []string
+	for name := range in.Series {
+		if !known[name] {
+			extra = append(extra, name)
+		}
+	}
+	sort.Strings(extra)
+	for _, name := range extra {
+		out = append(out, Component{Name: name})
+	}
+	return out
+}
+
+// ticks counts the distinct sample times and their median spacing.
+func ticks(windowed map[string]map[string][]Point) (int, time.Duration) {
+	seen := map[int64]bool{}
+	for _, metrics := range windowed {
+		for _, ps := range metrics {
+			for _, p := range ps {
+				seen[p.T.UnixNano()] = true
+			}
+		}
+	}
+	times := make([]int64, 0, len(seen))
+	for t := range seen {
+		times = append(times, t)
+	}
+	slices.Sort(times)
+	if len(times) < 2 {
+		return len(times), 0
+	}
+	gaps := make([]int64, len(times)-1)
+	for i := range gaps {
+		gaps[i] = times[i+1] - times[i]
+	}
+	slices.Sort(gaps)
+	return len(times), time.Duration(gaps[len(gaps)/2])
+}
+
+func componentResources(c Component, series map[string][]Point) ComponentResources {
+	cr := ComponentResources{Component: c, Metrics: map[string]Stat{}}
+	for m, ps := range series {
+		cr.Metrics[m] = StatOf(values(ps))
+	}
+	cr.MemoryMetric, cr.Memory = pick(cr.Metrics, memoryMetrics)
+	cr.CPUMetric, cr.CPU = pick(cr.Metrics, cpuMetrics)
+	cr.Heap, cr.GC = cr.Metrics[observe.GoHeapInuseBytes], cr.Metrics[observe.GCPerMin]
+	if ps := series[observe.DiskBytes]; len(ps) > 0 {
+		cr.Disk = Disk{N: len(ps), End: ps[len(ps)-1].V, Max: cr.Metrics[observe.DiskBytes].Max}
+	}
+	return cr
+}
+
+// pick returns the first of prefs the component has samples of.
+func pick(stats map[string]Stat, prefs []string) (string, Stat) {
+	for _, m := range prefs {
+		if s, ok := stats[m]; ok && s.N > 0 {
+			return m, s
+		}
+	}
+	return "", Stat{}
+}
+
+// total adds up one resource over the components of the system under test
+// that have it; of picks the resource's metric and Stat.
+func total(rs []ComponentResources, windowed map[string]map[string][]Point, of func(ComponentResources) (string, Stat)) Total {
+	var stats []Stat
+	var series [][]Point
+	for _, c := range rs {
+		m, s := of(c)
+		if c.Kind == KindGenerator || m == "" {
+			continue
+		}
+		stats = append(stats, s)
+		series = append(series, windowed[c.Name][m])
+	}
+	return Total{Components: len(stats), Sum: sumStats(stats), Summed: StatOf(summedSeries(series))}
+}

@@ -1,0 +1,134 @@
+package analysis
+
+import (
+	"slices"
+	"time"
+)
+
+// Point is one sampled value of a resource series.
+type Point struct {
+	T time.Time
+	V float64
+}
+
+// MinSamplesP99 is the fewest samples a P99 is given for. Below it a Stat
+// has Max and Avg but no P99.
+const MinSamplesP99 = 10
+
+// Stat is the P99, maximum and mean of a resource series over a window.
+//
+// P99 is the nearest-rank 99th percentile: the smallest sampled value that
+// at least 99 % of the samples are less than or equal to, i.e. the value of
+// rank ⌈0.99 × N⌉ in ascending order (1-based). It is always a value that
+// was observed, never interpolated; with 100 samples or fewer it is the
+// maximum. With fewer than MinSamplesP99 samples there is no P99.
+type Stat struct {
+	N   int     // samples
+	P99 float64 // meaningful only when HasP99
+	Max float64
+	Avg float64
+}
+
+// HasP99 reports whether the sample supports a P99.
+func (s Stat) HasP99() bool { return s.N >= MinSamplesP99 }
+
+// StatOf computes the Stat of vs; vs is not modified.
+func StatOf(vs []float64) Stat {
+	s := Stat{N: len(vs)}
+	if len(vs) == 0 {
+		return s
+	}
+	sorted := slices.Clone(vs)
+	slices.Sort(sorted)
+	var sum float64
+	for _, v := range vs {
+		sum += v
+	}
+	s.Avg = sum / float64(len(vs))
+	s.Max = sorted[len(sorted)-1]
+	if s.HasP99() {
+		rank := (99*len(sorted) + 99) / 100 // ⌈0.99 N⌉ without floating point
+		s.P99 = sorted[rank-1]
+	}
+	return s
+}
+
+// pointsIn returns the points of ps, which are in time order, with
+// w.Start < T ≤ w.End. The start is
+// open because a rate sampled at T (CPU, GC per minute) covers the interval
+// that ends at T: the sample at the window's start describes the second
+// before it.
+func pointsIn(ps []Point, w Window) []Point {
+	after := func(p Point, t time.Time) int { // finds the first point after t
+		if p.T.After(t) {
+			return 1
+		}
+		return -1
+	}
+	lo, _ := slices.BinarySearchFunc(ps, w.Start, after)
+	hi, _ := slices.BinarySearchFunc(ps, w.End, after)
+	return ps[lo:hi]
+}
+
+func values(ps []Point) []float64 {
+	vs := make([]float64, len(ps))
+	for i, p := range ps {
+		vs[i] = p.V
+	}
+	return vs
+}
+
+// sumStats is the "sum of the components" row: the sums of the components'
+// P99, Max and Avg. Its N is the smallest N among them, so it has a P99 only
+// when every component has one.
+func sumStats(ss []Stat) Stat {
+	if len(ss) == 0 {
+		return Stat{}
+	}
+	out := Stat{N: ss[0].N}
+	for _, s := range ss {
+		out.N = min(out.N, s.N)
+		out.P99 += s.P99
+		out.Max += s.Max
+		out.Avg += s.Avg
+	}
+	if !out.HasP99() {
+		out.P99 = 0
+	}
+	return out
+}
+
+// summedSeries adds the series per sample time, keeping only the times at
+// which every series has a value, in time order.
+func summedSeries(series [][]Point) []float64 {
+	if len(series) == 0 {
+		return nil
+	}
+	type acc struct {
+		sum float64
+		n   int
+	}
+	at := map[int64]*acc{}
+	for _, ps := range series {
+		for _, p := range ps {
+			k := p.T.UnixNano()
+			if at[k] == nil {
+				at[k] = &acc{}
+			}
+			at[k].sum += p.V
+			at[k].n++
+		}
+	}
+	times := make([]int64, 0, len(at))
+	for k, a := range at {
+		if a.n == len(series) {
+			times = append(times, k)
+		}
+	}
+	slices.Sort(times)
+	out := make([]float64, len(times))
+	for i, k := range times {
+		out[i] = at[k].sum
+	}
+	return out
+}

@@ -1,0 +1,79 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/units"
+)
+
+// sizeText prints bytes with units.FormatBytes, except that FormatBytes's
+// three significant digits print 1000–1023 of a unit as "1e+03 MiB"; those
+// are printed whole ("1010 MiB").
+func sizeText(v float64) string {
+	s := units.FormatBytes(v)
+	num, unit, ok := strings.Cut(s, " ")
+	if f, err := strconv.ParseFloat(num, 64); ok && err == nil && strings.ContainsAny(num, "eE") {
+		return fmt.Sprintf("%.0f %s", f, unit)
+	}
+	return s
+}
+
+// num3 prints a CPU figure in cores, or a rate such as GC cycles per
+// minute, with two or three significant digits and no exponent: 12.4, 1.46,
+// 0.52, 0.052; below 0.001 "<0.001".
+func num3(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case v == 0:
+		return "0"
+	case a < 0.001:
+		return "<0.001"
+	case a >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", v)
+	case a >= 0.1:
+		return fmt.Sprintf("%.2f", v)
+	case a >= 0.01:
+		return fmt.Sprintf("%.3f", v)
+	}
+	return fmt.Sprintf("%.4f", v)
+}
+
+// p99Text prints a Stat's P99 with f, or "–" when the sample cannot
+// support one.
+func p99Text(s analysis.Stat, f func(float64) string) string {
+	if !s.HasP99() {
+		return "–"
+	}
+	return f(s.P99)
+}
+
+// clock prints a time of day in UTC.
+func clock(t time.Time) string { return t.UTC().Format("15:04:05") }
+
+// windowText describes a resource window: "17:24:10–17:25:00 UTC, 50
+// samples at 1s".
+func windowText(r *analysis.Resources) string {
+	s := fmt.Sprintf("%s–%s UTC, %d samples", clock(r.Window.Start), clock(r.Window.End), r.Ticks)
+	if r.Step > 0 {
+		s += " at " + r.Step.Round(time.Millisecond).String()
+	}
+	return s
+}
+
+// cellLabel names a cell in notes and headings.
+func cellLabel(c *Cell) string {
+	if c.Name != "" {
+		return c.Name
+	}
+	return fmt.Sprintf("cell %d", c.Index)
+}
+
+// mdEscape keeps a free text from breaking a Markdown table row.
+func mdEscape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }

@@ -1,0 +1,183 @@
+package report
+
+import (
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/perflab/perflab/internal/analysis"
+)
+
+type jsonCell struct {
+	Index      int             `json:"index"`
+	Name       string          `json:"name"`
+	Vars       []Var           `json:"vars"`
+	Implicit   bool            `json:"implicit"`
+	State      string          `json:"state,omitempty"`
+	Message    string          `json:"message,omitempty"`
+	Started    time.Time       `json:"started,omitzero"`
+	Ended      time.Time       `json:"ended,omitzero"`
+	Components []jsonComponent `json:"components"`
+	Phases     []jsonPhase     `json:"phases"`
+}
+
+type jsonComponent struct {
+	Name       string    `json:"name"`
+	Group      string    `json:"group"`
+	Kind       string    `json:"kind"`
+	PID        int       `json:"pid,omitempty"`
+	MetricsURL string    `json:"metrics_url,omitempty"`
+	DataDirs   []string  `json:"data_dirs,omitempty"`
+	Exited     time.Time `json:"exited,omitzero"`
+	ExitText   string    `json:"exit_text,omitempty"`
+}
+
+type jsonPhase struct {
+	Profile       string         `json:"profile"`
+	Implicit      bool           `json:"implicit"`
+	State         string         `json:"state,omitempty"`
+	Message       string         `json:"message,omitempty"`
+	Start         time.Time      `json:"start,omitzero"`
+	LoadEnd       time.Time      `json:"load_end,omitzero"`
+	WarmupSeconds float64        `json:"warmup_seconds"`
+	Window        jsonSpan       `json:"window"`
+	Workloads     []string       `json:"workloads"`
+	Resources     *jsonResources `json:"resources"`
+}
+
+type jsonSpan struct {
+	Start time.Time `json:"start,omitzero"`
+	End   time.Time `json:"end,omitzero"`
+	Rule  string    `json:"rule"`
+}
+
+type jsonResources struct {
+	Window         jsonSpan             `json:"window"`
+	Samples        int                  `json:"samples"`
+	StepSeconds    float64              `json:"step_seconds"`
+	CoresAvailable float64              `json:"cores_available"`
+	ClientBound    bool                 `json:"client_bound"`
+	Warnings       []string             `json:"warnings"`
+	Components     []jsonCompResources  `json:"components"`
+	Totals         map[string]jsonTotal `json:"totals"`
+}
+
+type jsonCompResources struct {
+	Name         string              `json:"name"`
+	Group        string              `json:"group"`
+	Kind         string              `json:"kind"`
+	MemoryMetric string              `json:"memory_metric"`
+	Memory       *jsonStat           `json:"memory_bytes"`
+	CPUMetric    string              `json:"cpu_metric"`
+	CPU          *jsonStat           `json:"cpu_cores"`
+	Disk         *jsonDisk           `json:"disk"`
+	Metrics      map[string]jsonStat `json:"metrics"`
+}
+
+// jsonStat is a Stat; P99 is null when the sample cannot support one.
+type jsonStat struct {
+	Samples int      `json:"samples"`
+	P99     *float64 `json:"p99"`
+	Max     float64  `json:"max"`
+	Avg     float64  `json:"avg"`
+}
+
+type jsonDisk struct {
+	Samples  int     `json:"samples"`
+	EndBytes float64 `json:"end_bytes"`
+	MaxBytes float64 `json:"max_bytes"`
+}
+
+type jsonTotal struct {
+	Components      int      `json:"components"`
+	SumOfComponents jsonStat `json:"sum_of_components"`
+	SummedSeries    jsonStat `json:"summed_series"`
+}
+
+func toJSONCell(c *Cell) jsonCell {
+	jc := jsonCell{Index: c.Index, Name: c.Name, Vars: append([]Var{}, c.Vars...), Implicit: c.Implicit,
+		State: c.State, Message: c.Message, Started: utc(c.Started), Ended: utc(c.Ended),
+		Components: []jsonComponent{}, Phases: []jsonPhase{}}
+	for _, comp := range c.Components {
+		jc.Components = append(jc.Components, jsonComponent{Name: comp.Name, Group: comp.Group, Kind: comp.Kind,
+			PID: comp.PID, MetricsURL: comp.MetricsURL, DataDirs: comp.DataDirs, Exited: utc(comp.Exited), ExitText: comp.ExitText})
+	}
+	for _, p := range c.Phases {
+		jp := jsonPhase{Profile: p.Profile, Implicit: p.Implicit, State: p.State, Message: p.Message,
+			Start: utc(p.Start), LoadEnd: utc(p.LoadEnd), WarmupSeconds: p.Warmup.Seconds(),
+			Window: span(p.Window), Workloads: []string{}, Resources: toJSONResources(p.Resources)}
+		for _, s := range p.Workloads {
+			jp.Workloads = append(jp.Workloads, s.Workload.Name)
+		}
+		jc.Phases = append(jc.Phases, jp)
+	}
+	return jc
+}
+
+func toJSONResources(r *analysis.Resources) *jsonResources {
+	if r == nil {
+		return nil
+	}
+	jr := &jsonResources{Window: span(r.Window), Samples: r.Ticks, StepSeconds: r.Step.Seconds(),
+		CoresAvailable: round6(r.CoresAvailable), ClientBound: r.ClientBound, Warnings: append([]string{}, r.Warnings...),
+		Components: []jsonCompResources{},
+		Totals: map[string]jsonTotal{
+			"memory_bytes": {r.Memory.Components, toJSONStat(r.Memory.Sum), toJSONStat(r.Memory.Summed)},
+			"cpu_cores":    {r.CPU.Components, toJSONStat(r.CPU.Sum), toJSONStat(r.CPU.Summed)},
+		}}
+	for _, c := range r.Components {
+		jc := jsonCompResources{Name: c.Name, Group: c.Group, Kind: c.Kind, MemoryMetric: c.MemoryMetric,
+			CPUMetric: c.CPUMetric, Metrics: map[string]jsonStat{}}
+		if c.MemoryMetric != "" {
+			s := toJSONStat(c.Memory)
+			jc.Memory = &s
+		}
+		if c.CPUMetric != "" {
+			s := toJSONStat(c.CPU)
+			jc.CPU = &s
+		}
+		if c.Disk.N > 0 {
+			jc.Disk = &jsonDisk{Samples: c.Disk.N, EndBytes: round6(c.Disk.End), MaxBytes: round6(c.Disk.Max)}
+		}
+		for m, s := range c.Metrics {
+			jc.Metrics[m] = toJSONStat(s)
+		}
+		jr.Components = append(jr.Components, jc)
+	}
+	return jr
+}
+
+func toJSONStat(s analysis.Stat) jsonStat {
+	js := jsonStat{Samples: s.N, Max: round6(s.Max), Avg: round6(s.Avg)}
+	if s.HasP99() {
+		p := round6(s.P99)
+		js.P99 = &p
+	}
+	return js
+}
+
+// round6 rounds a resource figure for the summary: to whole units from a
+// million up (bytes), else to six significant digits, which drops the
+// floating-point noise of sums (0.9425000000000008 → 0.9425).
+func round6(v float64) float64 {
+	if math.Abs(v) >= 1e6 || v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return math.Round(v)
+	}
+	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 6, 64), 64)
+	if err != nil {
+		return v
+	}
+	return r
+}
+
+func span(w analysis.Window) jsonSpan {
+	return jsonSpan{Start: utc(w.Start), End: utc(w.End), Rule: w.Rule}
+}
+
+// utc is t in UTC, and the zero time for the zero time.
+func utc(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return t.UTC()
+}

@@ -1,0 +1,243 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/perflab/perflab/internal/analysis"
+)
+
+// markdownCell writes a cell: with a matrix, a section of its own with its
+// variables, state and components; without one, only its components. Then
+// its phases.
+func markdownCell(b *strings.Builder, c *Cell, matrix bool) {
+	level := 2
+	if matrix {
+		heading(b, 2, "Cell `%s`", cellLabel(c))
+		markdownCellFacts(b, c)
+		level = 3
+	}
+	markdownComponents(b, c, level)
+	for _, p := range c.Phases {
+		markdownPhase(b, p, level)
+	}
+}
+
+func markdownCellFacts(b *strings.Builder, c *Cell) {
+	if len(c.Vars) > 0 {
+		var vs []string
+		for _, v := range c.Vars {
+			vs = append(vs, fmt.Sprintf("%s = `%s`", v.Name, v.Value))
+		}
+		fmt.Fprintf(b, "- Variables: %s\n", strings.Join(vs, ", "))
+	}
+	fmt.Fprintf(b, "- State: %s\n", cellStateText(c))
+	if !c.Started.IsZero() {
+		fmt.Fprintf(b, "- Started: %s UTC", clock(c.Started))
+		if !c.Ended.IsZero() {
+			fmt.Fprintf(b, ", ended %s UTC (%s)", clock(c.Ended), c.Ended.Sub(c.Started).Round(100*time.Millisecond))
+		}
+		b.WriteString("\n")
+	}
+	if len(c.Phases) == 0 {
+		b.WriteString("- No profile ran in this cell.\n")
+	}
+}
+
+func cellStateText(c *Cell) string {
+	switch {
+	case c.State == "running":
+		return "incomplete (the run was killed during this cell)"
+	case c.Message != "":
+		return c.State + ": " + c.Message
+	}
+	return c.State
+}
+
+// markdownComponents writes the table of a cell's components with how any
+// of them exited.
+func markdownComponents(b *strings.Builder, c *Cell, level int) {
+	if len(c.Components) == 0 {
+		return
+	}
+	heading(b, level, "Components")
+	b.WriteString("| Component | Group | Kind | PID | Metrics | Data directories | Exited during the run |\n")
+	b.WriteString("|---|---|---|---:|---|---|---|\n")
+	for _, comp := range c.Components {
+		exited := "no"
+		if !comp.Exited.IsZero() {
+			exited = fmt.Sprintf("**%s UTC: %s**", clock(comp.Exited), mdEscape(exitText(comp.ExitText)))
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", comp.Name, dash(comp.Group), comp.Kind,
+			pidText(comp.PID), codeOrDash(comp.MetricsURL), codeOrDash(strings.Join(comp.DataDirs, ", ")), exited)
+	}
+}
+
+func exitText(s string) string {
+	if s == "" {
+		return "no exit status"
+	}
+	return s
+}
+
+func pidText(pid int) string {
+	if pid == 0 {
+		return "–"
+	}
+	return fmt.Sprint(pid)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}
+
+func codeOrDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return "`" + mdEscape(s) + "`"
+}
+
+// markdownPhase writes a profile's section: its workloads, then its
+// resources. An implicit phase (a workload of a run without a plan) is the
+// workload's section with its resources inside.
+func markdownPhase(b *strings.Builder, p *Phase, level int) {
+	if p.Implicit {
+		for _, s := range p.Workloads {
+			markdownWorkload(b, s, level)
+		}
+		markdownResources(b, p.Resources, level+1)
+		return
+	}
+	heading(b, level, "Profile `%s`", p.Profile)
+	if p.State != "" && p.State != "completed" {
+		fmt.Fprintf(b, "- State: %s\n", phaseStateText(p))
+	}
+	if p.Warmup > 0 {
+		fmt.Fprintf(b, "- Warm-up: %s\n", p.Warmup)
+	}
+	if !p.Window.Start.IsZero() {
+		fmt.Fprintf(b, "- Steady-state window: %s–%s UTC (rule: %s)\n", clock(p.Window.Start), clock(p.Window.End), p.Window.Rule)
+	}
+	if len(p.Workloads) == 0 {
+		b.WriteString("- No workload ran in this phase.\n")
+	}
+	for _, s := range p.Workloads {
+		markdownWorkload(b, s, level+1)
+	}
+	markdownResources(b, p.Resources, level+1)
+}
+
+func phaseStateText(p *Phase) string {
+	switch {
+	case p.State == "running":
+		return "incomplete (the run was killed during this phase)"
+	case p.Message != "":
+		return p.State + ": " + p.Message
+	}
+	return p.State
+}
+
+// markdownMatrix writes the matrix summary: one row per cell, profile and
+// component of the system under test, in the layout of a GOMEMLIMIT/ballast
+// comparison, then a note for every cell that did not complete and every
+// component that exited during the run.
+func markdownMatrix(b *strings.Builder, r *Run) {
+	heading(b, 2, "Matrix summary")
+	b.WriteString("Each phase's figures over its steady-state window: Go heap in use (average), GC cycles per minute (average), CPU and memory P99.\n\n")
+	names := varNames(r.cells())
+	header := append(append([]string{}, names...), "Profile", "Component", "Heap avg", "GC/min", "CPU P99 (cores)", "Memory P99")
+	fmt.Fprintf(b, "| %s |\n|%s%s\n", strings.Join(header, " | "), strings.Repeat("---|", len(names)+2), strings.Repeat("---:|", 4))
+	for _, c := range r.cells() {
+		vars := cellVarValues(c, names)
+		for _, p := range c.Phases {
+			for _, row := range matrixRows(p) {
+				fmt.Fprintf(b, "| %s | %s | %s |\n", strings.Join(vars, " | "), p.Profile, row)
+			}
+		}
+		if len(c.Phases) == 0 {
+			fmt.Fprintf(b, "| %s | – | – | – | – | – | – |\n", strings.Join(vars, " | "))
+		}
+	}
+	markdownMatrixNotes(b, r)
+}
+
+// matrixRows is the Component … Memory P99 cells of a phase's rows.
+func matrixRows(p *Phase) []string {
+	if p.Resources == nil || p.Resources.Ticks == 0 {
+		return []string{"(no samples) | – | – | – | –"}
+	}
+	var rows []string
+	for _, c := range p.Resources.Components {
+		if c.Kind == analysis.KindGenerator {
+			continue
+		}
+		heap, gc := "–", "–"
+		if c.Heap.N > 0 {
+			heap = sizeText(c.Heap.Avg)
+		}
+		if c.GC.N > 0 {
+			gc = num3(c.GC.Avg)
+		}
+		rows = append(rows, fmt.Sprintf("%s | %s | %s | %s | %s", c.Name, heap, gc,
+			p99Text(c.CPU, num3), p99Text(c.Memory, sizeText)))
+	}
+	return rows
+}
+
+// varNames is every matrix variable in the order the cells first give them.
+func varNames(cells []*Cell) []string {
+	var names []string
+	seen := map[string]bool{}
+	for _, c := range cells {
+		for _, v := range c.Vars {
+			if !seen[v.Name] {
+				seen[v.Name] = true
+				names = append(names, v.Name)
+			}
+		}
+	}
+	return names
+}
+
+func cellVarValues(c *Cell, names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = "–"
+		for _, v := range c.Vars {
+			if v.Name == n {
+				out[i] = v.Value
+			}
+		}
+	}
+	return out
+}
+
+func markdownMatrixNotes(b *strings.Builder, r *Run) {
+	var notes []string
+	for _, c := range r.cells() {
+		if c.State != "" && c.State != "completed" {
+			n := fmt.Sprintf("Cell `%s` %s", cellLabel(c), cellStateText(c))
+			if !c.Ended.IsZero() {
+				n += fmt.Sprintf(" (ended %s UTC)", clock(c.Ended))
+			}
+			notes = append(notes, n)
+		}
+		for _, comp := range c.Components {
+			if !comp.Exited.IsZero() {
+				notes = append(notes, fmt.Sprintf("Component `%s` of cell `%s` exited during the run at %s UTC: %s",
+					comp.Name, cellLabel(c), clock(comp.Exited), exitText(comp.ExitText)))
+			}
+		}
+	}
+	if len(notes) > 0 {
+		b.WriteString("\n")
+	}
+	for _, n := range notes {
+		fmt.Fprintf(b, "- **Note:** %s\n", n)
+	}
+}

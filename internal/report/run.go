@@ -1,0 +1,82 @@
+package report
+
+import (
+	"time"
+
+	"github.com/perflab/perflab/internal/analysis"
+)
+
+// Run is everything a report shows of one run.
+type Run struct {
+	Name    string
+	Dir     string
+	Command string
+	Tool    string
+	Host    string
+	Started time.Time
+	Ended   time.Time
+	State   string // completed, interrupted, failed, running (a killed run)
+	Message string
+	// Workloads is every workload of every phase in the order they were
+	// added: the flat list summary.json's "workloads" holds.
+	Workloads []*analysis.Summary
+	// Cells are the matrix cells with their phases; a run without a plan has
+	// one implicit cell. When Cells is empty, reports treat Workloads as one
+	// implicit cell with one implicit phase per workload.
+	Cells []*Cell
+}
+
+// Var is one variable of a matrix cell.
+type Var struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Cell is one configuration of the matrix and what ran in it.
+type Cell struct {
+	Index      int
+	Name       string
+	Vars       []Var
+	Implicit   bool   // the cell of a run without a plan: it has no name, state or times of its own
+	State      string // running (killed), completed, failed, interrupted
+	Message    string
+	Started    time.Time
+	Ended      time.Time
+	Components []analysis.Component
+	Phases     []*Phase
+}
+
+// Phase is one profile run in one cell, or, in a run without a plan, one
+// workload.
+type Phase struct {
+	Profile   string // "" for an implicit phase
+	Implicit  bool   // one workload of a run without a plan
+	State     string
+	Message   string
+	Start     time.Time
+	LoadEnd   time.Time
+	Warmup    time.Duration
+	Window    analysis.Window // the window of Resources
+	Workloads []*analysis.Summary
+	Resources *analysis.Resources // nil when nothing was sampled
+}
+
+// cells returns r.Cells, or for a Run built without them, one implicit cell
+// with an implicit phase per workload.
+func (r *Run) cells() []*Cell {
+	if len(r.Cells) > 0 {
+		return r.Cells
+	}
+	c := &Cell{Implicit: true}
+	for _, s := range r.Workloads {
+		c.Phases = append(c.Phases, &Phase{Implicit: true, Window: s.Window, Workloads: []*analysis.Summary{s}})
+	}
+	return []*Cell{c}
+}
+
+// isMatrix reports whether the run has a matrix: more than one cell, or
+// cells with variables.
+func (r *Run) isMatrix() bool {
+	cs := r.cells()
+	return len(cs) > 1 || len(cs) == 1 && len(cs[0].Vars) > 0
+}
