@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 	"time"
 
@@ -11,17 +10,8 @@ import (
 	"github.com/perflab/perflab/internal/units"
 )
 
-// sizeText prints bytes with units.FormatBytes, except that FormatBytes's
-// three significant digits print 1000–1023 of a unit as "1e+03 MiB"; those
-// are printed whole ("1010 MiB").
-func sizeText(v float64) string {
-	s := units.FormatBytes(v)
-	num, unit, ok := strings.Cut(s, " ")
-	if f, err := strconv.ParseFloat(num, 64); ok && err == nil && strings.ContainsAny(num, "eE") {
-		return fmt.Sprintf("%.0f %s", f, unit)
-	}
-	return s
-}
+// sizeText prints bytes with units.FormatBytes.
+func sizeText(v float64) string { return units.FormatBytes(v) }
 
 // num3 prints a CPU figure in cores, or a rate such as GC cycles per
 // minute, with two or three significant digits and no exponent: 12.4, 1.46,

@@ -103,7 +103,7 @@ func TestFormatting(t *testing.T) {
 	}{
 		{num3(0), "0"}, {num3(0.0004), "<0.001"}, {num3(0.0052), "0.0052"}, {num3(0.052), "0.052"},
 		{num3(0.52), "0.52"}, {num3(1.456), "1.46"}, {num3(10.62), "10.6"}, {num3(123.4), "123"},
-		{sizeText(64 * mib), "64 MiB"}, {sizeText(1000 * mib), "1000 MiB"}, {sizeText(1023.4 * mib), "1020 MiB"},
+		{sizeText(64 * mib), "64 MiB"}, {sizeText(1000 * mib), "1000 MiB"}, {sizeText(1023.4 * mib), "1023 MiB"},
 		{sizeText(1024 * mib), "1 GiB"}, {sizeText(1222 * mib), "1.19 GiB"}, {sizeText(512), "512 B"},
 		{p99Text(analysis.Stat{N: 9, Max: 3}, num3), "–"}, {p99Text(analysis.Stat{N: 10, P99: 3}, num3), "3.00"},
 		{windowText(&analysis.Resources{Window: analysis.Window{Start: t0, End: t0.Add(time.Minute)}, Ticks: 60, Step: time.Second}),

@@ -88,15 +88,30 @@ func ParseByteRate(s string) (float64, error) {
 // FormatBytes prints n bytes with a binary unit and three significant digits.
 func FormatBytes(n float64) string {
 	const k = 1024.0
-	switch a := math.Abs(n); {
-	case a >= k*k*k*k:
-		return fmt.Sprintf("%.3g TiB", n/(k*k*k*k))
-	case a >= k*k*k:
-		return fmt.Sprintf("%.3g GiB", n/(k*k*k))
-	case a >= k*k:
-		return fmt.Sprintf("%.3g MiB", n/(k*k))
-	case a >= k:
-		return fmt.Sprintf("%.3g KiB", n/k)
+	for _, u := range []struct {
+		size float64
+		name string
+	}{{k * k * k * k, "TiB"}, {k * k * k, "GiB"}, {k * k, "MiB"}, {k, "KiB"}} {
+		if math.Abs(n) >= u.size {
+			return sig3(n/u.size) + " " + u.name
+		}
 	}
 	return fmt.Sprintf("%.0f B", n)
+}
+
+// sig3 prints v with three significant digits, no trailing zeros and never
+// an exponent: 1.5, 14.6, 146, 1010.
+func sig3(v float64) string {
+	prec := 2
+	switch a := math.Abs(v); {
+	case a >= 100:
+		prec = 0
+	case a >= 10:
+		prec = 1
+	}
+	s := strconv.FormatFloat(v, 'f', prec, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
 }

@@ -48,7 +48,7 @@ func TestParseByteRate(t *testing.T) {
 }
 
 func TestFormatBytes(t *testing.T) {
-	for in, want := range map[float64]string{512: "512 B", 1536: "1.5 KiB", 4 << 20: "4 MiB", 3 << 30: "3 GiB"} {
+	for in, want := range map[float64]string{512: "512 B", 1536: "1.5 KiB", 1023.4 * 1024 * 1024: "1023 MiB", 1010 * 1024 * 1024: "1010 MiB", -3 * 1024: "-3 KiB", 1.456 * 1024: "1.46 KiB", 64 << 20: "64 MiB", 4 << 20: "4 MiB", 3 << 30: "3 GiB"} {
 		if got := FormatBytes(in); got != want {
 			t.Errorf("FormatBytes(%v) = %q, want %q", in, got, want)
 		}
