@@ -1,0 +1,53 @@
+package plan
+
+import "time"
+
+// Defaults and limits. Every default the format has is set here, in
+// newPlan, newComponent, newReady, newWorkload and vusDefaults.
+const (
+	DefaultSampleInterval = time.Second
+	DefaultStopGrace      = 10 * time.Second
+	DefaultReadyTimeout   = 30 * time.Second
+	DefaultGrace          = 5 * time.Second // in-flight operations at the end of a workload
+	DefaultVUsMin         = 10              // as perflab http --vus-min
+	DefaultVUsMax         = 1000            // as perflab http --vus-max
+
+	// MaxCells bounds the matrix: a plan whose matrix has more cells is invalid.
+	MaxCells = 10000
+)
+
+// newPlan returns a plan with the plan-level defaults.
+func newPlan(file, dir string) *Plan {
+	return &Plan{File: file, Dir: dir, SampleInterval: DefaultSampleInterval,
+		StopGrace: DefaultStopGrace, at: where{}}
+}
+
+// newRun returns a run section with the plan's stop grace.
+func newRun(p *Plan) *Run {
+	return &Run{StopGrace: p.StopGrace, at: where{}}
+}
+
+// newReady returns a probe with the default timeout.
+func newReady() *Ready {
+	return &Ready{Timeout: DefaultReadyTimeout, at: where{}}
+}
+
+// newWorkload returns a workload with the defaults that do not depend on
+// other fields; vusDefaults does the rest once the model is known.
+func newWorkload() Workload {
+	return Workload{Grace: DefaultGrace, at: where{}}
+}
+
+// vusDefaults fills the VU pool bounds of an open-model workload: min is
+// DefaultVUsMin (at most max), max is DefaultVUsMax (at least min).
+func vusDefaults(v VUs, minSet, maxSet bool) VUs {
+	switch {
+	case !minSet && !maxSet:
+		return VUs{Min: DefaultVUsMin, Max: DefaultVUsMax}
+	case !minSet:
+		v.Min = min(DefaultVUsMin, v.Max)
+	case !maxSet:
+		v.Max = max(DefaultVUsMax, v.Min)
+	}
+	return v
+}

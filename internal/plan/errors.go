@@ -1,0 +1,116 @@
+package plan
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Pos is a position in a plan file; lines and columns count from 1. The zero
+// Pos means "no position known" (a value built in Go rather than decoded).
+type Pos struct {
+	Line, Col int
+}
+
+// Error is one problem in a plan, at a position in its file.
+type Error struct {
+	File      string
+	Line, Col int // 0 when unknown
+	Msg       string
+}
+
+// Error prints "file:line:col: msg", leaving out what is unknown.
+func (e Error) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		b.WriteByte(':')
+	}
+	if e.Line > 0 {
+		fmt.Fprintf(&b, "%d:", e.Line)
+		if e.Col > 0 {
+			fmt.Fprintf(&b, "%d:", e.Col)
+		}
+	}
+	if b.Len() > 0 {
+		b.WriteByte(' ')
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Errors is every problem found in a plan, sorted by position. Parse and
+// Load return it as their error; use errors.As to get at the items.
+type Errors []Error
+
+// Error prints one problem per line.
+func (es Errors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// sorted orders es by file, line, column and message, and drops duplicates.
+func (es Errors) sorted() Errors {
+	sort.SliceStable(es, func(i, j int) bool {
+		a, b := es[i], es[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		if a.Col != b.Col {
+			return a.Col < b.Col
+		}
+		return a.Msg < b.Msg
+	})
+	out := es[:0]
+	for i, e := range es {
+		if i == 0 || e != es[i-1] {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// asErrors turns errs into Errors, keeping the positions of those that are
+// Error values already and giving the others the file name only.
+func asErrors(file string, errs []error) Errors {
+	out := make(Errors, 0, len(errs))
+	for _, err := range errs {
+		if e, ok := err.(Error); ok {
+			out = append(out, e)
+		} else {
+			out = append(out, Error{File: file, Msg: err.Error()})
+		}
+	}
+	return out
+}
+
+// where records the positions of a decoded value's fields: "" is the value
+// itself, "name" a field's value, "args.2" a list item, "env.TOKEN" a map
+// value. A key with a "!" suffix marks a field whose value could not be
+// decoded, so that Validate does not report it a second time.
+type where map[string]Pos
+
+func (w where) pos(key string) Pos {
+	if p, ok := w[key]; ok {
+		return p
+	}
+	return w[""]
+}
+
+// bad reports whether key failed to decode.
+func (w where) bad(key string) bool {
+	_, ok := w[key+"!"]
+	return ok
+}
+
+// has reports whether key was given in the file.
+func (w where) has(key string) bool {
+	_, ok := w[key]
+	return ok
+}

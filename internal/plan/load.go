@@ -1,0 +1,192 @@
+package plan
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Load reads the plan file at path and parses it with Parse.
+func Load(path string) (*Plan, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read plan: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes and validates a plan. file names the plan in error messages
+// and locates relative paths; environment variables are read with
+// os.LookupEnv. The error, if any, is an Errors holding every problem found.
+func Parse(file string, data []byte) (*Plan, error) {
+	return ParseEnv(file, data, os.LookupEnv)
+}
+
+// ParseEnv is Parse with environment variables read from lookup.
+func ParseEnv(file string, data []byte, lookup func(string) (string, bool)) (*Plan, error) {
+	dir, err := filepath.Abs(filepath.Dir(file))
+	if err != nil {
+		return nil, fmt.Errorf("cannot locate plan directory: %w", err)
+	}
+	d := newDecoder(file, lookup)
+	root := d.document(data)
+	if root == nil {
+		if len(d.errs) == 0 {
+			d.errorAt(Pos{}, "cannot read the plan")
+		}
+		return nil, d.errs.sorted()
+	}
+	p := d.plan(root, file, dir)
+	if root.Kind != yaml.MappingNode { // Validate would only add noise
+		return nil, d.errs.sorted()
+	}
+	errs := append(d.errs, asErrors(file, p.Validate())...)
+	if len(errs) > 0 {
+		return nil, errs.sorted()
+	}
+	return p, nil
+}
+
+// document parses data as exactly one YAML document and returns its root.
+func (d *decoder) document(data []byte) (root *yaml.Node) {
+	defer func() {
+		if r := recover(); r != nil { // the YAML library must not take perflab down
+			d.errorAt(Pos{}, "cannot parse YAML: %v", r)
+			root = nil
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			d.errorAt(Pos{Line: 1, Col: 1}, "the plan is empty")
+		} else {
+			d.syntax(err)
+		}
+		return nil
+	}
+	var extra yaml.Node
+	switch err := dec.Decode(&extra); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		d.syntax(err)
+		return nil
+	default:
+		d.errorf(&extra, "a plan is one YAML document; remove the second one")
+		return nil
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		d.errorf(&doc, "the plan is empty")
+		return nil
+	}
+	return d.node(doc.Content[0])
+}
+
+// syntax records an error of the YAML parser, whose messages read
+// "yaml: line N: problem" or "yaml: problem".
+func (d *decoder) syntax(err error) {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		num, problem, _ := strings.Cut(rest, ": ")
+		if line, err := strconv.Atoi(num); err == nil {
+			d.errorAt(Pos{Line: line}, "invalid YAML: %s", problem)
+			return
+		}
+	}
+	d.errorAt(Pos{}, "invalid YAML: %s", msg)
+}
+
+// Keys of each mapping, in the order the format documents them.
+const (
+	planKeys      = "name, description, sample_interval, stop_grace, components, matrix, profiles"
+	componentKeys = "name, group, run, attach, metrics, metric_names, data_dirs"
+	runKeys       = "command, args, env, dir, ready, stop_grace"
+	readyKeys     = "http, tcp, timeout"
+	attachKeys    = "pid, pid_file, process, cgroup"
+	profileKeys   = "name, duration, warmup, workloads"
+	workloadKeys  = "name, driver, model, rate, concurrency, start_rate, start_concurrency, " +
+		"stages, vus, backlog, grace, params"
+	stageKeys = "duration, target"
+	vusKeys   = "min, max"
+)
+
+// plan decodes the root mapping.
+func (d *decoder) plan(n *yaml.Node, file, dir string) *Plan {
+	p := newPlan(file, dir)
+	m := d.fields(n, "plan", p.at, planKeys)
+	d.field(m, p.at, "name", func(n *yaml.Node) (err error) { p.Name, err = scalar("name", n); return })
+	d.field(m, p.at, "description", func(n *yaml.Node) (err error) { p.Description, err = scalar("description", n); return })
+	d.field(m, p.at, "sample_interval", func(n *yaml.Node) (err error) {
+		p.SampleInterval, err = durationOf("sample_interval", n)
+		return
+	})
+	d.field(m, p.at, "stop_grace", func(n *yaml.Node) (err error) { p.StopGrace, err = durationOf("stop_grace", n); return })
+	d.field(m, p.at, "matrix", func(n *yaml.Node) error { p.Matrix = d.matrix(n); return nil })
+	d.field(m, p.at, "components", func(n *yaml.Node) error {
+		return d.list("components", n, func(item *yaml.Node) { p.Components = append(p.Components, d.component(item, p)) })
+	})
+	d.field(m, p.at, "profiles", func(n *yaml.Node) error {
+		return d.list("profiles", n, func(item *yaml.Node) { p.Profiles = append(p.Profiles, d.profile(item)) })
+	})
+	p.env = d.env
+	return p
+}
+
+// list calls fn on each item of a sequence.
+func (d *decoder) list(key string, n *yaml.Node, fn func(*yaml.Node)) error {
+	if n.Kind != yaml.SequenceNode {
+		return fmt.Errorf("%s: want a list, got %s", key, kindName(n))
+	}
+	for _, item := range n.Content {
+		if item = d.node(item); item == nil {
+			break
+		}
+		fn(item)
+	}
+	return nil
+}
+
+// matrix decodes the ordered mapping of variables to value lists.
+func (d *decoder) matrix(n *yaml.Node) []Variable {
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, "matrix: want a mapping of variable names to lists of values, got %s", kindName(n))
+		return nil
+	}
+	var vars []Variable
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := d.node(n.Content[i]), d.node(n.Content[i+1])
+		if k == nil || v == nil {
+			break
+		}
+		name, ok := d.key(k, "matrix", seen, "")
+		if !ok {
+			continue
+		}
+		vr := Variable{Name: name, at: where{"": posOf(k), "values": posOf(v)}}
+		if v.Kind != yaml.SequenceNode {
+			d.errorf(v, "matrix variable %s: want a list of values, got %s", name, kindName(v))
+			vr.at["values!"] = posOf(v)
+		}
+		for j, item := range v.Content {
+			if item = d.node(item); item == nil {
+				break
+			}
+			vr.at["values."+strconv.Itoa(j)] = posOf(item)
+			s, err := scalar("matrix variable "+name, item)
+			if err != nil {
+				d.errorf(item, "%v", err)
+			}
+			vr.Values = append(vr.Values, s)
+		}
+		vars = append(vars, vr)
+	}
+	return vars
+}

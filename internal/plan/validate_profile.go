@@ -1,0 +1,196 @@
+package plan
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// profile checks one profile and its workloads.
+func (v *validator) profile(p *Profile) {
+	v.name(p.at, "profile", p.Name)
+	switch {
+	case p.Duration <= 0 && !p.at.has("duration"):
+		v.at(p.at, "duration", "%s needs a duration", label("profile", p.Name))
+	case p.Duration <= 0:
+		v.at(p.at, "duration", "duration %v must be > 0", p.Duration)
+	}
+	if p.Warmup < 0 || p.Duration > 0 && p.Warmup >= p.Duration {
+		v.at(p.at, "warmup", "warmup %v must be >= 0 and shorter than the duration %v", p.Warmup, p.Duration)
+	}
+	if len(p.Workloads) == 0 {
+		v.at(p.at, "workloads", "%s has no workloads", label("profile", p.Name))
+	}
+	names := map[string]Pos{}
+	for i := range p.Workloads {
+		w := &p.Workloads[i]
+		v.unique(names, w.Name, w.at, "workload")
+		v.workload(w, p.Duration)
+	}
+}
+
+// workload checks one workload; d is its profile's duration.
+func (v *validator) workload(w *Workload, d time.Duration) {
+	v.name(w.at, "workload", w.Name)
+	if w.Driver == "" {
+		v.at(w.at, "driver", "%s needs a driver", label("workload", w.Name))
+	}
+	if w.Grace < 0 {
+		v.at(w.at, "grace", "grace %v must be >= 0", w.Grace)
+	}
+	multi := v.shape(w)
+	switch w.Model {
+	case Open:
+		v.open(w, multi)
+	case Closed:
+		v.closed(w, multi)
+	default:
+		v.at(w.at, "model", "model %q: want open or closed", w.Model)
+	}
+	v.stages(w, d)
+	if w.Params.node != nil {
+		v.params(w.Params.node)
+	}
+}
+
+// given reports whether a workload field was set, in the file or in Go.
+func given(w *Workload, key string) bool {
+	if w.at.has(key) {
+		return true
+	}
+	switch key {
+	case "rate":
+		return !w.Rate.IsZero()
+	case "concurrency":
+		return w.Concurrency != 0
+	case "stages":
+		return len(w.Stages) > 0
+	case "start_rate":
+		return !w.StartRate.IsZero()
+	case "start_concurrency":
+		return w.StartConcurrency != 0
+	case "vus":
+		return w.VUs != VUs{} || w.at.has("vus.min") || w.at.has("vus.max")
+	case "backlog":
+		return w.Backlog != 0
+	}
+	return false
+}
+
+// shape checks that one of rate, concurrency and stages is given, and that
+// start values come with stages. It reports whether several were given.
+func (v *validator) shape(w *Workload) (multi bool) {
+	var shape []string
+	for _, k := range []string{"rate", "concurrency", "stages"} {
+		if given(w, k) {
+			shape = append(shape, k)
+		}
+	}
+	switch {
+	case len(shape) == 0:
+		v.at(w.at, "", "%s needs rate (open model), concurrency (closed model) or stages", label("workload", w.Name))
+	case len(shape) > 1:
+		v.at(w.at, shape[1], "%s: give one of %s, not both", label("workload", w.Name), strings.Join(shape, " and "))
+	}
+	for _, k := range []string{"start_rate", "start_concurrency"} {
+		if given(w, k) && !given(w, "stages") {
+			v.at(w.at, k, "%s applies only with stages", k)
+		}
+	}
+	return len(shape) > 1
+}
+
+// open checks the open-model fields and rejects the closed-model ones;
+// multi says the shape check already reported conflicting fields.
+func (v *validator) open(w *Workload, multi bool) {
+	for _, k := range []string{"concurrency", "start_concurrency"} {
+		if given(w, k) && !(multi && k == "concurrency") {
+			v.at(w.at, k, "%s applies to the closed model, and this workload is open (set model: closed)", k)
+		}
+	}
+	if given(w, "rate") && !(w.Rate.PerSecond > 0 || w.Rate.BytesPerSecond > 0) {
+		v.at(w.at, "rate", "rate must be > 0")
+	}
+	if !finite(w.Rate.PerSecond) || !finite(w.Rate.BytesPerSecond) {
+		v.at(w.at, "rate", "rate must be a finite number")
+	}
+	if !finite(w.StartRate.PerSecond) || !finite(w.StartRate.BytesPerSecond) {
+		v.at(w.at, "start_rate", "start_rate must be a finite number >= 0")
+	}
+	if w.VUs.Max < 1 {
+		v.at(w.at, "vus.max", "vus.max %d must be >= 1", w.VUs.Max)
+	}
+	switch {
+	case w.VUs.Min < 0:
+		v.at(w.at, "vus.min", "vus.min %d must be >= 0", w.VUs.Min)
+	case w.VUs.Min > w.VUs.Max && w.VUs.Max >= 1:
+		v.at(w.at, "vus.min", "vus.min %d is larger than vus.max %d", w.VUs.Min, w.VUs.Max)
+	}
+	if w.Backlog < 0 {
+		v.at(w.at, "backlog", "backlog %d must be >= 0", w.Backlog)
+	}
+}
+
+// closed checks the closed-model fields and rejects the open-model ones.
+func (v *validator) closed(w *Workload, multi bool) {
+	for _, k := range []string{"rate", "start_rate", "vus", "backlog"} {
+		if given(w, k) && !(multi && k == "rate") {
+			v.at(w.at, k, "%s applies to the open model, and this workload is closed", k)
+		}
+	}
+	if given(w, "concurrency") && w.Concurrency < 1 {
+		v.at(w.at, "concurrency", "concurrency %d must be >= 1", w.Concurrency)
+	}
+	if w.StartConcurrency < 0 {
+		v.at(w.at, "start_concurrency", "start_concurrency %d must be >= 0", w.StartConcurrency)
+	}
+}
+
+func finite(f float64) bool { return f >= 0 && !math.IsInf(f, 0) && !math.IsNaN(f) }
+
+// stages checks each stage, that rates are all of one kind, and that the
+// stages fit in the profile's duration d.
+func (v *validator) stages(w *Workload, d time.Duration) {
+	var total time.Duration
+	bytes, ops := w.StartRate.IsBytes(), w.StartRate.PerSecond > 0
+	for i, s := range w.Stages {
+		n := strconv.Itoa(i + 1)
+		if s.Duration <= 0 {
+			v.at(s.at, "duration", "stage %s: duration %v must be > 0", n, s.Duration)
+		}
+		total += max(s.Duration, 0)
+		switch {
+		case w.Model == Closed && s.Concurrency < 0:
+			v.at(s.at, "target", "stage %s: target %d must be >= 0", n, s.Concurrency)
+		case w.Model != Closed && (!finite(s.Rate.PerSecond) || !finite(s.Rate.BytesPerSecond)):
+			v.at(s.at, "target", "stage %s: target must be a finite rate >= 0", n)
+		case w.Model != Closed && (bytes && s.Rate.PerSecond > 0 || ops && s.Rate.IsBytes()):
+			v.at(s.at, "target", "stage %s: target mixes operation and byte rates; use one kind in a workload", n)
+		}
+		bytes, ops = bytes || s.Rate.IsBytes(), ops || s.Rate.PerSecond > 0
+	}
+	if d > 0 && total > d {
+		v.at(w.at, "stages", "stages last %v, longer than the profile's duration %v", total, d)
+	}
+}
+
+// params checks the templates in every string value of a params tree.
+func (v *validator) params(n *yaml.Node) {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if n.ShortTag() == "!!str" {
+			v.tmpl(where{"": posOf(n)}, "params", n.Value)
+		}
+	case yaml.MappingNode:
+		for i := 1; i < len(n.Content); i += 2 {
+			v.params(n.Content[i])
+		}
+	default:
+		for _, c := range n.Content {
+			v.params(c)
+		}
+	}
+}
