@@ -56,6 +56,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return ExitUsage
 	}
+	defer startProfile(stderr)()
 	var err error
 	switch args[0] {
 	case "demo":

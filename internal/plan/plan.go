@@ -108,7 +108,7 @@ type EnvVar struct {
 }
 
 // Ready is a readiness probe: exactly one of HTTP (a URL that must answer
-// with a status below 500) and TCP (a host:port that must accept a
+// with a status below 400) and TCP (a host:port that must accept a
 // connection) is set.
 type Ready struct {
 	HTTP    string
