@@ -26,6 +26,16 @@ const (
 	Closed Model = "closed" // a set number of VUs, each starting its next operation when the last ends
 )
 
+// DefaultQuantum is how often, at most, the open model's dispatcher wakes.
+// Arrivals due closer together than this go out together when it wakes,
+// each still measured from its own intended start, so the figures stay
+// honest and the lateness shows as scheduler lag. Waking once per arrival
+// costs the generator (and the target) a wake-up each: at 20,000 arrivals/s
+// on one core that tripled perflab's CPU per request (BENCHMARKS.md). Go
+// timers and k6's or vegeta's pacing resolve about 1 ms anyway. Set a
+// Quantum of 1ns to dispatch every arrival on its own.
+const DefaultQuantum = time.Millisecond
+
 // Workload is one stream of load against one driver.
 type Workload struct {
 	Name     string
@@ -34,6 +44,7 @@ type Workload struct {
 	VUsMin   int                // open model: VUs started before the first arrival
 	VUsMax   int                // open model: the pool's cap
 	Backlog  int                // open model: arrivals that may wait for a VU at the cap (0: drop at once)
+	Quantum  time.Duration      // open model: the dispatcher wakes at most this often; 0: DefaultQuantum
 	Conc     *pacer.Concurrency // closed model
 	Grace    time.Duration      // how long in-flight operations may finish after the schedule ends
 	Interval time.Duration      // recording interval, default 1 s
@@ -94,6 +105,9 @@ func (w *Workload) Validate() []error {
 		if w.Backlog < 0 {
 			add("backlog %d must be >= 0", w.Backlog)
 		}
+		if w.Quantum < 0 {
+			add("dispatch quantum %v must be >= 0", w.Quantum)
+		}
 	case Closed:
 		if w.Conc == nil {
 			add("closed-model workload %q needs a concurrency", w.Name)
@@ -130,6 +144,9 @@ func Run(stop, kill context.Context, w Workload, sink Sink) (Summary, error) {
 	}
 	if w.Interval == 0 {
 		w.Interval = time.Second
+	}
+	if w.Quantum == 0 {
+		w.Quantum = DefaultQuantum
 	}
 	start := time.Now()
 	r := &run{

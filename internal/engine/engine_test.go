@@ -255,3 +255,54 @@ func TestValidateListsEveryProblem(t *testing.T) {
 		t.Error("Run accepted an invalid workload")
 	}
 }
+
+func TestOpenModelDispatchesWithinAQuantumTogetherAndMeasuresTheDelay(t *testing.T) {
+	// 2000 arrivals/s are 0.5 ms apart; a 25 ms quantum sends them in
+	// batches. Each is still timed from its own intended start: the delay
+	// shows in latency and scheduler lag, not in service time.
+	w := Workload{Name: "w", Model: Open, Rate: pacer.Constant(2000, 500*time.Millisecond),
+		VUsMin: 100, VUsMax: 200, Quantum: 25 * time.Millisecond, Driver: fake(instant)}
+	sum, c := runW(t, w)
+	all, dropped := c.total()
+	if sum.Scheduled != 1000 || dropped != 0 || all.Classes[stats.OK] != 1000 {
+		t.Fatalf("scheduled %d, dropped %d, ok %d; want 1000, 0, 1000", sum.Scheduled, dropped, all.Classes[stats.OK])
+	}
+	lag := stats.NewHist()
+	for _, iv := range c.intervals {
+		lag.Merge(iv.Lag)
+	}
+	if p50 := all.Latency.Quantile(0.5); p50 < 5*time.Millisecond {
+		t.Errorf("latency p50 = %v, want >= 5ms: batched arrivals must count their wait", p50)
+	}
+	if p50 := lag.Quantile(0.5); p50 < 5*time.Millisecond {
+		t.Errorf("scheduler lag p50 = %v, want >= 5ms", p50)
+	}
+	if p50, lat := all.Service.Quantile(0.5), all.Latency.Quantile(0.5); p50 >= lat {
+		t.Errorf("service p50 %v >= latency p50 %v: the dispatch delay leaked into service time", p50, lat)
+	}
+}
+
+func TestPoolHandsOutTheMostRecentlyIdleVU(t *testing.T) {
+	p := newPool(3)
+	vs := []*vu{{id: 0, work: make(chan time.Time, 1)}, {id: 1, work: make(chan time.Time, 1)}, {id: 2, work: make(chan time.Time, 1)}}
+	for _, v := range vs {
+		p.put(v)
+	}
+	for want := 2; want >= 0; want-- {
+		if v := p.get(); v == nil || v.id != want {
+			t.Fatalf("get() = %v, want VU %d", v, want)
+		}
+	}
+	if v := p.get(); v != nil {
+		t.Fatalf("get() on an empty pool = VU %d", v.id)
+	}
+	p.put(vs[0])
+	p.close()
+	if _, open := <-vs[0].work; open {
+		t.Error("close left an idle VU running")
+	}
+	p.put(vs[1]) // a busy VU finishing after close is ended, not pooled
+	if _, open := <-vs[1].work; open || p.get() != nil {
+		t.Error("a VU returned to a closed pool was kept")
+	}
+}

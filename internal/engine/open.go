@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/perflab/perflab/internal/clock"
@@ -9,12 +10,69 @@ import (
 )
 
 // vu is one virtual user of the open model's pool: it waits on its own
-// channel for an intended start time and returns itself to the idle pool
-// when the operation ends.
+// channel for an intended start time and returns itself to the pool when
+// the operation ends.
 type vu struct {
 	id   int
 	work chan time.Time
 	res  driver.Result
+}
+
+// pool holds the idle VUs as a stack: the VU that finished last is the next
+// one used, so a steady rate keeps reusing the same few VUs (warm
+// connections, warm caches) however large the pool once grew. A FIFO would
+// cycle through every VU the pool ever started.
+type pool struct {
+	mu     sync.Mutex
+	idle   []*vu
+	closed bool
+	freed  chan struct{} // signalled (never blocking) when a VU becomes idle
+}
+
+func newPool(size int) *pool {
+	return &pool{idle: make([]*vu, 0, size), freed: make(chan struct{}, 1)}
+}
+
+// get takes the most recently idle VU, or returns nil.
+func (p *pool) get() *vu {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := len(p.idle)
+	if n == 0 {
+		return nil
+	}
+	v := p.idle[n-1]
+	p.idle[n-1] = nil
+	p.idle = p.idle[:n-1]
+	return v
+}
+
+// put makes v idle; on a closed pool it ends v instead.
+func (p *pool) put(v *vu) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		close(v.work)
+		return
+	}
+	p.idle = append(p.idle, v)
+	p.mu.Unlock()
+	select {
+	case p.freed <- struct{}{}:
+	default:
+	}
+}
+
+// close ends every idle VU now and every busy one when its operation ends.
+func (p *pool) close() {
+	p.mu.Lock()
+	p.closed = true
+	idle := p.idle
+	p.idle = nil
+	p.mu.Unlock()
+	for _, v := range idle {
+		close(v.work)
+	}
 }
 
 // runOpen issues arrivals on the schedule. Each arrival goes to an idle VU;
@@ -23,15 +81,16 @@ type vu struct {
 // A late dispatch never moves an arrival's intended start: latency is
 // measured from the schedule, so a stalling target cannot hide.
 func (r *run) runOpen(stop context.Context) Summary {
-	idle := make(chan *vu, r.w.VUsMax)
+	p := newPool(r.w.VUsMax)
 	for i := 0; i < r.w.VUsMin; i++ {
-		idle <- r.startVU(idle)
+		p.put(r.startVU(p))
 	}
 	var (
-		sum     Summary
-		backlog []time.Time // FIFO of intended starts waiting for a VU
-		timer   = time.NewTimer(time.Hour)
-		n       uint64
+		sum      Summary
+		backlog  []time.Time // FIFO of intended starts waiting for a VU
+		timer    = time.NewTimer(time.Hour)
+		n        uint64
+		lastWake time.Time
 	)
 	timer.Stop()
 	defer timer.Stop()
@@ -42,7 +101,7 @@ func (r *run) runOpen(stop context.Context) Summary {
 		defer fine.Close()
 	}
 	for {
-		backlog = handOut(idle, backlog)
+		backlog = handOut(p, backlog)
 		elapsed := time.Since(r.start)
 		wait, over := r.w.Rate.Pace(elapsed, n)
 		if over {
@@ -56,15 +115,24 @@ func (r *run) runOpen(stop context.Context) Summary {
 			}
 		}
 		if stop.Err() != nil {
-			return r.stopOpen(idle, n, sum.Dropped, backlog)
+			return r.stopOpen(p, n, sum.Dropped, backlog)
+		}
+		if wait > 0 && !over && !lastWake.IsZero() {
+			// Wake at most once a quantum: arrivals due closer together
+			// than that go out together, each still timed from its own
+			// intended start.
+			if next := lastWake.Add(r.w.Quantum).Sub(r.start) - elapsed; next > wait {
+				wait = next
+			}
 		}
 		if wait > 0 {
 			if wait <= clock.Coarse && len(backlog) == 0 {
 				fine.Sleep(wait) // close to the due time: a Go timer would wake up to 1 ms late
+				lastWake = time.Now()
 			} else {
-				var freed chan *vu // only worth waking for while arrivals wait
+				var freed chan struct{} // only worth waking for while arrivals wait
 				if len(backlog) > 0 {
-					freed = idle
+					freed = p.freed
 				}
 				if wait > clock.Coarse {
 					wait -= clock.Coarse // wake early; the next pass sleeps the rest finely
@@ -72,53 +140,56 @@ func (r *run) runOpen(stop context.Context) Summary {
 				timer.Reset(wait)
 				select {
 				case <-stop.Done():
-					return r.stopOpen(idle, n, sum.Dropped, backlog)
-				case v := <-freed:
-					timer.Stop()
-					idle <- v // handOut gives it the oldest waiting arrival
+					return r.stopOpen(p, n, sum.Dropped, backlog)
+				case <-freed:
+					timer.Stop() // handOut gives the freed VU the oldest waiting arrival
 				case <-timer.C:
 				}
+				lastWake = time.Now()
 				continue
 			}
 			if over {
+				continue
+			}
+			elapsed = time.Since(r.start)
+			wait, _ = r.w.Rate.Pace(elapsed, n)
+			if wait > 0 {
 				continue
 			}
 		}
 		intended := r.start.Add(elapsed + wait)
 		n++
 		r.rec.RecordLag(time.Since(intended))
-		if !r.dispatch(idle, &backlog, intended) {
+		if !r.dispatch(p, &backlog, intended) {
 			sum.Dropped++
 			r.rec.AddDropped(1)
 		}
 	}
 	sum.LoadEnd = time.Now()
 	sum.Scheduled = n
-	r.closeIdle(idle)
+	p.close()
 	return sum
 }
 
 // stopOpen ends the schedule early: arrivals still waiting in the backlog
 // were never served and count as dropped.
-func (r *run) stopOpen(idle chan *vu, scheduled, dropped uint64, backlog []time.Time) Summary {
+func (r *run) stopOpen(p *pool, scheduled, dropped uint64, backlog []time.Time) Summary {
 	r.rec.AddDropped(int64(len(backlog)))
-	r.closeIdle(idle)
+	p.close()
 	return Summary{LoadEnd: time.Now(), Scheduled: scheduled, Dropped: dropped + uint64(len(backlog))}
 }
 
 // dispatch hands one arrival to an idle or new VU, or queues it; it returns
 // false when the arrival had to be dropped.
-func (r *run) dispatch(idle chan *vu, backlog *[]time.Time, intended time.Time) bool {
+func (r *run) dispatch(p *pool, backlog *[]time.Time, intended time.Time) bool {
 	if len(*backlog) == 0 {
-		select {
-		case v := <-idle:
+		if v := p.get(); v != nil {
 			v.work <- intended
 			return true
-		default:
 		}
 	}
 	if r.vus < r.w.VUsMax {
-		v := r.startVU(idle)
+		v := r.startVU(p)
 		v.work <- intended
 		return true
 	}
@@ -130,44 +201,29 @@ func (r *run) dispatch(idle chan *vu, backlog *[]time.Time, intended time.Time) 
 }
 
 // handOut gives waiting arrivals, oldest first, to idle VUs.
-func handOut(idle chan *vu, backlog []time.Time) []time.Time {
+func handOut(p *pool, backlog []time.Time) []time.Time {
 	for len(backlog) > 0 {
-		select {
-		case v := <-idle:
-			v.work <- backlog[0]
-			backlog = backlog[1:]
-		default:
+		v := p.get()
+		if v == nil {
 			return backlog
 		}
+		v.work <- backlog[0]
+		backlog = backlog[1:]
 	}
 	return backlog[:0]
 }
 
 // startVU starts a VU goroutine; it is not idle until it has done the work
 // its creator sends it.
-func (r *run) startVU(idle chan *vu) *vu {
+func (r *run) startVU(p *pool) *vu {
 	v := &vu{id: r.addVU(), work: make(chan time.Time, 1)}
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
 		for intended := range v.work {
 			r.do(v.id, &v.res, intended)
-			idle <- v
+			p.put(v)
 		}
 	}()
 	return v
-}
-
-// closeIdle ends every VU once it is idle: busy ones finish their operation
-// first (drain bounds how long that may take).
-func (r *run) closeIdle(idle chan *vu) {
-	r.mu.Lock()
-	n := r.vus
-	r.mu.Unlock()
-	go func() {
-		for i := 0; i < n; i++ {
-			v := <-idle
-			close(v.work)
-		}
-	}()
 }
