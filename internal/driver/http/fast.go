@@ -99,9 +99,12 @@ type fastClient struct {
 	dialed bool            // this attempt opened a new connection
 	conn   atomic.Pointer[fastConn]
 
+	watched context.Context // the ctx whose end interrupts requests; only the VU's goroutine reads it
+
 	mu          sync.Mutex
-	gen         uint64      // request number, so a late interrupt of an old request is ignored
-	interrupted atomic.Bool // the request in flight was interrupted: its deadlines stay past
+	gen         uint64      // watch generation, so a late interrupt from a replaced ctx is ignored
+	stopWatch   func() bool // unregisters the watch on watched
+	interrupted atomic.Bool // watched is done: every deadline stays past
 }
 
 func newFastClient(t *fastTemplate, dl *dialer, st *vuState, timeout time.Duration) *fastClient {
@@ -176,15 +179,7 @@ func (fc *fastClient) do(ctx context.Context, d *Driver, start int64, r *driver.
 	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
 		deadline = dl // its expiry is the engine's: Interrupted
 	}
-	fc.mu.Lock()
-	fc.gen++
-	gen := fc.gen
-	fc.interrupted.Store(false)
-	fc.mu.Unlock()
-	if ctx.Done() != nil {
-		stop := context.AfterFunc(ctx, func() { fc.interrupt(gen) })
-		defer stop()
-	}
+	fc.watch(ctx)
 	fc.ctx, fc.dialed = ctx, false
 	r.BytesSent = int64(len(d.body))
 
@@ -224,14 +219,37 @@ func (fc *fastClient) drain() (int64, error) {
 	return n, err
 }
 
-// interrupt runs when the ctx of request gen is done: the VU's connection
-// deadline moves into the past so fasthttp returns at once, and stays
-// there, whatever deadline fasthttp sets next (see fastConn).
+// watch arranges for the request in flight to be interrupted when ctx is
+// done. A VU's requests normally share one ctx (the engine's), so the
+// watcher is registered once, not per request; a different ctx replaces
+// it, and the generation number makes a late call from the old one a no-op.
+func (fc *fastClient) watch(ctx context.Context) {
+	if ctx == fc.watched || ctx.Done() == nil && fc.watched == nil {
+		return
+	}
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if fc.stopWatch != nil {
+		fc.stopWatch()
+		fc.stopWatch = nil
+	}
+	fc.gen++
+	fc.watched = ctx
+	fc.interrupted.Store(false)
+	if ctx.Done() != nil {
+		gen := fc.gen
+		fc.stopWatch = context.AfterFunc(ctx, func() { fc.interrupt(gen) })
+	}
+}
+
+// interrupt runs when the watched ctx of generation gen is done: the VU's
+// connection deadline moves into the past so fasthttp returns at once, and
+// stays there, whatever deadline fasthttp sets next (see fastConn).
 func (fc *fastClient) interrupt(gen uint64) {
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	if gen != fc.gen {
-		return // that request is over
+		return // that ctx is no longer watched
 	}
 	fc.interrupted.Store(true)
 	if c := fc.conn.Load(); c != nil {
