@@ -94,16 +94,6 @@ func (x *Hist) Mean() time.Duration {
 // Equal reports whether x and o hold the same counts in the same buckets.
 func (x *Hist) Equal(o *Hist) bool { return x.h.Equals(o.h) }
 
-// Encode returns the compressed HdrHistogram V2 encoding (base64 text), the
-// format every HdrHistogram implementation reads.
-func (x *Hist) Encode() ([]byte, error) {
-	b, err := x.h.Encode(hdr.V2CompressedEncodingCookieBase)
-	if err != nil {
-		return nil, fmt.Errorf("cannot encode histogram: %w", err)
-	}
-	return b, nil
-}
-
 // DecodeHist reads what Encode wrote.
 func DecodeHist(b []byte) (*Hist, error) {
 	h, err := hdr.Decode(b)
