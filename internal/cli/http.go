@@ -27,7 +27,7 @@ func (h *headerFlags) Set(v string) error { *h = append(*h, v); return nil }
 type httpFlags struct {
 	rate, body, bodyFile, proto, cacert, out, name string
 	conc, vusMin, vusMax, backlog                  int
-	duration, timeout, grace, warmup               time.Duration
+	duration, timeout, grace, warmup, quantum      time.Duration
 	method                                         string
 	headers                                        headerFlags
 	insecure, jsonOut                              bool
@@ -49,6 +49,8 @@ func (f *httpFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.vusMin, "vus-min", 10, "open model: VUs started before the first arrival")
 	fs.IntVar(&f.vusMax, "vus-max", 1000, "open model: most VUs; an arrival finding all busy is dropped")
 	fs.IntVar(&f.backlog, "backlog", 0, "open model: arrivals that may wait for a VU at --vus-max (0: drop at once)")
+	fs.DurationVar(&f.quantum, "dispatch-quantum", engine.DefaultQuantum,
+		"open model: arrivals due within this of each other are sent together, each still timed from its intended start (1ns: each on its own)")
 	fs.DurationVar(&f.grace, "grace", 5*time.Second, "time in-flight requests get to finish at the end")
 	fs.DurationVar(&f.warmup, "warmup", 0, "exclude this much from the start of the statistics (default: first interval)")
 	fs.BoolVar(&f.jsonOut, "json", false, "print the JSON summary to stdout instead of the table")
@@ -189,6 +191,11 @@ func (f *httpFlags) model(w *engine.Workload, desc *results.Workload, bad func(s
 	}
 	w.Model, w.Rate = engine.Open, pacer.Constant(rate, f.duration)
 	w.VUsMin, w.VUsMax, w.Backlog = min(f.vusMin, f.vusMax), f.vusMax, f.backlog
+	if f.quantum <= 0 {
+		bad("--dispatch-quantum %v: want a positive duration like 1ms (1ns sends each arrival on its own)", f.quantum)
+		return
+	}
+	w.Quantum = f.quantum
 	desc.Model, desc.Rate, desc.VUsMin, desc.VUsMax, desc.Backlog = "open", rate, w.VUsMin, f.vusMax, f.backlog
 }
 
