@@ -35,3 +35,33 @@ type Driver interface {
 type Closer interface {
 	Close() error
 }
+
+// Fact is one named figure a driver reports about its workload, such as the
+// mean encoded size of a generated payload or a rate derived from it.
+// Value is already formatted for people to read.
+type Fact struct {
+	Name, Value string
+}
+
+// Describer is implemented by drivers that report facts about their
+// workload. Facts may be called at any time after New and after the run.
+type Describer interface {
+	Facts() []Fact
+}
+
+// Check is one read-back check: how much of what the driver wrote was
+// found again. Lost is true when written data could not be read back.
+type Check struct {
+	Name            string
+	Expected, Found float64
+	Unit            string
+	Lost            bool
+	Note            string
+}
+
+// Verifier is implemented by drivers that can read back what they wrote.
+// Verify runs after the load, once; it returns an error only when it could
+// not check at all.
+type Verifier interface {
+	Verify(ctx context.Context) ([]Check, error)
+}
