@@ -65,3 +65,11 @@ type Check struct {
 type Verifier interface {
 	Verify(ctx context.Context) ([]Check, error)
 }
+
+// Rater is implemented by drivers whose configuration implies a request
+// rate (a remote-write load: series / scrape interval / batch; rule
+// evaluation: rules / query interval). The caller may use it as the
+// open-model rate when the plan sets none.
+type Rater interface {
+	RequestsPerSecond() float64
+}

@@ -14,8 +14,10 @@ const (
 	Connect
 	TLS
 	Status4xx
+	RateLimited // HTTP 429: the system refused the request for its rate; not counted in Status4xx
 	Status5xx
 	Protocol
+	Partial // the system answered, but said the answer is incomplete (a query's isPartial)
 	Interrupted
 	NumClasses
 )
@@ -27,8 +29,10 @@ var classNames = [NumClasses]string{
 	Connect:     "connect",
 	TLS:         "tls",
 	Status4xx:   "status_4xx",
+	RateLimited: "rate_limited",
 	Status5xx:   "status_5xx",
 	Protocol:    "protocol",
+	Partial:     "partial",
 	Interrupted: "interrupted",
 }
 
