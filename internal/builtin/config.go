@@ -30,6 +30,12 @@ type HTTPConfig struct {
 	StallFor   time.Duration // periodic stall: every StallEvery, the server holds all responses for StallFor
 	StallEvery time.Duration
 	Seed       int64 // 0 = random
+	// Ballast is the size of a heap allocation the target holds and never
+	// touches: the classic trick to make the Go GC run less often, whose
+	// effect (with and without GOMEMLIMIT) a plan's matrix can measure. It
+	// counts in the heap (go_memstats_heap_inuse_bytes) but, untouched, not
+	// in resident memory.
+	Ballast int64
 }
 
 // Validate lists every problem with the configuration at once; nil means
@@ -47,6 +53,9 @@ func (c HTTPConfig) Validate() []error {
 	nonNegative("stall period", c.StallEvery)
 	if c.Size < 0 {
 		errs = append(errs, fmt.Errorf("response size %d must be >= 0", c.Size))
+	}
+	if c.Ballast < 0 {
+		errs = append(errs, fmt.Errorf("ballast %d must be >= 0", c.Ballast))
 	}
 	if math.IsNaN(c.ErrorRate) || c.ErrorRate < 0 || c.ErrorRate > 1 {
 		errs = append(errs, fmt.Errorf("error rate %v must be between 0 and 1", c.ErrorRate))

@@ -27,6 +27,7 @@ type HTTP struct {
 	start   time.Time
 	rng     *rand.Rand
 	chunk   []byte
+	ballast []byte // held, never touched: see HTTPConfig.Ballast
 	metrics *targetMetrics
 }
 
@@ -49,7 +50,10 @@ func NewHTTP(cfg HTTPConfig, now func() time.Time) *HTTP {
 		rng:   newRand(cfg.Seed),
 		chunk: newChunk(cfg.Size),
 	}
-	h.metrics = newTargetMetrics(h.stallsBegun)
+	if cfg.Ballast > 0 {
+		h.ballast = make([]byte, cfg.Ballast)
+	}
+	h.metrics = newTargetMetrics(h.stallsBegun, float64(len(h.ballast)))
 	return h
 }
 

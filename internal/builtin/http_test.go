@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -242,4 +243,20 @@ func assertLines(t *testing.T, exposition string, want ...string) {
 			t.Errorf("/metrics lacks line %q", w)
 		}
 	}
+}
+
+// The ballast is in the heap, reported on /metrics, and never touched.
+func TestBallastIsHeldAndReported(t *testing.T) {
+	const size = 64 << 20
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	h := NewHTTP(HTTPConfig{Ballast: size}, nil)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if grew := int64(after.HeapInuse) - int64(before.HeapInuse); grew < size-size/20 { // other garbage may go meanwhile
+		t.Errorf("heap in use grew by %d bytes, want about the %d of the ballast", grew, size)
+	}
+	assertLines(t, scrape(t, h), fmt.Sprintf("perflab_target_ballast_bytes %g", float64(size)))
+	runtime.KeepAlive(h)
 }

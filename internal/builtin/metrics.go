@@ -27,8 +27,10 @@ type targetMetrics struct {
 var durationBuckets = prometheus.ExponentialBuckets(0.0005, 2, 17)
 
 // newTargetMetrics builds the registry. stalls reports how many stall
-// windows have begun; it is read at scrape time.
-func newTargetMetrics(stalls func() float64) *targetMetrics {
+// windows have begun; it is read at scrape time. ballast is the size of the
+// target's ballast in bytes, exported so that reports can subtract it from
+// the heap.
+func newTargetMetrics(stalls func() float64, ballast float64) *targetMetrics {
 	m := &targetMetrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "perflab_target_requests_total",
@@ -59,12 +61,16 @@ func newTargetMetrics(stalls func() float64) *targetMetrics {
 		Name: "perflab_target_stalls_total",
 		Help: "Stall windows begun since the target started.",
 	}, stalls)
+	ballastBytes := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "perflab_target_ballast_bytes",
+		Help: "Size of the never-touched heap ballast the target holds (--ballast).",
+	}, func() float64 { return ballast })
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.requests, m.canceled, m.duration, m.bytes, m.inFlight, stallsTotal,
+		m.requests, m.canceled, m.duration, m.bytes, m.inFlight, stallsTotal, ballastBytes,
 	)
 	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	return m

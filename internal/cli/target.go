@@ -24,10 +24,11 @@ func (e *env) target(ctx context.Context, args []string) error {
 	errRate := fs.Float64("error-rate", 0, "fraction of requests answered 500, 0..1")
 	stall := fs.String("stall", "", "periodic stall FOR/EVERY, e.g. 1s/10s: responses are held FOR at the end of each EVERY")
 	seed := fs.Int64("seed", 0, "random seed (0: random)")
+	ballast := fs.String("ballast", "0", "hold a never-touched heap allocation of this size, e.g. 1GiB (the GC ballast trick)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return flagError(err)
 	}
-	cfg, err := targetConfig(*latency, *jitter, *dist, *size, *errRate, *stall, *seed)
+	cfg, err := targetConfig(*latency, *jitter, *dist, *size, *errRate, *stall, *seed, *ballast)
 	if err != nil {
 		return err
 	}
@@ -41,7 +42,7 @@ func (e *env) target(ctx context.Context, args []string) error {
 	return builtin.Serve(stop, ln, builtin.NewHTTP(cfg, time.Now))
 }
 
-func targetConfig(latency, jitter time.Duration, dist, size string, errRate float64, stall string, seed int64) (builtin.HTTPConfig, error) {
+func targetConfig(latency, jitter time.Duration, dist, size string, errRate float64, stall string, seed int64, ballast string) (builtin.HTTPConfig, error) {
 	var problems []string
 	cfg := builtin.HTTPConfig{Latency: latency, Jitter: jitter, Dist: dist, ErrorRate: errRate, Seed: seed}
 	n, err := units.ParseBytes(size)
@@ -49,6 +50,9 @@ func targetConfig(latency, jitter time.Duration, dist, size string, errRate floa
 		problems = append(problems, err.Error())
 	}
 	cfg.Size = n
+	if cfg.Ballast, err = units.ParseBytes(ballast); err != nil {
+		problems = append(problems, "--ballast: "+err.Error())
+	}
 	cfg.StallFor, cfg.StallEvery, err = builtin.ParseStall(stall)
 	if err != nil {
 		problems = append(problems, err.Error())
