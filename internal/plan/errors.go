@@ -114,3 +114,12 @@ func (w where) has(key string) bool {
 	_, ok := w[key]
 	return ok
 }
+
+// Pos returns where the value of key ("driver", "rate", "params", …) of the
+// workload is in the plan file, or where the workload starts when key was
+// not given: for callers that check what this package leaves opaque
+// (drivers and their params) to report problems in place.
+func (w Workload) Pos(key string) Pos { return w.at.pos(key) }
+
+// Pos is Workload.Pos for a component ("run", "metrics", …).
+func (c Component) Pos(key string) Pos { return c.at.pos(key) }

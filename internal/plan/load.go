@@ -31,6 +31,29 @@ func Parse(file string, data []byte) (*Plan, error) {
 
 // ParseEnv is Parse with environment variables read from lookup.
 func ParseEnv(file string, data []byte, lookup func(string) (string, bool)) (*Plan, error) {
+	p, err := ParsePartial(file, data, lookup)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// LoadPartial is Load, except that a plan with problems is returned too,
+// as far as it could be decoded, beside its Errors; see ParsePartial.
+func LoadPartial(path string) (*Plan, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read plan: %w", err)
+	}
+	return ParsePartial(path, data, os.LookupEnv)
+}
+
+// ParsePartial is ParseEnv, except that a plan with problems is returned
+// too, as far as it could be decoded (nil when the YAML did not parse),
+// beside its Errors: for callers that look for more problems in what this
+// package leaves opaque, such as workload params, so that a plan's author
+// sees every problem at once. Never run a plan that came with an error.
+func ParsePartial(file string, data []byte, lookup func(string) (string, bool)) (*Plan, error) {
 	dir, err := filepath.Abs(filepath.Dir(file))
 	if err != nil {
 		return nil, fmt.Errorf("cannot locate plan directory: %w", err)
@@ -45,11 +68,11 @@ func ParseEnv(file string, data []byte, lookup func(string) (string, bool)) (*Pl
 	}
 	p := d.plan(root, file, dir)
 	if root.Kind != yaml.MappingNode { // Validate would only add noise
-		return nil, d.errs.sorted()
+		return p, d.errs.sorted()
 	}
 	errs := append(d.errs, asErrors(file, p.Validate())...)
 	if len(errs) > 0 {
-		return nil, errs.sorted()
+		return p, errs.sorted()
 	}
 	return p, nil
 }
