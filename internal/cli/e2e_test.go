@@ -86,7 +86,15 @@ type result struct {
 
 func run(t *testing.T, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(perflab, args...)
+	return runCmd(t, perflabCmd(args...))
+}
+
+// perflabCmd is a command running the binary under test.
+func perflabCmd(args ...string) *exec.Cmd { return exec.Command(perflab, args...) }
+
+// runCmd runs cmd to its end and returns its exit status and output.
+func runCmd(t *testing.T, cmd *exec.Cmd) result {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -23,7 +23,7 @@ const Version = "0.1.0"
 const (
 	ExitOK          = 0
 	ExitFailed      = 1 // the run ran but failed: target unreachable, all requests failed, store errors
-	ExitUsage       = 2 // invalid arguments; nothing was started
+	ExitUsage       = 2 // invalid arguments or plan; nothing was started
 	ExitInterrupted = 130
 )
 
@@ -37,6 +37,9 @@ type env struct {
 const usage = `perflab — load tests that tell you how to size a service
 
 Usage:
+  perflab run PLAN.yaml [--profile NAME] [--out DIR]
+                                           run a plan: start its components, sweep its matrix, run its profiles
+  perflab plan check PLAN.yaml             validate a plan (every problem at file:line:col) without running it
   perflab demo [--out DIR]                 run the built-in demo target at two load levels
   perflab http URL [flags]                 one-off HTTP load test (perflab http --help)
   perflab target http [flags]              serve the built-in HTTP target on loopback
@@ -59,6 +62,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer startProfile(stderr)()
 	var err error
 	switch args[0] {
+	case "run":
+		err = e.runPlan(ctx, args[1:])
+	case "plan":
+		err = e.planCmd(args[1:])
 	case "demo":
 		err = e.demo(ctx, args[1:])
 	case "http":

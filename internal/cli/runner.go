@@ -71,7 +71,9 @@ func (e *env) execute(ctx context.Context, j job) error {
 			sink.fail(err)
 		}
 	}
-	return e.finish(store, j, stop.Err() != nil, sink.err())
+	return e.finish(store, j.jsonOut, func(r *report.Run) (results.Status, error) {
+		return judgeRun(r, stop.Err() != nil, sink.err())
+	})
 }
 
 // storeSink writes intervals to the run store as they close; the first
@@ -112,14 +114,14 @@ func endOf(sum engine.Summary, warmup time.Duration) results.WorkloadEnd {
 		WindowStart: w.Start, WindowEnd: w.End, WindowRule: w.Rule}
 }
 
-// finish decides the run's state, records it, writes the reports and prints
-// the summary.
-func (e *env) finish(store *results.Run, j job, interrupted bool, storeErr error) error {
+// finish decides the run's state with judge, records it, writes the
+// reports and prints the summary (as JSON with jsonOut).
+func (e *env) finish(store *results.Run, jsonOut bool, judge func(*report.Run) (results.Status, error)) error {
 	r, err := loadRun(store)
 	if err != nil {
 		return &runError{err: err, code: ExitFailed}
 	}
-	status, runErr := judgeRun(r, interrupted, storeErr)
+	status, runErr := judge(r)
 	if err := store.Finish(status); err != nil {
 		return &runError{err: err, code: ExitFailed}
 	}
@@ -127,7 +129,7 @@ func (e *env) finish(store *results.Run, j job, interrupted bool, storeErr error
 	if err := writeReports(store, r); err != nil {
 		return &runError{err: err, code: ExitFailed}
 	}
-	if j.jsonOut {
+	if jsonOut {
 		if err := report.JSON(e.stdout, r); err != nil {
 			return err
 		}

@@ -1,0 +1,256 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/perflab/perflab/internal/plan"
+	"github.com/perflab/perflab/internal/report"
+	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/target"
+)
+
+// planRun is one `perflab run`: the plan, its store and what every cell
+// shares.
+type planRun struct {
+	e          *env
+	p          *plan.Plan
+	store      *results.Run
+	b          plan.Builtins
+	matrix     bool
+	stop, kill context.Context
+	sink       *storeSink
+	progress   *report.Progress
+}
+
+// running is a component of a cell: started by perflab (proc is set) or
+// attached to.
+type running struct {
+	plan   plan.Component
+	proc   *target.Process
+	pid    int
+	cgroup string // the attach's cgroup directory, resolved
+	done   <-chan struct{}
+}
+
+// crashError says that a component exited while its cell ran.
+type crashError struct {
+	name string
+	at   time.Time
+	how  string
+}
+
+func (c *crashError) Error() string {
+	return fmt.Sprintf("component %s exited at %s UTC: %s", c.name, c.at.UTC().Format("15:04:05.000"), c.how)
+}
+
+// runCell starts the cell's components, runs every profile against them
+// and stops them. It returns the cell's final state and message.
+func (r *planRun) runCell(c plan.Cell) (state, message string) {
+	fmt.Fprintf(r.e.stderr, "perflab: cell %d/%d %s\n", c.Index+1, len(r.p.Cells()), c.Name)
+	vars := make([]results.Var, len(c.Vars))
+	for i, v := range c.Vars {
+		vars[i] = results.Var{Name: v.Name, Value: v.Value}
+	}
+	if err := r.store.AddCell(results.Cell{Index: c.Index, Name: c.Name, Vars: vars}); err != nil {
+		r.sink.fail(err)
+	}
+	state, message = r.cellBody(c)
+	message = r.p.Redact(message)
+	if err := r.store.EndCell(c.Index, state, message, time.Now()); err != nil {
+		r.sink.fail(err)
+	}
+	if state != results.StateCompleted {
+		fmt.Fprintf(r.e.stderr, "perflab: cell %s %s: %s\n", c.Name, state, message)
+	}
+	return state, message
+}
+
+func (r *planRun) cellBody(c plan.Cell) (string, string) {
+	inst, err := r.p.Expand(c, r.b)
+	if err != nil {
+		return results.StateFailed, err.Error()
+	}
+	phases, errs := prepareCell(r.p, inst, r.matrix)
+	if len(errs) > 0 {
+		return results.StateFailed, errors.Join(errs...).Error()
+	}
+	logDir := r.store.Path(fmt.Sprintf("logs/cell-%d", c.Index))
+	defer scrubLogs(logDir, r.p)
+	comps, startErr := r.startComponents(inst, logDir)
+	defer r.stopComponents(comps)
+	if startErr != nil {
+		state := results.StateFailed
+		if r.stop.Err() != nil {
+			state = results.StateInterrupted
+		}
+		r.recordComponents(c.Index, comps, nil)
+		return state, startErr.Error()
+	}
+	ctx, crashed := context.WithCancelCause(r.stop)
+	defer crashed(nil)
+	watchCtx, unwatch := context.WithCancel(context.Background())
+	defer unwatch() // before the components are stopped: a stop is no crash
+	sm := r.recordComponents(c.Index, comps, func() { r.watch(watchCtx, c.Index, comps, crashed) })
+	state, msg := results.StateCompleted, ""
+	for _, pp := range phases {
+		if ctx.Err() != nil {
+			break
+		}
+		state, msg = r.runPhase(ctx, c, pp)
+		if state != results.StateCompleted {
+			break
+		}
+	}
+	if sm != nil {
+		sm.stop()
+	}
+	unwatch()
+	var crash *crashError
+	switch {
+	case errors.As(context.Cause(ctx), &crash):
+		return results.StateFailed, crash.Error()
+	case r.stop.Err() != nil:
+		return results.StateInterrupted, "stopped by a signal"
+	}
+	return state, msg
+}
+
+// startComponents starts or attaches to every component in plan order,
+// each ready before the next starts. On error it returns those already
+// running, for the caller to stop.
+func (r *planRun) startComponents(inst *plan.Instance, logDir string) ([]*running, error) {
+	var out []*running
+	for _, pc := range inst.Components {
+		if r.stop.Err() != nil {
+			return out, errors.New("stopped by a signal before every component was ready")
+		}
+		if pc.Attach != nil {
+			a, err := target.Resolve("", target.Attach{PID: pc.Attach.PID, PIDFile: pc.Attach.PIDFile,
+				Process: pc.Attach.Process, Cgroup: pc.Attach.Cgroup})
+			if err != nil {
+				return out, fmt.Errorf("component %s: %w", pc.Name, err)
+			}
+			out = append(out, &running{plan: pc, pid: a.PID, cgroup: a.Cgroup})
+			continue
+		}
+		proc, err := target.Start(r.stop, componentSpec(pc, logDir))
+		if err != nil {
+			return out, fmt.Errorf("component %s: %w", pc.Name, err)
+		}
+		out = append(out, &running{plan: pc, proc: proc, pid: proc.PID(), done: proc.Done()})
+		fmt.Fprintf(r.e.stderr, "perflab: started %s (pid %d), waiting until it is ready\n", pc.Name, proc.PID())
+		if err := proc.WaitReady(r.stop); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// recordComponents adds the cell's components and the generator to the
+// store and starts sampling them; then calls started, if any. Without a
+// started function (the cell failed before its load) nothing is sampled.
+func (r *planRun) recordComponents(cell int, comps []*running, started func()) *sampling {
+	interval := r.p.SampleInterval
+	obs := []observed{}
+	for _, rc := range comps {
+		kind := results.KindRun
+		if rc.proc == nil {
+			kind = results.KindAttach
+		}
+		pc := rc.plan
+		o := observed{comp: results.Component{Cell: cell, Name: pc.Name, Group: pc.Group, Kind: kind, PID: rc.pid,
+			MetricsURL: r.p.Redact(redactURL(pc.Metrics)), DataDirs: pc.DataDirs}}
+		if started != nil {
+			o.sources = append(processSources(rc.pid, rc.cgroup), endpointSources(pc.Metrics, pc.MetricNames, pc.DataDirs, interval)...)
+		}
+		obs = append(obs, o)
+	}
+	if started == nil {
+		for _, o := range obs {
+			if err := r.store.AddComponent(o.comp); err != nil {
+				r.sink.fail(err)
+			}
+		}
+		return nil
+	}
+	sm, err := r.e.startSampling(r.store, cell, interval, append(obs, generator(cell)), r.sink, r.p.Redact)
+	if err != nil {
+		r.sink.fail(err)
+	}
+	started()
+	return sm
+}
+
+// watch reports, once, the first component that exits before ctx ends:
+// in the store, on stderr, and as the cause that cancels the cell's load.
+func (r *planRun) watch(ctx context.Context, cell int, comps []*running, crashed context.CancelCauseFunc) {
+	for _, rc := range comps {
+		done := rc.done
+		if done == nil {
+			done = target.Watch(ctx, rc.pid)
+		}
+		go func() {
+			select {
+			case <-ctx.Done():
+				return
+			case <-done:
+			}
+			c := &crashError{name: rc.plan.Name, at: time.Now(),
+				how: "exited; it was not started by perflab, so its exit status is unknown"}
+			if rc.proc != nil {
+				x := rc.proc.Exit()
+				if x.Stopped {
+					return
+				}
+				c.at, c.how = x.Time, x.String()
+				if tail := rc.proc.Tail(5); len(tail) > 0 {
+					c.how += "; its last log lines: " + strings.Join(tail, " | ")
+				}
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			if err := r.store.ComponentExited(cell, c.name, c.at, r.p.Redact(c.how)); err != nil {
+				r.sink.fail(err)
+			}
+			fmt.Fprintf(r.e.stderr, "\nperflab: %s\n", r.p.Redact(c.Error()))
+			crashed(c)
+		}()
+	}
+}
+
+// stopComponents stops the started components, last started first: SIGTERM,
+// then SIGKILL after their stop grace (at once after a second Ctrl-C).
+func (r *planRun) stopComponents(comps []*running) {
+	for i := len(comps) - 1; i >= 0; i-- {
+		if p := comps[i].proc; p != nil {
+			if err := p.Stop(r.kill); err != nil && r.kill.Err() == nil {
+				fmt.Fprintf(r.e.stderr, "perflab: warning: cannot stop %s: %v\n", p.Name(), err)
+			}
+		}
+	}
+}
+
+// scrubLogs replaces the values of the plan's secrets in the component logs
+// of a cell with their ${VAR} references, in case a component printed one.
+func scrubLogs(dir string, p *plan.Plan) {
+	if len(p.Secrets()) == 0 {
+		return
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, ent := range entries {
+		path := dir + "/" + ent.Name()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		if s := p.Redact(string(b)); s != string(b) {
+			_ = os.WriteFile(path, []byte(s), 0o644)
+		}
+	}
+}

@@ -1,0 +1,225 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/perflab/perflab/internal/driver"
+	httpdriver "github.com/perflab/perflab/internal/driver/http"
+	"github.com/perflab/perflab/internal/plan"
+)
+
+// driverSpec is a workload's driver configuration, decoded and validated
+// but not yet built: plan checking decodes every workload of every cell
+// without opening anything.
+type driverSpec struct {
+	target  string                        // what the load goes to, for reports, secrets redacted
+	opBytes int64                         // payload bytes of one operation, for byte rates; 0 when none
+	new     func() (driver.Driver, error) // builds the driver
+}
+
+// driverInput is what a driver factory decodes: a workload's params, the
+// plan file they are in (for error positions) and its directory, against
+// which relative paths resolve.
+type driverInput struct {
+	params    plan.Params
+	file, dir string
+}
+
+// driverFactory decodes a workload's params strictly. Every problem is
+// returned, each at its position in the plan file when it has one.
+type driverFactory func(in driverInput) (driverSpec, []error)
+
+// drivers is every driver a plan can name.
+var drivers = map[string]driverFactory{
+	"http": httpDriver,
+}
+
+func driverNames() string {
+	names := make([]string, 0, len(drivers))
+	for n := range drivers {
+		names = append(names, n)
+	}
+	return strings.Join(names, ", ")
+}
+
+// httpParams is the http driver's params: what `perflab http` takes as flags.
+type httpParams struct {
+	URL      located[string]            `yaml:"url"`
+	Method   located[string]            `yaml:"method"`
+	Headers  located[map[string]string] `yaml:"headers"`
+	Body     located[string]            `yaml:"body"`
+	BodyFile located[string]            `yaml:"body_file"`
+	Timeout  located[time.Duration]     `yaml:"timeout"`
+	Proto    located[string]            `yaml:"proto"`
+	CAFile   located[string]            `yaml:"ca_file"`
+	Insecure located[bool]              `yaml:"insecure"`
+	MaxConns located[int]               `yaml:"max_conns"`
+	Name     located[string]            `yaml:"name"`
+}
+
+// httpDriver decodes the params of an http workload.
+func httpDriver(in driverInput) (driverSpec, []error) {
+	var p httpParams
+	var errs []error
+	if err := in.params.Decode(&p); err != nil { // go on: what decoded may have problems too
+		errs = planErrors(err)
+	}
+	pos, dir := in.params.Pos(), in.dir
+	cfg := httpdriver.Config{URL: p.URL.V, Method: strings.ToUpper(p.Method.V), Header: http.Header{},
+		Timeout: p.Timeout.V, Proto: p.Proto.V, CAFile: p.CAFile.V, InsecureSkipVerify: p.Insecure.V,
+		MaxConns: p.MaxConns.V, Name: p.Name.V}
+	for k, v := range p.Headers.V {
+		cfg.Header.Add(k, v)
+	}
+	if cfg.CAFile != "" && !filepath.IsAbs(cfg.CAFile) {
+		cfg.CAFile = filepath.Join(dir, cfg.CAFile)
+	}
+	switch {
+	case p.Body.set && p.BodyFile.set:
+		errs = append(errs, p.BodyFile.errorf(in.file, "give body or body_file, not both"))
+	case p.BodyFile.set:
+		path := p.BodyFile.V
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(dir, path)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			errs = append(errs, p.BodyFile.errorf(in.file, "cannot read body_file: %v", err))
+		}
+		cfg.Body = b
+	case p.Body.set:
+		cfg.Body = []byte(p.Body.V)
+	}
+	fields := []struct {
+		at   locator
+		solo httpdriver.Config
+	}{
+		{p.URL.locator, httpdriver.Config{URL: cfg.URL}},
+		{p.Method.locator, httpdriver.Config{URL: "http://127.0.0.1/", Method: cfg.Method}},
+		{p.Headers.locator, httpdriver.Config{URL: "http://127.0.0.1/", Header: cfg.Header}},
+		{p.Timeout.locator, httpdriver.Config{URL: "http://127.0.0.1/", Timeout: cfg.Timeout}},
+		{p.CAFile.locator, httpdriver.Config{URL: "http://127.0.0.1/", CAFile: cfg.CAFile}},
+		{p.MaxConns.locator, httpdriver.Config{URL: "http://127.0.0.1/", MaxConns: cfg.MaxConns}},
+		{p.Proto.locator, cfg},
+	}
+	seen := map[string]bool{}
+	for _, f := range fields {
+		for _, err := range f.solo.Validate() {
+			if msg := err.Error(); !seen[msg] {
+				seen[msg] = true
+				errs = append(errs, f.at.or(pos).errorf(in.file, "params: %s", msg))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return driverSpec{}, errs
+	}
+	target := cfg.Method
+	if target == "" {
+		target = http.MethodGet
+	}
+	return driverSpec{
+		target:  target + " " + redactURL(cfg.URL),
+		opBytes: int64(len(cfg.Body)),
+		new:     func() (driver.Driver, error) { return httpdriver.New(cfg) },
+	}, nil
+}
+
+// storedParams is a workload's params as stored with the run: as written
+// in the plan (so ${VAR} references stay references) with the values of
+// sensitive headers written literally in the plan masked.
+func storedParams(params plan.Params) json.RawMessage {
+	raw, err := params.JSON()
+	if err != nil {
+		return json.RawMessage("{}")
+	}
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil {
+		return raw
+	}
+	if hs, ok := m["headers"].(map[string]any); ok {
+		for k, v := range hs {
+			if s, _ := v.(string); sensitive(k) && !isEnvRef(s) {
+				hs[k] = "[redacted]"
+			}
+		}
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return raw
+	}
+	return out
+}
+
+// locator is where a params field was in the plan file.
+type locator struct {
+	set       bool
+	line, col int
+}
+
+func (l locator) or(p plan.Pos) locator {
+	if l.set {
+		return l
+	}
+	return locator{line: p.Line, col: p.Col}
+}
+
+func (l locator) errorf(file, format string, a ...any) error {
+	return plan.Error{File: file, Line: l.line, Col: l.col, Msg: fmt.Sprintf(format, a...)}
+}
+
+// located is a params field that remembers its position, so that a
+// problem found after decoding is reported where the value is.
+type located[T any] struct {
+	V T
+	locator
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (l *located[T]) UnmarshalYAML(n *yaml.Node) error {
+	l.set, l.line, l.col = true, n.Line, n.Column
+	if err := n.Decode(&l.V); err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			return fmt.Errorf("want %s, got %q", hintOf(l.V), n.Value)
+		}
+		return err
+	}
+	return nil
+}
+
+func hintOf(v any) string {
+	switch v.(type) {
+	case time.Duration:
+		return "a duration like 5s"
+	case bool:
+		return "true or false"
+	case int:
+		return "a whole number"
+	case map[string]string:
+		return "a mapping of names to values"
+	}
+	return "a string"
+}
+
+// planErrors flattens a plan.Errors into its items.
+func planErrors(err error) []error {
+	var pe plan.Errors
+	if errors.As(err, &pe) {
+		out := make([]error, len(pe))
+		for i, e := range pe {
+			out[i] = e
+		}
+		return out
+	}
+	return []error{err}
+}

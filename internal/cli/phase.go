@@ -1,0 +1,177 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/engine"
+	"github.com/perflab/perflab/internal/plan"
+	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// runPhase runs one profile in a cell: every workload at once, each in its
+// goroutine, until the profile's schedule ends or ctx is cancelled (Ctrl-C,
+// or a component crashed: ctx's cause says which). It records the phase
+// with its steady-state window and returns its state.
+func (r *planRun) runPhase(ctx context.Context, c plan.Cell, pp phasePlan) (string, string) {
+	pr := pp.profile
+	fmt.Fprintf(r.e.stderr, "perflab: profile %s (%v, %s)\n", pr.Name, pr.Duration, plural(len(pp.workloads), "workload"))
+	start := time.Now()
+	if err := r.store.AddPhase(results.Phase{Cell: c.Index, Profile: pr.Name, Start: start, Warmup: pr.Warmup}); err != nil {
+		r.sink.fail(err)
+	}
+	ws, err := r.buildDrivers(pp)
+	defer closeDrivers(ws)
+	if err != nil {
+		r.endPhase(c, pr, start, nil, results.StateFailed, err.Error())
+		return results.StateFailed, err.Error()
+	}
+	sums, runErr := r.runWorkloads(ctx, pr, ws)
+	state, msg := results.StateCompleted, ""
+	var crash *crashError
+	switch {
+	case errors.As(context.Cause(ctx), &crash):
+		state, msg = results.StateFailed, crash.Error()
+	case r.stop.Err() != nil:
+		state, msg = results.StateInterrupted, "stopped by a signal"
+	case runErr != nil:
+		state, msg = results.StateFailed, runErr.Error()
+	}
+	r.endPhase(c, pr, start, sums, state, r.p.Redact(msg))
+	return state, msg
+}
+
+// buildDrivers builds each workload's driver and records the workload.
+func (r *planRun) buildDrivers(pp phasePlan) ([]phaseWorkload, error) {
+	ws := make([]phaseWorkload, 0, len(pp.workloads))
+	for _, w := range pp.workloads {
+		d, err := w.spec.new()
+		if err != nil {
+			return ws, fmt.Errorf("workload %s: %w", w.desc.Short, err)
+		}
+		w.eng.Driver = d
+		ws = append(ws, w)
+		if err := r.store.AddWorkload(w.desc); err != nil {
+			return ws, err
+		}
+	}
+	return ws, nil
+}
+
+func closeDrivers(ws []phaseWorkload) {
+	for _, w := range ws {
+		if c, ok := w.eng.Driver.(driver.Closer); ok {
+			c.Close()
+		}
+	}
+}
+
+// runWorkloads runs ws concurrently and records how each ended.
+func (r *planRun) runWorkloads(ctx context.Context, pr plan.Profile, ws []phaseWorkload) ([]engine.Summary, error) {
+	sums := make([]engine.Summary, len(ws))
+	errs := make([]error, len(ws))
+	rate := 0.0
+	for _, w := range ws {
+		rate += w.desc.Rate
+	}
+	r.progress.Begin(pr.Name, pr.Duration, rate)
+	sink := engine.SinkFunc(func(name string, iv *stats.Interval) {
+		redactInterval(iv, r.p.Redact, len(r.p.Secrets()) > 0)
+		r.sink.Interval(name, iv)
+		r.progress.Interval(name, iv)
+	})
+	var wg sync.WaitGroup
+	for i := range ws {
+		wg.Go(func() { sums[i], errs[i] = engine.Run(ctx, r.kill, ws[i].eng, sink) })
+	}
+	wg.Wait()
+	r.progress.End()
+	for i, w := range ws {
+		if errs[i] != nil {
+			continue
+		}
+		if err := r.store.EndWorkload(w.eng.Name, endOf(sums[i], pr.Warmup)); err != nil {
+			r.sink.fail(err)
+		}
+	}
+	return sums, errors.Join(errs...)
+}
+
+// endPhase records the phase's end and its steady-state window.
+func (r *planRun) endPhase(c plan.Cell, pr plan.Profile, start time.Time, sums []engine.Summary, state, msg string) {
+	p := results.Phase{Cell: c.Index, Profile: pr.Name, State: state, Message: msg, LoadEnd: time.Now()}
+	if w, ok := phaseWindow(start, pr.Warmup, sums); ok {
+		p.LoadEnd, p.WindowStart, p.WindowEnd, p.WindowRule = w.loadEnd, w.Start, w.End, w.Rule
+	}
+	if err := r.store.EndPhase(p); err != nil {
+		r.sink.fail(err)
+	}
+}
+
+type window struct {
+	engine.Window
+	loadEnd time.Time
+}
+
+// phaseWindow is the window a phase's resource figures are taken over:
+// from the end of the plan's warm-up, or without one from the moment every
+// workload was in its steady state, to the moment the first left it.
+func phaseWindow(start time.Time, warmup time.Duration, sums []engine.Summary) (window, bool) {
+	var w window
+	for _, s := range sums {
+		if s.Start.IsZero() {
+			continue
+		}
+		if s.LoadEnd.After(w.loadEnd) {
+			w.loadEnd = s.LoadEnd
+		}
+		if w.Start.IsZero() || s.Window.Start.After(w.Start) {
+			w.Start = s.Window.Start
+		}
+		if w.End.IsZero() || s.Window.End.Before(w.End) {
+			w.End = s.Window.End
+		}
+	}
+	if w.loadEnd.IsZero() {
+		return w, false
+	}
+	w.Rule = "from the moment every workload was in its steady state to the moment the first one left it"
+	if len(sums) == 1 {
+		w.Rule = "the workload's steady-state window: " + sums[0].Window.Rule
+	}
+	if warmup > 0 {
+		w.Start, w.End = start.Add(warmup), w.loadEnd
+		w.Rule = fmt.Sprintf("warm-up of %v set by the plan, to the end of the load", warmup)
+	}
+	return w, true
+}
+
+// redactInterval replaces secrets in an interval's operation names and
+// error messages before it is stored; on is false when the plan has none.
+func redactInterval(iv *stats.Interval, redact func(string) string, on bool) {
+	if !on {
+		return
+	}
+	for name, op := range iv.Ops {
+		for i, s := range op.Samples {
+			op.Samples[i] = redact(s)
+		}
+		if clean := redact(name); clean != name {
+			delete(iv.Ops, name)
+			iv.Ops[clean] = op
+		}
+	}
+}
+
+// plural is "1 workload", "2 workloads".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

@@ -1,0 +1,491 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/perflab/perflab/internal/testutil"
+)
+
+// planSummary is the part of a plan run's summary.json the tests read.
+type planSummary struct {
+	State     string `json:"state"`
+	Message   string `json:"message"`
+	Workloads []struct {
+		Name     string `json:"name"`
+		Short    string `json:"short"`
+		Cell     int    `json:"cell"`
+		Profile  string `json:"profile"`
+		Requests int64  `json:"requests"`
+		Window   struct {
+			Seconds float64 `json:"seconds"`
+		} `json:"window"`
+		Ops []struct {
+			Requests int64 `json:"requests"`
+			OK       int64 `json:"ok"`
+			Latency  quant `json:"latency_ms"`
+		} `json:"operations"`
+	} `json:"workloads"`
+	Cells []planCell `json:"cells"`
+}
+
+type planCell struct {
+	Name       string `json:"name"`
+	State      string `json:"state"`
+	Message    string `json:"message"`
+	Components []struct {
+		Name     string `json:"name"`
+		Kind     string `json:"kind"`
+		PID      int    `json:"pid"`
+		Exited   string `json:"exited"`
+		ExitText string `json:"exit_text"`
+	} `json:"components"`
+	Phases []struct {
+		Profile   string   `json:"profile"`
+		State     string   `json:"state"`
+		Workloads []string `json:"workloads"`
+		Resources *struct {
+			Samples    int `json:"samples"`
+			Components []struct {
+				Name    string          `json:"name"`
+				Kind    string          `json:"kind"`
+				Memory  *stat           `json:"memory_bytes"`
+				CPU     *stat           `json:"cpu_cores"`
+				Metrics map[string]stat `json:"metrics"`
+			} `json:"components"`
+		} `json:"resources"`
+	} `json:"phases"`
+}
+
+type stat struct {
+	Samples int      `json:"samples"`
+	P99     *float64 `json:"p99"`
+	Max     float64  `json:"max"`
+	Avg     float64  `json:"avg"`
+}
+
+// writePlan writes a plan file into a new temporary directory.
+func writePlan(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "plan.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// readRun reads summary.json and report.md of the run perflab announced.
+func readRun(t *testing.T, r result) (planSummary, string, string) {
+	t.Helper()
+	dir := runDir(t, r.stderr)
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, r.stderr)
+	}
+	var s planSummary
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, string(md), dir
+}
+
+func (c planCell) component(name string) (kind, exited, exitText string, ok bool) {
+	for _, comp := range c.Components {
+		if comp.Name == name {
+			return comp.Kind, comp.Exited, comp.ExitText, true
+		}
+	}
+	return "", "", "", false
+}
+
+var position = regexp.MustCompile(`plan\.yaml:\d+:\d+: `)
+
+func TestPlanCheck(t *testing.T) {
+	good := writePlan(t, `
+name: check
+profiles:
+  - name: small
+    duration: 3s
+    workloads:
+      - {name: get, driver: http, rate: 10/s, params: {url: "http://127.0.0.1:1/"}}
+`)
+	r := run(t, "plan", "check", good)
+	if r.code != 0 || !strings.Contains(r.stdout, `valid plan "check"`) || !strings.Contains(r.stdout, "profile small: 3s") {
+		t.Errorf("valid plan: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	bad := writePlan(t, `
+name: check
+components:
+  - name: web
+    run: {command: /bin/true, ready: {http: "http://127.0.0.1:1/", timeout: -1s}}
+profiles:
+  - name: small
+    duration: 3s
+    workloads:
+      - {name: get, driver: http, rate: 10, params: {url: "ftp://127.0.0.1/", timeout: fast, methd: GET}}
+      - {name: put, driver: grpc, rate: 10/s}
+`)
+	out := t.TempDir()
+	for _, args := range [][]string{{"plan", "check", bad}, {"run", bad, "--out", out}} {
+		r := run(t, args...)
+		if r.code != 2 {
+			t.Errorf("%v: exit %d, want 2\n%s", args, r.code, r.stderr)
+		}
+		for _, want := range []string{`timeout -1s`, `rate "10" needs a unit`, `scheme must be http or https`,
+			`params.timeout: want a duration`, `unknown key "methd"`, `unknown driver "grpc"`} {
+			line := lineWith(r.stderr, want)
+			if line == "" || !position.MatchString(line) {
+				t.Errorf("%v: no problem %q at file:line:col in\n%s", args, want, r.stderr)
+			}
+		}
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Errorf("an invalid plan created %d entries in --out", len(entries))
+	}
+}
+
+func lineWith(text, substr string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, substr) {
+			return l
+		}
+	}
+	return ""
+}
+
+// TestRunPlanMatrix runs two components (the built-in target twice, with
+// different settings) and nginx where installed, under two profiles and a
+// two-value matrix, and checks the report against the load it applied.
+func TestRunPlanMatrix(t *testing.T) {
+	portA, portB := testutil.FreePort(t), testutil.FreePort(t)
+	var nginx string
+	t.Run("nginx", func(t *testing.T) { nginx = testutil.RequireBinary(t, "nginx") })
+	components := fmt.Sprintf(`
+  - name: fast
+    group: front
+    run:
+      command: "{{perflab}}"
+      args: [target, http, --addr, "127.0.0.1:%[1]d", --latency, "{{latency}}"]
+      ready: {http: "http://127.0.0.1:%[1]d/health", timeout: 10s}
+    metrics: http://127.0.0.1:%[1]d/metrics
+  - name: slow
+    group: back
+    run:
+      command: "{{perflab}}"
+      args: [target, http, --addr, "127.0.0.1:%[2]d", --latency, 20ms, --size, 4KiB]
+      ready: {tcp: "127.0.0.1:%[2]d"}
+    metrics: http://127.0.0.1:%[2]d/metrics
+`, portA, portB)
+	workloads := func(rate int) string {
+		return fmt.Sprintf(`
+      - {name: a, driver: http, rate: %[1]d/s, params: {url: "http://127.0.0.1:%[2]d/"}}
+      - {name: b, driver: http, rate: %[1]d/s, params: {url: "http://127.0.0.1:%[3]d/", timeout: 5s}}`, rate, portA, portB)
+	}
+	lowLoad, highLoad := workloads(50), workloads(150)
+	comps := []string{"fast", "slow"}
+	if nginx != "" {
+		portN := testutil.FreePort(t)
+		components += nginxComponent(t, nginx, portN)
+		lowLoad += fmt.Sprintf("\n      - {name: n, driver: http, rate: 50/s, params: {url: \"http://127.0.0.1:%d/\"}}", portN)
+		highLoad += fmt.Sprintf("\n      - {name: n, driver: http, rate: 150/s, params: {url: \"http://127.0.0.1:%d/\"}}", portN)
+		comps = append(comps, "nginx")
+	}
+	path := writePlan(t, fmt.Sprintf(`
+name: matrix
+sample_interval: 500ms
+components:%s
+matrix:
+  latency: [2ms, 12ms]
+profiles:
+  - name: low
+    duration: 3s
+    workloads:%s
+  - name: high
+    duration: 4s
+    warmup: 1s
+    workloads:%s
+`, components, lowLoad, highLoad))
+	r := run(t, "run", path, "--out", t.TempDir())
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	s, md, _ := readRun(t, r)
+	if s.State != "completed" || len(s.Cells) != 2 {
+		t.Fatalf("state %q, %d cells", s.State, len(s.Cells))
+	}
+	checkMatrixLoad(t, s)
+	for _, c := range s.Cells {
+		if !strings.Contains(md, "Cell `"+c.Name+"`") {
+			t.Errorf("report.md has no section for cell %s", c.Name)
+		}
+		checkMatrixResources(t, c, comps)
+	}
+	for _, want := range append([]string{"Matrix summary", "Profile `low`", "Profile `high`", "warm-up of 1s set by the plan"}, comps...) {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+}
+
+// nginxComponent is a plan component that runs nginx on port.
+func nginxComponent(t *testing.T, bin string, port int) string {
+	dir := t.TempDir()
+	user := ""
+	if os.Geteuid() == 0 {
+		user = "user root;"
+	}
+	conf := fmt.Sprintf(`worker_processes 1;
+pid %[1]s/nginx.pid;
+error_log stderr warn;
+%[2]s
+events { worker_connections 1024; }
+http {
+    access_log off;
+    keepalive_requests 1000000;
+    client_body_temp_path %[1]s/client_body;
+    proxy_temp_path %[1]s/proxy;
+    fastcgi_temp_path %[1]s/fastcgi;
+    uwsgi_temp_path %[1]s/uwsgi;
+    scgi_temp_path %[1]s/scgi;
+    server {
+        listen 127.0.0.1:%[3]d;
+        location / { return 200 "ok\n"; }
+    }
+}
+`, dir, user, port)
+	if err := os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf(`
+  - name: nginx
+    run:
+      command: %s
+      args: [-p, %s, -e, stderr, -c, nginx.conf, -g, "daemon off;"]
+      ready: {http: "http://127.0.0.1:%d/"}
+    data_dirs: [%s]
+`, bin, dir, port, dir)
+}
+
+// checkMatrixLoad checks the workloads' counts against the rates and that
+// the matrix variable reached the component: p50 ≈ the cell's latency.
+func checkMatrixLoad(t *testing.T, s planSummary) {
+	t.Helper()
+	if len(s.Workloads) < 8 {
+		t.Fatalf("%d workloads, want 2 cells × 2 profiles × ≥ 2", len(s.Workloads))
+	}
+	for _, w := range s.Workloads {
+		rate := map[string]float64{"low": 50, "high": 150}[w.Profile]
+		want := rate * w.Window.Seconds
+		if math.Abs(float64(w.Requests)-want) > 0.1*want || w.Ops[0].OK != w.Ops[0].Requests {
+			t.Errorf("%s: %d requests (%d ok) in %.1f s, want %.0f ± 10 %%", w.Name, w.Requests, w.Ops[0].OK, w.Window.Seconds, want)
+		}
+		if !strings.HasPrefix(w.Name, s.Cells[w.Cell].Name+"/"+w.Profile+"/") {
+			t.Errorf("workload %q is not named cell/profile/short", w.Name)
+		}
+		if w.Short != "a" {
+			continue
+		}
+		p50 := map[int]float64{0: 2, 1: 12}[w.Cell]
+		if got := w.Ops[0].Latency.P50; math.Abs(got-p50) > 1.5 {
+			t.Errorf("%s: p50 %.2f ms, want %.0f ms from the cell's --latency", w.Name, got, p50)
+		}
+	}
+}
+
+func checkMatrixResources(t *testing.T, c planCell, comps []string) {
+	t.Helper()
+	if c.State != "completed" || len(c.Phases) != 2 {
+		t.Errorf("cell %s: %s with %d phases", c.Name, c.State, len(c.Phases))
+		return
+	}
+	for _, name := range append(comps, "perflab") {
+		if _, _, _, ok := c.component(name); !ok {
+			t.Errorf("cell %s lacks component %s", c.Name, name)
+		}
+	}
+	for _, p := range c.Phases {
+		if p.Resources == nil || p.Resources.Samples < 3 {
+			t.Errorf("cell %s, profile %s: resources %+v", c.Name, p.Profile, p.Resources)
+			continue
+		}
+		seen := map[string]bool{}
+		for _, rc := range p.Resources.Components {
+			seen[rc.Name] = true
+			if rc.CPU == nil || rc.Memory == nil || rc.CPU.Avg <= 0 || rc.Memory.Max < 1<<20 {
+				t.Errorf("cell %s, profile %s, %s: cpu %+v, memory %+v", c.Name, p.Profile, rc.Name, rc.CPU, rc.Memory)
+			}
+			if rc.Name == "fast" && rc.Metrics["go_heap_inuse_bytes"].Samples == 0 {
+				t.Errorf("cell %s, profile %s: no heap figures scraped from fast's /metrics", c.Name, p.Profile)
+			}
+		}
+		for _, name := range append(comps, "perflab") {
+			if !seen[name] {
+				t.Errorf("cell %s, profile %s: no resources of %s", c.Name, p.Profile, name)
+			}
+		}
+	}
+}
+
+// TestRunPlanComponentCrash kills a component in the middle of the first
+// of two cells: that cell fails with the time and how it ended, what was
+// measured before stays, the second cell still runs, and the exit status
+// is 1.
+func TestRunPlanComponentCrash(t *testing.T) {
+	port := testutil.FreePort(t)
+	path := writePlan(t, fmt.Sprintf(`
+name: crash
+sample_interval: 500ms
+components:
+  - name: victim
+    run: {command: sh, args: [-c, 'if [ {{fate}} = crash ]; then sleep 2.5; kill -9 $$; fi; exec sleep 60'], stop_grace: 1s}
+  - name: web
+    run:
+      command: "{{perflab}}"
+      args: [target, http, --addr, "127.0.0.1:%[1]d"]
+      ready: {http: "http://127.0.0.1:%[1]d/health"}
+matrix:
+  fate: [crash, live]
+profiles:
+  - name: load
+    duration: 4s
+    workloads:
+      - {name: get, driver: http, rate: 100/s, params: {url: "http://127.0.0.1:%[1]d/"}}
+  - name: more
+    duration: 1s
+    workloads:
+      - {name: get, driver: http, rate: 100/s, params: {url: "http://127.0.0.1:%[1]d/"}}
+`, port))
+	r := run(t, "run", path, "--out", t.TempDir())
+	if r.code != 1 || !strings.Contains(r.stderr, "hint:") {
+		t.Errorf("exit %d, want 1 with a hint\n%s", r.code, r.stderr)
+	}
+	s, md, _ := readRun(t, r)
+	if len(s.Cells) != 2 {
+		t.Fatalf("%d cells", len(s.Cells))
+	}
+	crashed, live := s.Cells[0], s.Cells[1]
+	if crashed.State != "failed" || !strings.Contains(crashed.Message, "victim exited at") ||
+		!strings.Contains(crashed.Message, "SIGKILL") {
+		t.Errorf("crashed cell: %s: %s", crashed.State, crashed.Message)
+	}
+	if _, exited, how, _ := crashed.component("victim"); exited == "" || !strings.Contains(how, "SIGKILL") {
+		t.Errorf("victim: exited %q, %q", exited, how)
+	}
+	if len(crashed.Phases) != 1 || crashed.Phases[0].State != "failed" {
+		t.Errorf("crashed cell ran %d phases, want the one the crash cut", len(crashed.Phases))
+	}
+	if live.State != "completed" || len(live.Phases) != 2 {
+		t.Errorf("second cell: %s with %d phases: %s", live.State, len(live.Phases), live.Message)
+	}
+	for _, w := range s.Workloads {
+		if w.Cell == 0 && w.Ops[0].Requests < 50 {
+			t.Errorf("%s: %d requests kept from before the crash, want ≥ 50", w.Name, w.Ops[0].Requests)
+		}
+	}
+	if s.State != "failed" || !strings.Contains(md, "exited during the run") {
+		t.Errorf("run state %q; report.md does not note the exit", s.State)
+	}
+}
+
+// TestRunPlanNotReady: a component that never gets ready fails its cell
+// with its last log lines; the next cell still runs.
+func TestRunPlanNotReady(t *testing.T) {
+	port := testutil.FreePort(t)
+	path := writePlan(t, fmt.Sprintf(`
+name: notready
+components:
+  - name: web
+    run:
+      command: sh
+      args: [-c, 'if [ {{mode}} = broken ]; then echo "fatal: config line 7 is broken" >&2; exec sleep 60; fi; exec "$0" target http --addr 127.0.0.1:%[1]d', "{{perflab}}"]
+      ready: {http: "http://127.0.0.1:%[1]d/health", timeout: 1500ms}
+      stop_grace: 1s
+matrix:
+  mode: [broken, ok]
+profiles:
+  - name: load
+    duration: 2s
+    workloads:
+      - {name: get, driver: http, rate: 50/s, params: {url: "http://127.0.0.1:%[1]d/"}}
+`, port))
+	r := run(t, "run", path, "--out", t.TempDir())
+	if r.code != 1 {
+		t.Errorf("exit %d, want 1\n%s", r.code, r.stderr)
+	}
+	s, _, dir := readRun(t, r)
+	if len(s.Cells) != 2 {
+		t.Fatalf("%d cells", len(s.Cells))
+	}
+	if c := s.Cells[0]; c.State != "failed" || !strings.Contains(c.Message, "fatal: config line 7 is broken") ||
+		!strings.Contains(c.Message, "not ready after 1.5s") {
+		t.Errorf("broken cell: %s: %s", c.State, c.Message)
+	}
+	if c := s.Cells[1]; c.State != "completed" || len(c.Phases) != 1 {
+		t.Errorf("second cell: %s: %s", c.State, c.Message)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "logs", "cell-0", "web.stderr.log")); err != nil || !strings.Contains(string(b), "broken") {
+		t.Errorf("the component's stderr is not kept in the run directory: %v %q", err, b)
+	}
+}
+
+// TestRunPlanSecrets: values of ${VAR} references reach the component and
+// the request, and no file of the run directory.
+func TestRunPlanSecrets(t *testing.T) {
+	const secret = "plan-secret-4711"
+	port := testutil.FreePort(t)
+	path := writePlan(t, fmt.Sprintf(`
+name: secrets
+components:
+  - name: web
+    run:
+      command: sh
+      args: [-c, 'echo "token is $TOKEN"; exec "$0" target http --addr 127.0.0.1:%[1]d', "{{perflab}}"]
+      env: {TOKEN: "${PERFLAB_TEST_TOKEN}"}
+      ready: {http: "http://127.0.0.1:%[1]d/health"}
+    metrics: "http://127.0.0.1:%[1]d/metrics?token=${PERFLAB_TEST_TOKEN}"
+profiles:
+  - name: load
+    duration: 1s
+    workloads:
+      - name: get
+        driver: http
+        rate: 20/s
+        params:
+          url: "http://127.0.0.1:%[1]d/?key=${PERFLAB_TEST_TOKEN}"
+          headers: {Authorization: "Bearer ${PERFLAB_TEST_TOKEN}", X-Note: "${PERFLAB_TEST_TOKEN}"}
+`, port))
+	cmd := perflabCmd("run", path, "--out", t.TempDir())
+	cmd.Env = append(os.Environ(), "PERFLAB_TEST_TOKEN="+secret)
+	r := runCmd(t, cmd)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	dir := runDir(t, r.stderr)
+	logged, _ := os.ReadFile(filepath.Join(dir, "logs", "cell-0", "web.stdout.log"))
+	if !strings.Contains(string(logged), "token is ${PERFLAB_TEST_TOKEN}") {
+		t.Errorf("the component did not get the secret, or its log was not scrubbed: %q", logged)
+	}
+	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		b, _ := os.ReadFile(p)
+		if strings.Contains(string(b), secret) {
+			t.Errorf("%s contains the secret", p)
+		}
+		return nil
+	})
+	if strings.Contains(r.stdout+r.stderr, secret) {
+		t.Errorf("the secret was printed")
+	}
+}

@@ -1,0 +1,170 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/perflab/perflab/internal/plan"
+	"github.com/perflab/perflab/internal/report"
+	"github.com/perflab/perflab/internal/results"
+)
+
+// runPlan is `perflab run PLAN.yaml [--profile NAME,…] [--out DIR]`: every
+// cell of the plan's matrix in turn, every selected profile in each.
+func (e *env) runPlan(ctx context.Context, args []string) error {
+	fs := newFlagSet("run", e)
+	profiles := fs.String("profile", "", "run only these profiles, comma-separated, in this order (default: all)")
+	out := fs.String("out", "perflab-runs", "parent directory for the run directory")
+	jsonOut := fs.Bool("json", false, "print the JSON summary to stdout instead of the tables")
+	fs.Usage = func() {
+		fmt.Fprintln(e.stderr, "Usage: perflab run PLAN.yaml [--profile NAME[,NAME…]] [--out DIR] [--json]")
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return flagError(err)
+	}
+	if len(pos) != 1 {
+		return usageErrorf("perflab run needs exactly one plan file, got %d arguments", len(pos))
+	}
+	p, err := loadPlan(pos[0], *profiles)
+	if err != nil {
+		return err
+	}
+	b, err := builtins(filepath.Join(*out, "RUN_DIR"))
+	if err != nil {
+		return &runError{err: err, code: ExitFailed}
+	}
+	if problems := checkPlan(p, b); len(problems) > 0 {
+		return invalidPlan(problems)
+	}
+	return e.executePlan(ctx, p, b, *out, *jsonOut, p.Redact(strings.Join(append([]string{"perflab", "run"}, args...), " ")))
+}
+
+// executePlan creates the run directory and runs every cell.
+func (e *env) executePlan(ctx context.Context, p *plan.Plan, b plan.Builtins, out string, jsonOut bool, command string) error {
+	hostname, _ := os.Hostname()
+	described, err := p.Describe()
+	if err != nil {
+		return &runError{err: err, code: ExitFailed}
+	}
+	store, err := results.Create(out, results.Meta{Name: p.Name, Tool: "perflab " + Version, Command: command,
+		Started: time.Now(), Host: hostname, GoMaxProcs: runtime.GOMAXPROCS(0),
+		Extra: map[string]string{"plan": string(described), "plan_file": p.File}})
+	if err != nil {
+		return &runError{err: err, hint: "check that --out names a writable directory", code: ExitFailed}
+	}
+	defer store.Close()
+	fmt.Fprintf(e.stderr, "perflab: writing run to %s\n", store.Dir())
+	stop, kill, release := e.signals(ctx)
+	defer release()
+	b.RunDir = store.Dir()
+	cells := p.Cells()
+	r := &planRun{e: e, p: p, store: store, b: b, matrix: len(cells) > 1, stop: stop, kill: kill,
+		sink: &storeSink{store: store}, progress: report.NewProgress(e.stderr, e.tty)}
+	var failed []string
+	for _, c := range cells {
+		if stop.Err() != nil {
+			break
+		}
+		if state, msg := r.runCell(c); state == results.StateFailed {
+			failed = append(failed, fmt.Sprintf("cell %s: %s", c.Name, firstLine(msg)))
+		}
+	}
+	return e.finish(store, jsonOut, func(rep *report.Run) (results.Status, error) {
+		return judgePlan(rep, stop.Err() != nil, r.sink.err(), failed)
+	})
+}
+
+// judgePlan is judgeRun for a plan: a failed cell fails the run, after the
+// store errors and an interrupt.
+func judgePlan(r *report.Run, interrupted bool, storeErr error, failed []string) (results.Status, error) {
+	if storeErr != nil || interrupted || len(failed) == 0 {
+		return judgeRun(r, interrupted, storeErr)
+	}
+	noun := "cell"
+	if len(failed) > 1 {
+		noun = "cells"
+	}
+	msg := fmt.Sprintf("%d %s failed: %s", len(failed), noun, strings.Join(failed, "; "))
+	return results.Status{State: results.StateFailed, Ended: time.Now(), Message: msg, ExitCode: ExitFailed},
+		&runError{err: errors.New(msg), code: ExitFailed,
+			hint: "report.md says for each cell what failed; the components' output is under logs/ in the run directory"}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// planCmd is `perflab plan check PLAN.yaml`: validate a plan, drivers'
+// params included, without starting anything.
+func (e *env) planCmd(args []string) error {
+	if len(args) == 0 || args[0] != "check" {
+		return usageErrorf("perflab plan needs a subcommand: perflab plan check PLAN.yaml")
+	}
+	fs := newFlagSet("plan check", e)
+	profiles := fs.String("profile", "", "check only these profiles, comma-separated")
+	pos, err := parseInterspersed(fs, args[1:])
+	if err != nil {
+		return flagError(err)
+	}
+	if len(pos) != 1 {
+		return usageErrorf("perflab plan check needs exactly one plan file, got %d arguments", len(pos))
+	}
+	p, err := loadPlan(pos[0], *profiles)
+	if err != nil {
+		return err
+	}
+	b, err := builtins("RUN_DIR")
+	if err != nil {
+		return &runError{err: err, code: ExitFailed}
+	}
+	if problems := checkPlan(p, b); len(problems) > 0 {
+		return invalidPlan(problems)
+	}
+	describePlan(e, p)
+	return nil
+}
+
+// describePlan prints what a run of p would do.
+func describePlan(e *env, p *plan.Plan) {
+	cells := p.Cells()
+	fmt.Fprintf(e.stdout, "%s: valid plan %q\n", p.File, p.Name)
+	var comps []string
+	for _, c := range p.Components {
+		how := "attached"
+		if c.Run != nil {
+			how = "started"
+		}
+		comps = append(comps, c.Name+" ("+how+")")
+	}
+	if len(comps) == 0 {
+		comps = []string{"none"}
+	}
+	fmt.Fprintf(e.stdout, "  components: %s\n", strings.Join(comps, ", "))
+	var dims []string
+	for _, v := range p.Matrix {
+		dims = append(dims, fmt.Sprintf("%s (%d values)", v.Name, len(v.Values)))
+	}
+	if len(dims) == 0 {
+		dims = []string{"no matrix"}
+	}
+	fmt.Fprintf(e.stdout, "  cells: %d: %s\n", len(cells), strings.Join(dims, " × "))
+	var total time.Duration
+	for _, pr := range p.Profiles {
+		names := make([]string, len(pr.Workloads))
+		for i, w := range pr.Workloads {
+			names[i] = w.Name + " (" + w.Driver + ")"
+		}
+		fmt.Fprintf(e.stdout, "  profile %s: %v, workloads %s\n", pr.Name, pr.Duration, strings.Join(names, ", "))
+		total += pr.Duration
+	}
+	fmt.Fprintf(e.stdout, "  load time: %v per cell, %v in all, sampled every %v\n", total, total*time.Duration(len(cells)), p.SampleInterval)
+}
