@@ -73,3 +73,22 @@ type Verifier interface {
 type Rater interface {
 	RequestsPerSecond() float64
 }
+
+// Progress is told how far a phase has come: done of total units (objects,
+// for S3). It is called from one goroutine at a time, a few times a second
+// and once at the end. A nil Progress is allowed.
+type Progress func(done, total int64)
+
+// Preparer is implemented by drivers that set up data before the load, such
+// as the objects an S3 GET test reads. Prepare runs once, before the first
+// Do; an error means the load cannot run.
+type Preparer interface {
+	Prepare(ctx context.Context, progress Progress) error
+}
+
+// Cleaner is implemented by drivers that remove what they created. Cleanup
+// runs once, after the last Do returned (and after Verify), even when the
+// load failed; it removes exactly what the driver wrote and nothing else.
+type Cleaner interface {
+	Cleanup(ctx context.Context, progress Progress) error
+}
