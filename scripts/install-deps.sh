@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Installs what perflab's tests need on a fresh Debian machine: the real
-# servers the drivers are tested against. Safe to run again.
+# servers the drivers are tested against (nginx for http; VictoriaMetrics
+# and Prometheus for remote write and PromQL). Safe to run again.
 set -euo pipefail
 
 need=()
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)
+command -v victoria-metrics >/dev/null 2>&1 || need+=(victoria-metrics)
+command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
 
 if [ ${#need[@]} -gt 0 ]; then
   echo "install-deps: installing ${need[*]}"
