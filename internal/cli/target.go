@@ -12,8 +12,11 @@ import (
 
 // target serves a built-in target until interrupted.
 func (e *env) target(ctx context.Context, args []string) error {
+	if len(args) > 0 && args[0] == "llm" {
+		return e.targetLLM(ctx, args[1:])
+	}
 	if len(args) == 0 || args[0] != "http" {
-		return usageErrorf("perflab target needs a kind: perflab target http [flags]")
+		return usageErrorf("perflab target needs a kind: perflab target http|llm [flags]")
 	}
 	fs := newFlagSet("target http", e)
 	addr := fs.String("addr", "127.0.0.1:8080", "loopback address to listen on (127.0.0.1:0 picks a free port)")
