@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what perflab's tests need on a fresh Debian machine: the real
 # servers the drivers are tested against (nginx for http; VictoriaMetrics
-# and Prometheus for remote write and PromQL). Safe to run again.
+# and Prometheus for remote write and PromQL; Jaeger for OTLP traces).
+# Safe to run again.
 set -euo pipefail
 
 need=()
@@ -16,5 +17,13 @@ if [ ${#need[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+# Jaeger all-in-one (the otlp driver's tests) is not in Debian: go install
+# it into GOPATH/bin, where internal/testutil looks for it (~1 min).
+gobin="$(go env GOBIN)"
+[ -n "$gobin" ] || gobin="$(go env GOPATH | cut -d: -f1)/bin"
+if ! command -v all-in-one >/dev/null 2>&1 && [ ! -x "$gobin/all-in-one" ]; then
+  echo "install-deps: installing jaeger all-in-one v1.42.0 into $gobin"
+  (cd / && GOBIN="$gobin" go install github.com/jaegertracing/jaeger/cmd/all-in-one@v1.42.0)
 fi
 echo "install-deps: ok"
