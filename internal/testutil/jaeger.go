@@ -38,8 +38,10 @@ func StartJaeger(t testing.TB) (otlpGRPC, otlpHTTP, queryURL string) {
 			p = newJaegerPorts(t)
 			return p.args(admin), nil
 		},
-		path:  "/",
-		ready: func(status int, body string) bool { return status == http.StatusOK && strings.Contains(body, "Server available") },
+		path: "/",
+		ready: func(status int, body string) bool {
+			return status == http.StatusOK && strings.Contains(body, "Server available")
+		},
 	})
 	return p.addr(p.otlpGRPC), "http://" + p.addr(p.otlpHTTP), "http://" + p.addr(p.queryHTTP)
 }
@@ -47,7 +49,7 @@ func StartJaeger(t testing.TB) (otlpGRPC, otlpHTTP, queryURL string) {
 // jaegerPorts are the ports of one Jaeger, but the admin port.
 type jaegerPorts struct {
 	otlpGRPC, otlpHTTP, collGRPC, collHTTP, sampling, queryGRPC, queryHTTP int // TCP
-	binary, compact, zipkin                                                  int // UDP
+	binary, compact, zipkin                                                int // UDP
 }
 
 func newJaegerPorts(t testing.TB) jaegerPorts {
