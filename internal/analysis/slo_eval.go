@@ -1,0 +1,380 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// GateState is the outcome of one gate.
+type GateState uint8
+
+const (
+	// GateFail: the figure is on the wrong side of the threshold.
+	GateFail GateState = iota
+	// GatePass: the figure is on the right side, and the sample supports it.
+	GatePass
+	// GateInsufficient: the sample can't support the figure or the pass
+	// (too few requests for the quantile or the rate's threshold, no such
+	// workload or operation). It is not a pass: a CI gate must not pass on
+	// no data.
+	GateInsufficient
+)
+
+func (s GateState) String() string {
+	switch s {
+	case GatePass:
+		return "pass"
+	case GateInsufficient:
+		return "insufficient data"
+	}
+	return "fail"
+}
+
+// Verdict is one gate evaluated against one workload (or against the run,
+// for a figure the run supplies).
+type Verdict struct {
+	Expr     string
+	Gate     Gate
+	Workload string  // the workload the figure is of; "" for a figure the run supplies
+	Measured string  // the figure with its unit, e.g. "183ms", "0.05%", "957/s"; "" when there is none
+	Value    float64 // in the metric's unit; NaN when there is no figure
+	State    GateState
+	Pass     bool // State == GatePass
+	Note     string
+}
+
+// gateScope is the workload (and operation) a gate's figure is read from.
+type gateScope struct {
+	sum *Summary
+	op  *Op // nil for every operation
+}
+
+// figure is a measured value with the sample size it rests on; why says
+// why there is no figure.
+type figure struct {
+	v   float64
+	n   int64
+	why string
+}
+
+// quantiles are the scope's latency (or TTFB) quantiles: the operation's,
+// or those of every operation's histograms merged.
+func (sc gateScope) quantiles(of func(*Op) Quantiles, hist func(*stats.OpStats) *stats.Hist) (Quantiles, string) {
+	if sc.op != nil {
+		return of(sc.op), ""
+	}
+	if len(sc.sum.Ops) == 1 {
+		return of(&sc.sum.Ops[0]), ""
+	}
+	merged := stats.NewHist()
+	for _, op := range sc.sum.Ops {
+		if op.Whole == nil {
+			return Quantiles{}, "the operations' histograms are not available to merge"
+		}
+		merged.Merge(hist(op.Whole))
+	}
+	return QuantilesOf(merged), ""
+}
+
+func latencyOf(op *Op) Quantiles               { return op.Latency }
+func latencyHist(s *stats.OpStats) *stats.Hist { return s.Latency }
+func ttfbOf(op *Op) Quantiles                  { return op.TTFB }
+func ttfbHist(s *stats.OpStats) *stats.Hist    { return s.TTFB }
+
+// pickQuantile is quantile q of qs (one of the quantiles a Quantiles holds).
+func pickQuantile(qs Quantiles, q float64) time.Duration {
+	switch q {
+	case 0.5:
+		return qs.P50
+	case 0.9:
+		return qs.P90
+	case 0.99:
+		return qs.P99
+	}
+	return qs.P999
+}
+
+func quantileFigure(q float64, what string, of func(*Op) Quantiles, hist func(*stats.OpStats) *stats.Hist) func(gateScope) figure {
+	return func(sc gateScope) figure {
+		qs, why := sc.quantiles(of, hist)
+		if why != "" {
+			return figure{why: why}
+		}
+		if need := MinCountFor(q); qs.Count < need {
+			return figure{n: qs.Count, why: fmt.Sprintf("p%s needs at least %d %s; the window has %d", quantileName(q), need, what, qs.Count)}
+		}
+		return figure{v: pickQuantile(qs, q).Seconds(), n: qs.Count}
+	}
+}
+
+func latencyQuantile(q float64) func(gateScope) figure {
+	return quantileFigure(q, "latencies", latencyOf, latencyHist)
+}
+
+func ttfbQuantile(q float64) func(gateScope) figure {
+	return quantileFigure(q, "TTFB samples", ttfbOf, ttfbHist)
+}
+
+func latencyStat(of func(Quantiles) time.Duration) func(gateScope) figure {
+	return func(sc gateScope) figure {
+		qs, why := sc.quantiles(latencyOf, latencyHist)
+		if why == "" && qs.Count == 0 {
+			why = "no latencies in the window"
+		}
+		return figure{v: of(qs).Seconds(), n: qs.Count, why: why}
+	}
+}
+
+func gateLatencyMax(sc gateScope) figure {
+	return latencyStat(func(q Quantiles) time.Duration { return q.Max })(sc)
+}
+
+func gateLatencyMean(sc gateScope) figure {
+	return latencyStat(func(q Quantiles) time.Duration { return q.Mean })(sc)
+}
+
+// counts are the scope's requests and successful requests.
+func (sc gateScope) counts() (int64, int64) {
+	if sc.op != nil {
+		return sc.op.Requests, sc.op.OK
+	}
+	var reqs, ok int64
+	for _, op := range sc.sum.Ops {
+		reqs, ok = reqs+op.Requests, ok+op.OK
+	}
+	return reqs, ok
+}
+
+func gateErrorRate(sc gateScope) figure {
+	reqs, ok := sc.counts()
+	if reqs == 0 {
+		return figure{why: "no requests in the window"}
+	}
+	return figure{v: float64(reqs-ok) / float64(reqs), n: reqs}
+}
+
+func gateSuccessRate(sc gateScope) figure {
+	f := gateErrorRate(sc)
+	if f.why == "" {
+		f.v = 1 - f.v
+	}
+	return f
+}
+
+func gateRate(sc gateScope) figure {
+	if sc.sum.Seconds <= 0 {
+		return figure{why: "the window is empty"}
+	}
+	reqs, _ := sc.counts()
+	return figure{v: float64(reqs) / sc.sum.Seconds, n: reqs}
+}
+
+func windowCount(v func(gateScope) int64) func(gateScope) figure {
+	return func(sc gateScope) figure {
+		if sc.sum.Intervals == 0 {
+			return figure{why: "no intervals in the window"}
+		}
+		return figure{v: float64(v(sc)), n: int64(sc.sum.Intervals)}
+	}
+}
+
+func gateRequests(sc gateScope) figure {
+	return windowCount(func(sc gateScope) int64 { r, _ := sc.counts(); return r })(sc)
+}
+
+func gateErrors(sc gateScope) figure {
+	return windowCount(func(sc gateScope) int64 { r, ok := sc.counts(); return r - ok })(sc)
+}
+
+func gateDropped(sc gateScope) figure {
+	return windowCount(func(sc gateScope) int64 { return sc.sum.Dropped })(sc)
+}
+
+// EvaluateGates evaluates every gate against the workloads it applies to:
+// those its workload label names (all when none), and of those, with an op
+// label, the ones that have that operation. A gate on a figure the run
+// supplies is evaluated once against extra. A gate that applies to no
+// workload gives one GateInsufficient verdict. A metric that is neither
+// built in nor in extra is an error that lists the known ones.
+func EvaluateGates(gates []Gate, sums []*Summary, extra map[string]float64) ([]Verdict, error) {
+	var out []Verdict
+	for _, g := range gates {
+		m, builtin := gateMetrics[g.Metric]
+		if !builtin {
+			v, ok := extra[g.Metric]
+			if !ok {
+				return nil, unknownMetric(g, extra)
+			}
+			out = append(out, judgeGate(g, "", kindNumber, figure{v: v}))
+			continue
+		}
+		scopes, why := gateScopes(g, sums)
+		if why != "" {
+			out = append(out, Verdict{Expr: g.Expr, Gate: g, Value: math.NaN(), State: GateInsufficient, Note: why})
+			continue
+		}
+		for _, sc := range scopes {
+			v := judgeGate(g, sc.sum.Workload.Name, m.kind, m.measure(sc))
+			if sc.sum.ClientBound && v.State != GateInsufficient {
+				v.Note = strings.TrimPrefix(v.Note+"; client-bound: the figure may show the generator's limit", "; ")
+			}
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+func unknownMetric(g Gate, extra map[string]float64) error {
+	known := GateMetrics()
+	var run []string
+	for k := range extra {
+		run = append(run, k)
+	}
+	sort.Strings(run)
+	msg := fmt.Sprintf("cannot evaluate SLO gate %q: unknown metric %q: known metrics are %s", g.Expr, g.Metric, strings.Join(known, ", "))
+	if len(run) > 0 {
+		msg += "; the run supplies " + strings.Join(run, ", ")
+	} else {
+		msg += "; the run supplies no other figures"
+	}
+	return fmt.Errorf("%s", msg)
+}
+
+// gateScopes are the workloads (and operations) g applies to, or why
+// there are none.
+func gateScopes(g Gate, sums []*Summary) ([]gateScope, string) {
+	var out []gateScope
+	var names, ops []string
+	matched := false
+	for _, s := range sums {
+		names = append(names, s.Workload.Name)
+		if g.Workload != "" && g.Workload != s.Workload.Name && g.Workload != s.Workload.DisplayName() {
+			continue
+		}
+		matched = true
+		if g.Op == "" {
+			out = append(out, gateScope{sum: s})
+			continue
+		}
+		for i := range s.Ops {
+			ops = append(ops, s.Ops[i].Name)
+			if s.Ops[i].Name == g.Op {
+				out = append(out, gateScope{sum: s, op: &s.Ops[i]})
+			}
+		}
+	}
+	switch {
+	case len(out) > 0:
+		return out, ""
+	case len(sums) == 0:
+		return nil, "no workloads in the run"
+	case !matched:
+		return nil, fmt.Sprintf("no workload %q in the run (workloads: %s)", g.Workload, strings.Join(names, ", "))
+	}
+	slices.Sort(ops)
+	return nil, fmt.Sprintf("no operation %q in %s (operations: %s)", g.Op, workloadWords(g.Workload), strings.Join(slices.Compact(ops), ", "))
+}
+
+func workloadWords(w string) string {
+	if w == "" {
+		return "any workload"
+	}
+	return "workload " + strconv.Quote(w)
+}
+
+// judgeGate compares a figure with g's threshold.
+func judgeGate(g Gate, workload string, kind gateKind, f figure) Verdict {
+	v := Verdict{Expr: g.Expr, Gate: g, Workload: workload, Value: math.NaN()}
+	if f.why != "" {
+		v.State, v.Note = GateInsufficient, f.why
+		return v
+	}
+	v.Value, v.Measured = f.v, formatFigure(kind, f.v)
+	if !compare(g.Cmp, f.v, g.Threshold) {
+		return v
+	}
+	if need := passNeeds(g, kind); f.n < need {
+		v.State = GateInsufficient
+		v.Note = fmt.Sprintf("%s %s passes, but %d requests can't show a rate that small: it needs at least %d", g.Metric, v.Measured, f.n, need)
+		return v
+	}
+	v.State, v.Pass = GatePass, true
+	return v
+}
+
+// passNeeds is the fewest requests a passing rate gate rests on: a rate
+// held under a threshold t (error_rate < t, success_rate > 1 − t) needs
+// ⌈1/t⌉ requests, so that a single failure could have crossed it.
+func passNeeds(g Gate, kind gateKind) int64 {
+	if kind != kindFraction {
+		return 0
+	}
+	t := g.Threshold
+	if g.Metric == "success_rate" {
+		t = 1 - t
+	}
+	if t <= 0 || t >= 1 {
+		return 1
+	}
+	return int64(math.Ceil(1/t - 1e-9))
+}
+
+func compare(cmp string, v, t float64) bool {
+	switch cmp {
+	case "<":
+		return v < t
+	case "<=":
+		return v <= t
+	case ">":
+		return v > t
+	case ">=":
+		return v >= t
+	case "==":
+		return v == t
+	case "!=":
+		return v != t
+	}
+	return false
+}
+
+// formatFigure writes a figure with its unit and three significant digits.
+func formatFigure(kind gateKind, v float64) string {
+	switch kind {
+	case kindDuration:
+		switch {
+		case v < 1e-3:
+			return sig3(v*1e6) + "µs"
+		case v < 1:
+			return sig3(v*1e3) + "ms"
+		}
+		return sig3(v) + "s"
+	case kindFraction:
+		return sig3(v*100) + "%"
+	case kindRate:
+		return sig3(v) + "/s"
+	case kindCount:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// sig3 writes v with three significant digits, no exponent and no
+// trailing zeros: 0.05, 1.5, 183, 1234.
+func sig3(v float64) string {
+	if v == 0 {
+		return "0"
+	}
+	prec := max(0, 2-int(math.Floor(math.Log10(math.Abs(v)))))
+	s := strconv.FormatFloat(v, 'f', prec, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}

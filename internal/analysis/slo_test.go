@@ -1,0 +1,212 @@
+package analysis
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/stats"
+)
+
+func TestParseGate(t *testing.T) {
+	tests := []struct {
+		expr string
+		want Gate
+	}{
+		{"p99 < 200ms", Gate{Metric: "p99", Cmp: "<", Threshold: 0.2}},
+		{"p50<=10ms", Gate{Metric: "p50", Cmp: "<=", Threshold: 0.01}},
+		{"  error_rate < 0.1% ", Gate{Metric: "error_rate", Cmp: "<", Threshold: 0.001}},
+		{"success_rate >= 0.999", Gate{Metric: "success_rate", Cmp: ">=", Threshold: 0.999}},
+		{"dropped == 0", Gate{Metric: "dropped", Cmp: "==", Threshold: 0}},
+		{"lost_samples == 0", Gate{Metric: "lost_samples", Cmp: "==", Threshold: 0}},
+		{"rate >= 950/s", Gate{Metric: "rate", Cmp: ">=", Threshold: 950}},
+		{"rate > 600/m", Gate{Metric: "rate", Cmp: ">", Threshold: 10}},
+		{"max != 1.5s", Gate{Metric: "max", Cmp: "!=", Threshold: 1.5}},
+		{`p99{op="GET /"} < 200ms`, Gate{Metric: "p99", Op: "GET /", Cmp: "<", Threshold: 0.2}},
+		{`p999 { workload = "query" , op="say \"hi\" \\" } > 1µs`, Gate{Metric: "p999", Workload: "query", Op: `say "hi" \`, Cmp: ">", Threshold: 1e-6}},
+		{`dropped{workload="w"} == 0`, Gate{Metric: "dropped", Workload: "w", Cmp: "==", Threshold: 0}},
+	}
+	for _, tt := range tests {
+		got, err := ParseGate(tt.expr)
+		if err != nil {
+			t.Errorf("%q: %v", tt.expr, err)
+			continue
+		}
+		tt.want.Expr = strings.TrimSpace(tt.expr)
+		if got.Expr != tt.want.Expr || got.Metric != tt.want.Metric || got.Op != tt.want.Op || got.Workload != tt.want.Workload ||
+			got.Cmp != tt.want.Cmp || !closeTo(got.Threshold, tt.want.Threshold, 1e-12) {
+			t.Errorf("%q: %+v, want %+v", tt.expr, got, tt.want)
+		}
+	}
+}
+
+func TestParseGateErrors(t *testing.T) {
+	tests := []struct {
+		expr string
+		col  int
+		msg  string
+	}{
+		{"", 1, "want a metric name, like p99 or error_rate"},
+		{"< 1s", 1, "want a metric name"},
+		{"p99 200ms", 5, "want a comparison (<, <=, >, >=, == or !=) after p99"},
+		{"p99 = 1s", 5, "want a comparison"},
+		{"p99 < ", 7, "want a threshold after <"},
+		{"p99 < 200", 7, `p99 threshold "200": want a duration with a unit, like 200ms or 1.5s`},
+		{"p99 < -5ms", 7, "want a duration with a unit"},
+		{"error_rate < 5x", 14, `error_rate threshold "5x": want a fraction from 0 to 1 or a percentage`},
+		{"error_rate < 150%", 14, "want a fraction from 0 to 1"},
+		{"rate >= fast", 9, `rate threshold "fast": want a rate, like 950/s`},
+		{"dropped == -1", 12, "want a plain number"},
+		{"p99x < 200ms", 1, `unknown metric "p99x": known metrics are dropped, error_rate, errors, max, mean, p50, p90, p99, p999, rate, requests, success_rate, ttfb_p50, ttfb_p99; any other name is a figure the run supplies`},
+		{`lost{op="a"} == 0`, 1, `unknown metric "lost" takes no labels`},
+		{`p99{path="/"} < 1s`, 5, `want a label op="…" or workload="…"`},
+		{`p99{} < 1s`, 5, "want a label"},
+		{`p99{op="/"  < 1s`, 13, "want , or } after the value of op"},
+		{`p99{op="/} < 1s`, 8, "the quote opened here is not closed"},
+		{`p99{op=/} < 1s`, 8, "want a double-quoted value"},
+		{`p99{op "/"} < 1s`, 8, "want = after op"},
+		{`p99{op="a", op="b"} < 1s`, 13, "label op given twice"},
+		{`dropped{op="x"} == 0`, 9, `dropped has no per-operation figure: scope it with workload="…" only`},
+		{`p50{op="é"} < 1ms x`, 15, `p50 threshold "1ms x"`}, // columns count characters, not bytes
+	}
+	for _, tt := range tests {
+		_, err := ParseGate(tt.expr)
+		var ge *GateError
+		if !errors.As(err, &ge) {
+			t.Errorf("%q: error %v, want a GateError", tt.expr, err)
+			continue
+		}
+		if ge.Column != tt.col || !strings.Contains(ge.Msg, tt.msg) {
+			t.Errorf("%q: column %d %q, want column %d %q", tt.expr, ge.Column, ge.Msg, tt.col, tt.msg)
+		}
+		if !strings.HasPrefix(err.Error(), "cannot parse SLO gate ") {
+			t.Errorf("%q: %v", tt.expr, err)
+		}
+	}
+	_, errs := ParseGates([]string{"p99 < 1s", "p99 <", "bad"})
+	if len(errs) != 2 {
+		t.Errorf("ParseGates: %v, want both bad gates", errs)
+	}
+}
+
+// opSummary is an operation that took each of lats, with failed of its
+// requests timing out.
+func opSummary(name string, failed int64, seconds float64, lats ...[2]int64) Op {
+	st := stats.NewOpStats()
+	var n int64
+	for _, l := range lats { // {count, milliseconds}
+		for range l[0] {
+			st.Latency.Record(time.Duration(l[1]) * time.Millisecond)
+		}
+		n += l[0]
+	}
+	st.Classes[stats.OK], st.Classes[stats.Timeout] = n-failed, failed
+	return summarizeOp(name, st, seconds)
+}
+
+// gateFixture is workload "ingest" over 10 s: GET / 990 × 10 ms and
+// 10 × 500 ms with one timeout, POST / 50 × 20 ms; 3 arrivals dropped.
+// Workload "query" ran 200 × 5 ms with nothing dropped.
+func gateFixture() []*Summary {
+	ingest := &Summary{Workload: Workload{Name: "ingest"}, Intervals: 10, Seconds: 10, Dropped: 3,
+		Ops: []Op{opSummary("GET /", 1, 10, [2]int64{990, 10}, [2]int64{10, 500}), opSummary("POST /", 0, 10, [2]int64{50, 20})}}
+	query := &Summary{Workload: Workload{Name: "p1/query", Short: "query"}, Intervals: 10, Seconds: 10,
+		Ops: []Op{opSummary("instant", 0, 10, [2]int64{200, 5})}}
+	return []*Summary{ingest, query}
+}
+
+func TestEvaluateGates(t *testing.T) {
+	type want struct {
+		workload, measured string
+		state              GateState
+		note               string
+	}
+	tests := []struct {
+		expr string
+		want []want
+	}{
+		// 1050 latencies: rank ⌊0.99 × 1050 + 0.5⌋ = 1040 falls among the 20 ms.
+		{`p99{workload="ingest"} < 200ms`, []want{{"ingest", "20ms", GatePass, ""}}},
+		{`p99{op="GET /"} < 200ms`, []want{{"ingest", "10ms", GatePass, ""}}},
+		// rank 999 of 1000 is a 500 ms latency (500.2 ms at the histogram's precision).
+		{`p999{op="GET /"} < 200ms`, []want{{"ingest", "500ms", GateFail, ""}}},
+		{`p99{op="POST /"} < 200ms`, []want{{"ingest", "", GateInsufficient, "p99 needs at least 100 latencies; the window has 50"}}},
+		{`p50{op="POST /"} < 30ms`, []want{{"ingest", "20ms", GatePass, ""}}},
+		// 1 failure in 1050 requests = 0.0952 %; 1050 ≥ 1/0.001.
+		{`error_rate{workload="ingest"} < 0.1%`, []want{{"ingest", "0.0952%", GatePass, ""}}},
+		{`error_rate{op="POST /"} < 0.1%`, []want{{"ingest", "0%", GateInsufficient, "error_rate 0% passes, but 50 requests can't show a rate that small: it needs at least 1000"}}},
+		{`success_rate{workload="query"} >= 99%`, []want{{"p1/query", "100%", GatePass, ""}}},
+		{`rate{workload="ingest"} >= 100/s`, []want{{"ingest", "105/s", GatePass, ""}}},
+		{`dropped == 0`, []want{{"ingest", "3", GateFail, ""}, {"p1/query", "0", GatePass, ""}}},
+		{`errors{workload="query"} == 0`, []want{{"p1/query", "0", GatePass, ""}}},
+		{`lost_samples == 0`, []want{{"", "0", GatePass, ""}}},
+		{`p99{workload="nope"} < 1s`, []want{{"", "", GateInsufficient, `no workload "nope" in the run (workloads: ingest, p1/query)`}}},
+		{`p99{op="DELETE /"} < 1s`, []want{{"", "", GateInsufficient, `no operation "DELETE /" in any workload (operations: GET /, POST /, instant)`}}},
+		{`ttfb_p50 < 1s`, []want{{"ingest", "", GateInsufficient, "p50 needs at least 2 TTFB samples; the window has 0"}, {"p1/query", "", GateInsufficient, ""}}},
+	}
+	for _, tt := range tests {
+		g, err := ParseGate(tt.expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs, err := EvaluateGates([]Gate{g}, gateFixture(), map[string]float64{"lost_samples": 0})
+		if err != nil {
+			t.Fatalf("%s: %v", tt.expr, err)
+		}
+		if len(vs) != len(tt.want) {
+			t.Errorf("%s: %d verdicts %+v, want %d", tt.expr, len(vs), vs, len(tt.want))
+			continue
+		}
+		for i, w := range tt.want {
+			v := vs[i]
+			if v.Workload != w.workload || v.Measured != w.measured || v.State != w.state || v.Pass != (w.state == GatePass) ||
+				!strings.Contains(v.Note, w.note) || v.Expr != tt.expr {
+				t.Errorf("%s: verdict %+v, want %+v", tt.expr, v, w)
+			}
+			if w.measured == "" && !math.IsNaN(v.Value) {
+				t.Errorf("%s: value %v without a figure", tt.expr, v.Value)
+			}
+		}
+	}
+}
+
+func TestEvaluateGatesUnknownMetric(t *testing.T) {
+	g, _ := ParseGate("lost_sample == 0")
+	_, err := EvaluateGates([]Gate{g}, gateFixture(), map[string]float64{"lost_samples": 0, "acked": 5})
+	if err == nil || !strings.Contains(err.Error(), `cannot evaluate SLO gate "lost_sample == 0": unknown metric "lost_sample": known metrics are dropped, error_rate`) ||
+		!strings.HasSuffix(err.Error(), "; the run supplies acked, lost_samples") {
+		t.Errorf("error %v", err)
+	}
+}
+
+func TestEvaluateGatesClientBound(t *testing.T) {
+	sums := gateFixture()
+	sums[1].ClientBound = true
+	g, _ := ParseGate(`p50{workload="query"} < 10ms`)
+	vs, err := EvaluateGates([]Gate{g}, sums, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) != 1 || !vs[0].Pass || vs[0].Note != "client-bound: the figure may show the generator's limit" {
+		t.Errorf("verdicts %+v", vs)
+	}
+}
+
+func TestFormatFigure(t *testing.T) {
+	tests := []struct {
+		kind gateKind
+		v    float64
+		want string
+	}{
+		{kindDuration, 0.18325, "183ms"}, {kindDuration, 1.2345, "1.23s"}, {kindDuration, 0.0000456, "45.6µs"},
+		{kindDuration, 1234, "1234s"}, {kindFraction, 0.0005, "0.05%"}, {kindFraction, 1, "100%"},
+		{kindRate, 957.34, "957/s"}, {kindCount, 3, "3"}, {kindNumber, 0.125, "0.125"}, {kindDuration, 0, "0µs"},
+	}
+	for _, tt := range tests {
+		if got := formatFigure(tt.kind, tt.v); got != tt.want {
+			t.Errorf("formatFigure(%v, %v) = %q, want %q", tt.kind, tt.v, got, tt.want)
+		}
+	}
+}
