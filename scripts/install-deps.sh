@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what perflab's tests need on a fresh Debian machine: the real
 # servers the drivers are tested against (nginx for http; VictoriaMetrics
-# and Prometheus for remote write and PromQL; Jaeger for OTLP traces).
+# and Prometheus for remote write and PromQL; Jaeger for OTLP traces;
+# versitygw for S3).
 # Safe to run again.
 set -euo pipefail
 
@@ -25,5 +26,11 @@ gobin="$(go env GOBIN)"
 if ! command -v all-in-one >/dev/null 2>&1 && [ ! -x "$gobin/all-in-one" ]; then
   echo "install-deps: installing jaeger all-in-one v1.42.0 into $gobin"
   (cd / && GOBIN="$gobin" go install github.com/jaegertracing/jaeger/cmd/all-in-one@v1.42.0)
+fi
+# versitygw (the s3 driver's tests) is not in Debian either: go install the
+# version that resolves from the module proxy into the same place (~2 min).
+if ! command -v versitygw >/dev/null 2>&1 && [ ! -x "$gobin/versitygw" ]; then
+  echo "install-deps: installing versitygw v1.8.0 into $gobin"
+  (cd / && GOBIN="$gobin" go install github.com/versity/versitygw/cmd/versitygw@v1.8.0)
 fi
 echo "install-deps: ok"

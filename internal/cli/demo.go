@@ -35,7 +35,7 @@ func (e *env) demo(ctx context.Context, args []string) error {
 	if *each <= 0 {
 		return usageErrorf("--duration %v must be > 0", *each)
 	}
-	url, stopTarget, err := startTarget(ctx, e.stderr)
+	url, pid, stopTarget, err := startTarget(ctx, e.stderr)
 	if err != nil {
 		return &runError{err: err, hint: "the demo runs `perflab target http` as a child process; try it by hand to see why it fails", code: ExitFailed}
 	}
@@ -59,25 +59,35 @@ func (e *env) demo(ctx context.Context, args []string) error {
 				VUsMin: lvl.vusMin, VUsMax: lvl.vusMax, Duration: *each, Grace: 5 * time.Second, Params: params},
 		})
 	}
-	return e.execute(ctx, job{name: "demo", command: "perflab demo " + strings.Join(args, " "), out: *out, workloads: ws})
+	// The target's CPU and memory (its process, and its own /metrics) and
+	// perflab's own, sampled while the load runs.
+	every := time.Second
+	if *each < 10*time.Second {
+		every = 500 * time.Millisecond
+	}
+	metrics := url + "/metrics"
+	tgt := observed{comp: results.Component{Name: "target", Kind: results.KindRun, PID: pid, MetricsURL: metrics},
+		sources: append(processSources(pid, ""), endpointSources(metrics, nil, nil, every)...)}
+	return e.execute(ctx, job{name: "demo", command: "perflab demo " + strings.Join(args, " "), out: *out, workloads: ws,
+		observed: []observed{tgt}, sampleEvery: every})
 }
 
 // startTarget runs `perflab target http` on a free loopback port and returns
-// its URL once it listens, and a function that stops it.
-func startTarget(ctx context.Context, logs io.Writer) (string, func(), error) {
+// its URL once it listens, its pid, and a function that stops it.
+func startTarget(ctx context.Context, logs io.Writer) (string, int, func(), error) {
 	self, err := os.Executable()
 	if err != nil {
-		return "", nil, fmt.Errorf("cannot find perflab's own executable: %w", err)
+		return "", 0, nil, fmt.Errorf("cannot find perflab's own executable: %w", err)
 	}
 	cmd := exec.CommandContext(ctx, self, append([]string{"target", "http", "--addr", "127.0.0.1:0"}, demoTarget...)...)
 	var errs bytes.Buffer // the target's own messages, shown only if it fails to start
 	cmd.Stderr = &errs
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return "", nil, fmt.Errorf("cannot start the demo target: %w", err)
+		return "", 0, nil, fmt.Errorf("cannot start the demo target: %w", err)
 	}
 	if err := cmd.Start(); err != nil {
-		return "", nil, fmt.Errorf("cannot start the demo target: %w", err)
+		return "", 0, nil, fmt.Errorf("cannot start the demo target: %w", err)
 	}
 	stop := func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
@@ -102,13 +112,13 @@ func startTarget(ctx context.Context, logs io.Writer) (string, func(), error) {
 	select {
 	case l, ok := <-line:
 		if i := strings.Index(l, "http://"); ok && i >= 0 {
-			return strings.TrimSpace(l[i:]), stop, nil
+			return strings.TrimSpace(l[i:]), cmd.Process.Pid, stop, nil
 		}
 		stop()
 		fmt.Fprint(logs, errs.String())
-		return "", nil, errors.New("the demo target exited before it listened")
+		return "", 0, nil, errors.New("the demo target exited before it listened")
 	case <-time.After(10 * time.Second):
 		stop()
-		return "", nil, errors.New("the demo target did not listen within 10s")
+		return "", 0, nil, errors.New("the demo target did not listen within 10s")
 	}
 }

@@ -146,18 +146,48 @@ func storedParams(params plan.Params) json.RawMessage {
 	if json.Unmarshal(raw, &m) != nil {
 		return raw
 	}
-	if hs, ok := m["headers"].(map[string]any); ok {
+	maskHeaders(m)
+	out, err := json.Marshal(m)
+	if err != nil {
+		return raw
+	}
+	return out
+}
+
+// maskHeaders masks, in decoded params, the values of sensitive headers
+// written literally (not as ${VAR} references).
+func maskHeaders(params map[string]any) {
+	if hs, ok := params["headers"].(map[string]any); ok {
 		for k, v := range hs {
 			if s, _ := v.(string); sensitive(k) && !isEnvRef(s) {
 				hs[k] = "[redacted]"
 			}
 		}
 	}
-	out, err := json.Marshal(m)
+}
+
+// describedPlan is the plan as stored with a run (Plan.Describe), with
+// literal values of sensitive headers masked as in storedParams.
+func describedPlan(p *plan.Plan) (string, error) {
+	raw, err := p.Describe()
 	if err != nil {
-		return raw
+		return "", err
 	}
-	return out
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return "", err
+	}
+	profiles, _ := m["profiles"].([]any)
+	for _, pr := range profiles {
+		ws, _ := pr.(map[string]any)["workloads"].([]any)
+		for _, w := range ws {
+			if params, ok := w.(map[string]any)["params"].(map[string]any); ok {
+				maskHeaders(params)
+			}
+		}
+	}
+	out, err := json.Marshal(m)
+	return string(out), err
 }
 
 // locator is where a params field was in the plan file.

@@ -250,6 +250,7 @@ func TestDemo(t *testing.T) {
 			t.Errorf("report.md lacks %q", want)
 		}
 	}
+	checkDemoResources(t, b, string(md))
 	// The report command renders the same run again.
 	again := run(t, "report", dir, "--format", "json")
 	if again.code != 0 || parseSummary(t, []byte(again.stdout)).Workloads[1].Requests != high.Requests {

@@ -75,9 +75,9 @@ func closeDrivers(ws []phaseWorkload) {
 func (r *planRun) runWorkloads(ctx context.Context, pr plan.Profile, ws []phaseWorkload) ([]engine.Summary, error) {
 	sums := make([]engine.Summary, len(ws))
 	errs := make([]error, len(ws))
-	rate := 0.0
-	for _, w := range ws {
-		rate += w.desc.Rate
+	rate := 0.0 // a target rate on the progress line only when it is one workload's
+	if len(ws) == 1 {
+		rate = ws[0].desc.Rate
 	}
 	r.progress.Begin(pr.Name, pr.Duration, rate)
 	sink := engine.SinkFunc(func(name string, iv *stats.Interval) {
@@ -95,7 +95,7 @@ func (r *planRun) runWorkloads(ctx context.Context, pr plan.Profile, ws []phaseW
 		if errs[i] != nil {
 			continue
 		}
-		if err := r.store.EndWorkload(w.eng.Name, endOf(sums[i], pr.Warmup)); err != nil {
+		if err := r.store.EndWorkload(w.eng.Name, endOf(sums[i], pr.Warmup, "the plan")); err != nil {
 			r.sink.fail(err)
 		}
 	}

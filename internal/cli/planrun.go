@@ -50,13 +50,13 @@ func (e *env) runPlan(ctx context.Context, args []string) error {
 // executePlan creates the run directory and runs every cell.
 func (e *env) executePlan(ctx context.Context, p *plan.Plan, b plan.Builtins, out string, jsonOut bool, command string) error {
 	hostname, _ := os.Hostname()
-	described, err := p.Describe()
+	described, err := describedPlan(p)
 	if err != nil {
 		return &runError{err: err, code: ExitFailed}
 	}
 	store, err := results.Create(out, results.Meta{Name: p.Name, Tool: "perflab " + Version, Command: command,
 		Started: time.Now(), Host: hostname, GoMaxProcs: runtime.GOMAXPROCS(0),
-		Extra: map[string]string{"plan": string(described), "plan_file": p.File}})
+		Extra: map[string]string{"plan": described, "plan_file": p.File}})
 	if err != nil {
 		return &runError{err: err, hint: "check that --out names a writable directory", code: ExitFailed}
 	}
@@ -151,7 +151,7 @@ func describePlan(e *env, p *plan.Plan) {
 	fmt.Fprintf(e.stdout, "  components: %s\n", strings.Join(comps, ", "))
 	var dims []string
 	for _, v := range p.Matrix {
-		dims = append(dims, fmt.Sprintf("%s (%d values)", v.Name, len(v.Values)))
+		dims = append(dims, fmt.Sprintf("%s (%s)", v.Name, plural(len(v.Values), "value")))
 	}
 	if len(dims) == 0 {
 		dims = []string{"no matrix"}

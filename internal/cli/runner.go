@@ -26,6 +26,10 @@ type job struct {
 	warmup    time.Duration
 	jsonOut   bool // print summary.json to stdout instead of the table
 	workloads []plannedWorkload
+	// observed are components sampled while the workloads run, with the
+	// generator, every sampleEvery; none: nothing is sampled.
+	observed    []observed
+	sampleEvery time.Duration
 }
 
 type plannedWorkload struct {
@@ -47,6 +51,14 @@ func (e *env) execute(ctx context.Context, j job) error {
 	stop, kill, release := e.signals(ctx)
 	defer release()
 	sink := &storeSink{store: store}
+	stopSampling := func() {}
+	if len(j.observed) > 0 {
+		sm, err := e.startSampling(store, 0, j.sampleEvery, append(j.observed, generator(0)), sink, func(s string) string { return s })
+		if err != nil {
+			return &runError{err: err, code: ExitFailed}
+		}
+		stopSampling = sm.stop
+	}
 	progress := report.NewProgress(e.stderr, e.tty)
 	for _, pw := range j.workloads {
 		if stop.Err() != nil {
@@ -65,12 +77,14 @@ func (e *env) execute(ctx context.Context, j job) error {
 			c.Close()
 		}
 		if err != nil {
+			stopSampling()
 			return &runError{err: err, code: ExitFailed}
 		}
-		if err := store.EndWorkload(pw.eng.Name, endOf(sum, j.warmup)); err != nil {
+		if err := store.EndWorkload(pw.eng.Name, endOf(sum, j.warmup, "the user")); err != nil {
 			sink.fail(err)
 		}
 	}
+	stopSampling()
 	return e.finish(store, j.jsonOut, func(r *report.Run) (results.Status, error) {
 		return judgeRun(r, stop.Err() != nil, sink.err())
 	})
@@ -104,10 +118,12 @@ func (s *storeSink) err() error {
 	return s.first
 }
 
-func endOf(sum engine.Summary, warmup time.Duration) results.WorkloadEnd {
+// endOf is how a workload ended, with its window: the engine's, or from the
+// end of a warm-up set by whom (the user, the plan) to the end of load.
+func endOf(sum engine.Summary, warmup time.Duration, by string) results.WorkloadEnd {
 	w := sum.Window
 	if warmup > 0 {
-		w = engine.Window{Start: sum.Start.Add(warmup), End: sum.LoadEnd, Rule: fmt.Sprintf("warm-up of %v set by the user, to the end of load", warmup)}
+		w = engine.Window{Start: sum.Start.Add(warmup), End: sum.LoadEnd, Rule: fmt.Sprintf("warm-up of %v set by %s, to the end of load", warmup, by)}
 	}
 	return results.WorkloadEnd{Start: sum.Start, LoadEnd: sum.LoadEnd, End: sum.End, Scheduled: sum.Scheduled,
 		Dropped: sum.Dropped, MaxVUs: sum.MaxVUs, Interrupted: sum.Interrupted,

@@ -1,0 +1,214 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/perflab/perflab/internal/testutil"
+)
+
+// TestRunPlanComponentCrash kills a component in the middle of the first
+// of two cells: that cell fails with the time and how it ended, what was
+// measured before stays, the second cell still runs, and the exit status
+// is 1.
+func TestRunPlanComponentCrash(t *testing.T) {
+	port := testutil.FreePort(t)
+	path := writePlan(t, fmt.Sprintf(`
+name: crash
+sample_interval: 500ms
+components:
+  - name: victim
+    run: {command: sh, args: [-c, 'if [ {{fate}} = crash ]; then sleep 2.5; kill -9 $$; fi; exec sleep 60'], stop_grace: 1s}
+  - name: web
+    run:
+      command: "{{perflab}}"
+      args: [target, http, --addr, "127.0.0.1:%[1]d"]
+      ready: {http: "http://127.0.0.1:%[1]d/health"}
+matrix:
+  fate: [crash, live]
+profiles:
+  - name: load
+    duration: 4s
+    workloads:
+      - {name: get, driver: http, rate: 100/s, params: {url: "http://127.0.0.1:%[1]d/"}}
+  - name: more
+    duration: 1s
+    workloads:
+      - {name: get, driver: http, rate: 100/s, params: {url: "http://127.0.0.1:%[1]d/"}}
+`, port))
+	r := run(t, "run", path, "--out", t.TempDir())
+	if r.code != 1 || !strings.Contains(r.stderr, "hint:") {
+		t.Errorf("exit %d, want 1 with a hint\n%s", r.code, r.stderr)
+	}
+	s, md, _ := readRun(t, r)
+	if len(s.Cells) != 2 {
+		t.Fatalf("%d cells", len(s.Cells))
+	}
+	crashed, live := s.Cells[0], s.Cells[1]
+	if crashed.State != "failed" || !strings.Contains(crashed.Message, "victim exited at") ||
+		!strings.Contains(crashed.Message, "SIGKILL") {
+		t.Errorf("crashed cell: %s: %s", crashed.State, crashed.Message)
+	}
+	if _, exited, how, _ := crashed.component("victim"); exited == "" || !strings.Contains(how, "SIGKILL") {
+		t.Errorf("victim: exited %q, %q", exited, how)
+	}
+	if len(crashed.Phases) != 1 || crashed.Phases[0].State != "failed" {
+		t.Errorf("crashed cell ran %d phases, want the one the crash cut", len(crashed.Phases))
+	}
+	if live.State != "completed" || len(live.Phases) != 2 {
+		t.Errorf("second cell: %s with %d phases: %s", live.State, len(live.Phases), live.Message)
+	}
+	for _, w := range s.Workloads {
+		if w.Cell == 0 && w.Ops[0].Requests < 50 {
+			t.Errorf("%s: %d requests kept from before the crash, want ≥ 50", w.Name, w.Ops[0].Requests)
+		}
+	}
+	if s.State != "failed" || !strings.Contains(md, "exited during the run") {
+		t.Errorf("run state %q; report.md does not note the exit", s.State)
+	}
+}
+
+// TestRunPlanNotReady: a component that never gets ready fails its cell
+// with its last log lines; the next cell still runs.
+func TestRunPlanNotReady(t *testing.T) {
+	port := testutil.FreePort(t)
+	path := writePlan(t, fmt.Sprintf(`
+name: notready
+components:
+  - name: web
+    run:
+      command: sh
+      args: [-c, 'if [ {{mode}} = broken ]; then echo "fatal: config line 7 is broken" >&2; exec sleep 60; fi; exec "$0" target http --addr 127.0.0.1:%[1]d', "{{perflab}}"]
+      ready: {http: "http://127.0.0.1:%[1]d/health", timeout: 1500ms}
+      stop_grace: 1s
+matrix:
+  mode: [broken, ok]
+profiles:
+  - name: load
+    duration: 2s
+    workloads:
+      - {name: get, driver: http, rate: 50/s, params: {url: "http://127.0.0.1:%[1]d/"}}
+`, port))
+	r := run(t, "run", path, "--out", t.TempDir())
+	if r.code != 1 {
+		t.Errorf("exit %d, want 1\n%s", r.code, r.stderr)
+	}
+	s, _, dir := readRun(t, r)
+	if len(s.Cells) != 2 {
+		t.Fatalf("%d cells", len(s.Cells))
+	}
+	if c := s.Cells[0]; c.State != "failed" || !strings.Contains(c.Message, "fatal: config line 7 is broken") ||
+		!strings.Contains(c.Message, "not ready after 1.5s") {
+		t.Errorf("broken cell: %s: %s", c.State, c.Message)
+	}
+	if c := s.Cells[1]; c.State != "completed" || len(c.Phases) != 1 {
+		t.Errorf("second cell: %s: %s", c.State, c.Message)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "logs", "cell-0", "web.stderr.log")); err != nil || !strings.Contains(string(b), "broken") {
+		t.Errorf("the component's stderr is not kept in the run directory: %v %q", err, b)
+	}
+}
+
+// TestRunPlanSecrets: values of ${VAR} references reach the component and
+// the request, and no file of the run directory.
+func TestRunPlanSecrets(t *testing.T) {
+	const secret = "plan-secret-4711"
+	port := testutil.FreePort(t)
+	path := writePlan(t, fmt.Sprintf(`
+name: secrets
+components:
+  - name: web
+    run:
+      command: sh
+      args: [-c, 'echo "token is $TOKEN"; exec "$0" target http --addr 127.0.0.1:%[1]d', "{{perflab}}"]
+      env: {TOKEN: "${PERFLAB_TEST_TOKEN}"}
+      ready: {http: "http://127.0.0.1:%[1]d/health"}
+    metrics: "http://127.0.0.1:%[1]d/metrics?token=${PERFLAB_TEST_TOKEN}"
+profiles:
+  - name: load
+    duration: 1s
+    workloads:
+      - name: get
+        driver: http
+        rate: 20/s
+        params:
+          url: "http://127.0.0.1:%[1]d/?key=${PERFLAB_TEST_TOKEN}"
+          headers: {Authorization: "Bearer ${PERFLAB_TEST_TOKEN}", X-Note: "${PERFLAB_TEST_TOKEN}", X-Api-Key: literal-key-8152}
+`, port))
+	cmd := perflabCmd("run", path, "--out", t.TempDir())
+	cmd.Env = append(os.Environ(), "PERFLAB_TEST_TOKEN="+secret)
+	r := runCmd(t, cmd)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	dir := runDir(t, r.stderr)
+	logged, _ := os.ReadFile(filepath.Join(dir, "logs", "cell-0", "web.stdout.log"))
+	if !strings.Contains(string(logged), "token is ${PERFLAB_TEST_TOKEN}") {
+		t.Errorf("the component did not get the secret, or its log was not scrubbed: %q", logged)
+	}
+	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		b, _ := os.ReadFile(p)
+		for _, s := range []string{secret, "literal-key-8152"} {
+			if strings.Contains(string(b), s) {
+				t.Errorf("%s contains the secret %s", p, s)
+			}
+		}
+		return nil
+	})
+	if strings.Contains(r.stdout+r.stderr, secret) {
+		t.Errorf("the secret was printed")
+	}
+}
+
+// TestRunPlanInterrupt: Ctrl-C stops the load, stops the components and
+// still writes the report; the exit status is 130.
+func TestRunPlanInterrupt(t *testing.T) {
+	port := testutil.FreePort(t)
+	path := writePlan(t, fmt.Sprintf(`
+name: interrupt
+components:
+  - name: web
+    run:
+      command: "{{perflab}}"
+      args: [target, http, --addr, "127.0.0.1:%[1]d"]
+      ready: {http: "http://127.0.0.1:%[1]d/health"}
+profiles:
+  - name: long
+    duration: 1h
+    workloads:
+      - {name: get, driver: http, rate: 50/s, params: {url: "http://127.0.0.1:%[1]d/"}}
+`, port))
+	cmd := perflabCmd("run", path, "--out", t.TempDir())
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	dir := waitForProgress(t, stderr)
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Errorf("exit %v, want 130", err)
+	}
+	r := run(t, "report", dir, "--format", "json")
+	var s planSummary
+	if err := json.Unmarshal([]byte(r.stdout), &s); err != nil {
+		t.Fatalf("%v\n%s", err, r.stderr)
+	}
+	if s.State != "interrupted" || len(s.Cells) != 1 || s.Cells[0].State != "interrupted" || s.Workloads[0].Requests == 0 {
+		t.Fatalf("state %q, cells %+v", s.State, s.Cells)
+	}
+	for _, c := range s.Cells[0].Components {
+		if c.Kind == "run" && syscall.Kill(c.PID, 0) == nil {
+			t.Errorf("component %s (pid %d) still runs after the run ended", c.Name, c.PID)
+		}
+	}
+}
