@@ -1,0 +1,237 @@
+package openaidriver
+
+import (
+	"fmt"
+	"math"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/net/http/httpguts"
+)
+
+// The endpoints Config.Endpoint names.
+const (
+	EndpointChat        = "chat"        // POST /v1/chat/completions
+	EndpointCompletions = "completions" // POST /v1/completions
+	EndpointEmbeddings  = "embeddings"  // POST /v1/embeddings
+)
+
+// DefaultTimeout bounds one request, streamed answer included, when
+// Config.Timeout is zero. Generating a long answer takes a while.
+const DefaultTimeout = 2 * time.Minute
+
+// Config describes the requests a Driver sends. It decodes from YAML as it
+// is: durations are time.Duration fields, which the YAML decoder reads from
+// strings like "30s" (no custom type needed); ${ENV} references, for
+// api_key and headers, are substituted by the plan loader before decoding.
+type Config struct {
+	// URL is the API's base, e.g. http://127.0.0.1:4000: requests go to
+	// URL + "/v1/chat/completions", or URL + "/chat/completions" when URL
+	// already ends in /v1.
+	URL      string `yaml:"url"`
+	APIKey   string `yaml:"api_key"`  // sent as "Authorization: Bearer <key>"; never shown (see Redacted)
+	Model    string `yaml:"model"`    // required
+	Endpoint string `yaml:"endpoint"` // EndpointChat (default), EndpointCompletions or EndpointEmbeddings
+	// Stream asks for the answer as server-sent events, with usage
+	// (stream_options.include_usage). Not for embeddings.
+	Stream      bool     `yaml:"stream"`
+	MaxTokens   int      `yaml:"max_tokens"`  // sent as max_tokens when > 0
+	Temperature *float64 `yaml:"temperature"` // sent when set
+
+	// Prompts are sent in turn, one per request, across all VUs: as the
+	// user message (chat), the prompt (completions) or the input
+	// (embeddings). Give them inline or in PromptsFile, not both.
+	Prompts []string `yaml:"prompts"`
+	// PromptsFile is a JSONL file of prompts, one per line, each
+	// {"messages": [...]} (chat only; the messages are sent as they are) or
+	// {"prompt": "..."}. See ParsePrompts.
+	PromptsFile string `yaml:"prompts_file"`
+
+	Timeout time.Duration     `yaml:"timeout"` // whole request, answer included; 0 means DefaultTimeout
+	Headers map[string]string `yaml:"headers"` // extra request headers, e.g. a gateway's key; values never shown
+	Name    string            `yaml:"name"`    // operation name; default the endpoint ("chat", ...)
+}
+
+// withDefaults fills in every default in one place.
+func (c Config) withDefaults() Config {
+	if c.Endpoint == "" {
+		c.Endpoint = EndpointChat
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.Name == "" {
+		c.Name = c.Endpoint
+	}
+	return c
+}
+
+// Validate reports every problem with c at once, reading PromptsFile to
+// check each line; nil means New will accept c.
+func (c Config) Validate() []error {
+	_, errs := c.check()
+	return errs
+}
+
+// check validates c and returns its prompts.
+func (c Config) check() ([]Prompt, []error) {
+	var errs []error
+	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if _, err := endpointURL(c.URL, EndpointChat); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Model == "" {
+		add("model is required")
+	}
+	switch c.Endpoint {
+	case "", EndpointChat, EndpointCompletions:
+	case EndpointEmbeddings:
+		if c.Stream {
+			add("stream: embeddings are not streamed")
+		}
+	default:
+		add("endpoint %q is unknown (want %s, %s or %s)", c.Endpoint, EndpointChat, EndpointCompletions, EndpointEmbeddings)
+	}
+	if c.MaxTokens < 0 {
+		add("max_tokens %d is negative", c.MaxTokens)
+	}
+	if t := c.Temperature; t != nil && (math.IsNaN(*t) || *t < 0 || *t > 2) {
+		add("temperature %v must be between 0 and 2", *t)
+	}
+	if c.Timeout < 0 {
+		add("timeout %v is negative", c.Timeout)
+	}
+	for _, name := range sortedKeys(c.Headers) {
+		if !httpguts.ValidHeaderFieldName(name) {
+			add("header name %q is not valid", name)
+		} else if !httpguts.ValidHeaderFieldValue(c.Headers[name]) {
+			add("header %q: value is not valid", name) // the value may be a secret
+		}
+	}
+	if !httpguts.ValidHeaderFieldValue(c.APIKey) {
+		add("api_key is not a valid header value")
+	}
+	prompts, perrs := c.prompts()
+	return prompts, append(errs, perrs...)
+}
+
+// prompts gathers the prompts and checks that the endpoint can send each.
+func (c Config) prompts() ([]Prompt, []error) {
+	var prompts []Prompt
+	var errs []error
+	switch {
+	case len(c.Prompts) > 0 && c.PromptsFile != "":
+		return nil, []error{fmt.Errorf("give prompts or prompts_file, not both")}
+	case c.PromptsFile != "":
+		prompts, errs = LoadPrompts(c.PromptsFile)
+	case len(c.Prompts) > 0:
+		for _, p := range c.Prompts {
+			prompts = append(prompts, Prompt{Text: p})
+		}
+	default:
+		return nil, []error{fmt.Errorf("prompts or prompts_file is required")}
+	}
+	if c.Endpoint != "" && c.Endpoint != EndpointChat {
+		for _, p := range prompts {
+			if p.Messages != nil {
+				errs = append(errs, fmt.Errorf("%s:%d: endpoint %s needs a \"prompt\", not \"messages\"", c.PromptsFile, p.Line, c.Endpoint))
+			}
+		}
+	}
+	if len(errs) > maxPromptErrors {
+		errs = append(errs[:maxPromptErrors], fmt.Errorf("... and %d more problems with prompts", len(errs)-maxPromptErrors))
+	}
+	return prompts, errs
+}
+
+// endpointURL is the URL requests to endpoint go to, from the base URL.
+func endpointURL(base, endpoint string) (*url.URL, error) {
+	u, err := url.Parse(base)
+	switch {
+	case base == "":
+		return nil, fmt.Errorf("url is required")
+	case err != nil:
+		return nil, fmt.Errorf("cannot parse url: %w", err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, fmt.Errorf("url %q: scheme must be http or https", redactURL(u))
+	case u.Host == "":
+		return nil, fmt.Errorf("url %q: host is missing", redactURL(u))
+	case u.RawQuery != "" || u.Fragment != "":
+		return nil, fmt.Errorf("url %q: give the base URL, without query or fragment", redactURL(u))
+	}
+	path := strings.TrimSuffix(u.Path, "/")
+	if !strings.HasSuffix(path, "/v1") {
+		path += "/v1"
+	}
+	v := *u
+	v.Path, v.RawPath = path+"/"+map[string]string{
+		EndpointChat: "chat/completions", EndpointCompletions: "completions", EndpointEmbeddings: "embeddings",
+	}[endpoint], ""
+	return &v, nil
+}
+
+// Redacted describes c in one line, for logs and reports, without any
+// secret: the URL without user info, the model and the request's shape;
+// whether an API key is set, but not the key; header names, not their
+// values. It works on an invalid Config too.
+func (c Config) Redacted() string {
+	c = c.withDefaults()
+	var b strings.Builder
+	b.WriteString("openai " + c.Endpoint)
+	if c.Stream {
+		b.WriteString(" streamed")
+	}
+	if u, err := url.Parse(c.URL); err == nil {
+		b.WriteString(" " + redactURL(u))
+	}
+	b.WriteString(" model " + strconv.Quote(c.Model))
+	if c.MaxTokens > 0 {
+		b.WriteString(", max_tokens " + strconv.Itoa(c.MaxTokens))
+	}
+	if c.Temperature != nil {
+		b.WriteString(", temperature " + strconv.FormatFloat(*c.Temperature, 'g', -1, 64))
+	}
+	if c.PromptsFile != "" {
+		b.WriteString(", prompts from " + c.PromptsFile)
+	} else {
+		b.WriteString(", " + strconv.Itoa(len(c.Prompts)) + " prompts")
+	}
+	if c.APIKey != "" {
+		b.WriteString(", api_key set")
+	}
+	if len(c.Headers) > 0 {
+		b.WriteString(", headers " + strings.Join(sortedKeys(c.Headers), ", "))
+	}
+	return b.String()
+}
+
+// String is Redacted, so that printing a Config never shows a secret.
+func (c Config) String() string { return c.Redacted() }
+
+// GoString is Redacted too, for %#v.
+func (c Config) GoString() string { return "openaidriver.Config{" + c.Redacted() + "}" }
+
+// redactURL drops user info and query values.
+func redactURL(u *url.URL) string {
+	v := *u
+	v.User = nil
+	if q := v.Query(); len(q) > 0 {
+		for k := range q {
+			q[k] = []string{"REDACTED"}
+		}
+		v.RawQuery = q.Encode()
+	}
+	return v.String()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

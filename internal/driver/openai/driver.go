@@ -1,0 +1,290 @@
+// Package openaidriver sends requests to an OpenAI-compatible API (chat
+// completions, completions, embeddings), whole or streamed as server-sent
+// events, one prompt per operation, and reports what happened as a
+// driver.Result plus the token figures only it can see (Stats, Facts).
+//
+// What a Result holds, exactly:
+//
+//   - TTFB: the time to first token. Streamed: from the start of Do to the
+//     first event that carries content (delta.content, delta.reasoning or
+//     reasoning_content, or a completion's text); the status line, headers
+//     and a role-only first chunk do not count. Whole answers: from the
+//     start of Do to the first byte of the response, the earliest moment any
+//     token could be seen. Set on successful operations only, so that
+//     refusals answered at once do not bend the distribution; 0 when a
+//     stream carried no content.
+//   - Connect: TCP connect time of a connection opened for this request; 0
+//     when one was reused. (The TLS handshake, done by net/http, is not
+//     included.)
+//   - BytesSent: request body bytes. BytesRecv: response body bytes read,
+//     every event of a stream included. Headers and framing are not counted.
+//   - Class: stats.OK for a 2xx answer that parses (a JSON answer with
+//     choices, or data for embeddings; a stream of valid JSON chunks ended by
+//     "data: [DONE]"). HTTP 429 is stats.RateLimited, other 4xx
+//     stats.Status4xx, 5xx stats.Status5xx, with the API's error message
+//     after the status in Message. A 3xx, an answer that does not parse, a
+//     stream that is not text/event-stream, carries an "error" object or
+//     ends without [DONE] are stats.Protocol; transport errors are classed
+//     by httpdriver.Classify.
+//
+// Tokens (Stats, Facts), counted over successful operations: output tokens
+// are the usage's completion_tokens when the answer reports usage (streams
+// ask for it with stream_options.include_usage), else one per content
+// event. The inter-token latency is the time between two consecutive
+// content events of a stream: a server that sends several tokens per event
+// makes it the inter-event latency.
+//
+// Connections: one net/http client shared by the VUs, keep-alive, HTTP/1.1
+// or HTTP/2 by ALPN over https, no cap on connections; the body of every
+// answer is read to the end so its connection is reused.
+package openaidriver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/perflab/perflab/internal/driver"
+	httpdriver "github.com/perflab/perflab/internal/driver/http"
+	"github.com/perflab/perflab/internal/stats"
+)
+
+var (
+	_ driver.Driver    = (*Driver)(nil)
+	_ driver.Closer    = (*Driver)(nil)
+	_ driver.Describer = (*Driver)(nil)
+)
+
+// Limits on what a Driver reads of one answer.
+const (
+	maxAnswer     = 64 << 20 // a whole answer
+	maxErrorBody  = 64 << 10 // an error answer, read for its message
+	maxMessage    = 200      // Result.Message
+	readerBufSize = 32 << 10 // buffer of a stream reader
+)
+
+// Driver sends one request per Do, cycling through the prompts. It is safe
+// for concurrent use by many VUs.
+type Driver struct {
+	cfg     Config // with defaults
+	url     *url.URL
+	header  http.Header // shared by every request: net/http does not modify it
+	host    string
+	bodies  [][]byte
+	next    atomic.Uint64
+	rt      *http.Transport
+	tally   tally
+	readers sync.Pool // *bufio.Reader for streams
+	buffers sync.Pool // *bytes.Buffer for whole answers
+}
+
+// New validates c, reads its prompts and builds a Driver.
+func New(c Config) (*Driver, error) {
+	prompts, errs := c.check()
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("invalid openai driver config: %w", errors.Join(errs...))
+	}
+	c = c.withDefaults()
+	u, err := endpointURL(c.URL, c.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	bodies, err := buildBodies(c, prompts)
+	if err != nil {
+		return nil, err
+	}
+	d := &Driver{cfg: c, url: u, bodies: bodies, rt: newTransport(c.Timeout)}
+	d.header, d.host = buildHeader(c)
+	d.tally.init()
+	return d, nil
+}
+
+// Close closes the idle connections. Call it after the last Do returned.
+func (d *Driver) Close() error {
+	d.rt.CloseIdleConnections()
+	return nil
+}
+
+// exchange is what the trace of one request records.
+type exchange struct {
+	start     time.Time
+	connect   atomic.Int64 // ns: dial time of a new connection
+	firstByte atomic.Int64 // ns after start; 0 if none yet
+}
+
+func (x *exchange) trace() *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) {
+			if c := claimConnect(info.Conn); c > 0 {
+				x.connect.Store(int64(c))
+			}
+		},
+		GotFirstResponseByte: func() { x.firstByte.CompareAndSwap(0, int64(max(time.Since(x.start), 1))) },
+	}
+}
+
+// Do sends the next prompt and fills in r. A ctx done before or during the
+// request is stats.Interrupted; the driver's own timeout is stats.Timeout.
+func (d *Driver) Do(ctx context.Context, vu int, r *driver.Result) {
+	*r = driver.Result{Op: d.cfg.Name}
+	body := d.bodies[(d.next.Add(1)-1)%uint64(len(d.bodies))]
+	r.BytesSent = int64(len(body))
+	x := &exchange{start: time.Now()}
+	defer func() { d.tally.span(x.start, time.Now()) }()
+	rctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
+	defer cancel()
+	req := &http.Request{
+		Method: http.MethodPost, URL: d.url, Host: d.host, Header: d.header,
+		Body: &bodyReader{b: body}, ContentLength: int64(len(body)),
+		GetBody: func() (io.ReadCloser, error) { return &bodyReader{b: body}, nil },
+	}
+	req = req.WithContext(httptrace.WithClientTrace(rctx, x.trace()))
+	resp, err := d.rt.RoundTrip(req)
+	r.Connect = time.Duration(x.connect.Load())
+	if err != nil {
+		r.Class, r.Message = d.classify(err, ctx, rctx)
+		return
+	}
+	defer resp.Body.Close()
+	body2 := &countingReader{r: resp.Body}
+	defer func() { r.BytesRecv = body2.n }()
+	switch {
+	case resp.StatusCode >= 400:
+		r.Class, r.Message = d.refused(resp, body2)
+	case resp.StatusCode >= 300 || resp.StatusCode < 200:
+		r.Class, r.Message = stats.Protocol, "HTTP "+resp.Status+": want 2xx (redirects are not followed)"
+	case d.cfg.Stream:
+		d.readStream(ctx, rctx, vu, x, resp, body2, r)
+	default:
+		d.readWhole(ctx, rctx, vu, x, body2, r)
+	}
+}
+
+// answer is what a whole answer must hold to count as one.
+type answer struct {
+	Choices []json.RawMessage `json:"choices"`
+	Data    []json.RawMessage `json:"data"`
+	Usage   *usage            `json:"usage"`
+}
+
+type usage struct {
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+}
+
+// readWhole reads and checks a whole (non-streamed) answer.
+func (d *Driver) readWhole(ctx, rctx context.Context, vu int, x *exchange, body io.Reader, r *driver.Result) {
+	buf, _ := d.buffers.Get().(*bytes.Buffer)
+	if buf == nil {
+		buf = new(bytes.Buffer)
+	}
+	defer func() { buf.Reset(); d.buffers.Put(buf) }()
+	if _, err := buf.ReadFrom(io.LimitReader(body, maxAnswer+1)); err != nil {
+		r.Class, r.Message = d.classifyBody(err, ctx, rctx)
+		return
+	}
+	if buf.Len() > maxAnswer {
+		r.Class, r.Message = stats.Protocol, "answer larger than "+strconv.Itoa(maxAnswer>>20)+" MiB"
+		return
+	}
+	var a answer
+	if err := json.Unmarshal(buf.Bytes(), &a); err != nil {
+		r.Class, r.Message = stats.Protocol, truncate("cannot parse answer: "+err.Error())
+		return
+	}
+	if d.cfg.Endpoint == EndpointEmbeddings && len(a.Data) == 0 {
+		r.Class, r.Message = stats.Protocol, "answer has no data"
+		return
+	}
+	if d.cfg.Endpoint != EndpointEmbeddings && len(a.Choices) == 0 {
+		r.Class, r.Message = stats.Protocol, "answer has no choices"
+		return
+	}
+	r.TTFB = time.Duration(x.firstByte.Load())
+	d.tally.add(vu, outcome{usage: a.Usage})
+}
+
+// refused reads an error answer for its message and classes it.
+func (d *Driver) refused(resp *http.Response, body io.Reader) (stats.Class, string) {
+	b, _ := io.ReadAll(io.LimitReader(body, maxErrorBody))
+	_, _ = io.Copy(io.Discard, body) // to the end, so the connection is reused
+	msg := "HTTP " + resp.Status
+	if m := apiErrorMessage(b); m != "" {
+		msg += ": " + m
+	}
+	switch {
+	case resp.StatusCode == http.StatusTooManyRequests:
+		return stats.RateLimited, truncate(msg)
+	case resp.StatusCode >= 500:
+		return stats.Status5xx, truncate(msg)
+	}
+	return stats.Status4xx, truncate(msg)
+}
+
+// apiErrorMessage is the message of an OpenAI error body
+// ({"error": {"message": ...}}, or {"error": "..."}), or "".
+func apiErrorMessage(b []byte) string {
+	var v struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(b, &v) != nil || len(v.Error) == 0 {
+		return ""
+	}
+	var obj struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(v.Error, &obj) == nil && obj.Message != "" {
+		return obj.Message
+	}
+	var s string
+	_ = json.Unmarshal(v.Error, &s)
+	return s
+}
+
+// classify is httpdriver.Classify plus the timeout's length in the message.
+func (d *Driver) classify(err error, parent, rctx context.Context) (stats.Class, string) {
+	class, msg := httpdriver.Classify(err, parent)
+	if class == stats.Timeout && errors.Is(rctx.Err(), context.DeadlineExceeded) && parent.Err() == nil {
+		msg = fmt.Sprintf("request timed out after %v", d.cfg.Timeout)
+	}
+	return class, truncate(msg)
+}
+
+// classifyBody classes an error met while reading an answer: a connection
+// that broke after the answer began is a protocol failure.
+func (d *Driver) classifyBody(err error, parent, rctx context.Context) (stats.Class, string) {
+	class, msg := d.classify(err, parent, rctx)
+	if class == stats.Connect {
+		class = stats.Protocol
+	}
+	return class, msg
+}
+
+func truncate(s string) string {
+	if len(s) > maxMessage {
+		return s[:maxMessage-3] + "..."
+	}
+	return s
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
