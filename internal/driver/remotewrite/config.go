@@ -1,0 +1,232 @@
+package remotewrite
+
+import (
+	"fmt"
+	"math"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/net/http/httpguts"
+)
+
+// Defaults, in one place (Config.withDefaults).
+const (
+	DefaultTargets         = 10
+	DefaultSeriesPerTarget = 1000
+	DefaultScrapeInterval  = 15 * time.Second
+	DefaultBatch           = 2000 // Prometheus' queue_config.max_samples_per_send
+	DefaultTimeout         = 30 * time.Second
+	DefaultJob             = "perflab"
+	DefaultRetryBackoff    = 30 * time.Millisecond // Prometheus' queue_config.min_backoff
+	DefaultVerifyWait      = 45 * time.Second      // VictoriaMetrics hides samples younger than 30 s by default
+)
+
+// Limits Validate enforces, so that a typo cannot ask for a terabyte.
+const (
+	maxTargets         = 10_000_000
+	maxSeriesPerTarget = 1_000_000
+	maxBatch           = 1_000_000
+	maxRetries         = 100
+	maxRetryBackoff    = 5 * time.Second // Prometheus' queue_config.max_backoff; also the backoff's cap
+)
+
+// Churn replaces Percent of the targets every Every with new ones: new
+// instance label values, so new series, as when pods are redeployed.
+type Churn struct {
+	Percent float64       `yaml:"percent"` // share of targets replaced each time, 0–100
+	Every   time.Duration `yaml:"every"`   // how often
+}
+
+// Config describes the series a Driver generates and where it writes them.
+// Field tags are the names plans use. Durations are time.Duration, which
+// go.yaml.in/yaml/v3 fills from strings like "15s". Zero values mean the
+// defaults.
+type Config struct {
+	URL     string            `yaml:"url"`     // the receiver's write endpoint, e.g. http://127.0.0.1:8428/api/v1/write
+	Headers map[string]string `yaml:"headers"` // sent with every request (writes and read-back queries); a Host entry sets the Host header
+	Timeout time.Duration     `yaml:"timeout"` // one request, connect to end of response
+
+	Targets         int           `yaml:"targets"`           // node_exporter-like targets
+	SeriesPerTarget int           `yaml:"series_per_target"` // approximated (±4) by scaling CPUs, disks, filesystems, interfaces
+	ScrapeInterval  time.Duration `yaml:"scrape_interval"`   // every series gets one sample per interval at the natural rate
+	Batch           int           `yaml:"batch"`             // most samples in one request
+	Churn           Churn         `yaml:"churn"`
+	Job             string        `yaml:"job"` // the job label of every series; make it unique per run for an exact read-back
+
+	QueryURL     string        `yaml:"query_url"`     // Prometheus API base for Verify, e.g. http://127.0.0.1:9090; empty: no read-back
+	VerifyWait   time.Duration `yaml:"verify_wait"`   // how long Verify waits for written data to become visible
+	Retries      int           `yaml:"retries"`       // resend a batch answered 5xx or 429, or not sent for a connect error, up to this many times
+	RetryBackoff time.Duration `yaml:"retry_backoff"` // wait before the first retry, doubled for each next one, at most 5 s
+	Version      int           `yaml:"version"`       // remote write protocol version; only 1 so far
+}
+
+// withDefaults fills in every default in one place.
+func (c Config) withDefaults() Config {
+	setDefault(&c.Targets, DefaultTargets)
+	setDefault(&c.SeriesPerTarget, DefaultSeriesPerTarget)
+	setDefault(&c.ScrapeInterval, DefaultScrapeInterval)
+	setDefault(&c.Batch, DefaultBatch)
+	setDefault(&c.Timeout, DefaultTimeout)
+	setDefault(&c.Job, DefaultJob)
+	setDefault(&c.RetryBackoff, DefaultRetryBackoff)
+	setDefault(&c.VerifyWait, DefaultVerifyWait)
+	setDefault(&c.Version, 1)
+	return c
+}
+
+func setDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
+}
+
+// Validate reports every problem with c at once; nil means New accepts it.
+func (c Config) Validate() []error {
+	var errs []error
+	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if c.URL == "" {
+		add("url is required")
+	} else if err := checkURL(c.URL); err != nil {
+		add("url: %v", err)
+	}
+	if c.QueryURL != "" {
+		if err := checkURL(c.QueryURL); err != nil {
+			add("query_url: %v", err)
+		}
+	}
+	errs = append(errs, checkHeaders(c.Headers)...)
+	d := c.withDefaults()
+	if d.Targets < 1 || d.Targets > maxTargets {
+		add("targets %d is out of range (1 to %d)", c.Targets, maxTargets)
+	}
+	if lo := minSeriesPerTarget(); d.SeriesPerTarget < lo || d.SeriesPerTarget > maxSeriesPerTarget {
+		add("series_per_target %d is out of range (%d, the smallest node_exporter-like target, to %d)",
+			c.SeriesPerTarget, lo, maxSeriesPerTarget)
+	}
+	if d.ScrapeInterval < time.Millisecond {
+		add("scrape_interval %v is below 1ms", c.ScrapeInterval)
+	}
+	if d.Batch < 1 || d.Batch > maxBatch {
+		add("batch %d is out of range (1 to %d)", c.Batch, maxBatch)
+	}
+	switch p := c.Churn.Percent; {
+	case p < 0 || p > 100 || math.IsNaN(p):
+		add("churn.percent %v is out of range (0 to 100)", p)
+	case p > 0 && c.Churn.Every <= 0:
+		add("churn.every must be a positive duration when churn.percent is set")
+	}
+	if c.Churn.Every < 0 {
+		add("churn.every %v is negative", c.Churn.Every)
+	}
+	for name, v := range map[string]time.Duration{"timeout": c.Timeout, "verify_wait": c.VerifyWait, "retry_backoff": c.RetryBackoff} {
+		if v < 0 {
+			add("%s %v is negative", name, v)
+		}
+	}
+	if c.RetryBackoff > maxRetryBackoff {
+		add("retry_backoff %v is above %v", c.RetryBackoff, maxRetryBackoff)
+	}
+	if c.Retries < 0 || c.Retries > maxRetries {
+		add("retries %d is out of range (0 to %d)", c.Retries, maxRetries)
+	}
+	switch d.Version {
+	case 1:
+	case 2:
+		add("version 2 (remote write 2.0) is not supported yet; use 1")
+	default:
+		add("version %d is unknown (want 1)", c.Version)
+	}
+	return sortErrors(errs)
+}
+
+func checkURL(s string) error {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return fmt.Errorf("cannot parse %q: %w", s, err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("%q: scheme must be http or https", s)
+	case u.Host == "":
+		return fmt.Errorf("%q: host is missing", s)
+	}
+	return nil
+}
+
+func checkHeaders(h map[string]string) []error {
+	var errs []error
+	for name, v := range h {
+		if !httpguts.ValidHeaderFieldName(name) {
+			errs = append(errs, fmt.Errorf("header name %q is not valid", name))
+		}
+		if !httpguts.ValidHeaderFieldValue(v) {
+			errs = append(errs, fmt.Errorf("header %q: value is not valid", name)) // the value may be a secret
+		}
+	}
+	return errs
+}
+
+// sortErrors orders errors by text, so that map iteration cannot reorder
+// what Validate reports.
+func sortErrors(errs []error) []error {
+	slices.SortStableFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return errs
+}
+
+// sensitiveHeader reports whether a header's value is a secret that must
+// never be printed or stored.
+func sensitiveHeader(name string) bool {
+	n := strings.ToLower(name)
+	for _, s := range []string{"auth", "token", "key", "secret", "password", "cookie", "session", "credential"} {
+		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// Redacted describes c for people and storage: the load it generates and
+// where it goes, with the password in URLs and the values of secret
+// headers (Authorization, tokens, keys, cookies, …) masked.
+func (c Config) Redacted() string {
+	d := c.withDefaults()
+	var b strings.Builder
+	fmt.Fprintf(&b, "remote write %d.0 to %s: %d targets × %d series, scrape interval %v, batch %d, job %q",
+		d.Version, redactURL(d.URL), d.Targets, d.SeriesPerTarget, d.ScrapeInterval, d.Batch, d.Job)
+	if d.Churn.Percent > 0 {
+		fmt.Fprintf(&b, ", churn %v%% every %v", d.Churn.Percent, d.Churn.Every)
+	}
+	if d.Retries > 0 {
+		fmt.Fprintf(&b, ", %d retries", d.Retries)
+	}
+	if d.QueryURL != "" {
+		fmt.Fprintf(&b, ", read back from %s", redactURL(d.QueryURL))
+	}
+	names := make([]string, 0, len(d.Headers))
+	for n := range d.Headers {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for i, n := range names {
+		sep := ", "
+		if i == 0 {
+			sep = "; headers "
+		}
+		v := d.Headers[n]
+		if sensitiveHeader(n) {
+			v = "<redacted>"
+		}
+		fmt.Fprintf(&b, "%s%s: %s", sep, n, v)
+	}
+	return b.String()
+}
+
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "<unparsable url>"
+	}
+	return u.Redacted()
+}

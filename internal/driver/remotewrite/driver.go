@@ -1,0 +1,250 @@
+// Package remotewrite writes node_exporter-like series to a Prometheus
+// remote write receiver (Prometheus, VictoriaMetrics, Mimir, …) and reads
+// them back afterwards to say whether any were lost.
+//
+// The load: Targets targets, each exposing about SeriesPerTarget series of
+// the families node_exporter shows (node_cpu_seconds_total{cpu,mode},
+// node_memory_*_bytes, node_filesystem_*{device,fstype,mountpoint},
+// node_network_*{device}, node_disk_*{device}, the Go runtime, …, and two
+// histograms with le buckets), every series labelled instance and job.
+// Each is scraped every ScrapeInterval: counters grow, gauges wander,
+// histogram buckets stay cumulative. Churn replaces a share of the targets
+// every so often with new instance values, so new series appear.
+//
+// Each Do sends one remote write 1.0 request (a snappy-compressed protobuf
+// WriteRequest) of the next Batch samples from a cursor shared by all VUs:
+// at RequestsPerSecond the cursor passes every series once per scrape
+// interval, as Prometheus would. Samples are stamped with the time of the
+// request. Run much faster than that with few series and one series'
+// consecutive samples may share a millisecond or arrive out of order,
+// which Prometheus rejects.
+//
+// What a Result holds: Op "remote_write" (a retry: "remote_write_retry");
+// BytesSent the compressed body; BytesRecv the response body; TTFB the time
+// to the response headers; Class OK for 2xx, Status4xx, Status5xx,
+// Protocol for other statuses, else what httpdriver.Classify makes of the
+// error. Connect is not measured.
+//
+// Retries are off unless Config.Retries is set. Then a batch answered 5xx
+// or 429, or not sent for a connect error, is queued and resent by a later
+// Do after a backoff: each attempt is its own operation, named
+// "remote_write_retry", with its own latency and class; Facts count the
+// retries and the batches given up.
+package remotewrite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/perflab/perflab/internal/driver"
+	httpdriver "github.com/perflab/perflab/internal/driver/http"
+	"github.com/perflab/perflab/internal/stats"
+)
+
+var (
+	_ driver.Driver    = (*Driver)(nil)
+	_ driver.Closer    = (*Driver)(nil)
+	_ driver.Describer = (*Driver)(nil)
+	_ driver.Rater     = (*Driver)(nil)
+	_ driver.Verifier  = (*Driver)(nil)
+)
+
+// Operation names.
+const (
+	OpWrite = "remote_write"
+	OpRetry = "remote_write_retry"
+)
+
+// maxMessage bounds Result.Message.
+const maxMessage = 200
+
+// Driver writes the series of its Config. It is safe for concurrent use by
+// many VUs; calls to Do with the same vu must not overlap.
+type Driver struct {
+	cfg    Config
+	gen    *generator
+	batch  int
+	client *http.Client
+	header http.Header
+	host   string
+	now    func() time.Time
+	states vuTable
+	acks   ackLog
+	retry  retryQueue
+}
+
+// New validates c and builds a Driver.
+func New(c Config) (*Driver, error) {
+	if errs := c.Validate(); len(errs) > 0 {
+		return nil, fmt.Errorf("invalid remote write config: %w", errors.Join(errs...))
+	}
+	c = c.withDefaults()
+	d := &Driver{
+		cfg:    c,
+		gen:    newGenerator(c),
+		client: &http.Client{Transport: newTransport(), CheckRedirect: noRedirects},
+		header: http.Header{},
+		now:    time.Now,
+	}
+	d.batch = int(min(uint64(c.Batch), d.gen.active))
+	for k, v := range c.Headers {
+		if strings.EqualFold(k, "Host") {
+			d.host = v
+			continue
+		}
+		d.header.Set(k, v)
+	}
+	d.acks.spt = int(d.gen.spt)
+	return d, nil
+}
+
+func newTransport() *http.Transport {
+	return &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConnsPerHost: 1024,
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: 10 * time.Second,
+		DisableCompression:  true,
+		ForceAttemptHTTP2:   true,
+	}
+}
+
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// Close closes idle connections. Call it after the last Do returned.
+func (d *Driver) Close() error {
+	d.client.CloseIdleConnections()
+	return nil
+}
+
+// Do sends one request: a retry that is due, or else the next batch.
+func (d *Driver) Do(ctx context.Context, vu int, r *driver.Result) {
+	*r = driver.Result{Op: OpWrite}
+	if ctx.Err() != nil {
+		r.Class, r.Message = stats.Interrupted, "interrupted before the request"
+		return
+	}
+	st := d.states.get(vu)
+	var p *pending
+	if d.cfg.Retries > 0 {
+		p = d.retry.takeDue(time.Now())
+	}
+	var body []byte
+	b := &st.batch
+	if p != nil {
+		r.Op, body, b = OpRetry, p.body, &p.batch
+	} else {
+		d.gen.fill(st, d.batch, d.now())
+		var err error
+		if body, err = st.encode(); err != nil {
+			r.Class, r.Message = stats.Protocol, err.Error()
+			return
+		}
+	}
+	r.BytesSent = int64(len(body))
+	status := d.send(ctx, st, body, r)
+	switch {
+	case r.Class == stats.OK:
+		d.acks.add(b)
+	case d.cfg.Retries > 0 && retryable(r.Class, status):
+		d.retry.failed(p, body, b, d.cfg.Retries, d.cfg.RetryBackoff, time.Now())
+	case p != nil:
+		d.retry.gaveUp.Add(1)
+	}
+}
+
+// retryable: the receiver asked to be asked again, or never got the request.
+func retryable(c stats.Class, status int) bool {
+	return c == stats.Status5xx || status == http.StatusTooManyRequests || c == stats.Connect
+}
+
+// send posts body and fills in r's TTFB, BytesRecv, Class and Message. It
+// returns the HTTP status, 0 when there was none.
+func (d *Driver) send(ctx context.Context, st *vuState, body []byte, r *driver.Result) int {
+	start := time.Now()
+	rctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
+	defer cancel()
+	st.rd.Reset(body)
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, d.cfg.URL, &st.rd)
+	if err != nil {
+		r.Class, r.Message = stats.Protocol, err.Error()
+		return 0
+	}
+	req.ContentLength = int64(len(body))
+	req.Host = d.host
+	for k, v := range d.header {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Encoding", "snappy")
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	req.Header.Set("X-Prometheus-Remote-Write-Version", "0.1.0")
+	if _, ok := d.header["User-Agent"]; !ok {
+		req.Header.Set("User-Agent", httpdriver.UserAgent)
+	}
+	resp, err := d.client.Do(req)
+	if err != nil {
+		d.classifyErr(err, ctx, r)
+		return 0
+	}
+	defer resp.Body.Close()
+	r.TTFB = time.Since(start)
+	head, n, err := readBody(resp.Body, st.drain)
+	r.BytesRecv = n
+	switch code := resp.StatusCode; {
+	case err != nil:
+		d.classifyErr(err, ctx, r)
+		if r.Class == stats.Connect {
+			r.Class = stats.Protocol // the response had begun
+		}
+	case code >= 200 && code < 300:
+	case code >= 400 && code < 500:
+		r.Class, r.Message = stats.Status4xx, statusMessage(resp, head)
+	case code >= 500 && code < 600:
+		r.Class, r.Message = stats.Status5xx, statusMessage(resp, head)
+	default:
+		r.Class, r.Message = stats.Protocol, statusMessage(resp, head)+" (remote write wants 2xx)"
+	}
+	return resp.StatusCode
+}
+
+func (d *Driver) classifyErr(err error, ctx context.Context, r *driver.Result) {
+	r.Class, r.Message = httpdriver.Classify(err, ctx)
+	if r.Class == stats.Timeout && errors.Is(err, context.DeadlineExceeded) {
+		r.Message = "request timed out after " + d.cfg.Timeout.String()
+	}
+}
+
+// readBody reads body to the end, returning its first len(buf) bytes (for
+// error messages; they live in buf) and its length.
+func readBody(body io.Reader, buf []byte) (head []byte, n int64, err error) {
+	m, err := io.ReadFull(body, buf)
+	head, n = buf[:m], int64(m)
+	switch {
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		return head, n, nil
+	case err != nil:
+		return head, n, err
+	}
+	rest, err := io.Copy(io.Discard, body)
+	return head, n + rest, err
+}
+
+// statusMessage is "HTTP 400 Bad Request: <the body's first line>".
+func statusMessage(resp *http.Response, head []byte) string {
+	msg := "HTTP " + strconv.Itoa(resp.StatusCode) + " " + http.StatusText(resp.StatusCode)
+	line, _, _ := strings.Cut(strings.TrimSpace(string(head)), "\n")
+	if line != "" {
+		msg += ": " + line
+	}
+	if len(msg) > maxMessage {
+		msg = msg[:maxMessage-3] + "..."
+	}
+	return msg
+}

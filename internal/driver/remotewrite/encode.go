@@ -1,0 +1,104 @@
+package remotewrite
+
+import (
+	"bytes"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/klauspost/compress/s2"
+	"github.com/prometheus/prometheus/prompb"
+)
+
+// vuState is what one VU reuses from request to request: the WriteRequest
+// and the arrays its series, labels and samples live in, the protobuf and
+// snappy buffers, the batch description, and a body reader. Label names and
+// values are shared strings from the template and the epoch state, so
+// filling a request allocates nothing once the buffers have grown.
+type vuState struct {
+	req     prompb.WriteRequest
+	ts      []prompb.TimeSeries
+	labels  []prompb.Label
+	samples []prompb.Sample
+	pb      []byte // marshalled WriteRequest
+	z       []byte // snappy block, full capacity
+	batch   batch
+	rd      bytes.Reader
+	drain   []byte // response body reads
+}
+
+const drainSize = 4 << 10
+
+func newVUState() *vuState { return &vuState{drain: make([]byte, drainSize)} }
+
+// reserve makes room for n series of at most maxLabels labels each, so
+// that filling never reallocates an array a series already points into.
+func (st *vuState) reserve(n, maxLabels int) {
+	if cap(st.ts) < n {
+		st.ts = make([]prompb.TimeSeries, n)
+		st.samples = make([]prompb.Sample, n)
+	}
+	if need := n * maxLabels; cap(st.labels) < need {
+		st.labels = make([]prompb.Label, 0, need)
+	}
+}
+
+// encode marshals the request and compresses it with snappy's block
+// format, as remote write 1.0 wants. The result lives in st until the
+// next encode.
+func (st *vuState) encode() ([]byte, error) {
+	size := st.req.Size()
+	if cap(st.pb) < size {
+		st.pb = make([]byte, size+size/4)
+	}
+	pb := st.pb[:size]
+	if _, err := st.req.MarshalToSizedBuffer(pb); err != nil {
+		return nil, fmt.Errorf("cannot marshal write request: %w", err)
+	}
+	need := s2.MaxEncodedLen(size)
+	if need < 0 {
+		return nil, fmt.Errorf("cannot compress write request: %d bytes is too large for snappy", size)
+	}
+	if cap(st.z) < need {
+		st.z = make([]byte, need+need/4)
+	}
+	return s2.EncodeSnappy(st.z[:need], pb), nil
+}
+
+// vuTable maps VU numbers to their state. A lookup is one atomic load; a
+// VU seen for the first time takes the lock and may grow the table.
+type vuTable struct {
+	mu    sync.Mutex
+	slots atomic.Pointer[[]atomic.Pointer[vuState]]
+}
+
+func (t *vuTable) get(vu int) *vuState {
+	if vu < 0 {
+		return newVUState() // a throwaway state
+	}
+	if p := t.slots.Load(); p != nil && vu < len(*p) {
+		if s := (*p)[vu].Load(); s != nil {
+			return s
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var cur []atomic.Pointer[vuState]
+	if p := t.slots.Load(); p != nil {
+		cur = *p
+	}
+	if vu >= len(cur) {
+		grown := make([]atomic.Pointer[vuState], max(vu+1, 2*len(cur), 16))
+		for i := range cur {
+			grown[i].Store(cur[i].Load())
+		}
+		cur = grown
+		t.slots.Store(&cur)
+	}
+	if s := cur[vu].Load(); s != nil {
+		return s
+	}
+	s := newVUState()
+	cur[vu].Store(s)
+	return s
+}

@@ -1,0 +1,204 @@
+package remotewrite
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/prometheus/prompb"
+)
+
+// generator hands out samples of the active series in a fixed order, from
+// one cursor shared by all VUs: position p is sample number p since the
+// start, of round p / active (one scrape of every series) and series
+// p % active, target-major. So over one round every active series gets
+// exactly one sample, and at the natural rate a round lasts one scrape
+// interval.
+//
+// Targets are slots 0 … targets-1. Churn replaces slots in turn, round
+// robin: by churn epoch k (k × every after the first sample), the first
+// floor(k × targets × share) replacements have been made. A replaced slot
+// gets a new instance id, id = slot + generation × targets, so every
+// instance label value ever used is distinct.
+type generator struct {
+	tmpl     []tseries
+	spt      uint64 // series per target
+	targets  uint64
+	active   uint64 // targets × spt
+	share    float64
+	every    time.Duration
+	job      string
+	maxLabel int // the most labels of any template series
+
+	start  atomic.Int64 // UnixNano of the first sample; 0 before
+	cursor atomic.Uint64
+	epoch  atomic.Pointer[epochState]
+	mu     sync.Mutex // serialises building the next epochState
+}
+
+// epochState is the targets of one churn epoch. It is immutable once
+// published.
+type epochState struct {
+	k    uint64
+	ids  []uint64 // instance id per slot
+	inst []string // instance label value per slot
+}
+
+func newGenerator(c Config) *generator {
+	tmpl := template(families(layoutFor(c.SeriesPerTarget)))
+	g := &generator{
+		tmpl:    tmpl,
+		spt:     uint64(len(tmpl)),
+		targets: uint64(c.Targets),
+		active:  uint64(len(tmpl)) * uint64(c.Targets),
+		share:   c.Churn.Percent / 100,
+		every:   c.Churn.Every,
+		job:     c.Job,
+	}
+	for _, t := range tmpl {
+		g.maxLabel = max(g.maxLabel, len(t.labels))
+	}
+	g.epoch.Store(g.buildEpoch(nil, 0))
+	return g
+}
+
+// names are the metric names of a target, sorted, each once.
+func (g *generator) names() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range g.tmpl {
+		if n := t.labels[0].Value; !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// replaced is how many replacements churn has made by epoch k.
+func (g *generator) replaced(k uint64) uint64 {
+	if g.share == 0 {
+		return 0
+	}
+	return uint64(math.Floor(float64(k)*float64(g.targets)*g.share + 1e-9))
+}
+
+// generation is how often slot has been replaced by epoch k: replacement
+// number m (from 0) replaces slot m mod targets.
+func (g *generator) generation(slot, k uint64) uint64 {
+	r := g.replaced(k)
+	if r <= slot {
+		return 0
+	}
+	return (r-1-slot)/g.targets + 1
+}
+
+// buildEpoch makes the state of epoch k, reusing prev's strings for slots
+// that did not change.
+func (g *generator) buildEpoch(prev *epochState, k uint64) *epochState {
+	es := &epochState{k: k, ids: make([]uint64, g.targets), inst: make([]string, g.targets)}
+	for slot := range g.targets {
+		id := slot + g.generation(slot, k)*g.targets
+		es.ids[slot] = id
+		if prev != nil && prev.ids[slot] == id {
+			es.inst[slot] = prev.inst[slot]
+		} else {
+			es.inst[slot] = instanceName(id)
+		}
+	}
+	return es
+}
+
+// instanceName is an address-like instance label value, distinct per id.
+func instanceName(id uint64) string {
+	if id < 1<<24 {
+		return fmt.Sprintf("10.%d.%d.%d:9100", id>>16, id>>8&0xff, id&0xff)
+	}
+	return fmt.Sprintf("host-%d:9100", id)
+}
+
+// epochAt returns the targets at now, building them when churn moved on.
+func (g *generator) epochAt(now time.Time) *epochState {
+	cur := g.epoch.Load()
+	if g.share == 0 {
+		return cur
+	}
+	start := g.start.Load()
+	if start == 0 {
+		g.start.CompareAndSwap(0, now.UnixNano())
+		start = g.start.Load()
+	}
+	elapsed := now.UnixNano() - start
+	if elapsed < 0 {
+		return cur
+	}
+	k := uint64(elapsed / int64(g.every))
+	if k <= cur.k {
+		return cur
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if cur = g.epoch.Load(); k > cur.k {
+		cur = g.buildEpoch(cur, k)
+		g.epoch.Store(cur)
+	}
+	return cur
+}
+
+// segment is a run of template series [lo, hi) of one instance in a
+// request, what the ack log records.
+type segment struct {
+	id     uint64
+	lo, hi uint32
+}
+
+// batch is what one request carries, for the ack log.
+type batch struct {
+	segs    []segment
+	samples int
+	ts      int64 // the samples' timestamp, ms
+}
+
+// fill claims the next n samples from the cursor and writes them, stamped
+// now, into st's request, reusing its buffers; the batch says what they
+// are. n is at most the number of active series, so a request never holds
+// two samples of one series.
+func (g *generator) fill(st *vuState, n int, now time.Time) {
+	es := g.epochAt(now)
+	ms := now.UnixMilli()
+	p0 := g.cursor.Add(uint64(n)) - uint64(n)
+	round, q := p0/g.active, p0%g.active
+	slot, ti := q/g.spt, q%g.spt
+	st.reserve(n, g.maxLabel)
+	b := &st.batch
+	b.segs, b.samples, b.ts = b.segs[:0], n, ms
+	labels := st.labels[:0]
+	for j := range n {
+		t := &g.tmpl[ti]
+		id := es.ids[slot]
+		start := len(labels)
+		labels = append(labels, t.labels...)
+		ls := labels[start:len(labels):len(labels)]
+		ls[t.inst].Value, ls[t.job].Value = es.inst[slot], g.job
+		st.samples[j] = prompb.Sample{Value: t.value(id, round), Timestamp: ms}
+		st.ts[j] = prompb.TimeSeries{Labels: ls, Samples: st.samples[j : j+1 : j+1]}
+		if k := len(b.segs) - 1; k >= 0 && b.segs[k].id == id && uint64(b.segs[k].hi) == ti {
+			b.segs[k].hi++
+		} else {
+			b.segs = append(b.segs, segment{id: id, lo: uint32(ti), hi: uint32(ti) + 1})
+		}
+		if ti++; ti == g.spt {
+			ti = 0
+			if slot++; slot == g.targets {
+				slot = 0
+				round++
+			}
+		}
+	}
+	st.labels = labels
+	st.req.Timeseries = st.ts[:n]
+}
