@@ -115,7 +115,8 @@ func TestFitLineLimits(t *testing.T) {
 }
 
 // profileResources is a phase in which component "ing" used cpu cores and
-// mem bytes (P99), "qf" 0.1 cores and 1 GiB, and the summed series their sums.
+// mem bytes (P99), "qf" 0.1 cores and 1 GiB, the generator 0.5 cores, and
+// the totals (both ways) the sums of ing and qf.
 func profileResources(cpu, mem float64) *Resources {
 	st := func(v float64) Stat { return Stat{N: 100, P99: v, Max: v, Avg: v} }
 	return &Resources{
@@ -124,8 +125,8 @@ func profileResources(cpu, mem float64) *Resources {
 			{Component: Component{Name: "qf"}, CPU: st(0.1), Memory: st(1 << 30)},
 			{Component: Component{Name: "perflab", Kind: KindGenerator}, CPU: st(0.5), Memory: st(1 << 20)},
 		},
-		CPU:    Total{Components: 2, Summed: st(cpu + 0.1)},
-		Memory: Total{Components: 2, Summed: st(mem + 1<<30)},
+		CPU:    Total{Components: 2, Sum: st(cpu + 0.1), Summed: st(cpu + 0.1)},
+		Memory: Total{Components: 2, Sum: st(mem + 1<<30), Summed: st(mem + 1<<30)},
 	}
 }
 
