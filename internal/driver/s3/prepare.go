@@ -62,10 +62,13 @@ func (d *Driver) Prepare(ctx context.Context, progress driver.Progress) error {
 		})
 	}
 	report(&wg, progress, &done, total)
+	if firstErr == nil {
+		firstErr = ctx.Err() // the caller cancelled
+	}
 	if firstErr != nil {
 		return fmt.Errorf("cannot prepare objects: %d of %d uploaded: %w", done.Load(), total, firstErr)
 	}
-	return ctx.Err()
+	return nil
 }
 
 // upload PUTs prepared object i with the driver's timeout.
@@ -186,7 +189,9 @@ func (d *Driver) Cleanup(ctx context.Context, progress driver.Progress) error {
 		errs = append(errs, fmt.Errorf("cannot finish cleanup: %d of %d objects deleted: %w", done.Load(), total, err))
 	}
 	if len(errs) == 0 && d.createdBucket.Load() {
-		if err := d.client.RemoveBucket(ctx, d.bucket); err != nil {
+		octx, cancel := context.WithTimeout(ctx, d.spec.timeout)
+		defer cancel()
+		if err := d.client.RemoveBucket(octx, d.bucket); err != nil {
 			_, msg := classify(err, ctx, d.spec.timeout)
 			errs = append(errs, fmt.Errorf("cannot remove bucket %s, which perflab created: %s", d.bucket, msg))
 		} else {

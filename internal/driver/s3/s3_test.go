@@ -149,11 +149,17 @@ func TestPrepareCleanup(t *testing.T) {
 	}
 }
 
-// TestCreateBucket: Prepare creates a missing bucket, Cleanup removes it.
+// TestCreateBucket: Prepare fails on a missing bucket unless create_bucket
+// is set; then it creates it, and Cleanup removes it.
 func TestCreateBucket(t *testing.T) {
 	srv := startServer(t)
 	c := srv.config("created", map[string]int{"get": 1})
-	c.CreateBucket, c.Objects, c.Size = true, 3, "10"
+	c.Objects, c.Size = 3, "10"
+	err := newDriver(t, c).Prepare(context.Background(), nil)
+	if err == nil || !strings.Contains(err.Error(), "NoSuchBucket") {
+		t.Fatalf("Prepare into a missing bucket without create_bucket: %v, want NoSuchBucket", err)
+	}
+	c.CreateBucket = true
 	d := newDriver(t, c)
 	if err := d.Prepare(context.Background(), nil); err != nil {
 		t.Fatal(err)
