@@ -1,0 +1,126 @@
+package otlpdriver
+
+import (
+	"encoding/hex"
+	"sort"
+	"sync"
+	"time"
+)
+
+// TraceID is a 16-byte OTLP trace ID.
+type TraceID [16]byte
+
+// String is the ID in lowercase hex, as query APIs take it.
+func (id TraceID) String() string { return hex.EncodeToString(id[:]) }
+
+// Written is one trace an ingest driver exported: its ID, its span count,
+// and when the export was acknowledged.
+type Written struct {
+	ID    TraceID
+	Spans int
+	At    time.Time
+}
+
+// Journal records the traces an ingest driver wrote, in bounded memory:
+//
+//   - a ring of the most recent ones, from which query mode picks IDs to
+//     look up (only those written at least the delay ago);
+//   - a sample spread evenly over the whole run, for Verify: every k-th
+//     trace, k doubling (and every other kept one dropped) each time the
+//     sample fills up.
+//
+// It is safe for concurrent use.
+type Journal struct {
+	mu      sync.Mutex
+	ring    []Written
+	next    int // where the next entry goes
+	n       int // entries in the ring
+	sample  []Written
+	max     int   // sample size
+	every   int64 // keep every every-th trace in the sample
+	total   int64 // traces added
+	spans   int64 // their spans
+	lastAt  time.Time
+	rejects int64 // spans the server rejected (partial success)
+}
+
+// NewJournal returns a journal that keeps the last ringSize traces for
+// lookups and a sample of up to sampleSize spread over the run.
+func NewJournal(ringSize, sampleSize int) *Journal {
+	return &Journal{ring: make([]Written, max(ringSize, 1)), max: max(sampleSize, 2), every: 1}
+}
+
+// add records a written trace. Times are kept non-decreasing (a VU that
+// took its clock reading a moment before another's may add after it), so
+// the ring stays sorted by time.
+func (j *Journal) add(id TraceID, spans int, at time.Time) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if at.Before(j.lastAt) {
+		at = j.lastAt
+	}
+	j.lastAt = at
+	w := Written{ID: id, Spans: spans, At: at}
+	j.ring[j.next] = w
+	j.next = (j.next + 1) % len(j.ring)
+	j.n = min(j.n+1, len(j.ring))
+	if j.total%j.every == 0 {
+		if len(j.sample) == j.max {
+			half := j.sample[:0]
+			for i := 0; i < len(j.sample); i += 2 {
+				half = append(half, j.sample[i])
+			}
+			j.sample = half
+			j.every *= 2
+		}
+		if j.total%j.every == 0 {
+			j.sample = append(j.sample, w)
+		}
+	}
+	j.total++
+	j.spans += int64(spans)
+}
+
+// rejected counts spans a server rejected in a partial success.
+func (j *Journal) rejected(n int64) {
+	j.mu.Lock()
+	j.rejects += n
+	j.mu.Unlock()
+}
+
+// at returns the i-th oldest entry of the ring; j.mu must be held.
+func (j *Journal) at(i int) Written {
+	return j.ring[(j.next-j.n+i+len(j.ring))%len(j.ring)]
+}
+
+// Pick returns one of the traces in the ring written at or before
+// before, chosen by r in [0, 1), or false when there is none.
+func (j *Journal) Pick(before time.Time, r float64) (Written, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	eligible := sort.Search(j.n, func(i int) bool { return j.at(i).At.After(before) })
+	if eligible == 0 {
+		return Written{}, false
+	}
+	return j.at(min(int(r*float64(eligible)), eligible-1)), true
+}
+
+// Sample returns the traces kept for Verify, oldest first.
+func (j *Journal) Sample() []Written {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return append([]Written(nil), j.sample...)
+}
+
+// JournalStats are a journal's totals.
+type JournalStats struct {
+	Traces, Spans, RejectedSpans int64
+	Last                         time.Time // the latest write
+}
+
+// Stats returns the journal's totals.
+func (j *Journal) Stats() JournalStats {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return JournalStats{Traces: j.total, Spans: j.spans, RejectedSpans: j.rejects, Last: j.lastAt}
+}
