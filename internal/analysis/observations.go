@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/perflab/perflab/internal/units"
 )
@@ -45,14 +46,17 @@ type ObsFigure struct {
 	Unit  string // "", "cores", "bytes", "cores per samples/s", …
 }
 
-// Phase is one profile's resource figures.
+// Phase is one profile's resource figures and, optionally, its workloads'
+// summaries (for client-bound verdicts from scheduler lag).
 type Phase struct {
 	Profile   string
 	Resources *Resources
+	Summaries []*Summary
 }
 
 // Observe makes the statements the data supports, in this order: phases
-// where the generator was the limit; the primary consumer of memory and of
+// where the generator was the limit (by its CPU, or else a workload's
+// scheduler lag); the primary consumer of memory and of
 // CPU (the largest component, at PrimaryShare or more of the sum of the
 // components' P99s in every phase where all have a P99); then, from the
 // scaling fits, resources that follow load linearly (not Poor, slope
@@ -62,9 +66,7 @@ type Phase struct {
 func Observe(phases []Phase, scalings []Scaling) []Observation {
 	var out []Observation
 	for _, p := range phases {
-		if o, ok := clientBound(p); ok {
-			out = append(out, o)
-		}
+		out = append(out, clientBound(p)...)
 	}
 	for _, metric := range []string{MetricMemory, MetricCPU} {
 		if o, ok := primaryConsumer(phases, metric); ok {
@@ -81,21 +83,32 @@ func Observe(phases []Phase, scalings []Scaling) []Observation {
 	return out
 }
 
-func clientBound(p Phase) (Observation, bool) {
-	r := p.Resources
-	if r == nil || !r.ClientBound {
-		return Observation{}, false
+// clientBound says where the generator was the limit: by its CPU (the
+// phase's resources) or, failing that, by its scheduler lag (a workload's
+// summary).
+func clientBound(p Phase) []Observation {
+	if r := p.Resources; r != nil && r.ClientBound {
+		o := Observation{Kind: ObsClientBound, Figures: []ObsFigure{{"cores available", r.CoresAvailable, "cores"}},
+			Text: fmt.Sprintf("in %s the generator was the limit (client-bound): its figures show perflab's ceiling, not the system's", p.Profile)}
+		for _, c := range r.Components {
+			if c.Kind == KindGenerator && c.CPU.HasP99() {
+				o.Figures = append(o.Figures, ObsFigure{"generator CPU P99", c.CPU.P99, "cores"})
+				o.Text = fmt.Sprintf("in %s the generator was the limit (client-bound): its CPU P99 was %.3g of %.3g cores",
+					p.Profile, c.CPU.P99, r.CoresAvailable)
+			}
+		}
+		return []Observation{o}
 	}
-	o := Observation{Kind: ObsClientBound, Figures: []ObsFigure{{"cores available", r.CoresAvailable, "cores"}}}
-	o.Text = fmt.Sprintf("in %s the generator was the limit (client-bound): its figures show perflab's ceiling, not the system's", p.Profile)
-	for _, c := range r.Components {
-		if c.Kind == KindGenerator && c.CPU.HasP99() {
-			o.Figures = append(o.Figures, ObsFigure{"generator CPU P99", c.CPU.P99, "cores"})
-			o.Text = fmt.Sprintf("in %s the generator was the limit (client-bound): its CPU P99 was %.3g of %.3g cores",
-				p.Profile, c.CPU.P99, r.CoresAvailable)
+	var out []Observation
+	for _, s := range p.Summaries {
+		if s.ClientBound && s.Lag.P99 > lagLimit {
+			out = append(out, Observation{Kind: ObsClientBound,
+				Text: fmt.Sprintf("in %s the generator was the limit (client-bound) for %s: it dispatched arrivals late, scheduler lag p99 %v",
+					p.Profile, s.Workload.DisplayName(), s.Lag.P99.Round(time.Microsecond)),
+				Figures: []ObsFigure{{"scheduler lag p99", s.Lag.P99.Seconds(), "seconds"}}})
 		}
 	}
-	return o, true
+	return out
 }
 
 // primaryConsumer names the component that is the largest consumer of the

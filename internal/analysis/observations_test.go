@@ -3,6 +3,7 @@ package analysis
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestObserve(t *testing.T) {
@@ -55,7 +56,7 @@ func TestObserve(t *testing.T) {
 func TestObserveSaysNothingUnsupported(t *testing.T) {
 	// Two profiles: no fit is judged; shares differ in who leads.
 	a, b := profileResources(0.05, 1e8), profileResources(2, 5e9)
-	phases := []Phase{{"a", a}, {"b", b}}
+	phases := []Phase{{Profile: "a", Resources: a}, {Profile: "b", Resources: b}}
 	obs := Observe(phases, FitScaling("MB/s", []ScalingPoint{{"a", 1, a}, {"b", 2, b}}, FigureP99))
 	if len(obs) != 0 {
 		t.Errorf("observations from two profiles with different leaders: %+v", obs)
@@ -104,6 +105,16 @@ func TestObserveNotLinear(t *testing.T) {
 	sc := fitted(t, "querier", MetricCPU, 1, 1, 1, 1, 5, 5, 5, 5)
 	obs := Observe(nil, []Scaling{sc})
 	if len(obs) != 1 || obs[0].Kind != ObsNotLinear || obs[0].Text != "querier CPU changes with load in MB/s, but not in a straight line (R² 0.76 over 8 profiles)" {
+		t.Errorf("observations %+v", obs)
+	}
+}
+
+func TestObserveClientBoundByLag(t *testing.T) {
+	lagging := &Summary{Workload: Workload{Name: "p/ingest", Short: "ingest"}, ClientBound: true, Lag: Quantiles{Count: 100, P99: 12 * time.Millisecond}}
+	fine := &Summary{Workload: Workload{Name: "p/query"}, Lag: Quantiles{Count: 100, P99: time.Millisecond}}
+	obs := Observe([]Phase{{Profile: "p", Resources: profileResources(1, 1e9), Summaries: []*Summary{lagging, fine}}}, nil)
+	if len(obs) == 0 || obs[0].Kind != ObsClientBound ||
+		obs[0].Text != "in p the generator was the limit (client-bound) for ingest: it dispatched arrivals late, scheduler lag p99 12ms" {
 		t.Errorf("observations %+v", obs)
 	}
 }

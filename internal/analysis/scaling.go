@@ -160,18 +160,18 @@ func (f Fit) Predict(load float64) Prediction {
 	return p
 }
 
-// Figure picks which of a Stat's figures a scaling fit follows.
-type Figure string
+// StatFigure picks which of a Stat's figures a scaling fit follows.
+type StatFigure string
 
 // The figures a scaling fit can follow.
 const (
-	FigureP99 Figure = "P99"
-	FigureAvg Figure = "Avg"
-	FigureMax Figure = "Max"
+	FigureP99 StatFigure = "P99"
+	FigureAvg StatFigure = "Avg"
+	FigureMax StatFigure = "Max"
 )
 
 // of is the figure of s, and whether s supports it.
-func (f Figure) of(s Stat) (float64, bool) {
+func (f StatFigure) of(s Stat) (float64, bool) {
 	switch f {
 	case FigureP99:
 		return s.P99, s.HasP99()
@@ -208,7 +208,7 @@ type ScalingValue struct {
 type Scaling struct {
 	Component string // TotalComponent: the figure of the summed series
 	Metric    string // MetricCPU or MetricMemory
-	Figure    Figure
+	Figure    StatFigure
 	LoadUnit  string // e.g. "requests/s", "samples/s", "MB/s", "active series"
 	Points    []ScalingValue
 	Fit       *Fit // nil when there are too few points with the figure, or all at one load
@@ -220,7 +220,7 @@ type Scaling struct {
 // across the profiles in points. A profile where a component's figure is
 // missing (e.g. no P99 for too few samples) is left out of that fit with a
 // warning.
-func FitScaling(loadUnit string, points []ScalingPoint, figure Figure) []Scaling {
+func FitScaling(loadUnit string, points []ScalingPoint, figure StatFigure) []Scaling {
 	var names []string
 	seen := map[string]bool{}
 	for _, p := range points {
@@ -241,7 +241,7 @@ func FitScaling(loadUnit string, points []ScalingPoint, figure Figure) []Scaling
 	return out
 }
 
-func fitOne(loadUnit string, points []ScalingPoint, figure Figure, name, metric string) Scaling {
+func fitOne(loadUnit string, points []ScalingPoint, figure StatFigure, name, metric string) Scaling {
 	sc := Scaling{Component: name, Metric: metric, Figure: figure, LoadUnit: loadUnit}
 	var xs, ys []float64
 	for _, p := range points {

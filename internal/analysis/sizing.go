@@ -77,19 +77,19 @@ func (o SizingOptions) Validate() []error {
 	return errs
 }
 
-// Input is one figure a recommendation rests on, e.g. {"P99", 1.46}.
-type Input struct {
+// BasisFigure is one figure a recommendation rests on, e.g. {"P99", 1.46}.
+type BasisFigure struct {
 	Name  string
 	Value float64 // cores or bytes
 }
 
 // Recommendation is a strategy's request and limit for one resource.
 type Recommendation struct {
-	Request Quantity // zero when the sample can't support a figure
-	Limit   Quantity // zero when there is no figure or NoLimit
-	NoLimit bool     // the strategy sets no limit (krr's CPU)
-	Rule    string   // how Request and Limit were derived, e.g. "request = P99 × 1.25; limit = request × 1.5"
-	Inputs  []Input  // the figures used, unrounded
+	Request Quantity      // zero when the sample can't support a figure
+	Limit   Quantity      // zero when there is no figure or NoLimit
+	NoLimit bool          // the strategy sets no limit (krr's CPU)
+	Rule    string        // how Request and Limit were derived, e.g. "request = P99 × 1.25; limit = request × 1.5"
+	Inputs  []BasisFigure // the figures used, unrounded
 	// Lower and Upper are the VPA recommender's bounds, rounded up like
 	// requests; zero for other strategies.
 	Lower, Upper Quantity
@@ -110,7 +110,7 @@ type rawRecommendation struct {
 	limitFactor  float64 // limit = rounded request × limitFactor; 0 with noLimit
 	noLimit      bool
 	rule         string
-	inputs       []Input
+	inputs       []BasisFigure
 	lower, upper float64 // 0 when the strategy has no bounds
 }
 
@@ -161,26 +161,26 @@ func p99Rule(p Percentiles, o SizingOptions) rawRecommendation {
 	f := 1 + o.Headroom
 	return rawRecommendation{request: p.P99 * f, limitFactor: o.LimitFactor,
 		rule:   fmt.Sprintf("request = P99 × %.4g; limit = request × %.4g", f, o.LimitFactor),
-		inputs: []Input{{"P99", p.P99}}}
+		inputs: []BasisFigure{{"P99", p.P99}}}
 }
 
 func vpaRule(p Percentiles, o SizingOptions) rawRecommendation {
 	f := 1 + vpaMargin
 	return rawRecommendation{request: p.P90 * f, limitFactor: o.LimitFactor,
 		rule:   fmt.Sprintf("request = P90 × %.4g; limit = request × %.4g; bounds P50 × %.4g, P95 × %.4g", f, o.LimitFactor, f, f),
-		inputs: []Input{{"P50", p.P50}, {"P90", p.P90}, {"P95", p.P95}},
+		inputs: []BasisFigure{{"P50", p.P50}, {"P90", p.P90}, {"P95", p.P95}},
 		lower:  p.P50 * f, upper: p.P95 * f}
 }
 
 func krrCPURule(p Percentiles, _ SizingOptions) rawRecommendation {
 	return rawRecommendation{request: p.P95, noLimit: true, rule: "request = P95; no limit",
-		inputs: []Input{{"P95", p.P95}}}
+		inputs: []BasisFigure{{"P95", p.P95}}}
 }
 
 func krrMemoryRule(p Percentiles, _ SizingOptions) rawRecommendation {
 	f := 1 + vpaMargin
 	return rawRecommendation{request: p.Max * f, limitFactor: 1,
-		rule: fmt.Sprintf("request = limit = Max × %.4g", f), inputs: []Input{{"Max", p.Max}}}
+		rule: fmt.Sprintf("request = limit = Max × %.4g", f), inputs: []BasisFigure{{"Max", p.Max}}}
 }
 
 // Size recommends requests and limits for one component. Requests are

@@ -155,7 +155,7 @@ func TestSizeOptions(t *testing.T) {
 	if got := []string{sz.CPU.Request.String(), sz.CPU.Limit.String(), sz.Memory.Request.String(), sz.Memory.Limit.String()}; !slices.Equal(got, []string{"600m", "1200m", "160Mi", "320Mi"}) {
 		t.Errorf("headroom 50 %%, factor 2: %q", got)
 	}
-	if sz.CPU.Inputs[0] != (Input{"P99", 0.4}) {
+	if sz.CPU.Inputs[0] != (BasisFigure{"P99", 0.4}) {
 		t.Errorf("inputs %+v", sz.CPU.Inputs)
 	}
 	if _, err := Size(in, s, SizingOptions{Headroom: -0.1, LimitFactor: 0.5}); err == nil ||

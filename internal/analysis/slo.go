@@ -71,7 +71,7 @@ type gateMetric struct {
 	kind    gateKind
 	perOp   bool // has a figure per operation
 	doc     string
-	measure func(gateScope) figure
+	measure func(gateScope) gateFigure
 }
 
 // gateMetrics is the registry of built-in metrics.

@@ -56,9 +56,9 @@ type gateScope struct {
 	op  *Op // nil for every operation
 }
 
-// figure is a measured value with the sample size it rests on; why says
+// gateFigure is a measured value with the sample size it rests on; why says
 // why there is no figure.
-type figure struct {
+type gateFigure struct {
 	v   float64
 	n   int64
 	why string
@@ -101,42 +101,42 @@ func pickQuantile(qs Quantiles, q float64) time.Duration {
 	return qs.P999
 }
 
-func quantileFigure(q float64, what string, of func(*Op) Quantiles, hist func(*stats.OpStats) *stats.Hist) func(gateScope) figure {
-	return func(sc gateScope) figure {
+func quantileFigure(q float64, what string, of func(*Op) Quantiles, hist func(*stats.OpStats) *stats.Hist) func(gateScope) gateFigure {
+	return func(sc gateScope) gateFigure {
 		qs, why := sc.quantiles(of, hist)
 		if why != "" {
-			return figure{why: why}
+			return gateFigure{why: why}
 		}
 		if need := MinCountFor(q); qs.Count < need {
-			return figure{n: qs.Count, why: fmt.Sprintf("p%s needs at least %d %s; the window has %d", quantileName(q), need, what, qs.Count)}
+			return gateFigure{n: qs.Count, why: fmt.Sprintf("p%s needs at least %d %s; the window has %d", quantileName(q), need, what, qs.Count)}
 		}
-		return figure{v: pickQuantile(qs, q).Seconds(), n: qs.Count}
+		return gateFigure{v: pickQuantile(qs, q).Seconds(), n: qs.Count}
 	}
 }
 
-func latencyQuantile(q float64) func(gateScope) figure {
+func latencyQuantile(q float64) func(gateScope) gateFigure {
 	return quantileFigure(q, "latencies", latencyOf, latencyHist)
 }
 
-func ttfbQuantile(q float64) func(gateScope) figure {
+func ttfbQuantile(q float64) func(gateScope) gateFigure {
 	return quantileFigure(q, "TTFB samples", ttfbOf, ttfbHist)
 }
 
-func latencyStat(of func(Quantiles) time.Duration) func(gateScope) figure {
-	return func(sc gateScope) figure {
+func latencyStat(of func(Quantiles) time.Duration) func(gateScope) gateFigure {
+	return func(sc gateScope) gateFigure {
 		qs, why := sc.quantiles(latencyOf, latencyHist)
 		if why == "" && qs.Count == 0 {
 			why = "no latencies in the window"
 		}
-		return figure{v: of(qs).Seconds(), n: qs.Count, why: why}
+		return gateFigure{v: of(qs).Seconds(), n: qs.Count, why: why}
 	}
 }
 
-func gateLatencyMax(sc gateScope) figure {
+func gateLatencyMax(sc gateScope) gateFigure {
 	return latencyStat(func(q Quantiles) time.Duration { return q.Max })(sc)
 }
 
-func gateLatencyMean(sc gateScope) figure {
+func gateLatencyMean(sc gateScope) gateFigure {
 	return latencyStat(func(q Quantiles) time.Duration { return q.Mean })(sc)
 }
 
@@ -152,15 +152,15 @@ func (sc gateScope) counts() (int64, int64) {
 	return reqs, ok
 }
 
-func gateErrorRate(sc gateScope) figure {
+func gateErrorRate(sc gateScope) gateFigure {
 	reqs, ok := sc.counts()
 	if reqs == 0 {
-		return figure{why: "no requests in the window"}
+		return gateFigure{why: "no requests in the window"}
 	}
-	return figure{v: float64(reqs-ok) / float64(reqs), n: reqs}
+	return gateFigure{v: float64(reqs-ok) / float64(reqs), n: reqs}
 }
 
-func gateSuccessRate(sc gateScope) figure {
+func gateSuccessRate(sc gateScope) gateFigure {
 	f := gateErrorRate(sc)
 	if f.why == "" {
 		f.v = 1 - f.v
@@ -168,32 +168,32 @@ func gateSuccessRate(sc gateScope) figure {
 	return f
 }
 
-func gateRate(sc gateScope) figure {
+func gateRate(sc gateScope) gateFigure {
 	if sc.sum.Seconds <= 0 {
-		return figure{why: "the window is empty"}
+		return gateFigure{why: "the window is empty"}
 	}
 	reqs, _ := sc.counts()
-	return figure{v: float64(reqs) / sc.sum.Seconds, n: reqs}
+	return gateFigure{v: float64(reqs) / sc.sum.Seconds, n: reqs}
 }
 
-func windowCount(v func(gateScope) int64) func(gateScope) figure {
-	return func(sc gateScope) figure {
+func windowCount(v func(gateScope) int64) func(gateScope) gateFigure {
+	return func(sc gateScope) gateFigure {
 		if sc.sum.Intervals == 0 {
-			return figure{why: "no intervals in the window"}
+			return gateFigure{why: "no intervals in the window"}
 		}
-		return figure{v: float64(v(sc)), n: int64(sc.sum.Intervals)}
+		return gateFigure{v: float64(v(sc)), n: int64(sc.sum.Intervals)}
 	}
 }
 
-func gateRequests(sc gateScope) figure {
+func gateRequests(sc gateScope) gateFigure {
 	return windowCount(func(sc gateScope) int64 { r, _ := sc.counts(); return r })(sc)
 }
 
-func gateErrors(sc gateScope) figure {
+func gateErrors(sc gateScope) gateFigure {
 	return windowCount(func(sc gateScope) int64 { r, ok := sc.counts(); return r - ok })(sc)
 }
 
-func gateDropped(sc gateScope) figure {
+func gateDropped(sc gateScope) gateFigure {
 	return windowCount(func(sc gateScope) int64 { return sc.sum.Dropped })(sc)
 }
 
@@ -212,7 +212,7 @@ func EvaluateGates(gates []Gate, sums []*Summary, extra map[string]float64) ([]V
 			if !ok {
 				return nil, unknownMetric(g, extra)
 			}
-			out = append(out, judgeGate(g, "", kindNumber, figure{v: v}))
+			out = append(out, judgeGate(g, "", kindNumber, gateFigure{v: v}))
 			continue
 		}
 		scopes, why := gateScopes(g, sums)
@@ -290,7 +290,7 @@ func workloadWords(w string) string {
 }
 
 // judgeGate compares a figure with g's threshold.
-func judgeGate(g Gate, workload string, kind gateKind, f figure) Verdict {
+func judgeGate(g Gate, workload string, kind gateKind, f gateFigure) Verdict {
 	v := Verdict{Expr: g.Expr, Gate: g, Workload: workload, Value: math.NaN()}
 	if f.why != "" {
 		v.State, v.Note = GateInsufficient, f.why

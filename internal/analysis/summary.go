@@ -2,7 +2,10 @@
 // figures reports print: the steady-state window, per-operation rates and
 // percentiles from merged histograms (never averaged), errors by class,
 // dropped arrivals, per-component resource P99/Max/Avg with totals, and
-// whether the generator itself was the limit.
+// whether the generator itself was the limit; and from those, sizing
+// (requests and limits, t-shirt sizes), scaling fits across profiles,
+// comparisons with confidence intervals, SLO verdicts and plain-language
+// observations. Every figure carries the warnings a reader needs.
 package analysis
 
 import (

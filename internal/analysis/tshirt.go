@@ -20,7 +20,8 @@ type SizeProfile struct {
 
 // TShirtRow is one component's (or the total's) requests and limits in a
 // size. A zero Quantity is a figure the data can't support; NoCPULimit says
-// the strategy sets no CPU limit.
+// the strategy sets no CPU limit. A total's String is exact Kubernetes
+// notation ("8288Mi"); a summary table may prefer its Value in GiB or cores.
 type TShirtRow struct {
 	Size, Load    string
 	Component     string // TotalComponent for the total row
