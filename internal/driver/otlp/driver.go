@@ -8,8 +8,8 @@
 // the entry service fanning out across services to a set depth, with the
 // span kinds, names and attributes of a web shop (http.route, rpc.method,
 // db.system, messaging.system, …). Generation is deterministic for a seed
-// and allocation-free; it runs inside Do, so its cost (see the benchmark,
-// well under a microsecond per span) is part of the measured latency.
+// and allocation-free; it runs inside Do, so its cost (BenchmarkGenerateEncode:
+// about a microsecond per span or less) is part of the measured latency.
 //
 // What a Result holds, exactly:
 //
@@ -71,6 +71,7 @@ type Driver struct {
 	q      *querier
 
 	meanTrace, meanSpans float64
+	sampled              int // traces measured for meanTrace
 
 	requests, sent, partials atomic.Int64
 }
@@ -121,7 +122,7 @@ func New(c Config) (*Driver, error) {
 		d.q = newQuerier(c, tlsConf)
 	}
 	d.ingest.make = d.newIngestState
-	d.meanTrace, d.meanSpans = measure(d.shape, d.seed, c.Batch)
+	d.meanTrace, d.meanSpans, d.sampled = measure(d.shape, d.seed, c.Batch)
 	return d, nil
 }
 
@@ -132,13 +133,14 @@ func (d *Driver) newIngestState(vu int) *ingestState {
 }
 
 // measure generates and encodes at least sampleTraces traces, in requests
-// of batch, and returns the mean bytes and spans per trace.
-func measure(p ShapeParams, seed uint64, batch int) (bytesPerTrace, spansPerTrace float64) {
+// of batch, and returns the mean bytes and spans per trace and how many
+// traces it made.
+func measure(p ShapeParams, seed uint64, batch int) (bytesPerTrace, spansPerTrace float64, n int) {
 	g := newGenerator(p, seed, 0)
 	e := newEncoder(g.services)
 	traces := make([]trace, batch)
 	var buf []byte
-	var n, size, spans int
+	var size, spans int
 	now := time.Now()
 	for n < sampleTraces {
 		for i := range traces {
@@ -149,7 +151,7 @@ func measure(p ShapeParams, seed uint64, batch int) (bytesPerTrace, spansPerTrac
 		size += len(buf)
 		n += batch
 	}
-	return float64(size) / float64(n), float64(spans) / float64(n)
+	return float64(size) / float64(n), float64(spans) / float64(n), n
 }
 
 // Journal returns where the driver records the traces it writes; give it

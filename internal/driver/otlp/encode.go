@@ -131,7 +131,9 @@ func spanSize(sp *span) int {
 		n += 1 + protowire.SizeVarint(uint64(sp.kind))
 	}
 	for i := range sp.attrs {
-		n += 1 + protowire.SizeBytes(kvSize(&sp.attrs[i]))
+		a := &sp.attrs[i]
+		a.size = int32(kvSize(a))
+		n += 1 + protowire.SizeBytes(int(a.size))
 	}
 	if sp.status != 0 {
 		n += 1 + protowire.SizeBytes(statusSize(sp))
@@ -196,18 +198,24 @@ func appendSpan(b []byte, t *trace, sp *span) []byte {
 	return b
 }
 
-// appendKV appends a as a KeyValue in field num.
+// appendKV appends a as a KeyValue in field num; a.size is used when
+// set. Tags of fields 1–15 are one byte, written as such.
 func appendKV(b []byte, num protowire.Number, a *attr) []byte {
-	b = protowire.AppendTag(b, num, bytesType)
-	b = protowire.AppendVarint(b, uint64(kvSize(a)))
-	b = protowire.AppendTag(b, fKVKey, bytesType)
+	size := int(a.size)
+	if size == 0 {
+		size = kvSize(a)
+	}
+	b = append(b, byte(num)<<3|byte(bytesType))
+	b = protowire.AppendVarint(b, uint64(size))
+	b = append(b, fKVKey<<3|byte(bytesType))
 	b = protowire.AppendString(b, a.key)
-	b = protowire.AppendTag(b, fKVValue, bytesType)
-	b = protowire.AppendVarint(b, uint64(anySize(a)))
+	b = append(b, fKVValue<<3|byte(bytesType))
 	if a.isInt {
-		b = protowire.AppendTag(b, fAnyInt, varintType)
+		b = protowire.AppendVarint(b, uint64(1+protowire.SizeVarint(uint64(a.num))))
+		b = append(b, fAnyInt<<3|byte(varintType))
 		return protowire.AppendVarint(b, uint64(a.num))
 	}
-	b = protowire.AppendTag(b, fAnyString, bytesType)
+	b = protowire.AppendVarint(b, uint64(1+protowire.SizeBytes(len(a.str))))
+	b = append(b, fAnyString<<3|byte(bytesType))
 	return protowire.AppendString(b, a.str)
 }

@@ -14,6 +14,7 @@ type attr struct {
 	str   string
 	num   int64
 	isInt bool
+	size  int32 // the encoded KeyValue's length, set by the encoder
 }
 
 // span is one generated span. parent is the index of the parent in its

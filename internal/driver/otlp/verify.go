@@ -30,7 +30,7 @@ func (d *Driver) Facts() []driver.Fact {
 		{Name: "trace shape", Value: d.cfg.Shape + ": " + d.shape.String()},
 		{Name: "seed", Value: strconv.FormatUint(d.seed, 10)},
 		{Name: "mean trace size", Value: fmt.Sprintf("%s (%.0f B, over %d generated traces)",
-			units.FormatBytes(d.meanTrace), d.meanTrace, max(sampleTraces, d.cfg.Batch))},
+			units.FormatBytes(d.meanTrace), d.meanTrace, d.sampled)},
 		{Name: "mean spans per trace", Value: strconv.FormatFloat(d.meanSpans, 'f', 1, 64)},
 		{Name: "traces per request", Value: strconv.Itoa(d.cfg.Batch)},
 		{Name: "mean request size", Value: units.FormatBytes(d.meanTrace * float64(d.cfg.Batch))},
