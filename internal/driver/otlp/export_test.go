@@ -237,3 +237,30 @@ func TestByteRate(t *testing.T) {
 			tc.shape, tc.batch, mean, actual, d.RequestsPerSecond(rate))
 	}
 }
+
+func TestHTTPTransportClasses(t *testing.T) {
+	stall := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-stall:
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(stall) })
+	d := newDriver(t, Config{Endpoint: srv.URL, Protocol: ProtoHTTP, Shape: ShapeSmall, Timeout: 100 * time.Millisecond})
+	if r := doN(t, d, 1)[0]; r.Class != stats.Timeout {
+		t.Errorf("stalled server: %s %q, want timeout", r.Class, r.Message)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(30*time.Millisecond, cancel)
+	var r driver.Result
+	d.Do(ctx, 0, &r)
+	if r.Class != stats.Interrupted {
+		t.Errorf("cancelled: %s %q, want interrupted", r.Class, r.Message)
+	}
+	d = newDriver(t, Config{Endpoint: "http://127.0.0.1:1", Protocol: ProtoHTTP, Shape: ShapeSmall})
+	if r := doN(t, d, 1)[0]; r.Class != stats.Connect {
+		t.Errorf("refused: %s %q, want connect", r.Class, r.Message)
+	}
+}
