@@ -153,3 +153,55 @@ func (q Query) validate() []error {
 	}
 	return errs
 }
+
+// Redacted describes c for people and storage: the queries and where they
+// go, with the password in the URL and the values of secret headers
+// (Authorization, tokens, keys, cookies, …) masked.
+func (c Config) Redacted() string {
+	d := c.withDefaults()
+	u := "<unparsable url>"
+	if pu, err := url.Parse(d.URL); err == nil {
+		u = pu.Redacted()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "PromQL at %s: ", u)
+	if len(d.Queries) > 0 {
+		fmt.Fprintf(&b, "%d queries", len(d.Queries))
+		if d.RulesFile != "" {
+			b.WriteString(" and ")
+		}
+	}
+	if d.RulesFile != "" {
+		fmt.Fprintf(&b, "the rules of %s", d.RulesFile)
+	}
+	fmt.Fprintf(&b, ", each every %v", d.QueryInterval)
+	names := make([]string, 0, len(d.Headers))
+	for n := range d.Headers {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for i, n := range names {
+		sep := ", "
+		if i == 0 {
+			sep = "; headers "
+		}
+		v := d.Headers[n]
+		if sensitiveHeader(n) {
+			v = "<redacted>"
+		}
+		fmt.Fprintf(&b, "%s%s: %s", sep, n, v)
+	}
+	return b.String()
+}
+
+// sensitiveHeader reports whether a header's value is a secret that must
+// never be printed or stored.
+func sensitiveHeader(name string) bool {
+	n := strings.ToLower(name)
+	for _, s := range []string{"auth", "token", "key", "secret", "password", "cookie", "session", "credential"} {
+		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	return false
+}

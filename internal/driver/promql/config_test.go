@@ -134,3 +134,13 @@ headers: {X-Scope-OrgID: t1}
 		t.Error(errs)
 	}
 }
+
+func TestRedacted(t *testing.T) {
+	c := Config{URL: "https://u:pw@mimir.example/prometheus", Queries: []Query{{Expr: "up"}}, RulesFile: "alerts.yml",
+		Headers: map[string]string{"Authorization": "Bearer s3cret", "X-Scope-OrgID": "t1"}}
+	want := "PromQL at https://u:xxxxx@mimir.example/prometheus: 1 queries and the rules of alerts.yml, each every 15s; " +
+		"headers Authorization: <redacted>, X-Scope-OrgID: t1"
+	if got := c.Redacted(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}

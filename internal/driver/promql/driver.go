@@ -9,12 +9,12 @@
 // name (so each query has its own latency histogram); BytesRecv the
 // response body; BytesSent the form-encoded request body; TTFB the time to
 // the response headers. Class: OK for a 2xx "status":"success" answer;
-// Status4xx or Status5xx by HTTP status, with the API's errorType and error
-// as the message when the body has them; Protocol for a 2xx answer with
-// "status":"error" (some backends) or a body that is not a valid API
-// response; Partial for an answer marked "isPartial": true
-// (VictoriaMetrics, when some storage nodes did not answer); else what
-// httpdriver.Classify makes of the error.
+// RateLimited for 429, else Status4xx or Status5xx by HTTP status, with the
+// API's errorType and error as the message when the body has them;
+// Protocol for a 2xx answer with "status":"error" (some backends) or a body
+// that is not a valid API response; Partial for an answer marked
+// "isPartial": true (VictoriaMetrics, when some storage nodes did not
+// answer); else what httpdriver.Classify makes of the error.
 //
 // The response is read as a stream, never held whole: the driver counts
 // the series and points it returns (Facts) in constant memory.

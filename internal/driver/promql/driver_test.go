@@ -78,6 +78,8 @@ func TestClasses(t *testing.T) {
 		{"503 not json", 503, "<html>busy</html>", stats.Status5xx, "HTTP 503 Service Unavailable"},
 		{"422", 422, `{"status":"error","errorType":"execution","error":"vector cannot contain metrics with the same labelset"}`,
 			stats.Status4xx, "HTTP 422 Unprocessable Entity: execution: vector cannot contain metrics with the same labelset"},
+		{"429", 429, `{"status":"error","errorType":"too_many_requests","error":"too many outstanding requests"}`,
+			stats.RateLimited, "HTTP 429 Too Many Requests: too_many_requests: too many outstanding requests"},
 		{"not json", 200, "<html>hello</html>", stats.Protocol, "cannot decode response: invalid JSON at byte 0"},
 		{"unknown status", 200, `{"status":"weird"}`, stats.Protocol, `response status "weird", want success`},
 		{"redirect", 302, "", stats.Protocol, "HTTP 302 Found (the API answers 2xx)"},

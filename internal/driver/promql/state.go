@@ -28,6 +28,8 @@ func (d *Driver) classify(ctx context.Context, code int, perr error, st *vuState
 		if r.Class == stats.Connect {
 			r.Class = stats.Protocol // the response had begun
 		}
+	case code == http.StatusTooManyRequests:
+		r.Class, r.Message = stats.RateLimited, withAPIError(status, a, perr)
 	case code >= 400 && code < 500:
 		r.Class, r.Message = stats.Status4xx, withAPIError(status, a, perr)
 	case code >= 500 && code < 600:

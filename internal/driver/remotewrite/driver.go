@@ -21,9 +21,9 @@
 //
 // What a Result holds: Op "remote_write" (a retry: "remote_write_retry");
 // BytesSent the compressed body; BytesRecv the response body; TTFB the time
-// to the response headers; Class OK for 2xx, Status4xx, Status5xx,
-// Protocol for other statuses, else what httpdriver.Classify makes of the
-// error. Connect is not measured.
+// to the response headers; Class OK for 2xx, RateLimited for 429,
+// Status4xx, Status5xx, Protocol for other statuses, else what
+// httpdriver.Classify makes of the error. Connect is not measured.
 //
 // Retries are off unless Config.Retries is set. Then a batch answered 5xx
 // or 429, or not sent for a connect error, is queued and resent by a later
@@ -149,11 +149,11 @@ func (d *Driver) Do(ctx context.Context, vu int, r *driver.Result) {
 		}
 	}
 	r.BytesSent = int64(len(body))
-	status := d.send(ctx, st, body, r)
+	d.send(ctx, st, body, r)
 	switch {
 	case r.Class == stats.OK:
 		d.acks.add(b)
-	case d.cfg.Retries > 0 && retryable(r.Class, status):
+	case d.cfg.Retries > 0 && retryable(r.Class):
 		d.retry.failed(p, body, b, d.cfg.Retries, d.cfg.RetryBackoff, time.Now())
 	case p != nil:
 		d.retry.gaveUp.Add(1)
@@ -161,13 +161,12 @@ func (d *Driver) Do(ctx context.Context, vu int, r *driver.Result) {
 }
 
 // retryable: the receiver asked to be asked again, or never got the request.
-func retryable(c stats.Class, status int) bool {
-	return c == stats.Status5xx || status == http.StatusTooManyRequests || c == stats.Connect
+func retryable(c stats.Class) bool {
+	return c == stats.Status5xx || c == stats.RateLimited || c == stats.Connect
 }
 
-// send posts body and fills in r's TTFB, BytesRecv, Class and Message. It
-// returns the HTTP status, 0 when there was none.
-func (d *Driver) send(ctx context.Context, st *vuState, body []byte, r *driver.Result) int {
+// send posts body and fills in r's TTFB, BytesRecv, Class and Message.
+func (d *Driver) send(ctx context.Context, st *vuState, body []byte, r *driver.Result) {
 	start := time.Now()
 	rctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
 	defer cancel()
@@ -175,7 +174,7 @@ func (d *Driver) send(ctx context.Context, st *vuState, body []byte, r *driver.R
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, d.cfg.URL, &st.rd)
 	if err != nil {
 		r.Class, r.Message = stats.Protocol, err.Error()
-		return 0
+		return
 	}
 	req.ContentLength = int64(len(body))
 	req.Host = d.host
@@ -191,7 +190,7 @@ func (d *Driver) send(ctx context.Context, st *vuState, body []byte, r *driver.R
 	resp, err := d.client.Do(req)
 	if err != nil {
 		d.classifyErr(err, ctx, r)
-		return 0
+		return
 	}
 	defer resp.Body.Close()
 	r.TTFB = time.Since(start)
@@ -204,6 +203,8 @@ func (d *Driver) send(ctx context.Context, st *vuState, body []byte, r *driver.R
 			r.Class = stats.Protocol // the response had begun
 		}
 	case code >= 200 && code < 300:
+	case code == http.StatusTooManyRequests:
+		r.Class, r.Message = stats.RateLimited, statusMessage(resp, head)
 	case code >= 400 && code < 500:
 		r.Class, r.Message = stats.Status4xx, statusMessage(resp, head)
 	case code >= 500 && code < 600:
@@ -211,7 +212,6 @@ func (d *Driver) send(ctx context.Context, st *vuState, body []byte, r *driver.R
 	default:
 		r.Class, r.Message = stats.Protocol, statusMessage(resp, head)+" (remote write wants 2xx)"
 	}
-	return resp.StatusCode
 }
 
 func (d *Driver) classifyErr(err error, ctx context.Context, r *driver.Result) {

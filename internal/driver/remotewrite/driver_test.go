@@ -76,7 +76,7 @@ func TestDoClasses(t *testing.T) {
 		{204, stats.OK, ""},
 		{200, stats.OK, ""},
 		{400, stats.Status4xx, "HTTP 400 Bad Request: rejected: out of order sample"},
-		{429, stats.Status4xx, "HTTP 429 Too Many Requests: rejected: out of order sample"},
+		{429, stats.RateLimited, "HTTP 429 Too Many Requests: rejected: out of order sample"},
 		{503, stats.Status5xx, "HTTP 503 Service Unavailable: rejected: out of order sample"},
 		{302, stats.Protocol, "HTTP 302 Found (remote write wants 2xx)"},
 	} {
@@ -122,11 +122,11 @@ func TestDoErrors(t *testing.T) {
 	}
 }
 
-// TestRetries: a batch answered 503 is resent by a later Do after the
+// TestRetries: a batch answered 503 or 429 is resent by a later Do after the
 // backoff, as its own operation; after the last retry it is given up; a
 // 400 is never retried. The facts count it all.
 func TestRetries(t *testing.T) {
-	codes := []int{503, 503, 204, 503, 503, 503, 400}
+	codes := []int{503, 429, 204, 503, 503, 503, 400}
 	rc, url := startReceiver(t, func(n int) int {
 		if n < len(codes) {
 			return codes[n]
@@ -141,7 +141,7 @@ func TestRetries(t *testing.T) {
 		r := doOnce(d, 0)
 		ops = append(ops, r.Op+":"+r.Class.String())
 	}
-	want := "remote_write:status_5xx remote_write_retry:status_5xx remote_write_retry:ok " +
+	want := "remote_write:status_5xx remote_write_retry:rate_limited remote_write_retry:ok " +
 		"remote_write:status_5xx remote_write_retry:status_5xx remote_write_retry:status_5xx remote_write:status_4xx"
 	if strings.Join(ops, " ") != want {
 		t.Errorf("ops\n%s\nwant\n%s", strings.Join(ops, " "), want)
