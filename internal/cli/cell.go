@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -244,7 +245,7 @@ func scrubLogs(dir string, p *plan.Plan) {
 	}
 	entries, _ := os.ReadDir(dir)
 	for _, ent := range entries {
-		path := dir + "/" + ent.Name()
+		path := filepath.Join(dir, ent.Name())
 		b, err := os.ReadFile(path)
 		if err != nil {
 			continue

@@ -73,7 +73,6 @@ func httpDriver(in driverInput) (driverSpec, []error) {
 	if err := in.params.Decode(&p); err != nil { // go on: what decoded may have problems too
 		errs = planErrors(err)
 	}
-	pos, dir := in.params.Pos(), in.dir
 	cfg := httpdriver.Config{URL: p.URL.V, Method: strings.ToUpper(p.Method.V), Header: http.Header{},
 		Timeout: p.Timeout.V, Proto: p.Proto.V, CAFile: p.CAFile.V, InsecureSkipVerify: p.Insecure.V,
 		MaxConns: p.MaxConns.V, Name: p.Name.V}
@@ -81,46 +80,13 @@ func httpDriver(in driverInput) (driverSpec, []error) {
 		cfg.Header.Add(k, v)
 	}
 	if cfg.CAFile != "" && !filepath.IsAbs(cfg.CAFile) {
-		cfg.CAFile = filepath.Join(dir, cfg.CAFile)
+		cfg.CAFile = filepath.Join(in.dir, cfg.CAFile)
 	}
-	switch {
-	case p.Body.set && p.BodyFile.set:
-		errs = append(errs, p.BodyFile.errorf(in.file, "give body or body_file, not both"))
-	case p.BodyFile.set:
-		path := p.BodyFile.V
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(dir, path)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			errs = append(errs, p.BodyFile.errorf(in.file, "cannot read body_file: %v", err))
-		}
-		cfg.Body = b
-	case p.Body.set:
-		cfg.Body = []byte(p.Body.V)
+	var err error
+	if cfg.Body, err = p.body(in); err != nil {
+		errs = append(errs, err)
 	}
-	fields := []struct {
-		at   locator
-		solo httpdriver.Config
-	}{
-		{p.URL.locator, httpdriver.Config{URL: cfg.URL}},
-		{p.Method.locator, httpdriver.Config{URL: "http://127.0.0.1/", Method: cfg.Method}},
-		{p.Headers.locator, httpdriver.Config{URL: "http://127.0.0.1/", Header: cfg.Header}},
-		{p.Timeout.locator, httpdriver.Config{URL: "http://127.0.0.1/", Timeout: cfg.Timeout}},
-		{p.CAFile.locator, httpdriver.Config{URL: "http://127.0.0.1/", CAFile: cfg.CAFile}},
-		{p.MaxConns.locator, httpdriver.Config{URL: "http://127.0.0.1/", MaxConns: cfg.MaxConns}},
-		{p.Proto.locator, cfg},
-	}
-	seen := map[string]bool{}
-	for _, f := range fields {
-		for _, err := range f.solo.Validate() {
-			if msg := err.Error(); !seen[msg] {
-				seen[msg] = true
-				errs = append(errs, f.at.or(pos).errorf(in.file, "params: %s", msg))
-			}
-		}
-	}
-	if len(errs) > 0 {
+	if errs = append(errs, p.problems(cfg, in)...); len(errs) > 0 {
 		return driverSpec{}, errs
 	}
 	target := cfg.Method
@@ -132,6 +98,57 @@ func httpDriver(in driverInput) (driverSpec, []error) {
 		opBytes: int64(len(cfg.Body)),
 		new:     func() (driver.Driver, error) { return httpdriver.New(cfg) },
 	}, nil
+}
+
+// body is the request body: body as written, or body_file's contents.
+func (p *httpParams) body(in driverInput) ([]byte, error) {
+	switch {
+	case p.Body.set && p.BodyFile.set:
+		return nil, p.BodyFile.errorf(in.file, "give body or body_file, not both")
+	case p.BodyFile.set:
+		path := p.BodyFile.V
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(in.dir, path)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, p.BodyFile.errorf(in.file, "cannot read body_file: %v", err)
+		}
+		return b, nil
+	case p.Body.set:
+		return []byte(p.Body.V), nil
+	}
+	return nil, nil
+}
+
+// problems is cfg.Validate with each problem at the position of the field
+// it is about: each field is validated alone first, on an otherwise valid
+// config; what only the whole config shows goes to proto (or the params).
+func (p *httpParams) problems(cfg httpdriver.Config, in driverInput) []error {
+	const ok = "http://127.0.0.1/"
+	fields := []struct {
+		at   locator
+		solo httpdriver.Config
+	}{
+		{p.URL.locator, httpdriver.Config{URL: cfg.URL}},
+		{p.Method.locator, httpdriver.Config{URL: ok, Method: cfg.Method}},
+		{p.Headers.locator, httpdriver.Config{URL: ok, Header: cfg.Header}},
+		{p.Timeout.locator, httpdriver.Config{URL: ok, Timeout: cfg.Timeout}},
+		{p.CAFile.locator, httpdriver.Config{URL: ok, CAFile: cfg.CAFile}},
+		{p.MaxConns.locator, httpdriver.Config{URL: ok, MaxConns: cfg.MaxConns}},
+		{p.Proto.locator, cfg},
+	}
+	var errs []error
+	seen := map[string]bool{}
+	for _, f := range fields {
+		for _, err := range f.solo.Validate() {
+			if msg := err.Error(); !seen[msg] {
+				seen[msg] = true
+				errs = append(errs, f.at.or(in.params.Pos()).errorf(in.file, "params: %s", msg))
+			}
+		}
+	}
+	return errs
 }
 
 // storedParams is a workload's params as stored with the run: as written

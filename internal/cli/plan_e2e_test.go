@@ -295,9 +295,11 @@ func checkMatrixLoad(t *testing.T, s planSummary) {
 		if w.Short != "a" {
 			continue
 		}
+		// The target adds its --latency to a fraction of a millisecond of
+		// its own; a busy machine may add a little more.
 		p50 := map[int]float64{0: 2, 1: 12}[w.Cell]
-		if got := w.Ops[0].Latency.P50; math.Abs(got-p50) > 1.5 {
-			t.Errorf("%s: p50 %.2f ms, want %.0f ms from the cell's --latency", w.Name, got, p50)
+		if got := w.Ops[0].Latency.P50; got < p50 || got > p50+3 {
+			t.Errorf("%s: p50 %.2f ms, want %.0f ms from the cell's --latency (+ up to 3 ms)", w.Name, got, p50)
 		}
 	}
 }
@@ -321,7 +323,9 @@ func checkMatrixResources(t *testing.T, c planCell, comps []string) {
 		seen := map[string]bool{}
 		for _, rc := range p.Resources.Components {
 			seen[rc.Name] = true
-			if rc.CPU == nil || rc.Memory == nil || rc.CPU.Avg <= 0 || rc.Memory.Max < 1<<20 {
+			// nginx serves 50 requests a second in less than the 10 ms
+			// the kernel counts CPU time in: its CPU may read 0.
+			if rc.CPU == nil || rc.Memory == nil || rc.CPU.Avg <= 0 && rc.Name != "nginx" || rc.Memory.Max < 1<<20 {
 				t.Errorf("cell %s, profile %s, %s: cpu %+v, memory %+v", c.Name, p.Profile, rc.Name, rc.CPU, rc.Memory)
 			}
 			if rc.Name == "fast" && rc.Metrics["go_heap_inuse_bytes"].Samples == 0 {

@@ -3,12 +3,14 @@ package cli_test
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/perflab/perflab/internal/testutil"
 )
@@ -211,4 +213,62 @@ profiles:
 			t.Errorf("component %s (pid %d) still runs after the run ended", c.Name, c.PID)
 		}
 	}
+}
+
+// TestRunPlanAttach measures a process perflab did not start, and leaves
+// it running; --profile picks the profiles to run.
+func TestRunPlanAttach(t *testing.T) {
+	port := testutil.FreePort(t)
+	srv := exec.Command(perflab, "target", "http", "--addr", fmt.Sprintf("127.0.0.1:%d", port))
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
+	path := writePlan(t, fmt.Sprintf(`
+name: attach
+sample_interval: 500ms
+components:
+  - name: server
+    attach: {pid: %[2]d}
+    metrics: http://127.0.0.1:%[1]d/metrics
+profiles:
+  - name: skipped
+    duration: 1h
+    workloads: [{name: get, driver: http, rate: 50/s, params: {url: "http://127.0.0.1:%[1]d/"}}]
+  - name: picked
+    duration: 2s
+    workloads: [{name: get, driver: http, rate: 50/s, params: {url: "http://127.0.0.1:%[1]d/"}}]
+`, port, srv.Process.Pid))
+	waitListening(t, port)
+	r := run(t, "run", path, "--profile", "picked", "--out", t.TempDir())
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	s, _, _ := readRun(t, r)
+	if len(s.Cells) != 1 || len(s.Cells[0].Phases) != 1 || s.Cells[0].Phases[0].Profile != "picked" {
+		t.Fatalf("cells %+v", s.Cells)
+	}
+	if kind, _, _, _ := s.Cells[0].component("server"); kind != "attach" {
+		t.Errorf("server is of kind %q, want attach", kind)
+	}
+	res := s.Cells[0].Phases[0].Resources
+	if res == nil || len(res.Components) == 0 || res.Components[0].Memory == nil || res.Components[0].Memory.Max < 1<<20 {
+		t.Errorf("no memory figures of the attached server: %+v", res)
+	}
+	if err := srv.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("perflab stopped a component it did not start: %v", err)
+	}
+}
+
+// waitListening waits until something accepts connections on port.
+func waitListening(t *testing.T, port int) {
+	t.Helper()
+	for range 100 {
+		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			c.Close()
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("nothing listens on port %d", port)
 }
