@@ -18,7 +18,7 @@ func Markdown(w io.Writer, r *Run) error {
 	if !r.Ended.IsZero() {
 		fmt.Fprintf(b, "| Duration | %s |\n", r.Ended.Sub(r.Started).Round(100*time.Millisecond))
 	}
-	fmt.Fprintf(b, "| State | %s |\n", stateText(r))
+	fmt.Fprintf(b, "| State | %s |\n", mdEscape(strings.ReplaceAll(stateText(r), "\n", " ")))
 	if r.Command != "" {
 		fmt.Fprintf(b, "| Command | `%s` |\n", r.Command)
 	}

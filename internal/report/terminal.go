@@ -84,6 +84,10 @@ func (p *Progress) End() {
 
 // Terminal writes the final summary table of r.
 func Terminal(w io.Writer, r *Run) error {
+	if len(r.Workloads) == 0 {
+		fmt.Fprintln(w, "no workload ran")
+		return terminalResources(w, r)
+	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "workload\toperation\trequests\trate\tsuccess\tp50\tp90\tp99\tp99.9\tmax\tdropped\t")
 	for _, s := range r.Workloads {
