@@ -74,7 +74,7 @@ func (e *env) executePlan(ctx context.Context, p *plan.Plan, b plan.Builtins, ou
 			break
 		}
 		if state, msg := r.runCell(c); state == results.StateFailed {
-			failed = append(failed, fmt.Sprintf("cell %s: %s", c.Name, firstLine(msg)))
+			failed = append(failed, fmt.Sprintf("cell %s: %s", c.Name, oneLine(msg)))
 		}
 	}
 	return e.finish(store, jsonOut, func(rep *report.Run) (results.Status, error) {
@@ -98,9 +98,14 @@ func judgePlan(r *report.Run, interrupted bool, storeErr error, failed []string)
 			hint: "report.md says for each cell what failed; the components' output is under logs/ in the run directory"}
 }
 
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
+// oneLine joins a message's lines (such as a component's last log lines)
+// into one.
+func oneLine(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimSpace(l)
+	}
+	return strings.Join(lines, " ")
 }
 
 // planCmd is `perflab plan check PLAN.yaml`: validate a plan, drivers'
