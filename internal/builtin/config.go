@@ -36,6 +36,16 @@ type HTTPConfig struct {
 	// counts in the heap (go_memstats_heap_inuse_bytes) but, untouched, not
 	// in resident memory.
 	Ballast int64
+	// Capacity caps the load endpoint at this many requests per second,
+	// served first come first served (0: unlimited); a request that would
+	// wait longer than QueueMax for its turn is answered 503 at once. The
+	// wait comes before Latency.
+	Capacity float64
+	QueueMax time.Duration // 0: DefaultQueueMax
+	// CPUWork is the CPU time each request to the load endpoint burns
+	// (BurnCPU) before it waits its latency: a known cost per request, so
+	// that a comparison of two runs can be checked against it.
+	CPUWork time.Duration
 }
 
 // Validate lists every problem with the configuration at once; nil means
@@ -51,6 +61,7 @@ func (c HTTPConfig) Validate() []error {
 	nonNegative("jitter", c.Jitter)
 	nonNegative("stall duration", c.StallFor)
 	nonNegative("stall period", c.StallEvery)
+	nonNegative("cpu work", c.CPUWork)
 	if c.Size < 0 {
 		errs = append(errs, fmt.Errorf("response size %d must be >= 0", c.Size))
 	}
@@ -69,6 +80,7 @@ func (c HTTPConfig) Validate() []error {
 	default:
 		errs = append(errs, fmt.Errorf("unknown latency distribution %q; want %q, %q or %q", c.Dist, DistFixed, DistUniform, DistNormal))
 	}
+	errs = append(errs, c.validateCapacity()...)
 	return append(errs, c.validateStall()...)
 }
 

@@ -17,6 +17,9 @@ const maxChunk = 1 << 20
 // errorBody is the body of an injected 500.
 const errorBody = "perflab: injected error\n"
 
+// rejectedBody is the body of a 503 for a request over the capacity.
+const rejectedBody = "perflab: over capacity\n"
+
 // HTTP is the built-in HTTP target. Every path except /metrics and /health
 // is a load endpoint that answers after a sampled delay with a body of the
 // configured size, or with a 500 for the configured fraction of requests.
@@ -27,7 +30,8 @@ type HTTP struct {
 	start   time.Time
 	rng     *rand.Rand
 	chunk   []byte
-	ballast []byte // held, never touched: see HTTPConfig.Ballast
+	ballast []byte         // held, never touched: see HTTPConfig.Ballast
+	queue   *capacityQueue // nil without a capacity
 	metrics *targetMetrics
 }
 
@@ -52,6 +56,13 @@ func NewHTTP(cfg HTTPConfig, now func() time.Time) *HTTP {
 	}
 	if cfg.Ballast > 0 {
 		h.ballast = make([]byte, cfg.Ballast)
+	}
+	if cfg.Capacity > 0 {
+		maxWait := cfg.QueueMax
+		if maxWait <= 0 {
+			maxWait = DefaultQueueMax
+		}
+		h.queue = newCapacityQueue(cfg.Capacity, maxWait)
 	}
 	h.metrics = newTargetMetrics(h.stallsBegun, float64(len(h.ballast)))
 	return h
@@ -92,7 +103,17 @@ func (h *HTTP) serveLoad(w http.ResponseWriter, r *http.Request) {
 	defer m.inFlight.Dec()
 
 	_, _ = io.Copy(io.Discard, r.Body)
-	wait := stallWait(h.now().Sub(h.start), h.cfg.StallFor, h.cfg.StallEvery)
+	BurnCPU(h.cfg.CPUWork)
+	var queued time.Duration
+	if h.queue != nil {
+		var ok bool
+		if queued, ok = h.queue.admit(time.Now()); !ok {
+			m.rejected.Inc()
+			m.bytes.Add(float64(writeStatus(w, http.StatusServiceUnavailable, rejectedBody)))
+			return
+		}
+	}
+	wait := queued + stallWait(h.now().Sub(h.start), h.cfg.StallFor, h.cfg.StallEvery)
 	fail := h.cfg.ErrorRate > 0 && h.rng.Float64() < h.cfg.ErrorRate
 	wait += sampleLatency(h.rng, h.dist, h.cfg.Latency, h.cfg.Jitter)
 	if !sleep(r.Context(), wait) {
@@ -131,10 +152,15 @@ func (h *HTTP) writeBody(w http.ResponseWriter) int64 {
 }
 
 func writeError(w http.ResponseWriter) int64 {
+	return writeStatus(w, http.StatusInternalServerError, errorBody)
+}
+
+// writeStatus answers with code and a short text body.
+func writeStatus(w http.ResponseWriter, code int, body string) int64 {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("Content-Length", strconv.Itoa(len(errorBody)))
-	w.WriteHeader(http.StatusInternalServerError)
-	n, _ := io.WriteString(w, errorBody)
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(code)
+	n, _ := io.WriteString(w, body)
 	return int64(n)
 }
 

@@ -15,6 +15,7 @@ type targetMetrics struct {
 	requests *prometheus.CounterVec
 	ok       prometheus.Counter // requests{code="200"}
 	failed   prometheus.Counter // requests{code="500"}
+	rejected prometheus.Counter // requests{code="503"}: over the capacity
 	canceled prometheus.Counter
 	duration prometheus.Histogram
 	bytes    prometheus.Counter
@@ -57,6 +58,7 @@ func newTargetMetrics(stalls func() float64, ballast float64) *targetMetrics {
 	// Create both series up front so they read 0 rather than being absent.
 	m.ok = m.requests.WithLabelValues("200")
 	m.failed = m.requests.WithLabelValues("500")
+	m.rejected = m.requests.WithLabelValues("503")
 	stallsTotal := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "perflab_target_stalls_total",
 		Help: "Stall windows begun since the target started.",

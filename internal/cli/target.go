@@ -28,10 +28,15 @@ func (e *env) target(ctx context.Context, args []string) error {
 	stall := fs.String("stall", "", "periodic stall FOR/EVERY, e.g. 1s/10s: responses are held FOR at the end of each EVERY")
 	seed := fs.Int64("seed", 0, "random seed (0: random)")
 	ballast := fs.String("ballast", "0", "hold a never-touched heap allocation of this size, e.g. 1GiB (the GC ballast trick)")
+	capacity := fs.String("capacity", "", "serve at most this many requests per second, in turn, e.g. 500/s; beyond, requests queue (default: unlimited)")
+	queueMax := fs.Duration("queue-max", 0, "with --capacity: a request that would queue longer than this is answered 503 at once (default 1s)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return flagError(err)
 	}
 	cfg, err := targetConfig(*latency, *jitter, *dist, *size, *errRate, *stall, *seed, *ballast)
+	if err == nil {
+		err = capacityConfig(&cfg, *capacity, *queueMax)
+	}
 	if err != nil {
 		return err
 	}
@@ -67,4 +72,25 @@ func targetConfig(latency, jitter time.Duration, dist, size string, errRate floa
 		return cfg, usageErrorf("invalid target:\n  %s", strings.Join(problems, "\n  "))
 	}
 	return cfg, nil
+}
+
+// capacityConfig sets the capacity limit of cfg from --capacity and
+// --queue-max.
+func capacityConfig(cfg *builtin.HTTPConfig, capacity string, queueMax time.Duration) error {
+	if capacity != "" {
+		r, err := units.ParseRate(capacity)
+		if err != nil || r <= 0 {
+			return usageErrorf("--capacity %q: want a rate like 500/s", capacity)
+		}
+		cfg.Capacity = r
+	}
+	cfg.QueueMax = queueMax
+	var problems []string
+	for _, err := range cfg.Validate() {
+		problems = append(problems, err.Error())
+	}
+	if len(problems) > 0 {
+		return usageErrorf("invalid target:\n  %s", strings.Join(problems, "\n  "))
+	}
+	return nil
 }
