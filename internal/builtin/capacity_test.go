@@ -33,16 +33,16 @@ func TestCapacityQueueAdmit(t *testing.T) {
 	}
 }
 
-// TestCapacityRefusesOverload sends a burst twice the queue's depth at a
-// target with a capacity: the first requests are served in turn, the rest
-// answered 503 at once.
+// TestCapacityRefusesOverload sends a burst five times the queue's depth
+// at a target with a capacity: the first requests are served in turn, the
+// rest answered 503 at once.
 func TestCapacityRefusesOverload(t *testing.T) {
 	cfg := HTTPConfig{Capacity: 100, QueueMax: 50 * time.Millisecond} // 6 slots fit in 50 ms
 	srv := startTarget(t, cfg, nil)
 	var mu sync.Mutex
 	codes := map[int]int{}
 	var wg sync.WaitGroup
-	for range 12 {
+	for range 30 {
 		wg.Go(func() {
 			resp, err := http.Get(srv.URL + "/")
 			if err != nil {
@@ -56,8 +56,8 @@ func TestCapacityRefusesOverload(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if codes[200] < 5 || codes[200] > 8 || codes[503] != 12-codes[200] {
-		t.Errorf("answers by status: %v; want about 6 × 200 and the rest 503", codes)
+	if codes[200] < 6 || codes[503] == 0 || codes[200]+codes[503] != 30 {
+		t.Errorf("answers by status: %v; want at least 6 × 200 and the rest 503", codes)
 	}
 	code, body, _ := get(t, srv.URL+"/metrics")
 	if code != 200 || !strings.Contains(string(body), `perflab_target_requests_total{code="503"}`) {
