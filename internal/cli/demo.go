@@ -28,7 +28,7 @@ var demoTarget = []string{"--latency", "10ms", "--jitter", "2ms", "--size", "1Ki
 func (e *env) demo(ctx context.Context, args []string) error {
 	fs := newFlagSet("demo", e)
 	out := fs.String("out", "perflab-runs", "parent directory for the run directory")
-	each := fs.Duration("duration", 10*time.Second, "duration of each load level")
+	each := fs.Duration("duration", 11*time.Second, "duration of each load level (11 s: ten 1 s samples after the first interval, enough for a P99 of the target's resources)")
 	if err := fs.Parse(args); err != nil {
 		return flagError(err)
 	}
