@@ -28,12 +28,22 @@ func (e *env) target(ctx context.Context, args []string) error {
 	stall := fs.String("stall", "", "periodic stall FOR/EVERY, e.g. 1s/10s: responses are held FOR at the end of each EVERY")
 	seed := fs.Int64("seed", 0, "random seed (0: random)")
 	ballast := fs.String("ballast", "0", "hold a never-touched heap allocation of this size, e.g. 1GiB (the GC ballast trick)")
+	var cpuWork time.Duration
+	fs.Func("cpu-work", "CPU time each request burns before its latency, e.g. 1ms: a known cost per request (default 0)", func(s string) error {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return fmt.Errorf("want a duration of 0 or more, like 1ms")
+		}
+		cpuWork = d
+		return nil
+	})
 	capacity := fs.String("capacity", "", "serve at most this many requests per second, in turn, e.g. 500/s; beyond, requests queue (default: unlimited)")
 	queueMax := fs.Duration("queue-max", 0, "with --capacity: a request that would queue longer than this is answered 503 at once (default 1s)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return flagError(err)
 	}
 	cfg, err := targetConfig(*latency, *jitter, *dist, *size, *errRate, *stall, *seed, *ballast)
+	cfg.CPUWork = cpuWork
 	if err == nil {
 		err = capacityConfig(&cfg, *capacity, *queueMax)
 	}
