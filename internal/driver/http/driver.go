@@ -66,7 +66,7 @@ type Driver struct {
 	perVU   bool            // MaxConns == 0: each VU its own client
 	fast    *fastTemplate   // non-nil: HTTP/1.1 through fasthttp
 	dl      *dialer
-	states  stateTable
+	states  driver.VUs[vuState]
 }
 
 // New validates c and builds a Driver.
@@ -95,7 +95,14 @@ func New(c Config) (*Driver, error) {
 	if useFast(c) {
 		d.fast = newFastTemplate(tmpl, c.Body)
 	}
-	d.states = stateTable{epoch: time.Now(), setup: d.setupVU}
+	epoch := time.Now()
+	d.states.New = func(vu int) *vuState {
+		s := newVUState(epoch)
+		if vu >= 0 { // a negative VU's throwaway state uses the shared client
+			d.setupVU(s)
+		}
+		return s
+	}
 	return d, nil
 }
 
@@ -116,7 +123,7 @@ func (d *Driver) setupVU(st *vuState) {
 // Close closes the idle connections. Call it after the last Do returned.
 func (d *Driver) Close() error {
 	d.rt.CloseIdleConnections()
-	d.states.each(func(st *vuState) {
+	d.states.Each(func(st *vuState) {
 		if st.rt != nil {
 			st.rt.CloseIdleConnections()
 		}
@@ -131,7 +138,7 @@ func (d *Driver) Close() error {
 // request is stats.Interrupted; the driver's own timeout is stats.Timeout.
 // A negative vu uses the shared net/http client.
 func (d *Driver) Do(ctx context.Context, vu int, r *driver.Result) {
-	st := d.states.get(vu)
+	st := d.states.Get(vu)
 	start := st.begin()
 	*r = driver.Result{Op: d.name}
 	if st.fast != nil {

@@ -3,7 +3,6 @@ package httpdriver
 import (
 	"net/http"
 	"net/http/httptrace"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -62,64 +61,4 @@ func (s *vuState) ttfb(start int64, fallback time.Duration) time.Duration {
 		return time.Duration(fb - start)
 	}
 	return fallback
-}
-
-// stateTable maps VU numbers to their state. Lookups are one atomic load;
-// a VU seen for the first time takes the lock and may grow the table.
-type stateTable struct {
-	epoch time.Time
-	setup func(*vuState) // called once for each new VU's state
-	mu    sync.Mutex
-	slots atomic.Pointer[[]atomic.Pointer[vuState]]
-}
-
-func (t *stateTable) get(vu int) *vuState {
-	if vu < 0 {
-		return newVUState(t.epoch) // a throwaway state on the shared client
-	}
-	if p := t.slots.Load(); p != nil && vu < len(*p) {
-		if s := (*p)[vu].Load(); s != nil {
-			return s
-		}
-	}
-	return t.add(vu)
-}
-
-func (t *stateTable) add(vu int) *vuState {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	var cur []atomic.Pointer[vuState]
-	if p := t.slots.Load(); p != nil {
-		cur = *p
-	}
-	if vu >= len(cur) {
-		grown := make([]atomic.Pointer[vuState], max(vu+1, 2*len(cur), 16))
-		for i := range cur {
-			grown[i].Store(cur[i].Load())
-		}
-		cur = grown
-		t.slots.Store(&cur)
-	}
-	if s := cur[vu].Load(); s != nil {
-		return s
-	}
-	s := newVUState(t.epoch)
-	if t.setup != nil {
-		t.setup(s)
-	}
-	cur[vu].Store(s)
-	return s
-}
-
-// each calls f for every VU's state.
-func (t *stateTable) each(f func(*vuState)) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if p := t.slots.Load(); p != nil {
-		for i := range *p {
-			if s := (*p)[i].Load(); s != nil {
-				f(s)
-			}
-		}
-	}
 }

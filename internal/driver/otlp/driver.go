@@ -67,7 +67,7 @@ type Driver struct {
 	journal *Journal
 
 	exp    exporter
-	ingest vuTable[ingestState]
+	ingest driver.VUs[ingestState]
 	q      *querier
 
 	meanTrace, meanSpans float64
@@ -121,7 +121,7 @@ func New(c Config) (*Driver, error) {
 	if c.QueryURL != "" {
 		d.q = newQuerier(c, tlsConf)
 	}
-	d.ingest.make = d.newIngestState
+	d.ingest.New = d.newIngestState
 	d.meanTrace, d.meanSpans, d.sampled = measure(d.shape, d.seed, c.Batch)
 	return d, nil
 }
@@ -194,7 +194,7 @@ func (d *Driver) Do(ctx context.Context, vu int, r *driver.Result) {
 }
 
 func (d *Driver) export(ctx context.Context, vu int, r *driver.Result) {
-	st := d.ingest.get(vu)
+	st := d.ingest.Get(vu)
 	if st.abandon || st.lent != nil && !st.lent.closed.Load() {
 		st.buf = nil // a request cut short may still read it: leave it be
 	}

@@ -35,7 +35,7 @@ type querier struct {
 	queries []string
 	search  SearchParams
 	next    atomic.Uint64
-	states  vuTable[queryState]
+	states  driver.VUs[queryState]
 
 	found, notFound, noID, searches, empty atomic.Int64
 }
@@ -59,7 +59,7 @@ func newQuerier(c Config, tlsConf *tls.Config) *querier {
 		client: &http.Client{Transport: rt}, timeout: c.Timeout, delay: c.Delay,
 		queries: c.Queries, search: c.Search}
 	seed := c.Seed
-	q.states.make = func(vu int) *queryState {
+	q.states.New = func(vu int) *queryState {
 		return &queryState{rng: rand.New(rand.NewPCG(seed, uint64(vu)+1<<32))}
 	}
 	return q
@@ -70,7 +70,7 @@ func (q *querier) close() { q.rt.CloseIdleConnections() }
 // do runs the next query of the mix. A trace_by_id with no trace written
 // at least delay ago to look up runs a search instead, and is counted.
 func (q *querier) do(ctx context.Context, vu int, j *Journal, r *driver.Result) {
-	st := q.states.get(vu)
+	st := q.states.Get(vu)
 	op := q.queries[(q.next.Add(1)-1)%uint64(len(q.queries))]
 	if op == OpTraceByID {
 		if j != nil {

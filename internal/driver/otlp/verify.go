@@ -62,7 +62,7 @@ func (d *Driver) Verify(ctx context.Context) ([]driver.Check, error) {
 	if err := sleepUntil(ctx, sample[len(sample)-1].At.Add(d.cfg.Delay)); err != nil {
 		return nil, fmt.Errorf("cannot verify written traces: %w", err)
 	}
-	st := d.q.states.get(-1)
+	st := d.q.states.Get(-1)
 	var foundTraces, wantSpans, foundSpans int
 	var failed []string
 	for _, w := range sample {

@@ -64,7 +64,7 @@ type Driver struct {
 	host     string
 	now      func() time.Time
 	cursor   atomic.Uint64
-	states   vuTable
+	states   driver.VUs[vuState]
 	counts   counts
 }
 
@@ -95,6 +95,7 @@ func New(c Config) (*Driver, error) {
 		header:   http.Header{},
 		now:      time.Now,
 	}
+	d.states.New = func(int) *vuState { return newVUState() }
 	base := strings.TrimSuffix(c.URL, "/")
 	for i, q := range qs {
 		q = q.withDefaults(i)
@@ -151,7 +152,7 @@ func (d *Driver) Do(ctx context.Context, vu int, r *driver.Result) {
 		r.Class, r.Message = stats.Interrupted, "interrupted before the request"
 		return
 	}
-	st := d.states.get(vu)
+	st := d.states.Get(vu)
 	st.body = append(st.body[:0], q.prefix...)
 	now := d.now()
 	if q.Type == Range {

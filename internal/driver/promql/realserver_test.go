@@ -47,7 +47,7 @@ func load(t *testing.T, base string) {
 func run(d *Driver) (driver.Result, int64) {
 	var r driver.Result
 	d.Do(context.Background(), 0, &r)
-	return r, d.states.get(0).answer.series
+	return r, d.states.Get(0).answer.series
 }
 
 // TestRealServers queries VictoriaMetrics and Prometheus holding series
@@ -75,7 +75,7 @@ func TestRealServers(t *testing.T) {
 				t.Errorf("instant: %+v, %d series", r, series)
 			}
 			r, series := run(d)
-			points := d.states.get(0).answer.points
+			points := d.states.Get(0).answer.points
 			if r.Class != stats.OK || series < 6 || series%3 != 0 || points < 2*series { // lo, eth0, … per target
 				t.Errorf("range: %+v, %d series, %d points", r, series, points)
 			}

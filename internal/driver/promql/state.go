@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"sync"
 	"sync/atomic"
 
 	"github.com/perflab/perflab/internal/driver"
@@ -87,44 +86,6 @@ type vuState struct {
 const readBufSize = 32 << 10
 
 func newVUState() *vuState { return &vuState{buf: make([]byte, readBufSize)} }
-
-// vuTable maps VU numbers to their state. A lookup is one atomic load; a
-// VU seen for the first time takes the lock and may grow the table.
-type vuTable struct {
-	mu    sync.Mutex
-	slots atomic.Pointer[[]atomic.Pointer[vuState]]
-}
-
-func (t *vuTable) get(vu int) *vuState {
-	if vu < 0 {
-		return newVUState() // a throwaway state
-	}
-	if p := t.slots.Load(); p != nil && vu < len(*p) {
-		if s := (*p)[vu].Load(); s != nil {
-			return s
-		}
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	var cur []atomic.Pointer[vuState]
-	if p := t.slots.Load(); p != nil {
-		cur = *p
-	}
-	if vu >= len(cur) {
-		grown := make([]atomic.Pointer[vuState], max(vu+1, 2*len(cur), 16))
-		for i := range cur {
-			grown[i].Store(cur[i].Load())
-		}
-		cur = grown
-		t.slots.Store(&cur)
-	}
-	if s := cur[vu].Load(); s != nil {
-		return s
-	}
-	s := newVUState()
-	cur[vu].Store(s)
-	return s
-}
 
 // RequestsPerSecond is the rate at which every query runs once per query
 // interval.

@@ -75,7 +75,7 @@ type Driver struct {
 	header http.Header
 	host   string
 	now    func() time.Time
-	states vuTable
+	states driver.VUs[vuState]
 	acks   ackLog
 	retry  retryQueue
 }
@@ -93,6 +93,7 @@ func New(c Config) (*Driver, error) {
 		header: http.Header{},
 		now:    time.Now,
 	}
+	d.states.New = func(int) *vuState { return newVUState() }
 	d.batch = int(min(uint64(c.Batch), d.gen.active))
 	for k, v := range c.Headers {
 		if strings.EqualFold(k, "Host") {
@@ -131,7 +132,7 @@ func (d *Driver) Do(ctx context.Context, vu int, r *driver.Result) {
 		r.Class, r.Message = stats.Interrupted, "interrupted before the request"
 		return
 	}
-	st := d.states.get(vu)
+	st := d.states.Get(vu)
 	var p *pending
 	if d.cfg.Retries > 0 {
 		p = d.retry.takeDue(time.Now())

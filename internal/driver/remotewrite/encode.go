@@ -3,8 +3,6 @@ package remotewrite
 import (
 	"bytes"
 	"fmt"
-	"sync"
-	"sync/atomic"
 
 	"github.com/klauspost/compress/s2"
 	"github.com/prometheus/prometheus/prompb"
@@ -63,42 +61,4 @@ func (st *vuState) encode() ([]byte, error) {
 		st.z = make([]byte, need+need/4)
 	}
 	return s2.EncodeSnappy(st.z[:need], pb), nil
-}
-
-// vuTable maps VU numbers to their state. A lookup is one atomic load; a
-// VU seen for the first time takes the lock and may grow the table.
-type vuTable struct {
-	mu    sync.Mutex
-	slots atomic.Pointer[[]atomic.Pointer[vuState]]
-}
-
-func (t *vuTable) get(vu int) *vuState {
-	if vu < 0 {
-		return newVUState() // a throwaway state
-	}
-	if p := t.slots.Load(); p != nil && vu < len(*p) {
-		if s := (*p)[vu].Load(); s != nil {
-			return s
-		}
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	var cur []atomic.Pointer[vuState]
-	if p := t.slots.Load(); p != nil {
-		cur = *p
-	}
-	if vu >= len(cur) {
-		grown := make([]atomic.Pointer[vuState], max(vu+1, 2*len(cur), 16))
-		for i := range cur {
-			grown[i].Store(cur[i].Load())
-		}
-		cur = grown
-		t.slots.Store(&cur)
-	}
-	if s := cur[vu].Load(); s != nil {
-		return s
-	}
-	s := newVUState()
-	cur[vu].Store(s)
-	return s
 }

@@ -99,7 +99,7 @@ type Driver struct {
 	payload []byte // random bytes, every PUT body is a slice of it
 	putOpts minio.PutObjectOptions
 	creds   string // where the credentials came from, for Facts
-	states  stateTable
+	states  driver.VUs[vuState]
 
 	fixedHigh     atomic.Int64 // fixed names [0, fixedHigh) may have been written
 	fixedDeleted  atomic.Int64 // DELETE without PUT: fixed names [0, n) claimed for deletion
@@ -156,9 +156,10 @@ func New(c Config) (*Driver, error) {
 			DisableContentSha256: !c.SignPayload,
 			ContentType:          "application/octet-stream",
 		},
-		creds:  creds,
-		states: stateTable{seed: c.Seed, epoch: time.Now()},
+		creds: creds,
 	}
+	epoch := time.Now()
+	d.states.New = func(vu int) *vuState { return newVUState(vu, c.Seed, epoch) }
 	return d, nil
 }
 
@@ -176,7 +177,7 @@ func (d *Driver) Do(ctx context.Context, vu int, r *driver.Result) {
 		*r = driver.Result{Op: "S3", Class: stats.Protocol, Message: "s3 driver: negative vu " + strconv.Itoa(vu)}
 		return
 	}
-	st := d.states.get(vu)
+	st := d.states.Get(vu)
 	op := d.spec.ops.pick(st.rng)
 	*r = driver.Result{Op: op.String()}
 	start := st.begin()

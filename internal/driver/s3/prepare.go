@@ -146,7 +146,7 @@ func (d *Driver) written() (ranges []keyRange, total int64) {
 		total += n
 	}
 	add(-1, d.fixedHigh.Load())
-	d.states.each(func(st *vuState) { add(st.vu, st.next.Load()) })
+	d.states.Each(func(st *vuState) { add(st.vu, st.next.Load()) })
 	return ranges, total
 }
 

@@ -6,7 +6,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http/httptrace"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -119,58 +118,4 @@ func (p *payloadReader) Seek(offset int64, whence int) (int64, error) {
 	}
 	p.i = int(abs)
 	return abs, nil
-}
-
-// stateTable maps VU numbers to their state. A lookup is one atomic load;
-// a VU seen for the first time takes the lock and may grow the table.
-type stateTable struct {
-	seed  uint64
-	epoch time.Time
-	mu    sync.Mutex
-	slots atomic.Pointer[[]atomic.Pointer[vuState]]
-}
-
-func (t *stateTable) get(vu int) *vuState {
-	if p := t.slots.Load(); p != nil && vu < len(*p) {
-		if s := (*p)[vu].Load(); s != nil {
-			return s
-		}
-	}
-	return t.add(vu)
-}
-
-func (t *stateTable) add(vu int) *vuState {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	var cur []atomic.Pointer[vuState]
-	if p := t.slots.Load(); p != nil {
-		cur = *p
-	}
-	if vu >= len(cur) {
-		grown := make([]atomic.Pointer[vuState], max(vu+1, 2*len(cur), 16))
-		for i := range cur {
-			grown[i].Store(cur[i].Load())
-		}
-		cur = grown
-		t.slots.Store(&cur)
-	}
-	if s := cur[vu].Load(); s != nil {
-		return s
-	}
-	s := newVUState(vu, t.seed, t.epoch)
-	cur[vu].Store(s)
-	return s
-}
-
-// each calls f for every VU's state.
-func (t *stateTable) each(f func(*vuState)) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if p := t.slots.Load(); p != nil {
-		for i := range *p {
-			if s := (*p)[i].Load(); s != nil {
-				f(s)
-			}
-		}
-	}
 }
