@@ -49,7 +49,7 @@ func (q Quantity) Value() float64 {
 
 // String writes q the way a Kubernetes manifest does: CPU as whole cores
 // ("1", "12") or millicores ("250m", "1500m"); memory as whole Gi ("2Gi"),
-// half Gi ("1.5Gi"), Mi ("512Mi", "1280Mi"), Ki, or bytes. The zero
+// half Gi above 1Gi ("1.5Gi"), Mi ("512Mi", "1280Mi"), Ki, or bytes. The zero
 // Quantity is "".
 func (q Quantity) String() string {
 	if q.IsZero() {
@@ -65,7 +65,7 @@ func (q Quantity) String() string {
 	switch {
 	case a%gi == 0:
 		return strconv.FormatInt(a/gi, 10) + "Gi"
-	case a%(gi/2) == 0:
+	case a%(gi/2) == 0 && a > gi:
 		return strconv.FormatInt(a/gi, 10) + ".5Gi"
 	case a%mi == 0:
 		return strconv.FormatInt(a/mi, 10) + "Mi"

@@ -62,6 +62,7 @@ func TestQuantityString(t *testing.T) {
 		{Quantity{ResourceCPU, 12000}, "12"},
 		{Quantity{ResourceCPU, 1}, "1m"},
 		{Quantity{ResourceMemory, 3 << 29}, "1.5Gi"},
+		{Quantity{ResourceMemory, 1 << 29}, "512Mi"}, // not "0.5Gi"
 		{Quantity{ResourceMemory, 23968 << 20}, "23968Mi"},
 		{Quantity{ResourceMemory, 2048}, "2Ki"},
 		{Quantity{ResourceMemory, 1000}, "1000"},

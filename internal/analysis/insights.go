@@ -1,0 +1,242 @@
+package analysis
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/perflab/perflab/internal/units"
+)
+
+// PhaseData is what a cell's insights need of one profile that ran in it:
+// its figures and the samples sizing draws on.
+type PhaseData struct {
+	Profile   string // the size's name
+	State     string // "" or "completed" when the phase ran to its end
+	Resources *Resources
+	Summaries []*Summary
+	Sizing    []SizingInput // each component's samples over the phase's window
+}
+
+// LoadBasis is the figure that stands for a profile's load in scaling fits
+// and predictions.
+type LoadBasis uint8
+
+const (
+	// LoadRequests is the load workload's achieved requests per second.
+	LoadRequests LoadBasis = iota
+	// LoadBytesSent is the load workload's bytes sent per second: the
+	// payload it pushed, e.g. trace or sample bytes of an ingestion.
+	LoadBytesSent
+)
+
+// Unit is the unit of a load of this basis.
+func (b LoadBasis) Unit() string {
+	if b == LoadBytesSent {
+		return "bytes/s"
+	}
+	return "requests/s"
+}
+
+// InsightOptions say how a cell's sizes are computed and which load its
+// scaling fits follow.
+type InsightOptions struct {
+	Strategy Strategy
+	Sizing   SizingOptions
+	Load     LoadBasis
+}
+
+// DefaultInsightOptions size with the default strategy and options and fit
+// against requests per second.
+func DefaultInsightOptions() InsightOptions {
+	s, _ := ParseStrategy(DefaultStrategy)
+	return InsightOptions{Strategy: s, Sizing: DefaultSizingOptions()}
+}
+
+// Insights are a cell's suggested sizes (one per profile), the scaling of
+// its components across profiles and the observations the data supports.
+type Insights struct {
+	Strategy     Strategy
+	Options      SizingOptions
+	Sizes        []TShirt
+	Load         LoadBasis
+	LoadWorkload string    // the workload whose rate is each profile's load; "" when none ran in every profile
+	Loads        []float64 // each size's load in Load's unit, in the order of Sizes; 0 when unknown
+	Scaling      []Scaling // nil with fewer than 2 profiles
+	Observations []Observation
+	Warnings     []string
+}
+
+// CellInsights sizes every phase that has resource samples of the system
+// under test, fits each component's CPU and memory P99 against the load
+// across them (with two or more), and makes the observations. A size's
+// Load is its workloads' achieved rates (and byte rates); the scaling load
+// is the achieved rate of the first workload that ran in every profile. It
+// returns nil when no phase has samples to size from.
+func CellInsights(phases []PhaseData, o InsightOptions) (*Insights, error) {
+	in := &Insights{Strategy: o.Strategy, Options: o.Sizing, Load: o.Load}
+	var sized []PhaseData
+	for _, p := range phases {
+		if len(p.Sizing) > 0 && p.Resources != nil && p.Resources.Ticks > 0 {
+			sized = append(sized, p)
+		}
+	}
+	if len(sized) == 0 {
+		return nil, nil
+	}
+	in.LoadWorkload = loadWorkload(sized)
+	var profiles []SizeProfile
+	for _, p := range sized {
+		sp := SizeProfile{Size: p.Profile, Load: LoadText(p.Summaries)}
+		for _, si := range p.Sizing {
+			sz, err := Size(si, o.Strategy, o.Sizing)
+			if err != nil {
+				return nil, err
+			}
+			sp.Sizings = append(sp.Sizings, sz)
+		}
+		profiles = append(profiles, sp)
+		in.Loads = append(in.Loads, profileLoad(p.Summaries, in.LoadWorkload, o.Load))
+		in.Warnings = append(in.Warnings, phaseWarnings(p)...)
+	}
+	in.Sizes = TShirtSizes(profiles)
+	in.fitScaling(sized)
+	var obs []Phase
+	for _, p := range sized {
+		obs = append(obs, Phase{Profile: p.Profile, Resources: p.Resources, Summaries: p.Summaries})
+	}
+	in.Observations = Observe(obs, in.Scaling)
+	return in, nil
+}
+
+// fitScaling fits the P99s against the loads when two or more profiles
+// have a load.
+func (in *Insights) fitScaling(sized []PhaseData) {
+	if len(sized) < 2 {
+		return
+	}
+	if in.LoadWorkload == "" {
+		in.Warnings = append(in.Warnings, "no workload ran in every profile: no load to fit the resources against")
+		return
+	}
+	var points []ScalingPoint
+	for i, p := range sized {
+		if in.Loads[i] > 0 {
+			points = append(points, ScalingPoint{Profile: p.Profile, Load: in.Loads[i], Resources: p.Resources})
+		} else {
+			in.Warnings = append(in.Warnings, fmt.Sprintf("profile %s has no %s of workload %s: left out of the scaling fits", p.Profile, in.Load.Unit(), in.LoadWorkload))
+		}
+	}
+	if len(points) >= 2 {
+		in.Scaling = FitScaling(in.Load.Unit(), points, FigureP99)
+	}
+}
+
+// phaseWarnings say why a phase's sizes may understate what the system
+// needs.
+func phaseWarnings(p PhaseData) []string {
+	var out []string
+	if p.State != "" && p.State != "completed" {
+		out = append(out, fmt.Sprintf("profile %s did not complete (%s): its size covers only what ran", p.Profile, p.State))
+	}
+	if p.Resources.ClientBound {
+		out = append(out, fmt.Sprintf("profile %s was client-bound: its size is for the load perflab could generate, not the load asked for", p.Profile))
+	}
+	return out
+}
+
+// loadWorkload is the display name of the first workload, in the order of
+// the first phase, that ran in every phase.
+func loadWorkload(phases []PhaseData) string {
+	for _, s := range phases[0].Summaries {
+		name := s.Workload.DisplayName()
+		everywhere := true
+		for _, p := range phases[1:] {
+			everywhere = everywhere && findSummary(p.Summaries, name) != nil
+		}
+		if everywhere {
+			return name
+		}
+	}
+	return ""
+}
+
+func findSummary(sums []*Summary, name string) *Summary {
+	for _, s := range sums {
+		if s.Workload.DisplayName() == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// profileLoad is the load of a profile: the named workload's achieved
+// requests or bytes sent per second.
+func profileLoad(sums []*Summary, name string, basis LoadBasis) float64 {
+	s := findSummary(sums, name)
+	if s == nil {
+		return 0
+	}
+	if basis == LoadBytesSent {
+		return BytesSentPS(s)
+	}
+	return s.Rate
+}
+
+// BytesSentPS is a workload's bytes sent per second over its window, all
+// operations together.
+func BytesSentPS(s *Summary) float64 {
+	var b float64
+	for _, op := range s.Ops {
+		b += op.BytesSentPS
+	}
+	return b
+}
+
+// LoadText describes the load a profile's workloads achieved: "push
+// 99.8/s (1.17 MiB/s sent), query 25/s".
+func LoadText(sums []*Summary) string {
+	var parts []string
+	for _, s := range sums {
+		t := fmt.Sprintf("%s %s/s", s.Workload.DisplayName(), sig3(s.Rate))
+		if b := BytesSentPS(s); b >= 1 {
+			t += fmt.Sprintf(" (%s/s sent)", units.FormatBytes(b))
+		}
+		parts = append(parts, t)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ScalingPrediction is one fit's prediction at a load, with the request and
+// limit the p99 rule gives for the predicted figure.
+type ScalingPrediction struct {
+	Scaling    Scaling
+	Prediction Prediction
+	Request    Quantity // predicted value × (1 + headroom), rounded up; zero without a value
+	Limit      Quantity // request × limit factor, rounded up
+}
+
+// PredictAt predicts every fitted component's (and the total's) CPU and
+// memory P99 at load, in the unit of in.Load. Fits that could not be made
+// are left out; their warnings are in in.Scaling.
+func (in *Insights) PredictAt(load float64) []ScalingPrediction {
+	var out []ScalingPrediction
+	for _, sc := range in.Scaling {
+		if sc.Fit == nil {
+			continue
+		}
+		sp := ScalingPrediction{Scaling: sc, Prediction: sc.Fit.Predict(load)}
+		r := ResourceCPU
+		if sc.Metric == MetricMemory {
+			r = ResourceMemory
+		}
+		if v := sp.Prediction.Value; v > 0 {
+			sp.Request = RoundUp(r, v*(1+in.Options.Headroom))
+			sp.Limit = RoundUp(r, sp.Request.Value()*in.Options.LimitFactor)
+		} else {
+			sp.Prediction.Warnings = append(sp.Prediction.Warnings,
+				fmt.Sprintf("the line gives %.3g at this load: no request can be derived from it", v))
+		}
+		out = append(out, sp)
+	}
+	return out
+}
