@@ -1,0 +1,85 @@
+package results
+
+import (
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestFactsAndChecks(t *testing.T) {
+	dir := t.TempDir()
+	r, err := Create(dir, testMeta())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a/write", "a/read"} {
+		if err := r.AddWorkload(Workload{Name: name, Driver: "remote_write", Model: ModelOpen}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	facts := []Fact{{"rate", "0.5/s from the driver"}, {"active series", "10000"}}
+	if err := r.AddFacts("a/write", facts[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.AddFacts("a/write", facts[1:]); err != nil {
+		t.Fatal(err)
+	}
+	checks := []Check{
+		{Name: "series", Expected: 10000, Found: 10000, Unit: "series", Note: "every one"},
+		{Name: "samples", Expected: 20000, Found: 15000, Unit: "samples", Lost: true, Note: "5000 missing"},
+	}
+	if err := r.AddChecks("a/write", checks); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.AddFacts("nope", facts); err == nil || !strings.Contains(err.Error(), `unknown workload "nope"`) {
+		t.Errorf("facts of an unknown workload: %v", err)
+	}
+	if err := r.AddChecks("a/read", []Check{{Name: "x", Expected: math.NaN()}}); err == nil {
+		t.Error("a NaN check was added")
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err = Open(r.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	gotF, err := r.Facts()
+	if err != nil || !reflect.DeepEqual(gotF, map[string][]Fact{"a/write": facts}) {
+		t.Errorf("Facts() = %v, %v", gotF, err)
+	}
+	gotC, err := r.Checks()
+	if err != nil || !reflect.DeepEqual(gotC, map[string][]Check{"a/write": checks}) {
+		t.Errorf("Checks() = %+v, %v", gotC, err)
+	}
+}
+
+// TestNoDriverTables reads a version 2 store written before the facts and
+// checks tables, and a version 1 store: neither has facts or checks.
+func TestNoDriverTables(t *testing.T) {
+	r, err := Create(t.TempDir(), testMeta())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.db.Exec(`DROP TABLE facts; DROP TABLE checks`); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	createV1(t, dir)
+	old, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	for _, run := range []*Run{r, old} {
+		if fs, err := run.Facts(); err != nil || len(fs) != 0 {
+			t.Errorf("Facts() = %v, %v; want none", fs, err)
+		}
+		if cs, err := run.Checks(); err != nil || len(cs) != 0 {
+			t.Errorf("Checks() = %v, %v; want none", cs, err)
+		}
+	}
+}
