@@ -1,12 +1,8 @@
 package testutil
 
 import (
-	"go/build"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -118,23 +114,5 @@ func freePorts(t testing.TB, network string, n int) []int {
 // jaegerBinary finds all-in-one in PATH, GOBIN or GOPATH/bin.
 func jaegerBinary(t testing.TB) string {
 	t.Helper()
-	const name = "all-in-one"
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	dirs := []string{os.Getenv("GOBIN")}
-	for _, gp := range filepath.SplitList(build.Default.GOPATH) {
-		dirs = append(dirs, filepath.Join(gp, "bin"))
-	}
-	for _, dir := range dirs {
-		if dir == "" {
-			continue
-		}
-		p := filepath.Join(dir, name)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p
-		}
-	}
-	Unavailable(t, "jaeger all-in-one is not installed (scripts/install-deps.sh, or %s)", JaegerInstall)
-	return ""
+	return goBinary(t, "all-in-one", JaegerInstall)
 }
