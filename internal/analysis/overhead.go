@@ -1,0 +1,203 @@
+package analysis
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// OverheadQuantiles are the latency quantiles a gateway's added latency is
+// given at.
+var OverheadQuantiles = []float64{0.50, 0.90, 0.99}
+
+// OverheadInput is one operation of a workload that ran the same load
+// straight to an upstream and through a gateway in front of it, interleaved
+// in time (internal/driver/interleave): the two operations' names, the
+// workload's figures and the gateway component's resources.
+type OverheadInput struct {
+	Summary   *Summary          // the workload's summary: its window and per-operation figures
+	Intervals []*stats.Interval // the workload's intervals; those inside Summary.Window count
+	Direct    string            // the operation straight to the upstream
+	Gateway   string            // the same operation through the gateway
+	Component string            // the gateway's component in the plan; "" when none was named or found
+	Resources *Resources        // the phase's resource figures; nil when nothing was sampled
+}
+
+// OverheadSide is one side's figures over the window, in the shape of the
+// Bifrost report's headline.
+type OverheadSide struct {
+	Op            string
+	Requests, OK  int64
+	SuccessRate   float64 // OK / Requests
+	RequestBytes  float64 // mean request body bytes per request
+	ResponseBytes float64 // mean response body bytes per request
+	Latency       Quantiles
+}
+
+// Added is the latency the gateway adds at one quantile: the quantile
+// through the gateway minus the quantile straight to the upstream, with a
+// 95 % interval.
+type Added struct {
+	Quantile        float64
+	Direct, Gateway time.Duration // the two sides' quantiles, from the merged histograms
+	Value           time.Duration // Gateway − Direct
+	Low, High       time.Duration // the 95 % interval; meaningful only when HasInterval
+	HasInterval     bool
+	// Significance is Significant when the interval excludes 0, else
+	// NotSignificant ("~": the data cannot tell the gateway's latency from
+	// the upstream's, or there was too little of it for an interval).
+	Significance Significance
+}
+
+// Overhead is a gateway's overhead measured by one interleaved workload:
+// both sides' success rate, sizes and latency, the latency the gateway
+// adds, and the gateway component's CPU and peak memory.
+type Overhead struct {
+	Workload        Workload
+	Window          Window
+	Direct, Gateway OverheadSide
+	Added           []Added // at OverheadQuantiles
+	Component       string  // the gateway component; "" when unknown
+	HasResources    bool    // the component was sampled in the window
+	CPU             Stat    // cores, from CPUMetric
+	CPUMetric       string
+	Memory          Stat // bytes, from MemoryMetric; Memory.Max is the peak
+	MemoryMetric    string
+	Intervals       int // intervals in the window
+	Batches         int // batches of consecutive intervals the bootstrap resampled
+	Method          string
+	Warnings        []string
+}
+
+// GatewayOverhead measures a gateway's overhead from one interleaved
+// workload. The added latency at each of OverheadQuantiles is the
+// difference of the two sides' quantiles over the window, from the merged
+// histograms (exact, as in the summary). Its 95 % interval is a paired
+// block bootstrap over time: the window's intervals are merged into
+// batches of ⌈√n⌉ consecutive intervals, the same batches on both sides;
+// each resample draws as many batch indices as there are, with
+// replacement, and merges the batches so drawn on each side: the two
+// sides of one resample cover the same moments, as they did in the run, so
+// the interval reflects the gateway and not the machine's ups and downs.
+// It needs MinLatencyBatches batches and MinCountFor(q) latencies on each
+// side; otherwise the difference is given without an interval, as "~".
+func GatewayOverhead(in OverheadInput, o BootstrapOptions) *Overhead {
+	s := in.Summary
+	ov := &Overhead{Workload: s.Workload, Window: s.Window, Component: in.Component,
+		Method: fmt.Sprintf("paired bootstrap over batches of ⌈√n⌉ consecutive intervals' histograms, the same batches on both sides: %d resamples, seed %d, 95 %% percentile interval", o.Resamples, o.Seed)}
+	ov.Direct, ov.Gateway = overheadSide(s, in.Direct), overheadSide(s, in.Gateway)
+	ivs := inWindow(in.Intervals, s.Window)
+	ov.Intervals = len(ivs)
+	da, db := opLatencies(ivs, in.Direct), opLatencies(ivs, in.Gateway)
+	ba, bb := batches(da), batches(db)
+	ov.Batches = len(ba)
+	ma, mb := LatencySide{Intervals: da}.merged(), LatencySide{Intervals: db}.merged()
+	for _, q := range OverheadQuantiles {
+		a, b := ma.Quantile(q), mb.Quantile(q)
+		ov.Added = append(ov.Added, Added{Quantile: q, Direct: a, Gateway: b, Value: b - a})
+	}
+	ov.addResources(in)
+	if ov.Direct.Requests == 0 || ov.Gateway.Requests == 0 {
+		ov.Warnings = append(ov.Warnings, fmt.Sprintf("%d requests straight to the upstream and %d through the gateway in the window: no overhead can be measured",
+			ov.Direct.Requests, ov.Gateway.Requests))
+		return ov
+	}
+	ov.addIntervals(ba, bb, o)
+	ov.judge(s.ClientBound)
+	return ov
+}
+
+// addIntervals gives each added latency its interval where the data
+// supports one.
+func (ov *Overhead) addIntervals(ba, bb []*stats.Hist, o BootstrapOptions) {
+	if len(ba) < MinLatencyBatches || o.Resamples < 100 {
+		ov.Warnings = append(ov.Warnings, fmt.Sprintf("%d intervals in the window (%d batches), %d resamples: an interval needs %d batches and 100 resamples; the added latency is given without one",
+			ov.Intervals, len(ba), o.Resamples, MinLatencyBatches))
+		return
+	}
+	var qs []float64
+	for _, a := range ov.Added {
+		need := MinCountFor(a.Quantile)
+		if ov.Direct.Latency.Count < need || ov.Gateway.Latency.Count < need {
+			ov.Warnings = append(ov.Warnings, fmt.Sprintf("%d and %d latencies: p%s needs at least %d on each side for an interval",
+				ov.Direct.Latency.Count, ov.Gateway.Latency.Count, quantileName(a.Quantile), need))
+			continue
+		}
+		qs = append(qs, a.Quantile)
+	}
+	lows, highs := pairedQuantileDiffs(ba, bb, qs, o)
+	for i, q := range qs {
+		for j := range ov.Added {
+			if a := &ov.Added[j]; a.Quantile == q {
+				a.Low, a.High, a.HasInterval = lows[i], highs[i], true
+				if a.Low > 0 || a.High < 0 {
+					a.Significance = Significant
+				}
+			}
+		}
+	}
+}
+
+// addResources takes the gateway component's CPU and memory from the
+// phase's resources.
+func (ov *Overhead) addResources(in OverheadInput) {
+	if in.Component == "" {
+		ov.Warnings = append(ov.Warnings, "no gateway component named (params gateway.component) or in group gateway: no CPU or memory figures for it")
+		return
+	}
+	if in.Resources != nil {
+		for _, c := range in.Resources.Components {
+			if c.Name == in.Component && (c.CPUMetric != "" || c.MemoryMetric != "") {
+				ov.HasResources = true
+				ov.CPU, ov.CPUMetric, ov.Memory, ov.MemoryMetric = c.CPU, c.CPUMetric, c.Memory, c.MemoryMetric
+				return
+			}
+		}
+	}
+	ov.Warnings = append(ov.Warnings, fmt.Sprintf("component %s has no CPU or memory samples in the window", in.Component))
+}
+
+// judge adds the warnings a reader needs before trusting the difference.
+func (ov *Overhead) judge(clientBound bool) {
+	d, g := ov.Direct, ov.Gateway
+	if lo, hi := min(d.Requests, g.Requests), max(d.Requests, g.Requests); hi > 0 && float64(lo) < 0.9*float64(hi) {
+		ov.Warnings = append(ov.Warnings, fmt.Sprintf("the sides are unbalanced (%d and %d requests): were some requests dropped on one side?", d.Requests, g.Requests))
+	}
+	if d.SuccessRate != g.SuccessRate && (d.SuccessRate < 1 || g.SuccessRate < 1) {
+		ov.Warnings = append(ov.Warnings, fmt.Sprintf("success rates differ (%.2f %% direct, %.2f %% through the gateway): failed requests' latencies are in both sides' figures",
+			100*d.SuccessRate, 100*g.SuccessRate))
+	}
+	if clientBound {
+		ov.Warnings = append(ov.Warnings, "client-bound: the generator's own delay is in both sides' latencies; the difference may still hold, the absolute figures do not")
+	}
+}
+
+func overheadSide(s *Summary, op string) OverheadSide {
+	side := OverheadSide{Op: op}
+	for _, o := range s.Ops {
+		if o.Name != op {
+			continue
+		}
+		side.Requests, side.OK, side.SuccessRate, side.Latency = o.Requests, o.OK, o.SuccessRate, o.Latency
+		if o.Whole != nil && o.Requests > 0 {
+			side.RequestBytes = float64(o.Whole.BytesSent) / float64(o.Requests)
+			side.ResponseBytes = float64(o.Whole.BytesRecv) / float64(o.Requests)
+		}
+	}
+	return side
+}
+
+// opLatencies is op's latency histogram in each interval, empty where it
+// has none.
+func opLatencies(ivs []*stats.Interval, op string) []*stats.Hist {
+	out := make([]*stats.Hist, len(ivs))
+	for i, iv := range ivs {
+		if st := iv.Ops[op]; st != nil {
+			out[i] = st.Latency
+		} else {
+			out[i] = stats.NewHist()
+		}
+	}
+	return out
+}

@@ -1,0 +1,146 @@
+package analysis
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// interleaved makes n one-second intervals of two operations, "direct: x"
+// and "gateway: x", each with perSide latencies per interval: the direct
+// ones normal around 5 ms (sd 0.3 ms) plus drift(i), the gateway's the
+// same plus added.
+func interleaved(n, perSide int, added time.Duration, drift func(i int) time.Duration, seed uint64) []*stats.Interval {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	t0 := time.Unix(2000, 0)
+	var out []*stats.Interval
+	for i := range n {
+		iv := &stats.Interval{Index: i, Start: t0.Add(time.Duration(i) * time.Second), End: t0.Add(time.Duration(i+1) * time.Second),
+			Ops: map[string]*stats.OpStats{}, Lag: stats.NewHist()}
+		for k, op := range []string{"direct: x", "gateway: x"} {
+			st := stats.NewOpStats()
+			for range perSide {
+				d := 5*time.Millisecond + time.Duration(rng.NormFloat64()*300e3) + drift(i)
+				if k == 1 {
+					d += added
+				}
+				st.Latency.Record(d)
+				st.Service.Record(d)
+			}
+			st.Classes[stats.OK] = int64(perSide)
+			st.BytesSent, st.BytesRecv = int64(130*perSide), int64(1370*perSide)
+			iv.Ops[op] = st
+		}
+		out = append(out, iv)
+	}
+	return out
+}
+
+func overheadOf(ivs []*stats.Interval, res *Resources, component string) *Overhead {
+	w := Workload{Name: "p/chat", Model: "open", Window: Window{Start: ivs[0].Start, End: ivs[len(ivs)-1].End, Rule: "test"}}
+	s := Summarize(w, ivs)
+	return GatewayOverhead(OverheadInput{Summary: s, Intervals: ivs, Direct: "direct: x", Gateway: "gateway: x",
+		Component: component, Resources: res}, DefaultBootstrap())
+}
+
+func noDrift(int) time.Duration { return 0 }
+
+func TestGatewayOverheadMeasuresTheAddedLatency(t *testing.T) {
+	ov := overheadOf(interleaved(30, 200, 2*time.Millisecond, noDrift, 1), nil, "")
+	if ov.Intervals != 30 || ov.Batches != 5 || len(ov.Added) != 3 {
+		t.Fatalf("%d intervals, %d batches, %d quantiles", ov.Intervals, ov.Batches, len(ov.Added))
+	}
+	for _, a := range ov.Added {
+		if !a.HasInterval || a.Significance != Significant || a.Low > 2*time.Millisecond || a.High < 2*time.Millisecond-50*time.Microsecond ||
+			a.Value < 1900*time.Microsecond || a.Value > 2100*time.Microsecond || a.Value != a.Gateway-a.Direct {
+			t.Errorf("p%s: %v in [%v, %v] (%v), want about 2ms, significant", quantileName(a.Quantile), a.Value, a.Low, a.High, a.Significance)
+		}
+	}
+	d, g := ov.Direct, ov.Gateway
+	if d.Requests != 6000 || g.OK != 6000 || d.SuccessRate != 1 || d.RequestBytes != 130 || g.ResponseBytes != 1370 || g.Op != "gateway: x" {
+		t.Errorf("sides %+v, %+v", d, g)
+	}
+	if !strings.Contains(ov.Method, "paired bootstrap") || !strings.Contains(ov.Method, "seed 1") {
+		t.Errorf("method %q", ov.Method)
+	}
+	if len(ov.Warnings) != 1 || !strings.Contains(ov.Warnings[0], "no gateway component") {
+		t.Errorf("warnings %q", ov.Warnings)
+	}
+	again := overheadOf(interleaved(30, 200, 2*time.Millisecond, noDrift, 1), nil, "")
+	if again.Added[2] != ov.Added[2] {
+		t.Errorf("not deterministic: %+v then %+v", ov.Added[2], again.Added[2])
+	}
+}
+
+// A gateway that adds nothing is "~": the interval includes 0.
+func TestGatewayOverheadOfNothingIsNotSignificant(t *testing.T) {
+	ov := overheadOf(interleaved(30, 200, 0, noDrift, 2), nil, "")
+	if a := ov.Added[0]; !a.HasInterval || a.Significance != NotSignificant || a.Low > 0 || a.High < 0 {
+		t.Errorf("p50 %v in [%v, %v] %v, want an interval around 0", a.Value, a.Low, a.High, a.Significance)
+	}
+}
+
+// The machine slowing down for both sides alike (a drift of 0.2 ms per
+// second, 6 ms over the run) does not widen the interval: the resampled
+// batches are the same on both sides.
+func TestGatewayOverheadIsPaired(t *testing.T) {
+	drift := func(i int) time.Duration { return time.Duration(i) * 200 * time.Microsecond }
+	ov := overheadOf(interleaved(30, 200, time.Millisecond, drift, 3), nil, "")
+	a := ov.Added[0]
+	if a.High-a.Low > 300*time.Microsecond || a.Low > time.Millisecond || a.High < time.Millisecond-50*time.Microsecond {
+		t.Errorf("p50 %v in [%v, %v]: want a narrow interval around 1ms", a.Value, a.Low, a.High)
+	}
+	// Without pairing the same data gives an interval several ms wide.
+	ivs := interleaved(30, 200, time.Millisecond, drift, 3)
+	c := CompareLatency(LatencySide{Intervals: opLatencies(ivs, "direct: x")}, LatencySide{Intervals: opLatencies(ivs, "gateway: x")}, 0.5, DefaultBootstrap())
+	if width := (c.Ratio.High - c.Ratio.Low) * c.A.Seconds(); width < 0.002 {
+		t.Errorf("unpaired interval %.2f ms wide; the test's drift is too small to show pairing", width*1e3)
+	}
+}
+
+func TestGatewayOverheadLimits(t *testing.T) {
+	ov := overheadOf(interleaved(12, 50, 2*time.Millisecond, noDrift, 4), nil, "")
+	if ov.Added[0].HasInterval || ov.Added[0].Significance != NotSignificant || !warned(ov.Warnings, "an interval needs 5 batches") {
+		t.Errorf("12 intervals: %+v, warnings %q", ov.Added[0], ov.Warnings)
+	}
+	ov = overheadOf(interleaved(30, 2, 2*time.Millisecond, noDrift, 5), nil, "")
+	if !ov.Added[0].HasInterval || ov.Added[2].HasInterval || !warned(ov.Warnings, "p99 needs at least 100 on each side") {
+		t.Errorf("60 latencies a side: p50 %+v, p99 %+v, warnings %q", ov.Added[0], ov.Added[2], ov.Warnings)
+	}
+	ivs := interleaved(30, 20, 0, noDrift, 6)
+	for _, iv := range ivs {
+		delete(iv.Ops, "gateway: x")
+	}
+	ov = overheadOf(ivs, nil, "")
+	if !warned(ov.Warnings, "0 through the gateway") || ov.Added[0].HasInterval {
+		t.Errorf("one side: warnings %q", ov.Warnings)
+	}
+}
+
+func TestGatewayOverheadResources(t *testing.T) {
+	res := &Resources{Components: []ComponentResources{
+		{Component: Component{Name: "upstream"}, CPUMetric: "cpu", CPU: Stat{N: 30, P99: 0.5}},
+		{Component: Component{Name: "gw"}, CPUMetric: "cpu_cores", CPU: Stat{N: 30, P99: 0.25, Max: 0.3},
+			MemoryMetric: "rss_bytes", Memory: Stat{N: 30, Max: 40 << 20}},
+	}}
+	ov := overheadOf(interleaved(30, 50, 0, noDrift, 7), res, "gw")
+	if !ov.HasResources || ov.CPU.P99 != 0.25 || ov.Memory.Max != 40<<20 || ov.MemoryMetric != "rss_bytes" || len(ov.Warnings) != 0 {
+		t.Errorf("resources %+v; warnings %q", ov, ov.Warnings)
+	}
+	ov = overheadOf(interleaved(30, 50, 0, noDrift, 7), res, "nginx")
+	if ov.HasResources || !warned(ov.Warnings, "component nginx has no CPU or memory samples") {
+		t.Errorf("unknown component: warnings %q", ov.Warnings)
+	}
+}
+
+func warned(ws []string, part string) bool {
+	for _, w := range ws {
+		if strings.Contains(w, part) {
+			return true
+		}
+	}
+	return false
+}
