@@ -102,6 +102,7 @@ func (d *decoder) profile(n *yaml.Node) Profile {
 	d.field(m, p.at, "workloads", func(n *yaml.Node) error {
 		return d.list("workloads", n, func(item *yaml.Node) { p.Workloads = append(p.Workloads, d.workload(item)) })
 	})
+	d.field(m, p.at, "slo", func(n *yaml.Node) (err error) { p.SLO, err = d.gates(n, p.at); return })
 	return p
 }
 
@@ -126,6 +127,7 @@ func (d *decoder) workload(n *yaml.Node) Workload {
 	d.field(m, w.at, "backlog", func(n *yaml.Node) (err error) { w.Backlog, err = intOf("backlog", n); return })
 	d.field(m, w.at, "grace", func(n *yaml.Node) (err error) { w.Grace, err = durationOf("grace", n); return })
 	d.field(m, w.at, "params", func(n *yaml.Node) (err error) { w.Params, err = d.params(n); return })
+	d.field(m, w.at, "slo", func(n *yaml.Node) (err error) { w.SLO, err = d.gates(n, w.at); return })
 	if w.Model == "" {
 		w.Model = Open
 		if m["concurrency"] != nil && m["rate"] == nil || m["start_concurrency"] != nil && m["start_rate"] == nil {

@@ -22,7 +22,7 @@ func (p *Plan) Describe() (json.RawMessage, error) {
 		d.Components = append(d.Components, describeComponent(c))
 	}
 	for _, pr := range p.Profiles {
-		pj := profileJSON{Name: pr.Name, Duration: dur(pr.Duration), Warmup: optDur(pr.Warmup)}
+		pj := profileJSON{Name: pr.Name, Duration: dur(pr.Duration), Warmup: optDur(pr.Warmup), SLO: pr.SLO}
 		for _, w := range pr.Workloads {
 			wj, err := describeWorkload(w)
 			if err != nil {
@@ -79,6 +79,7 @@ type (
 		Duration  string         `json:"duration"`
 		Warmup    string         `json:"warmup,omitempty"`
 		Workloads []workloadJSON `json:"workloads"`
+		SLO       []string       `json:"slo,omitempty"`
 	}
 	workloadJSON struct {
 		Name             string          `json:"name"`
@@ -93,6 +94,7 @@ type (
 		Backlog          int             `json:"backlog,omitempty"`
 		Grace            string          `json:"grace"`
 		Params           json.RawMessage `json:"params,omitempty"`
+		SLO              []string        `json:"slo,omitempty"`
 	}
 	stageJSON struct {
 		Duration string `json:"duration"`
@@ -137,7 +139,7 @@ func describeComponent(c Component) componentJSON {
 func describeWorkload(w Workload) (workloadJSON, error) {
 	wj := workloadJSON{Name: w.Name, Driver: w.Driver, Model: w.Model, Rate: w.Rate.String(),
 		Concurrency: w.Concurrency, StartRate: w.StartRate.String(), StartConcurrency: w.StartConcurrency,
-		Backlog: w.Backlog, Grace: dur(w.Grace)}
+		Backlog: w.Backlog, Grace: dur(w.Grace), SLO: w.SLO}
 	if w.Model == Open {
 		wj.VUs = &vusJSON{Min: w.VUs.Min, Max: w.VUs.Max}
 	}

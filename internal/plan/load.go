@@ -133,9 +133,9 @@ const (
 	runKeys       = "command, args, env, dir, ready, stop_grace"
 	readyKeys     = "http, tcp, timeout"
 	attachKeys    = "pid, pid_file, process, cgroup"
-	profileKeys   = "name, duration, warmup, workloads"
+	profileKeys   = "name, duration, warmup, workloads, slo"
 	workloadKeys  = "name, driver, model, rate, concurrency, start_rate, start_concurrency, " +
-		"stages, vus, backlog, grace, params"
+		"stages, vus, backlog, grace, params, slo"
 	stageKeys = "duration, target"
 	vusKeys   = "min, max"
 )

@@ -28,12 +28,14 @@
 //	  - name: small
 //	    duration: 30s                 # required
 //	    warmup: 5s
+//	    slo: ["p99 < 200ms"]          # SLO gates on every workload (analysis.ParseGate)
 //	    workloads:                    # required, run concurrently
 //	      - name: get
 //	        driver: http
 //	        rate: 500/s               # or 5.8MB/s; or concurrency: 16; or stages
 //	        vus: {min: 10, max: 1000} # open model
 //	        params: {url: "http://127.0.0.1:18081/"}   # opaque to this package
+//	        slo: ["error_rate < 0.1%"] # SLO gates on this workload
 //
 // String fields of components and every string in workload params are
 // templates: {{name}} is a matrix variable or a built-in (perflab, run_dir,
@@ -132,6 +134,7 @@ type Profile struct {
 	Duration  time.Duration
 	Warmup    time.Duration // excluded from statistics
 	Workloads []Workload
+	SLO       []string // gates on every workload of the profile, as analysis.ParseGate reads them
 	at        where
 }
 
@@ -159,7 +162,8 @@ type Workload struct {
 	VUs              VUs // open model
 	Backlog          int // open model: arrivals that may wait for a VU at VUs.Max
 	Grace            time.Duration
-	Params           Params // driver configuration, opaque here
+	Params           Params   // driver configuration, opaque here
+	SLO              []string // gates on this workload, as analysis.ParseGate reads them
 	at               where
 }
 

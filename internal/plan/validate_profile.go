@@ -30,6 +30,7 @@ func (v *validator) profile(p *Profile) {
 		v.unique(names, w.Name, w.at, "workload")
 		v.workload(w, p.Duration)
 	}
+	v.profileGates(p)
 }
 
 // workload checks one workload; d is its profile's duration.
@@ -51,6 +52,7 @@ func (v *validator) workload(w *Workload, d time.Duration) {
 		v.at(w.at, "model", "model %q: want open or closed", w.Model)
 	}
 	v.stages(w, d)
+	v.workloadGates(w)
 	if w.Params.node != nil {
 		v.params(w.Params.node)
 	}
