@@ -76,25 +76,39 @@ declare -A OPEN=(
   [oha]="oha --no-tui --output-format json -q ${RATE} -z ${DUR}s $url"
 )
 
-# bench_case NAME CMD: REPS runs; prints median rps, µs/req, p50, p99
-bench_case() { local name=$1 cmd=$2 rps=() us=() p50=() p99=()
-  for _ in $(seq "$REPS"); do
-    read -r cpu _ < <(eval "timed $cmd")
-    read -r n a b < <("parse_$name")
-    rps+=("$(echo "$n / $DUR" | bc -l)"); us+=("$(echo "$cpu * 1000000 / $n" | bc -l)"); p50+=("$a"); p99+=("$b")
+# run_case NAME CMD: one run; appends "rps us p50 p99" to $work/res.NAME
+run_case() { local name=$1 cmd=$2 cpu n a b
+  read -r cpu _ < <(eval "timed $cmd")
+  read -r n a b < <("parse_$name")
+  echo "$(echo "$n / $DUR" | bc -l) $(echo "$cpu * 1000000 / $n" | bc -l) $a $b" >> "$work/res.$name"
+}
+# table NAME...: one row per tool, medians over its runs
+table() { local name col
+  for name in "$@"; do [ -s "$work/res.$name" ] || continue
+    col() { awk -v c="$1" '{print $c}' "$work/res.$name" | median; }
+    printf '| %s | %.0f | %.1f | %s | %s |\n' "$name" "$(col 1)" "$(col 2)" "$(col 3)" "$(col 4)"
   done
-  printf '| %s | %.0f | %.1f | %s | %s |\n' "$name" "$(printf '%s\n' "${rps[@]}" | median)" \
-    "$(printf '%s\n' "${us[@]}" | median)" "$(printf '%s\n' "${p50[@]}" | median)" "$(printf '%s\n' "${p99[@]}" | median)"
 }
 
 have() { command -v "$1" >/dev/null 2>&1; }
-echo "date: $(date -u +%F); machine: $(nproc) cores; generator on core $GEN_CORE, nginx on core $SRV_CORE; medians of $REPS"
+echo "date: $(date -u +%F); machine: $(nproc) cores; generator on core $GEN_CORE, nginx on core $SRV_CORE; medians of $REPS, tools interleaved in each repetition"
+# Repetition-major: every tool runs once per repetition, so a slow spell of
+# the machine touches all of them alike.
+closed=(); for t in wrk perflab hey oha; do have "${CLOSED[$t]%% *}" && closed+=("$t"); done
+open_=(perflab); for t in vegeta oha; do have "$t" && open_+=("$t"); done
+for _ in $(seq "$REPS"); do
+  for t in "${closed[@]}"; do run_case "$t" "${CLOSED[$t]}"; done
+done
 echo; echo "(a) closed loop, 64 connections, ${DUR} s"; echo
 echo "| tool | req/s | CPU µs/req | p50 ms | p99 ms |"; echo "|---|---:|---:|---:|---:|"
-for t in wrk perflab hey oha; do have "${CLOSED[$t]%% *}" && bench_case "$t" "${CLOSED[$t]}"; done
+table "${closed[@]}"
+rm -f "$work"/res.*
+for _ in $(seq "$REPS"); do
+  for t in "${open_[@]}"; do run_case "$t" "${OPEN[$t]}"; done
+done
 echo; echo "(b) open loop at ${RATE} req/s, ${DUR} s"; echo
 echo "| tool | achieved req/s | CPU µs/req | p50 ms | p99 ms |"; echo "|---|---:|---:|---:|---:|"
-for t in perflab vegeta oha; do { [ "$t" = perflab ] || have "$t"; } && bench_case "$t" "${OPEN[$t]}"; done
+table "${open_[@]}"
 echo; echo "(c) perflab peak RSS at ${RSS_RATE} req/s"; echo
 echo "| duration | peak RSS MiB (median) |"; echo "|---|---:|"
 for d in "$DUR" "$LONG"; do rss=()
