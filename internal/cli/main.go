@@ -43,6 +43,9 @@ Usage:
   perflab demo [--out DIR]                 run the built-in demo target at two load levels
   perflab http URL [flags]                 one-off HTTP load test (perflab http --help)
   perflab target http [flags]              serve the built-in HTTP target on loopback
+  perflab target llm [flags]               serve the built-in OpenAI-compatible mock provider
+  perflab target gateway --upstream URL [--delay D]
+                                           serve the built-in gateway: a reverse proxy adding a fixed delay
   perflab report RUN_DIR [--format md|json]
                                            render the report of a finished (or killed) run
   perflab version

@@ -15,8 +15,11 @@ func (e *env) target(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "llm" {
 		return e.targetLLM(ctx, args[1:])
 	}
+	if len(args) > 0 && args[0] == "gateway" {
+		return e.targetGateway(ctx, args[1:])
+	}
 	if len(args) == 0 || args[0] != "http" {
-		return usageErrorf("perflab target needs a kind: perflab target http|llm [flags]")
+		return usageErrorf("perflab target needs a kind: perflab target http|llm|gateway [flags]")
 	}
 	fs := newFlagSet("target http", e)
 	addr := fs.String("addr", "127.0.0.1:8080", "loopback address to listen on (127.0.0.1:0 picks a free port)")
