@@ -240,3 +240,51 @@ func (in *Insights) PredictAt(load float64) []ScalingPrediction {
 	}
 	return out
 }
+
+// Settings names the options the strategy uses, as set: "headroom 25 %,
+// limit factor 1.5" for p99, "limit factor 1.5" for vpa, "" for krr.
+func (in *Insights) Settings() string {
+	h := fmt.Sprintf("headroom %s %%", sig3(100*in.Options.Headroom))
+	f := fmt.Sprintf("limit factor %s", sig3(in.Options.LimitFactor))
+	switch in.Strategy.Name {
+	case "p99":
+		return h + ", " + f
+	case "vpa":
+		return f
+	}
+	return ""
+}
+
+// The verdicts on a scaling fit, as reports print them.
+const (
+	VerdictLinear    = "linear"
+	VerdictConstant  = "constant"
+	VerdictNotLinear = "not linear"
+	VerdictUnclear   = "no clear trend" // the slope is not significant, but the figures spread too widely to call constant
+	VerdictTooFew    = "too few profiles"
+	VerdictNoFit     = "no fit"
+)
+
+// Verdict is what the fit supports saying, by the rules of Observe: linear
+// (not Poor, slope significant), constant (slope not significant, spread
+// at most ConstantSpread), not linear (Poor, slope significant), no clear
+// trend (slope not significant, wider spread); too few profiles below
+// MinFitPoints.
+func (s Scaling) Verdict() string {
+	f := s.Fit
+	switch {
+	case f == nil:
+		return VerdictNoFit
+	case f.N < MinFitPoints:
+		return VerdictTooFew
+	case f.Constant:
+		lo, hi, mean := spread(s.Points)
+		if mean > 0 && (hi-lo)/mean <= ConstantSpread {
+			return VerdictConstant
+		}
+		return VerdictUnclear
+	case f.Poor:
+		return VerdictNotLinear
+	}
+	return VerdictLinear
+}

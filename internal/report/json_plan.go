@@ -19,6 +19,7 @@ type jsonCell struct {
 	Ended      time.Time       `json:"ended,omitzero"`
 	Components []jsonComponent `json:"components"`
 	Phases     []jsonPhase     `json:"phases"`
+	Insights   *jsonInsights   `json:"insights,omitempty"`
 }
 
 type jsonComponent struct {
@@ -97,7 +98,7 @@ type jsonTotal struct {
 func toJSONCell(c *Cell) jsonCell {
 	jc := jsonCell{Index: c.Index, Name: c.Name, Vars: append([]Var{}, c.Vars...), Implicit: c.Implicit,
 		State: c.State, Message: c.Message, Started: utc(c.Started), Ended: utc(c.Ended),
-		Components: []jsonComponent{}, Phases: []jsonPhase{}}
+		Components: []jsonComponent{}, Phases: []jsonPhase{}, Insights: toJSONInsights(c.Insights)}
 	for _, comp := range c.Components {
 		jc.Components = append(jc.Components, jsonComponent{Name: comp.Name, Group: comp.Group, Kind: comp.Kind,
 			PID: comp.PID, MetricsURL: comp.MetricsURL, DataDirs: comp.DataDirs, Exited: utc(comp.Exited), ExitText: comp.ExitText})

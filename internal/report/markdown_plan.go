@@ -10,7 +10,7 @@ import (
 
 // markdownCell writes a cell: with a matrix, a section of its own with its
 // variables, state and components; without one, only its components. Then
-// its phases.
+// its phases, and the sections of a sizing report across them.
 func markdownCell(b *strings.Builder, c *Cell, matrix bool) {
 	level := 2
 	if matrix {
@@ -22,6 +22,7 @@ func markdownCell(b *strings.Builder, c *Cell, matrix bool) {
 	for _, p := range c.Phases {
 		markdownPhase(b, p, level)
 	}
+	markdownCellSummary(b, c, level)
 }
 
 func markdownCellFacts(b *strings.Builder, c *Cell) {

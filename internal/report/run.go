@@ -44,6 +44,9 @@ type Cell struct {
 	Ended      time.Time
 	Components []analysis.Component
 	Phases     []*Phase
+	// Insights are the cell's suggested sizes, scaling fits and
+	// observations; nil when nothing was sampled to size from.
+	Insights *analysis.Insights
 }
 
 // Phase is one profile run in one cell, or, in a run without a plan, one

@@ -10,8 +10,8 @@ import (
 
 // terminalResources writes a compact resource table per phase: P99 of CPU,
 // memory and Go heap, and the average GC rate, per component, with the two
-// totals; then the resource warnings and a note per cell that did not
-// complete.
+// totals; then the resource warnings, a note per cell that did not
+// complete, and each cell's suggested sizes and observations.
 func terminalResources(w io.Writer, r *Run) error {
 	matrix := r.isMatrix()
 	for _, c := range r.cells() {
@@ -29,6 +29,9 @@ func terminalResources(w io.Writer, r *Run) error {
 		}
 		if matrix && c.State != "" && c.State != "completed" {
 			fmt.Fprintf(w, "cell %s: %s\n", cellLabel(c), cellStateText(c))
+		}
+		if err := terminalInsights(w, c, matrix); err != nil {
+			return err
 		}
 	}
 	return nil

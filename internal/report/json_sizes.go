@@ -1,0 +1,152 @@
+package report
+
+import (
+	"math"
+
+	"github.com/perflab/perflab/internal/analysis"
+)
+
+// jsonInsights is a cell's suggested sizes, scaling fits and observations.
+type jsonInsights struct {
+	Strategy     string            `json:"strategy"`
+	Rule         string            `json:"rule"`
+	Headroom     float64           `json:"headroom"`
+	LimitFactor  float64           `json:"limit_factor"`
+	Sizes        []jsonSize        `json:"sizes"`
+	Scaling      *jsonScaling      `json:"scaling"`
+	Observations []jsonObservation `json:"observations"`
+	Warnings     []string          `json:"warnings"`
+}
+
+type jsonSize struct {
+	Size       string        `json:"size"`
+	Load       string        `json:"load"`
+	LoadValue  float64       `json:"load_value"`
+	Components []jsonSizeRow `json:"components"`
+	Total      jsonSizeRow   `json:"total"`
+	YAML       string        `json:"yaml"`
+	Warnings   []string      `json:"warnings"`
+}
+
+// jsonSizeRow gives each quantity as a manifest writes it ("" when the data
+// can't support it) and in cores or bytes (0 then).
+type jsonSizeRow struct {
+	Component          string  `json:"component"`
+	CPURequest         string  `json:"cpu_request"`
+	CPURequestCores    float64 `json:"cpu_request_cores"`
+	CPULimit           string  `json:"cpu_limit"`
+	CPULimitCores      float64 `json:"cpu_limit_cores"`
+	NoCPULimit         bool    `json:"no_cpu_limit"`
+	MemoryRequest      string  `json:"memory_request"`
+	MemoryRequestBytes float64 `json:"memory_request_bytes"`
+	MemoryLimit        string  `json:"memory_limit"`
+	MemoryLimitBytes   float64 `json:"memory_limit_bytes"`
+}
+
+type jsonScaling struct {
+	LoadWorkload string    `json:"load_workload"`
+	LoadUnit     string    `json:"load_unit"`
+	Figure       string    `json:"figure"`
+	Fits         []jsonFit `json:"fits"`
+}
+
+// jsonFit is one fit; the standard errors are null with fewer than three
+// points, and the line's figures null when there is no fit.
+type jsonFit struct {
+	Component   string             `json:"component"`
+	Metric      string             `json:"metric"`
+	Points      []jsonScalingPoint `json:"points"`
+	Intercept   *float64           `json:"intercept"`
+	Slope       *float64           `json:"slope"`
+	InterceptSE *float64           `json:"intercept_se"`
+	SlopeSE     *float64           `json:"slope_se"`
+	R2          *float64           `json:"r2"`
+	Verdict     string             `json:"verdict"`
+	Notes       []string           `json:"notes"`
+	Warnings    []string           `json:"warnings"`
+}
+
+type jsonScalingPoint struct {
+	Profile string  `json:"profile"`
+	Load    float64 `json:"load"`
+	Value   float64 `json:"value"`
+}
+
+type jsonObservation struct {
+	Kind      string          `json:"kind"`
+	Component string          `json:"component"`
+	Metric    string          `json:"metric"`
+	Text      string          `json:"text"`
+	Figures   []jsonObsFigure `json:"figures"`
+}
+
+type jsonObsFigure struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit"`
+}
+
+func toJSONInsights(in *analysis.Insights) *jsonInsights {
+	if in == nil {
+		return nil
+	}
+	j := &jsonInsights{Strategy: in.Strategy.Name, Rule: in.Strategy.Doc, Headroom: in.Options.Headroom,
+		LimitFactor: in.Options.LimitFactor, Sizes: []jsonSize{}, Observations: []jsonObservation{},
+		Warnings: append([]string{}, in.Warnings...)}
+	for i, t := range in.Sizes {
+		js := jsonSize{Size: t.Size, Load: t.Load, LoadValue: round6(in.Loads[i]), Components: []jsonSizeRow{},
+			Total: toJSONSizeRow(t.Total), Warnings: append([]string{}, t.Warnings...)}
+		for _, r := range t.Components {
+			js.Components = append(js.Components, toJSONSizeRow(r))
+		}
+		if y, err := t.YAML(); err == nil {
+			js.YAML = string(y)
+		}
+		j.Sizes = append(j.Sizes, js)
+	}
+	if in.Scaling != nil {
+		j.Scaling = &jsonScaling{LoadWorkload: in.LoadWorkload, LoadUnit: in.Load.Unit(), Figure: string(analysis.FigureP99), Fits: []jsonFit{}}
+		for _, sc := range in.Scaling {
+			j.Scaling.Fits = append(j.Scaling.Fits, toJSONFit(sc))
+		}
+	}
+	for _, o := range in.Observations {
+		jo := jsonObservation{Kind: o.Kind, Component: o.Component, Metric: o.Metric, Text: o.Text, Figures: []jsonObsFigure{}}
+		for _, f := range o.Figures {
+			jo.Figures = append(jo.Figures, jsonObsFigure{Name: f.Name, Value: round6(f.Value), Unit: f.Unit})
+		}
+		j.Observations = append(j.Observations, jo)
+	}
+	return j
+}
+
+func toJSONSizeRow(r analysis.TShirtRow) jsonSizeRow {
+	return jsonSizeRow{Component: r.Component, CPURequest: r.CPURequest.String(), CPURequestCores: r.CPURequest.Value(),
+		CPULimit: r.CPULimit.String(), CPULimitCores: r.CPULimit.Value(), NoCPULimit: r.NoCPULimit,
+		MemoryRequest: r.MemoryRequest.String(), MemoryRequestBytes: r.MemoryRequest.Value(),
+		MemoryLimit: r.MemoryLimit.String(), MemoryLimitBytes: r.MemoryLimit.Value()}
+}
+
+func toJSONFit(sc analysis.Scaling) jsonFit {
+	jf := jsonFit{Component: sc.Component, Metric: sc.Metric, Points: []jsonScalingPoint{}, Verdict: sc.Verdict(),
+		Notes: []string{}, Warnings: append([]string{}, sc.Warnings...)}
+	for _, p := range sc.Points {
+		jf.Points = append(jf.Points, jsonScalingPoint{Profile: p.Profile, Load: round6(p.Load), Value: round6(p.Value)})
+	}
+	if f := sc.Fit; f != nil {
+		jf.Intercept, jf.Slope, jf.R2 = optFloat(f.Intercept), optFloat(f.Slope), optFloat(f.R2)
+		jf.InterceptSE, jf.SlopeSE = optFloat(f.InterceptSE), optFloat(f.SlopeSE)
+		jf.Notes = append(jf.Notes, f.Notes...)
+	}
+	return jf
+}
+
+// optFloat is v rounded for the summary, or nil for NaN and ±Inf, which
+// JSON cannot hold.
+func optFloat(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	r := round6(v)
+	return &r
+}

@@ -1,0 +1,77 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/perflab/perflab/internal/analysis"
+)
+
+// terminalInsights writes a cell's suggested sizes, its scaling verdicts
+// and its observations, compactly; the YAML is in report.md and sizes/.
+func terminalInsights(w io.Writer, c *Cell, matrix bool) error {
+	in := c.Insights
+	if in == nil {
+		return nil
+	}
+	of := ""
+	if matrix {
+		of = " of cell " + cellLabel(c)
+	}
+	settings := in.Strategy.Name
+	if s := in.Settings(); s != "" {
+		settings += ", " + s
+	}
+	fmt.Fprintf(w, "\nsuggested sizes%s (%s):\n", of, settings)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "size\tcomponent\tmemory request\tmemory limit\tcpu request\tcpu limit\t")
+	for _, t := range in.Sizes {
+		for _, r := range append(append([]analysis.TShirtRow{}, t.Components...), t.Total) {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", t.Size, r.Component, qty(r.MemoryRequest), qty(r.MemoryLimit), qty(r.CPURequest), cpuLimit(r))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, warn := range in.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+	for _, t := range in.Sizes {
+		for _, warn := range t.Warnings {
+			fmt.Fprintf(w, "warning: %s\n", warn)
+		}
+	}
+	if err := terminalScaling(w, in); err != nil {
+		return err
+	}
+	if len(in.Observations) > 0 {
+		fmt.Fprintf(w, "observations%s:\n", of)
+	}
+	for i, o := range in.Observations {
+		fmt.Fprintf(w, "  %d. %s\n", i+1, o.Text)
+	}
+	return nil
+}
+
+func terminalScaling(w io.Writer, in *analysis.Insights) error {
+	if in.Scaling == nil {
+		return nil
+	}
+	k, per := loadScale(in.Load.Unit(), maxLoad(in.Loads))
+	fmt.Fprintf(w, "scaling (P99 against the %s of %s):\n", in.Load.Unit(), in.LoadWorkload)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "component\tresource\tat no load\t%s\tR²\tverdict\t\n", per)
+	for _, sc := range in.Scaling {
+		what, f := "memory", sizeText
+		if sc.Metric == analysis.MetricCPU {
+			what, f = "cpu", cores
+		}
+		if sc.Fit == nil {
+			fmt.Fprintf(tw, "%s\t%s\t–\t–\t–\tno fit\t\n", sc.Component, what)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.2f\t%s\t\n", sc.Component, what, f(sc.Fit.Intercept), f(sc.Fit.Slope*k), sc.Fit.R2, sc.Verdict())
+	}
+	return tw.Flush()
+}
