@@ -126,7 +126,8 @@ func fillCell(store *results.Run, meta results.Meta, c *report.Cell, phases []re
 			Series: series, CoresAvailable: float64(meta.GoMaxProcs)})
 		analysis.MarkClientBound(p.Resources, p.Workloads)
 	}
-	return nil
+	c.Insights, err = cellInsights(c, series, analysis.DefaultInsightOptions())
+	return err
 }
 
 // cellPhases is the cell's phases in the order they ran, each with its

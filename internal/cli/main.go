@@ -48,6 +48,8 @@ Usage:
                                            serve the built-in gateway: a reverse proxy adding a fixed delay
   perflab report RUN_DIR [--format md|json]
                                            render the report of a finished (or killed) run
+  perflab size RUN_DIR [--strategy p99|vpa|krr] [--headroom 25%] [--limit-factor 1.5] [--at LOAD]
+                                           suggested sizes of a run with other settings, or predicted at a load
   perflab version
 `
 
@@ -77,6 +79,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = e.target(ctx, args[1:])
 	case "report":
 		err = e.report(args[1:])
+	case "size":
+		err = e.size(args[1:])
 	case "version", "--version":
 		fmt.Fprintf(stdout, "perflab %s\n", Version)
 	case "help", "-h", "--help":

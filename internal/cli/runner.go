@@ -211,5 +211,5 @@ func writeReports(store *results.Run, r *report.Run) error {
 			return fmt.Errorf("cannot write %s: %w", name, err)
 		}
 	}
-	return nil
+	return writeSizeFiles(store, r)
 }

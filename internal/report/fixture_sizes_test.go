@@ -78,7 +78,7 @@ func sizesRun() *Run {
 		{Name: "query-frontend", Group: "query", Kind: "run", PID: 103},
 		{Name: "perflab", Kind: analysis.KindGenerator, PID: 100},
 	}
-	cell := &Cell{Index: 0, State: "completed", Started: t0, Ended: t0.Add(2 * time.Minute), Components: comps}
+	cell := &Cell{Index: 0, Name: "default", State: "completed", Started: t0, Ended: t0.Add(2 * time.Minute), Components: comps}
 	var data []analysis.PhaseData
 	for i, p := range []struct {
 		name             string

@@ -9,8 +9,10 @@ import (
 )
 
 // markdownSizes writes the suggested t-shirt sizes: one table of every
-// size's components and total, then per size its Kubernetes resources.
-func markdownSizes(b *strings.Builder, in *analysis.Insights, level int) {
+// size's components and total, then per size its Kubernetes resources;
+// withFiles names the file of the run directory that holds each size.
+func markdownSizes(b *strings.Builder, c *Cell, level int, withFiles bool) {
+	in := c.Insights
 	heading(b, level, "Suggested sizes")
 	fmt.Fprintf(b, "Strategy `%s`: %s", in.Strategy.Name, in.Strategy.Doc)
 	if s := in.Settings(); s != "" {
@@ -41,7 +43,11 @@ func markdownSizes(b *strings.Builder, in *analysis.Insights, level int) {
 		} else {
 			fmt.Fprintf(b, "```yaml\n%s```\n", y)
 		}
-		fmt.Fprintf(b, "\nTotal resources: %s.\n", totalText(t.Total))
+		fmt.Fprintf(b, "\nTotal resources: %s.", totalText(t.Total))
+		if withFiles {
+			fmt.Fprintf(b, " The run directory holds this size as `%s`.", SizeFileName(c, t.Size))
+		}
+		b.WriteString("\n")
 		warnings(b, t.Warnings)
 	}
 }

@@ -26,7 +26,7 @@ func markdownCellSummary(b *strings.Builder, c *Cell, level int) {
 		markdownThroughputAchieved(b, phases, level)
 	}
 	if c.Insights != nil {
-		markdownSizes(b, c.Insights, level)
+		markdownSizes(b, c, level, true)
 		markdownScaling(b, c.Insights, level)
 		markdownObservations(b, c.Insights, level)
 	}

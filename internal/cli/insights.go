@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/report"
+	"github.com/perflab/perflab/internal/results"
+)
+
+// cellInsights sizes a cell's phases from its samples and fits and
+// observes them (analysis.CellInsights). A phase of a run without a plan
+// is named after its workload.
+func cellInsights(c *report.Cell, series map[string]map[string][]analysis.Point, o analysis.InsightOptions) (*analysis.Insights, error) {
+	var data []analysis.PhaseData
+	for _, p := range c.Phases {
+		if p.Resources == nil {
+			continue
+		}
+		name := p.Profile
+		if p.Implicit && len(p.Workloads) > 0 {
+			name = p.Workloads[0].Workload.DisplayName()
+		}
+		in := analysis.ResourceInput{Window: p.Window, Components: c.Components, Series: series}
+		data = append(data, analysis.PhaseData{Profile: name, State: p.State, Resources: p.Resources,
+			Summaries: p.Workloads, Sizing: analysis.SizingInputs(in, 0)})
+	}
+	return analysis.CellInsights(data, o)
+}
+
+// reinsight computes every cell's insights again with o, from the store's
+// samples.
+func reinsight(store *results.Run, r *report.Run, o analysis.InsightOptions) error {
+	for _, c := range r.Cells {
+		samples, err := store.Samples(c.Index)
+		if err != nil {
+			return err
+		}
+		if c.Insights, err = cellInsights(c, analysisSeries(samples), o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeSizeFiles writes each suggested size's Kubernetes resources into
+// the run directory's sizes/.
+func writeSizeFiles(store *results.Run, r *report.Run) error {
+	files, err := report.SizeFiles(r)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		path := store.Path(f.Name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return fmt.Errorf("cannot write %s: %w", f.Name, err)
+		}
+		if err := os.WriteFile(path, f.Data, 0o644); err != nil {
+			return fmt.Errorf("cannot write %s: %w", f.Name, err)
+		}
+	}
+	return nil
+}

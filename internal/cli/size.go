@@ -1,0 +1,158 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/report"
+	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/units"
+)
+
+// sizeFlags are the settings of `perflab size`, as typed.
+type sizeFlags struct {
+	strategy, headroom, limitFactor, at string
+}
+
+// size is `perflab size RUN_DIR [--strategy p99|vpa|krr] [--headroom 25%]
+// [--limit-factor 1.5] [--at LOAD]`: the suggested sizes of a finished run
+// again, with other settings, or what its scaling fits predict at a load.
+func (e *env) size(args []string) error {
+	fs := newFlagSet("size", e)
+	var f sizeFlags
+	fs.StringVar(&f.strategy, "strategy", analysis.DefaultStrategy, "sizing strategy: "+strings.Join(analysis.StrategyNames(), ", "))
+	fs.StringVar(&f.headroom, "headroom", "25%", "p99 strategy: requests = P99 × (1 + headroom), e.g. 25% or 0.25")
+	fs.StringVar(&f.limitFactor, "limit-factor", "1.5", "p99 and vpa strategies: limits = requests × factor")
+	fs.StringVar(&f.at, "at", "", "predict resources at this load from the scaling fits: a rate (5000/s) or a byte rate sent (10MB/s)")
+	fs.Usage = func() {
+		fmt.Fprintln(e.stderr, "Usage: perflab size RUN_DIR [--strategy p99|vpa|krr] [--headroom 25%] [--limit-factor 1.5] [--at LOAD]")
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return flagError(err)
+	}
+	o, load, problems := f.parse()
+	if len(pos) != 1 {
+		problems = append(problems, fmt.Sprintf("perflab size needs one run directory, got %d arguments", len(pos)))
+	}
+	if len(problems) > 0 {
+		return usageErrorf("invalid arguments:\n  %s", strings.Join(problems, "\n  "))
+	}
+	if o.Strategy.Name == "krr" && (set(fs, "headroom") || set(fs, "limit-factor")) {
+		fmt.Fprintln(e.stderr, "perflab: note: strategy krr uses neither --headroom nor --limit-factor")
+	}
+	if o.Strategy.Name == "vpa" && set(fs, "headroom") {
+		fmt.Fprintln(e.stderr, "perflab: note: strategy vpa uses its own margin of 15 %, not --headroom")
+	}
+	store, err := results.Open(pos[0])
+	if err != nil {
+		return &runError{err: err, hint: "give the directory perflab printed as 'run directory'", code: ExitFailed}
+	}
+	defer store.Close()
+	r, err := loadRun(store)
+	if err == nil {
+		err = reinsight(store, r, o)
+	}
+	if err != nil {
+		return &runError{err: err, code: ExitFailed}
+	}
+	if f.at == "" {
+		return report.SizesMarkdown(e.stdout, r)
+	}
+	return e.predict(r, load, o.Load)
+}
+
+// parse checks every flag and reports every problem at once.
+func (f sizeFlags) parse() (analysis.InsightOptions, float64, []string) {
+	var problems []string
+	o := analysis.DefaultInsightOptions()
+	s, err := analysis.ParseStrategy(f.strategy)
+	if err != nil {
+		problems = append(problems, "--strategy: "+err.Error())
+	}
+	o.Strategy = s
+	if o.Sizing.Headroom, err = parseHeadroom(f.headroom); err != nil {
+		problems = append(problems, "--headroom: "+err.Error())
+	}
+	if o.Sizing.LimitFactor, err = strconv.ParseFloat(strings.TrimSpace(f.limitFactor), 64); err != nil {
+		problems = append(problems, fmt.Sprintf("--limit-factor %q: want a number like 1.5", f.limitFactor))
+	}
+	if err == nil {
+		for _, e := range o.Sizing.Validate() {
+			problems = append(problems, e.Error())
+		}
+	}
+	var load float64
+	if f.at != "" {
+		if o.Load, load, err = parseLoad(f.at); err != nil {
+			problems = append(problems, "--at: "+err.Error())
+		}
+	}
+	return o, load, problems
+}
+
+// parseHeadroom reads "25%", "25 %" or "0.25" as 0.25.
+func parseHeadroom(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	pct, isPct := strings.CutSuffix(t, "%")
+	v, err := strconv.ParseFloat(strings.TrimSpace(pct), 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q: want a percentage like 25%% or a fraction like 0.25", s)
+	}
+	if isPct {
+		v /= 100
+	}
+	return v, nil
+}
+
+// parseLoad reads a load as an operation rate ("5000/s", "300/m", "250")
+// or a byte rate ("10MB/s").
+func parseLoad(s string) (analysis.LoadBasis, float64, error) {
+	num, _, _ := strings.Cut(strings.TrimSpace(s), "/")
+	if _, err := strconv.ParseFloat(strings.TrimSpace(num), 64); err == nil {
+		v, err := units.ParseRate(s)
+		if err == nil && v <= 0 {
+			err = fmt.Errorf("rate %q: want more than 0", s)
+		}
+		return analysis.LoadRequests, v, err
+	}
+	v, err := units.ParseByteRate(s)
+	if err == nil && v <= 0 {
+		err = fmt.Errorf("byte rate %q: want more than 0", s)
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("%q: want a rate like 5000/s or a byte rate like 10MB/s", s)
+	}
+	return analysis.LoadBytesSent, v, nil
+}
+
+// set reports whether the flag was given on the command line.
+func set(fs *flag.FlagSet, name string) bool {
+	found := false
+	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+	return found
+}
+
+// predict writes, for every cell with scaling fits, what they predict at
+// load; a run without any fails with a hint.
+func (e *env) predict(r *report.Run, load float64, basis analysis.LoadBasis) error {
+	n := 0
+	for _, c := range r.Cells {
+		if c.Insights == nil || c.Insights.Scaling == nil {
+			continue
+		}
+		n++
+		if err := report.PredictionMarkdown(e.stdout, c, load, c.Insights.PredictAt(load)); err != nil {
+			return err
+		}
+	}
+	if n == 0 {
+		return &runError{err: fmt.Errorf("cannot predict at %s: no cell of the run has scaling fits", report.LoadValueText(load, basis)),
+			hint: "a fit needs two or more profiles that ran the same workload (three for a verdict and a prediction interval)", code: ExitFailed}
+	}
+	return nil
+}

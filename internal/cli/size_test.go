@@ -1,0 +1,145 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// writeSizingStore writes a plan run of one cell and profiles s, m and l,
+// each 20 one-second intervals of "get" at 100, 200 and 400 requests/s
+// (1000 bytes sent each) with a 20 s window sampled every second: app uses
+// 0.1 + 0.001 × rate cores and 100 + 0.25 × rate MiB, the generator 0.1
+// cores.
+func writeSizingStore(t *testing.T, dir string) string {
+	store, err := results.Create(dir, results.Meta{Name: "sizing", Started: loadT0, GoMaxProcs: 2})
+	must(t, err)
+	defer store.Close()
+	must(t, store.AddCell(results.Cell{Index: 0, Name: "default", Started: loadT0}))
+	must(t, store.AddComponent(results.Component{Name: "app", Kind: results.KindRun, PID: 42}))
+	must(t, store.AddComponent(results.Component{Name: "perflab", Kind: results.KindGenerator}))
+	for i, p := range []struct {
+		name string
+		rate int
+	}{{"s", 100}, {"m", 200}, {"l", 400}} {
+		start := loadT0.Add(time.Duration(i) * time.Minute)
+		end := start.Add(20 * time.Second)
+		must(t, store.AddPhase(results.Phase{Profile: p.name, Start: start}))
+		w := "default/" + p.name + "/get"
+		must(t, store.AddWorkload(results.Workload{Name: w, Short: "get", Profile: p.name, Driver: "http",
+			Model: results.ModelOpen, Target: "GET http://app", Rate: float64(p.rate), VUsMin: 1, VUsMax: 50, Duration: 20 * time.Second}))
+		for k := range 20 {
+			st := stats.NewOpStats()
+			for range p.rate {
+				st.Latency.Record(time.Millisecond)
+				st.Service.Record(time.Millisecond)
+			}
+			st.Classes[stats.OK], st.BytesSent = int64(p.rate), int64(1000*p.rate)
+			must(t, store.WriteInterval(w, &stats.Interval{Index: k, Start: start.Add(time.Duration(k) * time.Second),
+				End: start.Add(time.Duration(k+1) * time.Second), Ops: map[string]*stats.OpStats{"GET /": st}, Lag: stats.NewHist()}))
+			must(t, store.WriteSamples(0, start.Add(time.Duration(k+1)*time.Second), map[string][]results.Sample{
+				"app": {{Metric: "cpu_cores", Value: 0.1 + 0.001*float64(p.rate)}, {Metric: "rss_bytes", Value: (100 + 0.25*float64(p.rate)) * loadMiB}},
+				"perflab": {{Metric: "cpu_cores", Value: 0.1}, {Metric: "cores_available", Value: 2}}}))
+		}
+		must(t, store.EndWorkload(w, results.WorkloadEnd{Start: start, LoadEnd: end, End: end, Scheduled: uint64(20 * p.rate),
+			WindowStart: start, WindowEnd: end, WindowRule: "whole load"}))
+		must(t, store.EndPhase(results.Phase{Profile: p.name, LoadEnd: end, WindowStart: start, WindowEnd: end,
+			WindowRule: "whole load", State: "completed"}))
+	}
+	must(t, store.EndCell(0, "completed", "", loadT0.Add(3*time.Minute)))
+	must(t, store.Finish(results.Status{State: "completed"}))
+	return store.Dir()
+}
+
+func mainOut(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := Main(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestSize(t *testing.T) {
+	dir := writeSizingStore(t, t.TempDir())
+	for _, tt := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		// s: 0.2 cores × 1.25 = 250m, limit 375 → 380m; 125 MiB × 1.25 = 156.25 → 160Mi, limit 240 → 256Mi.
+		{"default", nil, []string{"Strategy `p99`", "here headroom 25 %, limit factor 1.5",
+			"| s | get 100/s (97.7 KiB/s sent) | app | 160Mi | 256Mi | 250m | 380m |", "```yaml\napp:\n  resources:\n"}},
+		// s with 50 % and 2: 0.3 → 300m, limit 600m; 187.5 MiB → 192Mi, limit 384Mi.
+		{"settings", []string{"--headroom", "50%", "--limit-factor", "2"}, []string{"| s | get 100/s (97.7 KiB/s sent) | app | 192Mi | 384Mi | 300m | 600m |"}},
+		// krr: CPU request P95 = 0.2 → 200m, no limit; memory Max × 1.15 = 143.75 → 160Mi for both.
+		{"krr", []string{"--strategy", "krr"}, []string{"Strategy `krr`", "| s | get 100/s (97.7 KiB/s sent) | app | 160Mi | 160Mi | 200m | none |"}},
+		// At 800/s: app CPU 0.9 cores → 1150m, limit 1750m; memory 300 MiB → 384Mi (64Mi steps), limit 576Mi.
+		{"at rate", []string{"--at", "800/s"}, []string{"## Prediction at 800/s (cell `default`)", "**Extrapolation:**",
+			"| app | CPU | 0.90 cores |", "| 1150m | 1750m | linear (R² 1.00) |", "| app | memory | 300 MiB |", "| 384Mi | 576Mi |",
+			"```yaml\napp:\n  resources:\n    requests:\n      cpu: 1150m\n      memory: 384Mi\n"}},
+		// 200 KB/s sent is profile m: no extrapolation; CPU 0.3 cores.
+		{"at bytes", []string{"--at", "200KB/s"}, []string{"## Prediction at 195 KiB/s", "bytes/s of workload `get`", "| app | CPU | 0.30 cores |"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errs := mainOut(append([]string{"size", dir}, tt.args...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q", w)
+				}
+			}
+			if strings.Contains(out, "Extrapolation") && tt.name == "at bytes" {
+				t.Error("a load inside the fitted range is called an extrapolation")
+			}
+			if t.Failed() {
+				t.Log(out)
+			}
+		})
+	}
+}
+
+func TestSizeRefusesBadFlags(t *testing.T) {
+	code, _, errs := mainOut("size", "--strategy", "p95", "--headroom", "lots", "--limit-factor", "0.5", "--at", "fast")
+	if code != ExitUsage {
+		t.Fatalf("exit %d, want %d", code, ExitUsage)
+	}
+	for _, w := range []string{`--strategy: cannot find sizing strategy "p95": known strategies are krr, p99, vpa`,
+		`--headroom: "lots"`, "limit factor 0.5: want 1 or more", `--at: "fast"`, "needs one run directory, got 0"} {
+		if !strings.Contains(errs, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, errs)
+		}
+	}
+	// A run whose cells have one profile each has nothing to predict from.
+	code, _, errs = mainOut("size", writeLoadPlan(t, t.TempDir()), "--at", "100/s")
+	if code != ExitFailed || !strings.Contains(errs, "no cell of the run has scaling fits") || !strings.Contains(errs, "hint: a fit needs two or more profiles") {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+}
+
+// TestWriteReportsWritesSizes: the run directory holds a YAML file per
+// suggested size.
+func TestWriteReportsWritesSizes(t *testing.T) {
+	store, err := results.Open(writeSizingStore(t, t.TempDir()))
+	must(t, err)
+	defer store.Close()
+	r, err := loadRun(store)
+	must(t, err)
+	must(t, writeReports(store, r))
+	for _, name := range []string{"s", "m", "l"} {
+		b, err := os.ReadFile(store.Path("sizes/default-" + name + ".yaml"))
+		if err != nil || !strings.Contains(string(b), "app:\n  resources:\n") {
+			t.Errorf("sizes/default-%s.yaml: %v\n%s", name, err, b)
+		}
+	}
+	md, err := os.ReadFile(store.Path("report.md"))
+	must(t, err)
+	if !strings.Contains(string(md), "## Scaling") || !strings.Contains(string(md), "The run directory holds this size as `sizes/default-l.yaml`") {
+		t.Errorf("report.md lacks the sizes and scaling:\n%s", md)
+	}
+}

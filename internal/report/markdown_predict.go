@@ -1,0 +1,113 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/perflab/perflab/internal/analysis"
+)
+
+// SizesMarkdown writes the suggested sizes of every cell of r (as the
+// report does), each under a heading naming its cell when r has a matrix.
+func SizesMarkdown(w io.Writer, r *Run) error {
+	b := &strings.Builder{}
+	fmt.Fprintf(b, "# Suggested sizes of run `%s`\n", r.Name)
+	any := false
+	for _, c := range r.cells() {
+		if c.Insights == nil {
+			continue
+		}
+		any = true
+		level := 2
+		if r.isMatrix() {
+			heading(b, 2, "Cell `%s`", cellLabel(c))
+			level = 3
+		}
+		markdownSizes(b, c, level, false)
+	}
+	if !any {
+		b.WriteString("\nNo cell has resource samples of the system under test to size from.\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// LoadValueText writes a load in its basis's unit: "5000/s", "9.54 MiB/s".
+func LoadValueText(v float64, basis analysis.LoadBasis) string {
+	if basis == analysis.LoadBytesSent {
+		return bytesPS(v)
+	}
+	return rateText(v)
+}
+
+// PredictionMarkdown writes what the scaling fits of cell c predict at
+// load: per component and resource the P99, its 95 % prediction interval,
+// and the request and limit of the p99 rule, then those requests and limits
+// as Kubernetes resources.
+func PredictionMarkdown(w io.Writer, c *Cell, load float64, preds []analysis.ScalingPrediction) error {
+	in := c.Insights
+	b := &strings.Builder{}
+	at := LoadValueText(load, in.Load)
+	heading(b, 2, "Prediction at %s (cell `%s`)", at, cellLabel(c))
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, l := range in.Loads {
+		lo, hi = min(lo, l), max(hi, l)
+	}
+	fmt.Fprintf(b, "From the fits of each component's P99 against the %s of workload `%s` over %d profiles (%s to %s). "+
+		"Requests = predicted P99 × %.4g, limits = requests × %.4g, rounded up.\n", in.Load.Unit(), in.LoadWorkload, len(in.Loads),
+		LoadValueText(lo, in.Load), LoadValueText(hi, in.Load), 1+in.Options.Headroom, in.Options.LimitFactor)
+	if load < lo || load > hi {
+		fmt.Fprintf(b, "\n**Extrapolation:** %s is outside the loads measured; the figures assume every line stays straight beyond them.\n", at)
+	}
+	b.WriteString("\n| Component | Resource | Predicted P99 | 95 % prediction interval | Request | Limit | Fit |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---|\n")
+	rows := map[string]*analysis.TShirtRow{}
+	var order []string
+	var ws []string
+	for _, p := range preds {
+		sc, f := p.Scaling, sizeText
+		what := "memory"
+		if sc.Metric == analysis.MetricCPU {
+			what, f = "CPU", cores
+		}
+		interval := "–"
+		if !math.IsNaN(p.Prediction.Low) {
+			interval = f(p.Prediction.Low) + " – " + f(p.Prediction.High)
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s (R² %.2f) |\n", sc.Component, what, f(p.Prediction.Value), interval,
+			qty(p.Request), qty(p.Limit), sc.Verdict(), sc.Fit.R2)
+		pw := p.Prediction.Warnings
+		if p.Prediction.Extrapolation && len(pw) > 0 {
+			pw = pw[1:] // Predict's first warning is the extrapolation, said once above
+		}
+		for _, warn := range pw {
+			ws = append(ws, fmt.Sprintf("%s %s: %s", sc.Component, what, warn))
+		}
+		if sc.Component == analysis.TotalComponent {
+			continue
+		}
+		if rows[sc.Component] == nil {
+			rows[sc.Component] = &analysis.TShirtRow{Component: sc.Component}
+			order = append(order, sc.Component)
+		}
+		if r := rows[sc.Component]; sc.Metric == analysis.MetricCPU {
+			r.CPURequest, r.CPULimit = p.Request, p.Limit
+		} else {
+			r.MemoryRequest, r.MemoryLimit = p.Request, p.Limit
+		}
+	}
+	warnings(b, ws)
+	t := analysis.TShirt{Size: at}
+	for _, name := range order {
+		t.Components = append(t.Components, *rows[name])
+	}
+	y, err := t.YAML()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(b, "\n```yaml\n%s```\n", y)
+	_, err = io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,78 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/perflab/perflab/internal/analysis"
+)
+
+// SizeFile is one size's Kubernetes resources as a file of the run
+// directory.
+type SizeFile struct {
+	Name string // e.g. "sizes/default-small.yaml"
+	Data []byte
+}
+
+// SizeFiles is a file per suggested size of every cell: the resources
+// blocks of its components under a comment that says where they come from.
+func SizeFiles(r *Run) ([]SizeFile, error) {
+	var out []SizeFile
+	for _, c := range r.cells() {
+		if c.Insights == nil {
+			continue
+		}
+		for _, t := range c.Insights.Sizes {
+			y, err := t.YAML()
+			if err != nil {
+				return nil, err
+			}
+			var b strings.Builder
+			fmt.Fprintf(&b, "# perflab: suggested size %q of run %s, cell %s\n", t.Size, r.Name, cellFileLabel(c))
+			fmt.Fprintf(&b, "# load: %s\n", t.Load)
+			fmt.Fprintf(&b, "# strategy %s: %s\n", c.Insights.Strategy.Name, settingsText(c.Insights))
+			fmt.Fprintf(&b, "# total: %s\n", totalText(t.Total))
+			for _, w := range append(append([]string{}, c.Insights.Warnings...), t.Warnings...) {
+				fmt.Fprintf(&b, "# warning: %s\n", strings.ReplaceAll(w, "\n", " "))
+			}
+			b.Write(y)
+			out = append(out, SizeFile{Name: SizeFileName(c, t.Size), Data: []byte(b.String())})
+		}
+	}
+	return out, nil
+}
+
+// settingsText is the strategy's rule and its settings.
+func settingsText(in *analysis.Insights) string {
+	s := in.Strategy.Doc
+	if set := in.Settings(); set != "" {
+		s += "; here " + set
+	}
+	return s
+}
+
+// SizeFileName is the run-directory path of a cell's size: sizes/<cell>-<size>.yaml,
+// with every character a file name should not hold replaced by '_'.
+func SizeFileName(c *Cell, size string) string {
+	return "sizes/" + fileSafe(cellFileLabel(c)+"-"+size) + ".yaml"
+}
+
+func cellFileLabel(c *Cell) string {
+	if c.Name != "" {
+		return c.Name
+	}
+	if c.Implicit {
+		return "run"
+	}
+	return fmt.Sprintf("cell%d", c.Index)
+}
+
+func fileSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune("._=,+-", r):
+			return r
+		}
+		return '_'
+	}, s)
+}
