@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,6 +25,13 @@ type driverSpec struct {
 	target  string                        // what the load goes to, for reports, secrets redacted
 	opBytes int64                         // payload bytes of one operation, for byte rates; 0 when none
 	new     func() (driver.Driver, error) // builds the driver
+
+	// Optional, see drivers_link.go.
+	kind        string        // what the workload is to others, e.g. "otlp ingest"
+	impliesRate bool          // its driver is a driver.Rater: without a rate in the plan, its rate is the workload's
+	measured    *measuredOp   // payload bytes of one operation, known once the driver is built
+	needs       *dependency   // another workload of the profile whose built driver this one needs
+	verifyWait  time.Duration // how long Verify may wait for written data to become visible
 }
 
 // driverInput is what a driver factory decodes: a workload's params, the
@@ -40,7 +48,12 @@ type driverFactory func(in driverInput) (driverSpec, []error)
 
 // drivers is every driver a plan can name.
 var drivers = map[string]driverFactory{
-	"http": httpDriver,
+	"http":         httpDriver,
+	"openai":       openaiDriver,
+	"otlp":         otlpDriver,
+	"promql":       promqlDriver,
+	"remote_write": remoteWriteDriver,
+	"s3":           s3Driver,
 }
 
 func driverNames() string {
@@ -48,6 +61,7 @@ func driverNames() string {
 	for n := range drivers {
 		names = append(names, n)
 	}
+	slices.Sort(names)
 	return strings.Join(names, ", ")
 }
 
@@ -153,7 +167,8 @@ func (p *httpParams) problems(cfg httpdriver.Config, in driverInput) []error {
 
 // storedParams is a workload's params as stored with the run: as written
 // in the plan (so ${VAR} references stay references) with the values of
-// sensitive headers written literally in the plan masked.
+// sensitive headers and credentials written literally in the plan masked
+// (maskSecrets).
 func storedParams(params plan.Params) json.RawMessage {
 	raw, err := params.JSON()
 	if err != nil {
@@ -163,7 +178,7 @@ func storedParams(params plan.Params) json.RawMessage {
 	if json.Unmarshal(raw, &m) != nil {
 		return raw
 	}
-	maskHeaders(m)
+	maskSecrets(m)
 	out, err := json.Marshal(m)
 	if err != nil {
 		return raw
@@ -184,7 +199,7 @@ func maskHeaders(params map[string]any) {
 }
 
 // describedPlan is the plan as stored with a run (Plan.Describe), with
-// literal values of sensitive headers masked as in storedParams.
+// credentials written literally masked as in storedParams.
 func describedPlan(p *plan.Plan) (string, error) {
 	raw, err := p.Describe()
 	if err != nil {
@@ -199,7 +214,7 @@ func describedPlan(p *plan.Plan) (string, error) {
 		ws, _ := pr.(map[string]any)["workloads"].([]any)
 		for _, w := range ws {
 			if params, ok := w.(map[string]any)["params"].(map[string]any); ok {
-				maskHeaders(params)
+				maskSecrets(params)
 			}
 		}
 	}

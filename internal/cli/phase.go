@@ -25,13 +25,16 @@ func (r *planRun) runPhase(ctx context.Context, c plan.Cell, pp phasePlan) (stri
 	if err := r.store.AddPhase(results.Phase{Cell: c.Index, Profile: pr.Name, Start: start, Warmup: pr.Warmup}); err != nil {
 		r.sink.fail(err)
 	}
-	ws, err := r.buildDrivers(pp)
+	ws, runErr := r.buildDrivers(pp)
 	defer closeDrivers(ws)
-	if err != nil {
-		r.endPhase(c, pr, start, nil, results.StateFailed, err.Error())
-		return results.StateFailed, err.Error()
+	defer r.cleanup(ws) // after the read-back, before the drivers close
+	var sums []engine.Summary
+	if runErr == nil {
+		if runErr = r.prepare(ctx, ws); runErr == nil {
+			sums, runErr = r.runWorkloads(ctx, pr, ws)
+		}
+		r.recordFacts(ws)
 	}
-	sums, runErr := r.runWorkloads(ctx, pr, ws)
 	state, msg := results.StateCompleted, ""
 	var crash *crashError
 	switch {
@@ -42,25 +45,11 @@ func (r *planRun) runPhase(ctx context.Context, c plan.Cell, pp phasePlan) (stri
 	case runErr != nil:
 		state, msg = results.StateFailed, runErr.Error()
 	}
+	if sums != nil { // the load ran
+		r.readBack(ctx, ws, state)
+	}
 	r.endPhase(c, pr, start, sums, state, r.p.Redact(msg))
 	return state, msg
-}
-
-// buildDrivers builds each workload's driver and records the workload.
-func (r *planRun) buildDrivers(pp phasePlan) ([]phaseWorkload, error) {
-	ws := make([]phaseWorkload, 0, len(pp.workloads))
-	for _, w := range pp.workloads {
-		d, err := w.spec.new()
-		if err != nil {
-			return ws, fmt.Errorf("workload %s: %w", w.desc.Short, err)
-		}
-		w.eng.Driver = d
-		ws = append(ws, w)
-		if err := r.store.AddWorkload(w.desc); err != nil {
-			return ws, err
-		}
-	}
-	return ws, nil
 }
 
 func closeDrivers(ws []phaseWorkload) {

@@ -24,10 +24,14 @@ type phasePlan struct {
 
 // phaseWorkload is one workload of a phase: its driver, not built yet, and
 // its schedule and description; eng.Driver is set when the phase starts.
+// The workload as planned and its profile's duration are kept for a
+// schedule that needs the built driver (settleRate).
 type phaseWorkload struct {
-	spec driverSpec
-	eng  engine.Workload
-	desc results.Workload
+	spec   driverSpec
+	eng    engine.Workload
+	desc   results.Workload
+	plan   plan.Workload
+	length time.Duration
 }
 
 // loadPlan reads the plan at path and keeps the profiles list names
@@ -192,6 +196,7 @@ func prepareCell(p *plan.Plan, inst *plan.Instance, matrix bool) ([]phasePlan, [
 			errs = append(errs, werrs...)
 			pp.workloads = append(pp.workloads, pw)
 		}
+		errs = append(errs, checkNeeds(p, pr, pp.workloads)...)
 		out = append(out, pp)
 	}
 	return out, errs
@@ -214,10 +219,14 @@ func prepareWorkload(p *plan.Plan, c plan.Cell, pr plan.Profile, w plan.Workload
 	if matrix {
 		name = c.Name + "/" + name
 	}
-	pw := phaseWorkload{spec: spec, eng: engine.Workload{Name: name},
+	pw := phaseWorkload{spec: spec, eng: engine.Workload{Name: name}, plan: w, length: pr.Duration,
 		desc: results.Workload{Name: name, Short: w.Name, Cell: c.Index, Profile: pr.Name, Driver: w.Driver,
 			Target: p.Redact(spec.target), Params: storedParams(w.Params)}}
-	if err := schedule(w, pr.Duration, spec.opBytes, &pw.eng, &pw.desc); err != nil {
+	sw, opBytes, err := provisional(w, spec)
+	if err != nil {
+		return phaseWorkload{}, []error{at("", "%v", err)}
+	}
+	if err := schedule(sw, pr.Duration, opBytes, &pw.eng, &pw.desc); err != nil {
 		return phaseWorkload{}, []error{at("rate", "workload %s: %v", w.Name, err)}
 	}
 	for _, err := range pw.eng.Validate() {
@@ -230,7 +239,7 @@ func prepareWorkload(p *plan.Plan, c plan.Cell, pr plan.Profile, w plan.Workload
 
 // schedule sets the load model and schedule of a plan workload in a
 // profile of duration d; opBytes turns byte rates into operation rates.
-func schedule(w plan.Workload, d time.Duration, opBytes int64, eng *engine.Workload, desc *results.Workload) error {
+func schedule(w plan.Workload, d time.Duration, opBytes float64, eng *engine.Workload, desc *results.Workload) error {
 	eng.Grace, desc.Grace = w.Grace, w.Grace
 	if w.Model == plan.Closed {
 		eng.Model, desc.Model = engine.Closed, results.ModelClosed
@@ -253,7 +262,7 @@ func schedule(w plan.Workload, d time.Duration, opBytes int64, eng *engine.Workl
 		if opBytes <= 0 {
 			return 0, fmt.Errorf("byte rate %s needs a payload to divide by: this workload sends no body", r)
 		}
-		return r.BytesPerSecond / float64(opBytes), nil
+		return r.BytesPerSecond / opBytes, nil
 	}
 	eng.Model, desc.Model = engine.Open, results.ModelOpen
 	eng.VUsMin, eng.VUsMax, eng.Backlog = w.VUs.Min, w.VUs.Max, w.Backlog

@@ -228,7 +228,7 @@ profiles:
   - name: a
     duration: 10s
     workloads:
-      - {name: none, driver: d}
+      - {name: none, driver: d, model: closed}
       - {name: both, driver: d, rate: 1/s, concurrency: 2}
       - {name: open, driver: d, model: open, concurrency: 2}
       - {name: closed, driver: d, concurrency: 2, vus: {max: 3}, backlog: 1}
@@ -238,7 +238,7 @@ profiles:
       - {name: vus, driver: d, rate: 1/s, vus: {min: 10, max: 5}}
       - {name: vus2, driver: d, rate: 1/s, vus: {min: -1, max: 0}, backlog: -1, grace: -1s}
 `, []string{
-			`plan.yaml:6:9: workload "none" needs rate (open model), concurrency (closed model) or stages`,
+			`plan.yaml:6:9: workload "none" needs concurrency or stages`,
 			`plan.yaml:7:57: workload "both": give one of rate and concurrency, not both`,
 			`plan.yaml:8:59: concurrency applies to the closed model, and this workload is open (set model: closed)`,
 			`plan.yaml:9:56: vus applies to the open model, and this workload is closed`,

@@ -82,8 +82,10 @@ func given(w *Workload, key string) bool {
 	return false
 }
 
-// shape checks that one of rate, concurrency and stages is given, and that
-// start values come with stages. It reports whether several were given.
+// shape checks that at most one of rate, concurrency and stages is given
+// (none: an open-model workload at the rate its driver implies, which the
+// driver's decoder checks), and that start values come with stages. It
+// reports whether several were given.
 func (v *validator) shape(w *Workload) (multi bool) {
 	var shape []string
 	for _, k := range []string{"rate", "concurrency", "stages"} {
@@ -92,8 +94,8 @@ func (v *validator) shape(w *Workload) (multi bool) {
 		}
 	}
 	switch {
-	case len(shape) == 0:
-		v.at(w.at, "", "%s needs rate (open model), concurrency (closed model) or stages", label("workload", w.Name))
+	case len(shape) == 0 && w.Model == Closed:
+		v.at(w.at, "", "%s needs concurrency or stages", label("workload", w.Name))
 	case len(shape) > 1:
 		v.at(w.at, shape[1], "%s: give one of %s, not both", label("workload", w.Name), strings.Join(shape, " and "))
 	}

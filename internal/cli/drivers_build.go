@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/plan"
+	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/units"
+)
+
+// buildDrivers builds each workload's driver, those other workloads need
+// (ids_from) first; settles the schedules that need the built driver; and
+// records the workloads, with the facts of any rate derived, in plan
+// order. On error it returns the workloads with what was built, for the
+// caller to close.
+func (r *planRun) buildDrivers(pp phasePlan) ([]phaseWorkload, error) {
+	ws := slices.Clone(pp.workloads)
+	for _, independent := range []bool{true, false} {
+		for i := range ws {
+			if (ws[i].spec.needs == nil) != independent {
+				continue
+			}
+			if err := buildDriver(ws, i); err != nil {
+				return ws, fmt.Errorf("workload %s: %w", ws[i].desc.Short, err)
+			}
+		}
+	}
+	for i := range ws {
+		w := &ws[i]
+		facts, line, err := settleRate(w)
+		if err != nil {
+			return ws, fmt.Errorf("workload %s: %w", w.desc.Short, err)
+		}
+		if err := r.store.AddWorkload(w.desc); err != nil {
+			return ws, err
+		}
+		r.addFacts(w.desc.Name, facts)
+		if line != "" {
+			fmt.Fprintf(r.e.stderr, "perflab: workload %s: %s\n", w.desc.Name, line)
+		}
+	}
+	return ws, nil
+}
+
+// buildDriver builds the driver of ws[i], from the driver of the workload
+// it needs when it needs one (built already).
+func buildDriver(ws []phaseWorkload, i int) error {
+	w := &ws[i]
+	need := w.spec.needs
+	if need == nil {
+		d, err := w.spec.new()
+		if err != nil {
+			return err
+		}
+		w.eng.Driver = d
+		return nil
+	}
+	j := slices.IndexFunc(ws, func(o phaseWorkload) bool { return o.desc.Short == need.name })
+	if j < 0 || ws[j].eng.Driver == nil || ws[j].spec.kind != need.kind {
+		return fmt.Errorf("ids_from: no %s workload %q in the profile", need.kind, need.name)
+	}
+	d, err := need.build(ws[j].eng.Driver)
+	if err != nil {
+		return err
+	}
+	w.eng.Driver = d
+	return nil
+}
+
+// settleRate sets the schedule of a workload whose rate depends on its
+// built driver: a workload without a rate runs at the rate a driver.Rater
+// implies; a byte rate is divided by the payload the driver measured. It
+// returns the facts that say so and a line for the terminal.
+func settleRate(w *phaseWorkload) ([]results.Fact, string, error) {
+	switch {
+	case unshaped(w.plan) && w.spec.impliesRate:
+		rater, ok := w.eng.Driver.(driver.Rater)
+		if !ok {
+			return nil, "", fmt.Errorf("the %s driver implies no rate: give rate, concurrency or stages", w.desc.Driver)
+		}
+		rps := rater.RequestsPerSecond()
+		if !(rps > 0) || math.IsInf(rps, 0) {
+			return nil, "", fmt.Errorf("the %s driver implies a rate of %v requests/s: give rate, concurrency or stages", w.desc.Driver, rps)
+		}
+		sw := w.plan
+		sw.Rate = plan.Rate{PerSecond: rps}
+		if err := schedule(sw, w.length, 0, &w.eng, &w.desc); err != nil {
+			return nil, "", err
+		}
+		text := figure(rps) + " requests/s, the " + w.desc.Driver + " driver's own: the plan sets no rate"
+		return []results.Fact{{Name: "rate (from the driver)", Value: text}}, "open-model rate " + text, nil
+	case w.spec.measured != nil && byteRated(w.plan):
+		m := w.spec.measured
+		b := m.bytes(w.eng.Driver)
+		if !(b > 0) || math.IsInf(b, 0) {
+			return nil, "", fmt.Errorf("cannot turn a byte rate into requests: the driver measured %v bytes per request", b)
+		}
+		if err := schedule(w.plan, w.length, b, &w.eng, &w.desc); err != nil {
+			return nil, "", err
+		}
+		return byteRateFacts(w.plan, b, m)
+	}
+	return nil, "", nil
+}
+
+// byteRateFacts states how a workload's byte rates became request and
+// item rates: the rate asked, the measured payload, the rates derived.
+func byteRateFacts(w plan.Workload, opBytes float64, m *measuredOp) ([]results.Fact, string, error) {
+	rates := []plan.Rate{w.Rate}
+	if len(w.Stages) > 0 {
+		rates = []plan.Rate{w.StartRate}
+		for _, s := range w.Stages {
+			rates = append(rates, s.Rate)
+		}
+	}
+	var asked, reqs, items []string
+	for _, r := range rates {
+		ops := r.BytesPerSecond / opBytes
+		asked = append(asked, r.String())
+		reqs = append(reqs, figure(ops))
+		items = append(items, figure(ops*float64(m.perOp)))
+	}
+	if asked[0] == "" {
+		asked[0] = "0/s"
+	}
+	sep := " → "
+	per := fmt.Sprintf("%s (%.0f B, the measured mean: %d %s × %.0f B)", units.FormatBytes(opBytes), opBytes,
+		m.perOp, m.item, opBytes/float64(m.perOp))
+	facts := []results.Fact{
+		{Name: "byte rate (plan)", Value: strings.Join(asked, sep)},
+		{Name: "bytes per request", Value: per},
+		{Name: "requests/s (derived)", Value: strings.Join(reqs, sep)},
+		{Name: m.item + "/s (derived)", Value: strings.Join(items, sep)},
+	}
+	line := fmt.Sprintf("%s ÷ %s per request = %s requests/s, %s %s/s", strings.Join(asked, sep), units.FormatBytes(opBytes),
+		strings.Join(reqs, sep), strings.Join(items, sep), m.item)
+	return facts, line, nil
+}
+
+// figure formats a derived rate with about four significant digits.
+func figure(v float64) string {
+	switch {
+	case v >= 1000:
+		return strconv.FormatFloat(math.Round(v), 'f', -1, 64)
+	case v >= 1:
+		return strconv.FormatFloat(v, 'g', 4, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
+}

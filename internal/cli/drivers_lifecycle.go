@@ -1,0 +1,198 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/results"
+)
+
+// Bounds of the phases around a profile's load.
+const (
+	cleanupTimeout = 2 * time.Minute // each driver's Cleanup
+	verifyTimeout  = 2 * time.Minute // each driver's Verify, beyond the time it waits for data to show
+)
+
+// prepare runs Prepare of every workload whose driver has one, in plan
+// order, before the profile's load, with a progress line. The first error
+// ends it: the phase cannot run.
+func (r *planRun) prepare(ctx context.Context, ws []phaseWorkload) error {
+	for _, w := range ws {
+		p, ok := w.eng.Driver.(driver.Preparer)
+		if !ok {
+			continue
+		}
+		start := time.Now()
+		line := r.newProgressLine(fmt.Sprintf("preparing %s: %s objects", w.desc.Name, w.desc.Driver))
+		err := p.Prepare(ctx, line.update)
+		line.end()
+		if err != nil {
+			r.event("prepare", fmt.Sprintf("%s: %v", w.desc.Name, err))
+			return fmt.Errorf("workload %s: %w", w.desc.Short, err)
+		}
+		r.event("prepare", fmt.Sprintf("%s: prepared %s %s objects in %v", w.desc.Name, line.count(), w.desc.Driver, time.Since(start).Round(time.Millisecond)))
+	}
+	return nil
+}
+
+// cleanup runs Cleanup of every workload whose driver has one, last
+// first, each bounded by cleanupTimeout and cut short only by a second
+// interrupt: after the load, whether it completed, failed or was
+// interrupted.
+func (r *planRun) cleanup(ws []phaseWorkload) {
+	for i := len(ws) - 1; i >= 0; i-- {
+		w := ws[i]
+		c, ok := w.eng.Driver.(driver.Cleaner)
+		if !ok {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(r.kill, cleanupTimeout)
+		start := time.Now()
+		line := r.newProgressLine(fmt.Sprintf("cleaning up %s: %s objects", w.desc.Name, w.desc.Driver))
+		err := c.Cleanup(ctx, line.update)
+		line.end()
+		cancel()
+		if err != nil {
+			r.event("cleanup", fmt.Sprintf("%s: %v", w.desc.Name, err))
+			fmt.Fprintf(r.e.stderr, "perflab: warning: cannot clean up after workload %s: %s\n", w.desc.Name, r.p.Redact(err.Error()))
+			continue
+		}
+		r.event("cleanup", fmt.Sprintf("%s: removed %s %s objects in %v", w.desc.Name, line.count(), w.desc.Driver, time.Since(start).Round(time.Millisecond)))
+	}
+}
+
+// recordFacts stores what each workload's driver tells about it, once its
+// load has ended.
+func (r *planRun) recordFacts(ws []phaseWorkload) {
+	for _, w := range ws {
+		if d, ok := w.eng.Driver.(driver.Describer); ok {
+			var facts []results.Fact
+			for _, f := range d.Facts() {
+				facts = append(facts, results.Fact{Name: f.Name, Value: f.Value})
+			}
+			r.addFacts(w.desc.Name, facts)
+		}
+	}
+}
+
+// readBack runs Verify of every workload whose driver has one, all at
+// once, after the profile's load ended in state, each bounded by
+// verifyTimeout plus the time its driver waits for data to show. A phase
+// that did not complete is not read back; the facts say so.
+func (r *planRun) readBack(ctx context.Context, ws []phaseWorkload, state string) {
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		v, ok := w.eng.Driver.(driver.Verifier)
+		if !ok {
+			continue
+		}
+		if state != results.StateCompleted {
+			r.addFacts(w.desc.Name, []results.Fact{{Name: "read-back", Value: "skipped: the profile " + state}})
+			continue
+		}
+		note := ""
+		if w.spec.verifyWait > 0 {
+			note = fmt.Sprintf(" (waiting up to %v for it to show)", w.spec.verifyWait)
+		}
+		fmt.Fprintf(r.e.stderr, "perflab: reading back what %s wrote%s\n", w.desc.Name, note)
+		wg.Go(func() {
+			vctx, cancel := context.WithTimeout(ctx, verifyTimeout+w.spec.verifyWait)
+			defer cancel()
+			checks, err := v.Verify(vctx)
+			r.recordChecks(w.desc.Name, checks, err)
+		})
+	}
+	wg.Wait()
+}
+
+// recordChecks stores a workload's read-back checks, or that it could not
+// check, and records an event.
+func (r *planRun) recordChecks(name string, checks []driver.Check, err error) {
+	if err != nil {
+		r.addFacts(name, []results.Fact{{Name: "read-back", Value: "could not check: " + err.Error()}})
+		r.event("verify", fmt.Sprintf("%s: %v", name, err))
+		fmt.Fprintf(r.e.stderr, "perflab: warning: cannot read back what %s wrote: %s\n", name, r.p.Redact(err.Error()))
+		return
+	}
+	rows := make([]results.Check, len(checks))
+	var parts []string
+	for i, c := range checks {
+		rows[i] = results.Check{Name: c.Name, Expected: c.Expected, Found: c.Found, Unit: c.Unit, Lost: c.Lost, Note: r.p.Redact(c.Note)}
+		part := fmt.Sprintf("%s %s of %s", c.Name, figure(c.Found), figure(c.Expected))
+		if c.Lost {
+			part += " LOST"
+		}
+		parts = append(parts, part)
+	}
+	if err := r.store.AddChecks(name, rows); err != nil {
+		r.sink.fail(err)
+	}
+	if len(parts) > 0 {
+		r.event("verify", name+": "+strings.Join(parts, "; "))
+	}
+}
+
+func (r *planRun) addFacts(workload string, facts []results.Fact) {
+	for i := range facts {
+		facts[i].Value = r.p.Redact(facts[i].Value)
+	}
+	if err := r.store.AddFacts(workload, facts); err != nil {
+		r.sink.fail(err)
+	}
+}
+
+// event records an event of the run, secrets redacted.
+func (r *planRun) event(kind, msg string) {
+	if err := r.store.AddEvent(results.Event{Kind: kind, Message: r.p.Redact(msg)}); err != nil {
+		r.sink.fail(err)
+	}
+}
+
+// progressLine shows how far a Prepare or Cleanup has come: in place on a
+// terminal, else a line every two seconds and one at the end.
+type progressLine struct {
+	r           *planRun
+	label       string
+	mu          sync.Mutex
+	done, total int64
+	shown       time.Time
+	shownDone   int64
+}
+
+func (r *planRun) newProgressLine(label string) *progressLine {
+	return &progressLine{r: r, label: label, shownDone: -1}
+}
+
+func (p *progressLine) update(done, total int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done, p.total = done, total
+	switch {
+	case p.r.e.tty:
+		fmt.Fprintf(p.r.e.stderr, "\r\033[Kperflab: %s %d/%d", p.label, done, total)
+	case time.Since(p.shown) >= 2*time.Second || done == total && done != p.shownDone:
+		fmt.Fprintf(p.r.e.stderr, "perflab: %s %d/%d\n", p.label, done, total)
+		p.shown, p.shownDone = time.Now(), done
+	}
+}
+
+// end finishes the line; nothing was shown when the driver had nothing to
+// do.
+func (p *progressLine) end() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.r.e.tty && p.total > 0 {
+		fmt.Fprintf(p.r.e.stderr, "\r\033[Kperflab: %s %d/%d\n", p.label, p.done, p.total)
+	}
+}
+
+// count is how far it came, for the event: "1000 of 1000".
+func (p *progressLine) count() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return fmt.Sprintf("%d of %d", p.done, p.total)
+}

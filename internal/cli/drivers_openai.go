@@ -1,0 +1,22 @@
+package cli
+
+import (
+	"github.com/perflab/perflab/internal/driver"
+	openaidriver "github.com/perflab/perflab/internal/driver/openai"
+)
+
+// openaiDriver decodes the params of an openai workload: chat,
+// completions or embeddings requests, whole or streamed, to an
+// OpenAI-compatible API. prompts_file is relative to the plan.
+func openaiDriver(in driverInput) (driverSpec, []error) {
+	var cfg openaidriver.Config
+	keys, errs := decodeConfig(in, &cfg)
+	keys.resolve(&cfg.PromptsFile)
+	if errs = append(errs, keys.place(cfg.Validate())...); len(errs) > 0 {
+		return driverSpec{}, errs
+	}
+	return driverSpec{
+		target: cfg.Redacted(),
+		new:    func() (driver.Driver, error) { return openaidriver.New(cfg) },
+	}, nil
+}

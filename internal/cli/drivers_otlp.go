@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/perflab/perflab/internal/driver"
+	otlpdriver "github.com/perflab/perflab/internal/driver/otlp"
+)
+
+// Kinds of otlp workloads, for ids_from.
+const (
+	kindOTLPIngest = "otlp ingest"
+	kindOTLPQuery  = "otlp query"
+)
+
+// otlpDriver decodes the params of an otlp workload: generated traces
+// exported over OTLP (mode ingest), or looked up and searched for (mode
+// query). An ingest workload's byte rate (rate: 5.8MB/s) is turned into
+// export requests per second from the trace size its driver measures when
+// built. A query workload's ids_from names the ingest workload of the same
+// profile whose written trace IDs it looks up. ca_file is relative to the
+// plan.
+func otlpDriver(in driverInput) (driverSpec, []error) {
+	var cfg otlpdriver.Config
+	keys, errs := decodeConfig(in, &cfg)
+	keys.resolve(&cfg.CAFile)
+	if cfg.IDsFrom != "" && cfg.Mode != otlpdriver.ModeQuery {
+		errs = append(errs, keys.errorf("ids_from", "params: ids_from is for query mode: an ingest workload keeps its own trace IDs"))
+	}
+	if errs = append(errs, keys.place(cfg.Validate())...); len(errs) > 0 {
+		return driverSpec{}, errs
+	}
+	spec := driverSpec{target: otlpTarget(cfg), kind: kindOTLPIngest,
+		new: func() (driver.Driver, error) { return otlpdriver.New(cfg) }}
+	if cfg.Mode == otlpdriver.ModeQuery {
+		spec.kind = kindOTLPQuery
+		if cfg.IDsFrom != "" {
+			spec.needs = &dependency{name: cfg.IDsFrom, at: keys.at["ids_from"], kind: kindOTLPIngest,
+				build: func(dep driver.Driver) (driver.Driver, error) {
+					c := cfg
+					c.Journal = dep.(*otlpdriver.Driver).Journal()
+					return otlpdriver.New(c)
+				}}
+		}
+		return spec, nil
+	}
+	batch := max(cfg.Batch, 1)
+	spec.measured = &measuredOp{item: "traces", perOp: batch, bytes: func(d driver.Driver) float64 {
+		return d.(*otlpdriver.Driver).MeanTraceBytes() * float64(batch)
+	}}
+	return spec, nil
+}
+
+// otlpTarget describes an otlp workload from its redacted config.
+func otlpTarget(cfg otlpdriver.Config) string {
+	c := cfg.Redacted()
+	api := c.QueryAPI
+	if api == "" {
+		api = otlpdriver.APITempo
+	}
+	if c.Mode == otlpdriver.ModeQuery {
+		queries := c.Queries
+		if len(queries) == 0 {
+			queries = []string{otlpdriver.OpTraceByID, otlpdriver.OpSearch}
+		}
+		s := fmt.Sprintf("otlp query %s API %s: %s", api, c.QueryURL, strings.Join(queries, ", "))
+		if c.IDsFrom != "" {
+			s += " (trace IDs written by " + c.IDsFrom + ")"
+		}
+		return s
+	}
+	proto, shape := c.Protocol, c.Shape
+	if proto == "" {
+		proto = otlpdriver.ProtoGRPC
+	}
+	if shape == "" {
+		shape = otlpdriver.ShapeMedium
+	}
+	s := fmt.Sprintf("otlp %s export to %s: %s traces, %d per request", proto, c.Endpoint, shape, max(c.Batch, 1))
+	if c.QueryURL != "" {
+		s += fmt.Sprintf(", read back from %s API %s", api, c.QueryURL)
+	}
+	return s
+}
