@@ -45,6 +45,9 @@ func loadRun(store *results.Run) (*report.Run, error) {
 	if r.Cells, err = loadCells(store, meta, r.Workloads); err != nil {
 		return nil, err
 	}
+	if err := loadDriverNotes(store, r); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 

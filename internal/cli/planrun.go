@@ -85,6 +85,9 @@ func (e *env) executePlan(ctx context.Context, p *plan.Plan, b plan.Builtins, ou
 // judgePlan is judgeRun for a plan: a failed cell fails the run, after the
 // store errors and an interrupt.
 func judgePlan(r *report.Run, interrupted bool, storeErr error, failed []string) (results.Status, error) {
+	if status, err := judgeLost(r); err != nil && storeErr == nil && !interrupted && len(failed) == 0 {
+		return status, err
+	}
 	if storeErr != nil || interrupted || len(failed) == 0 {
 		return judgeRun(r, interrupted, storeErr)
 	}

@@ -51,6 +51,9 @@ type jsonWorkload struct {
 	ClientBound   bool     `json:"client_bound"`
 	Warnings      []string `json:"warnings"`
 	Ops           []jsonOp `json:"operations"`
+	// Facts and Checks are what the workload's driver told (summary 2.1).
+	Facts  []jsonFact  `json:"facts,omitempty"`
+	Checks []jsonCheck `json:"checks,omitempty"`
 }
 
 type jsonWin struct {
@@ -100,8 +103,11 @@ func JSON(w io.Writer, r *Run) error {
 	if r.Ended.IsZero() {
 		out.Ended = time.Time{}
 	}
+	notes := r.driverNotes()
 	for _, s := range r.Workloads {
-		out.Workloads = append(out.Workloads, toJSONWorkload(s))
+		jw := toJSONWorkload(s)
+		toJSONDriver(&jw, notes[s.Workload.Name])
+		out.Workloads = append(out.Workloads, jw)
 	}
 	for _, c := range r.cells() {
 		out.Cells = append(out.Cells, toJSONCell(c))

@@ -110,6 +110,7 @@ func markdownPhase(b *strings.Builder, p *Phase, level int) {
 	if p.Implicit {
 		for _, s := range p.Workloads {
 			markdownWorkload(b, s, level)
+			markdownDriver(b, p.Drivers[s.Workload.Name], level+1)
 		}
 		markdownResources(b, p.Resources, level+1)
 		return
@@ -129,6 +130,7 @@ func markdownPhase(b *strings.Builder, p *Phase, level int) {
 	}
 	for _, s := range p.Workloads {
 		markdownWorkload(b, s, level+1)
+		markdownDriver(b, p.Drivers[s.Workload.Name], level+2)
 	}
 	markdownResources(b, p.Resources, level+1)
 }

@@ -62,6 +62,9 @@ type Phase struct {
 	Window    analysis.Window // the window of Resources
 	Workloads []*analysis.Summary
 	Resources *analysis.Resources // nil when nothing was sampled
+	// Drivers is what the drivers of its workloads told, by workload name;
+	// a workload whose driver told nothing has no entry.
+	Drivers map[string]*DriverNotes
 }
 
 // cells returns r.Cells, or for a Run built without them, one implicit cell

@@ -113,6 +113,7 @@ func Terminal(w io.Writer, r *Run) error {
 			fmt.Fprintf(w, "%s: warning: %s\n", s.Workload.Name, warn)
 		}
 	}
+	terminalDriver(w, r)
 	fmt.Fprintf(w, "latency is measured from each operation's intended start; %s\n", windowNote(r))
 	return terminalResources(w, r)
 }

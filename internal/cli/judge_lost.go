@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/perflab/perflab/internal/report"
+	"github.com/perflab/perflab/internal/results"
+)
+
+// lostHint is what a run that lost data tells its user.
+const lostHint = "the system under test acknowledged writes it does not return: " +
+	"report.md's read-back checks say how much of what is missing"
+
+// judgeLost fails a run in which a read-back check found acknowledged data
+// missing, naming each workload and its shortfall. The error is nil when
+// no check lost data.
+func judgeLost(r *report.Run) (results.Status, error) {
+	names, checks := r.LostChecks()
+	if len(names) == 0 {
+		return results.Status{}, nil
+	}
+	var parts []string
+	for i, name := range names {
+		var short []string
+		for _, c := range checks[i] {
+			short = append(short, fmt.Sprintf("%s: %s of %s found, %s short", c.Name, num(c.Found), withUnit(c.Expected, c.Unit),
+				withUnit(c.Shortfall(), c.Unit)))
+		}
+		parts = append(parts, fmt.Sprintf("workload %s lost data (%s)", name, strings.Join(short, "; ")))
+	}
+	msg := strings.Join(parts, "; ")
+	return results.Status{State: results.StateFailed, Ended: time.Now(), Message: msg, ExitCode: ExitFailed},
+		&runError{err: errors.New(msg), hint: lostHint, code: ExitFailed}
+}
+
+func num(v float64) string { return figure(v) }
+
+func withUnit(v float64, unit string) string {
+	if unit == "" {
+		return num(v)
+	}
+	return num(v) + " " + unit
+}

@@ -1,0 +1,148 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// DriverNotes is what a workload's driver told about it: facts, and the
+// read-back checks it made after its profile's load.
+type DriverNotes struct {
+	Facts  []Fact
+	Checks []Check
+}
+
+// Fact is one named figure about a workload, formatted for people.
+type Fact struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Check is one read-back check: of Expected (what the system under test
+// acknowledged), Found came back; Lost when less did.
+type Check struct {
+	Name     string  `json:"name"`
+	Expected float64 `json:"expected"`
+	Found    float64 `json:"found"`
+	Unit     string  `json:"unit"`
+	Lost     bool    `json:"lost"`
+	Note     string  `json:"note"`
+}
+
+// Shortfall is how much of what was expected was not found.
+func (c Check) Shortfall() float64 { return max(c.Expected-c.Found, 0) }
+
+// LostChecks is every check of the run that lost data, by workload name,
+// in the order of the cells and phases.
+func (r *Run) LostChecks() (workloads []string, checks [][]Check) {
+	for _, c := range r.cells() {
+		for _, p := range c.Phases {
+			for _, s := range p.Workloads {
+				var lost []Check
+				for _, ch := range p.Drivers[s.Workload.Name].checks() {
+					if ch.Lost {
+						lost = append(lost, ch)
+					}
+				}
+				if len(lost) > 0 {
+					workloads, checks = append(workloads, s.Workload.Name), append(checks, lost)
+				}
+			}
+		}
+	}
+	return workloads, checks
+}
+
+// driverNotes is every workload's notes by workload name.
+func (r *Run) driverNotes() map[string]*DriverNotes {
+	out := map[string]*DriverNotes{}
+	for _, c := range r.cells() {
+		for _, p := range c.Phases {
+			for name, n := range p.Drivers {
+				out[name] = n
+			}
+		}
+	}
+	return out
+}
+
+func (n *DriverNotes) checks() []Check {
+	if n == nil {
+		return nil
+	}
+	return n.Checks
+}
+
+// markdownDriver writes a workload's driver facts and read-back checks as
+// sections at level.
+func markdownDriver(b *strings.Builder, n *DriverNotes, level int) {
+	if n == nil {
+		return
+	}
+	if len(n.Facts) > 0 {
+		heading(b, level, "Driver facts")
+		for _, f := range n.Facts {
+			fmt.Fprintf(b, "- %s: %s\n", f.Name, mdEscape(f.Value))
+		}
+	}
+	if len(n.Checks) == 0 {
+		return
+	}
+	heading(b, level, "Read-back checks")
+	b.WriteString("| Check | Expected | Found | Result | Note |\n|---|---:|---:|---|---|\n")
+	for _, c := range n.Checks {
+		result := "ok"
+		if c.Lost {
+			result = "**LOST** " + amount(c.Shortfall(), c.Unit)
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", mdEscape(c.Name), amount(c.Expected, c.Unit),
+			amount(c.Found, c.Unit), result, mdEscape(strings.ReplaceAll(c.Note, "\n", " ")))
+	}
+}
+
+// terminalDriver writes a line per read-back check of each workload.
+func terminalDriver(w io.Writer, r *Run) {
+	notes := r.driverNotes()
+	for _, s := range r.Workloads {
+		for _, c := range notes[s.Workload.Name].checks() {
+			result := "ok"
+			if c.Lost {
+				result = "LOST " + amount(c.Shortfall(), c.Unit)
+			}
+			fmt.Fprintf(w, "%s: read back %s: %s of %s: %s\n", s.Workload.Name, c.Name,
+				amount(c.Found, ""), amount(c.Expected, c.Unit), result)
+		}
+	}
+}
+
+// amount is a count with its unit: "49980 samples".
+func amount(v float64, unit string) string {
+	s := strconv.FormatFloat(v, 'f', -1, 64)
+	if v != float64(int64(v)) {
+		s = num3(v)
+	}
+	if unit == "" {
+		return s
+	}
+	return s + " " + unit
+}
+
+type jsonFact = Fact
+
+type jsonCheck struct {
+	Check
+	Shortfall float64 `json:"shortfall"`
+}
+
+// toJSONDriver fills a workload's facts and checks.
+func toJSONDriver(jw *jsonWorkload, n *DriverNotes) {
+	if n == nil {
+		return
+	}
+	jw.Facts = append(jw.Facts, n.Facts...)
+	for _, c := range n.Checks {
+		jw.Checks = append(jw.Checks, jsonCheck{Check: c, Shortfall: c.Shortfall()})
+	}
+}
