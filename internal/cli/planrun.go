@@ -64,7 +64,10 @@ func (e *env) executePlan(ctx context.Context, p *plan.Plan, b plan.Builtins, ou
 	fmt.Fprintf(e.stderr, "perflab: writing run to %s\n", store.Dir())
 	stop, kill, release := e.signals(ctx)
 	defer release()
-	b.RunDir = store.Dir()
+	// Absolute: components run in the plan's directory, not perflab's.
+	if b.RunDir, err = filepath.Abs(store.Dir()); err != nil {
+		return &runError{err: fmt.Errorf("cannot locate the run directory: %w", err), code: ExitFailed}
+	}
 	cells := p.Cells()
 	r := &planRun{e: e, p: p, store: store, b: b, matrix: len(cells) > 1, stop: stop, kill: kill,
 		sink: &storeSink{store: store}, progress: report.NewProgress(e.stderr, e.tty)}
