@@ -1,0 +1,168 @@
+package analysis
+
+import (
+	"fmt"
+
+	"github.com/perflab/perflab/internal/observe"
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// MinRunEffect is the smallest difference a comparison of one run per
+// side calls significant: from per-interval samples, a 95 % interval
+// measures the variation within each run, not between runs, and two runs
+// of the same system on the same load commonly differ by a few percent (a
+// process's memory layout, the machine's other work). A ratio within
+// 1 ± MinRunEffect (1/1.05 to 1.05) is shown as "~" unless repeated runs
+// (CompareRuns) support it.
+const MinRunEffect = 0.05
+
+// The resources a comparison can be made of.
+const (
+	CompareCPU    = "CPU"
+	CompareMemory = "memory"
+	CompareDisk   = "disk"
+)
+
+var compareMetrics = map[string][]string{
+	CompareCPU:    cpuMetrics,
+	CompareMemory: memoryMetrics,
+	CompareDisk:   {observe.DiskBytes},
+}
+
+// ResourceSamples is the series of one resource of the named components
+// over w, summed per sample time when there are several (only the times at
+// which every one has a sample count), each component's metric chosen as
+// SummarizeResources chooses it. It is nil when a component has no sample
+// of the resource.
+func ResourceSamples(series map[string]map[string][]Point, w Window, names []string, resource string) []float64 {
+	var all [][]Point
+	for _, n := range names {
+		ps := pickSeries(series[n], w, compareMetrics[resource])
+		if len(ps) == 0 {
+			return nil
+		}
+		all = append(all, ps)
+	}
+	if len(all) == 1 {
+		return values(all[0])
+	}
+	return summedSeries(all)
+}
+
+// Comparison is one figure of B against A: "B uses x1.7 less CPU".
+type Comparison struct {
+	Subject string // e.g. "ingester", "group ingest", "all components", "workload get"
+	What    string // CPU, memory, disk, request rate, p50 latency, p99 latency
+	Unit    string // "cores", "bytes", "requests/s", "seconds"
+	Ratio   Ratio  // B / A
+	Phrase  string // "x1.7 less CPU", "~"
+}
+
+// CompareResource compares a resource of a subject: with one run per side
+// the means of the per-interval samples (CompareSeries, with the
+// MinRunEffect rule), with more the means of each run's mean (CompareRuns).
+func CompareResource(subject, resource string, a, b [][]float64, o BootstrapOptions) Comparison {
+	unit := map[string]string{CompareCPU: "cores", CompareMemory: "bytes", CompareDisk: "bytes"}[resource]
+	c := Comparison{Subject: subject, What: resource, Unit: unit, Ratio: compareSamples(a, b, o)}
+	c.Phrase = c.Ratio.Phrase(resource)
+	return c
+}
+
+// CompareRate compares per-interval rates (requests per second) as
+// CompareResource compares samples.
+func CompareRate(subject string, a, b [][]float64, o BootstrapOptions) Comparison {
+	c := Comparison{Subject: subject, What: "request rate", Unit: "requests/s", Ratio: compareSamples(a, b, o)}
+	c.Phrase = c.Ratio.PhraseWith("lower", "higher", "request rate")
+	return c
+}
+
+func compareSamples(a, b [][]float64, o BootstrapOptions) Ratio {
+	if len(a) == 1 && len(b) == 1 {
+		return OneRunGuard(CompareSeries(a[0], b[0], o))
+	}
+	return CompareRuns(runMeans(a), runMeans(b))
+}
+
+func runMeans(runs [][]float64) []float64 {
+	var out []float64
+	for _, vs := range runs {
+		if len(vs) > 0 {
+			out = append(out, mean(vs))
+		}
+	}
+	return out
+}
+
+// CompareQuantile compares latency quantile q of a subject from each
+// run's interval histograms: with one run per side CompareLatency (with
+// the MinRunEffect rule), with more CompareRuns of each run's quantile.
+func CompareQuantile(subject string, q float64, a, b [][]*stats.Hist, o BootstrapOptions) Comparison {
+	what := "p" + quantileName(q) + " latency"
+	c := Comparison{Subject: subject, What: what, Unit: "seconds"}
+	if len(a) == 1 && len(b) == 1 {
+		lc := CompareLatency(LatencySide{Intervals: a[0]}, LatencySide{Intervals: b[0]}, q, o)
+		c.Ratio = OneRunGuard(lc.Ratio)
+	} else {
+		c.Ratio = CompareRuns(runQuantiles(a, q), runQuantiles(b, q))
+	}
+	c.Phrase = c.Ratio.PhraseWith("lower", "higher", what)
+	return c
+}
+
+func runQuantiles(runs [][]*stats.Hist, q float64) []float64 {
+	var out []float64
+	for _, hs := range runs {
+		m := LatencySide{Intervals: hs}.merged()
+		if m.Count() >= MinCountFor(q) {
+			out = append(out, m.Quantile(q).Seconds())
+		}
+	}
+	return out
+}
+
+// OneRunGuard applies the MinRunEffect rule to a ratio from one run per
+// side: a significant ratio within 1 ± MinRunEffect becomes "~", with a
+// warning that says why.
+func OneRunGuard(r Ratio) Ratio {
+	if r.Significance == Significant && r.Value < 1+MinRunEffect && r.Value > 1/(1+MinRunEffect) {
+		r.Significance = NotSignificant
+		r.Warnings = append(r.Warnings, fmt.Sprintf("the interval %.3g–%.3g excludes 1, but with one run per side a difference under %.0f %% is within what two runs of the same system differ by; repeat the runs to support it",
+			r.Low, r.High, 100*MinRunEffect))
+	}
+	return r
+}
+
+// IntervalRates is each interval's rate of operations (all of them) per
+// second.
+func IntervalRates(ivs []*stats.Interval) []float64 {
+	out := make([]float64, 0, len(ivs))
+	for _, iv := range ivs {
+		secs := iv.End.Sub(iv.Start).Seconds()
+		if secs <= 0 {
+			continue
+		}
+		var n int64
+		for _, st := range iv.Ops {
+			n += st.Classes.Total()
+		}
+		out = append(out, float64(n)/secs)
+	}
+	return out
+}
+
+// IntervalLatencies is each interval's latency histogram, all operations
+// merged.
+func IntervalLatencies(ivs []*stats.Interval) []*stats.Hist {
+	out := make([]*stats.Hist, 0, len(ivs))
+	for _, iv := range ivs {
+		h := stats.NewHist()
+		for _, st := range iv.Ops {
+			h.Merge(st.Latency)
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// InWindow is the intervals that lie wholly inside w.
+func InWindow(ivs []*stats.Interval, w Window) []*stats.Interval { return inWindow(ivs, w) }

@@ -1,0 +1,89 @@
+package analysis
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/stats"
+)
+
+func TestResourceSamples(t *testing.T) {
+	t0 := time.Date(2026, 11, 21, 17, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	series := map[string]map[string][]Point{
+		"a": {"cpu_cores": {{at(1), 1}, {at(2), 2}, {at(3), 3}}, "process_cpu_cores": {{at(1), 9}}},
+		"b": {"process_cpu_cores": {{at(2), 10}, {at(3), 20}, {at(4), 30}}},
+	}
+	w := Window{Start: t0, End: at(4)}
+	// a from cpu_cores (preferred), b from process_cpu_cores; summed at the times both have: 2 and 3.
+	if got := ResourceSamples(series, w, []string{"a", "b"}, CompareCPU); !slices.Equal(got, []float64{12, 23}) {
+		t.Errorf("summed CPU %v", got)
+	}
+	if got := ResourceSamples(series, w, []string{"b"}, CompareCPU); !slices.Equal(got, []float64{10, 20, 30}) {
+		t.Errorf("b CPU %v", got)
+	}
+	if got := ResourceSamples(series, w, []string{"a", "b"}, CompareMemory); got != nil {
+		t.Errorf("memory of components without memory samples: %v", got)
+	}
+}
+
+// jittered is n samples around m, ±2 %.
+func jittered(rng *rand.Rand, m float64, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = m * (0.98 + 0.04*rng.Float64())
+	}
+	return out
+}
+
+func TestCompareResource(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	a, b := jittered(rng, 0.3, 40), jittered(rng, 0.6, 40)
+	c := CompareResource("target", CompareCPU, [][]float64{a}, [][]float64{b}, DefaultBootstrap())
+	if c.Phrase != "x2.0 more CPU" || c.Ratio.Low <= 1 || c.Unit != "cores" {
+		t.Errorf("double CPU: %+v", c)
+	}
+	// 3 % more: the interval excludes 1 with 40 tight samples, but one run per side can't support it.
+	b = jittered(rng, 0.309, 40)
+	c = CompareResource("target", CompareCPU, [][]float64{a}, [][]float64{b}, DefaultBootstrap())
+	if c.Phrase != "~" || len(c.Ratio.Warnings) != 1 || !strings.Contains(c.Ratio.Warnings[0], "under 5 %") {
+		t.Errorf("3 %% more from one run each: %+v", c)
+	}
+	// Repeated runs: the runs' means, by Fieller's interval.
+	c = CompareResource("target", CompareMemory, [][]float64{{10, 10}, {11}, {9}}, [][]float64{{5}, {5.5}, {4.5}}, DefaultBootstrap())
+	if c.Phrase != "x2.0 less memory" || c.Ratio.NA != 3 || !strings.HasPrefix(c.Ratio.Method, "Fieller") {
+		t.Errorf("repeated runs: %+v", c)
+	}
+}
+
+func TestCompareQuantileAndRates(t *testing.T) {
+	t0 := time.Date(2026, 11, 21, 17, 0, 0, 0, time.UTC)
+	run := func(lat time.Duration, perSec int) []*stats.Interval {
+		var ivs []*stats.Interval
+		for i := range 36 {
+			st := stats.NewOpStats()
+			for k := range perSec {
+				st.Latency.Record(lat + time.Duration(k%10)*lat/100)
+			}
+			st.Classes[stats.OK] = int64(perSec)
+			ivs = append(ivs, &stats.Interval{Start: t0.Add(time.Duration(i) * time.Second), End: t0.Add(time.Duration(i+1) * time.Second),
+				Ops: map[string]*stats.OpStats{"GET": st}})
+		}
+		return ivs
+	}
+	a, b := run(10*time.Millisecond, 200), run(30*time.Millisecond, 200)
+	c := CompareQuantile("workload get", 0.99, [][]*stats.Hist{IntervalLatencies(a)}, [][]*stats.Hist{IntervalLatencies(b)}, DefaultBootstrap())
+	if c.What != "p99 latency" || c.Phrase != "x3.0 higher p99 latency" {
+		t.Errorf("p99: %+v", c)
+	}
+	r := CompareRate("workload get", [][]float64{IntervalRates(a)}, [][]float64{IntervalRates(b)}, DefaultBootstrap())
+	if r.Phrase != "~" || r.Ratio.Value != 1 {
+		t.Errorf("rate: %+v", r)
+	}
+	if w := InWindow(a, Window{Start: t0.Add(time.Second), End: t0.Add(3 * time.Second)}); len(w) != 2 {
+		t.Errorf("%d intervals in a 2 s window", len(w))
+	}
+}
