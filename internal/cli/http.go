@@ -30,6 +30,7 @@ type httpFlags struct {
 	duration, timeout, grace, warmup, quantum      time.Duration
 	method                                         string
 	headers                                        headerFlags
+	slo                                            sloFlags
 	insecure, jsonOut                              bool
 }
 
@@ -39,6 +40,7 @@ func (f *httpFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.conc, "c", 0, "short for --concurrency")
 	fs.DurationVar(&f.duration, "duration", 10*time.Second, "how long to apply load")
 	fs.StringVar(&f.method, "m", "GET", "HTTP method")
+	fs.Var(&f.slo, "slo", sloUsage)
 	fs.Var(&f.headers, "H", "request header 'Name: value' (repeatable); ${VAR} is read from the environment")
 	fs.StringVar(&f.body, "d", "", "request body")
 	fs.StringVar(&f.bodyFile, "body-file", "", "read the request body from a file")
@@ -108,8 +110,11 @@ func (e *env) httpCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkSLOFlags(f.slo); err != nil {
+		return err
+	}
 	return e.execute(ctx, job{name: f.name, command: redactCommand(append([]string{"perflab", "http"}, args...)),
-		out: f.out, warmup: f.warmup, jsonOut: f.jsonOut, workloads: []plannedWorkload{pw}})
+		out: f.out, warmup: f.warmup, jsonOut: f.jsonOut, workloads: []plannedWorkload{pw}, slo: f.slo})
 }
 
 // workload validates every flag at once and builds the workload.

@@ -48,6 +48,9 @@ func loadRun(store *results.Run) (*report.Run, error) {
 	if err := loadDriverNotes(store, r); err != nil {
 		return nil, err
 	}
+	if r.SLO, err = loadSLO(store, meta, r.Workloads); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 

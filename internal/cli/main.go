@@ -37,7 +37,7 @@ type env struct {
 const usage = `perflab — load tests that tell you how to size a service
 
 Usage:
-  perflab run PLAN.yaml [--profile NAME] [--out DIR]
+  perflab run PLAN.yaml [--profile NAME] [--slo EXPR]… [--out DIR]
                                            run a plan: start its components, sweep its matrix, run its profiles
   perflab plan check PLAN.yaml             validate a plan (every problem at file:line:col) without running it
   perflab demo [--out DIR]                 run the built-in demo target at two load levels

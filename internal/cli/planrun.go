@@ -22,8 +22,10 @@ func (e *env) runPlan(ctx context.Context, args []string) error {
 	profiles := fs.String("profile", "", "run only these profiles, comma-separated, in this order (default: all)")
 	out := fs.String("out", "perflab-runs", "parent directory for the run directory")
 	jsonOut := fs.Bool("json", false, "print the JSON summary to stdout instead of the tables")
+	var slo sloFlags
+	fs.Var(&slo, "slo", sloUsage+"; added to the plan's own slo")
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "Usage: perflab run PLAN.yaml [--profile NAME[,NAME…]] [--out DIR] [--json]")
+		fmt.Fprintln(e.stderr, "Usage: perflab run PLAN.yaml [--profile NAME[,NAME…]] [--slo EXPR]… [--out DIR] [--json]")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
@@ -32,6 +34,9 @@ func (e *env) runPlan(ctx context.Context, args []string) error {
 	}
 	if len(pos) != 1 {
 		return usageErrorf("perflab run needs exactly one plan file, got %d arguments", len(pos))
+	}
+	if err := checkSLOFlags(slo); err != nil {
+		return err
 	}
 	p, err := loadPlan(pos[0], *profiles)
 	if err != nil {
@@ -44,11 +49,12 @@ func (e *env) runPlan(ctx context.Context, args []string) error {
 	if problems := checkPlan(p, b); len(problems) > 0 {
 		return invalidPlan(problems)
 	}
-	return e.executePlan(ctx, p, b, *out, *jsonOut, p.Redact(strings.Join(append([]string{"perflab", "run"}, args...), " ")))
+	return e.executePlan(ctx, p, b, *out, *jsonOut, p.Redact(strings.Join(append([]string{"perflab", "run"}, args...), " ")), slo)
 }
 
-// executePlan creates the run directory and runs every cell.
-func (e *env) executePlan(ctx context.Context, p *plan.Plan, b plan.Builtins, out string, jsonOut bool, command string) error {
+// executePlan creates the run directory and runs every cell; slo are the
+// --slo gates, judged with the plan's own.
+func (e *env) executePlan(ctx context.Context, p *plan.Plan, b plan.Builtins, out string, jsonOut bool, command string, slo []string) error {
 	hostname, _ := os.Hostname()
 	described, err := describedPlan(p)
 	if err != nil {
@@ -56,7 +62,7 @@ func (e *env) executePlan(ctx context.Context, p *plan.Plan, b plan.Builtins, ou
 	}
 	store, err := results.Create(out, results.Meta{Name: p.Name, Tool: "perflab " + Version, Command: command,
 		Started: time.Now(), Host: hostname, GoMaxProcs: runtime.GOMAXPROCS(0),
-		Extra: map[string]string{"plan": described, "plan_file": p.File}})
+		Extra: withSLO(map[string]string{"plan": described, "plan_file": p.File}, gateSpecs(p, slo))})
 	if err != nil {
 		return &runError{err: err, hint: "check that --out names a writable directory", code: ExitFailed}
 	}

@@ -30,6 +30,7 @@ type job struct {
 	// generator, every sampleEvery; none: nothing is sampled.
 	observed    []observed
 	sampleEvery time.Duration
+	slo         []string // SLO gates judged on every workload
 }
 
 type plannedWorkload struct {
@@ -42,7 +43,7 @@ type plannedWorkload struct {
 func (e *env) execute(ctx context.Context, j job) error {
 	hostname, _ := os.Hostname()
 	store, err := results.Create(j.out, results.Meta{Name: j.name, Tool: "perflab " + Version, Command: j.command,
-		Started: time.Now(), Host: hostname, GoMaxProcs: runtime.GOMAXPROCS(0)})
+		Started: time.Now(), Host: hostname, GoMaxProcs: runtime.GOMAXPROCS(0), Extra: withSLO(nil, gateSpecs(nil, j.slo))})
 	if err != nil {
 		return &runError{err: err, hint: "check that --out names a writable directory", code: ExitFailed}
 	}
@@ -138,6 +139,7 @@ func (e *env) finish(store *results.Run, jsonOut bool, judge func(*report.Run) (
 		return &runError{err: err, code: ExitFailed}
 	}
 	status, runErr := judge(r)
+	status, runErr = judgeSLO(r, status, runErr)
 	if err := store.Finish(status); err != nil {
 		return &runError{err: err, code: ExitFailed}
 	}

@@ -26,6 +26,7 @@ type jsonRun struct {
 	Message   string         `json:"message,omitempty"`
 	Workloads []jsonWorkload `json:"workloads"`
 	Cells     []jsonCell     `json:"cells"`
+	SLO       *jsonSLO       `json:"slo,omitempty"`
 }
 
 type jsonWorkload struct {
@@ -99,7 +100,7 @@ func toJSONQ(q analysis.Quantiles) jsonQ {
 func JSON(w io.Writer, r *Run) error {
 	out := jsonRun{Format: "perflab-summary", Version: JSONVersion, Name: r.Name, Command: r.Command,
 		Tool: r.Tool, Host: r.Host, Started: r.Started.UTC(), Ended: r.Ended.UTC(), State: r.State,
-		Message: r.Message, Workloads: []jsonWorkload{}, Cells: []jsonCell{}}
+		Message: r.Message, Workloads: []jsonWorkload{}, Cells: []jsonCell{}, SLO: toJSONSLO(r.SLO)}
 	if r.Ended.IsZero() {
 		out.Ended = time.Time{}
 	}

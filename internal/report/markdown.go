@@ -25,6 +25,7 @@ func Markdown(w io.Writer, r *Run) error {
 	if r.Tool != "" {
 		fmt.Fprintf(b, "| Generator | %s on %s |\n", r.Tool, r.Host)
 	}
+	markdownSLO(b, r)
 	matrix := r.isMatrix()
 	if matrix {
 		markdownMatrix(b, r)

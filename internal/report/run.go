@@ -20,6 +20,9 @@ type Run struct {
 	// Workloads is every workload of every phase in the order they were
 	// added: the flat list summary.json's "workloads" holds.
 	Workloads []*analysis.Summary
+	// SLO is every gate's verdict on every workload it applies to; nil
+	// when the run has no gates.
+	SLO []Gate
 	// Cells are the matrix cells with their phases; a run without a plan has
 	// one implicit cell. When Cells is empty, reports treat Workloads as one
 	// implicit cell with one implicit phase per workload.

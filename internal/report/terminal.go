@@ -86,7 +86,10 @@ func (p *Progress) End() {
 func Terminal(w io.Writer, r *Run) error {
 	if len(r.Workloads) == 0 {
 		fmt.Fprintln(w, "no workload ran")
-		return terminalResources(w, r)
+		if err := terminalResources(w, r); err != nil {
+			return err
+		}
+		return terminalSLO(w, r)
 	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "workload\toperation\trequests\trate\tsuccess\tp50\tp90\tp99\tp99.9\tmax\tdropped\t")
@@ -115,7 +118,10 @@ func Terminal(w io.Writer, r *Run) error {
 	}
 	terminalDriver(w, r)
 	fmt.Fprintf(w, "latency is measured from each operation's intended start; %s\n", windowNote(r))
-	return terminalResources(w, r)
+	if err := terminalResources(w, r); err != nil {
+		return err
+	}
+	return terminalSLO(w, r)
 }
 
 func windowNote(r *Run) string {
