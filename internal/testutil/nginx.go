@@ -33,16 +33,24 @@ var errAddrInUse = errors.New("address already in use")
 // raised so that keep-alive tests are not cut at nginx's default 1000.
 func StartNginx(t testing.TB, locations string) (baseURL string) {
 	t.Helper()
-	bin := RequireBinary(t, "nginx")
 	if locations == "" {
 		locations = DefaultNginxLocations
 	}
+	return startNginxTest(t, "", locations)
+}
+
+// startNginxTest starts nginx for a test with httpExtra in its http block
+// and locations in its server block, retrying on a port taken meanwhile,
+// and stops it when the test ends.
+func startNginxTest(t testing.TB, httpExtra, locations string) (baseURL string) {
+	t.Helper()
+	bin := RequireBinary(t, "nginx")
 	var err error
 	for range nginxBindAttempts {
 		dir := t.TempDir()
 		port := FreePort(t)
 		var n *nginx
-		n, err = startNginx(bin, dir, port, locations)
+		n, err = startNginx(bin, dir, port, httpExtra, locations)
 		if err == nil {
 			t.Cleanup(func() {
 				if err := n.stop(); err != nil {
@@ -66,7 +74,9 @@ type nginx struct {
 	exited chan struct{} // closed when the master has exited
 }
 
-func nginxConfig(dir string, port int, locations string) string {
+// nginxConfig is the configuration of an nginx in dir listening on port,
+// with httpExtra in its http block and locations in its server block.
+func nginxConfig(dir string, port int, httpExtra, locations string) string {
 	user := ""
 	if os.Geteuid() == 0 {
 		// Workers would otherwise run as nobody and could not use the
@@ -88,17 +98,18 @@ http {
     fastcgi_temp_path %[1]s/fastcgi;
     uwsgi_temp_path %[1]s/uwsgi;
     scgi_temp_path %[1]s/scgi;
+    %[5]s
     server {
         listen 127.0.0.1:%[3]d;
         %[4]s
     }
 }
-`, dir, user, port, locations)
+`, dir, user, port, locations, httpExtra)
 }
 
-func startNginx(bin, dir string, port int, locations string) (*nginx, error) {
+func startNginx(bin, dir string, port int, httpExtra, locations string) (*nginx, error) {
 	conf := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(conf, []byte(nginxConfig(dir, port, locations)), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte(nginxConfig(dir, port, httpExtra, locations)), 0o644); err != nil {
 		return nil, fmt.Errorf("cannot write nginx config: %w", err)
 	}
 	out, err := os.Create(filepath.Join(dir, "output.log"))
