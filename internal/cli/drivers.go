@@ -48,8 +48,8 @@ type driverFactory func(in driverInput) (driverSpec, []error)
 
 // drivers is every driver a plan can name.
 var drivers = map[string]driverFactory{
-	"http":         httpDriver,
-	"openai":       openaiDriver,
+	"http":         withGateway(httpDriver),
+	"openai":       withGateway(openaiDriver),
 	"otlp":         otlpDriver,
 	"promql":       promqlDriver,
 	"remote_write": remoteWriteDriver,

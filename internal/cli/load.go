@@ -51,6 +51,9 @@ func loadRun(store *results.Run) (*report.Run, error) {
 	if r.SLO, err = loadSLO(store, meta, r.Workloads); err != nil {
 		return nil, err
 	}
+	if r.Overheads, err = gatewayOverheads(store, ws, r.Workloads, r.Cells); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 

@@ -161,7 +161,7 @@ func checkPlan(p *plan.Plan, b plan.Builtins) []error {
 		}
 	}
 	sort.SliceStable(order, func(i, j int) bool { return posOf(first[order[i]]).less(posOf(first[order[j]])) })
-	out := reserved
+	out := append(reserved, gatewayProblems(p)...)
 	for _, msg := range order {
 		if in := byMsg[msg]; len(in) < len(cells) {
 			msg += fmt.Sprintf(" (in cell %s)", strings.Join(in, "; "))

@@ -26,6 +26,7 @@ type jsonRun struct {
 	Message   string         `json:"message,omitempty"`
 	Workloads []jsonWorkload `json:"workloads"`
 	Cells     []jsonCell     `json:"cells"`
+	Gateway   []jsonOverhead `json:"gateway_overhead,omitempty"`
 	SLO       *jsonSLO       `json:"slo,omitempty"`
 }
 
@@ -112,6 +113,9 @@ func JSON(w io.Writer, r *Run) error {
 	}
 	for _, c := range r.cells() {
 		out.Cells = append(out.Cells, toJSONCell(c))
+	}
+	if len(r.Overheads) > 0 {
+		out.Gateway = toJSONOverheads(r.Overheads)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

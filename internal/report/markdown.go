@@ -30,6 +30,7 @@ func Markdown(w io.Writer, r *Run) error {
 	if matrix {
 		markdownMatrix(b, r)
 	}
+	markdownOverheads(b, r.Overheads)
 	for _, c := range r.cells() {
 		markdownCell(b, c, matrix)
 	}

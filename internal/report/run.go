@@ -27,6 +27,9 @@ type Run struct {
 	// one implicit cell. When Cells is empty, reports treat Workloads as one
 	// implicit cell with one implicit phase per workload.
 	Cells []*Cell
+	// Overheads are the gateway overheads measured by workloads that ran
+	// straight to an upstream and through a gateway in front of it.
+	Overheads []*analysis.Overhead
 }
 
 // Var is one variable of a matrix cell.

@@ -1,0 +1,195 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perflab/perflab/internal/testutil"
+)
+
+// gatewaySummary is summary.json's gateway_overhead, as the tests read it.
+type gatewaySummary struct {
+	Gateway []struct {
+		Workload  string `json:"workload"`
+		Component string `json:"component"`
+		Intervals int    `json:"intervals"`
+		Direct    side   `json:"direct"`
+		Through   side   `json:"gateway"`
+		Added     []struct {
+			Quantile    float64  `json:"quantile"`
+			Value       float64  `json:"value"`
+			Low         *float64 `json:"low"`
+			High        *float64 `json:"high"`
+			Significant bool     `json:"significant"`
+		} `json:"added_latency_ms"`
+		CPU      *stat    `json:"gateway_cpu_cores"`
+		Memory   *stat    `json:"gateway_memory_bytes"`
+		Warnings []string `json:"warnings"`
+	} `json:"gateway_overhead"`
+}
+
+type side struct {
+	Requests          int64   `json:"requests"`
+	SuccessRate       float64 `json:"success_rate"`
+	MeanRequestBytes  float64 `json:"mean_request_bytes"`
+	MeanResponseBytes float64 `json:"mean_response_bytes"`
+}
+
+// gatewayProfile is a 22 s profile (21 intervals in the window: the
+// fewest that make the bootstrap's 5 batches) of the given workloads.
+const gatewayProfile = `
+profiles:
+  - name: load
+    duration: 22s
+    workloads:
+`
+
+// gatewayWorkload is an http workload at 200 requests/s, half each way.
+func gatewayWorkload(name, params string) string {
+	return fmt.Sprintf(`      - name: %s
+        driver: http
+        rate: 200/s
+        params:
+%s`, name, params)
+}
+
+// runGateway runs a gateway plan and returns its overhead figures (one
+// per workload) and report.md.
+func runGateway(t *testing.T, plan string, workloads int) (gatewaySummary, string) {
+	t.Helper()
+	r := run(t, "run", writePlan(t, plan), "--out", t.TempDir())
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	_, md, dir := readRun(t, r)
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s gatewaySummary
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Gateway) != workloads {
+		t.Fatalf("gateway_overhead: %+v\n%s", s, md)
+	}
+	for _, g := range s.Gateway {
+		if len(g.Added) != 3 || g.Added[0].Low == nil {
+			t.Fatalf("%s: added latency %+v, warnings %q", g.Workload, g.Added, g.Warnings)
+		}
+		t.Logf("%s: overhead p50 %.3f ms [%.3f, %.3f], p90 %.3f ms, p99 %.3f ms; gateway CPU max %.3f cores, memory max %.1f MiB",
+			g.Workload, g.Added[0].Value, *g.Added[0].Low, *g.Added[0].High, g.Added[1].Value, g.Added[2].Value,
+			maxOf(g.CPU), maxOf(g.Memory)/(1<<20))
+	}
+	return s, md
+}
+
+func maxOf(s *stat) float64 {
+	if s == nil {
+		return -1
+	}
+	return s.Max
+}
+
+// builtinGateway is a component running the built-in gateway on port in
+// front of upstream, adding delay.
+func builtinGateway(name string, port, upstream int, delay string) string {
+	return fmt.Sprintf(`  - name: %[1]s
+    group: gateway
+    run:
+      command: "{{perflab}}"
+      args: [target, gateway, --addr, "127.0.0.1:%[2]d", --upstream, "http://127.0.0.1:%[3]d", --delay, %[4]s]
+      ready: {http: "http://127.0.0.1:%[2]d/health", timeout: 10s}
+    metrics: http://127.0.0.1:%[2]d/metrics
+`, name, port, upstream, delay)
+}
+
+// The built-in gateway adding 2 ms in front of the built-in target (5 ms),
+// and the same gateway adding nothing, in one run: the overhead of the
+// first is measured 2 ms ± 0.3 ms above the second's (which is the
+// proxying itself), and at least 2 ms.
+func TestGatewayOverheadBuiltin(t *testing.T) {
+	up, plain, delayed := testutil.FreePort(t), testutil.FreePort(t), testutil.FreePort(t)
+	params := func(gw int, component string) string {
+		return fmt.Sprintf(`          url: "http://127.0.0.1:%d/"
+          method: POST
+          body: "hello"
+          gateway: {url: "http://127.0.0.1:%d/", component: %s}
+`, up, gw, component)
+	}
+	plan := fmt.Sprintf(`name: gateway-builtin
+components:
+  - name: upstream
+    run:
+      command: "{{perflab}}"
+      args: [target, http, --addr, "127.0.0.1:%[1]d", --latency, 5ms, --size, 1KiB]
+      ready: {http: "http://127.0.0.1:%[1]d/health", timeout: 10s}
+`, up) + builtinGateway("gw0", plain, up, "0s") + builtinGateway("gw2", delayed, up, "2ms") + gatewayProfile +
+		gatewayWorkload("plain", params(plain, "gw0")) + gatewayWorkload("delayed", params(delayed, "gw2"))
+	s, md := runGateway(t, plan, 2)
+	p0, p2 := s.Gateway[0].Added[0], s.Gateway[1].Added[0]
+	if d := p2.Value - p0.Value; d < 1.7 || d > 2.3 {
+		t.Errorf("the 2 ms delay measured %.3f ms (%.3f − %.3f ms at p50), want 2 ± 0.3 ms", d, p2.Value, p0.Value)
+	}
+	if !p2.Significant || *p2.Low < 1.7 || p2.Value < 2 || p0.Value <= 0 || p0.Value > 1 {
+		t.Errorf("p50 overheads %.3f ms [%.3f, %.3f] with the delay, %.3f ms without", p2.Value, *p2.Low, *p2.High, p0.Value)
+	}
+	g := s.Gateway[1]
+	if g.Component != "gw2" || g.CPU == nil || g.Memory == nil || g.Memory.Max < 1<<20 {
+		t.Errorf("gateway component %q: CPU %+v, memory %+v", g.Component, g.CPU, g.Memory)
+	}
+	d, v := g.Direct, g.Through
+	if d.SuccessRate != 1 || v.SuccessRate != 1 || d.MeanRequestBytes != 5 || v.MeanResponseBytes != 1024 ||
+		d.Requests < 1900 || v.Requests < d.Requests-2 || v.Requests > d.Requests+2 {
+		t.Errorf("sides %+v and %+v", d, v)
+	}
+	for _, want := range []string{"## Gateway overhead", "**Gateway overhead at p50: +", "| Peak memory of `gw2` |", "direct; POST http://127.0.0.1:"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+}
+
+// nginx in front of the mock provider: its overhead is positive, below
+// 2 ms, and the same in two runs (their intervals overlap).
+func TestGatewayOverheadNginx(t *testing.T) {
+	llm := testutil.FreePort(t)
+	proxy := testutil.NewNginxProxy(t, fmt.Sprintf("http://127.0.0.1:%d", llm))
+	args, _ := json.Marshal(proxy.Args)
+	plan := fmt.Sprintf(`name: gateway-nginx
+components:
+  - name: provider
+    run:
+      command: "{{perflab}}"
+      args: [target, llm, --addr, "127.0.0.1:%[1]d", --latency, 5ms, --tokens, "32"]
+      ready: {http: "http://127.0.0.1:%[1]d/health", timeout: 10s}
+  - name: nginx
+    run:
+      command: %[2]s
+      args: %[3]s
+      ready: {tcp: "127.0.0.1:%[4]d", timeout: 10s}
+`, llm, proxy.Bin, args, proxy.Port) + gatewayProfile + gatewayWorkload("chat", fmt.Sprintf(`          url: "http://127.0.0.1:%d/v1/chat/completions"
+          method: POST
+          headers: {Content-Type: application/json}
+          body: '{"model":"perflab-mock","messages":[{"role":"user","content":"How much does the gateway add?"}]}'
+          gateway: {url: "http://127.0.0.1:%d/v1/chat/completions", component: nginx}
+`, llm, proxy.Port))
+	var lows, highs []float64
+	for i := range 2 {
+		s, _ := runGateway(t, plan, 1)
+		g := s.Gateway[0]
+		p50 := g.Added[0]
+		if !p50.Significant || p50.Value <= 0 || *p50.High >= 2 || g.Direct.SuccessRate != 1 || g.Through.SuccessRate != 1 || g.Memory == nil {
+			t.Errorf("run %d: p50 overhead %.3f ms [%.3f, %.3f], success %v and %v, memory %+v; want positive, below 2 ms",
+				i+1, p50.Value, *p50.Low, *p50.High, g.Direct.SuccessRate, g.Through.SuccessRate, g.Memory)
+		}
+		lows, highs = append(lows, *p50.Low), append(highs, *p50.High)
+	}
+	if lows[0] > highs[1] || lows[1] > highs[0] {
+		t.Errorf("the two runs' intervals [%.3f, %.3f] and [%.3f, %.3f] do not overlap", lows[0], highs[0], lows[1], highs[1])
+	}
+}

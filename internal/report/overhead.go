@@ -1,0 +1,195 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/perflab/perflab/internal/analysis"
+)
+
+// markdownOverheads writes the "Gateway overhead" section: for every
+// workload that ran straight to an upstream and through a gateway, a table
+// in the shape of the Bifrost report's headline (success rate, sizes,
+// latency, peak memory, overhead). Nothing when there is none.
+func markdownOverheads(b *strings.Builder, ovs []*analysis.Overhead) {
+	if len(ovs) == 0 {
+		return
+	}
+	heading(b, 2, "Gateway overhead")
+	b.WriteString("Each workload below ran the same load straight to the upstream and through the gateway, every other request each way, in the same run; ")
+	b.WriteString("the overhead is the latency through the gateway minus the latency straight to the upstream, at each quantile, with its 95 % interval (`~`: the interval includes 0).\n")
+	for _, ov := range ovs {
+		markdownOverhead(b, ov)
+	}
+}
+
+func markdownOverhead(b *strings.Builder, ov *analysis.Overhead) {
+	heading(b, 3, "%s", overheadTitle(ov))
+	d, g := ov.Direct, ov.Gateway
+	fmt.Fprintf(b, "- Operations: `%s` and `%s`; window %.1f s (%d intervals); latency from each arrival's intended start\n",
+		d.Op, g.Op, ov.Window.End.Sub(ov.Window.Start).Seconds(), ov.Intervals)
+	for _, w := range ov.Warnings {
+		fmt.Fprintf(b, "- **Warning:** %s\n", w)
+	}
+	b.WriteString("\n| Metric | Direct | Through the gateway | Gateway overhead |\n|---|---:|---:|---:|\n")
+	fmt.Fprintf(b, "| Requests | %d | %d | |\n", d.Requests, g.Requests)
+	fmt.Fprintf(b, "| Success rate | %s | %s | |\n", pct(float64(d.OK), float64(d.Requests)), pct(float64(g.OK), float64(g.Requests)))
+	fmt.Fprintf(b, "| Average request size | %s | %s | |\n", sizeText(d.RequestBytes), sizeText(g.RequestBytes))
+	fmt.Fprintf(b, "| Average response size | %s | %s | |\n", sizeText(d.ResponseBytes), sizeText(g.ResponseBytes))
+	fmt.Fprintf(b, "| Average latency | %s | %s | |\n", dur(d.Latency.Mean), dur(g.Latency.Mean))
+	for _, a := range ov.Added {
+		fmt.Fprintf(b, "| p%s latency | %s | %s | %s |\n", quantileLabel(a.Quantile), dur(a.Direct), dur(a.Gateway), addedText(a))
+	}
+	comp := "gateway"
+	if ov.Component != "" {
+		comp = "`" + ov.Component + "`"
+	}
+	if ov.HasResources {
+		fmt.Fprintf(b, "| Peak memory of %s | | %s | |\n", comp, memoryText(ov))
+		fmt.Fprintf(b, "| CPU P99 of %s (cores) | | %s | |\n", comp, cpuText(ov))
+	}
+	if len(ov.Added) > 0 {
+		a := ov.Added[0]
+		fmt.Fprintf(b, "\n**Gateway overhead at p%s: %s**\n", quantileLabel(a.Quantile), addedText(a))
+	}
+	fmt.Fprintf(b, "\nInterval: %s.", ov.Method)
+	if ov.HasResources {
+		fmt.Fprintf(b, " Peak memory is the maximum of %s, CPU the P99 of %s, over the phase's resource window.",
+			dash(ov.MemoryMetric), dash(ov.CPUMetric))
+	}
+	b.WriteString("\n")
+}
+
+// overheadTitle names the workload with its profile and cell.
+func overheadTitle(ov *analysis.Overhead) string {
+	w := ov.Workload
+	s := fmt.Sprintf("Workload `%s`", w.DisplayName())
+	if w.Profile != "" {
+		s += fmt.Sprintf(", profile `%s`", w.Profile)
+	}
+	if ov.Component != "" {
+		s += fmt.Sprintf(", gateway `%s`", ov.Component)
+	}
+	return s
+}
+
+func cpuText(ov *analysis.Overhead) string {
+	if ov.CPUMetric == "" {
+		return "–"
+	}
+	return p99Text(ov.CPU, num3)
+}
+
+func memoryText(ov *analysis.Overhead) string {
+	if ov.MemoryMetric == "" {
+		return "–"
+	}
+	return sizeText(ov.Memory.Max)
+}
+
+// addedText is "+2.01 ms (95 % CI +1.98 to +2.04 ms)", or "~" with the
+// figures in parentheses when the interval includes 0 or there is none.
+func addedText(a analysis.Added) string {
+	if !a.HasInterval {
+		return fmt.Sprintf("~ (%s, no interval)", signedDur(a.Value))
+	}
+	ci := fmt.Sprintf("95 %% CI %s to %s", signedDur(a.Low), signedDur(a.High))
+	if a.Significance != analysis.Significant {
+		return fmt.Sprintf("~ (%s, %s)", signedDur(a.Value), ci)
+	}
+	return fmt.Sprintf("%s (%s)", signedDur(a.Value), ci)
+}
+
+// signedDur is a latency difference with its sign: "+2.01 ms", "−40 µs", "0".
+func signedDur(d time.Duration) string {
+	switch {
+	case d > 0:
+		return "+" + dur(d)
+	case d < 0:
+		return "−" + dur(-d)
+	}
+	return "0"
+}
+
+// quantileLabel is "50" for 0.5, "99.9" for 0.999.
+func quantileLabel(q float64) string {
+	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.1f", q*100), "0"), ".")
+}
+
+// jsonOverhead is one entry of summary.json's "gateway_overhead".
+type jsonOverhead struct {
+	Workload     string           `json:"workload"`
+	Cell         int              `json:"cell"`
+	Profile      string           `json:"profile"`
+	Component    string           `json:"component,omitempty"`
+	Window       jsonSpan         `json:"window"`
+	Intervals    int              `json:"intervals"`
+	Batches      int              `json:"batches"`
+	Direct       jsonOverheadSide `json:"direct"`
+	Gateway      jsonOverheadSide `json:"gateway"`
+	Added        []jsonAdded      `json:"added_latency_ms"`
+	CPU          *jsonStat        `json:"gateway_cpu_cores,omitempty"`
+	CPUMetric    string           `json:"gateway_cpu_metric,omitempty"`
+	Memory       *jsonStat        `json:"gateway_memory_bytes,omitempty"`
+	MemoryMetric string           `json:"gateway_memory_metric,omitempty"`
+	Method       string           `json:"method"`
+	Warnings     []string         `json:"warnings"`
+}
+
+type jsonOverheadSide struct {
+	Op                string  `json:"operation"`
+	Requests          int64   `json:"requests"`
+	OK                int64   `json:"ok"`
+	SuccessRate       float64 `json:"success_rate"`
+	MeanRequestBytes  float64 `json:"mean_request_bytes"`
+	MeanResponseBytes float64 `json:"mean_response_bytes"`
+	Latency           jsonQ   `json:"latency_ms"`
+}
+
+// jsonAdded is one quantile's added latency; low and high are null when
+// there is no interval.
+type jsonAdded struct {
+	Quantile    float64  `json:"quantile"`
+	Direct      float64  `json:"direct"`
+	Gateway     float64  `json:"gateway"`
+	Value       float64  `json:"value"`
+	Low         *float64 `json:"low"`
+	High        *float64 `json:"high"`
+	Significant bool     `json:"significant"`
+}
+
+func toJSONOverheads(ovs []*analysis.Overhead) []jsonOverhead {
+	out := []jsonOverhead{}
+	for _, ov := range ovs {
+		w := ov.Workload
+		jo := jsonOverhead{Workload: w.Name, Cell: w.Cell, Profile: w.Profile, Component: ov.Component,
+			Window: span(ov.Window), Intervals: ov.Intervals, Batches: ov.Batches,
+			Direct: toJSONSide(ov.Direct), Gateway: toJSONSide(ov.Gateway), Added: []jsonAdded{},
+			Method: ov.Method, Warnings: append([]string{}, ov.Warnings...)}
+		for _, a := range ov.Added {
+			ja := jsonAdded{Quantile: a.Quantile, Direct: ms(a.Direct), Gateway: ms(a.Gateway), Value: ms(a.Value),
+				Significant: a.Significance == analysis.Significant}
+			if a.HasInterval {
+				lo, hi := ms(a.Low), ms(a.High)
+				ja.Low, ja.High = &lo, &hi
+			}
+			jo.Added = append(jo.Added, ja)
+		}
+		if ov.HasResources && ov.CPUMetric != "" {
+			s := toJSONStat(ov.CPU)
+			jo.CPU, jo.CPUMetric = &s, ov.CPUMetric
+		}
+		if ov.HasResources && ov.MemoryMetric != "" {
+			s := toJSONStat(ov.Memory)
+			jo.Memory, jo.MemoryMetric = &s, ov.MemoryMetric
+		}
+		out = append(out, jo)
+	}
+	return out
+}
+
+func toJSONSide(s analysis.OverheadSide) jsonOverheadSide {
+	return jsonOverheadSide{Op: s.Op, Requests: s.Requests, OK: s.OK, SuccessRate: s.SuccessRate,
+		MeanRequestBytes: round6(s.RequestBytes), MeanResponseBytes: round6(s.ResponseBytes), Latency: toJSONQ(s.Latency)}
+}

@@ -1,0 +1,105 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/analysis"
+)
+
+// overheads is a gateway measured at 2 ms and one whose overhead the data
+// cannot tell from 0.
+func overheads() []*analysis.Overhead {
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	side := func(op string, mean time.Duration) analysis.OverheadSide {
+		return analysis.OverheadSide{Op: op, Requests: 3000, OK: 3000, SuccessRate: 1, RequestBytes: 133, ResponseBytes: 1403,
+			Latency: analysis.Quantiles{Count: 3000, P50: mean, P90: mean + time.Millisecond, P99: mean + 3*time.Millisecond, Mean: mean}}
+	}
+	ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
+	return []*analysis.Overhead{{
+		Workload: analysis.Workload{Name: "p/chat", Short: "chat", Profile: "p"},
+		Window:   analysis.Window{Start: t0, End: t0.Add(29 * time.Second)},
+		Direct:   side("direct: chat", ms(5.1)), Gateway: side("gateway: chat", ms(7.2)),
+		Added: []analysis.Added{
+			{Quantile: 0.5, Direct: ms(5.1), Gateway: ms(7.2), Value: ms(2.1), Low: ms(2.05), High: ms(2.16), HasInterval: true, Significance: analysis.Significant},
+			{Quantile: 0.9, Direct: ms(6.1), Gateway: ms(8.2), Value: ms(2.1), Low: ms(1.9), High: ms(2.3), HasInterval: true, Significance: analysis.Significant},
+			{Quantile: 0.99, Direct: ms(8.1), Gateway: ms(8.0), Value: -ms(0.1), Low: -ms(0.6), High: ms(0.4), HasInterval: true},
+		},
+		Component: "gw", HasResources: true, CPU: analysis.Stat{N: 29, P99: 0.21, Max: 0.25, Avg: 0.18}, CPUMetric: "cpu_cores",
+		Memory: analysis.Stat{N: 29, P99: 30 << 20, Max: 31 << 20, Avg: 29 << 20}, MemoryMetric: "rss_bytes",
+		Intervals: 29, Batches: 5, Method: "paired bootstrap (test)",
+	}, {
+		Workload: analysis.Workload{Name: "p/get", Short: "get", Profile: "p"},
+		Window:   analysis.Window{Start: t0, End: t0.Add(9 * time.Second)},
+		Direct:   side("direct: GET /", ms(1)), Gateway: side("gateway: GET /", ms(1.05)),
+		Added:     []analysis.Added{{Quantile: 0.5, Direct: ms(1), Gateway: ms(1.05), Value: ms(0.05)}},
+		Intervals: 9, Batches: 3, Method: "paired bootstrap (test)",
+		Warnings: []string{"9 intervals in the window (3 batches): the added latency is given without an interval"},
+	}}
+}
+
+func TestOverheadGolden(t *testing.T) {
+	var b strings.Builder
+	markdownOverheads(&b, overheads())
+	golden(t, "overhead.md", []byte(b.String()))
+	js, err := json.MarshalIndent(toJSONOverheads(overheads()), "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "overhead.json", append(js, '\n'))
+}
+
+// The section sits near the top of the report and in summary.json; a run
+// without a gateway has neither.
+func TestOverheadInReports(t *testing.T) {
+	r := singleRun()
+	var md, js bytes.Buffer
+	if err := Markdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := JSON(&js, r); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(md.String(), "Gateway overhead") || strings.Contains(js.String(), "gateway_overhead") {
+		t.Error("a run without a gateway has a gateway section")
+	}
+	r.Overheads = overheads()
+	md.Reset()
+	js.Reset()
+	if err := Markdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := JSON(&js, r); err != nil {
+		t.Fatal(err)
+	}
+	if i, j := strings.Index(md.String(), "## Gateway overhead"), strings.Index(md.String(), "Workload `"); i < 0 || i > j {
+		t.Errorf("the gateway section is not before the workloads:\n%s", md.String())
+	}
+	var s struct {
+		Gateway []struct {
+			Added []struct {
+				Value float64  `json:"value"`
+				Low   *float64 `json:"low"`
+			} `json:"added_latency_ms"`
+		} `json:"gateway_overhead"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &s); err != nil || len(s.Gateway) != 2 || s.Gateway[0].Added[0].Value != 2.1 || s.Gateway[1].Added[0].Low != nil {
+		t.Errorf("summary.json gateway_overhead: %+v, %v", s, err)
+	}
+}
+
+func TestSignedDur(t *testing.T) {
+	for d, want := range map[time.Duration]string{2100 * time.Microsecond: "+2.10 ms", -40 * time.Microsecond: "−40 µs", 0: "0"} {
+		if got := signedDur(d); got != want {
+			t.Errorf("signedDur(%v) = %q, want %q", d, got, want)
+		}
+	}
+	for q, want := range map[float64]string{0.5: "50", 0.99: "99", 0.999: "99.9"} {
+		if got := quantileLabel(q); got != want {
+			t.Errorf("quantileLabel(%v) = %q, want %q", q, got, want)
+		}
+	}
+}
