@@ -50,6 +50,9 @@ Usage:
                                            render the report of a finished (or killed) run
   perflab size RUN_DIR [--strategy p99|vpa|krr] [--headroom 25%] [--limit-factor 1.5] [--at LOAD]
                                            suggested sizes of a run with other settings, or predicted at a load
+  perflab compare RUN_A RUN_B [--force] [--format md|json]
+  perflab compare --a RUN --a RUN --b RUN --b RUN
+                                           B against A on the same workloads: "B uses x1.7 less CPU", or ~
   perflab version
 `
 
@@ -81,6 +84,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = e.report(args[1:])
 	case "size":
 		err = e.size(args[1:])
+	case "compare":
+		err = e.compare(args[1:])
 	case "version", "--version":
 		fmt.Fprintf(stdout, "perflab %s\n", Version)
 	case "help", "-h", "--help":

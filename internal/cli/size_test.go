@@ -13,11 +13,15 @@ import (
 )
 
 // writeSizingStore writes a plan run of one cell and profiles s, m and l,
-// each 20 one-second intervals of "get" at 100, 200 and 400 requests/s
-// (1000 bytes sent each) with a 20 s window sampled every second: app uses
+// each 36 one-second intervals of "get" at 100, 200 and 400 requests/s
+// (1000 bytes sent each) with a 36 s window sampled every second: app uses
 // 0.1 + 0.001 × rate cores and 100 + 0.25 × rate MiB, the generator 0.1
 // cores.
-func writeSizingStore(t *testing.T, dir string) string {
+func writeSizingStore(t *testing.T, dir string) string { return writeScaledStore(t, dir, 1, 1) }
+
+// writeScaledStore is writeSizingStore with app's CPU × cpu and every rate
+// × rate.
+func writeScaledStore(t *testing.T, dir string, cpu float64, rate int) string {
 	store, err := results.Create(dir, results.Meta{Name: "sizing", Started: loadT0, GoMaxProcs: 2})
 	must(t, err)
 	defer store.Close()
@@ -27,14 +31,14 @@ func writeSizingStore(t *testing.T, dir string) string {
 	for i, p := range []struct {
 		name string
 		rate int
-	}{{"s", 100}, {"m", 200}, {"l", 400}} {
+	}{{"s", 100 * rate}, {"m", 200 * rate}, {"l", 400 * rate}} {
 		start := loadT0.Add(time.Duration(i) * time.Minute)
-		end := start.Add(20 * time.Second)
+		end := start.Add(36 * time.Second)
 		must(t, store.AddPhase(results.Phase{Profile: p.name, Start: start}))
 		w := "default/" + p.name + "/get"
 		must(t, store.AddWorkload(results.Workload{Name: w, Short: "get", Profile: p.name, Driver: "http",
-			Model: results.ModelOpen, Target: "GET http://app", Rate: float64(p.rate), VUsMin: 1, VUsMax: 50, Duration: 20 * time.Second}))
-		for k := range 20 {
+			Model: results.ModelOpen, Target: "GET http://app", Rate: float64(p.rate), VUsMin: 1, VUsMax: 50, Duration: 36 * time.Second}))
+		for k := range 36 {
 			st := stats.NewOpStats()
 			for range p.rate {
 				st.Latency.Record(time.Millisecond)
@@ -44,10 +48,10 @@ func writeSizingStore(t *testing.T, dir string) string {
 			must(t, store.WriteInterval(w, &stats.Interval{Index: k, Start: start.Add(time.Duration(k) * time.Second),
 				End: start.Add(time.Duration(k+1) * time.Second), Ops: map[string]*stats.OpStats{"GET /": st}, Lag: stats.NewHist()}))
 			must(t, store.WriteSamples(0, start.Add(time.Duration(k+1)*time.Second), map[string][]results.Sample{
-				"app": {{Metric: "cpu_cores", Value: 0.1 + 0.001*float64(p.rate)}, {Metric: "rss_bytes", Value: (100 + 0.25*float64(p.rate)) * loadMiB}},
+				"app": {{Metric: "cpu_cores", Value: cpu * (0.1 + 0.001*float64(p.rate))}, {Metric: "rss_bytes", Value: (100 + 0.25*float64(p.rate)) * loadMiB}},
 				"perflab": {{Metric: "cpu_cores", Value: 0.1}, {Metric: "cores_available", Value: 2}}}))
 		}
-		must(t, store.EndWorkload(w, results.WorkloadEnd{Start: start, LoadEnd: end, End: end, Scheduled: uint64(20 * p.rate),
+		must(t, store.EndWorkload(w, results.WorkloadEnd{Start: start, LoadEnd: end, End: end, Scheduled: uint64(36 * p.rate),
 			WindowStart: start, WindowEnd: end, WindowRule: "whole load"}))
 		must(t, store.EndPhase(results.Phase{Profile: p.name, LoadEnd: end, WindowStart: start, WindowEnd: end,
 			WindowRule: "whole load", State: "completed"}))

@@ -9,17 +9,18 @@ import (
 )
 
 type jsonCell struct {
-	Index      int             `json:"index"`
-	Name       string          `json:"name"`
-	Vars       []Var           `json:"vars"`
-	Implicit   bool            `json:"implicit"`
-	State      string          `json:"state,omitempty"`
-	Message    string          `json:"message,omitempty"`
-	Started    time.Time       `json:"started,omitzero"`
-	Ended      time.Time       `json:"ended,omitzero"`
-	Components []jsonComponent `json:"components"`
-	Phases     []jsonPhase     `json:"phases"`
-	Insights   *jsonInsights   `json:"insights,omitempty"`
+	Index      int              `json:"index"`
+	Name       string           `json:"name"`
+	Vars       []Var            `json:"vars"`
+	Implicit   bool             `json:"implicit"`
+	State      string           `json:"state,omitempty"`
+	Message    string           `json:"message,omitempty"`
+	Started    time.Time        `json:"started,omitzero"`
+	Ended      time.Time        `json:"ended,omitzero"`
+	Components []jsonComponent  `json:"components"`
+	Phases     []jsonPhase      `json:"phases"`
+	Insights   *jsonInsights    `json:"insights,omitempty"`
+	SideBySide []jsonSideBySide `json:"side_by_side,omitempty"`
 }
 
 type jsonComponent struct {
@@ -98,7 +99,8 @@ type jsonTotal struct {
 func toJSONCell(c *Cell) jsonCell {
 	jc := jsonCell{Index: c.Index, Name: c.Name, Vars: append([]Var{}, c.Vars...), Implicit: c.Implicit,
 		State: c.State, Message: c.Message, Started: utc(c.Started), Ended: utc(c.Ended),
-		Components: []jsonComponent{}, Phases: []jsonPhase{}, Insights: toJSONInsights(c.Insights)}
+		Components: []jsonComponent{}, Phases: []jsonPhase{}, Insights: toJSONInsights(c.Insights),
+		SideBySide: toJSONSideBySide(c.SideBySide)}
 	for _, comp := range c.Components {
 		jc.Components = append(jc.Components, jsonComponent{Name: comp.Name, Group: comp.Group, Kind: comp.Kind,
 			PID: comp.PID, MetricsURL: comp.MetricsURL, DataDirs: comp.DataDirs, Exited: utc(comp.Exited), ExitText: comp.ExitText})

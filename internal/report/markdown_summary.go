@@ -11,7 +11,8 @@ import (
 // sizing report in its order: across the profiles (when there are two or
 // more) the test configuration, the resource consumption summary, resource
 // usage by component and the throughput achieved; then the suggested
-// sizes, the scaling fits and the observations.
+// sizes, the scaling fits, the observations, and the comparisons of
+// systems that ran side by side.
 func markdownCellSummary(b *strings.Builder, c *Cell, level int) {
 	var phases []*Phase
 	for _, p := range c.Phases {
@@ -30,6 +31,7 @@ func markdownCellSummary(b *strings.Builder, c *Cell, level int) {
 		markdownScaling(b, c.Insights, level)
 		markdownObservations(b, c.Insights, level)
 	}
+	markdownSideBySide(b, c, level)
 }
 
 func markdownTestConfiguration(b *strings.Builder, phases []*Phase, level int) {

@@ -53,6 +53,9 @@ type Cell struct {
 	// Insights are the cell's suggested sizes, scaling fits and
 	// observations; nil when nothing was sampled to size from.
 	Insights *analysis.Insights
+	// SideBySide compares the systems the plan ran side by side in the
+	// cell (its compare pairs).
+	SideBySide []SideBySide
 }
 
 // Phase is one profile run in one cell, or, in a run without a plan, one

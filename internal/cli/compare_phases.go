@@ -1,0 +1,218 @@
+package cli
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/report"
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// phaseRef is where a workload ran in one run.
+type phaseRef struct {
+	run   *loadedRun
+	cell  *report.Cell
+	phase *report.Phase
+	sum   *analysis.Summary
+}
+
+func findWorkload(r *loadedRun, name string) (phaseRef, bool) {
+	for _, c := range r.run.Cells {
+		for _, p := range c.Phases {
+			for _, s := range p.Workloads {
+				if s.Workload.Name == name {
+					return phaseRef{run: r, cell: c, phase: p, sum: s}, true
+				}
+			}
+		}
+	}
+	return phaseRef{}, false
+}
+
+// refs finds the workload in each run; false when a run lacks it.
+func refs(runs []*loadedRun, name string) ([]phaseRef, bool) {
+	out := make([]phaseRef, 0, len(runs))
+	for _, r := range runs {
+		ref, ok := findWorkload(r, name)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, ref)
+	}
+	return out, true
+}
+
+// comparePhases compares, for each phase of A's first run that ran one of
+// the common workloads, the components of the system under test, then each
+// common workload of the phase.
+func comparePhases(a, b []*loadedRun, common []string) []report.ComparisonGroup {
+	var groups []report.ComparisonGroup
+	index := map[*report.Phase]int{}
+	for _, name := range common {
+		ra, okA := refs(a, name)
+		rb, okB := refs(b, name)
+		if !okA || !okB {
+			continue // a repeated run lacks it
+		}
+		gi, seen := index[ra[0].phase]
+		if !seen {
+			gi = len(groups)
+			index[ra[0].phase] = gi
+			groups = append(groups, report.ComparisonGroup{Name: phaseTitle(ra[0]), Comparisons: compareComponents(ra, rb)})
+		}
+		label := "workload " + ra[0].sum.Workload.DisplayName()
+		groups[gi].Comparisons = append(groups[gi].Comparisons, compareWorkload(label, ra, rb)...)
+	}
+	return groups
+}
+
+func phaseTitle(r phaseRef) string {
+	if r.phase.Implicit {
+		return fmt.Sprintf("Workload `%s`", r.sum.Workload.DisplayName())
+	}
+	if len(r.run.run.Cells) > 1 || len(r.cell.Vars) > 0 {
+		return fmt.Sprintf("Cell `%s`, profile `%s`", r.cell.Name, r.phase.Profile)
+	}
+	return fmt.Sprintf("Profile `%s`", r.phase.Profile)
+}
+
+// subject is what a row compares: one component, a group, or all the
+// components of the system under test, chosen in each run by members.
+type subject struct {
+	label   string
+	members func(*analysis.Resources) []string
+}
+
+// componentSubjects are the components both sides have, by name; each
+// group with more than one member on a side; and all components, when a
+// side has several or the two sides' components differ.
+func componentSubjects(ra, rb *analysis.Resources) []subject {
+	ca, cb := sutComponents(ra), sutComponents(rb)
+	var out []subject
+	for _, c := range ca {
+		if contains(cb, c.Name) {
+			name := c.Name
+			out = append(out, subject{label: name, members: func(*analysis.Resources) []string { return []string{name} }})
+		}
+	}
+	for _, g := range groupsOf(ca) {
+		if len(members(ca, g)) > 1 || len(members(cb, g)) > 1 {
+			group := g
+			out = append(out, subject{label: "group " + g, members: func(r *analysis.Resources) []string { return members(sutComponents(r), group) }})
+		}
+	}
+	if len(ca) > 1 || len(cb) > 1 || !sameNames(ca, cb) {
+		out = append(out, subject{label: "all components", members: func(r *analysis.Resources) []string { return members(sutComponents(r), "") }})
+	}
+	return out
+}
+
+func sutComponents(r *analysis.Resources) []analysis.ComponentResources {
+	if r == nil {
+		return nil
+	}
+	var out []analysis.ComponentResources
+	for _, c := range r.Components {
+		if c.Kind != analysis.KindGenerator && (c.CPUMetric != "" || c.MemoryMetric != "") {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func contains(cs []analysis.ComponentResources, name string) bool {
+	for _, c := range cs {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// members is the names of cs in group g, or of all of cs for "".
+func members(cs []analysis.ComponentResources, g string) []string {
+	var out []string
+	for _, c := range cs {
+		if g == "" || c.Group == g {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+func groupsOf(cs []analysis.ComponentResources) []string {
+	var out []string
+	for _, c := range cs {
+		if c.Group != "" && !slices.Contains(out, c.Group) {
+			out = append(out, c.Group)
+		}
+	}
+	return out
+}
+
+func sameNames(a, b []analysis.ComponentResources) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, c := range a {
+		if !contains(b, c.Name) {
+			return false
+		}
+	}
+	return true
+}
+
+// compareComponents compares the CPU, memory and disk of each subject over
+// each run's phase window.
+func compareComponents(ra, rb []phaseRef) []analysis.Comparison {
+	var out []analysis.Comparison
+	for _, s := range componentSubjects(ra[0].phase.Resources, rb[0].phase.Resources) {
+		for _, res := range []string{analysis.CompareCPU, analysis.CompareMemory, analysis.CompareDisk} {
+			sa, okA := subjectSamples(ra, s, res)
+			sb, okB := subjectSamples(rb, s, res)
+			if okA && okB {
+				out = append(out, analysis.CompareResource(s.label, res, sa, sb, analysis.DefaultBootstrap()))
+			}
+		}
+	}
+	return out
+}
+
+// subjectSamples is the subject's samples of a resource in each run; false
+// when a run has none.
+func subjectSamples(refs []phaseRef, s subject, resource string) ([][]float64, bool) {
+	var out [][]float64
+	for _, r := range refs {
+		names := s.members(r.phase.Resources)
+		if len(names) == 0 {
+			return nil, false
+		}
+		vs := analysis.ResourceSamples(r.run.series[r.cell.Index], r.phase.Window, names, resource)
+		if len(vs) == 0 {
+			return nil, false
+		}
+		out = append(out, vs)
+	}
+	return out, true
+}
+
+// compareWorkload compares a workload's request rate and p50 and p99
+// latency over each run's window.
+func compareWorkload(label string, ra, rb []phaseRef) []analysis.Comparison {
+	side := func(refs []phaseRef) (rates [][]float64, lat [][]*stats.Hist) {
+		for _, r := range refs {
+			ivs := analysis.InWindow(r.run.ivs[r.sum.Workload.Name], r.sum.Window)
+			rates, lat = append(rates, analysis.IntervalRates(ivs)), append(lat, analysis.IntervalLatencies(ivs))
+		}
+		return rates, lat
+	}
+	rateA, latA := side(ra)
+	rateB, latB := side(rb)
+	o := analysis.DefaultBootstrap()
+	return []analysis.Comparison{
+		analysis.CompareRate(label, rateA, rateB, o),
+		analysis.CompareQuantile(label, 0.5, latA, latB, o),
+		analysis.CompareQuantile(label, 0.99, latA, latB, o),
+	}
+}

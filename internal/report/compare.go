@@ -1,0 +1,240 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/perflab/perflab/internal/analysis"
+)
+
+// RunComparison is what `perflab compare` shows: B's runs against A's on
+// the same workloads.
+type RunComparison struct {
+	A, B        []string // each side's run directories
+	Forced      bool     // compared although the workloads differ
+	Differences []string // how the workloads differ
+	Notes       []string // what differs but does not stop a comparison, e.g. the targets' addresses
+	OnlyA       []string // workloads only A ran
+	OnlyB       []string
+	Groups      []ComparisonGroup
+}
+
+// ComparisonGroup is the comparisons of one phase: the components that ran
+// in it and its workloads.
+type ComparisonGroup struct {
+	Name        string // e.g. "default / low"
+	Comparisons []analysis.Comparison
+}
+
+// SideBySide compares two systems that ran side by side in one cell: the
+// components (or groups) A and B, or two workloads.
+type SideBySide struct {
+	A, B   string
+	Groups []ComparisonGroup // one per profile
+}
+
+// CompareMarkdown writes c as a Markdown report.
+func CompareMarkdown(w io.Writer, c *RunComparison) error {
+	b := &strings.Builder{}
+	b.WriteString("# perflab compare\n\n")
+	fmt.Fprintf(b, "- A: %s\n- B: %s\n", codeList(c.A), codeList(c.B))
+	fmt.Fprintf(b, "- Method: %s\n", compareMethod(len(c.A), len(c.B)))
+	if c.Forced {
+		b.WriteString("- **Compared with --force although the workloads differ:**\n")
+		for _, d := range c.Differences {
+			fmt.Fprintf(b, "  - %s\n", mdEscape(d))
+		}
+	}
+	for _, n := range c.Notes {
+		fmt.Fprintf(b, "- Note: %s\n", mdEscape(n))
+	}
+	if len(c.OnlyA) > 0 {
+		fmt.Fprintf(b, "- Only in A, not compared: %s\n", codeList(c.OnlyA))
+	}
+	if len(c.OnlyB) > 0 {
+		fmt.Fprintf(b, "- Only in B, not compared: %s\n", codeList(c.OnlyB))
+	}
+	for _, g := range c.Groups {
+		heading(b, 2, "%s", g.Name)
+		comparisonTable(b, g.Comparisons, "A", "B")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func codeList(ss []string) string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = "`" + mdEscape(s) + "`"
+	}
+	return strings.Join(out, ", ")
+}
+
+func compareMethod(na, nb int) string {
+	if na == 1 && nb == 1 {
+		return fmt.Sprintf("B / A of the means of each window's samples (resources every sample, rates every interval) and of the latency quantiles; "+
+			"95 %% intervals by block bootstrap over time. With one run per side a difference under %.0f %% is shown as ~ "+
+			"(the interval cannot see how much two runs of the same system differ); repeat the runs with --a/--b to support it", 100*analysis.MinRunEffect)
+	}
+	return fmt.Sprintf("B / A of the mean over %d and %d runs of each run's figure, with Fieller's 95 %% interval", na, nb)
+}
+
+// comparisonTable writes one row per comparison; the verdict names B as
+// labelB ("B uses x1.7 less CPU").
+func comparisonTable(b *strings.Builder, cs []analysis.Comparison, labelA, labelB string) {
+	fmt.Fprintf(b, "| Subject | Figure | %s | %s | %s / %s | 95 %% CI | Verdict |\n", labelA, labelB, labelB, labelA)
+	b.WriteString("|---|---|---:|---:|---:|---:|---|\n")
+	var ws []string
+	for _, c := range cs {
+		r := c.Ratio
+		ci := "–"
+		if !math.IsNaN(r.Low) && !math.IsNaN(r.High) {
+			ci = ratioText(r.Low) + "–" + ratioText(r.High)
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", c.Subject, c.What, figureText(r.A, c.Unit),
+			figureText(r.B, c.Unit), ratioText(r.Value), ci, verdictText(c, labelB))
+		for _, warn := range r.Warnings {
+			ws = append(ws, fmt.Sprintf("%s %s: %s", c.Subject, c.What, warn))
+		}
+	}
+	warnings(b, ws)
+}
+
+// verdictText is the comparison in the seeds' words: "B uses x1.7 less
+// CPU", "B has x2.0 higher p99 latency", or "~".
+func verdictText(c analysis.Comparison, label string) string {
+	if c.Phrase == "~" {
+		return "~"
+	}
+	verb := "has"
+	switch c.What {
+	case analysis.CompareCPU, analysis.CompareMemory, analysis.CompareDisk:
+		verb = "uses"
+	}
+	return label + " " + verb + " " + c.Phrase
+}
+
+func ratioText(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "–"
+	}
+	if v >= 10 {
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+func figureText(v float64, unit string) string {
+	if math.IsNaN(v) {
+		return "–"
+	}
+	switch unit {
+	case "cores":
+		return cores(v)
+	case "bytes":
+		return sizeText(v)
+	case "requests/s":
+		return fmt.Sprintf("%.1f/s", v)
+	case "seconds":
+		return dur(time.Duration(v * float64(time.Second)))
+	}
+	return fmt.Sprintf("%.4g %s", v, unit)
+}
+
+// markdownSideBySide writes the side-by-side comparisons of a cell.
+func markdownSideBySide(b *strings.Builder, c *Cell, level int) {
+	for _, s := range c.SideBySide {
+		heading(b, level, "Side by side: `%s` against `%s`", s.B, s.A)
+		fmt.Fprintf(b, "The two ran at the same time on the same machine. %s.\n", compareMethod(1, 1))
+		for _, g := range s.Groups {
+			heading(b, level+1, "%s", g.Name)
+			comparisonTable(b, g.Comparisons, s.A, s.B)
+		}
+	}
+}
+
+// The JSON of comparisons (perflab compare --format json, and
+// summary.json's cells[].side_by_side).
+type (
+	jsonRunComparison struct {
+		Format      string                `json:"format"`
+		Version     int                   `json:"version"`
+		A           []string              `json:"a"`
+		B           []string              `json:"b"`
+		Method      string                `json:"method"`
+		Forced      bool                  `json:"forced"`
+		Differences []string              `json:"differences"`
+		Notes       []string              `json:"notes"`
+		OnlyA       []string              `json:"only_a"`
+		OnlyB       []string              `json:"only_b"`
+		Groups      []jsonComparisonGroup `json:"groups"`
+	}
+	jsonSideBySide struct {
+		A      string                `json:"a"`
+		B      string                `json:"b"`
+		Groups []jsonComparisonGroup `json:"groups"`
+	}
+	jsonComparisonGroup struct {
+		Name        string           `json:"name"`
+		Comparisons []jsonComparison `json:"comparisons"`
+	}
+	jsonComparison struct {
+		Subject      string   `json:"subject"`
+		What         string   `json:"what"`
+		Unit         string   `json:"unit"`
+		A            *float64 `json:"a"`
+		B            *float64 `json:"b"`
+		NA           int      `json:"n_a"`
+		NB           int      `json:"n_b"`
+		Ratio        *float64 `json:"ratio"`
+		Low          *float64 `json:"low"`
+		High         *float64 `json:"high"`
+		Significance string   `json:"significance"`
+		Phrase       string   `json:"phrase"`
+		Method       string   `json:"method"`
+		Warnings     []string `json:"warnings"`
+	}
+)
+
+// CompareJSONVersion is the version of perflab compare's JSON.
+const CompareJSONVersion = 1
+
+// CompareJSON writes c as JSON.
+func CompareJSON(w io.Writer, c *RunComparison) error {
+	out := jsonRunComparison{Format: "perflab-compare", Version: CompareJSONVersion, A: c.A, B: c.B,
+		Method: compareMethod(len(c.A), len(c.B)), Forced: c.Forced, Differences: nonNil(c.Differences),
+		Notes: nonNil(c.Notes), OnlyA: nonNil(c.OnlyA), OnlyB: nonNil(c.OnlyB), Groups: toJSONGroups(c.Groups)}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+func nonNil(ss []string) []string { return append([]string{}, ss...) }
+
+func toJSONGroups(gs []ComparisonGroup) []jsonComparisonGroup {
+	out := []jsonComparisonGroup{}
+	for _, g := range gs {
+		jg := jsonComparisonGroup{Name: g.Name, Comparisons: []jsonComparison{}}
+		for _, c := range g.Comparisons {
+			r := c.Ratio
+			jg.Comparisons = append(jg.Comparisons, jsonComparison{Subject: c.Subject, What: c.What, Unit: c.Unit,
+				A: optFloat(r.A), B: optFloat(r.B), NA: r.NA, NB: r.NB, Ratio: optFloat(r.Value), Low: optFloat(r.Low),
+				High: optFloat(r.High), Significance: r.Significance.String(), Phrase: c.Phrase, Method: r.Method,
+				Warnings: nonNil(r.Warnings)})
+		}
+		out = append(out, jg)
+	}
+	return out
+}
+
+func toJSONSideBySide(ss []SideBySide) []jsonSideBySide {
+	var out []jsonSideBySide
+	for _, s := range ss {
+		out = append(out, jsonSideBySide{A: s.A, B: s.B, Groups: toJSONGroups(s.Groups)})
+	}
+	return out
+}
