@@ -26,6 +26,9 @@ type planRun struct {
 	stop, kill context.Context
 	sink       *storeSink
 	progress   *report.Progress
+	// phases runs a cell's phases once its components are up; nil runs
+	// every phase in order (runPhases). A capacity search sets its own.
+	phases func(ctx context.Context, c plan.Cell, phases []phasePlan) (state, message string)
 }
 
 // running is a component of a cell: started by perflab (proc is set) or
@@ -97,16 +100,11 @@ func (r *planRun) cellBody(c plan.Cell) (string, string) {
 	watchCtx, unwatch := context.WithCancel(context.Background())
 	defer unwatch() // before the components are stopped: a stop is no crash
 	sm := r.recordComponents(c.Index, comps, func() { r.watch(watchCtx, c.Index, comps, crashed) })
-	state, msg := results.StateCompleted, ""
-	for _, pp := range phases {
-		if ctx.Err() != nil {
-			break
-		}
-		state, msg = r.runPhase(ctx, c, pp)
-		if state != results.StateCompleted {
-			break
-		}
+	run := r.runPhases
+	if r.phases != nil {
+		run = r.phases
 	}
+	state, msg := run(ctx, c, phases)
 	if sm != nil {
 		sm.stop()
 	}
@@ -117,6 +115,21 @@ func (r *planRun) cellBody(c plan.Cell) (string, string) {
 		return results.StateFailed, crash.Error()
 	case r.stop.Err() != nil:
 		return results.StateInterrupted, "stopped by a signal"
+	}
+	return state, msg
+}
+
+// runPhases runs every phase in order until one does not complete.
+func (r *planRun) runPhases(ctx context.Context, c plan.Cell, phases []phasePlan) (string, string) {
+	state, msg := results.StateCompleted, ""
+	for _, pp := range phases {
+		if ctx.Err() != nil {
+			break
+		}
+		state, msg = r.runPhase(ctx, c, pp)
+		if state != results.StateCompleted {
+			break
+		}
 	}
 	return state, msg
 }

@@ -270,7 +270,7 @@ func redactCommand(args []string) string {
 			}
 		}
 	}
-	return strings.Join(out, " ")
+	return shellJoin(out)
 }
 
 // isEnvRef reports whether a header value holds no literal secret: only

@@ -39,6 +39,8 @@ const usage = `perflab — load tests that tell you how to size a service
 Usage:
   perflab run PLAN.yaml [--profile NAME] [--slo EXPR]… [--out DIR]
                                            run a plan: start its components, sweep its matrix, run its profiles
+  perflab search PLAN.yaml --slo EXPR [--profile NAME] [--start 100/s] [--max 100000/s] [--step-duration 20s]
+                                           find the highest rate of the profile's workload that meets the SLO
   perflab plan check PLAN.yaml             validate a plan (every problem at file:line:col) without running it
   perflab demo [--out DIR]                 run the built-in demo target at two load levels
   perflab http URL [flags]                 one-off HTTP load test (perflab http --help)
@@ -74,6 +76,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = e.runPlan(ctx, args[1:])
 	case "plan":
 		err = e.planCmd(args[1:])
+	case "search":
+		err = e.search(ctx, args[1:])
 	case "demo":
 		err = e.demo(ctx, args[1:])
 	case "http":

@@ -232,3 +232,18 @@ func judgeSLO(r *report.Run, status results.Status, runErr error) (results.Statu
 	return status, &runError{err: errors.New(status.Message), code: ExitFailed,
 		hint: "the report's SLO section lists every gate with its measured value; insufficient data needs a longer window or more load"}
 }
+
+// shellJoin joins a command's arguments as a shell would need them:
+// arguments with spaces or shell characters in single quotes, so that a
+// stored command such as perflab run plan.yaml --slo 'p99 < 200ms' can be
+// run again as shown.
+func shellJoin(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a
+		if a == "" || strings.ContainsAny(a, " \t\n<>|&;()$`\\\"'*?[]#~{}!") {
+			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(out, " ")
+}

@@ -1,0 +1,101 @@
+package analysis
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// runSearch drives a search against a target that passes every rate up to
+// capacity and is client-bound from clientAt (0: never), and once at
+// hiccup; it returns the rates run.
+func runSearch(s *CapacitySearch, capacity, clientAt, hiccup float64) []float64 {
+	var rates []float64
+	for {
+		r, done := s.Next()
+		if done || len(rates) > 50 {
+			return rates
+		}
+		rates = append(rates, r)
+		client := clientAt > 0 && r >= clientAt || r == hiccup
+		if r == hiccup {
+			hiccup = -1
+		}
+		s.Record(r, r <= capacity && !client, client)
+	}
+}
+
+func TestCapacitySearch(t *testing.T) {
+	for _, tt := range []struct {
+		name                       string
+		s                          CapacitySearch
+		capacity, clientAt, hiccup float64
+		rates                      string
+		passed                     float64
+		limit                      string
+	}{
+		{"bisects to the capacity", CapacitySearch{Start: 100, Max: 1e5, Factor: 2, Bisect: 4}, 500, 0, 0,
+			"100 200 400 800 600 500 550 525", 500, "target"},
+		{"stops at max", CapacitySearch{Start: 100, Max: 300, Factor: 2, Bisect: 4}, 1000, 0, 0,
+			"100 200 300", 300, "max"},
+		{"the start fails", CapacitySearch{Start: 100, Max: 1e5, Factor: 2, Bisect: 4}, 50, 0, 0,
+			"100", 0, "start"},
+		{"the generator is the limit", CapacitySearch{Start: 100, Max: 1e5, Factor: 2, Bisect: 4}, 5000, 700, 0,
+			"100 200 400 800 800", 400, "generator"},
+		{"no bisection", CapacitySearch{Start: 1000, Max: 1e5, Factor: 3, Bisect: 0}, 5000, 0, 0,
+			"1000 3000 9000", 3000, "target"},
+		{"a hiccup is run again", CapacitySearch{Start: 100, Max: 1e5, Factor: 2, Bisect: 2}, 500, 0, 200,
+			"100 200 200 400 800 600 500", 500, "target"},
+		{"a hiccup while bisecting", CapacitySearch{Start: 100, Max: 1e5, Factor: 2, Bisect: 2}, 500, 0, 600,
+			"100 200 400 800 600 600 500", 500, "target"},
+		{"rounds to three digits", CapacitySearch{Start: 333, Max: 1e5, Factor: 1.5, Bisect: 2}, 800, 0, 0,
+			"333 500 750 1130 940 845", 750, "target"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := tt.s
+			rates := runSearch(&s, tt.capacity, tt.clientAt, tt.hiccup)
+			if got := strings.Trim(fmt.Sprint(rates), "[]"); got != tt.rates {
+				t.Errorf("rates %s, want %s", got, tt.rates)
+			}
+			if s.Passed != tt.passed || s.Limit() != tt.limit {
+				t.Errorf("passed %v, limit %s; want %v, %s", s.Passed, s.Limit(), tt.passed, tt.limit)
+			}
+		})
+	}
+}
+
+func TestFindKnee(t *testing.T) {
+	ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
+	steps := []RateLatency{{800, ms(900), 1000}, {100, ms(2), 1000}, {200, ms(2.5), 1000}, {400, ms(3.5), 1000}, {600, ms(40), 1000}}
+	k, ok := FindKnee(steps)
+	if !ok || k.Rate != 600 || k.Below != 400 || k.Baseline != ms(2) || k.P99 != ms(40) {
+		t.Errorf("knee = %+v, %v", k, ok)
+	}
+	// Sub-millisecond noise is no knee, nor is a p99 from too few latencies.
+	if k, ok := FindKnee([]RateLatency{{100, ms(0.2), 1000}, {200, ms(0.6), 1000}, {400, ms(50), 10}}); ok {
+		t.Errorf("knee %+v from noise", k)
+	}
+}
+
+func TestGeneratorLimited(t *testing.T) {
+	ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
+	sum := func(lag, p99 float64) *Summary {
+		return &Summary{Workload: Workload{Model: "open"}, Lag: Quantiles{P99: ms(lag)}, Ops: []Op{{Latency: Quantiles{P99: ms(p99)}}}}
+	}
+	for _, tt := range []struct {
+		sum     *Summary
+		res     *Resources
+		limited bool
+	}{
+		{sum(1, 3), nil, false},                             // no lag to speak of
+		{sum(24, 1000), nil, false},                         // the target's latency dwarfs the lag
+		{sum(30, 45), nil, true},                            // the lag is most of the latency
+		{sum(1, 1000), &Resources{ClientBound: true}, true}, // CPU-bound
+		{&Summary{Workload: Workload{Model: "closed"}, Lag: Quantiles{P99: ms(50)}}, nil, false},
+	} {
+		if got, why := GeneratorLimited(tt.sum, tt.res); got != tt.limited {
+			t.Errorf("lag %v, p99 %v: limited %v (%s), want %v", tt.sum.Lag.P99, tt.sum.Ops, got, why, tt.limited)
+		}
+	}
+}

@@ -1,0 +1,105 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perflab/perflab/internal/testutil"
+)
+
+// TestSearchFindsTheCapacity searches the built-in target with a capacity
+// of 430 requests/s (beyond it requests queue, and wait more than 200 ms
+// are refused): the search must find it within 10 % and say that the
+// target, not the generator, set the limit. Steps of 3 s keep it near 25 s:
+// 200 and 400 pass, 800 fails, then 600, 500, 450 fail and 425 passes. (A
+// step's window may hold one interval: at 200/s that is enough for a p99.)
+func TestSearchFindsTheCapacity(t *testing.T) {
+	const capacity = 430.0
+	port := testutil.FreePort(t)
+	path := writePlan(t, fmt.Sprintf(`
+name: capacity
+components:
+  - name: web
+    run:
+      command: "{{perflab}}"
+      args: [target, http, --addr, "127.0.0.1:%[1]d", --capacity, %[2]v/s, --queue-max, 200ms, --latency, 1ms]
+      ready: {http: "http://127.0.0.1:%[1]d/health"}
+profiles:
+  - name: load
+    duration: 10s
+    slo: ["error_rate < 2%%"]
+    workloads:
+      - {name: get, driver: http, rate: 1/s, params: {url: "http://127.0.0.1:%[1]d/"}}
+`, port, capacity))
+	r := run(t, "search", path, "--slo", "p99 < 100ms", "--start", "200/s", "--step-duration", "3s", "--bisect", "4", "--out", t.TempDir())
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	dir := runDir(t, r.stderr)
+	b, err := os.ReadFile(filepath.Join(dir, "search.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Gates     []string `json:"gates"`
+		Sustained float64  `json:"sustained_rate"`
+		Failed    float64  `json:"failed_rate"`
+		Limit     string   `json:"limit"`
+		Knee      *struct {
+			Rate float64 `json:"rate"`
+		} `json:"knee"`
+		Steps []struct {
+			Rate float64 `json:"rate"`
+			Pass bool    `json:"pass"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Sustained < 0.9*capacity || s.Sustained > 1.1*capacity || s.Limit != "target" {
+		t.Errorf("sustained %v/s (limit %s), want %v/s ± 10 %% set by the target\n%s", s.Sustained, s.Limit, capacity, r.stdout)
+	}
+	if s.Knee == nil || s.Knee.Rate < 0.9*capacity || s.Knee.Rate > 2*capacity {
+		t.Errorf("knee %+v, want one just above the capacity", s.Knee)
+	}
+	if strings.Join(s.Gates, ", ") != "error_rate < 2%, p99 < 100ms" || len(s.Steps) < 6 {
+		t.Errorf("gates %q, %d steps", s.Gates, len(s.Steps))
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "search.md"))
+	if err != nil || !strings.Contains(string(md), "| Result | highest sustainable rate **") {
+		t.Errorf("search.md: %v\n%s", err, md)
+	}
+	for _, want := range []string{"result: highest sustainable rate", "limit:  the target", "knee:", "resources at"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("terminal summary lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "report.md")); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestSearchChecksItsPlan(t *testing.T) {
+	head := "name: x\n"
+	wl := "    workloads: [{name: w, driver: http, rate: 10/s, params: {url: \"http://127.0.0.1:1/\"}}]\n"
+	for _, tt := range []struct{ plan, args, want string }{
+		{head + "profiles:\n  - name: a\n    duration: 1s\n" + wl + "  - name: b\n    duration: 1s\n" + wl, "--slo|p99 < 1s",
+			"give --profile NAME (the plan has a, b)"},
+		{head + "matrix: {v: [\"1\", \"2\"]}\nprofiles:\n  - name: a\n    duration: 1s\n" + wl, "--slo|p99 < 1s", "the plan's matrix has 2 cells"},
+		{head + "profiles:\n  - name: a\n    duration: 1s\n    workloads: [{name: w, driver: http, concurrency: 2, params: {url: \"http://127.0.0.1:1/\"}}]\n",
+			"--slo|p99 < 1s", "needs an open-model workload at a constant rate"},
+		{head + "profiles:\n  - name: a\n    duration: 1s\n" + wl, "--start|1/s", "needs an SLO to search against"},
+		{head + "profiles:\n  - name: a\n    duration: 1s\n" + wl, "--slo|p99 <|--step-factor|1|--step-duration|1s",
+			"--step-factor 1 must be > 1"},
+	} {
+		args := append([]string{"search", writePlan(t, tt.plan), "--out", t.TempDir()}, strings.Split(tt.args, "|")...)
+		r := run(t, args...)
+		if r.code != 2 || !strings.Contains(r.stderr, tt.want) {
+			t.Errorf("%s: exit %d, want 2 and %q:\n%s", tt.args, r.code, tt.want, r.stderr)
+		}
+	}
+}

@@ -1,0 +1,261 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/perflab/perflab/internal/analysis"
+)
+
+// Search is the outcome of a capacity search: the steps it ran, the
+// highest rate at which every SLO gate passed, the knee of the latency
+// curve, the resources at that rate, and what set the limit.
+type Search struct {
+	Plan         string
+	Dir          string
+	Command      string
+	Profile      string
+	Workload     string // the workload's name in its profile
+	Target       string
+	Gates        []string
+	Start, Max   float64
+	Factor       float64
+	Bisect       int
+	StepDuration time.Duration
+	Steps        []SearchStep
+	Sustained    float64 // the highest rate that passed; 0 when none did
+	Failed       float64 // the lowest rate that failed; 0 when none did
+	// Limit is what ended the search: "target", "generator", "max",
+	// "start", or "stopped" when it did not run to its end.
+	Limit     string
+	Stopped   string              // why the search stopped early (interrupt, a component exited)
+	Knee      *analysis.Knee      // nil when no step is past it
+	Resources *analysis.Resources // of the step at Sustained; nil when none
+}
+
+// SearchStep is one step: a run of the workload at one rate.
+type SearchStep struct {
+	N           int
+	Phase       string // the profile name the step ran as, in report.md
+	Rate        float64
+	Bisect      bool    // a bisection step, not a growth step
+	Achieved    float64 // operations completed per second in the window
+	P50, P99    time.Duration
+	Count       int64 // latencies in the window
+	ErrorRate   float64
+	Dropped     int64
+	ClientBound bool   // the generator, not the target, was the limit (analysis.GeneratorLimited)
+	ClientWhy   string // why it was
+	Pass        bool
+	Gates       []Gate
+	Why         string // why the step did not pass
+}
+
+// searchResult is the result in one sentence.
+func searchResult(s *Search) string {
+	switch {
+	case s.Sustained == 0 && len(s.Steps) == 0:
+		return "no step ran"
+	case s.Sustained == 0:
+		return fmt.Sprintf("no sustainable rate: the first step, %s, did not pass", rateText(s.Steps[0].Rate))
+	}
+	r := fmt.Sprintf("highest sustainable rate **%s**", rateText(s.Sustained))
+	if s.Failed > 0 {
+		r += fmt.Sprintf(" (%s did not pass; the capacity lies between, within %.0f %%)", rateText(s.Failed), 100*(s.Failed-s.Sustained)/s.Sustained)
+	}
+	return r
+}
+
+// searchLimit says what set the limit.
+func searchLimit(s *Search) string {
+	switch s.Limit {
+	case "target":
+		return fmt.Sprintf("the target: at %s the SLO failed while the generator kept up (not client-bound)", rateText(s.Failed))
+	case "generator":
+		st := clientBoundStep(s)
+		return fmt.Sprintf("the generator: at %s it was client-bound (%s); the target may sustain more — run perflab on a larger machine or with more workers",
+			rateText(st.Rate), st.ClientWhy)
+	case "max":
+		return fmt.Sprintf("--max: every rate up to %s passed; the capacity is above it", rateText(s.Max))
+	case "start":
+		return fmt.Sprintf("the start rate %s already failed; lower --start", rateText(s.Start))
+	}
+	return "the search stopped early: " + s.Stopped
+}
+
+func clientBoundStep(s *Search) SearchStep {
+	for _, st := range s.Steps {
+		if st.ClientBound {
+			return st
+		}
+	}
+	return SearchStep{}
+}
+
+// kneeText describes the knee and the rule that finds it.
+func kneeText(s *Search) string {
+	rule := fmt.Sprintf("the lowest rate whose p99 is over %d× the p99 of the lowest rate, and by at least %v",
+		analysis.KneeFactor, analysis.KneeMinRise)
+	if s.Knee == nil {
+		return "not within the rates run (" + rule + ")"
+	}
+	k := s.Knee
+	at := rateText(k.Rate)
+	if k.Below > 0 {
+		at = fmt.Sprintf("between %s and %s", rateText(k.Below), rateText(k.Rate))
+	}
+	return fmt.Sprintf("%s: p99 %s at %s against %s at %s (%s)", at, dur(k.P99), rateText(k.Rate), dur(k.Baseline), rateText(k.BaseRate), rule)
+}
+
+func stepsText(s *Search) string {
+	growth, bisect := 0, 0
+	for _, st := range s.Steps {
+		if st.Bisect {
+			bisect++
+		} else {
+			growth++
+		}
+	}
+	return fmt.Sprintf("%d of %s each: %d from %s × %.3g per step (at most %s), then %d of up to %d bisections",
+		len(s.Steps), s.StepDuration, growth, rateText(s.Start), s.Factor, rateText(s.Max), bisect, s.Bisect)
+}
+
+// SearchMarkdown writes the search's report.
+func SearchMarkdown(w io.Writer, s *Search) error {
+	b := &strings.Builder{}
+	fmt.Fprintf(b, "# Capacity search `%s`\n\n", s.Plan)
+	b.WriteString("| | |\n|---|---|\n")
+	fmt.Fprintf(b, "| Result | %s |\n", searchResult(s))
+	fmt.Fprintf(b, "| Limit | %s |\n", mdEscape(searchLimit(s)))
+	fmt.Fprintf(b, "| Knee | %s |\n", kneeText(s))
+	var gates []string
+	for _, g := range s.Gates {
+		gates = append(gates, "`"+mdEscape(g)+"`")
+	}
+	fmt.Fprintf(b, "| SLO | %s, each judged over the step's steady-state window; a step passes when every gate passes and it achieved 95 %% of its rate |\n", strings.Join(gates, ", "))
+	fmt.Fprintf(b, "| Workload | `%s` of profile `%s` → `%s` |\n", s.Workload, s.Profile, mdEscape(s.Target))
+	fmt.Fprintf(b, "| Steps | %s |\n", stepsText(s))
+	if s.Command != "" {
+		fmt.Fprintf(b, "| Command | `%s` |\n", s.Command)
+	}
+	fmt.Fprintf(b, "| Run | `%s`: report.md has every step's figures, components and resources |\n", s.Dir)
+	heading(b, 2, "Steps")
+	b.WriteString("| # | Rate | Achieved | p50 | p99 | Errors | Dropped | Verdict | Why not |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
+	for _, st := range s.Steps {
+		verdict := "pass"
+		if !st.Pass {
+			verdict = "**fail**"
+		}
+		kind := ""
+		if st.Bisect {
+			kind = " (bisect)"
+		}
+		fmt.Fprintf(b, "| %d%s | %s | %.1f/s | %s | %s | %s | %d | %s | %s |\n", st.N, kind, rateText(st.Rate), st.Achieved,
+			dur(st.P50), dur(st.P99), pct(st.ErrorRate, 1), st.Dropped, verdict, mdEscape(dash(st.Why)))
+	}
+	if s.Resources != nil {
+		heading(b, 2, "Resources at %s", rateText(s.Sustained))
+		markdownResources(b, s.Resources, 3)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// SearchTerminal writes the search's summary for the terminal.
+func SearchTerminal(w io.Writer, s *Search) error {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "step\trate\tachieved\tp50\tp99\terrors\tdropped\tverdict\t")
+	for _, st := range s.Steps {
+		verdict := "pass"
+		if !st.Pass {
+			verdict = "FAIL"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%.1f/s\t%s\t%s\t%s\t%d\t%s\t\n", st.N, rateText(st.Rate), st.Achieved, dur(st.P50), dur(st.P99),
+			pct(st.ErrorRate, 1), st.Dropped, verdict)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nresult: %s\n", strings.ReplaceAll(searchResult(s), "**", ""))
+	fmt.Fprintf(w, "limit:  %s\n", searchLimit(s))
+	fmt.Fprintf(w, "knee:   %s\n", kneeText(s))
+	if s.Resources != nil {
+		fmt.Fprintf(w, "\nresources at %s (%s):\n", rateText(s.Sustained), windowText(s.Resources))
+		return terminalResourceTable(w, s.Resources)
+	}
+	return nil
+}
+
+type jsonSearch struct {
+	Format       string           `json:"format"`
+	Version      int              `json:"version"`
+	Plan         string           `json:"plan"`
+	Profile      string           `json:"profile"`
+	Workload     string           `json:"workload"`
+	Target       string           `json:"target"`
+	Gates        []string         `json:"gates"`
+	Sustained    float64          `json:"sustained_rate"`
+	Failed       float64          `json:"failed_rate,omitempty"`
+	Limit        string           `json:"limit"`
+	Stopped      string           `json:"stopped,omitempty"`
+	Knee         *jsonKnee        `json:"knee"`
+	StepSeconds  float64          `json:"step_seconds"`
+	Steps        []jsonSearchStep `json:"steps"`
+	Resources    *jsonResources   `json:"resources"`
+	KneeFactor   float64          `json:"knee_factor"`
+	KneeMinRise  float64          `json:"knee_min_rise_ms"`
+	SearchParams map[string]any   `json:"search"`
+}
+
+type jsonKnee struct {
+	Rate     float64 `json:"rate"`
+	Below    float64 `json:"below"`
+	P99      float64 `json:"p99_ms"`
+	BaseRate float64 `json:"base_rate"`
+	Baseline float64 `json:"baseline_p99_ms"`
+}
+
+type jsonSearchStep struct {
+	N           int        `json:"n"`
+	Phase       string     `json:"phase"`
+	Rate        float64    `json:"rate"`
+	Bisect      bool       `json:"bisect"`
+	Achieved    float64    `json:"achieved_rate"`
+	P50         float64    `json:"p50_ms"`
+	P99         float64    `json:"p99_ms"`
+	ErrorRate   float64    `json:"error_rate"`
+	Dropped     int64      `json:"dropped"`
+	ClientBound bool       `json:"client_bound"`
+	Pass        bool       `json:"pass"`
+	Why         string     `json:"why,omitempty"`
+	Gates       []jsonGate `json:"gates"`
+}
+
+// SearchJSON writes the search as search.json.
+func SearchJSON(w io.Writer, s *Search) error {
+	out := jsonSearch{Format: "perflab-search", Version: 1, Plan: s.Plan, Profile: s.Profile, Workload: s.Workload,
+		Target: s.Target, Gates: s.Gates, Sustained: s.Sustained, Failed: s.Failed, Limit: s.Limit, Stopped: s.Stopped,
+		StepSeconds: s.StepDuration.Seconds(), Steps: []jsonSearchStep{}, Resources: toJSONResources(s.Resources),
+		KneeFactor: analysis.KneeFactor, KneeMinRise: ms(analysis.KneeMinRise),
+		SearchParams: map[string]any{"start": s.Start, "max": s.Max, "step_factor": s.Factor, "bisect": s.Bisect}}
+	if k := s.Knee; k != nil {
+		out.Knee = &jsonKnee{Rate: k.Rate, Below: k.Below, BaseRate: k.BaseRate, P99: ms(k.P99), Baseline: ms(k.Baseline)}
+	}
+	for _, st := range s.Steps {
+		js := jsonSearchStep{N: st.N, Phase: st.Phase, Rate: st.Rate, Bisect: st.Bisect, Achieved: round6(st.Achieved),
+			P50: ms(st.P50), P99: ms(st.P99), ErrorRate: round6(st.ErrorRate), Dropped: st.Dropped,
+			ClientBound: st.ClientBound, Pass: st.Pass, Why: st.Why, Gates: []jsonGate{}}
+		if g := toJSONSLO(st.Gates); g != nil {
+			js.Gates = g.Gates
+		}
+		out.Steps = append(out.Steps, js)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}

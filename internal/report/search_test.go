@@ -1,0 +1,55 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/analysis"
+)
+
+// searchFixture is a search that passed 100 and 200/s, failed 400/s on
+// its p99 and bisected once to 300/s, which passed; the knee is at 400/s.
+func searchFixture() *Search {
+	ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
+	step := func(n int, rate, achieved, p99 float64, pass, bisect bool, why string) SearchStep {
+		return SearchStep{N: n, Phase: "step-0" + string(rune('0'+n)), Rate: rate, Bisect: bisect, Achieved: achieved,
+			P50: ms(p99 / 3), P99: ms(p99), Count: int64(2 * rate), Pass: pass, Why: why}
+	}
+	res := singleRun().Cells[0].Phases[0].Resources
+	return &Search{Plan: "cap", Dir: "/runs/cap-search-20261121-172400", Command: "perflab search cap.yaml --slo 'p99 < 100ms'",
+		Profile: "load", Workload: "get", Target: "GET http://127.0.0.1:8080/", Gates: []string{"p99 < 100ms"},
+		Start: 100, Max: 100000, Factor: 2, Bisect: 1, StepDuration: 3 * time.Second,
+		Steps: []SearchStep{step(1, 100, 100, 4, true, false, ""), step(2, 200, 199.5, 5, true, false, ""),
+			step(3, 400, 398, 900, false, false, "p99 < 100ms: 900ms"), step(4, 300, 300, 7, true, true, "")},
+		Sustained: 300, Failed: 400, Limit: "target",
+		Knee:      &analysis.Knee{Rate: 400, Below: 300, P99: ms(900), Baseline: ms(4), BaseRate: 100}, Resources: res}
+}
+
+func TestGoldenSearch(t *testing.T) {
+	s := searchFixture()
+	var md, term, js bytes.Buffer
+	if err := SearchMarkdown(&md, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := SearchTerminal(&term, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := SearchJSON(&js, s); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "search.md", md.Bytes())
+	golden(t, "search.txt", term.Bytes())
+	if !json.Valid(js.Bytes()) {
+		t.Error("search.json is not valid JSON")
+	}
+	for _, tt := range []struct {
+		limit, want string
+	}{{"max", "--max: every rate up to 100000/s passed"}, {"start", "the start rate 100/s already failed"}} {
+		s.Limit = tt.limit
+		if got := searchLimit(s); got[:len(tt.want)] != tt.want {
+			t.Errorf("limit %s: %q", tt.limit, got)
+		}
+	}
+}
