@@ -129,15 +129,15 @@ func byteRateFacts(w plan.Workload, opBytes float64, m *measuredOp) ([]results.F
 		asked[0] = "0/s"
 	}
 	sep := " → "
-	per := fmt.Sprintf("%s (%.0f B, the measured mean: %d %s × %.0f B)", units.FormatBytes(opBytes), opBytes,
-		m.perOp, m.item, opBytes/float64(m.perOp))
+	per := fmt.Sprintf("%s (%.0f B): %d per request × %.0f B, the mean %s size measured", units.FormatBytes(opBytes), opBytes,
+		m.perOp, opBytes/float64(m.perOp), m.item)
 	facts := []results.Fact{
 		{Name: "byte rate (plan)", Value: strings.Join(asked, sep)},
 		{Name: "bytes per request", Value: per},
 		{Name: "requests/s (derived)", Value: strings.Join(reqs, sep)},
-		{Name: m.item + "/s (derived)", Value: strings.Join(items, sep)},
+		{Name: m.item + "s/s (derived)", Value: strings.Join(items, sep)},
 	}
-	line := fmt.Sprintf("%s ÷ %s per request = %s requests/s, %s %s/s", strings.Join(asked, sep), units.FormatBytes(opBytes),
+	line := fmt.Sprintf("%s ÷ %s per request = %s requests/s, %s %ss/s", strings.Join(asked, sep), units.FormatBytes(opBytes),
 		strings.Join(reqs, sep), strings.Join(items, sep), m.item)
 	return facts, line, nil
 }

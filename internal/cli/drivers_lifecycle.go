@@ -98,7 +98,7 @@ func (r *planRun) readBack(ctx context.Context, ws []phaseWorkload, state string
 		if w.spec.verifyWait > 0 {
 			note = fmt.Sprintf(" (waiting up to %v for it to show)", w.spec.verifyWait)
 		}
-		fmt.Fprintf(r.e.stderr, "perflab: reading back what %s wrote%s\n", w.desc.Name, note)
+		fmt.Fprintf(r.e.stderr, "perflab: read-back checks of %s%s\n", w.desc.Name, note)
 		wg.Go(func() {
 			vctx, cancel := context.WithTimeout(ctx, verifyTimeout+w.spec.verifyWait)
 			defer cancel()

@@ -11,7 +11,7 @@ import (
 
 // measuredOp is the payload of one operation of a driver that knows its
 // size only once built (otlp ingest measures its mean trace): bytes gives
-// it; each operation carries perOp items (traces).
+// it; each operation carries perOp items (item: "trace").
 type measuredOp struct {
 	bytes func(driver.Driver) float64
 	item  string

@@ -46,7 +46,7 @@ func otlpDriver(in driverInput) (driverSpec, []error) {
 		return spec, nil
 	}
 	batch := max(cfg.Batch, 1)
-	spec.measured = &measuredOp{item: "traces", perOp: batch, bytes: func(d driver.Driver) float64 {
+	spec.measured = &measuredOp{item: "trace", perOp: batch, bytes: func(d driver.Driver) float64 {
 		return d.(*otlpdriver.Driver).MeanTraceBytes() * float64(batch)
 	}}
 	return spec, nil

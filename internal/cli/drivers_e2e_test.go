@@ -1,0 +1,306 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/testutil"
+)
+
+// driverRun is the part of summary.json the driver tests read.
+type driverRun struct {
+	State     string `json:"state"`
+	Message   string `json:"message"`
+	Workloads []struct {
+		Name       string  `json:"name"`
+		TargetRate float64 `json:"target_rate"`
+		Ops        []struct {
+			Name        string  `json:"name"`
+			Requests    int64   `json:"requests"`
+			OK          int64   `json:"ok"`
+			Rate        float64 `json:"rate"`
+			BytesRecvPS float64 `json:"bytes_received_per_second"`
+			BytesSentPS float64 `json:"bytes_sent_per_second"`
+		} `json:"operations"`
+		Facts  []struct{ Name, Value string } `json:"facts"`
+		Checks []struct {
+			Name            string
+			Expected, Found float64
+			Unit            string
+			Lost            bool
+			Shortfall       float64
+		} `json:"checks"`
+	} `json:"workloads"`
+}
+
+// runDriverPlan runs a plan and reads its summary.json and report.md.
+func runDriverPlan(t *testing.T, text string) (result, driverRun, string, string) {
+	t.Helper()
+	r := run(t, "run", writePlan(t, text), "--out", t.TempDir())
+	dir := runDir(t, r.stderr)
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, r.stderr)
+	}
+	var s driverRun
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, s, string(md), dir
+}
+
+func fact(t *testing.T, s driverRun, workload int, name string) string {
+	t.Helper()
+	for _, f := range s.Workloads[workload].Facts {
+		if f.Name == name {
+			return f.Value
+		}
+	}
+	t.Errorf("workload %s has no fact %q: %+v", s.Workloads[workload].Name, name, s.Workloads[workload].Facts)
+	return ""
+}
+
+// TestRemoteWritePlanVictoriaMetrics writes series to VictoriaMetrics,
+// started as the plan's component, at the rate the driver implies, and
+// reads every one back.
+func TestRemoteWritePlanVictoriaMetrics(t *testing.T) {
+	bin := testutil.RequireBinary(t, "victoria-metrics")
+	port := testutil.FreePort(t)
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	r, s, md, _ := runDriverPlan(t, fmt.Sprintf(`name: rw
+components:
+  - name: vm
+    run:
+      command: %s
+      args: ["-httpListenAddr=127.0.0.1:%d", "-storageDataPath={{run_dir}}/vm", "-search.latencyOffset=1s", "-search.disableCache"]
+      ready: {http: "%s/health"}
+profiles:
+  - name: p
+    duration: 4s
+    workloads:
+      - name: write
+        driver: remote_write
+        params: {url: "%s/api/v1/write", query_url: "%s", targets: 10, series_per_target: 500, scrape_interval: 1s, batch: 1000, verify_wait: 20s}
+`, bin, port, base, base, base))
+	if r.code != 0 || s.State != "completed" {
+		t.Fatalf("exit %d, state %s: %s\n%s", r.code, s.State, s.Message, r.stderr)
+	}
+	w := s.Workloads[0]
+	if len(w.Checks) != 2 {
+		t.Fatalf("checks %+v", w.Checks)
+	}
+	for _, c := range w.Checks {
+		if c.Lost || c.Found != c.Expected || c.Expected == 0 {
+			t.Errorf("check %+v", c)
+		}
+	}
+	if v := fact(t, s, 0, "rate (from the driver)"); !strings.Contains(v, "the plan sets no rate") || w.TargetRate < 4 || w.TargetRate > 6 {
+		t.Errorf("rate %v: %q", w.TargetRate, v)
+	}
+	if !strings.Contains(md, "#### Read-back checks") || !strings.Contains(md, "| samples |") {
+		t.Errorf("report.md lacks the checks:\n%s", md)
+	}
+}
+
+// TestRemoteWriteLossyReceiver runs remote write against a receiver that
+// acknowledges every write and returns none: the run fails, saying so.
+func TestRemoteWriteLossyReceiver(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/api/v1/query") {
+			fmt.Fprint(w, `{"status":"success","data":{"resultType":"vector","result":[]}}`)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	r, s, md, _ := runDriverPlan(t, fmt.Sprintf(`name: lossy
+profiles:
+  - name: p
+    duration: 2s
+    workloads:
+      - name: write
+        driver: remote_write
+        rate: 5/s
+        params: {url: "%s/api/v1/write", query_url: "%s", targets: 2, series_per_target: 500, batch: 500, verify_wait: 1s}
+`, srv.URL, srv.URL))
+	if r.code != 1 || s.State != "failed" {
+		t.Fatalf("exit %d, state %s\n%s", r.code, s.State, r.stderr)
+	}
+	for _, want := range []string{"workload p/write lost data (series: 0 of 998 series found, 998 series short; samples: 0 of",
+		"hint: the system under test acknowledged writes it does not return"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("no %q in stderr:\n%s", want, r.stderr)
+		}
+	}
+	if c := s.Workloads[0].Checks; len(c) != 2 || !c[1].Lost || c[1].Shortfall != c[1].Expected {
+		t.Errorf("checks %+v", c)
+	}
+	if !strings.Contains(md, "**LOST** 998 series") || !strings.Contains(s.Message, "lost data") {
+		t.Errorf("report.md / message: %s\n%s", s.Message, md)
+	}
+}
+
+// TestS3PlanVersityGW GETs objects from versitygw, started as the plan's
+// component: they are uploaded before the load and removed after it,
+// bucket and all, and each GET brings one object's bytes.
+func TestS3PlanVersityGW(t *testing.T) {
+	bin := testutil.VersityGWBinary(t)
+	port, dir := testutil.FreePort(t), t.TempDir()
+	for _, d := range []string{"root", "meta"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, s, _, runDir := runDriverPlan(t, fmt.Sprintf(`name: s3
+components:
+  - name: gw
+    run:
+      command: %s
+      args: [--port, "127.0.0.1:%d", --access, ak, --secret, sk-e2e, --health, /health, --quiet, --keep-alive,
+             posix, --sidecar, "%s/meta", "%s/root"]
+      ready: {http: "http://127.0.0.1:%[2]d/health"}
+profiles:
+  - name: p
+    duration: 3s
+    workloads:
+      - name: get
+        driver: s3
+        concurrency: 4
+        params: {endpoint: "http://127.0.0.1:%[2]d", bucket: perflab-e2e, create_bucket: true, access_key: ak,
+                 secret_key: sk-e2e, path_style: "true", objects: 50, size: 4KiB, link: 1Gbps}
+`, bin, port, dir, dir))
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s\n%s", r.code, s.Message, r.stderr)
+	}
+	op := s.Workloads[0].Ops[0]
+	if op.Name != "GET" || op.OK != op.Requests || op.Requests < 50 || math.Abs(op.BytesRecvPS/op.Rate-4096) > 1 {
+		t.Errorf("GET: %d requests, %d ok, %.1f/s, %.0f B/s received", op.Requests, op.OK, op.Rate, op.BytesRecvPS)
+	}
+	if fact(t, s, 0, "objects") != "50" || fact(t, s, 0, "link") != "1 Gbps" {
+		t.Errorf("facts %+v", s.Workloads[0].Facts)
+	}
+	events := runEvents(t, runDir)
+	for _, want := range []string{"prepare: p/get: prepared 50 of 50 s3 objects", "cleanup: p/get: removed 50 of 50 s3 objects"} {
+		if !strings.Contains(events, want) {
+			t.Errorf("no %q in the events:\n%s", want, events)
+		}
+	}
+	left, _ := os.ReadDir(filepath.Join(dir, "root"))
+	for _, e := range left {
+		if !strings.HasPrefix(e.Name(), ".") { // versitygw's own .vgwlocks
+			t.Errorf("left behind in the gateway: %s", e.Name())
+		}
+	}
+	if strings.Contains(r.stderr, "preparing p/get: s3 objects 50/50") == false {
+		t.Errorf("no progress line:\n%s", r.stderr)
+	}
+}
+
+// runEvents is the events of a run, one "kind: message" per line.
+func runEvents(t *testing.T, dir string) string {
+	t.Helper()
+	store, err := results.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	evs, err := store.Events()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, e := range evs {
+		lines = append(lines, e.Kind+": "+e.Message)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TestOTLPByteRatePlanJaeger exports traces to Jaeger at a byte rate and
+// looks up the IDs written: the rate asked and the traces/s derived are
+// facts, and the written traces are read back.
+func TestOTLPByteRatePlanJaeger(t *testing.T) {
+	grpc, _, query := testutil.StartJaeger(t)
+	r, s, md, _ := runDriverPlan(t, fmt.Sprintf(`name: otlp
+profiles:
+  - name: p
+    duration: 3s
+    workloads:
+      - name: ingest
+        driver: otlp
+        rate: 200kB/s
+        params: {endpoint: "%s", shape: small, seed: 1, query_url: "%s", query_api: jaeger, delay: 1s, verify_sample: 20}
+      - name: by-id
+        driver: otlp
+        rate: 10/s
+        params: {mode: query, query_url: "%[2]s", query_api: jaeger, queries: [trace_by_id], ids_from: ingest, delay: 1s}
+`, grpc, query))
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s\n%s", r.code, s.Message, r.stderr)
+	}
+	in := s.Workloads[0]
+	if fact(t, s, 0, "byte rate (plan)") != "200kB/s" {
+		t.Errorf("facts %+v", in.Facts)
+	}
+	traces := fact(t, s, 0, "traces/s (derived)")
+	if traces == "" || in.TargetRate <= 0 || !strings.Contains(r.stderr, "200kB/s ÷ ") ||
+		!strings.Contains(md, "traces/s (derived): "+traces) {
+		t.Errorf("target rate %v, traces/s %q\n%s", in.TargetRate, traces, r.stderr)
+	}
+	if sent := in.Ops[0].BytesSentPS; sent < 150e3 || sent > 250e3 {
+		t.Errorf("sent %.0f B/s at 200kB/s", sent)
+	}
+	if len(in.Checks) != 2 || in.Checks[0].Lost || in.Checks[0].Found != in.Checks[0].Expected {
+		t.Errorf("ingest checks %+v", in.Checks)
+	}
+	// Until a trace is a second old, trace_by_id searches instead.
+	if q := s.Workloads[1].Ops; len(q) == 0 || q[len(q)-1].Name != "trace_by_id" || q[len(q)-1].OK == 0 {
+		t.Errorf("lookups %+v", q)
+	}
+}
+
+// TestOpenAIPlanMockTarget streams chat completions from `perflab target
+// llm`, started as the plan's component.
+func TestOpenAIPlanMockTarget(t *testing.T) {
+	port := testutil.FreePort(t)
+	r, s, md, _ := runDriverPlan(t, fmt.Sprintf(`name: llm
+components:
+  - name: provider
+    run:
+      command: "{{perflab}}"
+      args: [target, llm, --addr, "127.0.0.1:%d", --latency, 20ms, --tokens, "8", --tokens-per-second, "200"]
+      ready: {http: "http://127.0.0.1:%[1]d/v1/models"}
+profiles:
+  - name: p
+    duration: 3s
+    workloads:
+      - name: chat
+        driver: openai
+        rate: 20/s
+        params: {url: "http://127.0.0.1:%[1]d", model: perflab-mock, stream: true, prompts: [hello, "how are you?"], api_key: sk-literal}
+`, port))
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s\n%s", r.code, s.Message, r.stderr)
+	}
+	op := s.Workloads[0].Ops[0]
+	if op.Name != "chat" || op.Requests < 30 || op.OK != op.Requests {
+		t.Errorf("chat: %d requests, %d ok", op.Requests, op.OK)
+	}
+	if v := fact(t, s, 0, "output tokens"); v == "" || v == "0" {
+		t.Errorf("output tokens %q", v)
+	}
+	if strings.Contains(md, "sk-literal") {
+		t.Error("report.md holds the api key")
+	}
+}
