@@ -44,6 +44,9 @@ type Added struct {
 	Value           time.Duration // Gateway − Direct
 	Low, High       time.Duration // the 95 % interval; meaningful only when HasInterval
 	HasInterval     bool
+	// Resolution is how finely the histograms record latencies near these
+	// quantiles (stats.Resolution): the difference moves in steps of about it.
+	Resolution time.Duration
 	// Significance is Significant when the interval excludes 0, else
 	// NotSignificant ("~": the data cannot tell the gateway's latency from
 	// the upstream's, or there was too little of it for an interval).
@@ -95,7 +98,8 @@ func GatewayOverhead(in OverheadInput, o BootstrapOptions) *Overhead {
 	ma, mb := LatencySide{Intervals: da}.merged(), LatencySide{Intervals: db}.merged()
 	for _, q := range OverheadQuantiles {
 		a, b := ma.Quantile(q), mb.Quantile(q)
-		ov.Added = append(ov.Added, Added{Quantile: q, Direct: a, Gateway: b, Value: b - a})
+		ov.Added = append(ov.Added, Added{Quantile: q, Direct: a, Gateway: b, Value: b - a,
+			Resolution: max(stats.Resolution(a), stats.Resolution(b))})
 	}
 	ov.addResources(in)
 	if ov.Direct.Requests == 0 || ov.Gateway.Requests == 0 {
@@ -167,6 +171,10 @@ func (ov *Overhead) judge(clientBound bool) {
 	if d.SuccessRate != g.SuccessRate && (d.SuccessRate < 1 || g.SuccessRate < 1) {
 		ov.Warnings = append(ov.Warnings, fmt.Sprintf("success rates differ (%.2f %% direct, %.2f %% through the gateway): failed requests' latencies are in both sides' figures",
 			100*d.SuccessRate, 100*g.SuccessRate))
+	}
+	if a := ov.Added[0]; a.Value != 0 && a.Value.Abs() < 4*a.Resolution {
+		ov.Warnings = append(ov.Warnings, fmt.Sprintf("latencies near %v are recorded to %v: the p%s overhead of %v is only a few such steps",
+			a.Gateway.Round(10*time.Microsecond), a.Resolution, quantileName(a.Quantile), a.Value))
 	}
 	if clientBound {
 		ov.Warnings = append(ov.Warnings, "client-bound: the generator's own delay is in both sides' latencies; the difference may still hold, the absolute figures do not")

@@ -144,3 +144,17 @@ func warned(ws []string, part string) bool {
 	}
 	return false
 }
+
+// Near 100 ms the histograms record latencies to 64 µs: an overhead of
+// 0.1 ms is a step or two of that, and the figures say so.
+func TestGatewayOverheadResolution(t *testing.T) {
+	slow := func(int) time.Duration { return 95 * time.Millisecond }
+	ov := overheadOf(interleaved(30, 200, 100*time.Microsecond, slow, 8), nil, "")
+	if a := ov.Added[0]; a.Resolution != 64*time.Microsecond || !warned(ov.Warnings, "are recorded to 64µs") {
+		t.Errorf("p50 %+v; warnings %q", a, ov.Warnings)
+	}
+	ov = overheadOf(interleaved(30, 200, 2*time.Millisecond, noDrift, 1), nil, "")
+	if a := ov.Added[0]; a.Resolution != 4*time.Microsecond || warned(ov.Warnings, "are recorded to") {
+		t.Errorf("p50 %+v; warnings %q", a, ov.Warnings)
+	}
+}

@@ -29,6 +29,10 @@ func markdownOverhead(b *strings.Builder, ov *analysis.Overhead) {
 	d, g := ov.Direct, ov.Gateway
 	fmt.Fprintf(b, "- Operations: `%s` and `%s`; window %.1f s (%d intervals); latency from each arrival's intended start\n",
 		d.Op, g.Op, ov.Window.End.Sub(ov.Window.Start).Seconds(), ov.Intervals)
+	if len(ov.Added) > 0 {
+		fmt.Fprintf(b, "- Histogram resolution near the p%s latencies: %s (differences move in steps of about it)\n",
+			quantileLabel(ov.Added[0].Quantile), dur(ov.Added[0].Resolution))
+	}
 	for _, w := range ov.Warnings {
 		fmt.Fprintf(b, "- **Warning:** %s\n", w)
 	}
@@ -157,6 +161,7 @@ type jsonAdded struct {
 	Low         *float64 `json:"low"`
 	High        *float64 `json:"high"`
 	Significant bool     `json:"significant"`
+	Resolution  float64  `json:"resolution"`
 }
 
 func toJSONOverheads(ovs []*analysis.Overhead) []jsonOverhead {
@@ -169,7 +174,7 @@ func toJSONOverheads(ovs []*analysis.Overhead) []jsonOverhead {
 			Method: ov.Method, Warnings: append([]string{}, ov.Warnings...)}
 		for _, a := range ov.Added {
 			ja := jsonAdded{Quantile: a.Quantile, Direct: ms(a.Direct), Gateway: ms(a.Gateway), Value: ms(a.Value),
-				Significant: a.Significance == analysis.Significant}
+				Significant: a.Significance == analysis.Significant, Resolution: ms(a.Resolution)}
 			if a.HasInterval {
 				lo, hi := ms(a.Low), ms(a.High)
 				ja.Low, ja.High = &lo, &hi

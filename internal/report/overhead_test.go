@@ -24,9 +24,9 @@ func overheads() []*analysis.Overhead {
 		Window:   analysis.Window{Start: t0, End: t0.Add(29 * time.Second)},
 		Direct:   side("direct: chat", ms(5.1)), Gateway: side("gateway: chat", ms(7.2)),
 		Added: []analysis.Added{
-			{Quantile: 0.5, Direct: ms(5.1), Gateway: ms(7.2), Value: ms(2.1), Low: ms(2.05), High: ms(2.16), HasInterval: true, Significance: analysis.Significant},
-			{Quantile: 0.9, Direct: ms(6.1), Gateway: ms(8.2), Value: ms(2.1), Low: ms(1.9), High: ms(2.3), HasInterval: true, Significance: analysis.Significant},
-			{Quantile: 0.99, Direct: ms(8.1), Gateway: ms(8.0), Value: -ms(0.1), Low: -ms(0.6), High: ms(0.4), HasInterval: true},
+			{Quantile: 0.5, Direct: ms(5.1), Gateway: ms(7.2), Value: ms(2.1), Low: ms(2.05), High: ms(2.16), HasInterval: true, Significance: analysis.Significant, Resolution: 4 * time.Microsecond},
+			{Quantile: 0.9, Direct: ms(6.1), Gateway: ms(8.2), Value: ms(2.1), Low: ms(1.9), High: ms(2.3), HasInterval: true, Significance: analysis.Significant, Resolution: 4 * time.Microsecond},
+			{Quantile: 0.99, Direct: ms(8.1), Gateway: ms(8.0), Value: -ms(0.1), Low: -ms(0.6), High: ms(0.4), HasInterval: true, Resolution: 4 * time.Microsecond},
 		},
 		Component: "gw", HasResources: true, CPU: analysis.Stat{N: 29, P99: 0.21, Max: 0.25, Avg: 0.18}, CPUMetric: "cpu_cores",
 		Memory: analysis.Stat{N: 29, P99: 30 << 20, Max: 31 << 20, Avg: 29 << 20}, MemoryMetric: "rss_bytes",
@@ -35,7 +35,7 @@ func overheads() []*analysis.Overhead {
 		Workload: analysis.Workload{Name: "p/get", Short: "get", Profile: "p"},
 		Window:   analysis.Window{Start: t0, End: t0.Add(9 * time.Second)},
 		Direct:   side("direct: GET /", ms(1)), Gateway: side("gateway: GET /", ms(1.05)),
-		Added:     []analysis.Added{{Quantile: 0.5, Direct: ms(1), Gateway: ms(1.05), Value: ms(0.05)}},
+		Added:     []analysis.Added{{Quantile: 0.5, Direct: ms(1), Gateway: ms(1.05), Value: ms(0.05), Resolution: time.Microsecond}},
 		Intervals: 9, Batches: 3, Method: "paired bootstrap (test)",
 		Warnings: []string{"9 intervals in the window (3 batches): the added latency is given without an interval"},
 	}}
