@@ -135,7 +135,10 @@ func fillCell(store *results.Run, meta results.Meta, c *report.Cell, phases []re
 			Series: series, CoresAvailable: float64(meta.GoMaxProcs)})
 		analysis.MarkClientBound(p.Resources, p.Workloads)
 	}
-	c.Insights, err = cellInsights(c, series, analysis.DefaultInsightOptions())
+	if c.Insights, err = cellInsights(c, series, analysis.DefaultInsightOptions()); err != nil {
+		return err
+	}
+	c.SideBySide, err = sideBySide(store, meta, c, series)
 	return err
 }
 

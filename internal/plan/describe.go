@@ -17,7 +17,7 @@ import (
 // in reports, and a valid plan when parsed again.
 func (p *Plan) Describe() (json.RawMessage, error) {
 	d := planJSON{Name: p.Name, Description: p.Description, SampleInterval: dur(p.SampleInterval),
-		StopGrace: dur(p.StopGrace), Matrix: matrixJSON(p.Matrix)}
+		StopGrace: dur(p.StopGrace), Matrix: matrixJSON(p.Matrix), Compare: describePairs(p.Compare)}
 	for _, c := range p.Components {
 		d.Components = append(d.Components, describeComponent(c))
 	}
@@ -45,6 +45,7 @@ type (
 		Components     []componentJSON `json:"components,omitempty"`
 		Matrix         json.RawMessage `json:"matrix,omitempty"`
 		Profiles       []profileJSON   `json:"profiles"`
+		Compare        []pairJSON      `json:"compare,omitempty"`
 	}
 	componentJSON struct {
 		Name        string      `json:"name"`

@@ -128,7 +128,7 @@ func (d *decoder) syntax(err error) {
 
 // Keys of each mapping, in the order the format documents them.
 const (
-	planKeys      = "name, description, sample_interval, stop_grace, components, matrix, profiles"
+	planKeys      = "name, description, sample_interval, stop_grace, components, matrix, profiles, compare"
 	componentKeys = "name, group, run, attach, metrics, metric_names, data_dirs"
 	runKeys       = "command, args, env, dir, ready, stop_grace"
 	readyKeys     = "http, tcp, timeout"
@@ -158,6 +158,7 @@ func (d *decoder) plan(n *yaml.Node, file, dir string) *Plan {
 	d.field(m, p.at, "profiles", func(n *yaml.Node) error {
 		return d.list("profiles", n, func(item *yaml.Node) { p.Profiles = append(p.Profiles, d.profile(item)) })
 	})
+	d.field(m, p.at, "compare", func(n *yaml.Node) error { p.Compare = d.pairs(n); return nil })
 	p.env = d.env
 	return p
 }

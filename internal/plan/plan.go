@@ -36,6 +36,8 @@
 //	        vus: {min: 10, max: 1000} # open model
 //	        params: {url: "http://127.0.0.1:18081/"}   # opaque to this package
 //	        slo: ["error_rate < 0.1%"] # SLO gates on this workload
+//	compare:                          # optional: systems run side by side
+//	  - {a: prometheus, b: vm}        # components, groups or workloads
 //
 // String fields of components and every string in workload params are
 // templates: {{name}} is a matrix variable or a built-in (perflab, run_dir,
@@ -65,6 +67,7 @@ type Plan struct {
 	Components     []Component
 	Matrix         []Variable // in file order
 	Profiles       []Profile  // in file order
+	Compare        []Pair     // systems run side by side, compared in the report
 
 	File string // the path given to Load or Parse
 	Dir  string // absolute directory that relative paths resolve against

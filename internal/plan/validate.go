@@ -42,6 +42,7 @@ func (p *Plan) Validate() []error {
 		v.unique(names, pr.Name, pr.at, "profile")
 		v.profile(pr)
 	}
+	v.pairs(p)
 	return v.errs
 }
 

@@ -34,6 +34,7 @@ type ComparisonGroup struct {
 // components (or groups) A and B, or two workloads.
 type SideBySide struct {
 	A, B   string
+	Notes  []string          // e.g. how the paired workloads' params differ
 	Groups []ComparisonGroup // one per profile
 }
 
@@ -149,7 +150,18 @@ func figureText(v float64, unit string) string {
 func markdownSideBySide(b *strings.Builder, c *Cell, level int) {
 	for _, s := range c.SideBySide {
 		heading(b, level, "Side by side: `%s` against `%s`", s.B, s.A)
-		fmt.Fprintf(b, "The two ran at the same time on the same machine. %s.\n", compareMethod(1, 1))
+		fmt.Fprintf(b, "The two ran at the same time, on the same machine and the same load: %s / %s of the means of each window's samples "+
+			"(resources every sample, rates every interval) and of the latency quantiles, with 95 %% intervals by block bootstrap over time; "+
+			"a difference under %.0f %% is shown as ~, since the interval sees only the variation within this run.\n", s.B, s.A, 100*analysis.MinRunEffect)
+		if len(s.Notes) > 0 {
+			b.WriteString("\n")
+		}
+		for _, n := range s.Notes {
+			fmt.Fprintf(b, "- Note: %s\n", mdEscape(n))
+		}
+		if len(s.Groups) == 0 {
+			b.WriteString("\nNothing to compare: neither side has samples or workloads in any profile of this cell.\n")
+		}
 		for _, g := range s.Groups {
 			heading(b, level+1, "%s", g.Name)
 			comparisonTable(b, g.Comparisons, s.A, s.B)
@@ -176,6 +188,7 @@ type (
 	jsonSideBySide struct {
 		A      string                `json:"a"`
 		B      string                `json:"b"`
+		Notes  []string              `json:"notes"`
 		Groups []jsonComparisonGroup `json:"groups"`
 	}
 	jsonComparisonGroup struct {
@@ -234,7 +247,7 @@ func toJSONGroups(gs []ComparisonGroup) []jsonComparisonGroup {
 func toJSONSideBySide(ss []SideBySide) []jsonSideBySide {
 	var out []jsonSideBySide
 	for _, s := range ss {
-		out = append(out, jsonSideBySide{A: s.A, B: s.B, Groups: toJSONGroups(s.Groups)})
+		out = append(out, jsonSideBySide{A: s.A, B: s.B, Notes: nonNil(s.Notes), Groups: toJSONGroups(s.Groups)})
 	}
 	return out
 }

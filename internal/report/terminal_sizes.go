@@ -3,14 +3,24 @@ package report
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/perflab/perflab/internal/analysis"
 )
 
 // terminalInsights writes a cell's suggested sizes, its scaling verdicts
-// and its observations, compactly; the YAML is in report.md and sizes/.
+// and its observations, compactly (the YAML is in report.md and sizes/),
+// then its side-by-side comparisons.
 func terminalInsights(w io.Writer, c *Cell, matrix bool) error {
+	if err := terminalSizes(w, c, matrix); err != nil {
+		return err
+	}
+	terminalSideBySide(w, c, matrix)
+	return nil
+}
+
+func terminalSizes(w io.Writer, c *Cell, matrix bool) error {
 	in := c.Insights
 	if in == nil {
 		return nil
@@ -74,4 +84,33 @@ func terminalScaling(w io.Writer, in *analysis.Insights) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.2f\t%s\t\n", sc.Component, what, f(sc.Fit.Intercept), f(sc.Fit.Slope*k), sc.Fit.R2, sc.Verdict())
 	}
 	return tw.Flush()
+}
+
+// terminalSideBySide writes a line per profile of each side-by-side
+// comparison of a cell: every figure with its verdict.
+func terminalSideBySide(w io.Writer, c *Cell, matrix bool) {
+	for _, s := range c.SideBySide {
+		of := ""
+		if matrix {
+			of = " in cell " + cellLabel(c)
+		}
+		fmt.Fprintf(w, "side by side%s, %s against %s:\n", of, s.B, s.A)
+		for _, g := range s.Groups {
+			var parts []string
+			for _, cmp := range g.Comparisons {
+				parts = append(parts, cmp.What+": "+verdictText(cmp, s.B))
+			}
+			fmt.Fprintf(w, "  %s: %s\n", plainName(g.Name), strings.Join(parts, "; "))
+		}
+	}
+}
+
+// plainName is a group name without its Markdown code marks and capital:
+// "profile small".
+func plainName(s string) string {
+	s = strings.ReplaceAll(s, "`", "")
+	if s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
 }
