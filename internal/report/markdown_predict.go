@@ -61,6 +61,19 @@ func PredictionMarkdown(w io.Writer, c *Cell, load float64, preds []analysis.Sca
 	if load < lo || load > hi {
 		fmt.Fprintf(b, "\n**Extrapolation:** %s is outside the loads measured; the figures assume every line stays straight beyond them.\n", at)
 	}
+	t := predictionTable(b, at, preds)
+	y, err := t.YAML()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(b, "\n```yaml\n%s```\n", y)
+	_, err = io.WriteString(w, b.String())
+	return err
+}
+
+// predictionTable writes a row per prediction and its warnings, and
+// returns the requests and limits as a size named at.
+func predictionTable(b *strings.Builder, at string, preds []analysis.ScalingPrediction) analysis.TShirt {
 	b.WriteString("\n| Component | Resource | Predicted P99 | 95 % prediction interval | Request | Limit | Fit |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---|\n")
 	rows := map[string]*analysis.TShirtRow{}
@@ -76,8 +89,8 @@ func PredictionMarkdown(w io.Writer, c *Cell, load float64, preds []analysis.Sca
 		if !math.IsNaN(p.Prediction.Low) {
 			interval = f(p.Prediction.Low) + " – " + f(p.Prediction.High)
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s (R² %.2f) |\n", sc.Component, what, f(p.Prediction.Value), interval,
-			qty(p.Request), qty(p.Limit), sc.Verdict(), sc.Fit.R2)
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s (R² %s) |\n", sc.Component, what, f(p.Prediction.Value), interval,
+			qty(p.Request), qty(p.Limit), sc.Verdict(), r2Text(sc.Fit))
 		pw := p.Prediction.Warnings
 		if p.Prediction.Extrapolation && len(pw) > 0 {
 			pw = pw[1:] // Predict's first warning is the extrapolation, said once above
@@ -103,11 +116,5 @@ func PredictionMarkdown(w io.Writer, c *Cell, load float64, preds []analysis.Sca
 	for _, name := range order {
 		t.Components = append(t.Components, *rows[name])
 	}
-	y, err := t.YAML()
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(b, "\n```yaml\n%s```\n", y)
-	_, err = io.WriteString(w, b.String())
-	return err
+	return t
 }

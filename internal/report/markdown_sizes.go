@@ -126,10 +126,19 @@ func markdownScaling(b *strings.Builder, in *analysis.Insights, level int) {
 			fmt.Fprintf(b, "| %s | %s | %d | – | – | – | no fit |\n", name, what, len(sc.Points))
 			continue
 		}
-		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %.2f | %s |\n", name, what, sc.Fit.N, f(sc.Fit.Intercept),
-			f(sc.Fit.Slope*k), sc.Fit.R2, sc.Verdict())
+		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s |\n", name, what, sc.Fit.N, f(sc.Fit.Intercept),
+			f(sc.Fit.Slope*k), r2Text(sc.Fit), sc.Verdict())
 	}
 	warnings(b, ws)
+}
+
+// r2Text is a fit's R², or "–" with fewer than three points: a line
+// through two points fits them perfectly and says nothing.
+func r2Text(f *analysis.Fit) string {
+	if f.N < analysis.MinFitPoints {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", f.R2)
 }
 
 func maxLoad(loads []float64) float64 {

@@ -81,7 +81,7 @@ func terminalScaling(w io.Writer, in *analysis.Insights) error {
 			fmt.Fprintf(tw, "%s\t%s\t–\t–\t–\tno fit\t\n", sc.Component, what)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.2f\t%s\t\n", sc.Component, what, f(sc.Fit.Intercept), f(sc.Fit.Slope*k), sc.Fit.R2, sc.Verdict())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", sc.Component, what, f(sc.Fit.Intercept), f(sc.Fit.Slope*k), r2Text(sc.Fit), sc.Verdict())
 	}
 	return tw.Flush()
 }
