@@ -48,7 +48,7 @@ func writeScaledStore(t *testing.T, dir string, cpu float64, rate int) string {
 			must(t, store.WriteInterval(w, &stats.Interval{Index: k, Start: start.Add(time.Duration(k) * time.Second),
 				End: start.Add(time.Duration(k+1) * time.Second), Ops: map[string]*stats.OpStats{"GET /": st}, Lag: stats.NewHist()}))
 			must(t, store.WriteSamples(0, start.Add(time.Duration(k+1)*time.Second), map[string][]results.Sample{
-				"app": {{Metric: "cpu_cores", Value: cpu * (0.1 + 0.001*float64(p.rate))}, {Metric: "rss_bytes", Value: (100 + 0.25*float64(p.rate)) * loadMiB}},
+				"app":     {{Metric: "cpu_cores", Value: cpu * (0.1 + 0.001*float64(p.rate))}, {Metric: "rss_bytes", Value: (100 + 0.25*float64(p.rate)) * loadMiB}},
 				"perflab": {{Metric: "cpu_cores", Value: 0.1}, {Metric: "cores_available", Value: 2}}}))
 		}
 		must(t, store.EndWorkload(w, results.WorkloadEnd{Start: start, LoadEnd: end, End: end, Scheduled: uint64(36 * p.rate),
