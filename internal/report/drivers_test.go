@@ -1,0 +1,73 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/perflab/perflab/internal/analysis"
+)
+
+// TestDriverNotes renders a run whose write workload lost samples: the
+// Markdown has its facts and a LOST row, the terminal a line per check,
+// summary.json the facts and checks with the shortfall, and LostChecks
+// names it; the read workload, whose driver told nothing, has none.
+func TestDriverNotes(t *testing.T) {
+	write := workload("a/write", "write", "a", 0, t0, 5)
+	read := workload("a/read", "read", "a", 0, t0, 5)
+	notes := &DriverNotes{
+		Facts: []Fact{{"rate (from the driver)", "1.2 requests/s"}, {"active series", "36000"}},
+		Checks: []Check{
+			{Name: "series", Expected: 36000, Found: 36000, Unit: "series", Note: "every acknowledged series was read back"},
+			{Name: "samples", Expected: 432000, Found: 400000, Unit: "samples", Lost: true, Note: "32000 samples | missing"},
+		},
+	}
+	r := &Run{Name: "rw", Started: t0, State: "failed", Workloads: []*analysis.Summary{write, read},
+		Cells: []*Cell{{Index: 0, Name: "default", State: "completed", Phases: []*Phase{{Profile: "a", State: "completed",
+			Workloads: []*analysis.Summary{write, read}, Drivers: map[string]*DriverNotes{"a/write": notes}}}}}}
+	var md, term, js bytes.Buffer
+	if err := Markdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"#### Driver facts\n\n- rate (from the driver): 1.2 requests/s\n- active series: 36000\n",
+		"#### Read-back checks", "| series | 36000 series | 36000 series | ok | every acknowledged series was read back |",
+		"| samples | 432000 samples | 400000 samples | **LOST** 32000 samples | 32000 samples \\| missing |"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md.String())
+		}
+	}
+	if strings.Count(md.String(), "Driver facts") != 1 {
+		t.Error("the read workload has driver facts")
+	}
+	if err := Terminal(&term, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(term.String(), "a/write: read back samples: 400000 of 432000 samples: LOST 32000 samples") {
+		t.Errorf("terminal:\n%s", term.String())
+	}
+	if err := JSON(&js, r); err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Workloads []struct {
+			Facts  []Fact `json:"facts"`
+			Checks []struct {
+				Lost      bool    `json:"lost"`
+				Shortfall float64 `json:"shortfall"`
+			} `json:"checks"`
+		} `json:"workloads"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &out); err != nil {
+		t.Fatal(err)
+	}
+	w := out.Workloads
+	if len(w[0].Facts) != 2 || len(w[0].Checks) != 2 || !w[0].Checks[1].Lost || w[0].Checks[1].Shortfall != 32000 ||
+		w[1].Facts != nil || w[1].Checks != nil {
+		t.Errorf("summary.json workloads %+v", w)
+	}
+	names, lost := r.LostChecks()
+	if len(names) != 1 || names[0] != "a/write" || len(lost[0]) != 1 || lost[0][0].Name != "samples" {
+		t.Errorf("LostChecks() = %v, %+v", names, lost)
+	}
+}
