@@ -2,7 +2,7 @@
 # Installs what perflab's tests need on a fresh Debian machine: the real
 # servers the drivers are tested against (nginx for http; VictoriaMetrics
 # and Prometheus for remote write and PromQL; Jaeger for OTLP traces;
-# versitygw for S3).
+# versitygw for S3), and Chromium to open the HTML report headless.
 # Safe to run again.
 set -euo pipefail
 
@@ -10,6 +10,8 @@ need=()
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)
 command -v victoria-metrics >/dev/null 2>&1 || need+=(victoria-metrics)
 command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
+# headless Chromium opens report.html in the HTML report's test
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 
 if [ ${#need[@]} -gt 0 ]; then
   echo "install-deps: installing ${need[*]}"

@@ -41,6 +41,10 @@ func loadRun(store *results.Run) (*report.Run, error) {
 		}
 		end, ended := ends[w.Name]
 		r.Workloads = append(r.Workloads, analysis.Summarize(analysisWorkload(w, end, ended, ivs), ivs))
+		if r.Timelines == nil {
+			r.Timelines = map[string][]analysis.IntervalFigures{}
+		}
+		r.Timelines[w.Name] = analysis.Timeline(ivs)
 	}
 	if r.Cells, err = loadCells(store, meta, r.Workloads); err != nil {
 		return nil, err
@@ -126,6 +130,7 @@ func fillCell(store *results.Run, meta results.Meta, c *report.Cell, phases []re
 		return err
 	}
 	series := analysisSeries(samples)
+	c.Series = series
 	c.Phases = cellPhases(c.Index, phases, sums)
 	for _, p := range c.Phases {
 		if len(series) == 0 || p.Window.End.IsZero() {

@@ -8,7 +8,7 @@ import (
 // report renders the report of a run directory to stdout.
 func (e *env) report(args []string) error {
 	fs := newFlagSet("report", e)
-	format := fs.String("format", "md", "md or json")
+	format := fs.String("format", "md", "md, json or html (self-contained, with charts)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return flagError(err)
@@ -16,8 +16,8 @@ func (e *env) report(args []string) error {
 	if len(pos) != 1 {
 		return usageErrorf("perflab report needs one run directory")
 	}
-	if *format != "md" && *format != "json" {
-		return usageErrorf("--format %q: want md or json", *format)
+	if *format != "md" && *format != "json" && *format != "html" {
+		return usageErrorf("--format %q: want md, json or html", *format)
 	}
 	store, err := results.Open(pos[0])
 	if err != nil {
@@ -28,8 +28,12 @@ func (e *env) report(args []string) error {
 	if err != nil {
 		return &runError{err: err, code: ExitFailed}
 	}
-	if *format == "json" {
+	switch *format {
+	case "json":
 		return report.JSON(e.stdout, r)
+	case "html":
+		return report.HTML(e.stdout, r)
 	}
+	r.Charts = writtenCharts(store.Dir(), r)
 	return report.Markdown(e.stdout, r)
 }

@@ -154,7 +154,7 @@ func (e *env) finish(store *results.Run, jsonOut bool, judge func(*report.Run) (
 	} else if err := report.Terminal(e.stdout, r); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stderr, "run directory: %s\nreport:        %s\nsummary:       %s\n",
+	fmt.Fprintf(e.stderr, "run directory: %s\nreport:        %s (and report.html)\nsummary:       %s\n",
 		store.Dir(), store.Path("report.md"), store.Path("summary.json"))
 	return runErr
 }
@@ -197,8 +197,12 @@ func firstError(s *analysis.Summary) string {
 }
 
 func writeReports(store *results.Run, r *report.Run) error {
+	if err := writeCharts(store, r); err != nil {
+		return err
+	}
 	for name, render := range map[string]func(*os.File) error{
 		"report.md":    func(f *os.File) error { return report.Markdown(f, r) },
+		"report.html":  func(f *os.File) error { return report.HTML(f, r) },
 		"summary.json": func(f *os.File) error { return report.JSON(f, r) },
 	} {
 		f, err := os.Create(store.Path(name))

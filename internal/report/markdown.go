@@ -26,6 +26,7 @@ func Markdown(w io.Writer, r *Run) error {
 		fmt.Fprintf(b, "| Generator | %s on %s |\n", r.Tool, r.Host)
 	}
 	markdownSLO(b, r)
+	markdownCharts(b, r)
 	matrix := r.isMatrix()
 	if matrix {
 		markdownMatrix(b, r)

@@ -23,6 +23,12 @@ type Run struct {
 	// SLO is every gate's verdict on every workload it applies to; nil
 	// when the run has no gates.
 	SLO []Gate
+	// Timelines are each workload's per-interval figures, by workload
+	// name, for charts; nil draws none.
+	Timelines map[string][]analysis.IntervalFigures
+	// Charts are the charts drawn of the run (Charts), written beside
+	// report.md, which links them; nil when none were written.
+	Charts []PhaseCharts
 	// Cells are the matrix cells with their phases; a run without a plan has
 	// one implicit cell. When Cells is empty, reports treat Workloads as one
 	// implicit cell with one implicit phase per workload.
@@ -50,6 +56,9 @@ type Cell struct {
 	Ended      time.Time
 	Components []analysis.Component
 	Phases     []*Phase
+	// Series are the cell's resource samples (component → metric →
+	// points in time order), for charts; nil draws none.
+	Series map[string]map[string][]analysis.Point
 	// Insights are the cell's suggested sizes, scaling fits and
 	// observations; nil when nothing was sampled to size from.
 	Insights *analysis.Insights

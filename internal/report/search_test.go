@@ -24,7 +24,7 @@ func searchFixture() *Search {
 		Steps: []SearchStep{step(1, 100, 100, 4, true, false, ""), step(2, 200, 199.5, 5, true, false, ""),
 			step(3, 400, 398, 900, false, false, "p99 < 100ms: 900ms"), step(4, 300, 300, 7, true, true, "")},
 		Sustained: 300, Failed: 400, Limit: "target",
-		Knee:      &analysis.Knee{Rate: 400, Below: 300, P99: ms(900), Baseline: ms(4), BaseRate: 100}, Resources: res}
+		Knee: &analysis.Knee{Rate: 400, Below: 300, P99: ms(900), Baseline: ms(4), BaseRate: 100}, Resources: res}
 }
 
 func TestGoldenSearch(t *testing.T) {

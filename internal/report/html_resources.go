@@ -1,0 +1,104 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/perflab/perflab/internal/analysis"
+)
+
+// htmlResourcesOf is a phase's resource section: the memory and CPU
+// tables with both totals, the Go runtime and disk use, as in Markdown.
+func htmlResourcesOf(res *analysis.Resources) *htmlResources {
+	if res == nil {
+		return nil
+	}
+	if res.Ticks == 0 {
+		return &htmlResources{Heading: "Resources", Empty: true}
+	}
+	hr := &htmlResources{Heading: "Resources (window " + windowText(res) + ")", Warnings: res.Warnings}
+	for _, rs := range []resource{memoryResource, cpuResource} {
+		hr.Tables = append(hr.Tables, htmlResourceTable(res, rs))
+	}
+	if t := htmlGoRuntime(res); t != nil {
+		hr.Tables = append(hr.Tables, t)
+	}
+	if t := htmlDisk(res); t != nil {
+		hr.Tables = append(hr.Tables, t)
+	}
+	return hr
+}
+
+// htmlResourceTable is Component | (Group) | P99 | Max | Avg: the
+// components of the system under test, the two labelled totals, then the
+// generator.
+func htmlResourceTable(res *analysis.Resources, rs resource) *htmlTable {
+	groups := hasGroups(res)
+	t := &htmlTable{Title: rs.title, Head: []string{"Component"}, Right: []bool{false},
+		Note: "P99 is the nearest-rank 99th percentile of the samples; the generator is not in the totals."}
+	if groups {
+		t.Head, t.Right = append(t.Head, "Group"), append(t.Right, false)
+	}
+	t.Head, t.Right = append(t.Head, "P99", "Max", "Avg"), append(t.Right, true, true, true)
+	row := func(name, group string, s analysis.Stat) {
+		r := []string{name}
+		if groups {
+			r = append(r, dash(group))
+		}
+		t.Rows = append(t.Rows, append(r, p99Text(s, rs.format), rs.format(s.Max), rs.format(s.Avg)))
+	}
+	var gens []analysis.ComponentResources
+	for _, c := range res.Components {
+		m, s := rs.of(c)
+		switch {
+		case m == "":
+		case c.Kind == analysis.KindGenerator:
+			gens = append(gens, c)
+		default:
+			row(c.Name, c.Group, s)
+		}
+	}
+	if tot := rs.total(res); tot.Components > 1 {
+		row(fmt.Sprintf("Total — sum of the %d components' P99 / Max / Avg", tot.Components), "", tot.Sum)
+		row("Total — P99 / Max / Avg of the summed series", "", tot.Summed)
+	}
+	for _, c := range gens {
+		_, s := rs.of(c)
+		row(c.Name+" (generator)", c.Group, s)
+	}
+	return t
+}
+
+func htmlGoRuntime(res *analysis.Resources) *htmlTable {
+	t := &htmlTable{Title: "Go runtime", Head: []string{"Component", "Heap in use P99", "Heap Max", "Heap Avg", "GC/min Avg", "GC/min Max"},
+		Right: []bool{false, true, true, true, true, true}}
+	for _, c := range res.Components {
+		if c.Heap.N == 0 && c.GC.N == 0 {
+			continue
+		}
+		row := []string{c.Name, "–", "–", "–", "–", "–"}
+		if c.Heap.N > 0 {
+			row[1], row[2], row[3] = p99Text(c.Heap, sizeText), sizeText(c.Heap.Max), sizeText(c.Heap.Avg)
+		}
+		if c.GC.N > 0 {
+			row[4], row[5] = num3(c.GC.Avg), num3(c.GC.Max)
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	if len(t.Rows) == 0 {
+		return nil
+	}
+	return t
+}
+
+func htmlDisk(res *analysis.Resources) *htmlTable {
+	t := &htmlTable{Title: "Disk", Head: []string{"Component", "Used at the end of the window", "Max"}, Right: []bool{false, true, true}}
+	for _, c := range res.Components {
+		if c.Disk.N > 0 {
+			t.Rows = append(t.Rows, []string{c.Name, sizeText(c.Disk.End), sizeText(c.Disk.Max)})
+		}
+	}
+	if len(t.Rows) == 0 {
+		return nil
+	}
+	return t
+}

@@ -1,0 +1,159 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/html"
+
+	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// chartRun is singleRun with what charts need: each workload's intervals
+// (100 operations a second at 10 ms, one failing every other second, 2
+// dropped in the third) and the components' samples over the whole run.
+// The workload "low" is renamed to test escaping.
+func chartRun() *Run {
+	r := singleRun()
+	r.Timelines = map[string][]analysis.IntervalFigures{}
+	for _, s := range r.Workloads {
+		var ivs []*stats.Interval
+		for i := 0; s.Workload.Start.Add(sec(float64(i+1))).Compare(s.Workload.LoadEnd) <= 0; i++ {
+			st := stats.NewOpStats()
+			for range 100 {
+				st.Latency.Record(10 * time.Millisecond)
+			}
+			st.Classes[stats.OK], st.Classes[stats.Status5xx] = 100-int64(i%2), int64(i%2)
+			iv := &stats.Interval{Index: i, Start: s.Workload.Start.Add(sec(float64(i))), End: s.Workload.Start.Add(sec(float64(i + 1))),
+				Ops: map[string]*stats.OpStats{"POST /push": st}}
+			if i == 2 {
+				iv.Dropped = 2
+			}
+			ivs = append(ivs, iv)
+		}
+		r.Timelines[s.Workload.Name] = analysis.Timeline(ivs)
+	}
+	end := t0.Add(30 * time.Second)
+	r.Cells[0].Series = map[string]map[string][]analysis.Point{
+		"target":  {"rss_bytes": ticks(end, 30, func(i int) float64 { return float64(100+i) * mib }), "cpu_cores": ticks(end, 30, func(i int) float64 { return 0.05 * float64(i) })},
+		"perflab": {"rss_bytes": ticks(end, 30, constant(40*mib)), "cpu_cores": ticks(end, 30, constant(0.3))},
+	}
+	r.Workloads[0].Workload.Short = "<low & \"quoted\">"
+	return r
+}
+
+// wantTitles are the chart titles of chartRun, phase by phase.
+var wantTitles = []string{
+	"Throughput — workload <low & \"quoted\">", "Latency p50, p90, p99 per interval — workload <low & \"quoted\">",
+	"Errors and dropped arrivals — workload <low & \"quoted\">", "CPU by component — workload <low & \"quoted\">",
+	"Memory by component — workload <low & \"quoted\">", "Latency spectrum over the steady-state window — workload <low & \"quoted\">",
+	"Throughput — workload high", "Latency p50, p90, p99 per interval — workload high", "Errors and dropped arrivals — workload high",
+	"CPU by component — workload high", "Memory by component — workload high", "Latency spectrum over the steady-state window — workload high",
+}
+
+// TestHTMLStructure parses the page: every chart is an inline <svg> with
+// its <title>, names are escaped, and nothing is loaded from elsewhere.
+func TestHTMLStructure(t *testing.T) {
+	var b bytes.Buffer
+	if err := HTML(&b, chartRun()); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := html.Parse(bytes.NewReader(b.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var titles []string
+	var tables int
+	walk(doc, func(n *html.Node) {
+		switch n.Data {
+		case "script", "link", "img", "iframe", "object", "embed":
+			t.Errorf("the page has a <%s> element", n.Data)
+		case "table":
+			tables++
+		case "svg":
+			if n.Parent.Data != "figure" {
+				t.Errorf("an <svg> outside a <figure>")
+			}
+			if c := firstElement(n); c == nil || c.Data != "title" || c.FirstChild == nil {
+				t.Errorf("an <svg> without a <title> first")
+			} else {
+				titles = append(titles, c.FirstChild.Data)
+			}
+		}
+		for _, a := range n.Attr {
+			if (a.Key == "src" || a.Key == "href") && !strings.HasPrefix(a.Val, "#") {
+				t.Errorf("<%s %s=%q> refers outside the page", n.Data, a.Key, a.Val)
+			}
+		}
+	})
+	if strings.Join(titles, "\n") != strings.Join(wantTitles, "\n") {
+		t.Errorf("chart titles:\n%s\nwant:\n%s", strings.Join(titles, "\n"), strings.Join(wantTitles, "\n"))
+	}
+	// The run's facts, the components, and per workload throughput and
+	// latency (no errors in its window) and memory and CPU.
+	if tables != 1+1+2*4 {
+		t.Errorf("%d tables", tables)
+	}
+	if strings.Contains(b.String(), "<low &") || !strings.Contains(b.String(), "&lt;low &amp; &#34;quoted&#34;&gt;") {
+		t.Errorf("the workload name is not escaped")
+	}
+}
+
+func walk(n *html.Node, f func(*html.Node)) {
+	if n.Type == html.ElementNode {
+		f(n)
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		walk(c, f)
+	}
+}
+
+func firstElement(n *html.Node) *html.Node {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode {
+			return c
+		}
+	}
+	return nil
+}
+
+// TestGoldenHTML checks the page's tables and layout against a golden
+// file, without the charts (their SVG is gonum/plot's).
+func TestGoldenHTML(t *testing.T) {
+	for name, r := range map[string]*Run{"plan": planRun(), "slo": sloRun(t)} {
+		r.Charts = []PhaseCharts{}
+		var b bytes.Buffer
+		if err := HTML(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, name+".html", b.Bytes())
+	}
+}
+
+// TestChartsLinkedFromMarkdown: report.md links the charts written
+// beside it.
+func TestChartsLinkedFromMarkdown(t *testing.T) {
+	r := chartRun()
+	charts, err := Charts(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Charts = charts
+	var md bytes.Buffer
+	if err := Markdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"\n## Charts\n", "- workload high: [throughput](charts/cell0-phase1-throughput.svg) · [latency p50/p90/p99](charts/cell0-phase1-latency.svg)",
+		"[latency spectrum](charts/cell0-phase1-spectrum.svg)\n"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	if len(charts) != 2 || len(charts[0].Charts) != 6 || !bytes.HasPrefix(charts[0].Charts[0].SVG, []byte("<?xml")) ||
+		!bytes.HasPrefix(charts[0].Charts[0].InlineSVG(), []byte("<svg role=\"img\" aria-label=\"Throughput")) {
+		t.Errorf("charts: %d phases", len(charts))
+	}
+}
