@@ -18,7 +18,8 @@ func markdownOverheads(b *strings.Builder, ovs []*analysis.Overhead) {
 	}
 	heading(b, 2, "Gateway overhead")
 	b.WriteString("Each workload below ran the same load straight to the upstream and through the gateway, every other request each way, in the same run; ")
-	b.WriteString("the overhead is the latency through the gateway minus the latency straight to the upstream, at each quantile, with its 95 % interval (`~`: the interval includes 0).\n")
+	b.WriteString("the overhead is the latency through the gateway minus the latency straight to the upstream, at each quantile, with its 95 % interval (`~`: the interval includes 0). ")
+	b.WriteString("The interval covers the variation within this run; runs on a busy machine also vary from one to the next, which only repeating the run shows.\n")
 	for _, ov := range ovs {
 		markdownOverhead(b, ov)
 	}
