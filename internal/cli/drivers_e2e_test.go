@@ -203,7 +203,7 @@ profiles:
 			t.Errorf("left behind in the gateway: %s", e.Name())
 		}
 	}
-	if strings.Contains(r.stderr, "preparing p/get: s3 objects 50/50") == false {
+	if !strings.Contains(r.stderr, "preparing p/get: s3 objects 50/50") {
 		t.Errorf("no progress line:\n%s", r.stderr)
 	}
 }

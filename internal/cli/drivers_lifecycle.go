@@ -91,7 +91,8 @@ func (r *planRun) readBack(ctx context.Context, ws []phaseWorkload, state string
 			continue
 		}
 		if state != results.StateCompleted {
-			r.addFacts(w.desc.Name, []results.Fact{{Name: "read-back", Value: "skipped: the profile " + state}})
+			why := map[string]string{results.StateFailed: "failed", results.StateInterrupted: "was interrupted"}[state]
+			r.addFacts(w.desc.Name, []results.Fact{{Name: "read-back", Value: "skipped: the profile " + why}})
 			continue
 		}
 		note := ""
