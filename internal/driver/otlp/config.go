@@ -26,6 +26,9 @@ const (
 	OpExport    = "export"      // the operation name of an ingest request
 	OpTraceByID = "trace_by_id" // the operation name of a lookup by trace ID
 	OpSearch    = "search"      // the operation name of a search
+	// OpNoTraceYet is a trace_by_id due before the ingest workload it takes
+	// IDs from had written a trace delay ago: nothing was sent.
+	OpNoTraceYet = "trace_by_id (no trace old enough yet)"
 )
 
 // Defaults applied by New to zero fields.

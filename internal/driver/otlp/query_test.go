@@ -87,8 +87,21 @@ func TestQueryTempo(t *testing.T) {
 	if r := doN(t, q, 2)[1]; r.Op != OpSearch || r.Class != stats.OK {
 		t.Errorf("no journal: %s %s, want a search", r.Op, r.Class)
 	}
-	if got := fact(q, "trace_by_id with no trace old enough to look up (ran a search)"); got != "2" {
+	if got := fact(q, "trace_by_id with no trace old enough to look up (skipped with ids_from, else a search)"); got != "2" {
 		t.Errorf("fallbacks counted %s, want 2", got)
+	}
+
+	// With a journal whose traces are all younger than the delay, a lookup
+	// sends nothing (no search storm) and says so in its operation name.
+	fresh := NewJournal(10, 10)
+	fresh.add(TraceID{4, 5, 6}, 5, time.Now())
+	q = newDriver(t, Config{Mode: ModeQuery, QueryURL: api, Journal: fresh, Delay: time.Hour, Queries: []string{OpTraceByID}})
+	before := len(seen())
+	if r := doN(t, q, 3)[2]; r.Op != OpNoTraceYet || r.Class != stats.OK {
+		t.Errorf("fresh journal: %s %s, want %s", r.Op, r.Class, OpNoTraceYet)
+	}
+	if after := len(seen()); after != before {
+		t.Errorf("a lookup with no trace old enough sent %d requests, want none", after-before)
 	}
 }
 
