@@ -97,6 +97,7 @@ type Summary struct {
 	ErrorsTotal   int64 // over the whole run
 	Lag           Quantiles
 	ClientBound   bool
+	LinkBound     bool // moved at least its link's bound (JudgeLink)
 	Warnings      []string
 }
 

@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"strconv"
+
+	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 )
@@ -39,8 +42,25 @@ func loadDriverNotes(store *results.Run, r *report.Run) error {
 					p.Drivers = map[string]*report.DriverNotes{}
 				}
 				p.Drivers[name] = n
+				judgeLink(s, fs)
 			}
 		}
 	}
 	return nil
+}
+
+// judgeLink marks a workload link-bound when its driver said which
+// throughput would be (the s3 driver does, given a `link`).
+func judgeLink(s *analysis.Summary, facts []results.Fact) {
+	var bound float64
+	var link string
+	for _, f := range facts {
+		switch f.Name {
+		case "link_bound_bytes_per_second":
+			bound, _ = strconv.ParseFloat(f.Value, 64)
+		case "link":
+			link = f.Value
+		}
+	}
+	analysis.JudgeLink(s, bound, link)
 }
