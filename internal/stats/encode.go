@@ -52,7 +52,7 @@ func (x *Hist) Encode() ([]byte, error) {
 	binary.BigEndian.PutUint32(h[8:], 0) // normalizing index offset
 	binary.BigEndian.PutUint32(h[12:], uint32(s.SignificantFigures))
 	binary.BigEndian.PutUint64(h[16:], uint64(s.LowestTrackableValue))
-	binary.BigEndian.PutUint64(h[24:], uint64(s.HighestTrackableValue))
+	binary.BigEndian.PutUint64(h[24:], uint64(encodedHighest(x.h)))
 	binary.BigEndian.PutUint64(h[32:], math.Float64bits(1)) // integer to double ratio
 
 	e.zbuf.Reset()
@@ -70,6 +70,15 @@ func (x *Hist) Encode() ([]byte, error) {
 	out := make([]byte, base64.StdEncoding.EncodedLen(len(bin)))
 	base64.StdEncoding.Encode(out, bin)
 	return out, nil
+}
+
+// encodedHighest is the highest trackable value written in the header: no
+// more than the histogram needs (its maximum, at least 2048 µs), so that a
+// decoder allocates counts for that range only — 16 KiB for an interval whose
+// slowest operation took a millisecond, against 180 KiB for the full hour.
+// Bucket boundaries do not depend on it, so the counts are the same.
+func encodedHighest(h *hdr.Histogram) int64 {
+	return min(max(h.Max(), 2048), histHighest)
 }
 
 // appendCounts writes counts up to the last non-zero one as ZigZag

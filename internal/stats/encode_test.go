@@ -38,15 +38,53 @@ func TestEncodeIsReadByTheLibraryDecoder(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the library cannot decode our encoding: %v", err)
 			}
-			if !lib.Equals(h.h) {
+			if !(&Hist{h: lib}).Equal(h) || lib.TotalCount() != h.Count() || lib.Max() != h.h.Max() {
 				t.Fatalf("decoded histogram differs: count %d max %d, want %d %d",
 					lib.TotalCount(), lib.Max(), h.h.TotalCount(), h.h.Max())
+			}
+			for _, q := range []float64{0.5, 0.9, 0.99, 0.999, 1} {
+				if got, want := lib.ValueAtQuantile(100*q), h.h.ValueAtQuantile(100*q); got != want {
+					t.Errorf("decoded p%v = %d, want %d", 100*q, got, want)
+				}
 			}
 			ours, err := DecodeHist(b)
 			if err != nil || !ours.Equal(h) {
 				t.Fatalf("DecodeHist round trip failed: %v", err)
 			}
 		})
+	}
+}
+
+func TestDecodedHistogramsAreSmallAndGrowWhenNeeded(t *testing.T) {
+	h := NewHist()
+	for i := 1; i <= 1000; i++ {
+		h.Record(time.Duration(i) * time.Microsecond)
+	}
+	b, err := h.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := DecodeHist(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full, small := len(h.h.Export().Counts), len(d.h.Export().Counts); small*8 > full {
+		t.Errorf("decoded histogram has %d counts, the full range %d: want at most an eighth", small, full)
+	}
+	// Recording or merging a larger value widens it instead of losing it.
+	d.Record(2 * time.Second)
+	other := NewHist()
+	other.Record(30 * time.Minute)
+	d.Merge(other)
+	if d.Count() != 1002 || d.Max() < 30*time.Minute {
+		t.Errorf("after growing: count %d max %v, want 1002 and 30m", d.Count(), d.Max())
+	}
+	want := NewHist()
+	want.Merge(h)
+	want.Record(2 * time.Second)
+	want.Record(30 * time.Minute)
+	if !d.Equal(want) || !want.Equal(d) {
+		t.Error("a widened histogram differs from recording the same values into a full one")
 	}
 }
 

@@ -41,15 +41,32 @@ func (x *Hist) Record(d time.Duration) {
 	if v > histHighest {
 		v = histHighest
 	}
+	if v > x.h.HighestTrackableValue() {
+		x.widen()
+	}
 	_ = x.h.RecordValue(v) // cannot fail: v is inside the range
 }
 
 // Merge adds every count of o into x.
 func (x *Hist) Merge(o *Hist) {
-	if o == nil {
+	if o == nil || o.h.TotalCount() == 0 {
 		return
 	}
+	if o.h.Max() > x.h.HighestTrackableValue() {
+		x.widen()
+	}
 	x.h.Merge(o.h)
+}
+
+// widen gives x the full range. A decoded histogram covers only up to its
+// maximum (see Encode): that keeps a run's intervals small in memory when a
+// report reads them all, and it grows here before it takes a larger value.
+// Bucket boundaries depend only on the lowest value and the precision, so
+// the counts carry over index for index.
+func (x *Hist) widen() {
+	w := hdr.New(histLowest, histHighest, histSigFigs)
+	w.Merge(x.h)
+	x.h = w
 }
 
 // Reset empties x for reuse.
@@ -92,7 +109,18 @@ func (x *Hist) Mean() time.Duration {
 }
 
 // Equal reports whether x and o hold the same counts in the same buckets.
-func (x *Hist) Equal(o *Hist) bool { return x.h.Equals(o.h) }
+func (x *Hist) Equal(o *Hist) bool {
+	a, b := x.h.Export().Counts, o.h.Export().Counts
+	if len(a) < len(b) {
+		a, b = b, a
+	}
+	for i, c := range a {
+		if i < len(b) && c != b[i] || i >= len(b) && c != 0 {
+			return false
+		}
+	}
+	return x.h.TotalCount() == o.h.TotalCount()
+}
 
 // DecodeHist reads what Encode wrote.
 func DecodeHist(b []byte) (*Hist, error) {
