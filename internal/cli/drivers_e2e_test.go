@@ -264,9 +264,23 @@ profiles:
 	if len(in.Checks) != 2 || in.Checks[0].Lost || in.Checks[0].Found != in.Checks[0].Expected {
 		t.Errorf("ingest checks %+v", in.Checks)
 	}
-	// Until a trace is a second old, trace_by_id searches instead.
-	if q := s.Workloads[1].Ops; len(q) == 0 || q[len(q)-1].Name != "trace_by_id" || q[len(q)-1].OK == 0 {
-		t.Errorf("lookups %+v", q)
+	// Until a trace is a second old a lookup sends nothing (its own
+	// operation); after that every trace_by_id looks up a written trace.
+	var found bool
+	for _, op := range s.Workloads[1].Ops {
+		switch op.Name {
+		case "trace_by_id":
+			found = op.OK > 0 && op.OK == op.Requests
+		case "trace_by_id (no trace old enough yet)":
+			if op.BytesRecvPS != 0 {
+				t.Errorf("a skipped lookup received %.0f B/s", op.BytesRecvPS)
+			}
+		default:
+			t.Errorf("unexpected operation %q: with ids_from no search runs", op.Name)
+		}
+	}
+	if !found {
+		t.Errorf("lookups %+v", s.Workloads[1].Ops)
 	}
 }
 

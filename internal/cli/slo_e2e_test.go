@@ -50,7 +50,7 @@ func readSLO(t *testing.T, dir string) sloSummary {
 func TestSLOGatesOnTheCommandLine(t *testing.T) {
 	url := startTarget(t, "--latency", "5ms")
 	out := t.TempDir()
-	r := run(t, "http", url, "--rate", "100/s", "--duration", "2s", "--out", out,
+	r := run(t, "http", url, "--rate", "100/s", "--duration", "3s", "--out", out,
 		"--slo", "p99 < 1s", "--slo", "error_rate < 1%", "--slo", "dropped == 0")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
@@ -62,7 +62,7 @@ func TestSLOGatesOnTheCommandLine(t *testing.T) {
 		t.Errorf("terminal summary lacks the SLO line:\n%s", r.stdout)
 	}
 
-	r = run(t, "http", url, "--rate", "100/s", "--duration", "2s", "--out", out,
+	r = run(t, "http", url, "--rate", "100/s", "--duration", "3s", "--out", out,
 		"--slo", "p50 < 1ms", "--slo", "error_rate < 0.01%", "--slo", "p99 < 1s")
 	if r.code != 1 || !strings.Contains(r.stderr, "SLO not met: p50 < 1ms failed on http (") ||
 		!strings.Contains(r.stderr, "error_rate < 0.01% had insufficient data on http") || !strings.Contains(r.stderr, "hint: ") {
@@ -110,7 +110,7 @@ components:
       ready: {http: "http://127.0.0.1:%[1]d/health"}
 profiles:
   - name: load
-    duration: 2s
+    duration: 3s
     slo: ["p99 < 2s"]
     workloads:
       - {name: a, driver: http, rate: 100/s, params: {url: "http://127.0.0.1:%[1]d/a"}, slo: ["rate >= 1000/s"]}
