@@ -48,7 +48,7 @@ Usage:
   perflab target llm [flags]               serve the built-in OpenAI-compatible mock provider
   perflab target gateway --upstream URL [--delay D]
                                            serve the built-in gateway: a reverse proxy adding a fixed delay
-  perflab report RUN_DIR [--format md|json]
+  perflab report RUN_DIR [--format md|html|json]
                                            render the report of a finished (or killed) run
   perflab size RUN_DIR [--strategy p99|vpa|krr] [--headroom 25%] [--limit-factor 1.5] [--at LOAD]
                                            suggested sizes of a run with other settings, or predicted at a load

@@ -21,6 +21,10 @@ import (
 
 func s3Error(status int, code, msg string) func(w http.ResponseWriter, r *http.Request) bool {
 	return func(w http.ResponseWriter, r *http.Request) bool {
+		// Read the body first, as S3 servers do: answering a PUT while its
+		// 1 MiB body is still being sent races the client's write against
+		// the server closing the connection, and the test could time out.
+		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/xml")
 		w.WriteHeader(status)
 		fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>%s</Code><Message>%s</Message></Error>`, code, msg)
