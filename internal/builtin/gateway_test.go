@@ -14,7 +14,8 @@ func TestGatewayConfigValidate(t *testing.T) {
 	if errs := (GatewayConfig{Upstream: "http://127.0.0.1:8080", Delay: time.Millisecond}).Validate(); len(errs) != 0 {
 		t.Errorf("valid config: %v", errs)
 	}
-	errs := GatewayConfig{Upstream: "http://10.0.0.1:80", Delay: -time.Second}.Validate()
+	// A name that is not a loopback one is refused without a lookup.
+	errs := GatewayConfig{Upstream: "http://upstream.invalid:80", Delay: -time.Second}.Validate()
 	if len(errs) != 2 || !strings.Contains(errs[0].Error(), "delay -1s") || !errors.Is(errs[1], ErrNotLoopback) {
 		t.Errorf("errors %v", errs)
 	}

@@ -15,7 +15,7 @@ import (
 func TestTargetGatewayFlagsAreChecked(t *testing.T) {
 	var stderr bytes.Buffer
 	code := Main(context.Background(), []string{"target", "gateway", "--addr", "127.0.0.1:0",
-		"--upstream", "http://192.0.2.1:80", "--delay", "-1ms"}, io.Discard, &stderr)
+		"--upstream", "http://upstream.invalid:80", "--delay", "-1ms"}, io.Discard, &stderr)
 	if code != ExitUsage {
 		t.Fatalf("exit %d, want %d; stderr: %s", code, ExitUsage, &stderr)
 	}
