@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"github.com/perflab/perflab/internal/driver/dial"
 	"net"
 	"net/url"
 	"syscall"
@@ -72,7 +73,7 @@ func message(err error) string {
 
 func isTLS(err error) bool {
 	var (
-		hs      *tlsHandshakeError
+		hs      *dial.HandshakeError
 		verify  *tls.CertificateVerificationError
 		record  tls.RecordHeaderError
 		alert   tls.AlertError

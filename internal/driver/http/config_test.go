@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"github.com/perflab/perflab/internal/driver/dial"
 	"io"
 	"net"
 	"net/http"
@@ -117,7 +118,7 @@ func TestClassify(t *testing.T) {
 		{"dns", urlErr(&net.DNSError{Err: "no such host", Name: "nope.invalid", IsNotFound: true}), live, stats.DNS, "lookup nope.invalid: no such host"},
 		{"x509", urlErr(x509.UnknownAuthorityError{}), live, stats.TLS, "x509: certificate signed by unknown authority"},
 		{"tls alert", &net.OpError{Op: "remote error", Err: errors.New("tls: bad certificate")}, live, stats.TLS, "remote error: tls: bad certificate"},
-		{"handshake", &tlsHandshakeError{err: errors.New("tls: first record does not look like a TLS handshake")}, live, stats.TLS, "tls: first record does not look like a TLS handshake"},
+		{"handshake", &dial.HandshakeError{Err: errors.New("tls: first record does not look like a TLS handshake")}, live, stats.TLS, "tls: first record does not look like a TLS handshake"},
 		{"not h2", urlErr(errNotH2), live, stats.Protocol, "server did not negotiate h2 by ALPN"},
 		{"eof", urlErr(io.EOF), live, stats.Protocol, "EOF"},
 		{"long", errors.New(strings.Repeat("x", 500)), live, stats.Protocol, strings.Repeat("x", maxMessage-3) + "..."},

@@ -37,6 +37,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/perflab/perflab/internal/driver/dial"
 	"io"
 	"net/http"
 	"strconv"
@@ -65,7 +66,7 @@ type Driver struct {
 	rt      *http.Transport // shared: MaxConns > 0, or vu < 0
 	perVU   bool            // MaxConns == 0: each VU its own client
 	fast    *fastTemplate   // non-nil: HTTP/1.1 through fasthttp
-	dl      *dialer
+	dl      *dial.Dialer
 	states  driver.VUs[vuState]
 }
 

@@ -3,6 +3,7 @@ package httpdriver
 import (
 	"context"
 	"errors"
+	"github.com/perflab/perflab/internal/driver/dial"
 	"net"
 	"net/http"
 	"net/url"
@@ -93,7 +94,7 @@ type fastClient struct {
 	req    fasthttp.Request
 	resp   fasthttp.Response
 	st     *vuState
-	dl     *dialer
+	dl     *dial.Dialer
 	addr   string
 	ctx    context.Context // of the request in flight, for dialing
 	dialed bool            // this attempt opened a new connection
@@ -107,7 +108,7 @@ type fastClient struct {
 	interrupted atomic.Bool // watched is done: every deadline stays past
 }
 
-func newFastClient(t *fastTemplate, dl *dialer, st *vuState, timeout time.Duration) *fastClient {
+func newFastClient(t *fastTemplate, dl *dial.Dialer, st *vuState, timeout time.Duration) *fastClient {
 	fc := &fastClient{st: st, dl: dl, addr: t.addr}
 	t.build(&fc.req)
 	fc.hc = &fasthttp.HostClient{
@@ -136,15 +137,15 @@ func (fc *fastClient) dial(_ string, timeout time.Duration) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(fc.ctx, timeout)
 	defer cancel()
 	if fc.hc.IsTLS {
-		c, err = fc.dl.dialTLS(ctx, "tcp", fc.addr)
+		c, err = fc.dl.DialTLS(ctx, "tcp", fc.addr)
 	} else {
-		c, err = fc.dl.dial(ctx, "tcp", fc.addr)
+		c, err = fc.dl.Dial(ctx, "tcp", fc.addr)
 	}
 	if err != nil {
 		return nil, err
 	}
 	fc.dialed = true
-	fc.st.connect.Store(int64(claimConnect(c)))
+	fc.st.connect.Store(int64(dial.ClaimConnect(c)))
 	conn := &fastConn{Conn: c, fc: fc}
 	fc.conn.Store(conn)
 	return conn, nil

@@ -1,6 +1,7 @@
 package httpdriver
 
 import (
+	"github.com/perflab/perflab/internal/driver/dial"
 	"net/http"
 	"net/http/httptrace"
 	"sync/atomic"
@@ -40,7 +41,7 @@ func newVUState(epoch time.Time) *vuState {
 func (s *vuState) now() int64 { return int64(time.Since(s.epoch)) }
 
 func (s *vuState) gotConn(info httptrace.GotConnInfo) {
-	if d := claimConnect(info.Conn); d > 0 {
+	if d := dial.ClaimConnect(info.Conn); d > 0 {
 		s.connect.Store(int64(d))
 	}
 }

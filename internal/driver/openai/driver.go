@@ -45,6 +45,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/perflab/perflab/internal/driver/dial"
 	"io"
 	"net/http"
 	"net/http/httptrace"
@@ -125,7 +126,7 @@ type exchange struct {
 func (x *exchange) trace() *httptrace.ClientTrace {
 	return &httptrace.ClientTrace{
 		GotConn: func(info httptrace.GotConnInfo) {
-			if c := claimConnect(info.Conn); c > 0 {
+			if c := dial.ClaimConnect(info.Conn); c > 0 {
 				x.connect.Store(int64(c))
 			}
 		},

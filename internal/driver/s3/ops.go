@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/perflab/perflab/internal/driver/dial"
 	"io"
 	"strconv"
 	"time"
@@ -131,7 +132,7 @@ func (e *bodyError) Unwrap() error { return e.err }
 func classify(err error, parent context.Context, timeout time.Duration) (stats.Class, string) {
 	var (
 		er   minio.ErrorResponse
-		tlsE *tlsError
+		tlsE *dial.HandshakeError
 		body *bodyError
 	)
 	switch {

@@ -3,6 +3,7 @@ package s3driver
 import (
 	"context"
 	"errors"
+	"github.com/perflab/perflab/internal/driver/dial"
 	"io"
 	"math/rand/v2"
 	"net/http/httptrace"
@@ -50,7 +51,7 @@ func newVUState(vu int, seed uint64, epoch time.Time) *vuState {
 func (s *vuState) now() int64 { return int64(time.Since(s.epoch)) }
 
 func (s *vuState) gotConn(info httptrace.GotConnInfo) {
-	if d := claimConnect(info.Conn); d > 0 {
+	if d := dial.ClaimConnect(info.Conn); d > 0 {
 		s.connect.Store(int64(d))
 	}
 }
