@@ -1,11 +1,13 @@
 package builtin
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -29,16 +31,32 @@ func TestGatewayConfigValidate(t *testing.T) {
 	}
 }
 
-// startGateway serves a gateway to upstream on a test server.
-func startGateway(t *testing.T, upstream string, delay time.Duration) *httptest.Server {
+// gatewayServer is a gateway served on a loopback port for a test.
+type gatewayServer struct{ URL string }
+
+// startGateway serves a gateway to upstream on a free loopback port until
+// the test ends.
+func startGateway(t *testing.T, upstream string, delay time.Duration) gatewayServer {
 	t.Helper()
 	g, err := NewGateway(GatewayConfig{Upstream: upstream, Delay: delay})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(g)
-	t.Cleanup(func() { srv.Close(); g.Close() })
-	return srv
+	ln, err := ListenLoopback("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- g.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("gateway: %v", err)
+		}
+		g.Close()
+	})
+	return gatewayServer{URL: "http://" + ln.Addr().String()}
 }
 
 func TestGatewayForwards(t *testing.T) {
@@ -96,5 +114,40 @@ func TestGatewayUpstreamDown(t *testing.T) {
 	if _, metrics, _ := get(t, gw.URL+"/metrics"); !strings.Contains(string(metrics), "perflab_gateway_upstream_errors_total 1") ||
 		!strings.Contains(string(metrics), `perflab_gateway_requests_total{code="502"} 1`) {
 		t.Errorf("/metrics:\n%s", metrics)
+	}
+}
+
+// The gateway forwards end-to-end headers, not hop-by-hop ones, names the
+// upstream in Host, and keeps its connection to the upstream open across
+// requests even when a client closes its own.
+func TestGatewayHeaders(t *testing.T) {
+	var conns sync.Map
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conns.Store(r.RemoteAddr, true)
+		w.Header().Set("X-Seen", r.Host+" "+r.Header.Get("X-Custom")+" ["+r.Header.Get("Keep-Alive")+r.Header.Get("Upgrade")+"]")
+		w.Header().Set("Keep-Alive", "timeout=5")
+	}))
+	up.Start()
+	defer up.Close()
+	gw := startGateway(t, up.URL, 0)
+	for range 3 {
+		req, _ := http.NewRequest(http.MethodGet, gw.URL+"/", nil)
+		req.Header.Set("X-Custom", "kept")
+		req.Header.Set("Keep-Alive", "timeout=1")
+		req.Header.Set("Upgrade", "websocket")
+		req.Close = true
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if want := strings.TrimPrefix(up.URL, "http://") + " kept []"; resp.Header.Get("X-Seen") != want || resp.Header.Get("Keep-Alive") != "" {
+			t.Fatalf("upstream saw %q, want %q; answer's Keep-Alive %q", resp.Header.Get("X-Seen"), want, resp.Header.Get("Keep-Alive"))
+		}
+	}
+	n := 0
+	conns.Range(func(any, any) bool { n++; return true })
+	if n != 1 {
+		t.Errorf("the gateway used %d connections to the upstream for 3 requests, want 1", n)
 	}
 }

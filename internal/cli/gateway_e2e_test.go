@@ -109,9 +109,12 @@ func builtinGateway(name string, port, upstream int, delay string) string {
 }
 
 // The built-in gateway adding 2 ms in front of the built-in target (5 ms),
-// and the same gateway adding nothing, in one run: the overhead of the
-// first is measured 2 ms ± 0.3 ms above the second's (which is the
-// proxying itself), and at least 2 ms.
+// and the same gateway adding nothing, in one run: the delay is measured
+// at 2 ms ± 0.3 ms (the delayed gateway's overhead above the undelayed
+// one's), and the delayed gateway's whole overhead at the delay plus one
+// loopback hop through a proxy: 2.2–2.3 ms on a quiet machine (the hop
+// costs about 0.2 ms here, as through nginx), allowed up to 2.5 ms because
+// a busy machine makes every wake-up of the proxy slower.
 func TestGatewayOverheadBuiltin(t *testing.T) {
 	up, plain, delayed := testutil.FreePort(t), testutil.FreePort(t), testutil.FreePort(t)
 	params := func(gw int, component string) string {
@@ -135,8 +138,9 @@ components:
 	if d := p2.Value - p0.Value; d < 1.7 || d > 2.3 {
 		t.Errorf("the 2 ms delay measured %.3f ms (%.3f − %.3f ms at p50), want 2 ± 0.3 ms", d, p2.Value, p0.Value)
 	}
-	if !p2.Significant || *p2.Low < 1.7 || p2.Value < 2 || p0.Value <= 0 || p0.Value > 1 {
-		t.Errorf("p50 overheads %.3f ms [%.3f, %.3f] with the delay, %.3f ms without", p2.Value, *p2.Low, *p2.High, p0.Value)
+	if !p2.Significant || p2.Value < 2 || p2.Value > 2.5 || p0.Value <= 0 || p0.Value > 0.5 {
+		t.Errorf("p50 overheads %.3f ms [%.3f, %.3f] with the delay, want 2–2.5 ms; %.3f ms without, want (0, 0.5]",
+			p2.Value, *p2.Low, *p2.High, p0.Value)
 	}
 	g := s.Gateway[1]
 	if g.Component != "gw2" || g.CPU == nil || g.Memory == nil || g.Memory.Max < 1<<20 {

@@ -42,5 +42,5 @@ func (e *env) targetGateway(ctx context.Context, args []string) error {
 	defer release()
 	fmt.Fprintf(e.stdout, "perflab target gateway listening on http://%s (forwarding to %s after %v; its own /metrics and /health)\n",
 		ln.Addr(), cfg.Upstream, cfg.Delay)
-	return builtin.Serve(stop, ln, g)
+	return g.Serve(stop, ln)
 }
