@@ -2,7 +2,8 @@
 # Installs what perflab's tests need on a fresh Debian machine: the real
 # servers the drivers are tested against (nginx for http; VictoriaMetrics
 # and Prometheus for remote write and PromQL; Jaeger for OTLP traces;
-# versitygw for S3), and Chromium to open the HTML report headless.
+# versitygw for S3; LiteLLM's proxy as an LLM gateway), and Chromium to
+# open the HTML report headless.
 # Safe to run again.
 set -euo pipefail
 
@@ -34,5 +35,21 @@ fi
 if ! command -v versitygw >/dev/null 2>&1 && [ ! -x "$gobin/versitygw" ]; then
   echo "install-deps: installing versitygw v1.8.0 into $gobin"
   (cd / && GOBIN="$gobin" go install github.com/versity/versitygw/cmd/versitygw@v1.8.0)
+fi
+# LiteLLM's proxy (an LLM gateway in Python: the gateway-overhead test
+# through it) from PyPI, with every package pinned, into a virtualenv
+# where internal/testutil looks for it (~3 min, ~750 MB).
+here="$(cd "$(dirname "$0")" && pwd)"
+litellm_venv="${PERFLAB_LITELLM_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/perflab/litellm}"
+if ! command -v litellm >/dev/null 2>&1 && [ ! -x "$litellm_venv/bin/litellm" ]; then
+  if ! python3 -m venv --help >/dev/null 2>&1; then
+    echo "install-deps: installing python3-venv"
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3 python3-venv >/dev/null
+  fi
+  echo "install-deps: installing LiteLLM's proxy into $litellm_venv"
+  python3 -m venv "$litellm_venv"
+  "$litellm_venv/bin/pip" install -q --disable-pip-version-check -r "$here/litellm-requirements.txt"
 fi
 echo "install-deps: ok"

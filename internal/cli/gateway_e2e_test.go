@@ -1,8 +1,10 @@
 package cli_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,8 +60,8 @@ func gatewayWorkload(name, params string) string {
 }
 
 // runGateway runs a gateway plan and returns its overhead figures (one
-// per workload) and report.md.
-func runGateway(t *testing.T, plan string, workloads int) (gatewaySummary, string) {
+// per workload), report.md and the run directory.
+func runGateway(t *testing.T, plan string, workloads int) (gatewaySummary, string, string) {
 	t.Helper()
 	r := run(t, "run", writePlan(t, plan), "--out", t.TempDir())
 	if r.code != 0 {
@@ -85,7 +87,7 @@ func runGateway(t *testing.T, plan string, workloads int) (gatewaySummary, strin
 			g.Workload, g.Added[0].Value, *g.Added[0].Low, *g.Added[0].High, g.Added[1].Value, g.Added[2].Value,
 			maxOf(g.CPU), maxOf(g.Memory)/(1<<20))
 	}
-	return s, md
+	return s, md, dir
 }
 
 func maxOf(s *stat) float64 {
@@ -133,7 +135,7 @@ components:
       ready: {http: "http://127.0.0.1:%[1]d/health", timeout: 10s}
 `, up) + builtinGateway("gw0", plain, up, "0s") + builtinGateway("gw2", delayed, up, "2ms") + gatewayProfile +
 		gatewayWorkload("plain", params(plain, "gw0")) + gatewayWorkload("delayed", params(delayed, "gw2"))
-	s, md := runGateway(t, plan, 2)
+	s, md, _ := runGateway(t, plan, 2)
 	p0, p2 := s.Gateway[0].Added[0], s.Gateway[1].Added[0]
 	if d := p2.Value - p0.Value; d < 1.7 || d > 2.3 {
 		t.Errorf("the 2 ms delay measured %.3f ms (%.3f − %.3f ms at p50), want 2 ± 0.3 ms", d, p2.Value, p0.Value)
@@ -185,7 +187,7 @@ components:
 `, llm, proxy.Port))
 	var lows, highs []float64
 	for i := range 2 {
-		s, _ := runGateway(t, plan, 1)
+		s, _, _ := runGateway(t, plan, 1)
 		g := s.Gateway[0]
 		p50 := g.Added[0]
 		if !p50.Significant || p50.Value <= 0 || *p50.High >= 2 || g.Direct.SuccessRate != 1 || g.Through.SuccessRate != 1 || g.Memory == nil {
@@ -203,5 +205,73 @@ components:
 	} else if gap > 0 {
 		t.Logf("the two runs' intervals [%.3f, %.3f] and [%.3f, %.3f] are %.3f ms apart: run-to-run variation the intervals do not see",
 			lows[0], highs[0], lows[1], highs[1], gap)
+	}
+}
+
+// LiteLLM's proxy, a real LLM gateway in Python, in front of the mock
+// provider, both started by the plan: its overhead is positive and
+// significant, every request succeeds both ways, its CPU and memory are
+// observed, and its master key (read from the environment by the plan)
+// appears nowhere in the run directory.
+func TestGatewayOverheadLiteLLM(t *testing.T) {
+	llm := testutil.FreePort(t)
+	proxy := testutil.NewLiteLLMProxy(t, fmt.Sprintf("http://127.0.0.1:%d", llm), "perflab-mock")
+	args, _ := json.Marshal(proxy.Args)
+	env, _ := json.Marshal(proxy.Env)
+	plan := fmt.Sprintf(`name: gateway-litellm
+components:
+  - name: provider
+    run:
+      command: "{{perflab}}"
+      args: [target, llm, --addr, "127.0.0.1:%[1]d", --latency, 20ms, --tokens, "64"]
+      ready: {http: "http://127.0.0.1:%[1]d/health", timeout: 10s}
+  - name: litellm
+    group: gateway
+    run:
+      command: %[2]s
+      args: %[3]s
+      env: %[4]s
+      ready: {http: "http://127.0.0.1:%[5]d/health/liveliness", timeout: 90s}
+profiles:
+  - name: load
+    duration: 22s
+    workloads:
+      - name: chat
+        driver: openai
+        rate: 30/s
+        params:
+          url: http://127.0.0.1:%[1]d
+          model: perflab-mock
+          api_key: ${%[6]s}
+          prompts: ["How much does the gateway add?"]
+          gateway: {url: "http://127.0.0.1:%[5]d", component: litellm}
+`, llm, proxy.Bin, args, env, proxy.Port, proxy.KeyEnv)
+	s, md, dir := runGateway(t, plan, 1)
+	g := s.Gateway[0]
+	p50 := g.Added[0]
+	if !p50.Significant || p50.Value <= 0 || g.Direct.SuccessRate != 1 || g.Through.SuccessRate != 1 ||
+		g.Direct.Requests < 290 || g.Through.Requests < 290 {
+		t.Errorf("p50 overhead %.3f ms [%.3f, %.3f], sides %+v and %+v; want a positive overhead and every request answered",
+			p50.Value, *p50.Low, *p50.High, g.Direct, g.Through)
+	}
+	if g.Component != "litellm" || g.CPU == nil || g.CPU.Max <= 0 || g.Memory == nil || g.Memory.Max < 50<<20 {
+		t.Errorf("gateway component %q: CPU %+v, memory %+v", g.Component, g.CPU, g.Memory)
+	}
+	if !strings.Contains(md, "| Peak memory of `litellm` |") {
+		t.Errorf("report.md lacks the gateway's peak memory")
+	}
+	key := os.Getenv(proxy.KeyEnv)
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err == nil && bytes.Contains(b, []byte(key)) {
+			t.Errorf("%s holds LiteLLM's master key", p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Error(err)
 	}
 }
