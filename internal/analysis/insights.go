@@ -24,14 +24,15 @@ type LoadBasis uint8
 const (
 	// LoadRequests is the load workload's achieved requests per second.
 	LoadRequests LoadBasis = iota
-	// LoadBytesSent is the load workload's bytes sent per second: the
-	// payload it pushed, e.g. trace or sample bytes of an ingestion.
-	LoadBytesSent
+	// LoadBytes is the load workload's bytes sent and received per
+	// second: the payload it moved, e.g. trace or sample bytes of an
+	// ingestion, object bytes of S3 GETs and PUTs.
+	LoadBytes
 )
 
 // Unit is the unit of a load of this basis.
 func (b LoadBasis) Unit() string {
-	if b == LoadBytesSent {
+	if b == LoadBytes {
 		return "bytes/s"
 	}
 	return "requests/s"
@@ -43,7 +44,16 @@ type InsightOptions struct {
 	Strategy Strategy
 	Sizing   SizingOptions
 	Load     LoadBasis
+	// FixedLoad keeps Load as given. Otherwise a requests/s basis becomes
+	// bytes/s where the load workload's requests differ in size between
+	// profiles (see SizeSpread): then requests/s does not measure load.
+	FixedLoad bool
 }
+
+// SizeSpread is how much the mean bytes moved per request (sent and
+// received) may differ between profiles, as the ratio of the largest to
+// the smallest, for requests/s to stay the load's unit.
+const SizeSpread = 2.0
 
 // DefaultInsightOptions size with the default strategy and options and fit
 // against requests per second.
@@ -59,6 +69,7 @@ type Insights struct {
 	Options      SizingOptions
 	Sizes        []TShirt
 	Load         LoadBasis
+	LoadNote     string    // why Load is not the one asked for; "" when it is
 	LoadWorkload string    // the workload whose rate is each profile's load; "" when none ran in every profile
 	Loads        []float64 // each size's load in Load's unit, in the order of Sizes; 0 when unknown
 	Scaling      []Scaling // nil with fewer than 2 profiles
@@ -84,6 +95,13 @@ func CellInsights(phases []PhaseData, o InsightOptions) (*Insights, error) {
 		return nil, nil
 	}
 	in.LoadWorkload = loadWorkload(sized)
+	if !o.FixedLoad && o.Load == LoadRequests && in.LoadWorkload != "" {
+		if lo, hi := requestSizes(sized, in.LoadWorkload); lo > 0 && hi > SizeSpread*lo {
+			in.Load = LoadBytes
+			in.LoadNote = fmt.Sprintf("the requests of workload %s move from %s to %s each (sent and received) in different profiles, "+
+				"so the load is its bytes/s, not its requests/s", in.LoadWorkload, units.FormatBytes(lo), units.FormatBytes(hi))
+		}
+	}
 	var profiles []SizeProfile
 	for _, p := range sized {
 		sp := SizeProfile{Size: p.Profile, Load: LoadText(p.Summaries)}
@@ -95,7 +113,7 @@ func CellInsights(phases []PhaseData, o InsightOptions) (*Insights, error) {
 			sp.Sizings = append(sp.Sizings, sz)
 		}
 		profiles = append(profiles, sp)
-		in.Loads = append(in.Loads, profileLoad(p.Summaries, in.LoadWorkload, o.Load))
+		in.Loads = append(in.Loads, profileLoad(p.Summaries, in.LoadWorkload, in.Load))
 		in.Warnings = append(in.Warnings, phaseWarnings(p)...)
 	}
 	in.Sizes = TShirtSizes(profiles)
@@ -170,16 +188,47 @@ func findSummary(sums []*Summary, name string) *Summary {
 }
 
 // profileLoad is the load of a profile: the named workload's achieved
-// requests or bytes sent per second.
+// requests or bytes (sent and received) per second.
 func profileLoad(sums []*Summary, name string, basis LoadBasis) float64 {
 	s := findSummary(sums, name)
 	if s == nil {
 		return 0
 	}
-	if basis == LoadBytesSent {
-		return BytesSentPS(s)
+	if basis == LoadBytes {
+		return BytesPS(s)
 	}
 	return s.Rate
+}
+
+// requestSizes is the smallest and the largest, over the phases, of the
+// named workload's mean bytes moved per request; 0, 0 when a phase has
+// no request or moved no byte.
+func requestSizes(phases []PhaseData, name string) (lo, hi float64) {
+	for i, p := range phases {
+		s := findSummary(p.Summaries, name)
+		if s == nil || s.Rate <= 0 {
+			return 0, 0
+		}
+		per := BytesPS(s) / s.Rate
+		if per <= 0 {
+			return 0, 0
+		}
+		if i == 0 || per < lo {
+			lo = per
+		}
+		hi = max(hi, per)
+	}
+	return lo, hi
+}
+
+// BytesPS is a workload's bytes sent and received per second over its
+// window, all operations together.
+func BytesPS(s *Summary) float64 {
+	var b float64
+	for _, op := range s.Ops {
+		b += op.BytesSentPS + op.BytesRecvPS
+	}
+	return b
 }
 
 // BytesSentPS is a workload's bytes sent per second over its window, all

@@ -116,7 +116,7 @@ func TestPredictAt(t *testing.T) {
 func TestCellInsightsBytesAndTooFew(t *testing.T) {
 	phases := threePhases(t)
 	o := DefaultInsightOptions()
-	o.Load = LoadBytesSent
+	o.Load = LoadBytes
 	in, err := CellInsights(phases, o)
 	if err != nil {
 		t.Fatal(err)
@@ -139,5 +139,36 @@ func TestCellInsightsBytesAndTooFew(t *testing.T) {
 	if len(in.Warnings) != 2 || !strings.Contains(in.Warnings[0], "profile l did not complete (failed)") ||
 		!strings.Contains(in.Warnings[1], "profile l was client-bound") {
 		t.Errorf("warnings %q", in.Warnings)
+	}
+}
+
+// Requests of 1 KiB in one profile and 1 MiB in the others are not the same
+// load: the fits follow bytes/s and say why; a basis the user fixed, or
+// sizes within SizeSpread of each other, stay requests/s.
+func TestCellInsightsLoadFollowsBytesWhenRequestsDiffer(t *testing.T) {
+	phases := threePhases(t)
+	for i, per := range []float64{1 << 10, 1 << 20, 1 << 20} {
+		op := &phases[i].Summaries[0].Ops[0]
+		op.BytesSentPS, op.BytesRecvPS = 100, per*op.Rate-100
+	}
+	in, err := CellInsights(phases, DefaultInsightOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Load != LoadBytes || !slices.Equal(in.Loads, []float64{100 << 10, 200 << 20, 400 << 20}) || in.Scaling[0].LoadUnit != "bytes/s" ||
+		!strings.Contains(in.LoadNote, "from 1 KiB to 1 MiB each") {
+		t.Errorf("load %v %v, unit %q, note %q", in.Load, in.Loads, in.Scaling[0].LoadUnit, in.LoadNote)
+	}
+	fixed := DefaultInsightOptions()
+	fixed.FixedLoad = true
+	if in, _ := CellInsights(phases, fixed); in.Load != LoadRequests || in.LoadNote != "" || !slices.Equal(in.Loads, []float64{100, 200, 400}) {
+		t.Errorf("fixed: load %v %v, note %q", in.Load, in.Loads, in.LoadNote)
+	}
+	for i, per := range []float64{1000, 1500, 1999} {
+		op := &phases[i].Summaries[0].Ops[0]
+		op.BytesSentPS, op.BytesRecvPS = 0, per*op.Rate
+	}
+	if in, _ := CellInsights(phases, DefaultInsightOptions()); in.Load != LoadRequests || in.LoadNote != "" {
+		t.Errorf("sizes within 2x: load %v, note %q", in.Load, in.LoadNote)
 	}
 }

@@ -73,8 +73,19 @@ func Observe(phases []Phase, scalings []Scaling) []Observation {
 			out = append(out, o)
 		}
 	}
+	// With one component the system's total is that component: saying
+	// the same of both would only repeat it.
+	components := map[string]bool{}
+	for _, sc := range scalings {
+		if sc.Component != TotalComponent {
+			components[sc.Component] = true
+		}
+	}
 	for _, kind := range []string{ObsLinear, ObsConstant, ObsNotLinear} {
 		for _, sc := range scalings {
+			if sc.Component == TotalComponent && len(components) == 1 {
+				continue
+			}
 			if o, ok := scalingObservation(sc); ok && o.Kind == kind {
 				out = append(out, o)
 			}

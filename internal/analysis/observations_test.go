@@ -118,3 +118,17 @@ func TestObserveClientBoundByLag(t *testing.T) {
 		t.Errorf("observations %+v", obs)
 	}
 }
+
+// With one component the total is that component: one observation, not
+// the same twice; with two, the total speaks for itself too.
+func TestObserveTotalOfOneComponentIsNotRepeated(t *testing.T) {
+	one := fitted(t, "versitygw", MetricCPU, 1, 2, 3, 4)
+	total := fitted(t, TotalComponent, MetricCPU, 1, 2, 3, 4)
+	if obs := Observe(nil, []Scaling{one, total}); len(obs) != 1 || !strings.HasPrefix(obs[0].Text, "versitygw CPU") {
+		t.Errorf("one component: %+v", obs)
+	}
+	two := fitted(t, "db", MetricCPU, 2, 4, 6, 8)
+	if obs := Observe(nil, []Scaling{one, two, fitted(t, TotalComponent, MetricCPU, 3, 6, 9, 12)}); len(obs) != 3 {
+		t.Errorf("two components: %+v", obs)
+	}
+}

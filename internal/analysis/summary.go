@@ -96,6 +96,7 @@ type Summary struct {
 	RequestsTotal int64 // over the whole run
 	ErrorsTotal   int64 // over the whole run
 	Lag           Quantiles
+	Latency, TTFB Quantiles // every operation's together, from the merged histograms
 	ClientBound   bool
 	LinkBound     bool // moved at least its link's bound (JudgeLink)
 	Warnings      []string
@@ -138,11 +139,15 @@ func Summarize(w Workload, ivs []*stats.Interval) *Summary {
 			s.ErrorsTotal += st.Classes.Errors()
 		}
 	}
+	latency, ttfb := stats.NewHist(), stats.NewHist()
 	for _, name := range names {
 		op := summarizeOp(name, ops[name], s.Seconds)
 		s.Ops = append(s.Ops, op)
 		s.Requests += op.Requests
+		latency.Merge(ops[name].Latency)
+		ttfb.Merge(ops[name].TTFB)
 	}
+	s.Latency, s.TTFB = QuantilesOf(latency), QuantilesOf(ttfb)
 	if s.Seconds > 0 {
 		s.Rate = float64(s.Requests) / s.Seconds
 	}

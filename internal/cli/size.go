@@ -26,7 +26,7 @@ func (e *env) size(args []string) error {
 	fs.StringVar(&f.strategy, "strategy", analysis.DefaultStrategy, "sizing strategy: "+strings.Join(analysis.StrategyNames(), ", "))
 	fs.StringVar(&f.headroom, "headroom", "25%", "p99 strategy: requests = P99 × (1 + headroom), e.g. 25% or 0.25")
 	fs.StringVar(&f.limitFactor, "limit-factor", "1.5", "p99 and vpa strategies: limits = requests × factor")
-	fs.StringVar(&f.at, "at", "", "predict resources at this load from the scaling fits: a rate (5000/s) or a byte rate sent (10MB/s)")
+	fs.StringVar(&f.at, "at", "", "predict resources at this load from the scaling fits: a rate (5000/s) or a byte rate moved, sent and received (10MB/s)")
 	fs.Usage = func() {
 		fmt.Fprintln(e.stderr, "Usage: perflab size RUN_DIR [--strategy p99|vpa|krr] [--headroom 25%] [--limit-factor 1.5] [--at LOAD]")
 		fs.PrintDefaults()
@@ -88,6 +88,7 @@ func (f sizeFlags) parse() (analysis.InsightOptions, float64, []string) {
 	}
 	var load float64
 	if f.at != "" {
+		o.FixedLoad = true
 		if o.Load, load, err = parseLoad(f.at); err != nil {
 			problems = append(problems, "--at: "+err.Error())
 		}
@@ -127,7 +128,7 @@ func parseLoad(s string) (analysis.LoadBasis, float64, error) {
 	if err != nil {
 		return 0, 0, fmt.Errorf("%q: want a rate like 5000/s or a byte rate like 10MB/s", s)
 	}
-	return analysis.LoadBytesSent, v, nil
+	return analysis.LoadBytes, v, nil
 }
 
 // set reports whether the flag was given on the command line.

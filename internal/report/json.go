@@ -50,6 +50,8 @@ type jsonWorkload struct {
 	ErrorsTotal   int64    `json:"errors_total"`
 	DroppedTotal  int64    `json:"dropped_total"`
 	SchedulerLag  jsonQ    `json:"scheduler_lag_ms"`
+	Latency       *jsonQ   `json:"latency_ms,omitempty"` // every operation together (2.3)
+	TTFB          *jsonQ   `json:"ttfb_ms,omitempty"`
 	ClientBound   bool     `json:"client_bound"`
 	Warnings      []string `json:"warnings"`
 	Ops           []jsonOp `json:"operations"`
@@ -129,6 +131,7 @@ func toJSONWorkload(s *analysis.Summary) jsonWorkload {
 		Window:   jsonWin{Start: s.Window.Start.UTC(), End: s.Window.End.UTC(), Seconds: s.Seconds, Intervals: s.Intervals, Rule: s.Window.Rule},
 		Requests: s.Requests, Rate: s.Rate, Dropped: s.Dropped, RequestsTotal: s.RequestsTotal,
 		ErrorsTotal: s.ErrorsTotal, DroppedTotal: s.DroppedTotal, SchedulerLag: toJSONQ(s.Lag),
+		Latency: optJSONQ(s.Latency), TTFB: optJSONQ(s.TTFB),
 		ClientBound: s.ClientBound, Warnings: append([]string{}, s.Warnings...), Ops: []jsonOp{}}
 	for _, op := range s.Ops {
 		errs := op.Errors
@@ -141,4 +144,13 @@ func toJSONWorkload(s *analysis.Summary) jsonWorkload {
 			Connect: toJSONQ(op.Connect), Errors: errs})
 	}
 	return jw
+}
+
+// optJSONQ is q in JSON, or nil when it has no value.
+func optJSONQ(q analysis.Quantiles) *jsonQ {
+	if q.Count == 0 {
+		return nil
+	}
+	j := toJSONQ(q)
+	return &j
 }

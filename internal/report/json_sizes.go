@@ -46,6 +46,7 @@ type jsonSizeRow struct {
 type jsonScaling struct {
 	LoadWorkload string    `json:"load_workload"`
 	LoadUnit     string    `json:"load_unit"`
+	LoadNote     string    `json:"load_note,omitempty"` // why the unit is bytes/s
 	Figure       string    `json:"figure"`
 	Fits         []jsonFit `json:"fits"`
 }
@@ -105,7 +106,7 @@ func toJSONInsights(in *analysis.Insights) *jsonInsights {
 		j.Sizes = append(j.Sizes, js)
 	}
 	if in.Scaling != nil {
-		j.Scaling = &jsonScaling{LoadWorkload: in.LoadWorkload, LoadUnit: in.Load.Unit(), Figure: string(analysis.FigureP99), Fits: []jsonFit{}}
+		j.Scaling = &jsonScaling{LoadWorkload: in.LoadWorkload, LoadUnit: in.Load.Unit(), LoadNote: in.LoadNote, Figure: string(analysis.FigureP99), Fits: []jsonFit{}}
 		for _, sc := range in.Scaling {
 			j.Scaling.Fits = append(j.Scaling.Fits, toJSONFit(sc))
 		}

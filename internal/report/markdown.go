@@ -174,4 +174,11 @@ func dur(d time.Duration) string {
 	return fmt.Sprintf("%.2f s", d.Seconds())
 }
 
-func bytesPS(v float64) string { return sizeText(v) + "/s" }
+// bytesPS is a byte rate, with its bits per second from 1 Gbps up, where
+// links are rated in them: "1.48 GiB/s (12.7 Gbps)".
+func bytesPS(v float64) string {
+	if v >= 1e9/8 {
+		return fmt.Sprintf("%s/s (%.3g Gbps)", sizeText(v), v*8/1e9)
+	}
+	return sizeText(v) + "/s"
+}

@@ -36,7 +36,7 @@ func SizesMarkdown(w io.Writer, r *Run) error {
 
 // LoadValueText writes a load in its basis's unit: "5000/s", "9.54 MiB/s".
 func LoadValueText(v float64, basis analysis.LoadBasis) string {
-	if basis == analysis.LoadBytesSent {
+	if basis == analysis.LoadBytes {
 		return bytesPS(v)
 	}
 	return rateText(v)

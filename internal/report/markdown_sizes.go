@@ -109,6 +109,9 @@ func markdownScaling(b *strings.Builder, in *analysis.Insights, level int) {
 	fmt.Fprintf(b, "Each component's P99 against the load, the achieved %s of workload `%s`, by least squares over the profiles. "+
 		"R² below %.1f: not linear; a slope not significantly different from 0 at 95 %%: constant; a verdict needs %d profiles.\n\n",
 		unit, in.LoadWorkload, analysis.PoorFitR2, analysis.MinFitPoints)
+	if in.LoadNote != "" {
+		fmt.Fprintf(b, "Load in bytes/s: %s.\n\n", in.LoadNote)
+	}
 	fmt.Fprintf(b, "| Component | Resource | Profiles | At no load | %s | R² | Verdict |\n", upperFirst(per))
 	b.WriteString("|---|---|---:|---:|---:|---:|---|\n")
 	var ws []string
@@ -153,7 +156,7 @@ func maxLoad(loads []float64) float64 {
 // requests/s at or below the largest load ("per 100 requests/s"), or MiB/s
 // (KiB/s below 1 MiB/s) of bytes.
 func loadScale(unit string, largest float64) (float64, string) {
-	if unit == analysis.LoadBytesSent.Unit() {
+	if unit == analysis.LoadBytes.Unit() {
 		if largest >= 1<<20 {
 			return 1 << 20, "per MiB/s"
 		}

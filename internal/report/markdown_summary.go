@@ -1,6 +1,8 @@
 package report
 
 import (
+	"time"
+
 	"fmt"
 	"strings"
 
@@ -142,24 +144,34 @@ func componentP99(r *analysis.Resources, name string, rs resource) string {
 }
 
 // markdownThroughputAchieved writes each workload's achieved rate per
-// profile against its target.
+// profile against its target, with the bytes it moved and its latency
+// (every operation together): the results table of the seeds.
 func markdownThroughputAchieved(b *strings.Builder, phases []*Phase, level int) {
 	heading(b, level, "Throughput achieved")
-	b.WriteString("| Profile | Workload | Rate | Target | Success | Sent/s | Requests in window |\n")
-	b.WriteString("|---|---|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| Profile | Workload | Rate | Target | Success | Received/s | Sent/s | p50 | p99 | TTFB p50 | Requests in window |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, p := range phases {
 		for _, s := range p.Workloads {
 			var ok int64
-			var sent float64
+			var sent, recv float64
 			for _, op := range s.Ops {
-				ok, sent = ok+op.OK, sent+op.BytesSentPS
+				ok, sent, recv = ok+op.OK, sent+op.BytesSentPS, recv+op.BytesRecvPS
 			}
 			target := "–"
 			if s.Workload.TargetRate > 0 {
 				target = rateText(s.Workload.TargetRate)
 			}
-			fmt.Fprintf(b, "| %s | %s | %.1f/s | %s | %s | %s | %d |\n", p.Profile, s.Workload.DisplayName(), s.Rate, target,
-				pct(float64(ok), float64(s.Requests)), bytesPS(sent), s.Requests)
+			fmt.Fprintf(b, "| %s | %s | %.1f/s | %s | %s | %s | %s | %s | %s | %s | %d |\n", p.Profile, s.Workload.DisplayName(), s.Rate, target,
+				pct(float64(ok), float64(s.Requests)), bytesPS(recv), bytesPS(sent),
+				quantileText(s.Latency, s.Latency.P50), quantileText(s.Latency, s.Latency.P99), quantileText(s.TTFB, s.TTFB.P50), s.Requests)
 		}
 	}
+}
+
+// quantileText is one figure of q, or "–" when q has no value.
+func quantileText(q analysis.Quantiles, v time.Duration) string {
+	if q.Count == 0 {
+		return "–"
+	}
+	return dur(v)
 }

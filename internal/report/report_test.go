@@ -114,3 +114,20 @@ func TestFormatting(t *testing.T) {
 		}
 	}
 }
+
+// Byte rates read in bytes; from 1 Gbps up also in bits, as links are rated.
+func TestBytesPS(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		want string
+	}{
+		{0, "0 B/s"},
+		{5.56 * (1 << 20), "5.56 MiB/s"},
+		{1e9/8 - 1, "119 MiB/s"},
+		{1.48 * (1 << 30), "1.48 GiB/s (12.7 Gbps)"},
+	} {
+		if got := bytesPS(c.v); got != c.want {
+			t.Errorf("bytesPS(%g) = %q, want %q", c.v, got, c.want)
+		}
+	}
+}
