@@ -30,6 +30,16 @@ type TShirtRow struct {
 	NoCPULimit    bool
 	MemoryRequest Quantity
 	MemoryLimit   Quantity
+	// The VPA recommender's lower and upper bounds around each request
+	// (Recommendation.Lower, Upper); zero for the other strategies, and
+	// in the total when any component has none.
+	CPULower, CPUUpper       Quantity
+	MemoryLower, MemoryUpper Quantity
+}
+
+// HasBounds reports whether the row carries VPA bounds.
+func (r TShirtRow) HasBounds() bool {
+	return !r.CPUUpper.IsZero() || !r.MemoryUpper.IsZero()
 }
 
 // TShirt is one size: a row per component, the total and the warnings of
@@ -42,11 +52,23 @@ type TShirt struct {
 	Warnings   []string
 }
 
+// HasBounds reports whether any component of the size carries VPA bounds.
+func (t TShirt) HasBounds() bool {
+	for _, r := range t.Components {
+		if r.HasBounds() {
+			return true
+		}
+	}
+	return false
+}
+
 // TShirtSizes builds one TShirt per profile, in order. A total is the sum of
 // the components' rounded figures; it is zero (no figure) when any
 // component lacks that figure, with a warning, because a partial total
 // reads as the whole system's need. The total CPU limit is zero with
-// NoCPULimit set when any component has no CPU limit.
+// NoCPULimit set when any component has no CPU limit. The total of a VPA
+// bound is the sum of the components' bounds, zero (without a warning:
+// bounds are reported, not applied) when any lacks one.
 func TShirtSizes(profiles []SizeProfile) []TShirt {
 	out := make([]TShirt, 0, len(profiles))
 	for _, p := range profiles {
@@ -60,6 +82,11 @@ func tshirt(p SizeProfile) TShirt {
 	t.Total = TShirtRow{Size: p.Size, Load: p.Load, Component: TotalComponent,
 		CPURequest: Quantity{Resource: ResourceCPU}, CPULimit: Quantity{Resource: ResourceCPU},
 		MemoryRequest: Quantity{Resource: ResourceMemory}, MemoryLimit: Quantity{Resource: ResourceMemory}}
+	bounds := []*Quantity{&t.Total.CPULower, &t.Total.CPUUpper, &t.Total.MemoryLower, &t.Total.MemoryUpper}
+	for i, r := range []Resource{ResourceCPU, ResourceCPU, ResourceMemory, ResourceMemory} {
+		*bounds[i] = Quantity{Resource: r}
+	}
+	partial := false
 	missing := map[string][]string{}
 	for i, sz := range p.Sizings {
 		if i == 0 {
@@ -69,8 +96,13 @@ func tshirt(p SizeProfile) TShirt {
 		}
 		row := TShirtRow{Size: p.Size, Load: p.Load, Component: sz.Component,
 			CPURequest: sz.CPU.Request, CPULimit: sz.CPU.Limit, NoCPULimit: sz.CPU.NoLimit,
-			MemoryRequest: sz.Memory.Request, MemoryLimit: sz.Memory.Limit}
+			MemoryRequest: sz.Memory.Request, MemoryLimit: sz.Memory.Limit,
+			CPULower: sz.CPU.Lower, CPUUpper: sz.CPU.Upper, MemoryLower: sz.Memory.Lower, MemoryUpper: sz.Memory.Upper}
 		t.Components = append(t.Components, row)
+		for j, q := range []Quantity{row.CPULower, row.CPUUpper, row.MemoryLower, row.MemoryUpper} {
+			partial = partial || q.IsZero()
+			bounds[j].Amount += q.Amount
+		}
 		t.Warnings = append(t.Warnings, sz.Warnings...)
 		t.Total.NoCPULimit = t.Total.NoCPULimit || row.NoCPULimit
 		for _, f := range []struct {
@@ -91,6 +123,11 @@ func tshirt(p SizeProfile) TShirt {
 		}
 	}
 	t.dropPartialTotals(missing)
+	if partial {
+		for _, q := range bounds {
+			q.Amount = 0
+		}
+	}
 	return t
 }
 

@@ -125,3 +125,57 @@ func TestTShirtPartialTotals(t *testing.T) {
 		t.Errorf("YAML:\n%s\nwant:\n%s", y, want)
 	}
 }
+
+// TestTShirtVPABounds: a vpa size carries each component's bounds and
+// their sum; a component without samples leaves the total without
+// bounds; other strategies have none.
+func TestTShirtVPABounds(t *testing.T) {
+	const gib = 1 << 30
+	// Constant samples: P50 = P90 = P95, so each bound equals the request.
+	// CPU 1.2 × 1.15 = 1.38 → 1400m (50m steps above a core); 0.16 × 1.15 =
+	// 0.184 → 190m; the total upper bound is 1590m.
+	ing, dis := sizeOf(t, "vpa", "ingester", 1.2, 6.4*gib, 100), sizeOf(t, "vpa", "distributor", 0.16, 60e6, 100)
+	x := TShirtSizes([]SizeProfile{{Size: "XS", Sizings: []Sizing{ing, dis}}})[0]
+	if !x.HasBounds() || !x.Total.HasBounds() {
+		t.Fatalf("no bounds: %+v", x)
+	}
+	r := x.Components[0]
+	if r.CPULower.String() != "1400m" || r.CPUUpper.String() != "1400m" || r.CPULower != r.CPURequest || r.MemoryUpper != r.MemoryRequest {
+		t.Errorf("ingester bounds %s–%s, %s–%s; requests %s, %s", r.CPULower, r.CPUUpper, r.MemoryLower, r.MemoryUpper, r.CPURequest, r.MemoryRequest)
+	}
+	if got, want := x.Total.CPUUpper.String(), "1590m"; got != want || x.Total.MemoryLower.Amount != ing.Memory.Lower.Amount+dis.Memory.Lower.Amount {
+		t.Errorf("total CPU upper %s, want %s; memory lower %v", got, want, x.Total.MemoryLower)
+	}
+	// Different lower and upper bounds: P50 0.5, P95 0.95 of 0.01 … 1.
+	spread, err := Size(SizingInput{Component: "q", CPU: scaledSeq(100, 0.01), Memory: scaledSeq(100, 1<<20)}, mustStrategy(t, "vpa"), DefaultSizingOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := TShirtSizes([]SizeProfile{{Size: "S", Sizings: []Sizing{spread, sizeOf(t, "vpa", "empty", 1, 1, 5)}}})[0]
+	if c := q.Components[0]; c.CPULower.String() != "580m" || c.CPURequest.String() != "1050m" || c.CPUUpper.String() != "1100m" {
+		t.Errorf("q: %s ≤ %s ≤ %s", c.CPULower, c.CPURequest, c.CPUUpper)
+	}
+	if !q.HasBounds() || q.Total.HasBounds() || !q.Total.CPULower.IsZero() {
+		t.Errorf("a total with a component lacking bounds: %+v", q.Total)
+	}
+	if p := TShirtSizes([]SizeProfile{{Size: "S", Sizings: []Sizing{sizeOf(t, "p99", "a", 1, gib, 100)}}})[0]; p.HasBounds() || p.Total.HasBounds() {
+		t.Errorf("p99 has bounds: %+v", p)
+	}
+}
+
+func scaledSeq(n int, f float64) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = float64(i+1) * f
+	}
+	return out
+}
+
+func mustStrategy(t *testing.T, name string) Strategy {
+	t.Helper()
+	s, err := ParseStrategy(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
