@@ -26,7 +26,7 @@ type RunComparison struct {
 // ComparisonGroup is the comparisons of one phase: the components that ran
 // in it and its workloads.
 type ComparisonGroup struct {
-	Name        string // e.g. "default / low"
+	Name        string // e.g. "Profile `low`": names in Markdown code marks
 	Comparisons []analysis.Comparison
 }
 
@@ -59,10 +59,12 @@ func CompareMarkdown(w io.Writer, c *RunComparison) error {
 	if len(c.OnlyB) > 0 {
 		fmt.Fprintf(b, "- Only in B, not compared: %s\n", codeList(c.OnlyB))
 	}
+	d := &doc{}
 	for _, g := range c.Groups {
-		heading(b, 2, "%s", g.Name)
-		comparisonTable(b, g.Comparisons, "A", "B")
+		d.heading(2, codeMarks(g.Name))
+		comparisonTable(d, g.Comparisons, "A", "B")
 	}
+	d.markdown(b)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -84,11 +86,11 @@ func compareMethod(na, nb int) string {
 	return fmt.Sprintf("B / A of the mean over %d and %d runs of each run's figure, with Fieller's 95 %% interval", na, nb)
 }
 
-// comparisonTable writes one row per comparison; the verdict names B as
-// labelB ("B uses x1.7 less CPU").
-func comparisonTable(b *strings.Builder, cs []analysis.Comparison, labelA, labelB string) {
-	fmt.Fprintf(b, "| Subject | Figure | %s | %s | %s / %s | 95 %% CI | Verdict |\n", labelA, labelB, labelB, labelA)
-	b.WriteString("|---|---|---:|---:|---:|---:|---|\n")
+// comparisonTable adds a table of a row per comparison and their
+// warnings; the verdict names B as labelB ("B uses x1.7 less CPU").
+func comparisonTable(d *doc, cs []analysis.Comparison, labelA, labelB string) {
+	t := &table{Head: []string{"Subject", "Figure", labelA, labelB, labelB + " / " + labelA, "95 % CI", "Verdict"},
+		Right: []bool{false, false, true, true, true, true, false}}
 	var ws []string
 	for _, c := range cs {
 		r := c.Ratio
@@ -96,13 +98,14 @@ func comparisonTable(b *strings.Builder, cs []analysis.Comparison, labelA, label
 		if !math.IsNaN(r.Low) && !math.IsNaN(r.High) {
 			ci = ratioText(r.Low) + "–" + ratioText(r.High)
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", c.Subject, c.What, figureText(r.A, c.Unit),
-			figureText(r.B, c.Unit), ratioText(r.Value), ci, verdictText(c, labelB))
+		t.Rows = append(t.Rows, []string{c.Subject, c.What, figureText(r.A, c.Unit), figureText(r.B, c.Unit),
+			ratioText(r.Value), ci, verdictText(c, labelB)})
 		for _, warn := range r.Warnings {
 			ws = append(ws, fmt.Sprintf("%s %s: %s", c.Subject, c.What, warn))
 		}
 	}
-	warnings(b, ws)
+	d.table(t)
+	d.warnings(ws)
 }
 
 // verdictText is the comparison in the seeds' words: "B uses x1.7 less
@@ -146,25 +149,24 @@ func figureText(v float64, unit string) string {
 	return fmt.Sprintf("%.4g %s", v, unit)
 }
 
-// markdownSideBySide writes the side-by-side comparisons of a cell.
-func markdownSideBySide(b *strings.Builder, c *Cell, level int) {
+// sideBySideSection is the side-by-side comparisons of a cell.
+func sideBySideSection(d *doc, c *Cell, level int) {
 	for _, s := range c.SideBySide {
-		heading(b, level, "Side by side: `%s` against `%s`", s.B, s.A)
-		fmt.Fprintf(b, "The two ran at the same time, on the same machine and the same load: %s / %s of the means of each window's samples "+
+		d.heading(level, fmt.Sprintf("Side by side: %s against %s", code(s.B), code(s.A)))
+		d.paraf("The two ran at the same time, on the same machine and the same load: %s / %s of the means of each window's samples "+
 			"(resources every sample, rates every interval) and of the latency quantiles, with 95 %% intervals by block bootstrap over time; "+
-			"a difference under %.0f %% is shown as ~, since the interval sees only the variation within this run.\n", s.B, s.A, 100*analysis.MinRunEffect)
-		if len(s.Notes) > 0 {
-			b.WriteString("\n")
-		}
+			"a difference under %.0f %% is shown as ~, since the interval sees only the variation within this run.", s.B, s.A, 100*analysis.MinRunEffect)
+		var notes []item
 		for _, n := range s.Notes {
-			fmt.Fprintf(b, "- Note: %s\n", mdEscape(n))
+			notes = append(notes, item{text: "Note: " + n})
 		}
+		d.list(notes...)
 		if len(s.Groups) == 0 {
-			b.WriteString("\nNothing to compare: neither side has samples or workloads in any profile of this cell.\n")
+			d.para("Nothing to compare: neither side has samples or workloads in any profile of this cell.")
 		}
 		for _, g := range s.Groups {
-			heading(b, level+1, "%s", g.Name)
-			comparisonTable(b, g.Comparisons, s.A, s.B)
+			d.heading(level+1, codeMarks(g.Name))
+			comparisonTable(d, g.Comparisons, s.A, s.B)
 		}
 	}
 }

@@ -75,31 +75,42 @@ func (n *DriverNotes) checks() []Check {
 	return n.Checks
 }
 
-// markdownDriver writes a workload's driver facts and read-back checks as
-// sections at level.
+// markdownDriver writes a workload's driver facts and read-back checks
+// (driverSection).
 func markdownDriver(b *strings.Builder, n *DriverNotes, level int) {
+	d := &doc{}
+	driverSection(d, n, level)
+	d.markdown(b)
+}
+
+// driverSection is a workload's driver facts and read-back checks as
+// sections at level.
+func driverSection(d *doc, n *DriverNotes, level int) {
 	if n == nil {
 		return
 	}
 	if len(n.Facts) > 0 {
-		heading(b, level, "Driver facts")
+		d.heading(level, "Driver facts")
+		var facts []item
 		for _, f := range n.Facts {
-			fmt.Fprintf(b, "- %s: %s\n", f.Name, mdEscape(f.Value))
+			facts = append(facts, item{text: f.Name + ": " + f.Value})
 		}
+		d.list(facts...)
 	}
 	if len(n.Checks) == 0 {
 		return
 	}
-	heading(b, level, "Read-back checks")
-	b.WriteString("| Check | Expected | Found | Result | Note |\n|---|---:|---:|---|---|\n")
+	d.heading(level, "Read-back checks")
+	t := &table{Head: []string{"Check", "Expected", "Found", "Result", "Note"}, Right: []bool{false, true, true, false, false}}
 	for _, c := range n.Checks {
 		result := "ok"
 		if c.Lost {
-			result = "**LOST** " + amount(c.Shortfall(), c.Unit)
+			result = strong("LOST") + " " + amount(c.Shortfall(), c.Unit)
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", mdEscape(c.Name), amount(c.Expected, c.Unit),
-			amount(c.Found, c.Unit), result, mdEscape(strings.ReplaceAll(c.Note, "\n", " ")))
+		t.Rows = append(t.Rows, []string{c.Name, amount(c.Expected, c.Unit), amount(c.Found, c.Unit), result, strings.ReplaceAll(c.Note, "\n", " ")})
+		t.Fail = append(t.Fail, c.Lost)
 	}
+	d.table(t)
 }
 
 // terminalDriver writes a line per read-back check of each workload.

@@ -25,7 +25,9 @@ func SizesMarkdown(w io.Writer, r *Run) error {
 			heading(b, 2, "Cell `%s`", cellLabel(c))
 			level = 3
 		}
-		markdownSizes(b, c, level, false)
+		d := &doc{}
+		sizesSection(d, c, level, false)
+		d.markdown(b)
 	}
 	if !any {
 		b.WriteString("\nNo cell has resource samples of the system under test to size from.\n")

@@ -8,47 +8,46 @@ import (
 	"github.com/perflab/perflab/internal/analysis"
 )
 
-// markdownSizes writes the suggested t-shirt sizes: one table of every
-// size's components and total, then per size its Kubernetes resources;
-// withFiles names the file of the run directory that holds each size.
-func markdownSizes(b *strings.Builder, c *Cell, level int, withFiles bool) {
+// sizesSection is the suggested t-shirt sizes: one table of every size's
+// components and total, then per size its Kubernetes resources; withFiles
+// names the file of the run directory that holds each size.
+func sizesSection(d *doc, c *Cell, level int, withFiles bool) {
 	in := c.Insights
-	heading(b, level, "Suggested sizes")
-	fmt.Fprintf(b, "Strategy `%s`: %s", in.Strategy.Name, in.Strategy.Doc)
+	d.heading(level, "Suggested sizes")
+	rule := fmt.Sprintf("Strategy %s: %s", code(in.Strategy.Name), in.Strategy.Doc)
 	if s := in.Settings(); s != "" {
-		fmt.Fprintf(b, "; here %s", s)
+		rule += "; here " + s
 	}
-	b.WriteString(". Figures are rounded up to Kubernetes units; a size is named after its profile, and its load is what the profile's workloads achieved.\n\n")
-	b.WriteString("| Size | Load | Component | Memory request | Memory limit | CPU request | CPU limit |\n")
-	b.WriteString("|---|---|---|---:|---:|---:|---:|\n")
-	for _, t := range in.Sizes {
-		for i, r := range append(append([]analysis.TShirtRow{}, t.Components...), t.Total) {
+	d.para(rule + ". Figures are rounded up to Kubernetes units; a size is named after its profile, and its load is what the profile's workloads achieved.")
+	t := &table{Head: []string{"Size", "Load", "Component", "Memory request", "Memory limit", "CPU request", "CPU limit"},
+		Right: []bool{false, false, false, true, true, true, true}}
+	for _, ts := range in.Sizes {
+		for i, r := range append(append([]analysis.TShirtRow{}, ts.Components...), ts.Total) {
 			load, name := "", r.Component
 			if i == 0 {
-				load = mdEscape(t.Load)
+				load = ts.Load
 			}
 			if name == analysis.TotalComponent {
-				name = "**total**"
+				name = strong("total")
 			}
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", t.Size, load, name, qty(r.MemoryRequest),
-				qty(r.MemoryLimit), qty(r.CPURequest), cpuLimit(r))
+			t.Rows = append(t.Rows, []string{ts.Size, load, name, qty(r.MemoryRequest), qty(r.MemoryLimit), qty(r.CPURequest), cpuLimit(r)})
 		}
 	}
-	warnings(b, in.Warnings)
-	for _, t := range in.Sizes {
-		heading(b, level+1, "Size `%s` — %s", t.Size, t.Load)
-		y, err := t.YAML()
-		if err != nil {
-			fmt.Fprintf(b, "No YAML: %v\n", err)
+	d.table(t)
+	d.warnings(in.Warnings)
+	for _, ts := range in.Sizes {
+		d.heading(level+1, fmt.Sprintf("Size %s — %s", code(ts.Size), ts.Load))
+		if y, err := ts.YAML(); err != nil {
+			d.paraf("No YAML: %v", err)
 		} else {
-			fmt.Fprintf(b, "```yaml\n%s```\n", y)
+			d.code("yaml", string(y))
 		}
-		fmt.Fprintf(b, "\nTotal resources: %s.", totalText(t.Total))
+		total := fmt.Sprintf("Total resources: %s.", totalText(ts.Total))
 		if withFiles {
-			fmt.Fprintf(b, " The run directory holds this size as `%s`.", SizeFileName(c, t.Size))
+			total += fmt.Sprintf(" The run directory holds this size as %s.", code(SizeFileName(c, ts.Size)))
 		}
-		b.WriteString("\n")
-		warnings(b, t.Warnings)
+		d.para(total)
+		d.warnings(ts.Warnings)
 	}
 }
 
@@ -97,42 +96,42 @@ func totalText(r analysis.TShirtRow) string {
 	return "requests " + side(r.MemoryRequest, r.CPURequest, false) + "; limits " + side(r.MemoryLimit, r.CPULimit, r.NoCPULimit)
 }
 
-// markdownScaling writes how each component's P99 follows the load across
+// scalingSection is how each component's P99 follows the load across
 // the profiles; nothing with fewer than two profiles.
-func markdownScaling(b *strings.Builder, in *analysis.Insights, level int) {
+func scalingSection(d *doc, in *analysis.Insights, level int) {
 	if in.Scaling == nil {
 		return
 	}
-	heading(b, level, "Scaling")
+	d.heading(level, "Scaling")
 	unit := in.Load.Unit()
 	k, per := loadScale(unit, maxLoad(in.Loads))
-	fmt.Fprintf(b, "Each component's P99 against the load, the achieved %s of workload `%s`, by least squares over the profiles. "+
-		"R² below %.1f: not linear; a slope not significantly different from 0 at 95 %%: constant; a verdict needs %d profiles.\n\n",
-		unit, in.LoadWorkload, analysis.PoorFitR2, analysis.MinFitPoints)
+	d.paraf("Each component's P99 against the load, the achieved %s of workload %s, by least squares over the profiles. "+
+		"R² below %.1f: not linear; a slope not significantly different from 0 at 95 %%: constant; a verdict needs %d profiles.",
+		unit, code(in.LoadWorkload), analysis.PoorFitR2, analysis.MinFitPoints)
 	if in.LoadNote != "" {
-		fmt.Fprintf(b, "Load in bytes/s: %s.\n\n", in.LoadNote)
+		d.paraf("Load in bytes/s: %s.", in.LoadNote)
 	}
-	fmt.Fprintf(b, "| Component | Resource | Profiles | At no load | %s | R² | Verdict |\n", upperFirst(per))
-	b.WriteString("|---|---|---:|---:|---:|---:|---|\n")
+	t := &table{Head: []string{"Component", "Resource", "Profiles", "At no load", upperFirst(per), "R²", "Verdict"},
+		Right: []bool{false, false, true, true, true, true, false}}
 	var ws []string
 	for _, sc := range in.Scaling {
 		ws = append(ws, sc.Warnings...)
 		name := sc.Component
 		if name == analysis.TotalComponent {
-			name = "**total** (summed series)"
+			name = strong("total") + " (summed series)"
 		}
 		what, f := "memory", sizeText
 		if sc.Metric == analysis.MetricCPU {
 			what, f = "CPU", cores
 		}
 		if sc.Fit == nil {
-			fmt.Fprintf(b, "| %s | %s | %d | – | – | – | no fit |\n", name, what, len(sc.Points))
+			t.Rows = append(t.Rows, []string{name, what, fmt.Sprint(len(sc.Points)), "–", "–", "–", "no fit"})
 			continue
 		}
-		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s |\n", name, what, sc.Fit.N, f(sc.Fit.Intercept),
-			f(sc.Fit.Slope*k), r2Text(sc.Fit), sc.Verdict())
+		t.Rows = append(t.Rows, []string{name, what, fmt.Sprint(sc.Fit.N), f(sc.Fit.Intercept), f(sc.Fit.Slope * k), r2Text(sc.Fit), sc.Verdict()})
 	}
-	warnings(b, ws)
+	d.table(t)
+	d.warnings(ws)
 }
 
 // r2Text is a fit's R², or "–" with fewer than three points: a line
@@ -176,14 +175,16 @@ func upperFirst(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-// markdownObservations writes the statements the data supports.
-func markdownObservations(b *strings.Builder, in *analysis.Insights, level int) {
-	heading(b, level, "Observations")
+// observationsSection is the statements the data supports.
+func observationsSection(d *doc, in *analysis.Insights, level int) {
+	d.heading(level, "Observations")
 	if len(in.Observations) == 0 {
-		b.WriteString("None that the data supports: shares need two or more components, and statements on scaling need three or more profiles.\n")
+		d.para("None that the data supports: shares need two or more components, and statements on scaling need three or more profiles.")
 		return
 	}
-	for i, o := range in.Observations {
-		fmt.Fprintf(b, "%d. %s.\n", i+1, o.Text)
+	var texts []string
+	for _, o := range in.Observations {
+		texts = append(texts, o.Text+".")
 	}
+	d.ordered(texts)
 }

@@ -1,21 +1,28 @@
 package report
 
 import (
-	"time"
-
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
 )
 
-// markdownCellSummary writes, after a cell's phases, the sections of a
-// sizing report in its order: across the profiles (when there are two or
-// more) the test configuration, the resource consumption summary, resource
-// usage by component and the throughput achieved; then the suggested
-// sizes, the scaling fits, the observations, and the comparisons of
-// systems that ran side by side.
+// markdownCellSummary writes the sections of a sizing report that follow
+// a cell's phases (cellSummary).
 func markdownCellSummary(b *strings.Builder, c *Cell, level int) {
+	cellSummary(c, level, true).markdown(b)
+}
+
+// cellSummary is, after a cell's phases, the sections of a sizing report
+// in its order: across the profiles (when there are two or more) the test
+// configuration, the resource consumption summary, resource usage by
+// component and the throughput achieved; then the suggested sizes, the
+// scaling fits, the observations, and the comparisons of systems that ran
+// side by side. withFiles names the file of the run directory that holds
+// each size.
+func cellSummary(c *Cell, level int, withFiles bool) *doc {
+	d := &doc{}
 	var phases []*Phase
 	for _, p := range c.Phases {
 		if !p.Implicit {
@@ -23,23 +30,24 @@ func markdownCellSummary(b *strings.Builder, c *Cell, level int) {
 		}
 	}
 	if len(phases) >= 2 {
-		markdownTestConfiguration(b, phases, level)
-		markdownConsumptionSummary(b, phases, level)
-		markdownByComponent(b, phases, level)
-		markdownThroughputAchieved(b, phases, level)
+		testConfiguration(d, phases, level)
+		consumptionSummary(d, phases, level)
+		byComponent(d, phases, level)
+		throughputAchieved(d, phases, level)
 	}
 	if c.Insights != nil {
-		markdownSizes(b, c, level, true)
-		markdownScaling(b, c.Insights, level)
-		markdownObservations(b, c.Insights, level)
+		sizesSection(d, c, level, withFiles)
+		scalingSection(d, c.Insights, level)
+		observationsSection(d, c.Insights, level)
 	}
-	markdownSideBySide(b, c, level)
+	sideBySideSection(d, c, level)
+	return d
 }
 
-func markdownTestConfiguration(b *strings.Builder, phases []*Phase, level int) {
-	heading(b, level, "Test configuration")
-	b.WriteString("| Profile | Workload | Driver | Load model | Target | VUs (min/max) | Window |\n")
-	b.WriteString("|---|---|---|---|---:|---:|---:|\n")
+func testConfiguration(d *doc, phases []*Phase, level int) {
+	d.heading(level, "Test configuration")
+	t := &table{Head: []string{"Profile", "Workload", "Driver", "Load model", "Target", "VUs (min/max)", "Window"},
+		Right: []bool{false, false, false, false, true, true, true}}
 	for _, p := range phases {
 		for _, s := range p.Workloads {
 			w := s.Workload
@@ -50,29 +58,31 @@ func markdownTestConfiguration(b *strings.Builder, phases []*Phase, level int) {
 			if w.Model == "open" && w.TargetRate == 0 {
 				target = "stages"
 			}
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %.1f s |\n", p.Profile, w.DisplayName(), w.Driver, model, target, vus, s.Seconds)
+			t.Rows = append(t.Rows, []string{p.Profile, w.DisplayName(), w.Driver, model, target, vus, fmt.Sprintf("%.1f s", s.Seconds)})
 		}
 	}
+	d.table(t)
 }
 
-// markdownConsumptionSummary writes the total memory and CPU of each
-// profile: the figures of the components' summed series.
-func markdownConsumptionSummary(b *strings.Builder, phases []*Phase, level int) {
-	heading(b, level, "Resource consumption summary")
-	b.WriteString("Total of the system under test per profile: P99, Max and Avg of the components' summed series over each profile's window (the generator is not in it).\n\n")
-	b.WriteString("| Profile | Memory P99 | Memory Max | Memory Avg | CPU P99 | CPU Max | CPU Avg |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|\n")
+// consumptionSummary is the total memory and CPU of each profile: the
+// figures of the components' summed series.
+func consumptionSummary(d *doc, phases []*Phase, level int) {
+	d.heading(level, "Resource consumption summary")
+	d.para("Total of the system under test per profile: P99, Max and Avg of the components' summed series over each profile's window (the generator is not in it).")
+	t := &table{Head: []string{"Profile", "Memory P99", "Memory Max", "Memory Avg", "CPU P99", "CPU Max", "CPU Avg"},
+		Right: []bool{false, true, true, true, true, true, true}}
 	for _, p := range phases {
 		r := p.Resources
 		if r == nil || r.Ticks == 0 || r.Memory.Components+r.CPU.Components == 0 {
-			fmt.Fprintf(b, "| %s | – | – | – | – | – | – |\n", p.Profile)
+			t.Rows = append(t.Rows, []string{p.Profile, "–", "–", "–", "–", "–", "–"})
 			continue
 		}
 		m, c := r.Memory.Summed, r.CPU.Summed
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", p.Profile,
+		t.Rows = append(t.Rows, []string{p.Profile,
 			p99Text(m, sizeText), statText(m.N, m.Max, sizeText), statText(m.N, m.Avg, sizeText),
-			p99Text(c, cores), statText(c.N, c.Max, cores), statText(c.N, c.Avg, cores))
+			p99Text(c, cores), statText(c.N, c.Max, cores), statText(c.N, c.Avg, cores)})
 	}
+	d.table(t)
 }
 
 func cores(v float64) string { return num3(v) + " cores" }
@@ -84,29 +94,29 @@ func statText(n int, v float64, f func(float64) string) string {
 	return f(v)
 }
 
-// markdownByComponent writes each component's memory and CPU P99 with a
-// column per profile.
-func markdownByComponent(b *strings.Builder, phases []*Phase, level int) {
+// byComponent is each component's memory and CPU P99 with a column per
+// profile.
+func byComponent(d *doc, phases []*Phase, level int) {
 	names := componentNames(phases)
 	if len(names) == 0 {
 		return
 	}
-	heading(b, level, "Resource usage by component (P99)")
-	b.WriteString("Each component's P99 over each profile's window.\n")
+	d.heading(level, "Resource usage by component (P99)")
+	d.para("Each component's P99 over each profile's window.")
 	for _, rs := range []resource{memoryResource, cpuResource} {
-		heading(b, level+1, "%s", rs.title)
-		header := []string{"Component"}
+		d.heading(level+1, rs.title)
+		t := &table{Head: []string{"Component"}, Right: []bool{false}}
 		for _, p := range phases {
-			header = append(header, p.Profile)
+			t.Head, t.Right = append(t.Head, p.Profile), append(t.Right, true)
 		}
-		fmt.Fprintf(b, "| %s |\n|---|%s\n", strings.Join(header, " | "), strings.Repeat("---:|", len(phases)))
 		for _, name := range names {
 			row := []string{name}
 			for _, p := range phases {
 				row = append(row, componentP99(p.Resources, name, rs))
 			}
-			fmt.Fprintf(b, "| %s |\n", strings.Join(row, " | "))
+			t.Rows = append(t.Rows, row)
 		}
+		d.table(t)
 	}
 }
 
@@ -143,13 +153,13 @@ func componentP99(r *analysis.Resources, name string, rs resource) string {
 	return "–"
 }
 
-// markdownThroughputAchieved writes each workload's achieved rate per
-// profile against its target, with the bytes it moved and its latency
-// (every operation together): the results table of the seeds.
-func markdownThroughputAchieved(b *strings.Builder, phases []*Phase, level int) {
-	heading(b, level, "Throughput achieved")
-	b.WriteString("| Profile | Workload | Rate | Target | Success | Received/s | Sent/s | p50 | p99 | TTFB p50 | Requests in window |\n")
-	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+// throughputAchieved is each workload's achieved rate per profile against
+// its target, with the bytes it moved and its latency (every operation
+// together): the results table of the seeds.
+func throughputAchieved(d *doc, phases []*Phase, level int) {
+	d.heading(level, "Throughput achieved")
+	t := &table{Head: []string{"Profile", "Workload", "Rate", "Target", "Success", "Received/s", "Sent/s", "p50", "p99", "TTFB p50", "Requests in window"},
+		Right: []bool{false, false, true, true, true, true, true, true, true, true, true}}
 	for _, p := range phases {
 		for _, s := range p.Workloads {
 			var ok int64
@@ -161,11 +171,12 @@ func markdownThroughputAchieved(b *strings.Builder, phases []*Phase, level int) 
 			if s.Workload.TargetRate > 0 {
 				target = rateText(s.Workload.TargetRate)
 			}
-			fmt.Fprintf(b, "| %s | %s | %.1f/s | %s | %s | %s | %s | %s | %s | %s | %d |\n", p.Profile, s.Workload.DisplayName(), s.Rate, target,
+			t.Rows = append(t.Rows, []string{p.Profile, s.Workload.DisplayName(), fmt.Sprintf("%.1f/s", s.Rate), target,
 				pct(float64(ok), float64(s.Requests)), bytesPS(recv), bytesPS(sent),
-				quantileText(s.Latency, s.Latency.P50), quantileText(s.Latency, s.Latency.P99), quantileText(s.TTFB, s.TTFB.P50), s.Requests)
+				quantileText(s.Latency, s.Latency.P50), quantileText(s.Latency, s.Latency.P99), quantileText(s.TTFB, s.TTFB.P50), fmt.Sprint(s.Requests)})
 		}
 	}
+	d.table(t)
 }
 
 // quantileText is one figure of q, or "–" when q has no value.

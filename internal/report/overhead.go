@@ -8,73 +8,79 @@ import (
 	"github.com/perflab/perflab/internal/analysis"
 )
 
-// markdownOverheads writes the "Gateway overhead" section: for every
-// workload that ran straight to an upstream and through a gateway, a table
-// in the shape of the Bifrost report's headline (success rate, sizes,
-// latency, peak memory, overhead). Nothing when there is none.
+// markdownOverheads writes the "Gateway overhead" section (overheadSection).
 func markdownOverheads(b *strings.Builder, ovs []*analysis.Overhead) {
+	d := &doc{}
+	overheadSection(d, ovs)
+	d.markdown(b)
+}
+
+// overheadSection is the "Gateway overhead" section: for every workload
+// that ran straight to an upstream and through a gateway, a table in the
+// shape of the Bifrost report's headline (success rate, sizes, latency,
+// peak memory, overhead). Nothing when there is none.
+func overheadSection(d *doc, ovs []*analysis.Overhead) {
 	if len(ovs) == 0 {
 		return
 	}
-	heading(b, 2, "Gateway overhead")
-	b.WriteString("Each workload below ran the same load straight to the upstream and through the gateway, every other request each way, in the same run; ")
-	b.WriteString("the overhead is the latency through the gateway minus the latency straight to the upstream, at each quantile, with its 95 % interval (`~`: the interval includes 0). ")
-	b.WriteString("The interval covers the variation within this run; runs on a busy machine also vary from one to the next, which only repeating the run shows.\n")
+	d.heading(2, "Gateway overhead")
+	d.para("Each workload below ran the same load straight to the upstream and through the gateway, every other request each way, in the same run; " +
+		"the overhead is the latency through the gateway minus the latency straight to the upstream, at each quantile, with its 95 % interval (" + code("~") + ": the interval includes 0). " +
+		"The interval covers the variation within this run; runs on a busy machine also vary from one to the next, which only repeating the run shows.")
 	for _, ov := range ovs {
-		markdownOverhead(b, ov)
+		overheadWorkload(d, ov)
 	}
 }
 
-func markdownOverhead(b *strings.Builder, ov *analysis.Overhead) {
-	heading(b, 3, "%s", overheadTitle(ov))
-	d, g := ov.Direct, ov.Gateway
-	fmt.Fprintf(b, "- Operations: `%s` and `%s`; window %.1f s (%d intervals); latency from each arrival's intended start\n",
-		d.Op, g.Op, ov.Window.End.Sub(ov.Window.Start).Seconds(), ov.Intervals)
+func overheadWorkload(d *doc, ov *analysis.Overhead) {
+	d.heading(3, overheadTitle(ov))
+	dr, g := ov.Direct, ov.Gateway
+	facts := []item{{text: fmt.Sprintf("Operations: %s and %s; window %.1f s (%d intervals); latency from each arrival's intended start",
+		code(dr.Op), code(g.Op), ov.Window.End.Sub(ov.Window.Start).Seconds(), ov.Intervals)}}
 	if len(ov.Added) > 0 {
-		fmt.Fprintf(b, "- Histogram resolution near the p%s latencies: %s (differences move in steps of about it)\n",
-			quantileLabel(ov.Added[0].Quantile), dur(ov.Added[0].Resolution))
+		facts = append(facts, item{text: fmt.Sprintf("Histogram resolution near the p%s latencies: %s (differences move in steps of about it)",
+			quantileLabel(ov.Added[0].Quantile), dur(ov.Added[0].Resolution))})
 	}
-	for _, w := range ov.Warnings {
-		fmt.Fprintf(b, "- **Warning:** %s\n", w)
-	}
-	b.WriteString("\n| Metric | Direct | Through the gateway | Gateway overhead |\n|---|---:|---:|---:|\n")
-	fmt.Fprintf(b, "| Requests | %d | %d | |\n", d.Requests, g.Requests)
-	fmt.Fprintf(b, "| Success rate | %s | %s | |\n", pct(float64(d.OK), float64(d.Requests)), pct(float64(g.OK), float64(g.Requests)))
-	fmt.Fprintf(b, "| Average request size | %s | %s | |\n", sizeText(d.RequestBytes), sizeText(g.RequestBytes))
-	fmt.Fprintf(b, "| Average response size | %s | %s | |\n", sizeText(d.ResponseBytes), sizeText(g.ResponseBytes))
-	fmt.Fprintf(b, "| Average latency | %s | %s | |\n", dur(d.Latency.Mean), dur(g.Latency.Mean))
+	d.list(append(facts, warningItems(ov.Warnings)...)...)
+	t := &table{Head: []string{"Metric", "Direct", "Through the gateway", "Gateway overhead"}, Right: []bool{false, true, true, true}}
+	t.Rows = append(t.Rows, []string{"Requests", fmt.Sprint(dr.Requests), fmt.Sprint(g.Requests), ""},
+		[]string{"Success rate", pct(float64(dr.OK), float64(dr.Requests)), pct(float64(g.OK), float64(g.Requests)), ""},
+		[]string{"Average request size", sizeText(dr.RequestBytes), sizeText(g.RequestBytes), ""},
+		[]string{"Average response size", sizeText(dr.ResponseBytes), sizeText(g.ResponseBytes), ""},
+		[]string{"Average latency", dur(dr.Latency.Mean), dur(g.Latency.Mean), ""})
 	for _, a := range ov.Added {
-		fmt.Fprintf(b, "| p%s latency | %s | %s | %s |\n", quantileLabel(a.Quantile), dur(a.Direct), dur(a.Gateway), addedText(a))
+		t.Rows = append(t.Rows, []string{"p" + quantileLabel(a.Quantile) + " latency", dur(a.Direct), dur(a.Gateway), addedText(a)})
 	}
 	comp := "gateway"
 	if ov.Component != "" {
-		comp = "`" + ov.Component + "`"
+		comp = code(ov.Component)
 	}
 	if ov.HasResources {
-		fmt.Fprintf(b, "| Peak memory of %s | | %s | |\n", comp, memoryText(ov))
-		fmt.Fprintf(b, "| CPU P99 of %s (cores) | | %s | |\n", comp, cpuText(ov))
+		t.Rows = append(t.Rows, []string{"Peak memory of " + comp, "", memoryText(ov), ""},
+			[]string{"CPU P99 of " + comp + " (cores)", "", cpuText(ov), ""})
 	}
+	d.table(t)
 	if len(ov.Added) > 0 {
 		a := ov.Added[0]
-		fmt.Fprintf(b, "\n**Gateway overhead at p%s: %s**\n", quantileLabel(a.Quantile), addedText(a))
+		d.para(strong(fmt.Sprintf("Gateway overhead at p%s: %s", quantileLabel(a.Quantile), addedText(a))))
 	}
-	fmt.Fprintf(b, "\nInterval: %s.", ov.Method)
+	interval := fmt.Sprintf("Interval: %s.", ov.Method)
 	if ov.HasResources {
-		fmt.Fprintf(b, " Peak memory is the maximum of %s, CPU the P99 of %s, over the phase's resource window.",
+		interval += fmt.Sprintf(" Peak memory is the maximum of %s, CPU the P99 of %s, over the phase's resource window.",
 			dash(ov.MemoryMetric), dash(ov.CPUMetric))
 	}
-	b.WriteString("\n")
+	d.para(interval)
 }
 
 // overheadTitle names the workload with its profile and cell.
 func overheadTitle(ov *analysis.Overhead) string {
 	w := ov.Workload
-	s := fmt.Sprintf("Workload `%s`", w.DisplayName())
+	s := "Workload " + code(w.DisplayName())
 	if w.Profile != "" {
-		s += fmt.Sprintf(", profile `%s`", w.Profile)
+		s += ", profile " + code(w.Profile)
 	}
 	if ov.Component != "" {
-		s += fmt.Sprintf(", gateway `%s`", ov.Component)
+		s += ", gateway " + code(ov.Component)
 	}
 	return s
 }

@@ -63,7 +63,7 @@ func searchResult(s *Search) string {
 	case s.Sustained == 0:
 		return fmt.Sprintf("no sustainable rate: the first step, %s, did not pass", rateText(s.Steps[0].Rate))
 	}
-	r := fmt.Sprintf("highest sustainable rate **%s**", rateText(s.Sustained))
+	r := "highest sustainable rate " + strong(rateText(s.Sustained))
 	if s.Failed > 0 {
 		r += fmt.Sprintf(" (%s did not pass; the capacity lies between, within %.0f %%)", rateText(s.Failed), 100*(s.Failed-s.Sustained)/s.Sustained)
 	}
@@ -128,42 +128,66 @@ func stepsText(s *Search) string {
 func SearchMarkdown(w io.Writer, s *Search) error {
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "# Capacity search `%s`\n\n", s.Plan)
-	b.WriteString("| | |\n|---|---|\n")
-	fmt.Fprintf(b, "| Result | %s |\n", searchResult(s))
-	fmt.Fprintf(b, "| Limit | %s |\n", mdEscape(searchLimit(s)))
-	fmt.Fprintf(b, "| Knee | %s |\n", kneeText(s))
-	var gates []string
-	for _, g := range s.Gates {
-		gates = append(gates, "`"+mdEscape(g)+"`")
-	}
-	fmt.Fprintf(b, "| SLO | %s, each judged over the step's steady-state window; a step passes when every gate passes and it achieved 95 %% of its rate |\n", strings.Join(gates, ", "))
-	fmt.Fprintf(b, "| Workload | `%s` of profile `%s` → `%s` |\n", s.Workload, s.Profile, mdEscape(s.Target))
-	fmt.Fprintf(b, "| Steps | %s |\n", stepsText(s))
-	if s.Command != "" {
-		fmt.Fprintf(b, "| Command | `%s` |\n", s.Command)
-	}
-	fmt.Fprintf(b, "| Run | `%s`: report.md has every step's figures, components and resources |\n", s.Dir)
-	heading(b, 2, "Steps")
-	b.WriteString("| # | Rate | Achieved | p50 | p99 | Errors | Dropped | Verdict | Why not |\n")
-	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
-	for _, st := range s.Steps {
-		verdict := "pass"
-		if !st.Pass {
-			verdict = "**fail**"
-		}
-		kind := ""
-		if st.Bisect {
-			kind = " (bisect)"
-		}
-		fmt.Fprintf(b, "| %d%s | %s | %.1f/s | %s | %s | %s | %d | %s | %s |\n", st.N, kind, rateText(st.Rate), st.Achieved,
-			dur(st.P50), dur(st.P99), pct(st.ErrorRate, 1), st.Dropped, verdict, mdEscape(dash(st.Why)))
-	}
+	d := &doc{}
+	searchFacts(d, s, false)
+	searchSteps(d, s, 2)
+	d.markdown(b)
 	if s.Resources != nil {
 		heading(b, 2, "Resources at %s", rateText(s.Sustained))
 		markdownResources(b, s.Resources, 3)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// searchSection is the search as a section of its run's report, whose
+// phases hold every step's figures and resources.
+func searchSection(d *doc, s *Search, level int) {
+	d.heading(level, "Capacity search "+code(s.Plan))
+	searchFacts(d, s, true)
+	searchSteps(d, s, level+1)
+}
+
+// searchFacts is the result, the limit, the knee and how the search ran;
+// inRun leaves out where the run's report is.
+func searchFacts(d *doc, s *Search, inRun bool) {
+	t := &table{Facts: true}
+	var gates []string
+	for _, g := range s.Gates {
+		gates = append(gates, code(g))
+	}
+	t.Rows = append(t.Rows, []string{"Result", searchResult(s)}, []string{"Limit", searchLimit(s)}, []string{"Knee", kneeText(s)},
+		[]string{"SLO", strings.Join(gates, ", ") + ", each judged over the step's steady-state window; a step passes when every gate passes and it achieved 95 % of its rate"},
+		[]string{"Workload", fmt.Sprintf("%s of profile %s → %s", code(s.Workload), code(s.Profile), code(s.Target))},
+		[]string{"Steps", stepsText(s)})
+	if s.Command != "" {
+		t.Rows = append(t.Rows, []string{"Command", code(s.Command)})
+	}
+	if !inRun {
+		t.Rows = append(t.Rows, []string{"Run", code(s.Dir) + ": report.md has every step's figures, components and resources"})
+	}
+	d.table(t)
+}
+
+// searchSteps is the table of steps.
+func searchSteps(d *doc, s *Search, level int) {
+	d.heading(level, "Steps")
+	t := &table{Head: []string{"#", "Rate", "Achieved", "p50", "p99", "Errors", "Dropped", "Verdict", "Why not"},
+		Right: []bool{true, true, true, true, true, true, true, false, false}}
+	for _, st := range s.Steps {
+		verdict := "pass"
+		if !st.Pass {
+			verdict = strong("fail")
+		}
+		n := fmt.Sprint(st.N)
+		if st.Bisect {
+			n += " (bisect)"
+		}
+		t.Rows = append(t.Rows, []string{n, rateText(st.Rate), fmt.Sprintf("%.1f/s", st.Achieved), dur(st.P50), dur(st.P99),
+			pct(st.ErrorRate, 1), fmt.Sprint(st.Dropped), verdict, dash(st.Why)})
+		t.Fail = append(t.Fail, !st.Pass)
+	}
+	d.table(t)
 }
 
 // SearchTerminal writes the search's summary for the terminal.
@@ -181,7 +205,7 @@ func SearchTerminal(w io.Writer, s *Search) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nresult: %s\n", strings.ReplaceAll(searchResult(s), "**", ""))
+	fmt.Fprintf(w, "\nresult: %s\n", unmarked(searchResult(s)))
 	fmt.Fprintf(w, "limit:  %s\n", searchLimit(s))
 	fmt.Fprintf(w, "knee:   %s\n", kneeText(s))
 	if s.Resources != nil {
