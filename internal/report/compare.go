@@ -151,8 +151,8 @@ func figureText(v float64, unit string) string {
 
 // sideBySideSection is the side-by-side comparisons of a cell.
 func sideBySideSection(d *doc, c *Cell, level int) {
-	for _, s := range c.SideBySide {
-		d.heading(level, fmt.Sprintf("Side by side: %s against %s", code(s.B), code(s.A)))
+	for i, s := range c.SideBySide {
+		d.headingID(level, fmt.Sprintf("cell%d-side-by-side%d", c.Index, i), fmt.Sprintf("Side by side: %s against %s", code(s.B), code(s.A)))
 		d.paraf("The two ran at the same time, on the same machine and the same load: %s / %s of the means of each window's samples "+
 			"(resources every sample, rates every interval) and of the latency quantiles, with 95 %% intervals by block bootstrap over time; "+
 			"a difference under %.0f %% is shown as ~, since the interval sees only the variation within this run.", s.B, s.A, 100*analysis.MinRunEffect)

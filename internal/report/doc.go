@@ -29,6 +29,7 @@ const (
 type block struct {
 	kind  blockKind
 	level int    // of a heading: 2 is "##" and <h2>
+	id    string // of a heading: its anchor in HTML; "" for none
 	text  string // of a heading, a paragraph or a code block
 	lang  string // of a code block
 	items []item // of a list
@@ -78,8 +79,23 @@ func unmarked(s string) string {
 	return strings.NewReplacer(markStrong, "", markCode, "").Replace(s)
 }
 
-func (d *doc) heading(level int, text string) {
-	d.blocks = append(d.blocks, block{kind: blockHeading, level: level, text: text})
+func (d *doc) heading(level int, text string) { d.headingID(level, "", text) }
+
+// headingID adds a heading with an anchor, which the HTML page's table of
+// contents links.
+func (d *doc) headingID(level int, id, text string) {
+	d.blocks = append(d.blocks, block{kind: blockHeading, level: level, id: id, text: text})
+}
+
+// anchors are the headings of d that have an anchor.
+func (d *doc) anchors() []htmlLink {
+	var out []htmlLink
+	for _, bl := range d.blocks {
+		if bl.kind == blockHeading && bl.id != "" {
+			out = append(out, htmlLink{ID: bl.id, Text: unmarked(bl.text)})
+		}
+	}
+	return out
 }
 
 func (d *doc) para(text string) { d.blocks = append(d.blocks, block{kind: blockPara, text: text}) }
@@ -200,8 +216,11 @@ func (d *doc) html(b *strings.Builder) {
 	for _, bl := range d.blocks {
 		switch bl.kind {
 		case blockHeading:
-			l := min(max(bl.level, 1), 6)
-			fmt.Fprintf(b, "<h%d>%s</h%d>\n", l, markedHTML(bl.text), l)
+			l, id := min(max(bl.level, 1), 6), ""
+			if bl.id != "" {
+				id = fmt.Sprintf(` id="%s"`, html.EscapeString(bl.id))
+			}
+			fmt.Fprintf(b, "<h%d%s>%s</h%d>\n", l, id, markedHTML(bl.text), l)
 		case blockPara:
 			fmt.Fprintf(b, "<p>%s</p>\n", markedHTML(bl.text))
 		case blockList, blockOrdered:

@@ -14,37 +14,40 @@ import (
 //go:embed html.tmpl
 var htmlText string
 
-// htmlTemplate is the page: html/template escapes every figure and name.
+// htmlTemplate is the page: html/template escapes every figure and name;
+// tables and docs escape their own (table.html, doc.html).
 var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
-	"on": func(flags []bool, i int) bool { return i < len(flags) && flags[i] },
+	"table": func(t *table) template.HTML {
+		var b strings.Builder
+		t.html(&b)
+		return template.HTML(b.String())
+	},
 }).Parse(htmlText))
 
 // htmlPage is what the template renders.
 type htmlPage struct {
 	Title       string
 	Facts       [][2]string
+	Nav         []htmlLink
 	SLOHeadline string
-	SLO         *htmlTable
-	Matrix      *htmlTable
+	SLO         *table
+	Search      template.HTML // the capacity search, when the run is one
+	Matrix      *table
 	MatrixNotes []string
+	Overhead    template.HTML // the Gateway overhead section
 	Cells       []htmlCell
 }
 
-// htmlTable is a table of text cells; Right marks the columns of figures.
-type htmlTable struct {
-	Title string
-	Head  []string
-	Right []bool
-	Rows  [][]string
-	Fail  []bool // rows to mark as failed
-	Note  string
-}
+// htmlLink is an entry of the page's table of contents.
+type htmlLink struct{ ID, Text string }
 
 type htmlCell struct {
 	Heading    string
-	Facts      []string
-	Components *htmlTable
+	Facts      []template.HTML
+	Components *table
 	Phases     []htmlPhase
+	Summary    template.HTML // the sections after the phases: sizes, scaling, observations, side by side
+	Links      []htmlLink    // the anchors of Summary
 }
 
 type htmlPhase struct {
@@ -65,20 +68,22 @@ type htmlWorkload struct {
 	Heading  string
 	Facts    []string
 	Warnings []string
-	Tables   []*htmlTable
+	Tables   []*table
 	NoErrors bool
+	Driver   template.HTML // the driver's facts and read-back checks
 }
 
 type htmlResources struct {
 	Heading  string
 	Warnings []string
 	Empty    bool
-	Tables   []*htmlTable
+	Tables   []*table
 }
 
-// HTML writes r as a self-contained HTML page: the tables of the Markdown
-// report and every chart (Charts) inline as SVG. It needs nothing from the
-// network to be viewed: no scripts, no fonts, no style sheets but its own.
+// HTML writes r as a self-contained HTML page: every section of the
+// Markdown report and every chart (Charts) inline as SVG. It needs nothing
+// from the network to be viewed: no scripts, no fonts, no style sheets but
+// its own.
 func HTML(w io.Writer, r *Run) error {
 	charts := r.Charts
 	if charts == nil {
@@ -107,9 +112,19 @@ func htmlPageOf(r *Run, charts []PhaseCharts) htmlPage {
 		pg.SLOHeadline = sloHeadline(r.SLO)
 		pg.SLO = htmlSLO(r.SLO)
 	}
+	if r.Search != nil {
+		d := &doc{}
+		searchSection(d, r.Search, 2)
+		pg.Search = docHTML(d)
+	}
 	matrix := r.isMatrix()
 	if matrix {
 		pg.Matrix, pg.MatrixNotes = htmlMatrix(r)
+	}
+	if len(r.Overheads) > 0 {
+		d := &doc{}
+		overheadSection(d, r.Overheads)
+		pg.Overhead = docHTML(d)
 	}
 	byPhase := map[*Phase]PhaseCharts{}
 	for _, pc := range charts {
@@ -118,11 +133,48 @@ func htmlPageOf(r *Run, charts []PhaseCharts) htmlPage {
 	for ci, c := range r.cells() {
 		pg.Cells = append(pg.Cells, htmlCellOf(ci, c, matrix, byPhase))
 	}
+	pg.Nav = htmlNav(pg)
 	return pg
 }
 
-func htmlSLO(gates []Gate) *htmlTable {
-	t := &htmlTable{Head: []string{"Gate", "Workload", "Measured", "Verdict", "From", "Note"},
+// htmlNav is the table of contents: the sections of the run, every
+// phase, and the headings after each cell's phases.
+func htmlNav(pg htmlPage) []htmlLink {
+	var nav []htmlLink
+	for _, s := range []struct {
+		on       bool
+		id, text string
+	}{{pg.SLO != nil, "slo", "SLO gates"}, {pg.Search != "", "search", "Capacity search"},
+		{pg.Matrix != nil, "matrix", "Matrix summary"}, {pg.Overhead != "", "gateway-overhead", "Gateway overhead"}} {
+		if s.on {
+			nav = append(nav, htmlLink{s.id, s.text})
+		}
+	}
+	matrix := pg.Matrix != nil
+	for _, c := range pg.Cells {
+		links := []htmlLink{}
+		for _, p := range c.Phases {
+			links = append(links, htmlLink{p.ID, p.Heading})
+		}
+		for _, l := range append(links, c.Links...) {
+			if matrix {
+				l.Text += " — " + c.Heading
+			}
+			nav = append(nav, l)
+		}
+	}
+	return nav
+}
+
+// docHTML renders d for the page.
+func docHTML(d *doc) template.HTML {
+	var b strings.Builder
+	d.html(&b)
+	return template.HTML(b.String())
+}
+
+func htmlSLO(gates []Gate) *table {
+	t := &table{Head: []string{"Gate", "Workload", "Measured", "Verdict", "From", "Note"},
 		Right: []bool{false, false, true, false, false, false}}
 	for _, g := range gates {
 		t.Rows = append(t.Rows, []string{g.Expr, gateWorkload(g), gateMeasured(g), gateState(g.State), g.Source, dash(g.Note)})
@@ -131,9 +183,9 @@ func htmlSLO(gates []Gate) *htmlTable {
 	return t
 }
 
-func htmlMatrix(r *Run) (*htmlTable, []string) {
+func htmlMatrix(r *Run) (*table, []string) {
 	names := varNames(r.cells())
-	t := &htmlTable{Head: append(append([]string{}, names...), "Profile", "Component", "Heap avg", "GC/min", "CPU P99 (cores)", "Memory P99"),
+	t := &table{Head: append(append([]string{}, names...), "Profile", "Component", "Heap avg", "GC/min", "CPU P99 (cores)", "Memory P99"),
 		Note: "Each phase's figures over its steady-state window: Go heap in use (average), GC cycles per minute (average), CPU and memory P99."}
 	t.Right = make([]bool, len(t.Head))
 	for i := len(names) + 2; i < len(t.Head); i++ {
@@ -165,27 +217,29 @@ func htmlCellOf(ci int, c *Cell, matrix bool, charts map[*Phase]PhaseCharts) htm
 	hc := htmlCell{}
 	if matrix {
 		hc.Heading = "Cell " + cellLabel(c)
-		var vs []string
-		for _, v := range c.Vars {
-			vs = append(vs, v.Name+" = "+v.Value)
+		for _, f := range cellFacts(c) {
+			hc.Facts = append(hc.Facts, template.HTML(markedHTML(f)))
 		}
-		if len(vs) > 0 {
-			hc.Facts = append(hc.Facts, "Variables: "+strings.Join(vs, ", "))
-		}
-		hc.Facts = append(hc.Facts, "State: "+cellStateText(c))
 	}
 	hc.Components = htmlComponents(c)
 	for pi, p := range c.Phases {
 		hc.Phases = append(hc.Phases, htmlPhaseOf(fmt.Sprintf("cell%d-phase%d", ci, pi), p, charts[p]))
 	}
+	level := 2
+	if matrix {
+		level = 3
+	}
+	if d := cellSummary(c, level, true); len(d.blocks) > 0 {
+		hc.Summary, hc.Links = docHTML(d), d.anchors()
+	}
 	return hc
 }
 
-func htmlComponents(c *Cell) *htmlTable {
+func htmlComponents(c *Cell) *table {
 	if len(c.Components) == 0 {
 		return nil
 	}
-	t := &htmlTable{Title: "Components", Head: []string{"Component", "Group", "Kind", "PID", "Metrics", "Data directories", "Exited during the run"},
+	t := &table{Title: "Components", Head: []string{"Component", "Group", "Kind", "PID", "Metrics", "Data directories", "Exited during the run"},
 		Right: []bool{false, false, false, true}}
 	for _, comp := range c.Components {
 		exited := "no"
@@ -220,7 +274,13 @@ func htmlPhaseOf(id string, p *Phase, pc PhaseCharts) htmlPhase {
 		hp.Charts = append(hp.Charts, htmlChart{ID: c.ID, Title: c.Title, SVG: template.HTML(c.InlineSVG())})
 	}
 	for _, s := range p.Workloads {
-		hp.Workloads = append(hp.Workloads, htmlWorkloadOf(s, p.Implicit))
+		hw := htmlWorkloadOf(s, p.Implicit)
+		d := &doc{}
+		driverSection(d, p.Drivers[s.Workload.Name], 5)
+		if len(d.blocks) > 0 {
+			hw.Driver = docHTML(d)
+		}
+		hp.Workloads = append(hp.Workloads, hw)
 	}
 	hp.Resources = htmlResourcesOf(p.Resources)
 	return hp
@@ -254,8 +314,8 @@ func htmlWorkloadOf(s *analysis.Summary, implicit bool) htmlWorkload {
 	return hw
 }
 
-func htmlThroughput(s *analysis.Summary) *htmlTable {
-	t := &htmlTable{Title: "Throughput", Head: []string{"Operation", "Requests", "Rate", "Target", "Success", "Received/s", "Sent/s"},
+func htmlThroughput(s *analysis.Summary) *table {
+	t := &table{Title: "Throughput", Head: []string{"Operation", "Requests", "Rate", "Target", "Success", "Received/s", "Sent/s"},
 		Right: []bool{false, true, true, true, true, true, true}}
 	for _, op := range s.Ops {
 		t.Rows = append(t.Rows, []string{op.Name, fmt.Sprint(op.Requests), fmt.Sprintf("%.1f/s", op.Rate), targetText(s.Workload, s, op),
@@ -264,8 +324,8 @@ func htmlThroughput(s *analysis.Summary) *htmlTable {
 	return t
 }
 
-func htmlLatency(s *analysis.Summary) *htmlTable {
-	t := &htmlTable{Title: "Latency", Head: []string{"Operation", "Measure", "p50", "p90", "p99", "p99.9", "max", "mean"},
+func htmlLatency(s *analysis.Summary) *table {
+	t := &table{Title: "Latency", Head: []string{"Operation", "Measure", "p50", "p90", "p99", "p99.9", "max", "mean"},
 		Right: []bool{false, false, true, true, true, true, true, true}}
 	for _, op := range s.Ops {
 		for _, m := range []struct {
@@ -281,8 +341,8 @@ func htmlLatency(s *analysis.Summary) *htmlTable {
 	return t
 }
 
-func htmlErrors(s *analysis.Summary) *htmlTable {
-	t := &htmlTable{Title: "Errors in the window", Head: []string{"Operation", "Class", "Count", "Share", "Sample"},
+func htmlErrors(s *analysis.Summary) *table {
+	t := &table{Title: "Errors in the window", Head: []string{"Operation", "Class", "Count", "Share", "Sample"},
 		Right: []bool{false, false, true, true, false}}
 	for _, op := range s.Ops {
 		for _, e := range op.Errors {

@@ -31,9 +31,9 @@ func htmlResourcesOf(res *analysis.Resources) *htmlResources {
 // htmlResourceTable is Component | (Group) | P99 | Max | Avg: the
 // components of the system under test, the two labelled totals, then the
 // generator.
-func htmlResourceTable(res *analysis.Resources, rs resource) *htmlTable {
+func htmlResourceTable(res *analysis.Resources, rs resource) *table {
 	groups := hasGroups(res)
-	t := &htmlTable{Title: rs.title, Head: []string{"Component"}, Right: []bool{false},
+	t := &table{Title: rs.title, Head: []string{"Component"}, Right: []bool{false},
 		Note: "P99 is the nearest-rank 99th percentile of the samples; the generator is not in the totals."}
 	if groups {
 		t.Head, t.Right = append(t.Head, "Group"), append(t.Right, false)
@@ -68,8 +68,8 @@ func htmlResourceTable(res *analysis.Resources, rs resource) *htmlTable {
 	return t
 }
 
-func htmlGoRuntime(res *analysis.Resources) *htmlTable {
-	t := &htmlTable{Title: "Go runtime", Head: []string{"Component", "Heap in use P99", "Heap Max", "Heap Avg", "GC/min Avg", "GC/min Max"},
+func htmlGoRuntime(res *analysis.Resources) *table {
+	t := &table{Title: "Go runtime", Head: []string{"Component", "Heap in use P99", "Heap Max", "Heap Avg", "GC/min Avg", "GC/min Max"},
 		Right: []bool{false, true, true, true, true, true}}
 	for _, c := range res.Components {
 		if c.Heap.N == 0 && c.GC.N == 0 {
@@ -90,8 +90,8 @@ func htmlGoRuntime(res *analysis.Resources) *htmlTable {
 	return t
 }
 
-func htmlDisk(res *analysis.Resources) *htmlTable {
-	t := &htmlTable{Title: "Disk", Head: []string{"Component", "Used at the end of the window", "Max"}, Right: []bool{false, true, true}}
+func htmlDisk(res *analysis.Resources) *table {
+	t := &table{Title: "Disk", Head: []string{"Component", "Used at the end of the window", "Max"}, Right: []bool{false, true, true}}
 	for _, c := range res.Components {
 		if c.Disk.N > 0 {
 			t.Rows = append(t.Rows, []string{c.Name, sizeText(c.Disk.End), sizeText(c.Disk.Max)})

@@ -120,16 +120,79 @@ func firstElement(n *html.Node) *html.Node {
 	return nil
 }
 
-// TestGoldenHTML checks the page's tables and layout against a golden
-// file, without the charts (their SVG is gonum/plot's).
+// TestGoldenHTML checks the page's sections and layout against a golden
+// file, without the charts (their SVG is gonum/plot's): a matrix, SLO
+// gates, suggested sizes with scaling and observations, a side-by-side
+// comparison, gateway overheads with driver notes, and a capacity search.
 func TestGoldenHTML(t *testing.T) {
-	for name, r := range map[string]*Run{"plan": planRun(), "slo": sloRun(t)} {
+	for name, r := range map[string]*Run{"plan": planRun(), "slo": sloRun(t), "sizes": sizesRun(), "sidebyside": sideBySideRun(),
+		"notes": notesRun(), "search": searchRun()} {
 		r.Charts = []PhaseCharts{}
 		var b bytes.Buffer
 		if err := HTML(&b, r); err != nil {
 			t.Fatal(err)
 		}
 		golden(t, name+".html", b.Bytes())
+	}
+}
+
+// TestHTMLSections checks the figures of the sections that sizing,
+// comparisons, gateways, drivers and searches add, as the page writes
+// them: the YAML of a size in a <pre>, the totals, a LOST check marked as
+// failed, the overhead's headline, the verdicts; and the table of
+// contents links them.
+func TestHTMLSections(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		r    *Run
+		want []string
+	}{
+		{"sizes", sizesRun(), []string{
+			`<li><a href="#cell0-sizes">Suggested sizes</a></li>`,
+			`<h2 id="cell0-sizes">Suggested sizes</h2>`,
+			"<p>Strategy <code>p99</code>: requests = P99 × (1 + headroom)",
+			`<tr><td>pico</td><td></td><td><strong>total</strong></td><td class="n">3936Mi</td><td class="n">6048Mi</td><td class="n">700m</td><td class="n">1060m</td></tr>`,
+			"<h3>Size <code>pico</code> — push 100/s (400 KiB/s sent), query 25/s</h3>\n<pre><code class=\"language-yaml\">ingester:\n  resources:\n    requests:\n      cpu: 380m\n      memory: 2Gi\n    limits:\n      cpu: 570m\n      memory: 3Gi\n",
+			"<p>Total resources: requests 3.84 GiB memory, 0.70 cores; limits 5.91 GiB memory, 1.06 cores. The run directory holds this size as <code>sizes/default-pico.yaml</code>.</p>",
+			`<tr><td>ingester</td><td>CPU</td><td class="n">3</td><td class="n">0.10 cores</td><td class="n">0.20 cores</td><td class="n">1.00</td><td>linear</td></tr>`,
+			"<ol><li>ingester accounts for 52–69 % of memory across 3 profiles",
+			`<tr><td>pico</td><td class="n">2.86 GiB</td><td class="n">2.86 GiB</td><td class="n">2.59 GiB</td><td class="n">0.55 cores</td>`,
+		}},
+		{"side by side", sideBySideRun(), []string{
+			`<h2 id="cell0-side-by-side0">Side by side: <code>vm</code> against <code>prom</code></h2>`,
+			"<h3>Profile <code>small</code></h3>",
+			`<td>vm uses x1.7 less CPU</td>`, `<td>vm uses x4.9 less memory</td>`, `<td>vm has x2.0 lower p50 latency</td>`,
+			"<ul><li>Note: the workloads&#39; param headers differ</li></ul>",
+		}},
+		{"notes", notesRun(), []string{
+			`<li><a href="#gateway-overhead">Gateway overhead</a></li>`,
+			"<h3>Workload <code>chat</code>, profile <code>p</code>, gateway <code>gw</code></h3>",
+			`<td>p50 latency</td><td class="n">5.10 ms</td><td class="n">7.20 ms</td><td class="n">+2.10 ms (95 % CI +2.05 ms to +2.16 ms)</td>`,
+			"<p><strong>Gateway overhead at p50: +2.10 ms (95 % CI +2.05 ms to +2.16 ms)</strong></p>",
+			`<li class="warning">Warning: 9 intervals in the window (3 batches)`,
+			"<h5>Driver facts</h5>\n<ul><li>rate (from the driver): 1.2 requests/s</li><li>active series: 36000</li></ul>",
+			`<tr class="fail"><td>samples</td><td class="n">432000 samples</td><td class="n">400000 samples</td><td><strong>LOST</strong> 32000 samples</td><td>32000 samples | missing</td></tr>`,
+		}},
+		{"search", searchRun(), []string{
+			`<li><a href="#search">Capacity search</a></li>`,
+			`<h2 id="search">Capacity search <code>cap</code></h2>`,
+			"<tr><th>Result</th><td>highest sustainable rate <strong>300/s</strong> (400/s did not pass",
+			`<tr class="fail"><td class="n">3</td><td class="n">400/s</td><td class="n">398.0/s</td><td class="n">300.0 ms</td><td class="n">900.0 ms</td>`,
+			`<td class="n">4 (bisect)</td>`,
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.r.Charts = []PhaseCharts{}
+			var b bytes.Buffer
+			if err := HTML(&b, tt.r); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("the page lacks %q", w)
+				}
+			}
+		})
 	}
 }
 

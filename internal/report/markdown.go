@@ -26,6 +26,11 @@ func Markdown(w io.Writer, r *Run) error {
 		fmt.Fprintf(b, "| Generator | %s on %s |\n", r.Tool, r.Host)
 	}
 	markdownSLO(b, r)
+	if r.Search != nil {
+		d := &doc{}
+		searchSection(d, r.Search, 2)
+		d.markdown(b)
+	}
 	markdownCharts(b, r)
 	matrix := r.isMatrix()
 	if matrix {

@@ -26,24 +26,33 @@ func markdownCell(b *strings.Builder, c *Cell, matrix bool) {
 }
 
 func markdownCellFacts(b *strings.Builder, c *Cell) {
+	for _, f := range cellFacts(c) {
+		fmt.Fprintf(b, "- %s\n", mdText(f))
+	}
+}
+
+// cellFacts are a cell's variables, state and times, with marks.
+func cellFacts(c *Cell) []string {
+	var out []string
 	if len(c.Vars) > 0 {
 		var vs []string
 		for _, v := range c.Vars {
-			vs = append(vs, fmt.Sprintf("%s = `%s`", v.Name, v.Value))
+			vs = append(vs, v.Name+" = "+code(v.Value))
 		}
-		fmt.Fprintf(b, "- Variables: %s\n", strings.Join(vs, ", "))
+		out = append(out, "Variables: "+strings.Join(vs, ", "))
 	}
-	fmt.Fprintf(b, "- State: %s\n", cellStateText(c))
+	out = append(out, "State: "+cellStateText(c))
 	if !c.Started.IsZero() {
-		fmt.Fprintf(b, "- Started: %s UTC", clock(c.Started))
+		s := fmt.Sprintf("Started: %s UTC", clock(c.Started))
 		if !c.Ended.IsZero() {
-			fmt.Fprintf(b, ", ended %s UTC (%s)", clock(c.Ended), c.Ended.Sub(c.Started).Round(100*time.Millisecond))
+			s += fmt.Sprintf(", ended %s UTC (%s)", clock(c.Ended), c.Ended.Sub(c.Started).Round(100*time.Millisecond))
 		}
-		b.WriteString("\n")
+		out = append(out, s)
 	}
 	if len(c.Phases) == 0 {
-		b.WriteString("- No profile ran in this cell.\n")
+		out = append(out, "No profile ran in this cell.")
 	}
+	return out
 }
 
 func cellStateText(c *Cell) string {

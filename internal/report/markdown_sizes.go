@@ -13,7 +13,7 @@ import (
 // names the file of the run directory that holds each size.
 func sizesSection(d *doc, c *Cell, level int, withFiles bool) {
 	in := c.Insights
-	d.heading(level, "Suggested sizes")
+	d.headingID(level, fmt.Sprintf("cell%d-sizes", c.Index), "Suggested sizes")
 	rule := fmt.Sprintf("Strategy %s: %s", code(in.Strategy.Name), in.Strategy.Doc)
 	if s := in.Settings(); s != "" {
 		rule += "; here " + s

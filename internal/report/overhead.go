@@ -23,7 +23,7 @@ func overheadSection(d *doc, ovs []*analysis.Overhead) {
 	if len(ovs) == 0 {
 		return
 	}
-	d.heading(2, "Gateway overhead")
+	d.headingID(2, "gateway-overhead", "Gateway overhead")
 	d.para("Each workload below ran the same load straight to the upstream and through the gateway, every other request each way, in the same run; " +
 		"the overhead is the latency through the gateway minus the latency straight to the upstream, at each quantile, with its 95 % interval (" + code("~") + ": the interval includes 0). " +
 		"The interval covers the variation within this run; runs on a busy machine also vary from one to the next, which only repeating the run shows.")

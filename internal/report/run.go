@@ -36,6 +36,9 @@ type Run struct {
 	// Overheads are the gateway overheads measured by workloads that ran
 	// straight to an upstream and through a gateway in front of it.
 	Overheads []*analysis.Overhead
+	// Search is the capacity search the run made, when it is one; its
+	// steps are the run's phases.
+	Search *Search
 }
 
 // Var is one variable of a matrix cell.

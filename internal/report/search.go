@@ -130,7 +130,7 @@ func SearchMarkdown(w io.Writer, s *Search) error {
 	fmt.Fprintf(b, "# Capacity search `%s`\n\n", s.Plan)
 	d := &doc{}
 	searchFacts(d, s, false)
-	searchSteps(d, s, 2)
+	searchSteps(d, s, 2, false)
 	d.markdown(b)
 	if s.Resources != nil {
 		heading(b, 2, "Resources at %s", rateText(s.Sustained))
@@ -143,9 +143,10 @@ func SearchMarkdown(w io.Writer, s *Search) error {
 // searchSection is the search as a section of its run's report, whose
 // phases hold every step's figures and resources.
 func searchSection(d *doc, s *Search, level int) {
-	d.heading(level, "Capacity search "+code(s.Plan))
+	d.headingID(level, "search", "Capacity search "+code(s.Plan))
 	searchFacts(d, s, true)
-	searchSteps(d, s, level+1)
+	searchSteps(d, s, level+1, true)
+	d.para("Each step ran as a phase of this run, named in the table; its section below holds its figures, charts and resources.")
 }
 
 // searchFacts is the result, the limit, the knee and how the search ran;
@@ -169,11 +170,15 @@ func searchFacts(d *doc, s *Search, inRun bool) {
 	d.table(t)
 }
 
-// searchSteps is the table of steps.
-func searchSteps(d *doc, s *Search, level int) {
+// searchSteps is the table of steps, with the phase each ran as when
+// withPhase.
+func searchSteps(d *doc, s *Search, level int, withPhase bool) {
 	d.heading(level, "Steps")
 	t := &table{Head: []string{"#", "Rate", "Achieved", "p50", "p99", "Errors", "Dropped", "Verdict", "Why not"},
 		Right: []bool{true, true, true, true, true, true, true, false, false}}
+	if withPhase {
+		t.Head, t.Right = append(t.Head, "Phase"), append(t.Right, false)
+	}
 	for _, st := range s.Steps {
 		verdict := "pass"
 		if !st.Pass {
@@ -183,8 +188,12 @@ func searchSteps(d *doc, s *Search, level int) {
 		if st.Bisect {
 			n += " (bisect)"
 		}
-		t.Rows = append(t.Rows, []string{n, rateText(st.Rate), fmt.Sprintf("%.1f/s", st.Achieved), dur(st.P50), dur(st.P99),
-			pct(st.ErrorRate, 1), fmt.Sprint(st.Dropped), verdict, dash(st.Why)})
+		row := []string{n, rateText(st.Rate), fmt.Sprintf("%.1f/s", st.Achieved), dur(st.P50), dur(st.P99),
+			pct(st.ErrorRate, 1), fmt.Sprint(st.Dropped), verdict, dash(st.Why)}
+		if withPhase {
+			row = append(row, code(dash(st.Phase)))
+		}
+		t.Rows = append(t.Rows, row)
 		t.Fail = append(t.Fail, !st.Pass)
 	}
 	d.table(t)
