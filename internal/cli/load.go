@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"slices"
 
 	"github.com/perflab/perflab/internal/analysis"
@@ -58,7 +61,35 @@ func loadRun(store *results.Run) (*report.Run, error) {
 	if r.Overheads, err = gatewayOverheads(store, ws, r.Workloads, r.Cells); err != nil {
 		return nil, err
 	}
+	if r.Search, err = loadSearch(store, r); err != nil {
+		return nil, err
+	}
 	return r, nil
+}
+
+// loadSearch reads the search.json of a capacity search's run, with the
+// resources of the step at the highest sustainable rate; nil for a run
+// without one.
+func loadSearch(store *results.Run, r *report.Run) (*report.Search, error) {
+	f, err := os.Open(store.Path("search.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read search.json: %w", err)
+	}
+	defer f.Close()
+	s, err := report.ReadSearchJSON(f)
+	if err != nil {
+		return nil, err
+	}
+	s.Dir, s.Command = r.Dir, r.Command
+	for _, st := range s.Steps {
+		if st.Rate == s.Sustained && st.Pass {
+			s.Resources = phaseResources(r, st.Phase)
+		}
+	}
+	return s, nil
 }
 
 func analysisWorkload(w results.Workload, end results.WorkloadEnd, ended bool, ivs []*stats.Interval) analysis.Workload {

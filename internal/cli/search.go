@@ -208,6 +208,7 @@ func (e *env) finishSearch(store *results.Run, s *searcher, judge func(*report.R
 		return &runError{err: err, code: ExitFailed}
 	}
 	rep.State, rep.Message, rep.Ended = status.State, status.Message, status.Ended
+	rep.Search = res
 	if err := writeReports(store, rep); err != nil {
 		return &runError{err: err, code: ExitFailed}
 	}

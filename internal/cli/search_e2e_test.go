@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -80,6 +81,17 @@ profiles:
 	}
 	if _, err := os.Stat(filepath.Join(dir, "report.md")); err != nil {
 		t.Error(err)
+	}
+	// report.html has the search's section, and so has the page perflab
+	// report renders again from search.json.
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	again := run(t, "report", dir, "--format", "html")
+	result := "highest sustainable rate <strong>" + strconv.FormatFloat(s.Sustained, 'f', -1, 64) + "/s</strong>"
+	for name, p := range map[string]string{"report.html": string(page), "perflab report --format html": again.stdout} {
+		if !strings.Contains(p, `<h2 id="search">Capacity search <code>capacity</code></h2>`) || !strings.Contains(p, result) ||
+			strings.Count(p, "<td><code>step-0") != len(s.Steps) {
+			t.Errorf("%s (%v, exit %d) lacks the capacity search with %q and %d steps", name, err, again.code, result, len(s.Steps))
+		}
 	}
 }
 

@@ -264,6 +264,7 @@ type jsonSearchStep struct {
 	ErrorRate   float64    `json:"error_rate"`
 	Dropped     int64      `json:"dropped"`
 	ClientBound bool       `json:"client_bound"`
+	ClientWhy   string     `json:"client_why,omitempty"`
 	Pass        bool       `json:"pass"`
 	Why         string     `json:"why,omitempty"`
 	Gates       []jsonGate `json:"gates"`
@@ -282,7 +283,7 @@ func SearchJSON(w io.Writer, s *Search) error {
 	for _, st := range s.Steps {
 		js := jsonSearchStep{N: st.N, Phase: st.Phase, Rate: st.Rate, Bisect: st.Bisect, Achieved: round6(st.Achieved),
 			P50: ms(st.P50), P99: ms(st.P99), ErrorRate: round6(st.ErrorRate), Dropped: st.Dropped,
-			ClientBound: st.ClientBound, Pass: st.Pass, Why: st.Why, Gates: []jsonGate{}}
+			ClientBound: st.ClientBound, ClientWhy: st.ClientWhy, Pass: st.Pass, Why: st.Why, Gates: []jsonGate{}}
 		if g := toJSONSLO(st.Gates); g != nil {
 			js.Gates = g.Gates
 		}
@@ -291,4 +292,32 @@ func SearchJSON(w io.Writer, s *Search) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// ReadSearchJSON reads back the search.json SearchJSON wrote, for a
+// report of the run: the steps without their gates' verdicts, and no
+// resources (they are the run's).
+func ReadSearchJSON(r io.Reader) (*Search, error) {
+	var in jsonSearch
+	if err := json.NewDecoder(r).Decode(&in); err != nil {
+		return nil, fmt.Errorf("cannot read search.json: %w", err)
+	}
+	if in.Format != "perflab-search" {
+		return nil, fmt.Errorf("cannot read search.json: format %q, want perflab-search", in.Format)
+	}
+	s := &Search{Plan: in.Plan, Profile: in.Profile, Workload: in.Workload, Target: in.Target, Gates: in.Gates,
+		Sustained: in.Sustained, Failed: in.Failed, Limit: in.Limit, Stopped: in.Stopped,
+		StepDuration: time.Duration(in.StepSeconds * float64(time.Second))}
+	num := func(k string) float64 { v, _ := in.SearchParams[k].(float64); return v }
+	s.Start, s.Max, s.Factor, s.Bisect = num("start"), num("max"), num("step_factor"), int(num("bisect"))
+	fromMS := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	if k := in.Knee; k != nil {
+		s.Knee = &analysis.Knee{Rate: k.Rate, Below: k.Below, P99: fromMS(k.P99), BaseRate: k.BaseRate, Baseline: fromMS(k.Baseline)}
+	}
+	for _, st := range in.Steps {
+		s.Steps = append(s.Steps, SearchStep{N: st.N, Phase: st.Phase, Rate: st.Rate, Bisect: st.Bisect, Achieved: st.Achieved,
+			P50: fromMS(st.P50), P99: fromMS(st.P99), ErrorRate: st.ErrorRate, Dropped: st.Dropped,
+			ClientBound: st.ClientBound, ClientWhy: st.ClientWhy, Pass: st.Pass, Why: st.Why})
+	}
+	return s, nil
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,5 +52,38 @@ func TestGoldenSearch(t *testing.T) {
 		if got := searchLimit(s); got[:len(tt.want)] != tt.want {
 			t.Errorf("limit %s: %q", tt.limit, got)
 		}
+	}
+}
+
+// TestReadSearchJSON: search.json read back gives the run's report the
+// same Capacity search section as the search itself.
+func TestReadSearchJSON(t *testing.T) {
+	s := searchFixture()
+	s.Steps[2].ClientBound, s.Steps[2].ClientWhy = true, "the generator's CPU at 95 % of its cores"
+	s.Limit = "generator"
+	var js bytes.Buffer
+	if err := SearchJSON(&js, s); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadSearchJSON(&js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := func(s *Search) string {
+		d := &doc{}
+		searchSection(d, s, 2)
+		var b strings.Builder
+		d.markdown(&b)
+		return b.String()
+	}
+	s.Command = "" // the run's, not search.json's
+	if got, want := section(back), section(s); got != want {
+		t.Errorf("read back:\n%s\nwant:\n%s", got, want)
+	}
+	if !strings.Contains(section(back), "at 400/s it was client-bound (the generator's CPU at 95 % of its cores)") {
+		t.Errorf("the limit lost why the generator was client-bound:\n%s", section(back))
+	}
+	if _, err := ReadSearchJSON(strings.NewReader(`{"format": "perflab-summary"}`)); err == nil {
+		t.Error("a summary.json was read as a search")
 	}
 }
