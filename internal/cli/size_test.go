@@ -81,6 +81,11 @@ func TestSize(t *testing.T) {
 		{"settings", []string{"--headroom", "50%", "--limit-factor", "2"}, []string{"| s | get 100/s (97.7 KiB/s sent) | app | 192Mi | 384Mi | 300m | 600m |"}},
 		// krr: CPU request P95 = 0.2 → 200m, no limit; memory Max × 1.15 = 143.75 → 160Mi for both.
 		{"krr", []string{"--strategy", "krr"}, []string{"Strategy `krr`", "| s | get 100/s (97.7 KiB/s sent) | app | 160Mi | 160Mi | 200m | none |"}},
+		// vpa: every sample of a profile is the same, so P50 = P90 = P95 and each bound is the target:
+		// CPU 0.2 × 1.15 = 0.23 → 230m, limit 345 → 350m; memory 125 MiB × 1.15 = 143.75 → 160Mi, limit 240 → 256Mi.
+		{"vpa", []string{"--strategy", "vpa"}, []string{"Strategy `vpa`", "| s | get 100/s (97.7 KiB/s sent) | app | 160Mi | 256Mi | 230m | 350m |",
+			"| Size | Component | Memory lower bound | Memory target | Memory upper bound | CPU lower bound | CPU target | CPU upper bound |",
+			"| s | app | 160Mi | 160Mi | 160Mi | 230m | 230m | 230m |"}},
 		// At 800/s: app CPU 0.9 cores → 1150m, limit 1750m; memory 300 MiB → 384Mi (64Mi steps), limit 576Mi.
 		{"at rate", []string{"--at", "800/s"}, []string{"## Prediction at 800/s (cell `default`)", "**Extrapolation:**",
 			"| app | CPU | 0.90 cores |", "| 1150m | 1750m | linear (R² 1.00) |", "| app | memory | 300 MiB |", "| 384Mi | 576Mi |",

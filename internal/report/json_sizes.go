@@ -41,6 +41,15 @@ type jsonSizeRow struct {
 	MemoryRequestBytes float64 `json:"memory_request_bytes"`
 	MemoryLimit        string  `json:"memory_limit"`
 	MemoryLimitBytes   float64 `json:"memory_limit_bytes"`
+	// The VPA recommender's bounds, with the vpa strategy only.
+	CPULowerBound         string  `json:"cpu_lower_bound,omitempty"`
+	CPULowerBoundCores    float64 `json:"cpu_lower_bound_cores,omitempty"`
+	CPUUpperBound         string  `json:"cpu_upper_bound,omitempty"`
+	CPUUpperBoundCores    float64 `json:"cpu_upper_bound_cores,omitempty"`
+	MemoryLowerBound      string  `json:"memory_lower_bound,omitempty"`
+	MemoryLowerBoundBytes float64 `json:"memory_lower_bound_bytes,omitempty"`
+	MemoryUpperBound      string  `json:"memory_upper_bound,omitempty"`
+	MemoryUpperBoundBytes float64 `json:"memory_upper_bound_bytes,omitempty"`
 }
 
 type jsonScaling struct {
@@ -125,7 +134,11 @@ func toJSONSizeRow(r analysis.TShirtRow) jsonSizeRow {
 	return jsonSizeRow{Component: r.Component, CPURequest: r.CPURequest.String(), CPURequestCores: r.CPURequest.Value(),
 		CPULimit: r.CPULimit.String(), CPULimitCores: r.CPULimit.Value(), NoCPULimit: r.NoCPULimit,
 		MemoryRequest: r.MemoryRequest.String(), MemoryRequestBytes: r.MemoryRequest.Value(),
-		MemoryLimit: r.MemoryLimit.String(), MemoryLimitBytes: r.MemoryLimit.Value()}
+		MemoryLimit: r.MemoryLimit.String(), MemoryLimitBytes: r.MemoryLimit.Value(),
+		CPULowerBound: r.CPULower.String(), CPULowerBoundCores: r.CPULower.Value(),
+		CPUUpperBound: r.CPUUpper.String(), CPUUpperBoundCores: r.CPUUpper.Value(),
+		MemoryLowerBound: r.MemoryLower.String(), MemoryLowerBoundBytes: r.MemoryLower.Value(),
+		MemoryUpperBound: r.MemoryUpper.String(), MemoryUpperBoundBytes: r.MemoryUpper.Value()}
 }
 
 func toJSONFit(sc analysis.Scaling) jsonFit {

@@ -35,6 +35,7 @@ func sizesSection(d *doc, c *Cell, level int, withFiles bool) {
 	}
 	d.table(t)
 	d.warnings(in.Warnings)
+	boundsTable(d, in)
 	for _, ts := range in.Sizes {
 		d.heading(level+1, fmt.Sprintf("Size %s — %s", code(ts.Size), ts.Load))
 		if y, err := ts.YAML(); err != nil {
@@ -49,6 +50,34 @@ func sizesSection(d *doc, c *Cell, level int, withFiles bool) {
 		d.para(total)
 		d.warnings(ts.Warnings)
 	}
+}
+
+// boundsTable is the VPA recommender's lower and upper bounds around each
+// request, which the vpa strategy reports but does not apply; nothing for
+// the other strategies.
+func boundsTable(d *doc, in *analysis.Insights) {
+	has := false
+	for _, ts := range in.Sizes {
+		has = has || ts.HasBounds()
+	}
+	if !has {
+		return
+	}
+	d.para("VPA bounds: the recommender's lower bound (P50 × 1.15) and upper bound (P95 × 1.15) around each target (the request, P90 × 1.15), " +
+		"rounded up as requests are. They are reported, not applied: the VPA updater evicts a pod only when its requests fall outside them.")
+	t := &table{Head: []string{"Size", "Component", "Memory lower bound", "Memory target", "Memory upper bound", "CPU lower bound", "CPU target", "CPU upper bound"},
+		Right: []bool{false, false, true, true, true, true, true, true}}
+	for _, ts := range in.Sizes {
+		for _, r := range append(append([]analysis.TShirtRow{}, ts.Components...), ts.Total) {
+			name := r.Component
+			if name == analysis.TotalComponent {
+				name = strong("total")
+			}
+			t.Rows = append(t.Rows, []string{ts.Size, name, qty(r.MemoryLower), qty(r.MemoryRequest), qty(r.MemoryUpper),
+				qty(r.CPULower), qty(r.CPURequest), qty(r.CPUUpper)})
+		}
+	}
+	d.table(t)
 }
 
 // warnings writes a list of warnings after a blank line.

@@ -44,6 +44,9 @@ func terminalSizes(w io.Writer, c *Cell, matrix bool) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if err := terminalBounds(w, in); err != nil {
+		return err
+	}
 	for _, warn := range in.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
@@ -62,6 +65,26 @@ func terminalSizes(w io.Writer, c *Cell, matrix bool) error {
 		fmt.Fprintf(w, "  %d. %s\n", i+1, o.Text)
 	}
 	return nil
+}
+
+// terminalBounds writes the VPA bounds of each size, when it has them.
+func terminalBounds(w io.Writer, in *analysis.Insights) error {
+	has := false
+	for _, t := range in.Sizes {
+		has = has || t.HasBounds()
+	}
+	if !has {
+		return nil
+	}
+	fmt.Fprintln(w, "vpa bounds (lower P50 × 1.15, upper P95 × 1.15; reported, not applied):")
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "size\tcomponent\tmemory lower\tmemory upper\tcpu lower\tcpu upper\t")
+	for _, t := range in.Sizes {
+		for _, r := range append(append([]analysis.TShirtRow{}, t.Components...), t.Total) {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", t.Size, r.Component, qty(r.MemoryLower), qty(r.MemoryUpper), qty(r.CPULower), qty(r.CPUUpper))
+		}
+	}
+	return tw.Flush()
 }
 
 func terminalScaling(w io.Writer, in *analysis.Insights) error {

@@ -32,6 +32,12 @@ func SizeFiles(r *Run) ([]SizeFile, error) {
 			fmt.Fprintf(&b, "# load: %s\n", t.Load)
 			fmt.Fprintf(&b, "# strategy %s: %s\n", c.Insights.Strategy.Name, settingsText(c.Insights))
 			fmt.Fprintf(&b, "# total: %s\n", totalText(t.Total))
+			for _, r := range t.Components {
+				if r.HasBounds() {
+					fmt.Fprintf(&b, "# vpa bounds of %s: memory %s to %s, cpu %s to %s (reported, not applied)\n", r.Component,
+						qty(r.MemoryLower), qty(r.MemoryUpper), qty(r.CPULower), qty(r.CPUUpper))
+				}
+			}
 			for _, w := range append(append([]string{}, c.Insights.Warnings...), t.Warnings...) {
 				fmt.Fprintf(&b, "# warning: %s\n", strings.ReplaceAll(w, "\n", " "))
 			}
