@@ -39,9 +39,12 @@ func chromium(t *testing.T, bin, url string, args ...string) (string, string) {
 var consoleErrors = regexp.MustCompile(`(?m)^.*(:CONSOLE[:(\]]|Uncaught|Failed to load resource|net::ERR_).*$`)
 
 // TestHTMLReportInABrowser opens the report.html of a real plan run in
-// headless Chromium: no console errors, nothing fetched, and every chart
-// in the DOM as an <svg> with its title; and it renders to a screenshot
-// (in the test's temporary directory, never the repository).
+// headless Chromium: no console errors, nothing fetched, no address in the
+// DOM but the run's own, every chart in the DOM as an <svg> with its
+// title, and the sections of a sizing run (suggested sizes with their
+// YAML, here empty with a warning: 3 s profiles hold too few samples to
+// size from; scaling); and it renders to a screenshot (in the test's temporary
+// directory, never the repository).
 func TestHTMLReportInABrowser(t *testing.T) {
 	bin := ""
 	for _, name := range []string{"chromium", "chromium-browser"} {
@@ -69,15 +72,31 @@ func TestHTMLReportInABrowser(t *testing.T) {
 	if m := consoleErrors.FindAllString(log, -1); len(m) > 0 {
 		t.Errorf("console errors:\n%s", strings.Join(m, "\n"))
 	}
-	for _, kind := range []string{"Throughput", "Latency p50, p90, p99 per interval", "Errors and dropped arrivals",
-		"CPU by component", "Memory by component", "Latency spectrum over the steady-state window"} {
-		title := kind + " — profile load"
-		if !strings.Contains(dom, `<svg role="img" aria-label="`+title+`"`) || !strings.Contains(dom, "<title>"+title+"</title>") {
-			t.Errorf("the DOM has no <svg> titled %q", title)
+	for _, profile := range []string{"low", "high"} {
+		for _, kind := range []string{"Throughput", "Latency p50, p90, p99 per interval", "Errors and dropped arrivals",
+			"CPU by component", "Memory by component", "Latency spectrum over the steady-state window"} {
+			title := kind + " — profile " + profile
+			if !strings.Contains(dom, `<svg role="img" aria-label="`+title+`"`) || !strings.Contains(dom, "<title>"+title+"</title>") {
+				t.Errorf("the DOM has no <svg> titled %q", title)
+			}
 		}
 	}
-	if n := strings.Count(dom, "<svg"); n != 6 {
-		t.Errorf("%d <svg> elements, want 6", n)
+	if n := strings.Count(dom, "<svg"); n != 12 {
+		t.Errorf("%d <svg> elements, want 12", n)
+	}
+	for _, want := range []string{`<h2 id="cell0-sizes">Suggested sizes</h2>`, "<h3>Size <code>high</code>",
+		"<pre><code class=\"language-yaml\">web:\n", `<li class="warning">Warning: component web has `, "<h2>Scaling</h2>",
+		"<h2>Resource consumption summary</h2>"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the DOM lacks %q", want)
+		}
+	}
+	// The run's own addresses are its target and the target's /metrics.
+	rest := regexp.MustCompile(`http://127\.0\.0\.1:\d+/(metrics)?`).ReplaceAllString(dom, "")
+	for _, bad := range []string{"://", "url(", "@import", "@font-face"} {
+		if i := strings.Index(rest, bad); i >= 0 {
+			t.Errorf("the DOM has %q: …%s…", bad, rest[max(0, i-80):min(len(rest), i+80)])
+		}
 	}
 	shot := filepath.Join(t.TempDir(), "report.png")
 	chromium(t, bin, page, "--screenshot="+shot, "--window-size=1280,2000", "--hide-scrollbars")
@@ -86,8 +105,8 @@ func TestHTMLReportInABrowser(t *testing.T) {
 	}
 }
 
-// runHTMLPlan runs a 3 s plan against the built-in target, sampled, and
-// returns its run directory.
+// runHTMLPlan runs a plan of two 3 s profiles against the built-in
+// target, sampled, and returns its run directory.
 func runHTMLPlan(t *testing.T) string {
 	t.Helper()
 	port := testutil.FreePort(t)
@@ -101,7 +120,11 @@ components:
       ready: {http: "http://127.0.0.1:%[1]d/health"}
     metrics: http://127.0.0.1:%[1]d/metrics
 profiles:
-  - name: load
+  - name: low
+    duration: 3s
+    workloads:
+      - {name: get, driver: http, rate: 100/s, params: {url: "http://127.0.0.1:%[1]d/"}}
+  - name: high
     duration: 3s
     workloads:
       - {name: get, driver: http, rate: 200/s, params: {url: "http://127.0.0.1:%[1]d/"}}
@@ -111,7 +134,7 @@ profiles:
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	dir := runDir(t, r.stderr)
-	for _, f := range []string{"report.html", "charts/cell0-phase0-throughput.svg", "charts/cell0-phase0-spectrum.svg"} {
+	for _, f := range []string{"report.html", "charts/cell0-phase0-throughput.svg", "charts/cell0-phase1-spectrum.svg"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Error(err)
 		}
@@ -121,7 +144,7 @@ profiles:
 		t.Errorf("report.md does not link the charts:\n%s", md)
 	}
 	again := run(t, "report", dir, "--format", "html")
-	if again.code != 0 || strings.Count(again.stdout, "<svg") != 6 {
+	if again.code != 0 || strings.Count(again.stdout, "<svg") != 12 {
 		t.Errorf("perflab report --format html: exit %d, %d charts", again.code, strings.Count(again.stdout, "<svg"))
 	}
 	return dir

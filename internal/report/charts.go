@@ -162,8 +162,15 @@ func renderSVG(pl *plot.Plot, title string) ([]byte, error) {
 	if _, err := c.WriteTo(&b); err != nil {
 		return nil, err
 	}
-	return titled(b.Bytes(), title), nil
+	svg := bytes.ReplaceAll(b.Bytes(), []byte("font-family:Liberation Sans;"), []byte("font-family:"+chartFonts+";"))
+	return titled(svg, title), nil
 }
+
+// chartFonts are the fonts the charts' text asks for: gonum/plot lays it
+// out with Liberation Sans's metrics and embeds no font, so a viewer
+// without it falls back to Arial, which has the same metrics, and then to
+// any sans-serif font it has; nothing is fetched.
+const chartFonts = "Liberation Sans,Arial,Helvetica,sans-serif"
 
 var svgStart = regexp.MustCompile(`<svg[^>]*>`)
 
@@ -184,13 +191,22 @@ func titled(svg []byte, title string) []byte {
 	return b.Bytes()
 }
 
-// InlineSVG is the chart's SVG element, without the XML declaration and
-// comment that a standalone file starts with, for an HTML page.
+var xmlns = regexp.MustCompile(`\s+xmlns(:xlink)?="[^"]*"`)
+
+// InlineSVG is the chart's SVG element for an HTML page: without the XML
+// declaration and comment that a standalone file starts with, and without
+// the namespace declarations, which HTML implies (so the page names no
+// address but the run's own).
 func (c Chart) InlineSVG() []byte {
-	if i := bytes.Index(c.SVG, []byte("<svg")); i >= 0 {
-		return c.SVG[i:]
+	svg := c.SVG
+	if i := bytes.Index(svg, []byte("<svg")); i >= 0 {
+		svg = svg[i:]
 	}
-	return c.SVG
+	loc := svgStart.FindIndex(svg)
+	if loc == nil {
+		return svg
+	}
+	return append(xmlns.ReplaceAll(svg[:loc[1]:loc[1]], nil), svg[loc[1]:]...)
 }
 
 // markdownCharts links the charts written beside report.md, one line per

@@ -2,8 +2,10 @@ package report
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 	"testing"
+	"text/template"
 	"time"
 
 	"golang.org/x/net/html"
@@ -194,6 +196,75 @@ func TestHTMLSections(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHTMLNeedsNoNetwork: the page, charts inline, names no address but
+// the run's own (its workloads' targets, its components' metrics
+// endpoints): no "://" or "url(" anywhere else, no @import or @font-face,
+// no font embedded in a chart; the charts' text asks for Liberation Sans
+// with fallbacks of the same metrics, which every viewer has.
+func TestHTMLNeedsNoNetwork(t *testing.T) {
+	r := chartRun()
+	r.Cells[0].Components[0].MetricsURL = "http://127.0.0.1:9100/metrics"
+	var b bytes.Buffer
+	if err := HTML(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	if n := strings.Count(page, "<svg"); n != len(wantTitles) {
+		t.Fatalf("%d charts in the page", n)
+	}
+	rest, own := page, runURLs(r)
+	if len(own) != 2 {
+		t.Fatalf("the run's addresses: %q", own)
+	}
+	for _, u := range own {
+		if !strings.Contains(rest, template.HTMLEscapeString(u)) {
+			t.Errorf("the page does not show %s", u)
+		}
+		rest = strings.ReplaceAll(rest, template.HTMLEscapeString(u), "")
+	}
+	lower := strings.ToLower(rest)
+	for _, bad := range []string{"://", "url(", "@import", "@font-face", "data:", "xmlns"} {
+		if i := strings.Index(lower, bad); i >= 0 {
+			t.Errorf("the page has %q: …%s…", bad, rest[max(0, i-80):min(len(rest), i+80)])
+		}
+	}
+	if strings.Contains(page, "font-family:Liberation Sans;") || strings.Count(page, "font-family:"+chartFonts+";") < 6*len(wantTitles) {
+		t.Errorf("the charts' text does not ask for %s", chartFonts)
+	}
+	charts, err := Charts(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if svg := string(charts[0].Charts[0].SVG); !strings.Contains(svg, `xmlns="http://www.w3.org/2000/svg"`) {
+		t.Errorf("a chart file lost its namespace, which a standalone SVG needs:\n%.300s", svg)
+	}
+}
+
+// runURLs are the addresses a run's report names: its workloads' targets
+// and its components' metrics endpoints.
+func runURLs(r *Run) []string {
+	url := regexp.MustCompile(`[a-z][a-z0-9+.-]*://[^\s"<>]+`)
+	seen := map[string]bool{}
+	var out []string
+	add := func(s string) {
+		for _, u := range url.FindAllString(s, -1) {
+			if !seen[u] {
+				seen[u] = true
+				out = append(out, u)
+			}
+		}
+	}
+	for _, s := range r.Workloads {
+		add(s.Workload.Target)
+	}
+	for _, c := range r.cells() {
+		for _, comp := range c.Components {
+			add(comp.MetricsURL)
+		}
+	}
+	return out
 }
 
 // TestChartsLinkedFromMarkdown: report.md links the charts written
