@@ -142,23 +142,7 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 		MaxRequestBodySize:            64 << 20,
 		CloseOnShutdown:               true,
 	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	select {
-	case err := <-served:
-		return fmt.Errorf("cannot serve http on %s: %w", ln.Addr(), err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
-	defer cancel()
-	err := srv.ShutdownWithContext(sctx)
-	if err != nil {
-		err = fmt.Errorf("cannot shut down the gateway on %s within %v: %w", ln.Addr(), shutdownGrace, err)
-	}
-	if serr := <-served; serr != nil {
-		err = errors.Join(err, fmt.Errorf("cannot serve http on %s: %w", ln.Addr(), serr))
-	}
-	return err
+	return serveUntil(ctx, ln, srv.Serve, srv.ShutdownWithContext, nil)
 }
 
 // serve answers /metrics and /health itself and forwards the rest.

@@ -24,8 +24,22 @@ const readHeaderTimeout = 10 * time.Second
 // and closes whatever is left. It closes ln. A clean shutdown returns nil.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout}
+	return serveUntil(ctx, ln, srv.Serve, func(sctx context.Context) error {
+		err := srv.Shutdown(sctx)
+		if err != nil {
+			_ = srv.Close()
+		}
+		return err
+	}, http.ErrServerClosed)
+}
+
+// serveUntil runs serve on ln until ctx is done, then shutdown with
+// shutdownGrace to finish in. closed is what serve returns once shut
+// down (nil for servers that return nil).
+func serveUntil(ctx context.Context, ln net.Listener, serve func(net.Listener) error,
+	shutdown func(context.Context) error, closed error) error {
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- serve(ln) }()
 
 	select {
 	case err := <-served:
@@ -35,12 +49,11 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 	defer cancel()
-	err := srv.Shutdown(sctx)
+	err := shutdown(sctx)
 	if err != nil {
-		_ = srv.Close()
 		err = fmt.Errorf("cannot shut down http server on %s within %v: %w", ln.Addr(), shutdownGrace, err)
 	}
-	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) {
+	if serr := <-served; serr != nil && !errors.Is(serr, closed) {
 		err = errors.Join(err, fmt.Errorf("cannot serve http on %s: %w", ln.Addr(), serr))
 	}
 	return err
