@@ -12,7 +12,8 @@ import (
 
 // Result is the outcome of one operation, filled in by Driver.Do. The engine
 // owns timing from the intended start; the driver reports what only it can
-// see: the operation's name, bytes, time to first byte, and the class.
+// see: the operation's name, bytes, time to first byte, the class, and the
+// measures and counters of its protocol.
 type Result struct {
 	Op        string        // operation name, e.g. "GET /" or "chat"
 	TTFB      time.Duration // from the start of Do to the first response byte; 0 if none
@@ -21,6 +22,24 @@ type Result struct {
 	BytesRecv int64
 	Class     stats.Class
 	Message   string // the error, when Class is not OK
+	// Measures are the operation's other timings, each kept as a
+	// histogram per operation like latency: the openai driver's time to
+	// first token, every inter-token gap and the time per output token.
+	// A measure may have many values in one operation. The engine hands
+	// Do a Result whose Measures is empty but keeps its capacity, so a
+	// driver that appends to it (resetting r with Reset)
+	// allocates only until the slice is as long as its longest operation
+	// needs. Each measure's meaning is documented at stats.Measure.
+	Measures []stats.Timing
+	// Counters are quantities counted per operation, summed per interval
+	// (the openai driver's prompt and output tokens).
+	Counters [stats.NumCounters]int64
+}
+
+// Reset empties r for the next operation named op, keeping the capacity of
+// its Measures.
+func (r *Result) Reset(op string) {
+	*r = Result{Op: op, Measures: r.Measures[:0]}
 }
 
 // Driver performs operations against a system under test. Do must be safe

@@ -237,7 +237,7 @@ func (r *run) emit(sink Sink, end time.Time) {
 
 // do performs one operation as VU id, intended to start at intended.
 func (r *run) do(id int, res *driver.Result, intended time.Time) {
-	*res = driver.Result{}
+	res.Reset("")
 	start := time.Now()
 	r.w.Driver.Do(r.opCtx, id, res)
 	end := time.Now()
@@ -246,6 +246,7 @@ func (r *run) do(id int, res *driver.Result, intended time.Time) {
 		TTFB: res.TTFB, Connect: res.Connect,
 		BytesSent: res.BytesSent, BytesRecv: res.BytesRecv,
 		Class: res.Class, Message: res.Message,
+		Measures: res.Measures, Counters: res.Counters,
 	})
 }
 

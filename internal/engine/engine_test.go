@@ -186,6 +186,44 @@ func TestClosedModelHoldsConcurrency(t *testing.T) {
 	}
 }
 
+// A driver's measures and counters reach the intervals, and each
+// operation starts with an empty Result that keeps its measures' storage.
+func TestDriverMeasuresAndCountersAreRecorded(t *testing.T) {
+	var ops, leftovers, grown atomic.Int64
+	op := fake(func(_ context.Context, _ int, r *driver.Result) {
+		ops.Add(1)
+		if len(r.Measures) != 0 || r.Counters != [stats.NumCounters]int64{} {
+			leftovers.Add(1)
+		}
+		before := cap(r.Measures)
+		r.Op = "chat"
+		for i := range 3 {
+			r.Measures = append(r.Measures, stats.Timing{Measure: stats.ITL, D: time.Duration(i+1) * time.Millisecond})
+		}
+		r.Measures = append(r.Measures, stats.Timing{Measure: stats.TTFT, D: 50 * time.Millisecond})
+		if cap(r.Measures) != before {
+			grown.Add(1)
+		}
+		r.Counters[stats.OutputTokens] = 4
+	})
+	w := Workload{Name: "w", Model: Closed, Conc: pacer.FixedConcurrency(2, 100*time.Millisecond), Driver: op}
+	_, c := runW(t, w)
+	all, _ := c.total()
+	n := all.Classes.Total()
+	if n == 0 || n != ops.Load() || leftovers.Load() != 0 {
+		t.Fatalf("%d operations recorded of %d; %d began with the last one's measures", n, ops.Load(), leftovers.Load())
+	}
+	if all.Measures[stats.ITL].Count() != 3*n || all.Measures[stats.TTFT].Count() != n || all.Measures[stats.TPOT] != nil {
+		t.Errorf("measures %v for %d operations", all.Measures, n)
+	}
+	if all.Counters[stats.OutputTokens] != 4*n {
+		t.Errorf("output tokens %d, want %d", all.Counters[stats.OutputTokens], 4*n)
+	}
+	if g := grown.Load(); g > 2 {
+		t.Errorf("the measures' storage grew in %d operations, want only each VU's first", g)
+	}
+}
+
 func TestStopGivesGraceThenInterrupts(t *testing.T) {
 	stop, cancel := context.WithCancel(context.Background())
 	defer cancel()

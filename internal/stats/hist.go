@@ -1,6 +1,8 @@
 // Package stats holds perflab's measurement types: HDR latency histograms that
-// merge exactly, the closed set of error classes, and the sharded recorder that
-// turns completed operations into one-second intervals.
+// merge exactly, the closed sets of error classes and of the measures and
+// counters drivers add (time to first token, inter-token latency, tokens),
+// and the sharded recorder that turns completed operations into one-second
+// intervals.
 package stats
 
 import (

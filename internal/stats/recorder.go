@@ -20,6 +20,11 @@ type Sample struct {
 	BytesRecv int64
 	Class     Class
 	Message   string // the error, when Class is not OK
+	// Measures are the driver's other timings of the operation (time to
+	// first token, each inter-token gap, …); read during Record only, so
+	// the caller may reuse the slice.
+	Measures []Timing
+	Counters [NumCounters]int64 // e.g. the operation's output tokens
 }
 
 // OpStats accumulates one operation's figures over an interval or a window.
@@ -32,6 +37,10 @@ type OpStats struct {
 	BytesSent int64
 	BytesRecv int64
 	Samples   [NumClasses]string // one message per failure class, the first seen
+	// Measures holds a histogram per measure, nil until a value of it is
+	// recorded or merged: only drivers that measure it pay for it.
+	Measures [NumMeasures]*Hist
+	Counters [NumCounters]int64
 }
 
 // NewOpStats returns empty figures.
@@ -54,6 +63,22 @@ func (s *OpStats) record(x *Sample) {
 	if x.Class != OK && s.Samples[x.Class] == "" {
 		s.Samples[x.Class] = x.Message
 	}
+	for _, t := range x.Measures {
+		s.measure(t.Measure).Record(t.D)
+	}
+	for c, n := range x.Counters {
+		s.Counters[c] += n
+	}
+}
+
+// measure is m's histogram, made on first use.
+func (s *OpStats) measure(m Measure) *Hist {
+	h := s.Measures[m]
+	if h == nil {
+		h = NewHist()
+		s.Measures[m] = h
+	}
+	return h
 }
 
 // Merge adds o into s exactly.
@@ -70,14 +95,28 @@ func (s *OpStats) Merge(o *OpStats) {
 			s.Samples[i] = m
 		}
 	}
+	for m, h := range o.Measures {
+		if h != nil && h.Count() > 0 {
+			s.measure(Measure(m)).Merge(h)
+		}
+	}
+	for c, n := range o.Counters {
+		s.Counters[c] += n
+	}
 }
 
+// reset empties s for reuse, keeping its histograms.
 func (s *OpStats) reset() {
 	s.Latency.Reset()
 	s.Service.Reset()
 	s.TTFB.Reset()
 	s.Connect.Reset()
-	*s = OpStats{Latency: s.Latency, Service: s.Service, TTFB: s.TTFB, Connect: s.Connect}
+	for _, h := range s.Measures {
+		if h != nil {
+			h.Reset()
+		}
+	}
+	*s = OpStats{Latency: s.Latency, Service: s.Service, TTFB: s.TTFB, Connect: s.Connect, Measures: s.Measures}
 }
 
 // Interval is what one workload measured during one interval (1 s by default).

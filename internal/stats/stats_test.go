@@ -43,6 +43,95 @@ func TestShardMergeIsExact(t *testing.T) {
 	}
 }
 
+// TestShardMergeOfMeasuresIsExact proves the same for the measures and
+// counters drivers add: streams recorded into the OpStats of N shards and
+// merged equal the same streams recorded into one, measure by measure, and
+// a shard that never saw a measure has no histogram of it.
+func TestShardMergeOfMeasuresIsExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const shards = 5
+	one := NewOpStats()
+	parts := make([]*OpStats, shards)
+	for i := range parts {
+		parts[i] = NewOpStats()
+	}
+	start := time.Unix(1000, 0)
+	var buf []Timing
+	for i := 0; i < 20_000; i++ {
+		// A stream: TTFT about 50 ms, 1 to 40 tokens about 10 ms apart with
+		// rare stalls, TPOT over the gaps.
+		ttft := time.Duration(rng.NormFloat64()*5e6 + 50e6)
+		buf = append(buf[:0], Timing{TTFT, ttft})
+		tokens := 1 + rng.IntN(40)
+		var decode time.Duration
+		for range tokens - 1 {
+			g := time.Duration(rng.NormFloat64()*1e6 + 10e6)
+			if rng.IntN(500) == 0 {
+				g = time.Duration(rng.Int64N(int64(time.Second)))
+			}
+			decode += g
+			buf = append(buf, Timing{ITL, g})
+		}
+		if tokens > 1 {
+			buf = append(buf, Timing{TPOT, decode / time.Duration(tokens-1)})
+		}
+		s := &Sample{Op: "chat", Intended: start, Start: start, End: start.Add(ttft + decode), Class: OK,
+			Measures: buf, Counters: [NumCounters]int64{PromptTokens: 7, OutputTokens: int64(tokens)}}
+		one.record(s)
+		// only the first shards see anything, so the last has no histograms
+		parts[rng.IntN(shards-1)].record(s)
+	}
+	if last := parts[shards-1]; last.Measures != [NumMeasures]*Hist{} {
+		t.Error("a shard that recorded no measure has histograms of them")
+	}
+	merged := NewOpStats()
+	for _, p := range parts {
+		merged.Merge(p)
+	}
+	if merged.Counters != one.Counters || merged.Counters[PromptTokens] != 7*20_000 {
+		t.Errorf("counters %v, want %v", merged.Counters, one.Counters)
+	}
+	for m := Measure(0); m < NumMeasures; m++ {
+		a, b := merged.Measures[m], one.Measures[m]
+		if a == nil || b == nil || a.Count() == 0 {
+			t.Fatalf("%v: no histogram (merged %v, single %v)", m, a, b)
+		}
+		if !a.Equal(b) {
+			t.Errorf("%v: merged shards differ from one histogram", m)
+		}
+		for _, q := range []float64{0, 0.5, 0.9, 0.99, 0.999, 1} {
+			if x, y := a.Quantile(q), b.Quantile(q); x != y {
+				t.Errorf("%v q%v: merged %v, single %v", m, q, x, y)
+			}
+		}
+	}
+	if n := one.Measures[TTFT].Count(); n != 20_000 {
+		t.Errorf("TTFT count %d, want one per stream", n)
+	}
+	if gaps := one.Measures[ITL].Count(); gaps != one.Counters[OutputTokens]-20_000 {
+		t.Errorf("ITL count %d, want one per gap: %d", gaps, one.Counters[OutputTokens]-20_000)
+	}
+}
+
+func TestMeasureAndCounterNames(t *testing.T) {
+	for m := Measure(0); m < NumMeasures; m++ {
+		if back, err := ParseMeasure(m.String()); err != nil || back != m {
+			t.Errorf("ParseMeasure(%q) = %v, %v", m.String(), back, err)
+		}
+	}
+	for c := Counter(0); c < NumCounters; c++ {
+		if back, err := ParseCounter(c.String()); err != nil || back != c {
+			t.Errorf("ParseCounter(%q) = %v, %v", c.String(), back, err)
+		}
+	}
+	if _, err := ParseMeasure("ttfb"); err == nil {
+		t.Error("ParseMeasure accepted an unknown measure")
+	}
+	if _, err := ParseCounter("bytes"); err == nil {
+		t.Error("ParseCounter accepted an unknown counter")
+	}
+}
+
 func TestHistPrecisionAndClamping(t *testing.T) {
 	h := NewHist()
 	for _, d := range []time.Duration{20 * time.Millisecond, 0, 2 * time.Hour} {
@@ -96,6 +185,9 @@ func TestRecorderIntervalsMergeToTheWhole(t *testing.T) {
 					End: start.Add(time.Duration(i*w+50) * time.Microsecond), BytesRecv: 10, Class: Class(i % 3)}
 				if s.Class != OK {
 					s.Message = "boom"
+				} else if w%2 == 0 { // half the writers stream
+					s.Measures = []Timing{{TTFT, time.Duration(i) * time.Microsecond}, {ITL, time.Duration(w) * time.Millisecond}}
+					s.Counters[OutputTokens] = 2
 				}
 				r.Record(w, s)
 				mu.Lock()
@@ -124,6 +216,17 @@ func TestRecorderIntervalsMergeToTheWhole(t *testing.T) {
 	}
 	if !merged.Latency.Equal(whole.Latency) || !merged.Service.Equal(whole.Service) {
 		t.Error("merged interval histograms differ from the whole")
+	}
+	if merged.Counters != whole.Counters || whole.Counters[OutputTokens] == 0 {
+		t.Errorf("counters %v, want %v", merged.Counters, whole.Counters)
+	}
+	for _, m := range []Measure{TTFT, ITL} {
+		if merged.Measures[m] == nil || !merged.Measures[m].Equal(whole.Measures[m]) {
+			t.Errorf("merged %v histograms differ from the whole", m)
+		}
+	}
+	if merged.Measures[TPOT] != nil {
+		t.Error("a measure no sample had has a histogram")
 	}
 	if merged.Samples[Timeout] != "boom" || merged.Samples[OK] != "" {
 		t.Errorf("samples %q", merged.Samples)
@@ -159,6 +262,27 @@ func TestClassNames(t *testing.T) {
 	if c.Errors() != 3 || c.Total() != 8 {
 		t.Errorf("Errors() = %d, Total() = %d", c.Errors(), c.Total())
 	}
+}
+
+// BenchmarkRecordStream is the cost of recording one stream of 100 tokens:
+// its TTFT, 99 inter-token gaps, its TPOT and its token counts.
+func BenchmarkRecordStream(b *testing.B) {
+	start := time.Now()
+	r := NewRecorder(8, start)
+	ms := []Timing{{TTFT, 50 * time.Millisecond}, {TPOT, 10 * time.Millisecond}}
+	for i := range 99 {
+		ms = append(ms, Timing{ITL, time.Duration(9900+i*2) * time.Microsecond})
+	}
+	s := &Sample{Op: "chat", Intended: start, Start: start, End: start.Add(time.Second), TTFB: time.Millisecond,
+		Measures: ms, Counters: [NumCounters]int64{PromptTokens: 20, OutputTokens: 100}}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			i++
+			r.Record(i, s)
+		}
+	})
 }
 
 func BenchmarkRecord(b *testing.B) {

@@ -1,0 +1,88 @@
+package stats
+
+import (
+	"fmt"
+	"time"
+)
+
+// Measure is a duration a driver measures besides the operation's latency,
+// kept as a histogram per operation per interval exactly like latency, so
+// that intervals, shards and workers merge it exactly. The set is closed,
+// like Class: a driver that needs another (the parts of an S3 multipart
+// upload, say) adds a constant and its name here.
+type Measure uint8
+
+// The measures, in the order reports list them.
+const (
+	// TTFT is the time to first token of a stream: from the start of the
+	// request to the first event that carries content. One value per
+	// successful stream that carried any.
+	TTFT Measure = iota
+	// ITL is the inter-token latency: the time between two consecutive
+	// content events of a stream. One value per gap, so a stream of n
+	// content events gives n−1 values, as vLLM's benchmark counts it; a
+	// pause in the middle of a stream shows in the tail, where a mean per
+	// stream would hide it.
+	ITL
+	// TPOT is the time per output token after the first, one value per
+	// stream: (end of the stream − first token) / (output tokens − 1),
+	// for streams of at least two output tokens.
+	TPOT
+	NumMeasures
+)
+
+var measureNames = [NumMeasures]string{TTFT: "ttft", ITL: "itl", TPOT: "tpot"}
+
+func (m Measure) String() string {
+	if m < NumMeasures {
+		return measureNames[m]
+	}
+	return fmt.Sprintf("measure(%d)", uint8(m))
+}
+
+// ParseMeasure is the inverse of Measure.String.
+func ParseMeasure(s string) (Measure, error) {
+	for i, n := range measureNames {
+		if n == s {
+			return Measure(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown measure %q", s)
+}
+
+// Timing is one value of a measure.
+type Timing struct {
+	Measure Measure
+	D       time.Duration
+}
+
+// Counter is a quantity a driver counts per operation besides bytes,
+// summed per operation per interval, so that reports can give it as a rate
+// over the steady-state window. The set is closed, like Measure.
+type Counter uint8
+
+// The counters, in the order reports list them.
+const (
+	PromptTokens Counter = iota // input tokens, as the answer's usage reports them
+	OutputTokens                // output tokens: the usage's, else one per content event of a stream
+	NumCounters
+)
+
+var counterNames = [NumCounters]string{PromptTokens: "prompt_tokens", OutputTokens: "output_tokens"}
+
+func (c Counter) String() string {
+	if c < NumCounters {
+		return counterNames[c]
+	}
+	return fmt.Sprintf("counter(%d)", uint8(c))
+}
+
+// ParseCounter is the inverse of Counter.String.
+func ParseCounter(s string) (Counter, error) {
+	for i, n := range counterNames {
+		if n == s {
+			return Counter(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown counter %q", s)
+}
