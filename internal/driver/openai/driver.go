@@ -5,14 +5,28 @@
 //
 // What a Result holds, exactly:
 //
-//   - TTFB: the time to first token. Streamed: from the start of Do to the
-//     first event that carries content (delta.content, delta.reasoning or
-//     reasoning_content, or a completion's text); the status line, headers
-//     and a role-only first chunk do not count. Whole answers: from the
-//     start of Do to the first byte of the response, the earliest moment any
-//     token could be seen. Set on successful operations only, so that
-//     refusals answered at once do not bend the distribution; 0 when a
-//     stream carried no content.
+//   - TTFB: from the start of Do to the first byte of the response (its
+//     status line), as for the other HTTP-based drivers. Set on successful
+//     operations only, so that refusals answered at once do not bend the
+//     distribution.
+//   - Measures, on successful streams only (a whole answer shows no token
+//     before it ends, so it has none), each from the start of Do like
+//     TTFB, not from the intended start:
+//     stats.TTFT, the time to first token: to the first event that carries
+//     content (delta.content, delta.reasoning or reasoning_content, or a
+//     completion's text); the status line, headers and a role-only first
+//     chunk do not count; none when a stream carried no content.
+//     stats.ITL, the inter-token latency: one value per gap between two
+//     consecutive content events, as vLLM's benchmark counts it; a server
+//     that sends several tokens per event makes it the inter-event latency.
+//     stats.TPOT, the time per output token: (end of the stream − first
+//     content event) / (output tokens − 1), one value per stream of two
+//     output tokens or more, where the end is when "data: [DONE]" was read;
+//     1/TPOT is the stream's own rate in tokens/s.
+//   - Counters, on successful operations: stats.PromptTokens, the usage's
+//     prompt_tokens; stats.OutputTokens, the usage's completion_tokens when
+//     the answer reports usage (streams ask for it with
+//     stream_options.include_usage), else one per content event.
 //   - Connect: TCP connect time of a connection opened for this request; 0
 //     when one was reused. (The TLS handshake, done by net/http, is not
 //     included.)
@@ -27,12 +41,7 @@
 //     ends without [DONE] are stats.Protocol; transport errors are classed
 //     by httpdriver.Classify.
 //
-// Tokens (Stats, Facts), counted over successful operations: output tokens
-// are the usage's completion_tokens when the answer reports usage (streams
-// ask for it with stream_options.include_usage), else one per content
-// event. The inter-token latency is the time between two consecutive
-// content events of a stream: a server that sends several tokens per event
-// makes it the inter-event latency.
+// Stats and Facts add up the counters over the whole run.
 //
 // Connections: one net/http client shared by the VUs, keep-alive, HTTP/1.1
 // or HTTP/2 by ALPN over https, no cap on connections; the body of every
@@ -106,7 +115,6 @@ func New(c Config) (*Driver, error) {
 	}
 	d := &Driver{cfg: c, url: u, bodies: bodies, rt: newTransport(c.Timeout)}
 	d.header, d.host = buildHeader(c)
-	d.tally.init()
 	return d, nil
 }
 
@@ -137,11 +145,10 @@ func (x *exchange) trace() *httptrace.ClientTrace {
 // Do sends the next prompt and fills in r. A ctx done before or during the
 // request is stats.Interrupted; the driver's own timeout is stats.Timeout.
 func (d *Driver) Do(ctx context.Context, vu int, r *driver.Result) {
-	*r = driver.Result{Op: d.cfg.Name}
+	r.Reset(d.cfg.Name)
 	body := d.bodies[(d.next.Add(1)-1)%uint64(len(d.bodies))]
 	r.BytesSent = int64(len(body))
 	x := &exchange{start: time.Now()}
-	defer func() { d.tally.span(x.start, time.Now()) }()
 	rctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
 	defer cancel()
 	req := &http.Request{
@@ -165,9 +172,9 @@ func (d *Driver) Do(ctx context.Context, vu int, r *driver.Result) {
 	case resp.StatusCode >= 300 || resp.StatusCode < 200:
 		r.Class, r.Message = stats.Protocol, "HTTP "+resp.Status+": want 2xx (redirects are not followed)"
 	case d.cfg.Stream:
-		d.readStream(ctx, rctx, vu, x, resp, body2, r)
+		d.readStream(ctx, rctx, x, resp, body2, r)
 	default:
-		d.readWhole(ctx, rctx, vu, x, body2, r)
+		d.readWhole(ctx, rctx, x, body2, r)
 	}
 }
 
@@ -184,7 +191,7 @@ type usage struct {
 }
 
 // readWhole reads and checks a whole (non-streamed) answer.
-func (d *Driver) readWhole(ctx, rctx context.Context, vu int, x *exchange, body io.Reader, r *driver.Result) {
+func (d *Driver) readWhole(ctx, rctx context.Context, x *exchange, body io.Reader, r *driver.Result) {
 	buf, _ := d.buffers.Get().(*bytes.Buffer)
 	if buf == nil {
 		buf = new(bytes.Buffer)
@@ -211,8 +218,20 @@ func (d *Driver) readWhole(ctx, rctx context.Context, vu int, x *exchange, body 
 		r.Class, r.Message = stats.Protocol, "answer has no choices"
 		return
 	}
+	d.succeeded(x, r, a.Usage, 0)
+}
+
+// succeeded fills in what a successful operation adds to r (its TTFB and
+// token counters) and counts it: output tokens are the usage's when the
+// answer reported usage, else the stream's content events.
+func (d *Driver) succeeded(x *exchange, r *driver.Result, u *usage, events int64) {
 	r.TTFB = time.Duration(x.firstByte.Load())
-	d.tally.add(vu, outcome{usage: a.Usage})
+	r.Counters[stats.OutputTokens] = events
+	if u != nil {
+		r.Counters[stats.PromptTokens] = u.PromptTokens
+		r.Counters[stats.OutputTokens] = u.CompletionTokens
+	}
+	d.tally.add(r, u != nil)
 }
 
 // refused reads an error answer for its message and classes it.

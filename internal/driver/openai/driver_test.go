@@ -65,40 +65,84 @@ func mockMetric(t *testing.T, h http.Handler, name string) float64 {
 
 func within(got, want, frac float64) bool { return got >= want*(1-frac) && got <= want*(1+frac) }
 
-// Against a mock told TTFT 50 ms, 100 tokens/s and 50 tokens, the driver
-// measures all three within 5 % (median time to first token over three
-// streams, so that one preempted read on a busy machine cannot fail it).
+// Against a mock told TTFT 50 ms, 100 tokens/s and 50 tokens, the
+// measures the driver hands the recorder give all three within 5 %: the
+// time to first token (median over three streams, so that one preempted
+// read on a busy machine cannot fail it), the inter-token latency and the
+// time per output token, whose inverse is the stream's tokens/s.
 func TestStreamTimingMatchesTheMock(t *testing.T) {
 	const ttft, rate, tokens, runs = 50 * time.Millisecond, 100.0, 50, 3
 	srv, _ := startMock(t, builtin.LLMConfig{Latency: ttft, TokensPerSecond: rate, Tokens: tokens})
 	d := newDriver(t, Config{URL: srv.URL, Model: "m", Stream: true, Prompts: []string{"count to fifty"}})
-	var ttfbs []time.Duration
+	rec := stats.NewRecorder(1, time.Now())
 	for range runs {
 		r := do(d)
 		if r.Class != stats.OK {
 			t.Fatalf("class %v: %s", r.Class, r.Message)
 		}
-		ttfbs = append(ttfbs, r.TTFB)
+		if r.TTFB <= 0 || r.TTFB > ttft+ttft/2 {
+			t.Errorf("TTFB %v: want the first response byte, at most the first token", r.TTFB)
+		}
+		record(rec, &r)
 	}
-	slices.Sort(ttfbs)
-	if got := ttfbs[runs/2]; got < ttft || !within(got.Seconds(), ttft.Seconds(), 0.05) {
-		t.Errorf("time to first token %v (all %v), want %v within 5 %%", got, ttfbs, ttft)
+	st := rec.Flush(time.Now()).Ops["chat"]
+	ttfts, itl, tpot := st.Measures[stats.TTFT], st.Measures[stats.ITL], st.Measures[stats.TPOT]
+	if ttfts == nil || itl == nil || tpot == nil {
+		t.Fatalf("measures %v: want TTFT, ITL and TPOT", st.Measures)
 	}
-	s := d.Stats()
-	t.Logf("time to first token %v, decode %.2f tokens/s, inter-token p50 %v p99 %v, output %.1f tokens/s",
-		ttfbs, s.DecodeTokensPerSecond(), s.InterToken.Quantile(0.5), s.InterToken.Quantile(0.99), s.OutputTokensPerSecond())
-	if got := s.DecodeTokensPerSecond(); !within(got, rate, 0.05) {
-		t.Errorf("decode rate %.1f tokens/s, want %v within 5 %%", got, rate)
+	t.Logf("TTFT p50 %v max %v; ITL p50 %v p99 %v; TPOT p50 %v (%.2f tokens/s)", ttfts.Quantile(0.5), ttfts.Max(),
+		itl.Quantile(0.5), itl.Quantile(0.99), tpot.Quantile(0.5), 1/tpot.Quantile(0.5).Seconds())
+	if got := ttfts.Quantile(0.5); got < ttft-stats.Resolution(ttft) || !within(got.Seconds(), ttft.Seconds(), 0.05) {
+		t.Errorf("time to first token p50 %v, want %v within 5 %%", got, ttft)
 	}
-	if p50 := s.InterToken.Quantile(0.5); !within(p50.Seconds(), 1/rate, 0.05) {
-		t.Errorf("inter-token latency p50 %v, want %v within 5 %%", p50, time.Duration(float64(time.Second)/rate))
+	for name, h := range map[string]*stats.Hist{"inter-token latency": itl, "time per output token": tpot} {
+		if p50 := h.Quantile(0.5); !within(p50.Seconds(), 1/rate, 0.05) {
+			t.Errorf("%s p50 %v, want %v within 5 %%", name, p50, time.Duration(float64(time.Second)/rate))
+		}
 	}
-	if s.Requests != runs || s.WithUsage != runs || s.OutputTokens != runs*tokens || s.PromptTokens != runs*3 || s.Gaps != runs*(tokens-1) {
+	if got := 1 / tpot.Quantile(0.5).Seconds(); !within(got, rate, 0.05) {
+		t.Errorf("%.1f tokens/s per stream, want %v within 5 %%", got, rate)
+	}
+	if ttfts.Count() != runs || itl.Count() != runs*(tokens-1) || tpot.Count() != runs {
+		t.Errorf("counts: TTFT %d, ITL %d, TPOT %d; want one TTFT and TPOT per stream, one ITL per gap",
+			ttfts.Count(), itl.Count(), tpot.Count())
+	}
+	if want := [stats.NumCounters]int64{stats.PromptTokens: runs * 3, stats.OutputTokens: runs * tokens}; st.Counters != want {
+		t.Errorf("counters %v, want %v", st.Counters, want)
+	}
+	if s := d.Stats(); s.Requests != runs || s.WithUsage != runs || s.OutputTokens != runs*tokens || s.PromptTokens != runs*3 {
 		t.Errorf("stats %+v", s)
 	}
-	// one stream lasts about TTFT + 49 gaps: output tokens per second of span
-	if got, max := s.OutputTokensPerSecond(), float64(runs*tokens)/(runs*(ttft.Seconds()+(tokens-1)/rate)); got > max*1.01 || got < max*0.8 {
-		t.Errorf("output tokens/s %.1f, want a little under %.1f", got, max)
+}
+
+// record hands r to rec as the engine does.
+func record(rec *stats.Recorder, r *driver.Result) {
+	now := time.Now()
+	rec.Record(0, &stats.Sample{Op: r.Op, Intended: now, Start: now, End: now, TTFB: r.TTFB, Class: r.Class,
+		Message: r.Message, Measures: r.Measures, Counters: r.Counters})
+}
+
+// A Result reused from one stream to the next keeps its measures' storage:
+// once it holds a whole stream's gaps, Do appends without growing it, and
+// a failed stream leaves no measure.
+func TestMeasuresReuseTheResult(t *testing.T) {
+	srv, _ := startMock(t, builtin.LLMConfig{Tokens: 20, TokensPerSecond: 10000})
+	d := newDriver(t, Config{URL: srv.URL, Model: "m", Stream: true, Prompts: []string{"x"}})
+	var r driver.Result
+	d.Do(context.Background(), 0, &r)
+	if r.Class != stats.OK || len(r.Measures) != 19+2 {
+		t.Fatalf("%v %s: %d measures, want 19 gaps, TTFT and TPOT", r.Class, r.Message, len(r.Measures))
+	}
+	backing := &r.Measures[:1][0]
+	d.Do(context.Background(), 0, &r)
+	if len(r.Measures) != 21 || &r.Measures[:1][0] != backing {
+		t.Errorf("second stream: %d measures, same storage %v", len(r.Measures), &r.Measures[:1][0] == backing)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	d.Do(ctx, 0, &r)
+	if r.Class != stats.Interrupted || len(r.Measures) != 0 || r.Counters != [stats.NumCounters]int64{} {
+		t.Errorf("interrupted: %v, %d measures, counters %v", r.Class, len(r.Measures), r.Counters)
 	}
 }
 
@@ -120,13 +164,16 @@ func TestWholeAnswerUsageAndSizes(t *testing.T) {
 		if r.TTFB < latency || r.TTFB > 10*latency {
 			t.Errorf("request %d: TTFB %v, want the answer's first byte after %v", i, r.TTFB, latency)
 		}
+		if len(r.Measures) != 0 || r.Counters[stats.OutputTokens] != 5 || r.Counters[stats.PromptTokens] != int64(3-2*(i%2)) {
+			t.Errorf("request %d: measures %v, counters %v; want none, and the usage's tokens", i, r.Measures, r.Counters)
+		}
 		sent, recv = sent+r.BytesSent, recv+r.BytesRecv
 	}
 	if got := mockMetric(t, mock, "perflab_llm_response_bytes_total"); float64(recv) != got {
 		t.Errorf("BytesRecv sums to %d, the mock wrote %v", recv, got)
 	}
 	s := d.Stats()
-	if s.WithUsage != 4 || s.PromptTokens != 2*(3+1) || s.OutputTokens != 4*5 || s.InterToken != nil {
+	if s.WithUsage != 4 || s.PromptTokens != 2*(3+1) || s.OutputTokens != 4*5 {
 		t.Errorf("stats %+v, want usage of 4 answers: 8 prompt tokens, 20 output (max_tokens 5)", s)
 	}
 }
@@ -247,15 +294,13 @@ func TestFacts(t *testing.T) {
 		facts[f.Name] = f.Value
 	}
 	for name, want := range map[string]string{"output tokens": "3", "prompt tokens": "1", "successful requests": "1",
-		"answers with usage": "1", "ttfb means": "time to first token (first content event of the stream)"} {
+		"answers with usage": "1", "prompts": "1"} {
 		if facts[name] != want {
 			t.Errorf("fact %q = %q, want %q", name, facts[name], want)
 		}
 	}
-	for _, name := range []string{"output tokens/s", "decode tokens/s (per stream)", "inter-token latency p50", "inter-token latency p99", "api"} {
-		if facts[name] == "" {
-			t.Errorf("no fact %q in %v", name, facts)
-		}
+	if facts["api"] == "" || len(facts) != 6 {
+		t.Errorf("facts %v: want the api and the token totals, no rate or latency (those are measured per interval)", facts)
 	}
 }
 
@@ -284,7 +329,7 @@ func TestConcurrentVUs(t *testing.T) {
 		t.Error(msg)
 	}
 	s := d.Stats()
-	if s.Requests != vus*each || s.OutputTokens != vus*each*tokens || s.PromptTokens != vus*each*3/2 || s.Gaps != vus*each*(tokens-1) {
+	if s.Requests != vus*each || s.OutputTokens != vus*each*tokens || s.PromptTokens != vus*each*3/2 {
 		t.Errorf("stats %+v", s)
 	}
 }

@@ -52,24 +52,26 @@ func (c *streamChunk) hasContent() bool {
 	return false
 }
 
-// streamState follows one stream: when its content events came, and the
+// streamState follows one stream: when its content events came, each gap
+// between them appended to the Result's measures as it is seen, and the
 // usage it reported.
 type streamState struct {
-	start  time.Time
+	r      *driver.Result
 	first  time.Time // first content event; zero if none yet
 	last   time.Time
+	done   time.Time // when [DONE] was read
 	events int64
-	gaps   []time.Duration
 	usage  *usage
 }
 
 // onData handles the data of one event, and reports whether it was the
 // final "[DONE]".
 func (s *streamState) onData(data []byte) (bool, error) {
+	now := time.Now()
 	if string(data) == "[DONE]" {
+		s.done = now
 		return true, nil
 	}
-	now := time.Now()
 	var c streamChunk
 	if err := json.Unmarshal(data, &c); err != nil {
 		return false, &protocolError{"cannot parse stream chunk: " + err.Error()}
@@ -82,7 +84,7 @@ func (s *streamState) onData(data []byte) (bool, error) {
 		if s.first.IsZero() {
 			s.first = now
 		} else {
-			s.gaps = append(s.gaps, now.Sub(s.last))
+			s.r.Measures = append(s.r.Measures, stats.Timing{Measure: stats.ITL, D: now.Sub(s.last)})
 		}
 		s.last = now
 		s.events++
@@ -94,7 +96,7 @@ func (s *streamState) onData(data []byte) (bool, error) {
 }
 
 // readStream reads a streamed answer to its end and fills in r.
-func (d *Driver) readStream(ctx, rctx context.Context, vu int, x *exchange, resp *http.Response, body io.Reader, r *driver.Result) {
+func (d *Driver) readStream(ctx, rctx context.Context, x *exchange, resp *http.Response, body io.Reader, r *driver.Result) {
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
 		r.Class, r.Message = stats.Protocol, truncate(fmt.Sprintf("stream asked for, got Content-Type %q", resp.Header.Get("Content-Type")))
 		return
@@ -106,7 +108,7 @@ func (d *Driver) readStream(ctx, rctx context.Context, vu int, x *exchange, resp
 		br.Reset(body)
 	}
 	defer func() { br.Reset(nil); d.readers.Put(br) }()
-	st := &streamState{start: x.start}
+	st := &streamState{r: r}
 	err := readEvents(br, st.onData)
 	if err == nil {
 		_, err = io.Copy(io.Discard, br) // to the end, so the connection is reused
@@ -115,15 +117,22 @@ func (d *Driver) readStream(ctx, rctx context.Context, vu int, x *exchange, resp
 	switch {
 	case errors.As(err, &pe):
 		r.Class, r.Message = stats.Protocol, truncate(pe.msg)
-		return
 	case err != nil:
 		r.Class, r.Message = d.classifyBody(err, ctx, rctx)
+	}
+	if err != nil {
+		r.Measures = r.Measures[:0] // a failed stream's gaps are not data
 		return
 	}
-	if !st.first.IsZero() {
-		r.TTFB = st.first.Sub(st.start)
+	d.succeeded(x, r, st.usage, st.events)
+	if st.first.IsZero() {
+		return
 	}
-	d.tally.add(vu, outcome{usage: st.usage, events: st.events, gaps: st.gaps})
+	r.Measures = append(r.Measures, stats.Timing{Measure: stats.TTFT, D: st.first.Sub(x.start)})
+	if n := r.Counters[stats.OutputTokens]; n > 1 {
+		tpot := st.done.Sub(st.first) / time.Duration(n-1)
+		r.Measures = append(r.Measures, stats.Timing{Measure: stats.TPOT, D: tpot})
+	}
 }
 
 // readEvents reads server-sent events from br and calls onData with the

@@ -55,6 +55,17 @@ func TestStreamsThatBreakTheProtocol(t *testing.T) {
 			if r.Class == stats.OK && (r.BytesRecv != int64(len(tt.body)) || r.TTFB <= 0) {
 				t.Errorf("BytesRecv %d, want %d; TTFB %v", r.BytesRecv, len(tt.body), r.TTFB)
 			}
+			var n [stats.NumMeasures]int64
+			for _, m := range r.Measures {
+				n[m.Measure]++
+			}
+			want := [stats.NumMeasures]int64{}
+			if tt.tokens > 0 {
+				want = [stats.NumMeasures]int64{stats.TTFT: 1, stats.ITL: tt.tokens - 1, stats.TPOT: min(tt.tokens-1, 1)}
+			}
+			if n != want || r.Counters[stats.OutputTokens] != tt.tokens {
+				t.Errorf("measures %v (TTFT, ITL, TPOT), want %v; output tokens %d", n, want, r.Counters[stats.OutputTokens])
+			}
 		})
 	}
 }
