@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/perflab/perflab/internal/stats"
 )
 
 // schemaV1 is version 1 of the format exactly as perflab 0.1.0 wrote it, so
@@ -197,4 +199,47 @@ func TestNewRunHasNoCells(t *testing.T) {
 		t.Errorf("FormatVersion() = %d, want %d", r.FormatVersion(), SchemaVersion)
 	}
 	checkEmptyV2(t, r)
+}
+
+// TestNoMeasureTables reads a version 2 store written before op_measures
+// and op_counters were added: its intervals read as before, with no
+// measures and no counters. A measure or counter written by a newer
+// perflab is skipped.
+func TestNoMeasureTables(t *testing.T) {
+	r, err := Create(t.TempDir(), testMeta())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.AddWorkload(testWorkloads[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteInterval("ingest", testInterval(0)); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`INSERT INTO op_measures (workload_id, idx, op, measure, hist) SELECT workload_id, idx, op, 'queue_wait', hist FROM op_measures WHERE measure = 'ttft'`,
+		`INSERT INTO op_counters (workload_id, idx, op, counter, value) VALUES (1, 0, 'chat', 'cached_tokens', 5)`,
+	} {
+		if _, err := r.db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ivs, err := r.Intervals("ingest")
+	if err != nil || len(ivs) != 1 {
+		t.Fatalf("with a newer perflab's measure and counter: %v, %d intervals", err, len(ivs))
+	}
+	checkInterval(t, ivs[0], testInterval(0))
+
+	if _, err := r.db.Exec(`DROP TABLE op_measures; DROP TABLE op_counters`); err != nil {
+		t.Fatal(err)
+	}
+	ivs, err = r.Intervals("ingest")
+	if err != nil || len(ivs) != 1 {
+		t.Fatalf("without the tables: %v, %d intervals", err, len(ivs))
+	}
+	want := testInterval(0)
+	want.Ops["chat"].Measures = [stats.NumMeasures]*stats.Hist{}
+	want.Ops["chat"].Counters = [stats.NumCounters]int64{}
+	checkInterval(t, ivs[0], want)
 }

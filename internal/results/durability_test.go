@@ -210,8 +210,10 @@ func TestConcurrentWriteInterval(t *testing.T) {
 			checkInterval(t, got[i], testInterval(i))
 		}
 	}
-	checkRowCount(t, r, "op_intervals", len(names)*perWorkload*2)
+	checkRowCount(t, r, "op_intervals", len(names)*perWorkload*3)
 	checkRowCount(t, r, "op_errors", len(names)*perWorkload*2)
+	checkRowCount(t, r, "op_measures", len(names)*perWorkload*2)
+	checkRowCount(t, r, "op_counters", len(names)*perWorkload*1)
 }
 
 func checkRowCount(t *testing.T, r *Run, table string, want int) {

@@ -164,7 +164,8 @@ func (r *Run) Events() ([]Event, error) {
 }
 
 // Intervals reads a workload's intervals in index order with every histogram
-// decoded; a histogram stored as NULL reads as an empty one, never nil.
+// decoded; a histogram stored as NULL reads as an empty one, never nil, but
+// a measure an operation has no value of reads as nil, as it was recorded.
 func (r *Run) Intervals(workload string) ([]*stats.Interval, error) {
 	var out []*stats.Interval
 	err := r.read(func(tx *sql.Tx) error {
@@ -184,6 +185,9 @@ func (r *Run) Intervals(workload string) ([]*stats.Interval, error) {
 			return err
 		}
 		if err := readErrors(tx, id, byIdx); err != nil {
+			return err
+		}
+		if err := readExtras(tx, id, byIdx); err != nil {
 			return err
 		}
 		return checkErrorCounts(byIdx, want)

@@ -16,9 +16,11 @@ import (
 
 var testStart = time.Date(2026, 11, 21, 17, 24, 0, 123456789, time.UTC)
 
-// testInterval builds interval idx with two operations: "GET /" with every
-// histogram filled and two failure classes, "PUT /x" with empty TTFB and
-// connect histograms. Odd intervals have an empty lag histogram.
+// testInterval builds interval idx with three operations: "GET /" with
+// every histogram filled and two failure classes, "PUT /x" with empty TTFB
+// and connect histograms, "chat" with the time to first token, inter-token
+// latency and output tokens of streams (no time per output token, no prompt
+// tokens). Odd intervals have an empty lag histogram.
 func testInterval(idx int) *stats.Interval {
 	start := testStart.Add(time.Duration(idx) * time.Second)
 	iv := &stats.Interval{
@@ -46,7 +48,19 @@ func testInterval(idx int) *stats.Interval {
 	put.Latency.Record(5 * time.Millisecond)
 	put.Service.Record(4 * time.Millisecond)
 	put.Classes[stats.OK] = 1
-	iv.Ops["GET /"], iv.Ops["PUT /x"] = get, put
+	chat := stats.NewOpStats()
+	chat.Latency.Record(time.Second)
+	chat.Service.Record(time.Second)
+	chat.Classes[stats.OK] = 2
+	chat.Measures[stats.TTFT], chat.Measures[stats.ITL] = stats.NewHist(), stats.NewHist()
+	for i := range 2 {
+		chat.Measures[stats.TTFT].Record(time.Duration(50+i+idx) * time.Millisecond)
+		for g := range 40 {
+			chat.Measures[stats.ITL].Record(time.Duration(9000+100*g+idx) * time.Microsecond)
+		}
+	}
+	chat.Counters[stats.OutputTokens] = 82 + int64(idx)
+	iv.Ops["GET /"], iv.Ops["PUT /x"], iv.Ops["chat"] = get, put, chat
 	return iv
 }
 
@@ -73,10 +87,19 @@ func checkInterval(t *testing.T, got, want *stats.Interval) {
 			"latency": {g.Latency, w.Latency}, "service": {g.Service, w.Service},
 			"ttfb": {g.TTFB, w.TTFB}, "connect": {g.Connect, w.Connect},
 		}
+		for m := range stats.NumMeasures {
+			hists[m.String()] = [2]*stats.Hist{g.Measures[m], w.Measures[m]}
+		}
 		for kind, h := range hists {
-			if h[0] == nil || !h[0].Equal(h[1]) {
+			if h[0] == nil && h[1] == nil {
+				continue
+			}
+			if h[0] == nil || h[1] == nil || !h[0].Equal(h[1]) {
 				t.Errorf("interval %d op %q: %s histogram differs", want.Index, name, kind)
 			}
+		}
+		if g.Counters != w.Counters {
+			t.Errorf("interval %d op %q: counters %v, want %v", want.Index, name, g.Counters, w.Counters)
 		}
 	}
 }

@@ -67,9 +67,10 @@ func jsonText(m json.RawMessage) any {
 
 // encodedOp is one operation's row, histograms encoded ahead of the lock.
 type encodedOp struct {
-	name  string
-	st    *stats.OpStats
-	hists [4]sql.NullString // latency, service, ttfb, connect
+	name     string
+	st       *stats.OpStats
+	hists    [4]sql.NullString // latency, service, ttfb, connect
+	measures [stats.NumMeasures]sql.NullString
 }
 
 func encodeOps(iv *stats.Interval) ([]encodedOp, error) {
@@ -85,6 +86,9 @@ func encodeOps(iv *stats.Interval) ([]encodedOp, error) {
 			if e.hists[i], err = encodeHist(h); err != nil {
 				return nil, fmt.Errorf("op %q: %w", name, err)
 			}
+		}
+		if err := encodeMeasures(&e); err != nil {
+			return nil, fmt.Errorf("op %q: %w", name, err)
 		}
 		ops = append(ops, e)
 	}
@@ -105,7 +109,8 @@ func encodeHist(h *stats.Hist) (sql.NullString, error) {
 
 // WriteInterval stores one interval of a workload in its own transaction:
 // the interval row, a row per operation with its counters and histograms,
-// and a row per failure class with its count and sample message. Once it
+// a row per failure class with its count and sample message, and a row per
+// measure and counter the driver added. Once it
 // returns nil the interval survives the process being killed. It is safe to
 // call from several goroutines; histograms are encoded before the lock.
 func (r *Run) WriteInterval(workload string, iv *stats.Interval) error {
@@ -168,7 +173,7 @@ func insertInterval(tx *sql.Tx, id int64, iv *stats.Interval, lag sql.NullString
 			}
 		}
 	}
-	return nil
+	return insertExtras(tx, id, iv.Index, ops)
 }
 
 // AddEvent records an event. A zero e.Time means now.
