@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/perflab/perflab/internal/stats"
 	"github.com/perflab/perflab/internal/units"
 )
 
@@ -76,20 +77,27 @@ type gateMetric struct {
 
 // gateMetrics is the registry of built-in metrics.
 var gateMetrics = map[string]gateMetric{
-	"p50":          {kindDuration, true, "latency p50 from the intended start", latencyQuantile(0.50)},
-	"p90":          {kindDuration, true, "latency p90", latencyQuantile(0.90)},
-	"p99":          {kindDuration, true, "latency p99", latencyQuantile(0.99)},
-	"p999":         {kindDuration, true, "latency p99.9", latencyQuantile(0.999)},
-	"max":          {kindDuration, true, "the largest latency", gateLatencyMax},
-	"mean":         {kindDuration, true, "the mean latency", gateLatencyMean},
-	"ttfb_p50":     {kindDuration, true, "time to first byte p50", ttfbQuantile(0.50)},
-	"ttfb_p99":     {kindDuration, true, "time to first byte p99", ttfbQuantile(0.99)},
-	"error_rate":   {kindFraction, true, "failed / all requests", gateErrorRate},
-	"success_rate": {kindFraction, true, "successful / all requests", gateSuccessRate},
-	"rate":         {kindRate, true, "completed operations per second", gateRate},
-	"requests":     {kindCount, true, "requests in the window", gateRequests},
-	"errors":       {kindCount, true, "failed requests in the window", gateErrors},
-	"dropped":      {kindCount, false, "arrivals dropped in the window (every VU busy)", gateDropped},
+	"p50":                {kindDuration, true, "latency p50 from the intended start", latencyQuantile(0.50)},
+	"p90":                {kindDuration, true, "latency p90", latencyQuantile(0.90)},
+	"p99":                {kindDuration, true, "latency p99", latencyQuantile(0.99)},
+	"p999":               {kindDuration, true, "latency p99.9", latencyQuantile(0.999)},
+	"max":                {kindDuration, true, "the largest latency", gateLatencyMax},
+	"mean":               {kindDuration, true, "the mean latency", gateLatencyMean},
+	"ttfb_p50":           {kindDuration, true, "time to first byte p50", ttfbQuantile(0.50)},
+	"ttfb_p99":           {kindDuration, true, "time to first byte p99", ttfbQuantile(0.99)},
+	"ttft_p50":           {kindDuration, true, "time to first token p50 (streams)", measureQuantile(stats.TTFT, 0.50)},
+	"ttft_p99":           {kindDuration, true, "time to first token p99 (streams)", measureQuantile(stats.TTFT, 0.99)},
+	"itl_p50":            {kindDuration, true, "inter-token latency p50, over every gap", measureQuantile(stats.ITL, 0.50)},
+	"itl_p99":            {kindDuration, true, "inter-token latency p99, over every gap", measureQuantile(stats.ITL, 0.99)},
+	"tpot_p50":           {kindDuration, true, "time per output token p50, one per stream", measureQuantile(stats.TPOT, 0.50)},
+	"tpot_p99":           {kindDuration, true, "time per output token p99, one per stream", measureQuantile(stats.TPOT, 0.99)},
+	"output_tokens_rate": {kindRate, true, "output tokens per second", gateOutputTokensRate},
+	"error_rate":         {kindFraction, true, "failed / all requests", gateErrorRate},
+	"success_rate":       {kindFraction, true, "successful / all requests", gateSuccessRate},
+	"rate":               {kindRate, true, "completed operations per second", gateRate},
+	"requests":           {kindCount, true, "requests in the window", gateRequests},
+	"errors":             {kindCount, true, "failed requests in the window", gateErrors},
+	"dropped":            {kindCount, false, "arrivals dropped in the window (every VU busy)", gateDropped},
 }
 
 // GateMetrics lists the built-in metrics, alphabetically.

@@ -122,6 +122,32 @@ func ttfbQuantile(q float64) func(gateScope) gateFigure {
 	return quantileFigure(q, "TTFB samples", ttfbOf, ttfbHist)
 }
 
+// measureQuantile is quantile q of a driver's measure m, e.g. the time to
+// first token.
+func measureQuantile(m stats.Measure, q float64) func(gateScope) gateFigure {
+	return quantileFigure(q, m.String()+" values",
+		func(op *Op) Quantiles { return op.Measures[m] },
+		func(s *stats.OpStats) *stats.Hist { return s.Measures[m] })
+}
+
+func gateOutputTokensRate(sc gateScope) gateFigure {
+	if sc.sum.Seconds <= 0 {
+		return gateFigure{why: "the window is empty"}
+	}
+	ops := sc.sum.Ops
+	if sc.op != nil {
+		ops = []Op{*sc.op}
+	}
+	var n int64
+	for _, op := range ops {
+		n += op.Counters[stats.OutputTokens]
+	}
+	if n == 0 {
+		return gateFigure{why: "no output tokens were counted in the window"}
+	}
+	return gateFigure{v: float64(n) / sc.sum.Seconds, n: n}
+}
+
 func latencyStat(of func(Quantiles) time.Duration) func(gateScope) gateFigure {
 	return func(sc gateScope) gateFigure {
 		qs, why := sc.quantiles(latencyOf, latencyHist)

@@ -59,7 +59,7 @@ func TestParseGateErrors(t *testing.T) {
 		{"error_rate < 150%", 14, "want a fraction from 0 to 1"},
 		{"rate >= fast", 9, `rate threshold "fast": want a rate, like 950/s`},
 		{"dropped == -1", 12, "want a plain number"},
-		{"p99x < 200ms", 1, `unknown metric "p99x": known metrics are dropped, error_rate, errors, max, mean, p50, p90, p99, p999, rate, requests, success_rate, ttfb_p50, ttfb_p99; any other name is a figure the run supplies`},
+		{"p99x < 200ms", 1, `unknown metric "p99x": known metrics are dropped, error_rate, errors, itl_p50, itl_p99, max, mean, output_tokens_rate, p50, p90, p99, p999, rate, requests, success_rate, tpot_p50, tpot_p99, ttfb_p50, ttfb_p99, ttft_p50, ttft_p99; any other name is a figure the run supplies`},
 		{`lost{op="a"} == 0`, 1, `unknown metric "lost" takes no labels`},
 		{`p99{path="/"} < 1s`, 5, `want a label op="…" or workload="…"`},
 		{`p99{} < 1s`, 5, "want a label"},
@@ -115,6 +115,64 @@ func gateFixture() []*Summary {
 	query := &Summary{Workload: Workload{Name: "p1/query", Short: "query"}, Intervals: 10, Seconds: 10,
 		Ops: []Op{opSummary("instant", 0, 10, [2]int64{200, 5})}}
 	return []*Summary{ingest, query}
+}
+
+// The gates on a driver's measures and counters: over 10 s, chat streamed
+// 200 answers, TTFT 50 ms (and 2 of 200 at 400 ms), 20 gaps each of 10 ms,
+// TPOT 10 ms, 4200 output tokens; embed measured none.
+func TestMeasureGates(t *testing.T) {
+	st := stats.NewOpStats()
+	for i := range 200 {
+		st.Latency.Record(300 * time.Millisecond)
+		st.Classes[stats.OK]++
+		ttft := 50 * time.Millisecond
+		if i < 2 {
+			ttft = 400 * time.Millisecond
+		}
+		st.Measures[stats.TTFT] = fillHist(st.Measures[stats.TTFT], ttft, 1)
+		st.Measures[stats.ITL] = fillHist(st.Measures[stats.ITL], 10*time.Millisecond, 20)
+		st.Measures[stats.TPOT] = fillHist(st.Measures[stats.TPOT], 10*time.Millisecond, 1)
+	}
+	st.Counters[stats.OutputTokens] = 4200
+	sum := &Summary{Workload: Workload{Name: "llm"}, Intervals: 10, Seconds: 10,
+		Ops: []Op{summarizeOp("chat", st, 10), opSummary("embed", 0, 10, [2]int64{200, 5})}}
+	for _, tt := range []struct {
+		expr, measured string
+		state          GateState
+		note           string
+	}{
+		// 200 values: rank ⌈0.99 × 200⌉ = 198 is a 50 ms one; merged with embed's none.
+		{`ttft_p99 < 100ms`, "50ms", GatePass, ""},
+		{`ttft_p50{op="chat"} < 40ms`, "50ms", GateFail, ""},
+		{`itl_p99 < 11ms`, "10ms", GatePass, ""},
+		{`tpot_p50 < 20ms`, "10ms", GatePass, ""},
+		{`tpot_p99{op="embed"} < 20ms`, "", GateInsufficient, "p99 needs at least 100 tpot values; the window has 0"},
+		{`output_tokens_rate >= 400/s`, "420/s", GatePass, ""},
+		{`output_tokens_rate{op="embed"} > 0`, "", GateInsufficient, "no output tokens were counted in the window"},
+	} {
+		g, err := ParseGate(tt.expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs, err := EvaluateGates([]Gate{g}, []*Summary{sum}, nil)
+		if err != nil || len(vs) != 1 {
+			t.Fatalf("%s: %+v, %v", tt.expr, vs, err)
+		}
+		if v := vs[0]; v.Measured != tt.measured || v.State != tt.state || v.Note != tt.note {
+			t.Errorf("%s: measured %q %v %q, want %q %v %q", tt.expr, v.Measured, v.State, v.Note, tt.measured, tt.state, tt.note)
+		}
+	}
+}
+
+// fillHist records d n times into h, made when nil.
+func fillHist(h *stats.Hist, d time.Duration, n int) *stats.Hist {
+	if h == nil {
+		h = stats.NewHist()
+	}
+	for range n {
+		h.Record(d)
+	}
+	return h
 }
 
 func TestEvaluateGates(t *testing.T) {

@@ -78,8 +78,32 @@ type Op struct {
 	Service     Quantiles // from the actual start
 	TTFB        Quantiles
 	Connect     Quantiles
-	Errors      []ErrorCount
-	Whole       *stats.OpStats `json:"-"` // merged over the window, for charts and spectra
+	// Measures are the driver's other timings (time to first token,
+	// inter-token latency, …) by stats.Measure; Count is 0 for those the
+	// driver does not measure.
+	Measures [stats.NumMeasures]Quantiles
+	// Counters are the driver's counts (tokens) in the window, by
+	// stats.Counter, and CountersPS the same per second of the window.
+	Counters   [stats.NumCounters]int64
+	CountersPS [stats.NumCounters]float64
+	Errors     []ErrorCount
+	Whole      *stats.OpStats `json:"-"` // merged over the window, for charts and spectra
+}
+
+// HasCounters reports whether the driver counted anything of op.
+func (op *Op) HasCounters() bool { return op.Counters != [stats.NumCounters]int64{} }
+
+// StreamTokensPerSecond is how fast streams delivered their tokens after
+// the first, from the time per output token: the median stream's rate is
+// 1 / TPOT p50, and the rate the slowest tenth of streams stayed under is
+// 1 / TPOT p90 (the inverse of a time's p90 is the rate's p10). Both are 0
+// without TPOT values.
+func (op *Op) StreamTokensPerSecond() (p50, p10 float64) {
+	q := op.Measures[stats.TPOT]
+	if q.Count == 0 || q.P50 <= 0 || q.P90 <= 0 {
+		return 0, 0
+	}
+	return 1 / q.P50.Seconds(), 1 / q.P90.Seconds()
 }
 
 // Summary is one workload's figures.
@@ -175,10 +199,19 @@ func summarizeOp(name string, st *stats.OpStats, seconds float64) Op {
 	if op.Requests > 0 {
 		op.SuccessRate = float64(op.OK) / float64(op.Requests)
 	}
+	for m, h := range st.Measures {
+		if h != nil {
+			op.Measures[m] = QuantilesOf(h)
+		}
+	}
+	op.Counters = st.Counters
 	if seconds > 0 {
 		op.Rate = float64(op.Requests) / seconds
 		op.BytesSentPS = float64(st.BytesSent) / seconds
 		op.BytesRecvPS = float64(st.BytesRecv) / seconds
+		for c, n := range st.Counters {
+			op.CountersPS[c] = float64(n) / seconds
+		}
 	}
 	for c := stats.OK + 1; c < stats.NumClasses; c++ {
 		if n := st.Classes[c]; n > 0 {

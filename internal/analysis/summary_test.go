@@ -29,6 +29,44 @@ func intervals(t0 time.Time, n int) []*stats.Interval {
 	return out
 }
 
+// The driver's measures and counters are summarised over the window like
+// latency: quantiles of the merged histograms, counts as rates; a measure
+// no interval has stays empty.
+func TestSummarizeMeasuresAndCounters(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	ivs := intervals(t0, 6)
+	for i, iv := range ivs {
+		st := iv.Ops["get"]
+		st.Measures[stats.TTFT], st.Measures[stats.TPOT] = stats.NewHist(), stats.NewHist()
+		for range 10 {
+			st.Measures[stats.TTFT].Record(time.Duration(50+i) * time.Millisecond)
+			st.Measures[stats.TPOT].Record(10 * time.Millisecond)
+		}
+		st.Measures[stats.TPOT].Record(20 * time.Millisecond) // one slow stream of 11
+		st.Counters[stats.OutputTokens] = 500
+	}
+	w := Workload{Name: "w", Model: "closed", Window: Window{Start: t0.Add(time.Second), End: t0.Add(5 * time.Second), Rule: "test"}}
+	op := Summarize(w, ivs).Ops[0]
+	near := func(got, want time.Duration) bool { return got >= want-want/1000 && got <= want+want/1000 } // HDR's 0.1 %
+	ttft := op.Measures[stats.TTFT]
+	if ttft.Count != 40 || !near(ttft.Min, 51*time.Millisecond) || !near(ttft.Max, 54*time.Millisecond) {
+		t.Errorf("TTFT %+v: want 40 values from 51 to 54 ms (intervals 1 to 4)", ttft)
+	}
+	if op.Measures[stats.ITL].Count != 0 {
+		t.Errorf("ITL %+v: no interval has any", op.Measures[stats.ITL])
+	}
+	if op.Counters[stats.OutputTokens] != 2000 || op.CountersPS[stats.OutputTokens] != 500 || !op.HasCounters() {
+		t.Errorf("output tokens %d, %v/s; want 2000 over 4 s", op.Counters[stats.OutputTokens], op.CountersPS[stats.OutputTokens])
+	}
+	// TPOT p50 10 ms, p90 10 ms (the slow stream is 1 of 11 per interval)
+	if p50, p10 := op.StreamTokensPerSecond(); p50 < 99.8 || p50 > 100 || p10 != p50 {
+		t.Errorf("stream tokens/s p50 %v p10 %v, want 100 (within the histogram's 0.1 %%)", p50, p10)
+	}
+	if p50, p10 := (&Op{}).StreamTokensPerSecond(); p50 != 0 || p10 != 0 {
+		t.Errorf("without TPOT: %v %v", p50, p10)
+	}
+}
+
 func TestSummarizeUsesOnlyTheWindow(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	w := Workload{Name: "w", Model: "open", TargetRate: 101, VUsMax: 10,
