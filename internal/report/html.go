@@ -306,6 +306,9 @@ func htmlWorkloadOf(s *analysis.Summary, implicit bool) htmlWorkload {
 			fmt.Sprintf("Scheduler lag (dispatch − intended start): p50 %s, p99 %s, max %s", dur(s.Lag.P50), dur(s.Lag.P99), dur(s.Lag.Max)))
 	}
 	hw.Tables = append(hw.Tables, htmlThroughput(s), htmlLatency(s))
+	if t := tokensTable(s); t != nil {
+		hw.Tables = append(hw.Tables, t)
+	}
 	if t := htmlErrors(s); t != nil {
 		hw.Tables = append(hw.Tables, t)
 	} else {
@@ -328,14 +331,8 @@ func htmlLatency(s *analysis.Summary) *table {
 	t := &table{Title: "Latency", Head: []string{"Operation", "Measure", "p50", "p90", "p99", "p99.9", "max", "mean"},
 		Right: []bool{false, false, true, true, true, true, true, true}}
 	for _, op := range s.Ops {
-		for _, m := range []struct {
-			what string
-			q    analysis.Quantiles
-		}{{"latency (from intended start)", op.Latency}, {"service time (from actual start)", op.Service},
-			{"time to first byte", op.TTFB}, {"connect (new connections)", op.Connect}} {
-			if m.q.Count > 0 {
-				t.Rows = append(t.Rows, []string{op.Name, m.what, dur(m.q.P50), dur(m.q.P90), dur(m.q.P99), dur(m.q.P999), dur(m.q.Max), dur(m.q.Mean)})
-			}
+		for _, m := range latencyMeasures(op) {
+			t.Rows = append(t.Rows, []string{op.Name, m.what, dur(m.q.P50), dur(m.q.P90), dur(m.q.P99), dur(m.q.P999), dur(m.q.Max), dur(m.q.Mean)})
 		}
 	}
 	return t

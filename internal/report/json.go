@@ -81,6 +81,11 @@ type jsonOp struct {
 	TTFB        jsonQ                 `json:"ttfb_ms"`
 	Connect     jsonQ                 `json:"connect_ms"`
 	Errors      []analysis.ErrorCount `json:"errors"`
+	// Measures, Counters and StreamTokensPS are what the driver measured
+	// and counted besides (summary 2.4), absent when nothing.
+	Measures       map[string]jsonQ       `json:"measures_ms,omitempty"`
+	Counters       map[string]jsonCounter `json:"counters,omitempty"`
+	StreamTokensPS *jsonStreamRate        `json:"stream_tokens_per_second,omitempty"`
 }
 
 type jsonQ struct {
@@ -138,10 +143,12 @@ func toJSONWorkload(s *analysis.Summary) jsonWorkload {
 		if errs == nil {
 			errs = []analysis.ErrorCount{}
 		}
-		jw.Ops = append(jw.Ops, jsonOp{Name: op.Name, Requests: op.Requests, OK: op.OK, SuccessRate: op.SuccessRate,
+		jo := jsonOp{Name: op.Name, Requests: op.Requests, OK: op.OK, SuccessRate: op.SuccessRate,
 			Rate: op.Rate, BytesSentPS: op.BytesSentPS, BytesRecvPS: op.BytesRecvPS,
 			Latency: toJSONQ(op.Latency), Service: toJSONQ(op.Service), TTFB: toJSONQ(op.TTFB),
-			Connect: toJSONQ(op.Connect), Errors: errs})
+			Connect: toJSONQ(op.Connect), Errors: errs}
+		toJSONMeasures(&jo, op)
+		jw.Ops = append(jw.Ops, jo)
 	}
 	return jw
 }

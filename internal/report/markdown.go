@@ -89,11 +89,11 @@ func markdownWorkload(b *strings.Builder, s *analysis.Summary, level int) {
 	b.WriteString("| Operation | Measure | p50 | p90 | p99 | p99.9 | max | mean |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, op := range s.Ops {
-		latencyRow(b, op.Name, "latency (from intended start)", op.Latency)
-		latencyRow(b, op.Name, "service time (from actual start)", op.Service)
-		latencyRow(b, op.Name, "time to first byte", op.TTFB)
-		latencyRow(b, op.Name, "connect (new connections)", op.Connect)
+		for _, m := range latencyMeasures(op) {
+			latencyRow(b, op.Name, m.what, m.q)
+		}
 	}
+	markdownTokens(b, s, level+1)
 	markdownErrors(b, s, level+1)
 }
 

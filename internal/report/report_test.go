@@ -35,7 +35,7 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 func TestGolden(t *testing.T) {
-	for name, r := range map[string]*Run{"plan": planRun(), "single": singleRun()} {
+	for name, r := range map[string]*Run{"plan": planRun(), "single": singleRun(), "llm": llmRun()} {
 		t.Run(name, func(t *testing.T) {
 			var md, js, term bytes.Buffer
 			if err := Markdown(&md, r); err != nil {

@@ -116,6 +116,7 @@ func Terminal(w io.Writer, r *Run) error {
 			fmt.Fprintf(w, "%s: warning: %s\n", s.Workload.Name, warn)
 		}
 	}
+	terminalMeasures(w, r)
 	terminalDriver(w, r)
 	fmt.Fprintf(w, "latency is measured from each operation's intended start; %s\n", windowNote(r))
 	if err := terminalResources(w, r); err != nil {

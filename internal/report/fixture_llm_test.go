@@ -1,0 +1,65 @@
+package report
+
+import (
+	"time"
+
+	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// llmRun is a run without a plan of one openai workload streaming chat
+// completions from a mock provider set to a 50 ms time to first token and
+// 100 tokens/s, for 11 one-second intervals (the window leaves out the
+// first: 10 s). Each interval holds 20 streams and one 429:
+//
+//	latency 1.04 s each (50 ms + 99 gaps of 10 ms); TTFT 50 ms
+//	gaps: 99 per stream, 10 ms, but in the first stream of each interval 9
+//	  of them 30 ms: 1980 gaps, 1971 at 10 ms and 9 at 30 ms: p50 and p99 10 ms,
+//	  p99.9 and max 30 ms, mean (1971 × 10 + 9 × 30) / 1980 = 10.09 ms
+//	TPOT (1.04 s − 50 ms) / 99 = 10 ms; the first stream's (990 + 180 ms) / 99 = 11.8 ms;
+//	  p50 and p90 10 ms: 100 tokens/s per stream
+//	tokens: 12 prompt and 100 output per stream: 240 and 2000 per second
+func llmRun() *Run {
+	start := t0
+	var ivs []*stats.Interval
+	for i := range 11 {
+		st := stats.NewOpStats()
+		st.Measures[stats.TTFT], st.Measures[stats.ITL], st.Measures[stats.TPOT] = stats.NewHist(), stats.NewHist(), stats.NewHist()
+		for k := range 20 {
+			st.Latency.Record(1040 * time.Millisecond)
+			st.Service.Record(1040 * time.Millisecond)
+			st.TTFB.Record(2 * time.Millisecond)
+			st.Measures[stats.TTFT].Record(50 * time.Millisecond)
+			decode := time.Duration(0)
+			for g := range 99 {
+				gap := 10 * time.Millisecond
+				if k == 0 && g < 9 {
+					gap = 30 * time.Millisecond
+				}
+				st.Measures[stats.ITL].Record(gap)
+				decode += gap
+			}
+			st.Measures[stats.TPOT].Record(decode / 99)
+		}
+		st.Latency.Record(time.Millisecond)
+		st.Service.Record(time.Millisecond)
+		st.Classes[stats.OK], st.Classes[stats.RateLimited] = 20, 1
+		st.Samples[stats.RateLimited] = "HTTP 429 Too Many Requests: rate limit reached"
+		st.Counters[stats.PromptTokens], st.Counters[stats.OutputTokens] = 20*12, 20*100
+		st.BytesSent, st.BytesRecv = 21*150, 20*14000
+		ivs = append(ivs, &stats.Interval{Index: i, Start: start.Add(sec(float64(i))), End: start.Add(sec(float64(i + 1))),
+			Ops: map[string]*stats.OpStats{"chat": st}, Lag: stats.NewHist(), VUs: 22})
+	}
+	w := analysis.Workload{Name: "chat", Driver: "openai", Model: "open", Target: "chat http://127.0.0.1:8000 model perflab-mock",
+		TargetRate: 21, VUsMin: 2, VUsMax: 100, MaxVUs: 23, Start: start, LoadEnd: start.Add(11 * time.Second),
+		End: start.Add(11 * time.Second), Scheduled: 231,
+		Window: analysis.Window{Start: start.Add(time.Second), End: start.Add(11 * time.Second), Rule: "test: after the first interval"}}
+	sum := analysis.Summarize(w, ivs)
+	phase := &Phase{Implicit: true, Window: sum.Window, Workloads: []*analysis.Summary{sum},
+		Drivers: map[string]*DriverNotes{"chat": {Facts: []Fact{{"api", "chat http://127.0.0.1:8000 model perflab-mock"},
+			{"prompts", "2"}, {"successful requests", "220"}, {"answers with usage", "220"},
+			{"prompt tokens", "2640"}, {"output tokens", "22000"}}}}}
+	return &Run{Name: "llm", Dir: "/runs/llm-20261121-172400", Command: "perflab run llm.yaml", Tool: "perflab 0.1.0",
+		Host: "bench-1", Started: t0, Ended: t0.Add(12 * time.Second), State: "completed",
+		Workloads: []*analysis.Summary{sum}, Cells: []*Cell{{Implicit: true, Phases: []*Phase{phase}}}}
+}
