@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/stats"
 	"github.com/perflab/perflab/internal/testutil"
 )
 
@@ -23,12 +24,19 @@ type driverRun struct {
 		Name       string  `json:"name"`
 		TargetRate float64 `json:"target_rate"`
 		Ops        []struct {
-			Name        string  `json:"name"`
-			Requests    int64   `json:"requests"`
-			OK          int64   `json:"ok"`
-			Rate        float64 `json:"rate"`
-			BytesRecvPS float64 `json:"bytes_received_per_second"`
-			BytesSentPS float64 `json:"bytes_sent_per_second"`
+			Name        string                 `json:"name"`
+			Requests    int64                  `json:"requests"`
+			OK          int64                  `json:"ok"`
+			Rate        float64                `json:"rate"`
+			BytesRecvPS float64                `json:"bytes_received_per_second"`
+			BytesSentPS float64                `json:"bytes_sent_per_second"`
+			TTFB        quantilesMS            `json:"ttfb_ms"`
+			Measures    map[string]quantilesMS `json:"measures_ms"`
+			Counters    map[string]struct {
+				Total     int64   `json:"total"`
+				PerSecond float64 `json:"per_second"`
+			} `json:"counters"`
+			StreamTokensPS struct{ P50, P10 float64 } `json:"stream_tokens_per_second"`
 		} `json:"operations"`
 		Facts  []struct{ Name, Value string } `json:"facts"`
 		Checks []struct {
@@ -39,6 +47,13 @@ type driverRun struct {
 			Shortfall       float64
 		} `json:"checks"`
 	} `json:"workloads"`
+}
+
+// quantilesMS is a *_ms object of summary.json.
+type quantilesMS struct {
+	Count         int64
+	P50, P99, Max float64
+	Mean          float64
 }
 
 // runDriverPlan runs a plan and reads its summary.json and report.md.
@@ -285,15 +300,20 @@ profiles:
 }
 
 // TestOpenAIPlanMockTarget streams chat completions from `perflab target
-// llm`, started as the plan's component.
+// llm`, started as the plan's component and set to a 50 ms time to first
+// token and 100 tokens/s: the stored distributions, read back through the
+// store and summary.json, give all three within 5 % — time to first token
+// 50 ms, inter-token latency and time per output token 10 ms, 100 tokens/s
+// per stream — and the output tokens every answer's usage reported.
 func TestOpenAIPlanMockTarget(t *testing.T) {
+	const tokens = 20
 	port := testutil.FreePort(t)
-	r, s, md, _ := runDriverPlan(t, fmt.Sprintf(`name: llm
+	r, s, md, dir := runDriverPlan(t, fmt.Sprintf(`name: llm
 components:
   - name: provider
     run:
       command: "{{perflab}}"
-      args: [target, llm, --addr, "127.0.0.1:%d", --latency, 20ms, --tokens, "8", --tokens-per-second, "200"]
+      args: [target, llm, --addr, "127.0.0.1:%d", --latency, 50ms, --tokens, "%d", --tokens-per-second, "100"]
       ready: {http: "http://127.0.0.1:%[1]d/v1/models"}
 profiles:
   - name: p
@@ -303,7 +323,7 @@ profiles:
         driver: openai
         rate: 20/s
         params: {url: "http://127.0.0.1:%[1]d", model: perflab-mock, stream: true, prompts: [hello, "how are you?"], api_key: sk-literal}
-`, port))
+`, port, tokens))
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s\n%s", r.code, s.Message, r.stderr)
 	}
@@ -311,10 +331,67 @@ profiles:
 	if op.Name != "chat" || op.Requests < 30 || op.OK != op.Requests {
 		t.Errorf("chat: %d requests, %d ok", op.Requests, op.OK)
 	}
+	t.Logf("TTFT %+v\nITL %+v\nTPOT %+v\nTTFB %+v\nstream tokens/s %+v, counters %+v",
+		op.Measures["ttft"], op.Measures["itl"], op.Measures["tpot"], op.TTFB, op.StreamTokensPS, op.Counters)
+	for name, want := range map[string]float64{"ttft": 50, "itl": 10, "tpot": 10} {
+		m := op.Measures[name]
+		if m.P50 < want*0.95 || m.P50 > want*1.05 {
+			t.Errorf("stored %s p50 %.3f ms, want %v ms within 5 %%", name, m.P50, want)
+		}
+	}
+	if m := op.Measures; m["ttft"].Count != op.OK || m["tpot"].Count != op.OK || m["itl"].Count != op.OK*(tokens-1) {
+		t.Errorf("counts: ttft %d, tpot %d, itl %d for %d streams of %d tokens", m["ttft"].Count, m["tpot"].Count, m["itl"].Count, op.OK, tokens)
+	}
+	if p50 := op.StreamTokensPS.P50; p50 < 95 || p50 > 105 {
+		t.Errorf("tokens/s per stream p50 %.1f, want 100 within 5 %%", p50)
+	}
+	if out := op.Counters["output_tokens"]; out.Total != op.OK*tokens || math.Abs(out.PerSecond-op.Rate*tokens) > 0.01*op.Rate*tokens {
+		t.Errorf("output tokens %+v, want %d in the window at %.1f/s", out, op.OK*tokens, op.Rate*tokens)
+	}
+	if op.TTFB.Count != op.OK || op.TTFB.P50 > op.Measures["ttft"].P50 {
+		t.Errorf("TTFB %+v: want the first response byte of every answer, no later than its first token", op.TTFB)
+	}
 	if v := fact(t, s, 0, "output tokens"); v == "" || v == "0" {
 		t.Errorf("output tokens %q", v)
 	}
+	for _, want := range []string{"| chat | time to first token (streams) | 5", "| chat | inter-token latency (every gap) | ",
+		"| chat | time per output token (per stream) | ", "\n#### Tokens\n"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
 	if strings.Contains(md, "sk-literal") {
 		t.Error("report.md holds the api key")
+	}
+	checkStoredMeasures(t, dir, op.Measures["itl"].Count)
+}
+
+// checkStoredMeasures reads the run's store: the intervals of its one
+// workload hold the measures, and their inter-token gaps add up to at
+// least the window's.
+func checkStoredMeasures(t *testing.T, dir string, windowGaps int64) {
+	t.Helper()
+	store, err := results.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ws, err := store.Workloads()
+	if err != nil || len(ws) != 1 {
+		t.Fatalf("workloads %+v, %v", ws, err)
+	}
+	ivs, err := store.Intervals(ws[0].Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gaps, streams int64
+	for _, iv := range ivs {
+		if st := iv.Ops["chat"]; st != nil && st.Measures[stats.ITL] != nil {
+			gaps += st.Measures[stats.ITL].Count()
+			streams += st.Measures[stats.TTFT].Count()
+		}
+	}
+	if gaps < windowGaps || streams == 0 {
+		t.Errorf("the store holds %d gaps of %d streams, the window %d gaps", gaps, streams, windowGaps)
 	}
 }
