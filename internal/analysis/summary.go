@@ -120,7 +120,8 @@ type Summary struct {
 	RequestsTotal int64 // over the whole run
 	ErrorsTotal   int64 // over the whole run
 	Lag           Quantiles
-	Latency, TTFB Quantiles // every operation's together, from the merged histograms
+	Latency, TTFB Quantiles                    // every operation's together, from the merged histograms
+	Measures      [stats.NumMeasures]Quantiles // the same for the driver's measures
 	ClientBound   bool
 	LinkBound     bool // moved at least its link's bound (JudgeLink)
 	Warnings      []string
@@ -163,15 +164,19 @@ func Summarize(w Workload, ivs []*stats.Interval) *Summary {
 			s.ErrorsTotal += st.Classes.Errors()
 		}
 	}
-	latency, ttfb := stats.NewHist(), stats.NewHist()
+	all := stats.NewOpStats()
 	for _, name := range names {
 		op := summarizeOp(name, ops[name], s.Seconds)
 		s.Ops = append(s.Ops, op)
 		s.Requests += op.Requests
-		latency.Merge(ops[name].Latency)
-		ttfb.Merge(ops[name].TTFB)
+		all.Merge(ops[name])
 	}
-	s.Latency, s.TTFB = QuantilesOf(latency), QuantilesOf(ttfb)
+	s.Latency, s.TTFB = QuantilesOf(all.Latency), QuantilesOf(all.TTFB)
+	for m, h := range all.Measures {
+		if h != nil {
+			s.Measures[m] = QuantilesOf(h)
+		}
+	}
 	if s.Seconds > 0 {
 		s.Rate = float64(s.Requests) / s.Seconds
 	}

@@ -46,7 +46,11 @@ func TestSummarizeMeasuresAndCounters(t *testing.T) {
 		st.Counters[stats.OutputTokens] = 500
 	}
 	w := Workload{Name: "w", Model: "closed", Window: Window{Start: t0.Add(time.Second), End: t0.Add(5 * time.Second), Rule: "test"}}
-	op := Summarize(w, ivs).Ops[0]
+	sum := Summarize(w, ivs)
+	op := sum.Ops[0]
+	if sum.Measures != op.Measures {
+		t.Errorf("the workload's measures %+v, want its one operation's %+v", sum.Measures, op.Measures)
+	}
 	near := func(got, want time.Duration) bool { return got >= want-want/1000 && got <= want+want/1000 } // HDR's 0.1 %
 	ttft := op.Measures[stats.TTFT]
 	if ttft.Count != 40 || !near(ttft.Min, 51*time.Millisecond) || !near(ttft.Max, 54*time.Millisecond) {

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"strings"
+	"testing"
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
@@ -62,4 +64,31 @@ func llmRun() *Run {
 	return &Run{Name: "llm", Dir: "/runs/llm-20261121-172400", Command: "perflab run llm.yaml", Tool: "perflab 0.1.0",
 		Host: "bench-1", Started: t0, Ended: t0.Add(12 * time.Second), State: "completed",
 		Workloads: []*analysis.Summary{sum}, Cells: []*Cell{{Implicit: true, Phases: []*Phase{phase}}}}
+}
+
+// The cross-profile Throughput achieved table gains a TTFT p50 column when
+// a workload streamed tokens ("–" for the others), and only then.
+func TestThroughputAchievedShowsTTFT(t *testing.T) {
+	llm := llmRun().Workloads[0]
+	http := workload("push", "", "", 0, t0, 3)
+	render := func(phases ...*Phase) string {
+		d := &doc{}
+		throughputAchieved(d, phases, 4)
+		var b strings.Builder
+		d.markdown(&b)
+		return b.String()
+	}
+	got := render(&Phase{Profile: "small", Workloads: []*analysis.Summary{http}}, &Phase{Profile: "large", Workloads: []*analysis.Summary{llm}})
+	for _, want := range []string{
+		"| Profile | Workload | Rate | Target | Success | Received/s | Sent/s | p50 | p99 | TTFB p50 | TTFT p50 | Requests in window |",
+		"| small | push | 100.0/s | 100/s | 100 % | 100 KiB/s | 0 B/s | 10.0 ms | 10.0 ms | – | – | 200 |",
+		"| large | chat | 21.0/s | 21/s | 95.24 % | 273 KiB/s | 3.08 KiB/s | 1.04 s | 1.04 s | 2.00 ms | 50.0 ms | 210 |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("table lacks %q:\n%s", want, got)
+		}
+	}
+	if got := render(&Phase{Profile: "small", Workloads: []*analysis.Summary{http}}); strings.Contains(got, "TTFT") {
+		t.Errorf("a TTFT column without a stream:\n%s", got)
+	}
 }

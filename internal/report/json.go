@@ -31,30 +31,32 @@ type jsonRun struct {
 }
 
 type jsonWorkload struct {
-	Name          string   `json:"name"`
-	Short         string   `json:"short"`
-	Cell          int      `json:"cell"`
-	Profile       string   `json:"profile"`
-	Driver        string   `json:"driver"`
-	Model         string   `json:"model"`
-	Target        string   `json:"target"`
-	TargetRate    float64  `json:"target_rate,omitempty"`
-	VUsMin        int      `json:"vus_min,omitempty"`
-	VUsMax        int      `json:"vus_max,omitempty"`
-	MaxVUs        int      `json:"max_vus_used"`
-	Window        jsonWin  `json:"window"`
-	Requests      int64    `json:"requests"`
-	Rate          float64  `json:"rate"`
-	Dropped       int64    `json:"dropped"`
-	RequestsTotal int64    `json:"requests_total"`
-	ErrorsTotal   int64    `json:"errors_total"`
-	DroppedTotal  int64    `json:"dropped_total"`
-	SchedulerLag  jsonQ    `json:"scheduler_lag_ms"`
-	Latency       *jsonQ   `json:"latency_ms,omitempty"` // every operation together (2.3)
-	TTFB          *jsonQ   `json:"ttfb_ms,omitempty"`
-	ClientBound   bool     `json:"client_bound"`
-	Warnings      []string `json:"warnings"`
-	Ops           []jsonOp `json:"operations"`
+	Name          string  `json:"name"`
+	Short         string  `json:"short"`
+	Cell          int     `json:"cell"`
+	Profile       string  `json:"profile"`
+	Driver        string  `json:"driver"`
+	Model         string  `json:"model"`
+	Target        string  `json:"target"`
+	TargetRate    float64 `json:"target_rate,omitempty"`
+	VUsMin        int     `json:"vus_min,omitempty"`
+	VUsMax        int     `json:"vus_max,omitempty"`
+	MaxVUs        int     `json:"max_vus_used"`
+	Window        jsonWin `json:"window"`
+	Requests      int64   `json:"requests"`
+	Rate          float64 `json:"rate"`
+	Dropped       int64   `json:"dropped"`
+	RequestsTotal int64   `json:"requests_total"`
+	ErrorsTotal   int64   `json:"errors_total"`
+	DroppedTotal  int64   `json:"dropped_total"`
+	SchedulerLag  jsonQ   `json:"scheduler_lag_ms"`
+	Latency       *jsonQ  `json:"latency_ms,omitempty"` // every operation together (2.3)
+	TTFB          *jsonQ  `json:"ttfb_ms,omitempty"`
+	// Measures are the driver's measures, every operation together (2.4).
+	Measures    map[string]jsonQ `json:"measures_ms,omitempty"`
+	ClientBound bool             `json:"client_bound"`
+	Warnings    []string         `json:"warnings"`
+	Ops         []jsonOp         `json:"operations"`
 	// Facts and Checks are what the workload's driver told (summary 2.1).
 	Facts  []jsonFact  `json:"facts,omitempty"`
 	Checks []jsonCheck `json:"checks,omitempty"`
@@ -136,7 +138,7 @@ func toJSONWorkload(s *analysis.Summary) jsonWorkload {
 		Window:   jsonWin{Start: s.Window.Start.UTC(), End: s.Window.End.UTC(), Seconds: s.Seconds, Intervals: s.Intervals, Rule: s.Window.Rule},
 		Requests: s.Requests, Rate: s.Rate, Dropped: s.Dropped, RequestsTotal: s.RequestsTotal,
 		ErrorsTotal: s.ErrorsTotal, DroppedTotal: s.DroppedTotal, SchedulerLag: toJSONQ(s.Lag),
-		Latency: optJSONQ(s.Latency), TTFB: optJSONQ(s.TTFB),
+		Latency: optJSONQ(s.Latency), TTFB: optJSONQ(s.TTFB), Measures: measuresJSON(s.Measures),
 		ClientBound: s.ClientBound, Warnings: append([]string{}, s.Warnings...), Ops: []jsonOp{}}
 	for _, op := range s.Ops {
 		errs := op.Errors

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/stats"
 )
 
 // markdownCellSummary writes the sections of a sizing report that follow
@@ -155,11 +156,17 @@ func componentP99(r *analysis.Resources, name string, rs resource) string {
 
 // throughputAchieved is each workload's achieved rate per profile against
 // its target, with the bytes it moved and its latency (every operation
-// together): the results table of the seeds.
+// together): the results table of the seeds. When a workload streamed
+// tokens, a column gives its time to first token.
 func throughputAchieved(d *doc, phases []*Phase, level int) {
 	d.heading(level, "Throughput achieved")
-	t := &table{Head: []string{"Profile", "Workload", "Rate", "Target", "Success", "Received/s", "Sent/s", "p50", "p99", "TTFB p50", "Requests in window"},
+	t := &table{Head: []string{"Profile", "Workload", "Rate", "Target", "Success", "Received/s", "Sent/s", "p50", "p99", "TTFB p50"},
 		Right: []bool{false, false, true, true, true, true, true, true, true, true, true}}
+	ttft := anyMeasure(phases, stats.TTFT)
+	if ttft {
+		t.Head, t.Right = append(t.Head, "TTFT p50"), append(t.Right, true)
+	}
+	t.Head = append(t.Head, "Requests in window")
 	for _, p := range phases {
 		for _, s := range p.Workloads {
 			var ok int64
@@ -171,12 +178,29 @@ func throughputAchieved(d *doc, phases []*Phase, level int) {
 			if s.Workload.TargetRate > 0 {
 				target = rateText(s.Workload.TargetRate)
 			}
-			t.Rows = append(t.Rows, []string{p.Profile, s.Workload.DisplayName(), fmt.Sprintf("%.1f/s", s.Rate), target,
+			row := []string{p.Profile, s.Workload.DisplayName(), fmt.Sprintf("%.1f/s", s.Rate), target,
 				pct(float64(ok), float64(s.Requests)), bytesPS(recv), bytesPS(sent),
-				quantileText(s.Latency, s.Latency.P50), quantileText(s.Latency, s.Latency.P99), quantileText(s.TTFB, s.TTFB.P50), fmt.Sprint(s.Requests)})
+				quantileText(s.Latency, s.Latency.P50), quantileText(s.Latency, s.Latency.P99), quantileText(s.TTFB, s.TTFB.P50)}
+			if q := s.Measures[stats.TTFT]; ttft {
+				row = append(row, quantileText(q, q.P50))
+			}
+			t.Rows = append(t.Rows, append(row, fmt.Sprint(s.Requests)))
 		}
 	}
 	d.table(t)
+}
+
+// anyMeasure reports whether a workload of the phases has values of m: a
+// column for it is worth its width.
+func anyMeasure(phases []*Phase, m stats.Measure) bool {
+	for _, p := range phases {
+		for _, s := range p.Workloads {
+			if s.Measures[m].Count > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // quantileText is one figure of q, or "–" when q has no value.

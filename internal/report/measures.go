@@ -124,17 +124,24 @@ type jsonStreamRate struct {
 	P10 float64 `json:"p10"`
 }
 
-// toJSONMeasures fills in op's measures and counters, when it has any.
-func toJSONMeasures(jo *jsonOp, op analysis.Op) {
-	for m, q := range op.Measures {
+// measuresJSON is the measures with values by name, or nil when none has.
+func measuresJSON(qs [stats.NumMeasures]analysis.Quantiles) map[string]jsonQ {
+	var out map[string]jsonQ
+	for m, q := range qs {
 		if q.Count == 0 {
 			continue
 		}
-		if jo.Measures == nil {
-			jo.Measures = map[string]jsonQ{}
+		if out == nil {
+			out = map[string]jsonQ{}
 		}
-		jo.Measures[stats.Measure(m).String()] = toJSONQ(q)
+		out[stats.Measure(m).String()] = toJSONQ(q)
 	}
+	return out
+}
+
+// toJSONMeasures fills in op's measures and counters, when it has any.
+func toJSONMeasures(jo *jsonOp, op analysis.Op) {
+	jo.Measures = measuresJSON(op.Measures)
 	if !op.HasCounters() {
 		return
 	}
