@@ -111,12 +111,11 @@ func builtinGateway(name string, port, upstream int, delay string) string {
 }
 
 // The built-in gateway adding 2 ms in front of the built-in target (5 ms),
-// and the same gateway adding nothing, in one run: the delay is measured
-// at 2 ms ± 0.3 ms (the delayed gateway's overhead above the undelayed
-// one's), and the delayed gateway's whole overhead at the delay plus one
-// loopback hop through a proxy: 2.2–2.3 ms on a quiet machine (the hop
-// costs about 0.2 ms here, as through nginx), allowed up to 2.5 ms because
-// a busy machine makes every wake-up of the proxy slower.
+// and the same gateway adding nothing, in one run: the delayed gateway's
+// overhead is measured at 2 ms ± 0.3 ms in all (the delay plus one
+// loopback hop through a proxy, about 0.2 ms here, as through nginx:
+// 2.08–2.25 ms seen), and so is the delay alone (its overhead above the
+// undelayed gateway's).
 func TestGatewayOverheadBuiltin(t *testing.T) {
 	up, plain, delayed := testutil.FreePort(t), testutil.FreePort(t), testutil.FreePort(t)
 	params := func(gw int, component string) string {
@@ -140,8 +139,8 @@ components:
 	if d := p2.Value - p0.Value; d < 1.7 || d > 2.3 {
 		t.Errorf("the 2 ms delay measured %.3f ms (%.3f − %.3f ms at p50), want 2 ± 0.3 ms", d, p2.Value, p0.Value)
 	}
-	if !p2.Significant || p2.Value < 2 || p2.Value > 2.5 || p0.Value <= 0 || p0.Value > 0.5 {
-		t.Errorf("p50 overheads %.3f ms [%.3f, %.3f] with the delay, want 2–2.5 ms; %.3f ms without, want (0, 0.5]",
+	if !p2.Significant || p2.Value < 1.7 || p2.Value > 2.3 || p0.Value <= 0 || p0.Value > 0.5 {
+		t.Errorf("p50 overheads %.3f ms [%.3f, %.3f] with the delay, want 2 ± 0.3 ms; %.3f ms without, want (0, 0.5]",
 			p2.Value, *p2.Low, *p2.High, p0.Value)
 	}
 	g := s.Gateway[1]

@@ -38,6 +38,7 @@ func BenchmarkOvershoot(b *testing.B) {
 		sleep func(time.Duration)
 	}{
 		{"clock.Sleep", func(d time.Duration) { Sleep(context.Background(), d) }},
+		{"clock.UntilSpun", func(d time.Duration) { UntilSpun(context.Background(), time.Now().Add(d)) }},
 		{"time.Sleep", time.Sleep},
 	} {
 		b.Run(f.name, func(b *testing.B) {
@@ -49,5 +50,22 @@ func BenchmarkOvershoot(b *testing.B) {
 			}
 			b.ReportMetric(float64(late.Microseconds())/float64(b.N), "µs-late/op")
 		})
+	}
+}
+
+func TestUntilSpunWaitsUntilTheTime(t *testing.T) {
+	for _, d := range []time.Duration{0, 50 * time.Microsecond, time.Millisecond, 3 * time.Millisecond} {
+		end := time.Now().Add(d)
+		if !UntilSpun(context.Background(), end) {
+			t.Fatalf("UntilSpun(+%v) reported a cancelled wait", d)
+		}
+		if now := time.Now(); now.Before(end) {
+			t.Errorf("UntilSpun(+%v) returned %v early", d, end.Sub(now))
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if UntilSpun(ctx, time.Now().Add(time.Hour)) {
+		t.Error("UntilSpun with a cancelled context reported a full wait")
 	}
 }
