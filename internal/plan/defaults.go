@@ -14,12 +14,14 @@ const (
 
 	// MaxCells bounds the matrix: a plan whose matrix has more cells is invalid.
 	MaxCells = 10000
+	// MaxRepeat bounds repeat: more repetitions than this are a typo, not a plan.
+	MaxRepeat = 100
 )
 
 // newPlan returns a plan with the plan-level defaults.
 func newPlan(file, dir string) *Plan {
 	return &Plan{File: file, Dir: dir, SampleInterval: DefaultSampleInterval,
-		StopGrace: DefaultStopGrace, at: where{}}
+		StopGrace: DefaultStopGrace, Repeat: 1, at: where{}}
 }
 
 // newRun returns a run section with the plan's stop grace.

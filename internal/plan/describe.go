@@ -18,6 +18,9 @@ import (
 func (p *Plan) Describe() (json.RawMessage, error) {
 	d := planJSON{Name: p.Name, Description: p.Description, SampleInterval: dur(p.SampleInterval),
 		StopGrace: dur(p.StopGrace), Matrix: matrixJSON(p.Matrix), Compare: describePairs(p.Compare)}
+	if p.Repeat > 1 {
+		d.Repeat = p.Repeat
+	}
 	for _, c := range p.Components {
 		d.Components = append(d.Components, describeComponent(c))
 	}
@@ -44,6 +47,7 @@ type (
 		StopGrace      string          `json:"stop_grace"`
 		Components     []componentJSON `json:"components,omitempty"`
 		Matrix         json.RawMessage `json:"matrix,omitempty"`
+		Repeat         int             `json:"repeat,omitempty"` // only when above 1: a plan run once is described as before
 		Profiles       []profileJSON   `json:"profiles"`
 		Compare        []pairJSON      `json:"compare,omitempty"`
 	}

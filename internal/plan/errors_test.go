@@ -80,6 +80,19 @@ matrix:
 			`plan.yaml:5:3: matrix variable "cell" is a built-in; choose another name`,
 			`plan.yaml:6:6: matrix variable c: want a list of values, got "y"`,
 			`plan.yaml:7:3: matrix: duplicate key "a" (first on line 3)`}},
+		{"repeat", "name: x\nrepeat: 0\n" + okProfiles, []string{
+			`plan.yaml:2:9: repeat 0: want 1 or more (1 runs every cell once)`}},
+		{"repeat negative", "name: x\nrepeat: -2\n" + okProfiles, []string{
+			`plan.yaml:2:9: repeat -2: want 1 or more (1 runs every cell once)`}},
+		{"repeat too many", "name: x\nrepeat: 101\n" + okProfiles, []string{
+			`plan.yaml:2:9: repeat 101: want 1 (every cell once) to 100`}},
+		{"repeat not a number", "name: x\nrepeat: thrice\n" + okProfiles, []string{
+			`plan.yaml:2:9: repeat "thrice": want a whole number`}},
+		{"repeat of a matrix too large", "name: x\nrepeat: 3\nmatrix:\n  a: [1,2,3,4,5,6,7,8,9,10]\n  b: [1,2,3,4,5,6,7,8,9,10]\n" +
+			"  c: [1,2,3,4,5,6,7,8,9,10]\n  d: [1,2,3,4]\n" + okProfiles, []string{
+			`plan.yaml:2:9: 4000 cells × repeat 3 is more than 10000 cells; split the plan`}},
+		{"repetition is a built-in", "name: x\nmatrix: {repetition: [1, 2]}\n" + okProfiles, []string{
+			`plan.yaml:2:10: matrix variable "repetition" is a built-in; choose another name`}},
 		{"too many cells", "name: x\nmatrix:\n  a: [1,2,3,4,5,6,7,8,9,10]\n  b: [1,2,3,4,5,6,7,8,9,10]\n" +
 			"  c: [1,2,3,4,5,6,7,8,9,10]\n  d: [1,2,3,4,5,6,7,8,9,10]\n  e: [1, 2]\n" + okProfiles, []string{
 			`plan.yaml:3:3: the matrix has more than 10000 cells; split the plan`}},
@@ -160,12 +173,12 @@ profiles:
         rate: 1/s
         params: {url: "http://{{host}}/", n: 3, list: ["{{cell}}", "{{nope}}"]}
 `, []string{
-			`plan.yaml:6:19: args.1: undefined variable {{nope}}; the matrix defines gomemlimit; built-ins are perflab, run_dir, cell`,
-			`plan.yaml:7:16: env.A: undefined variable {{other}}; the matrix defines gomemlimit; built-ins are perflab, run_dir, cell`,
-			`plan.yaml:17:23: params: undefined variable {{host}}; the matrix defines gomemlimit; built-ins are perflab, run_dir, cell`,
-			`plan.yaml:17:68: params: undefined variable {{nope}}; the matrix defines gomemlimit; built-ins are perflab, run_dir, cell`}},
+			`plan.yaml:6:19: args.1: undefined variable {{nope}}; the matrix defines gomemlimit; built-ins are perflab, run_dir, cell, repetition`,
+			`plan.yaml:7:16: env.A: undefined variable {{other}}; the matrix defines gomemlimit; built-ins are perflab, run_dir, cell, repetition`,
+			`plan.yaml:17:23: params: undefined variable {{host}}; the matrix defines gomemlimit; built-ins are perflab, run_dir, cell, repetition`,
+			`plan.yaml:17:68: params: undefined variable {{nope}}; the matrix defines gomemlimit; built-ins are perflab, run_dir, cell, repetition`}},
 		{"undefined variable without matrix", "name: x\ncomponents: [{name: a, run: {command: '{{x}}'}}]\n" + okProfiles,
-			[]string{`plan.yaml:2:39: command: undefined variable {{x}}; the plan has no matrix; built-ins are perflab, run_dir, cell`}},
+			[]string{`plan.yaml:2:39: command: undefined variable {{x}}; the plan has no matrix; built-ins are perflab, run_dir, cell, repetition`}},
 		{"malformed references", "name: x\ncomponents: [{name: a, run: {command: x, args: ['${A', '{{ a b }}', '$${A}', '{{{{b}}']}}]\n" + okProfiles,
 			[]string{
 				`plan.yaml:2:49: args.0: malformed reference "${A": want ${NAME}; write $${ for a literal ${`,
@@ -291,7 +304,7 @@ profiles:
 	got := parseErrors(t, plan)
 	want := strings.Join([]string{
 		`plan.yaml:2:18: sample_interval "often": want a duration like 30s, 5m or 1h30m`,
-		`plan.yaml:4:40: args.0: undefined variable {{nope}}; the plan has no matrix; built-ins are perflab, run_dir, cell`,
+		`plan.yaml:4:40: args.0: undefined variable {{nope}}; the plan has no matrix; built-ins are perflab, run_dir, cell, repetition`,
 		`plan.yaml:4:54: component: unknown key "extra"; want one of: ` + componentKeys,
 		`plan.yaml:9:36: rate "5000" needs a unit: 5000/s`,
 		`plan.yaml:10:16: workload "w" is defined twice (first on line 9)`,
@@ -314,7 +327,7 @@ func TestValidateBuilt(t *testing.T) {
 		got = append(got, err.Error())
 	}
 	want := []string{
-		`command: undefined variable {{nope}}; the plan has no matrix; built-ins are perflab, run_dir, cell`,
+		`command: undefined variable {{nope}}; the plan has no matrix; built-ins are perflab, run_dir, cell, repetition`,
 		`vus.min 5 is larger than vus.max 1`,
 		`workload "w": give one of rate and concurrency, not both`,
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -25,7 +26,7 @@ type Instance struct {
 }
 
 // Expand returns the concrete components and profiles of p for cell c, one
-// of p.Cells(). A built-in that a template uses but b leaves empty is an
+// of p.Cells() or p.RunCells(n). A built-in that a template uses but b leaves empty is an
 // error, as is a cell that does not fit p's matrix.
 func (p *Plan) Expand(c Cell, b Builtins) (*Instance, error) {
 	vars, err := p.cellVars(c, b)
@@ -61,7 +62,8 @@ func (p *Plan) cellVars(c Cell, b Builtins) (map[string]string, error) {
 	if len(c.Vars) != len(p.Matrix) {
 		return nil, fmt.Errorf("cannot expand cell %q: the plan's matrix has %d variables", c.Name, len(p.Matrix))
 	}
-	vars := map[string]string{BuiltinPerflab: b.Perflab, BuiltinRunDir: b.RunDir, BuiltinCell: b.Cell}
+	vars := map[string]string{BuiltinPerflab: b.Perflab, BuiltinRunDir: b.RunDir, BuiltinCell: b.Cell,
+		BuiltinRepetition: strconv.Itoa(max(c.Repetition, 1))}
 	if b.Cell == "" {
 		vars[BuiltinCell] = c.Name
 	}

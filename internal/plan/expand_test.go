@@ -39,6 +39,45 @@ func TestCells(t *testing.T) {
 	}
 }
 
+// TestRunCells: with n repetitions every combination runs n times,
+// interleaved (repetition 1 of every combination, then repetition 2), each
+// repetition a cell of its own whose name and {{cell}} say which; n ≤ 1 is
+// Cells.
+func TestRunCells(t *testing.T) {
+	p := mustParse(t, "name: x\nmatrix: {a: [x, y]}\n"+okProfiles)
+	if once := p.RunCells(1); !reflect.DeepEqual(once, p.Cells()) || once[0].Repetition != 0 {
+		t.Errorf("RunCells(1) = %+v, want Cells()", once)
+	}
+	var got []string
+	for i, c := range p.RunCells(3) {
+		if c.Index != i {
+			t.Errorf("cell %d has Index %d", i, c.Index)
+		}
+		got = append(got, fmt.Sprintf("%s %d %v", c.Name, c.Repetition, c.Vars))
+	}
+	want := []string{"a=x,repetition=1 1 [{a x}]", "a=y,repetition=1 1 [{a y}]", "a=x,repetition=2 2 [{a x}]",
+		"a=y,repetition=2 2 [{a y}]", "a=x,repetition=3 3 [{a x}]", "a=y,repetition=3 3 [{a y}]"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("RunCells(3) = %q, want %q", got, want)
+	}
+	plain := mustParse(t, "name: x\n"+okProfiles).RunCells(2)
+	if len(plain) != 2 || plain[0].Name != "repetition=1" || plain[1].Name != "repetition=2" || len(plain[1].Vars) != 0 {
+		t.Errorf("RunCells(2) without a matrix = %+v", plain)
+	}
+	q := mustParse(t, `name: x
+components: [{name: c, run: {command: "{{perflab}}", args: ["{{repetition}}", "{{cell}}"]}}]
+`+okProfiles)
+	for _, tc := range []struct {
+		cell Cell
+		want []string
+	}{{q.Cells()[0], []string{"1", DefaultCell}}, {q.RunCells(2)[1], []string{"2", "repetition=2"}}} {
+		inst, err := q.Expand(tc.cell, Builtins{Perflab: "perflab", RunDir: "r"})
+		if err != nil || !reflect.DeepEqual(inst.Components[0].Run.Args, tc.want) {
+			t.Errorf("cell %s: args %v, %v; want %v", tc.cell.Name, inst.Components[0].Run.Args, err, tc.want)
+		}
+	}
+}
+
 func TestExpand(t *testing.T) {
 	p := loadTestdata(t, "full.yaml")
 	dir, _ := filepath.Abs("testdata")

@@ -128,7 +128,7 @@ func (d *decoder) syntax(err error) {
 
 // Keys of each mapping, in the order the format documents them.
 const (
-	planKeys      = "name, description, sample_interval, stop_grace, components, matrix, profiles, compare"
+	planKeys      = "name, description, sample_interval, stop_grace, components, matrix, repeat, profiles, compare"
 	componentKeys = "name, group, run, attach, metrics, metric_names, data_dirs"
 	runKeys       = "command, args, env, dir, ready, stop_grace"
 	readyKeys     = "http, tcp, timeout"
@@ -152,6 +152,12 @@ func (d *decoder) plan(n *yaml.Node, file, dir string) *Plan {
 	})
 	d.field(m, p.at, "stop_grace", func(n *yaml.Node) (err error) { p.StopGrace, err = durationOf("stop_grace", n); return })
 	d.field(m, p.at, "matrix", func(n *yaml.Node) error { p.Matrix = d.matrix(n); return nil })
+	d.field(m, p.at, "repeat", func(n *yaml.Node) (err error) {
+		if p.Repeat, err = intOf("repeat", n); err == nil && p.Repeat < 1 {
+			err = fmt.Errorf("repeat %d: want 1 or more (1 runs every cell once)", p.Repeat)
+		}
+		return
+	})
 	d.field(m, p.at, "components", func(n *yaml.Node) error {
 		return d.list("components", n, func(item *yaml.Node) { p.Components = append(p.Components, d.component(item, p)) })
 	})

@@ -24,6 +24,7 @@
 //	    data_dirs: [./data]
 //	matrix:                           # optional, ordered
 //	  gomemlimit: ["off", 2GiB]
+//	repeat: 3                         # every cell 3 times, interleaved (default 1)
 //	profiles:                         # required, ordered
 //	  - name: small
 //	    duration: 30s                 # required
@@ -66,6 +67,7 @@ type Plan struct {
 	StopGrace      time.Duration // default Run.StopGrace
 	Components     []Component
 	Matrix         []Variable // in file order
+	Repeat         int        // times every cell runs, interleaved (RunCells); 1 by default, 0 (built in code) is once
 	Profiles       []Profile  // in file order
 	Compare        []Pair     // systems run side by side, compared in the report
 

@@ -92,8 +92,8 @@ func TestRoundTrip(t *testing.T) {
 // TestDecodeFull checks the decoded values of a plan that uses every key.
 func TestDecodeFull(t *testing.T) {
 	p := loadTestdata(t, "full.yaml")
-	if p.Name != "gateway-overhead" || p.SampleInterval != 500*time.Millisecond || p.StopGrace != 15*time.Second {
-		t.Errorf("plan fields: %q %v %v", p.Name, p.SampleInterval, p.StopGrace)
+	if p.Name != "gateway-overhead" || p.SampleInterval != 500*time.Millisecond || p.StopGrace != 15*time.Second || p.Repeat != 2 {
+		t.Errorf("plan fields: %q %v %v repeat %d", p.Name, p.SampleInterval, p.StopGrace, p.Repeat)
 	}
 	abs, _ := filepath.Abs("testdata")
 	if p.Dir != abs || p.File != filepath.Join("testdata", "full.yaml") {
@@ -158,7 +158,7 @@ func TestDefaults(t *testing.T) {
 	p := loadTestdata(t, "minimal.yaml")
 	w := p.Profiles[0].Workloads[0]
 	if p.SampleInterval != DefaultSampleInterval || p.StopGrace != DefaultStopGrace || w.Grace != DefaultGrace ||
-		w.VUs != (VUs{DefaultVUsMin, DefaultVUsMax}) || w.Model != Open || p.Profiles[0].Warmup != 0 {
+		w.VUs != (VUs{DefaultVUsMin, DefaultVUsMax}) || w.Model != Open || p.Profiles[0].Warmup != 0 || p.Repeat != 1 {
 		t.Errorf("defaults not applied: %+v %+v", p, w)
 	}
 	for _, tc := range []struct {

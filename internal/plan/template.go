@@ -10,11 +10,14 @@ const (
 	BuiltinPerflab = "perflab" // path of the running perflab binary
 	BuiltinRunDir  = "run_dir" // the run directory
 	BuiltinCell    = "cell"    // the cell being run (default: its name)
-	builtinList    = "perflab, run_dir, cell"
+	// BuiltinRepetition is the repetition being run, from 1 (1 when the
+	// plan runs once); a repeated run's cells also have it as a variable.
+	BuiltinRepetition = "repetition"
+	builtinList       = "perflab, run_dir, cell, repetition"
 )
 
 func isBuiltin(name string) bool {
-	return name == BuiltinPerflab || name == BuiltinRunDir || name == BuiltinCell
+	return name == BuiltinPerflab || name == BuiltinRunDir || name == BuiltinCell || name == BuiltinRepetition
 }
 
 // ref is one reference in a template: {{name}} (env false) or ${NAME}.

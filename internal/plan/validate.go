@@ -27,6 +27,7 @@ func (p *Plan) Validate() []error {
 		v.at(p.at, "stop_grace", "stop_grace %v must be >= 0", p.StopGrace)
 	}
 	v.matrix(p)
+	v.repeat(p)
 	names := map[string]Pos{}
 	for i := range p.Components {
 		c := &p.Components[i]
@@ -135,6 +136,18 @@ func (v *validator) matrix(p *Plan) {
 	}
 	if cells > MaxCells {
 		v.at(p.at, "matrix", "the matrix has more than %d cells; split the plan", MaxCells)
+	}
+}
+
+// repeat checks the number of repetitions, alone and with the matrix. A
+// plan built in code may leave it 0: once, as 1.
+func (v *validator) repeat(p *Plan) {
+	if p.Repeat < 0 || p.Repeat > MaxRepeat {
+		v.at(p.at, "repeat", "repeat %d: want 1 (every cell once) to %d", p.Repeat, MaxRepeat)
+		return
+	}
+	if cells := len(p.Cells()); cells > 0 && p.Repeat > 1 && cells*p.Repeat > MaxCells {
+		v.at(p.at, "repeat", "%d cells × repeat %d is more than %d cells; split the plan", cells, p.Repeat, MaxCells)
 	}
 }
 
