@@ -162,3 +162,33 @@ func TestComponentsRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestRepeatMeta: a repeated run stores its repetitions in the meta key
+// repeat; a run that ran once has no such key and reads 0, as every store
+// written before the key existed does; a key that is not a count is an
+// error, not a silent 0.
+func TestRepeatMeta(t *testing.T) {
+	for _, tc := range []struct{ repeat, want int }{{3, 3}, {1, 0}, {0, 0}} {
+		m := testMeta()
+		m.Repeat = tc.repeat
+		r, err := Create(t.TempDir(), m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows int
+		if err := r.db.QueryRow(`SELECT count(*) FROM meta WHERE key = 'repeat'`).Scan(&rows); err != nil {
+			t.Fatal(err)
+		}
+		got, err := reopen(t, r).Meta()
+		if err != nil || got.Repeat != tc.want || rows != min(tc.want, 1) {
+			t.Errorf("Repeat %d: read %d (%d rows), %v; want %d", tc.repeat, got.Repeat, rows, err, tc.want)
+		}
+	}
+	r := newRunT(t)
+	if _, err := r.db.Exec(`INSERT INTO meta (key, value) VALUES ('repeat', 'twice')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Meta(); err == nil || !strings.Contains(err.Error(), `invalid repeat "twice"`) {
+		t.Errorf("a repeat key of twice: %v", err)
+	}
+}

@@ -67,6 +67,13 @@ func parseMeta(kv map[string]string) (Meta, error) {
 		}
 		m.GoMaxProcs = n
 	}
+	if s := kv[metaRepeat]; s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return Meta{}, fmt.Errorf("invalid %s %q: want a whole number of 1 or more", metaRepeat, s)
+		}
+		m.Repeat = n
+	}
 	for k, v := range kv {
 		if name, ok := strings.CutPrefix(k, metaExtraPrefix); ok {
 			if m.Extra == nil {

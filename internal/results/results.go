@@ -53,8 +53,17 @@ type Meta struct {
 	Started    time.Time
 	Host       string
 	GoMaxProcs int
-	Extra      map[string]string
+	// Repeat is how many times every cell of the plan ran (perflab run
+	// --repeat): each repetition is a cell of its own with the variable
+	// RepetitionVar. 0 or 1: once, and the store has no repeat key.
+	Repeat int
+	Extra  map[string]string
 }
+
+// RepetitionVar is the cell variable that numbers a cell's repetition,
+// from 1, in a run whose Meta.Repeat is above 1; it follows the matrix's
+// variables.
+const RepetitionVar = "repetition"
 
 // Workload describes one stream of load as configured.
 type Workload struct {

@@ -162,6 +162,7 @@ const (
 	metaStarted       = "started"
 	metaHost          = "host"
 	metaGoMaxProcs    = "gomaxprocs"
+	metaRepeat        = "repeat" // added to version 2; only when above 1
 	metaExtraPrefix   = "extra."
 )
 
@@ -203,6 +204,9 @@ func metaRows(m Meta) map[string]string {
 		metaStarted:       m.Started.UTC().Format(time.RFC3339Nano),
 		metaHost:          m.Host,
 		metaGoMaxProcs:    strconv.Itoa(m.GoMaxProcs),
+	}
+	if m.Repeat > 1 {
+		rows[metaRepeat] = strconv.Itoa(m.Repeat)
 	}
 	for k, v := range m.Extra {
 		rows[metaExtraPrefix+k] = v
