@@ -21,6 +21,22 @@ type RunComparison struct {
 	OnlyA       []string // workloads only A ran
 	OnlyB       []string
 	Groups      []ComparisonGroup
+	// NA and NB are how many runs each side's figures come from, every
+	// repetition of a repeated run (perflab run --repeat) counted as a
+	// run; 0 means len(A) and len(B).
+	NA, NB int
+}
+
+// runs is how many runs each side's figures come from.
+func (c *RunComparison) runs() (int, int) {
+	na, nb := c.NA, c.NB
+	if na == 0 {
+		na = len(c.A)
+	}
+	if nb == 0 {
+		nb = len(c.B)
+	}
+	return na, nb
 }
 
 // ComparisonGroup is the comparisons of one phase: the components that ran
@@ -36,6 +52,10 @@ type SideBySide struct {
 	A, B   string
 	Notes  []string          // e.g. how the paired workloads' params differ
 	Groups []ComparisonGroup // one per profile
+	// Repetitions is, in a repeated run, how many repetitions each side's
+	// figures come from (Fieller's interval across them); 0 or 1: one
+	// run's per-interval samples (block bootstrap).
+	Repetitions int
 }
 
 // CompareMarkdown writes c as a Markdown report.
@@ -43,7 +63,7 @@ func CompareMarkdown(w io.Writer, c *RunComparison) error {
 	b := &strings.Builder{}
 	b.WriteString("# perflab compare\n\n")
 	fmt.Fprintf(b, "- A: %s\n- B: %s\n", codeList(c.A), codeList(c.B))
-	fmt.Fprintf(b, "- Method: %s\n", compareMethod(len(c.A), len(c.B)))
+	fmt.Fprintf(b, "- Method: %s\n", compareMethodOf(c))
 	if c.Forced {
 		b.WriteString("- **Compared with --force although the workloads differ:**\n")
 		for _, d := range c.Differences {
@@ -75,6 +95,16 @@ func codeList(ss []string) string {
 		out[i] = "`" + mdEscape(s) + "`"
 	}
 	return strings.Join(out, ", ")
+}
+
+// compareMethodOf says how c's figures and intervals were made.
+func compareMethodOf(c *RunComparison) string {
+	na, nb := c.runs()
+	m := compareMethod(na, nb)
+	if na != len(c.A) || nb != len(c.B) {
+		m += fmt.Sprintf("; every repetition of a repeated run (perflab run --repeat) counts as a run: %d on side A, %d on side B", na, nb)
+	}
+	return m
 }
 
 func compareMethod(na, nb int) string {
@@ -153,9 +183,7 @@ func figureText(v float64, unit string) string {
 func sideBySideSection(d *doc, c *Cell, level int) {
 	for i, s := range c.SideBySide {
 		d.headingID(level, fmt.Sprintf("cell%d-side-by-side%d", c.Index, i), fmt.Sprintf("Side by side: %s against %s", code(s.B), code(s.A)))
-		d.paraf("The two ran at the same time, on the same machine and the same load: %s / %s of the means of each window's samples "+
-			"(resources every sample, rates every interval) and of the latency quantiles, with 95 %% intervals by block bootstrap over time; "+
-			"a difference under %.0f %% is shown as ~, since the interval sees only the variation within this run.", s.B, s.A, 100*analysis.MinRunEffect)
+		d.para(sideBySideMethod(s))
 		var notes []item
 		for _, n := range s.Notes {
 			notes = append(notes, item{text: "Note: " + n})
@@ -188,10 +216,11 @@ type (
 		Groups      []jsonComparisonGroup `json:"groups"`
 	}
 	jsonSideBySide struct {
-		A      string                `json:"a"`
-		B      string                `json:"b"`
-		Notes  []string              `json:"notes"`
-		Groups []jsonComparisonGroup `json:"groups"`
+		A           string                `json:"a"`
+		B           string                `json:"b"`
+		Repetitions int                   `json:"repetitions,omitempty"`
+		Notes       []string              `json:"notes"`
+		Groups      []jsonComparisonGroup `json:"groups"`
 	}
 	jsonComparisonGroup struct {
 		Name        string           `json:"name"`
@@ -221,7 +250,7 @@ const CompareJSONVersion = 1
 // CompareJSON writes c as JSON.
 func CompareJSON(w io.Writer, c *RunComparison) error {
 	out := jsonRunComparison{Format: "perflab-compare", Version: CompareJSONVersion, A: c.A, B: c.B,
-		Method: compareMethod(len(c.A), len(c.B)), Forced: c.Forced, Differences: nonNil(c.Differences),
+		Method: compareMethodOf(c), Forced: c.Forced, Differences: nonNil(c.Differences),
 		Notes: nonNil(c.Notes), OnlyA: nonNil(c.OnlyA), OnlyB: nonNil(c.OnlyB), Groups: toJSONGroups(c.Groups)}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -249,7 +278,7 @@ func toJSONGroups(gs []ComparisonGroup) []jsonComparisonGroup {
 func toJSONSideBySide(ss []SideBySide) []jsonSideBySide {
 	var out []jsonSideBySide
 	for _, s := range ss {
-		out = append(out, jsonSideBySide{A: s.A, B: s.B, Notes: nonNil(s.Notes), Groups: toJSONGroups(s.Groups)})
+		out = append(out, jsonSideBySide{A: s.A, B: s.B, Repetitions: s.Repetitions, Notes: nonNil(s.Notes), Groups: toJSONGroups(s.Groups)})
 	}
 	return out
 }

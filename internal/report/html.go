@@ -36,6 +36,11 @@ type htmlPage struct {
 	MatrixNotes []string
 	Overhead    template.HTML // the Gateway overhead section
 	Cells       []htmlCell
+	// Repeated is a repeated run's summary across repetitions and each
+	// combination's sections, in place of Matrix; RepeatedLinks are their
+	// anchors.
+	Repeated      template.HTML
+	RepeatedLinks []htmlLink
 }
 
 // htmlLink is an entry of the page's table of contents.
@@ -102,6 +107,9 @@ func htmlPageOf(r *Run, charts []PhaseCharts) htmlPage {
 		pg.Facts = append(pg.Facts, [2]string{"Duration", r.Ended.Sub(r.Started).Round(100 * time.Millisecond).String()})
 	}
 	pg.Facts = append(pg.Facts, [2]string{"State", stateText(r)})
+	if r.Repeat > 1 {
+		pg.Facts = append(pg.Facts, [2]string{"Repetitions", repeatText(r.Repeat)})
+	}
 	if r.Command != "" {
 		pg.Facts = append(pg.Facts, [2]string{"Command", r.Command})
 	}
@@ -125,6 +133,10 @@ func htmlPageOf(r *Run, charts []PhaseCharts) htmlPage {
 		d := &doc{}
 		overheadSection(d, r.Overheads)
 		pg.Overhead = docHTML(d)
+	}
+	if len(r.Repeated) > 0 { // the summary across repetitions and each combination's sections take the matrix's place
+		d, links := repeatedDoc(r)
+		pg.Matrix, pg.Repeated, pg.RepeatedLinks = nil, docHTML(d), links
 	}
 	byPhase := map[*Phase]PhaseCharts{}
 	for _, pc := range charts {
@@ -150,7 +162,8 @@ func htmlNav(pg htmlPage) []htmlLink {
 			nav = append(nav, htmlLink{s.id, s.text})
 		}
 	}
-	matrix := pg.Matrix != nil
+	nav = append(nav, pg.RepeatedLinks...)
+	matrix := pg.Matrix != nil || pg.Repeated != ""
 	for _, c := range pg.Cells {
 		links := []htmlLink{}
 		for _, p := range c.Phases {

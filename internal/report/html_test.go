@@ -128,7 +128,7 @@ func firstElement(n *html.Node) *html.Node {
 // comparison, gateway overheads with driver notes, and a capacity search.
 func TestGoldenHTML(t *testing.T) {
 	for name, r := range map[string]*Run{"plan": planRun(), "slo": sloRun(t), "sizes": sizesRun(), "sidebyside": sideBySideRun(),
-		"notes": notesRun(), "search": searchRun(), "llm": llmRun()} {
+		"notes": notesRun(), "search": searchRun(), "llm": llmRun(), "repeat": repeatedRun()} {
 		r.Charts = []PhaseCharts{}
 		var b bytes.Buffer
 		if err := HTML(&b, r); err != nil {

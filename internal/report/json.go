@@ -28,6 +28,9 @@ type jsonRun struct {
 	Cells     []jsonCell     `json:"cells"`
 	Gateway   []jsonOverhead `json:"gateway_overhead,omitempty"`
 	SLO       *jsonSLO       `json:"slo,omitempty"`
+	// Repeat and Repeated are a repeated run's (summary 2.5).
+	Repeat   int            `json:"repeat,omitempty"`
+	Repeated []jsonRepeated `json:"repeated,omitempty"`
 }
 
 type jsonWorkload struct {
@@ -125,6 +128,9 @@ func JSON(w io.Writer, r *Run) error {
 	}
 	if len(r.Overheads) > 0 {
 		out.Gateway = toJSONOverheads(r.Overheads)
+	}
+	if r.Repeat > 1 {
+		out.Repeat, out.Repeated = r.Repeat, toJSONRepeated(r.Repeated)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -21,6 +21,7 @@ type jsonCell struct {
 	Phases     []jsonPhase      `json:"phases"`
 	Insights   *jsonInsights    `json:"insights,omitempty"`
 	SideBySide []jsonSideBySide `json:"side_by_side,omitempty"`
+	Repetition int              `json:"repetition,omitempty"` // summary 2.5
 }
 
 type jsonComponent struct {
@@ -100,7 +101,7 @@ func toJSONCell(c *Cell) jsonCell {
 	jc := jsonCell{Index: c.Index, Name: c.Name, Vars: append([]Var{}, c.Vars...), Implicit: c.Implicit,
 		State: c.State, Message: c.Message, Started: utc(c.Started), Ended: utc(c.Ended),
 		Components: []jsonComponent{}, Phases: []jsonPhase{}, Insights: toJSONInsights(c.Insights),
-		SideBySide: toJSONSideBySide(c.SideBySide)}
+		SideBySide: toJSONSideBySide(c.SideBySide), Repetition: c.Repetition}
 	for _, comp := range c.Components {
 		jc.Components = append(jc.Components, jsonComponent{Name: comp.Name, Group: comp.Group, Kind: comp.Kind,
 			PID: comp.PID, MetricsURL: comp.MetricsURL, DataDirs: comp.DataDirs, Exited: utc(comp.Exited), ExitText: comp.ExitText})

@@ -19,6 +19,9 @@ func Markdown(w io.Writer, r *Run) error {
 		fmt.Fprintf(b, "| Duration | %s |\n", r.Ended.Sub(r.Started).Round(100*time.Millisecond))
 	}
 	fmt.Fprintf(b, "| State | %s |\n", mdEscape(strings.ReplaceAll(stateText(r), "\n", " ")))
+	if r.Repeat > 1 {
+		fmt.Fprintf(b, "| Repetitions | %s |\n", repeatText(r.Repeat))
+	}
 	if r.Command != "" {
 		fmt.Fprintf(b, "| Command | `%s` |\n", r.Command)
 	}
@@ -33,7 +36,10 @@ func Markdown(w io.Writer, r *Run) error {
 	}
 	markdownCharts(b, r)
 	matrix := r.isMatrix()
-	if matrix {
+	switch {
+	case len(r.Repeated) > 0:
+		repeatedSections(r).markdown(b)
+	case matrix:
 		markdownMatrix(b, r)
 	}
 	markdownOverheads(b, r.Overheads)

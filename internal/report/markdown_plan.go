@@ -230,6 +230,18 @@ func cellVarValues(c *Cell, names []string) []string {
 }
 
 func markdownMatrixNotes(b *strings.Builder, r *Run) {
+	notes := matrixNotes(r)
+	if len(notes) > 0 {
+		b.WriteString("\n")
+	}
+	for _, n := range notes {
+		fmt.Fprintf(b, "- **Note:** %s\n", n)
+	}
+}
+
+// matrixNotes says which cells did not complete and which components
+// exited during the run, in Markdown.
+func matrixNotes(r *Run) []string {
 	var notes []string
 	for _, c := range r.cells() {
 		if c.State != "" && c.State != "completed" {
@@ -246,10 +258,5 @@ func markdownMatrixNotes(b *strings.Builder, r *Run) {
 			}
 		}
 	}
-	if len(notes) > 0 {
-		b.WriteString("\n")
-	}
-	for _, n := range notes {
-		fmt.Fprintf(b, "- **Note:** %s\n", n)
-	}
+	return notes
 }

@@ -10,18 +10,23 @@ import (
 )
 
 // SizesMarkdown writes the suggested sizes of every cell of r (as the
-// report does), each under a heading naming its cell when r has a matrix.
+// report does), each under a heading naming its cell when r has a matrix,
+// or of every combination of a repeated run.
 func SizesMarkdown(w io.Writer, r *Run) error {
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "# Suggested sizes of run `%s`\n", r.Name)
 	any := false
-	for _, c := range r.cells() {
+	for _, c := range r.InsightCells() {
 		if c.Insights == nil {
 			continue
 		}
 		any = true
 		level := 2
-		if r.isMatrix() {
+		switch {
+		case c.Repetitions > 0:
+			heading(b, 2, "Across %d repetitions: `%s`", c.Repetitions, cellLabel(c))
+			level = 3
+		case r.isMatrix():
 			heading(b, 2, "Cell `%s`", cellLabel(c))
 			level = 3
 		}

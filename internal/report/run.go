@@ -39,6 +39,12 @@ type Run struct {
 	// Search is the capacity search the run made, when it is one; its
 	// steps are the run's phases.
 	Search *Search
+	// Repeat is how many times every cell ran (perflab run --repeat); 0
+	// or 1: once.
+	Repeat int
+	// Repeated groups the cells of a repeated run by combination, with
+	// what is computed across the repetitions; nil when Repeat < 2.
+	Repeated []*Repeated
 }
 
 // Var is one variable of a matrix cell.
@@ -68,6 +74,12 @@ type Cell struct {
 	// SideBySide compares the systems the plan ran side by side in the
 	// cell (its compare pairs).
 	SideBySide []SideBySide
+	// Repetition is which repetition of its combination the cell is, from
+	// 1, in a repeated run; else 0.
+	Repetition int
+	// Repetitions is, for a combination of a repeated run (Repeated.Cell),
+	// how many repetitions its figures pool; else 0.
+	Repetitions int
 }
 
 // Phase is one profile run in one cell, or, in a run without a plan, one

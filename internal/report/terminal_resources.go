@@ -34,7 +34,7 @@ func terminalResources(w io.Writer, r *Run) error {
 			return err
 		}
 	}
-	return nil
+	return terminalRepeated(w, r)
 }
 
 func phaseLabel(c *Cell, p *Phase, matrix bool) string {

@@ -25,10 +25,7 @@ func terminalSizes(w io.Writer, c *Cell, matrix bool) error {
 	if in == nil {
 		return nil
 	}
-	of := ""
-	if matrix {
-		of = " of cell " + cellLabel(c)
-	}
+	of := insightOf(c, matrix, " of cell ")
 	settings := in.Strategy.Name
 	if s := in.Settings(); s != "" {
 		settings += ", " + s
@@ -113,11 +110,7 @@ func terminalScaling(w io.Writer, in *analysis.Insights) error {
 // comparison of a cell: every figure with its verdict.
 func terminalSideBySide(w io.Writer, c *Cell, matrix bool) {
 	for _, s := range c.SideBySide {
-		of := ""
-		if matrix {
-			of = " in cell " + cellLabel(c)
-		}
-		fmt.Fprintf(w, "side by side%s, %s against %s:\n", of, s.B, s.A)
+		fmt.Fprintf(w, "side by side%s, %s against %s:\n", insightOf(c, matrix, " in cell "), s.B, s.A)
 		for _, g := range s.Groups {
 			var parts []string
 			for _, cmp := range g.Comparisons {
@@ -126,6 +119,19 @@ func terminalSideBySide(w io.Writer, c *Cell, matrix bool) {
 			fmt.Fprintf(w, "  %s: %s\n", plainName(g.Name), strings.Join(parts, "; "))
 		}
 	}
+}
+
+// insightOf names the cell whose insights a line is of: "" without a
+// matrix, prep + the cell's name with one, and for a combination of a
+// repeated run "across the 3 repetitions of NAME".
+func insightOf(c *Cell, matrix bool, prep string) string {
+	switch {
+	case c.Repetitions > 0:
+		return fmt.Sprintf(" across the %d repetitions of %s", c.Repetitions, cellLabel(c))
+	case matrix:
+		return prep + cellLabel(c)
+	}
+	return ""
 }
 
 // plainName is a group name without its Markdown code marks and capital:

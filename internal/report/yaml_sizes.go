@@ -14,11 +14,12 @@ type SizeFile struct {
 	Data []byte
 }
 
-// SizeFiles is a file per suggested size of every cell: the resources
+// SizeFiles is a file per suggested size of every cell (of every
+// combination, in a repeated run: InsightCells): the resources
 // blocks of its components under a comment that says where they come from.
 func SizeFiles(r *Run) ([]SizeFile, error) {
 	var out []SizeFile
-	for _, c := range r.cells() {
+	for _, c := range r.InsightCells() {
 		if c.Insights == nil {
 			continue
 		}
@@ -28,7 +29,11 @@ func SizeFiles(r *Run) ([]SizeFile, error) {
 				return nil, err
 			}
 			var b strings.Builder
-			fmt.Fprintf(&b, "# perflab: suggested size %q of run %s, cell %s\n", t.Size, r.Name, cellFileLabel(c))
+			fmt.Fprintf(&b, "# perflab: suggested size %q of run %s, cell %s", t.Size, r.Name, cellFileLabel(c))
+			if c.Repetitions > 0 {
+				fmt.Fprintf(&b, " (the samples of its %d repetitions, pooled)", c.Repetitions)
+			}
+			b.WriteString("\n")
 			fmt.Fprintf(&b, "# load: %s\n", t.Load)
 			fmt.Fprintf(&b, "# strategy %s: %s\n", c.Insights.Strategy.Name, settingsText(c.Insights))
 			fmt.Fprintf(&b, "# total: %s\n", totalText(t.Total))
