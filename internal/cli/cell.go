@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,7 +23,8 @@ type planRun struct {
 	p          *plan.Plan
 	store      *results.Run
 	b          plan.Builtins
-	matrix     bool
+	matrix     bool // workload names start with their cell's name
+	cells      int  // the run's cells, repetitions included
 	stop, kill context.Context
 	sink       *storeSink
 	progress   *report.Progress
@@ -55,10 +57,13 @@ func (c *crashError) Error() string {
 // runCell starts the cell's components, runs every profile against them
 // and stops them. It returns the cell's final state and message.
 func (r *planRun) runCell(c plan.Cell) (state, message string) {
-	fmt.Fprintf(r.e.stderr, "perflab: cell %d/%d %s\n", c.Index+1, len(r.p.Cells()), c.Name)
+	fmt.Fprintf(r.e.stderr, "perflab: cell %d/%d %s\n", c.Index+1, r.cells, c.Name)
 	vars := make([]results.Var, len(c.Vars))
 	for i, v := range c.Vars {
 		vars[i] = results.Var{Name: v.Name, Value: v.Value}
+	}
+	if c.Repetition > 0 {
+		vars = append(vars, results.Var{Name: results.RepetitionVar, Value: strconv.Itoa(c.Repetition)})
 	}
 	if err := r.store.AddCell(results.Cell{Index: c.Index, Name: c.Name, Vars: vars}); err != nil {
 		r.sink.fail(err)

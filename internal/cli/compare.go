@@ -108,6 +108,11 @@ type loadedRun struct {
 	defs   map[string]results.Workload
 	ivs    map[string][]*stats.Interval
 	series map[int]map[string]map[string][]analysis.Point // by cell index
+	// base is each workload's name without its repetition: the name it
+	// would have had in a run that was not repeated; a workload of a run
+	// that was is compared in all its repetitions (baseNames).
+	base  map[string]string
+	combo map[int]*report.Cell // a repeated run's cells' combinations, by cell index
 }
 
 func loadForCompare(dir string) (*loadedRun, error) {
@@ -139,7 +144,49 @@ func loadForCompare(dir string) (*loadedRun, error) {
 		}
 		lr.series[c.Index] = analysisSeries(samples)
 	}
+	lr.base, lr.combo = baseNames(lr.run)
 	return lr, nil
+}
+
+// baseNames maps each workload of r to the name it is compared by: its
+// own, or in a repeated run the name without the repetition (its
+// combination's name, when the run has a matrix, then profile/short), which
+// the same workload has in every repetition and in a run of the plan that
+// was not repeated. It also gives each repeated cell's combination.
+func baseNames(r *report.Run) (map[string]string, map[int]*report.Cell) {
+	base := map[string]string{}
+	combo := map[int]*report.Cell{}
+	for _, g := range r.Repeated {
+		for _, c := range g.Repetitions {
+			combo[c.Index] = g.Cell
+		}
+	}
+	matrix := len(r.Repeated) > 1 // as prepareWorkload: a plan of more than one combination names workloads after them
+	for _, s := range r.Workloads {
+		w := s.Workload
+		base[w.Name] = w.Name
+		if g := combo[w.Cell]; g != nil {
+			base[w.Name] = w.Profile + "/" + w.DisplayName()
+			if matrix {
+				base[w.Name] = g.Name + "/" + base[w.Name]
+			}
+		}
+	}
+	return base, combo
+}
+
+// runsOf is how many runs a side's figures come from: a repeated run
+// counts each repetition that ran.
+func runsOf(runs []*loadedRun) int {
+	n := 0
+	for _, r := range runs {
+		reps := 1
+		for _, g := range r.run.Repeated {
+			reps = max(reps, len(g.Repetitions))
+		}
+		n += reps
+	}
+	return n
 }
 
 // compareRuns matches the workloads of B's runs with A's by name, refuses
@@ -152,24 +199,24 @@ func compareRuns(a, b []*loadedRun, force bool) (*report.RunComparison, error) {
 	for _, r := range b {
 		c.B = append(c.B, r.dir)
 	}
+	c.NA, c.NB = runsOf(a), runsOf(b)
 	ref := a[0]
 	var common []string
-	for _, s := range ref.run.Workloads {
-		name := s.Workload.Name
-		if _, ok := b[0].defs[name]; ok {
+	for _, name := range ref.baseList() {
+		if b[0].def(name) != nil {
 			common = append(common, name)
 		} else {
 			c.OnlyA = append(c.OnlyA, name)
 		}
 	}
-	for _, s := range b[0].run.Workloads {
-		if _, ok := ref.defs[s.Workload.Name]; !ok {
-			c.OnlyB = append(c.OnlyB, s.Workload.Name)
+	for _, name := range b[0].baseList() {
+		if ref.def(name) == nil {
+			c.OnlyB = append(c.OnlyB, name)
 		}
 	}
 	if len(common) == 0 {
 		return nil, usageErrorf("cannot compare %s with %s: no workload has the same name in both (A has %s; B has %s)",
-			ref.dir, b[0].dir, strings.Join(names(ref), ", "), strings.Join(names(b[0]), ", "))
+			ref.dir, b[0].dir, strings.Join(ref.baseList(), ", "), strings.Join(b[0].baseList(), ", "))
 	}
 	for _, r := range slices.Concat(a[1:], b) {
 		for _, name := range common {
@@ -186,12 +233,28 @@ func compareRuns(a, b []*loadedRun, force bool) (*report.RunComparison, error) {
 	return c, nil
 }
 
-func names(r *loadedRun) []string {
+// baseList is the run's workloads by the names they are compared by
+// (baseNames), each once, in the order they ran.
+func (r *loadedRun) baseList() []string {
 	var out []string
 	for _, s := range r.run.Workloads {
-		out = append(out, s.Workload.Name)
+		if name := r.base[s.Workload.Name]; !slices.Contains(out, name) {
+			out = append(out, name)
+		}
 	}
 	return out
+}
+
+// def is the definition of the workload compared by name (its first
+// repetition's, in a repeated run); nil when the run has none.
+func (r *loadedRun) def(name string) *results.Workload {
+	for _, s := range r.run.Workloads {
+		if r.base[s.Workload.Name] == name {
+			d := r.defs[s.Workload.Name]
+			return &d
+		}
+	}
+	return nil
 }
 
 func dedupe(ss []string) []string {
@@ -219,7 +282,7 @@ var placeParams = map[string][]string{
 // workloadDifferences lists how r's workload name differs from ref's in
 // what load it applies (differences), and in where it sends it (notes).
 func workloadDifferences(name string, ref, r *loadedRun) (diffs, notes []string) {
-	a, b := ref.defs[name], r.defs[name]
+	a, b := *ref.def(name), *r.def(name)
 	field := func(what string, x, y any) {
 		if !reflect.DeepEqual(x, y) {
 			diffs = append(diffs, fmt.Sprintf("workload %s: %s %v in %s, %v in %s", name, what, x, ref.dir, y, r.dir))

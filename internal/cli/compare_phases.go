@@ -17,28 +17,32 @@ type phaseRef struct {
 	sum   *analysis.Summary
 }
 
-func findWorkload(r *loadedRun, name string) (phaseRef, bool) {
+// findWorkloads is where the workload compared by name (loadedRun.base)
+// ran in r: once, or in each repetition of a repeated run.
+func findWorkloads(r *loadedRun, name string) []phaseRef {
+	var out []phaseRef
 	for _, c := range r.run.Cells {
 		for _, p := range c.Phases {
 			for _, s := range p.Workloads {
-				if s.Workload.Name == name {
-					return phaseRef{run: r, cell: c, phase: p, sum: s}, true
+				if r.base[s.Workload.Name] == name {
+					out = append(out, phaseRef{run: r, cell: c, phase: p, sum: s})
 				}
 			}
 		}
 	}
-	return phaseRef{}, false
+	return out
 }
 
-// refs finds the workload in each run; false when a run lacks it.
+// refs finds the workload in each run, in every repetition of a repeated
+// run, each a run of the comparison; false when a run lacks it.
 func refs(runs []*loadedRun, name string) ([]phaseRef, bool) {
-	out := make([]phaseRef, 0, len(runs))
+	var out []phaseRef
 	for _, r := range runs {
-		ref, ok := findWorkload(r, name)
-		if !ok {
+		found := findWorkloads(r, name)
+		if len(found) == 0 {
 			return nil, false
 		}
-		out = append(out, ref)
+		out = append(out, found...)
 	}
 	return out, true
 }
@@ -70,6 +74,12 @@ func comparePhases(a, b []*loadedRun, common []string) []report.ComparisonGroup 
 func phaseTitle(r phaseRef) string {
 	if r.phase.Implicit {
 		return fmt.Sprintf("Workload `%s`", r.sum.Workload.DisplayName())
+	}
+	if g := r.run.combo[r.cell.Index]; g != nil { // a repeated run: the combination, not the repetition
+		if len(r.run.run.Repeated) > 1 || len(g.Vars) > 0 {
+			return fmt.Sprintf("Cell `%s`, profile `%s`", g.Name, r.phase.Profile)
+		}
+		return fmt.Sprintf("Profile `%s`", r.phase.Profile)
 	}
 	if len(r.run.run.Cells) > 1 || len(r.cell.Vars) > 0 {
 		return fmt.Sprintf("Cell `%s`, profile `%s`", r.cell.Name, r.phase.Profile)

@@ -31,8 +31,20 @@ func cellInsights(c *report.Cell, series map[string]map[string][]analysis.Point,
 }
 
 // reinsight computes every cell's insights again with o, from the store's
-// samples.
+// samples; in a repeated run, every combination's from its repetitions'.
 func reinsight(store *results.Run, r *report.Run, o analysis.InsightOptions) error {
+	if len(r.Repeated) > 0 {
+		meta, err := store.Meta()
+		if err != nil {
+			return err
+		}
+		for _, g := range r.Repeated {
+			if g.Cell.Insights, err = repeatedInsights(g.Repetitions, meta, o); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	for _, c := range r.Cells {
 		samples, err := store.Samples(c.Index)
 		if err != nil {

@@ -36,7 +36,7 @@ func loadRun(store *results.Run) (*report.Run, error) {
 		return nil, err
 	}
 	r := &report.Run{Name: meta.Name, Dir: store.Dir(), Command: meta.Command, Tool: meta.Tool, Host: meta.Host,
-		Started: meta.Started, Ended: status.Ended, State: status.State, Message: status.Message}
+		Started: meta.Started, Ended: status.Ended, State: status.State, Message: status.Message, Repeat: meta.Repeat}
 	for _, w := range ws {
 		ivs, err := store.Intervals(w.Name)
 		if err != nil {
@@ -50,6 +50,9 @@ func loadRun(store *results.Run) (*report.Run, error) {
 		r.Timelines[w.Name] = analysis.Timeline(ivs)
 	}
 	if r.Cells, err = loadCells(store, meta, r.Workloads); err != nil {
+		return nil, err
+	}
+	if r.Repeated, err = loadRepeated(store, meta, r.Cells, analysis.DefaultInsightOptions()); err != nil {
 		return nil, err
 	}
 	if err := loadDriverNotes(store, r); err != nil {
@@ -171,10 +174,13 @@ func fillCell(store *results.Run, meta results.Meta, c *report.Cell, phases []re
 			Series: series, CoresAvailable: float64(meta.GoMaxProcs)})
 		analysis.MarkClientBound(p.Resources, p.Workloads)
 	}
+	if meta.Repeat > 1 {
+		return nil // sized and compared across the repetitions of its combination (loadRepeated)
+	}
 	if c.Insights, err = cellInsights(c, series, analysis.DefaultInsightOptions()); err != nil {
 		return err
 	}
-	c.SideBySide, err = sideBySide(store, meta, c, series)
+	c.SideBySide, err = sideBySide(store, meta, []*report.Cell{c})
 	return err
 }
 

@@ -37,8 +37,9 @@ type env struct {
 const usage = `perflab — load tests that tell you how to size a service
 
 Usage:
-  perflab run PLAN.yaml [--profile NAME] [--slo EXPR]… [--out DIR]
+  perflab run PLAN.yaml [--profile NAME] [--repeat N] [--slo EXPR]… [--out DIR]
                                            run a plan: start its components, sweep its matrix, run its profiles
+                                           (every cell N times, interleaved, for intervals across runs)
   perflab search PLAN.yaml --slo EXPR [--profile NAME] [--start 100/s] [--max 100000/s] [--step-duration 20s]
                                            find the highest rate of the profile's workload that meets the SLO
   perflab plan check PLAN.yaml             validate a plan (every problem at file:line:col) without running it
@@ -55,6 +56,7 @@ Usage:
   perflab compare RUN_A RUN_B [--force] [--format md|json]
   perflab compare --a RUN --a RUN --b RUN --b RUN
                                            B against A on the same workloads: "B uses x1.7 less CPU", or ~
+                                           (a run's repetitions count as repeated runs)
   perflab version
 `
 

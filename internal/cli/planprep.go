@@ -118,7 +118,7 @@ func invalidPlan(problems []error) error {
 // spec. runDir stands in for {{run_dir}}. A problem found in some cells
 // only says in which.
 func checkPlan(p *plan.Plan, b plan.Builtins) []error {
-	cells := p.Cells()
+	cells := p.RunCells(p.Repeat)
 	var order []string
 	var reserved []error
 	for _, c := range p.Components {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,17 +16,19 @@ import (
 	"github.com/perflab/perflab/internal/results"
 )
 
-// runPlan is `perflab run PLAN.yaml [--profile NAME,…] [--out DIR]`: every
-// cell of the plan's matrix in turn, every selected profile in each.
+// runPlan is `perflab run PLAN.yaml [--profile NAME,…] [--repeat N] [--out
+// DIR]`: every cell of the plan's matrix in turn, every selected profile in
+// each; with repetitions every cell N times, interleaved.
 func (e *env) runPlan(ctx context.Context, args []string) error {
 	fs := newFlagSet("run", e)
 	profiles := fs.String("profile", "", "run only these profiles, comma-separated, in this order (default: all)")
+	repeat := fs.Int("repeat", 0, "run every cell `N` times, interleaved: repetition 1 of every cell, then 2, … (default: the plan's repeat, else 1)")
 	out := fs.String("out", "perflab-runs", "parent directory for the run directory")
 	jsonOut := fs.Bool("json", false, "print the JSON summary to stdout instead of the tables")
 	var slo sloFlags
 	fs.Var(&slo, "slo", sloUsage+"; added to the plan's own slo")
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "Usage: perflab run PLAN.yaml [--profile NAME[,NAME…]] [--slo EXPR]… [--out DIR] [--json]")
+		fmt.Fprintln(e.stderr, "Usage: perflab run PLAN.yaml [--profile NAME[,NAME…]] [--repeat N] [--slo EXPR]… [--out DIR] [--json]")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
@@ -38,8 +41,14 @@ func (e *env) runPlan(ctx context.Context, args []string) error {
 	if err := checkSLOFlags(slo); err != nil {
 		return err
 	}
+	if err := checkRepeat(fs, *repeat); err != nil {
+		return err
+	}
 	p, err := loadPlan(pos[0], *profiles)
 	if err != nil {
+		return err
+	}
+	if err := applyRepeat(fs, p, *repeat); err != nil {
 		return err
 	}
 	b, err := builtins(filepath.Join(*out, "RUN_DIR"))
@@ -61,7 +70,7 @@ func (e *env) executePlan(ctx context.Context, p *plan.Plan, b plan.Builtins, ou
 		return &runError{err: err, code: ExitFailed}
 	}
 	store, err := results.Create(out, results.Meta{Name: p.Name, Tool: "perflab " + Version, Command: command,
-		Started: time.Now(), Host: hostname, GoMaxProcs: runtime.GOMAXPROCS(0),
+		Started: time.Now(), Host: hostname, GoMaxProcs: runtime.GOMAXPROCS(0), Repeat: p.Repeat,
 		Extra: withSLO(map[string]string{"plan": described, "plan_file": p.File}, gateSpecs(p, slo))})
 	if err != nil {
 		return &runError{err: err, hint: "check that --out names a writable directory", code: ExitFailed}
@@ -74,8 +83,8 @@ func (e *env) executePlan(ctx context.Context, p *plan.Plan, b plan.Builtins, ou
 	if b.RunDir, err = filepath.Abs(store.Dir()); err != nil {
 		return &runError{err: fmt.Errorf("cannot locate the run directory: %w", err), code: ExitFailed}
 	}
-	cells := p.Cells()
-	r := &planRun{e: e, p: p, store: store, b: b, matrix: len(cells) > 1, stop: stop, kill: kill,
+	cells := p.RunCells(p.Repeat)
+	r := &planRun{e: e, p: p, store: store, b: b, matrix: len(cells) > 1, cells: len(cells), stop: stop, kill: kill,
 		sink: &storeSink{store: store}, progress: report.NewProgress(e.stderr, e.tty)}
 	var failed []string
 	for _, c := range cells {
@@ -89,6 +98,27 @@ func (e *env) executePlan(ctx context.Context, p *plan.Plan, b plan.Builtins, ou
 	return e.finish(store, jsonOut, func(rep *report.Run) (results.Status, error) {
 		return judgePlan(rep, stop.Err() != nil, r.sink.err(), failed)
 	})
+}
+
+// checkRepeat refuses a --repeat out of range before anything is read or
+// started.
+func checkRepeat(fs *flag.FlagSet, n int) error {
+	if set(fs, "repeat") && (n < 1 || n > plan.MaxRepeat) {
+		return usageErrorf("--repeat %d: want 1 (every cell once) to %d", n, plan.MaxRepeat)
+	}
+	return nil
+}
+
+// applyRepeat sets the plan's repetitions from --repeat, when given.
+func applyRepeat(fs *flag.FlagSet, p *plan.Plan, n int) error {
+	if !set(fs, "repeat") {
+		return nil
+	}
+	p.Repeat = n
+	if p.RunCells(n) == nil {
+		return usageErrorf("--repeat %d: %d cells × %d is more than %d cells; split the plan", n, len(p.Cells()), n, plan.MaxCells)
+	}
+	return nil
 }
 
 // judgePlan is judgeRun for a plan: a failed cell fails the run, after the
@@ -128,6 +158,7 @@ func (e *env) planCmd(args []string) error {
 	}
 	fs := newFlagSet("plan check", e)
 	profiles := fs.String("profile", "", "check only these profiles, comma-separated")
+	repeat := fs.Int("repeat", 0, "check a run of every cell `N` times (default: the plan's repeat)")
 	pos, err := parseInterspersed(fs, args[1:])
 	if err != nil {
 		return flagError(err)
@@ -135,8 +166,14 @@ func (e *env) planCmd(args []string) error {
 	if len(pos) != 1 {
 		return usageErrorf("perflab plan check needs exactly one plan file, got %d arguments", len(pos))
 	}
+	if err := checkRepeat(fs, *repeat); err != nil {
+		return err
+	}
 	p, err := loadPlan(pos[0], *profiles)
 	if err != nil {
+		return err
+	}
+	if err := applyRepeat(fs, p, *repeat); err != nil {
 		return err
 	}
 	b, err := builtins("RUN_DIR")
@@ -152,7 +189,7 @@ func (e *env) planCmd(args []string) error {
 
 // describePlan prints what a run of p would do.
 func describePlan(e *env, p *plan.Plan) {
-	cells := p.Cells()
+	cells := p.RunCells(p.Repeat)
 	fmt.Fprintf(e.stdout, "%s: valid plan %q\n", p.File, p.Name)
 	var comps []string
 	for _, c := range p.Components {
@@ -172,6 +209,9 @@ func describePlan(e *env, p *plan.Plan) {
 	}
 	if len(dims) == 0 {
 		dims = []string{"no matrix"}
+	}
+	if p.Repeat > 1 {
+		dims = append(dims, fmt.Sprintf("%d repetitions, interleaved", p.Repeat))
 	}
 	fmt.Fprintf(e.stdout, "  cells: %d: %s\n", len(cells), strings.Join(dims, " × "))
 	var total time.Duration

@@ -70,6 +70,10 @@ func (e *env) search(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if cfg.p.Repeat > 1 {
+		fmt.Fprintf(e.stderr, "perflab: note: perflab search runs each step once; the plan's repeat: %d is for perflab run\n", cfg.p.Repeat)
+		cfg.p.Repeat = 1
+	}
 	cfg.command = cfg.p.Redact(shellJoin(append([]string{"perflab", "search"}, args...)))
 	return e.runSearch(ctx, cfg)
 }
@@ -175,7 +179,7 @@ func (e *env) runSearch(ctx context.Context, cfg *searchConfig) error {
 	stop, kill, release := e.signals(ctx)
 	defer release()
 	cfg.b.RunDir = store.Dir()
-	r := &planRun{e: e, p: p, store: store, b: cfg.b, stop: stop, kill: kill,
+	r := &planRun{e: e, p: p, store: store, b: cfg.b, cells: 1, stop: stop, kill: kill,
 		sink: &storeSink{store: store}, progress: report.NewProgress(e.stderr, e.tty)}
 	s := newSearcher(cfg, r)
 	r.phases = s.run

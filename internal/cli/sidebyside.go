@@ -36,28 +36,33 @@ func planPairs(meta results.Meta) ([]planPair, error) {
 	return p.Compare, nil
 }
 
-// sideBySide compares each pair of the plan in every profile of the cell:
+// sideBySide compares each pair of the plan in every profile of the cells:
 // components (or groups) by their CPU, memory and disk, workloads by their
-// request rate and p50 and p99 latency.
-func sideBySide(store *results.Run, meta results.Meta, c *report.Cell, series map[string]map[string][]analysis.Point) ([]report.SideBySide, error) {
+// request rate and p50 and p99 latency. cells is one cell, whose
+// per-interval samples give the intervals, or the repetitions of one
+// combination of a repeated run, which are compared as repeated runs.
+func sideBySide(store *results.Run, meta results.Meta, cells []*report.Cell) ([]report.SideBySide, error) {
 	pairs, err := planPairs(meta)
-	if err != nil || len(pairs) == 0 {
+	if err != nil || len(pairs) == 0 || len(cells) == 0 {
 		return nil, err
 	}
 	var defs map[string]results.Workload
 	var out []report.SideBySide
 	for _, pr := range pairs {
 		s := report.SideBySide{A: pr.A, B: pr.B}
-		ma, mb := sideMembers(c, pr.A), sideMembers(c, pr.B)
-		for _, p := range c.Phases {
+		if len(cells) > 1 {
+			s.Repetitions = len(cells)
+		}
+		for _, p := range cells[0].Phases {
 			if p.Implicit {
 				continue
 			}
+			reps := repetitionsOf(cells, p.Profile)
 			g := report.ComparisonGroup{Name: fmt.Sprintf("Profile `%s`", p.Profile)}
-			if len(ma) > 0 && len(mb) > 0 {
-				g.Comparisons = compareMembers(series, p.Window, ma, mb)
+			if len(sideMembers(cells[0], pr.A)) > 0 && len(sideMembers(cells[0], pr.B)) > 0 {
+				g.Comparisons = compareMembers(reps, pr.A, pr.B)
 			} else if wa, wb := workloadIn(p, pr.A), workloadIn(p, pr.B); wa != nil && wb != nil {
-				if g.Comparisons, err = comparePairedWorkloads(store, wa, wb); err != nil {
+				if g.Comparisons, err = comparePairedWorkloads(store, reps, pr.A, pr.B); err != nil {
 					return nil, err
 				}
 				if defs == nil {
@@ -75,6 +80,25 @@ func sideBySide(store *results.Run, meta results.Meta, c *report.Cell, series ma
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// phaseIn is one cell's phase of a profile.
+type phaseIn struct {
+	cell  *report.Cell
+	phase *report.Phase
+}
+
+// repetitionsOf is the phase of the profile in each of cells that ran it.
+func repetitionsOf(cells []*report.Cell, profile string) []phaseIn {
+	var out []phaseIn
+	for _, c := range cells {
+		for _, p := range c.Phases {
+			if !p.Implicit && p.Profile == profile {
+				out = append(out, phaseIn{c, p})
+			}
+		}
+	}
+	return out
 }
 
 // sideMembers is the components a side names in the cell: its group, or
@@ -105,44 +129,52 @@ func workloadIn(p *report.Phase, short string) *analysis.Summary {
 	return nil
 }
 
-// compareMembers compares the summed CPU, memory and disk of two sets of
-// components over a window.
-func compareMembers(series map[string]map[string][]analysis.Point, w analysis.Window, a, b []string) []analysis.Comparison {
+// compareMembers compares the summed CPU, memory and disk of the
+// components of sides a and b over each phase's window: one series per
+// side and phase.
+func compareMembers(reps []phaseIn, a, b string) []analysis.Comparison {
 	var out []analysis.Comparison
 	for _, res := range []string{analysis.CompareCPU, analysis.CompareMemory, analysis.CompareDisk} {
-		sa := analysis.ResourceSamples(series, w, a, res)
-		sb := analysis.ResourceSamples(series, w, b, res)
+		var sa, sb [][]float64
+		for _, r := range reps {
+			if vs := analysis.ResourceSamples(r.cell.Series, r.phase.Window, sideMembers(r.cell, a), res); len(vs) > 0 {
+				sa = append(sa, vs)
+			}
+			if vs := analysis.ResourceSamples(r.cell.Series, r.phase.Window, sideMembers(r.cell, b), res); len(vs) > 0 {
+				sb = append(sb, vs)
+			}
+		}
 		if len(sa) > 0 && len(sb) > 0 {
-			out = append(out, analysis.CompareResource("components", res, [][]float64{sa}, [][]float64{sb}, analysis.DefaultBootstrap()))
+			out = append(out, analysis.CompareResource("components", res, sa, sb, analysis.DefaultBootstrap()))
 		}
 	}
 	return out
 }
 
-// comparePairedWorkloads compares two workloads of one phase, each over
-// its window.
-func comparePairedWorkloads(store *results.Run, a, b *analysis.Summary) ([]analysis.Comparison, error) {
-	side := func(s *analysis.Summary) ([][]float64, [][]*stats.Hist, error) {
-		ivs, err := store.Intervals(s.Workload.Name)
-		if err != nil {
-			return nil, nil, fmt.Errorf("cannot read intervals of workload %q: %w", s.Workload.Name, err)
+// comparePairedWorkloads compares the workloads a and b (display names)
+// of each phase, each over its window.
+func comparePairedWorkloads(store *results.Run, reps []phaseIn, a, b string) ([]analysis.Comparison, error) {
+	var rates [2][][]float64
+	var lats [2][][]*stats.Hist
+	for _, r := range reps {
+		for i, name := range []string{a, b} {
+			s := workloadIn(r.phase, name)
+			if s == nil {
+				continue
+			}
+			ivs, err := store.Intervals(s.Workload.Name)
+			if err != nil {
+				return nil, fmt.Errorf("cannot read intervals of workload %q: %w", s.Workload.Name, err)
+			}
+			ivs = analysis.InWindow(ivs, s.Window)
+			rates[i], lats[i] = append(rates[i], analysis.IntervalRates(ivs)), append(lats[i], analysis.IntervalLatencies(ivs))
 		}
-		ivs = analysis.InWindow(ivs, s.Window)
-		return [][]float64{analysis.IntervalRates(ivs)}, [][]*stats.Hist{analysis.IntervalLatencies(ivs)}, nil
-	}
-	ra, la, err := side(a)
-	if err != nil {
-		return nil, err
-	}
-	rb, lb, err := side(b)
-	if err != nil {
-		return nil, err
 	}
 	o := analysis.DefaultBootstrap()
 	return []analysis.Comparison{
-		analysis.CompareRate("workload", ra, rb, o),
-		analysis.CompareQuantile("workload", 0.5, la, lb, o),
-		analysis.CompareQuantile("workload", 0.99, la, lb, o),
+		analysis.CompareRate("workload", rates[0], rates[1], o),
+		analysis.CompareQuantile("workload", 0.5, lats[0], lats[1], o),
+		analysis.CompareQuantile("workload", 0.99, lats[0], lats[1], o),
 	}, nil
 }
 

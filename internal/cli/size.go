@@ -142,7 +142,7 @@ func set(fs *flag.FlagSet, name string) bool {
 // load; a run without any fails with a hint.
 func (e *env) predict(r *report.Run, load float64, basis analysis.LoadBasis) error {
 	n := 0
-	for _, c := range r.Cells {
+	for _, c := range r.InsightCells() {
 		if c.Insights == nil || c.Insights.Scaling == nil {
 			continue
 		}
