@@ -97,7 +97,8 @@ func TestSLOFlagIsChecked(t *testing.T) {
 
 // TestSLOGatesInAPlan: a profile's gates apply to each of its workloads, a
 // workload's to it alone, the command line's to all; lost_samples is a
-// figure the http driver does not supply.
+// figure the http driver does not supply. 200/s each, so that even a
+// window shortened by a busy machine holds the 100 latencies a p99 needs.
 func TestSLOGatesInAPlan(t *testing.T) {
 	port := testutil.FreePort(t)
 	path := writePlan(t, fmt.Sprintf(`
@@ -113,8 +114,8 @@ profiles:
     duration: 3s
     slo: ["p99 < 2s"]
     workloads:
-      - {name: a, driver: http, rate: 100/s, params: {url: "http://127.0.0.1:%[1]d/a"}, slo: ["rate >= 1000/s"]}
-      - {name: b, driver: http, rate: 100/s, params: {url: "http://127.0.0.1:%[1]d/b"}, slo: ["lost_samples == 0"]}
+      - {name: a, driver: http, rate: 200/s, params: {url: "http://127.0.0.1:%[1]d/a"}, slo: ["rate >= 1000/s"]}
+      - {name: b, driver: http, rate: 200/s, params: {url: "http://127.0.0.1:%[1]d/b"}, slo: ["lost_samples == 0"]}
 `, port))
 	r := run(t, "run", path, "--out", t.TempDir(), "--slo", "dropped == 0")
 	if r.code != 1 {
