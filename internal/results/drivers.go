@@ -145,16 +145,6 @@ func (r *Run) readTable(table, query string, scan func(*sql.Rows) error) error {
 		if n == 0 {
 			return nil
 		}
-		rows, err := tx.Query(query)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			if err := scan(rows); err != nil {
-				return err
-			}
-		}
-		return rows.Err()
+		return eachRow(tx, query, nil, scan)
 	})
 }

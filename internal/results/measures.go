@@ -155,9 +155,14 @@ func hasTable(tx *sql.Tx, table string) (bool, error) {
 	return n > 0, err
 }
 
-// eachRow runs query with arg and calls scan for each row.
+// eachRow runs query, with arg unless it is nil, and calls scan for each
+// row.
 func eachRow(tx *sql.Tx, query string, arg any, scan func(*sql.Rows) error) error {
-	rows, err := tx.Query(query, arg)
+	var args []any
+	if arg != nil {
+		args = append(args, arg)
+	}
+	rows, err := tx.Query(query, args...)
 	if err != nil {
 		return err
 	}
