@@ -15,12 +15,6 @@ import (
 	"github.com/perflab/perflab/internal/stats"
 )
 
-// listFlag is a repeatable string flag.
-type listFlag []string
-
-func (l *listFlag) String() string     { return strings.Join(*l, ",") }
-func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
-
 // compare is `perflab compare RUN_A RUN_B [RUN_C…] [--force] [--format
 // md|json]` (each later run against the first) or `perflab compare --a RUN
 // --a RUN --b RUN --b RUN` (repeated runs per side).

@@ -18,19 +18,18 @@ import (
 	"github.com/perflab/perflab/internal/units"
 )
 
-// headerFlags collects repeated -H 'Name: value' flags.
-type headerFlags []string
+// listFlag is a repeatable string flag: -H, --slo, compare's --a and --b.
+type listFlag []string
 
-func (h *headerFlags) String() string     { return strings.Join(*h, ", ") }
-func (h *headerFlags) Set(v string) error { *h = append(*h, v); return nil }
+func (l *listFlag) String() string     { return strings.Join(*l, ", ") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 type httpFlags struct {
 	rate, body, bodyFile, proto, cacert, out, name string
 	conc, vusMin, vusMax, backlog                  int
 	duration, timeout, grace, warmup, quantum      time.Duration
 	method                                         string
-	headers                                        headerFlags
-	slo                                            sloFlags
+	headers, slo                                   listFlag
 	insecure, jsonOut                              bool
 }
 

@@ -25,7 +25,7 @@ func (e *env) runPlan(ctx context.Context, args []string) error {
 	repeat := fs.Int("repeat", 0, "run every cell `N` times, interleaved: repetition 1 of every cell, then 2, … (default: the plan's repeat, else 1)")
 	out := fs.String("out", "perflab-runs", "parent directory for the run directory")
 	jsonOut := fs.Bool("json", false, "print the JSON summary to stdout instead of the tables")
-	var slo sloFlags
+	var slo listFlag
 	fs.Var(&slo, "slo", sloUsage+"; added to the plan's own slo")
 	fs.Usage = func() {
 		fmt.Fprintln(e.stderr, "Usage: perflab run PLAN.yaml [--profile NAME[,NAME…]] [--repeat N] [--slo EXPR]… [--out DIR] [--json]")

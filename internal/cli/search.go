@@ -25,7 +25,7 @@ type searchFlags struct {
 	factor                   float64
 	bisect                   int
 	stepDuration             time.Duration
-	slo                      sloFlags
+	slo                      listFlag
 }
 
 func (f *searchFlags) register(fs *flag.FlagSet) {

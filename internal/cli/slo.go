@@ -17,12 +17,6 @@ import (
 // that `perflab report` judges them again from the store.
 const sloMetaKey = "slo"
 
-// sloFlags collects repeated --slo flags.
-type sloFlags []string
-
-func (s *sloFlags) String() string     { return strings.Join(*s, ", ") }
-func (s *sloFlags) Set(v string) error { *s = append(*s, v); return nil }
-
 const sloUsage = `SLO gate judged on every workload over its steady-state window, e.g. 'p99 < 200ms', 'error_rate < 0.1%', 'dropped == 0' (repeatable); the command exits 1 when a gate fails or has insufficient data`
 
 // gateSpec is one SLO gate as stored with a run, with the workloads it
