@@ -288,19 +288,7 @@ func workloadDifferences(name string, ref, r *loadedRun) (diffs, notes []string)
 	field("concurrency", a.Concurrency, b.Concurrency)
 	field("stages", string(compactJSON(a.Stages)), string(compactJSON(b.Stages)))
 	pa, pb := paramMap(a.Params), paramMap(b.Params)
-	keys := map[string]bool{}
-	for k := range pa {
-		keys[k] = true
-	}
-	for k := range pb {
-		keys[k] = true
-	}
-	sorted := make([]string, 0, len(keys))
-	for k := range keys {
-		sorted = append(sorted, k)
-	}
-	sort.Strings(sorted)
-	for _, k := range sorted {
+	for _, k := range unionKeys(pa, pb) {
 		if reflect.DeepEqual(pa[k], pb[k]) {
 			continue
 		}
@@ -312,6 +300,21 @@ func workloadDifferences(name string, ref, r *loadedRun) (diffs, notes []string)
 		}
 	}
 	return diffs, notes
+}
+
+// unionKeys is every key of pa and of pb, once each, sorted.
+func unionKeys(pa, pb map[string]any) []string {
+	keys := make([]string, 0, len(pa)+len(pb))
+	for k := range pa {
+		keys = append(keys, k)
+	}
+	for k := range pb {
+		if _, ok := pa[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func compactJSON(raw json.RawMessage) []byte {

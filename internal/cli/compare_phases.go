@@ -219,6 +219,12 @@ func compareWorkload(label string, ra, rb []phaseRef) []analysis.Comparison {
 	}
 	rateA, latA := side(ra)
 	rateB, latB := side(rb)
+	return workloadComparisons(label, rateA, rateB, latA, latB)
+}
+
+// workloadComparisons compares two sides' request rates and p50 and p99
+// latencies, each side one series per run (or phase).
+func workloadComparisons(label string, rateA, rateB [][]float64, latA, latB [][]*stats.Hist) []analysis.Comparison {
 	o := analysis.DefaultBootstrap()
 	return []analysis.Comparison{
 		analysis.CompareRate(label, rateA, rateB, o),

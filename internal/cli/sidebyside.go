@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"sort"
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/report"
@@ -170,12 +169,7 @@ func comparePairedWorkloads(store *results.Run, reps []phaseIn, a, b string) ([]
 			rates[i], lats[i] = append(rates[i], analysis.IntervalRates(ivs)), append(lats[i], analysis.IntervalLatencies(ivs))
 		}
 	}
-	o := analysis.DefaultBootstrap()
-	return []analysis.Comparison{
-		analysis.CompareRate("workload", rates[0], rates[1], o),
-		analysis.CompareQuantile("workload", 0.5, lats[0], lats[1], o),
-		analysis.CompareQuantile("workload", 0.99, lats[0], lats[1], o),
-	}, nil
+	return workloadComparisons("workload", rates[0], rates[1], lats[0], lats[1]), nil
 }
 
 func workloadDefs(store *results.Run) (map[string]results.Workload, error) {
@@ -194,18 +188,8 @@ func workloadDefs(store *results.Run) (map[string]results.Workload, error) {
 // where each sends its load.
 func paramNotes(a, b results.Workload) []string {
 	pa, pb := paramMap(a.Params), paramMap(b.Params)
-	var keys []string
-	for k := range pa {
-		keys = append(keys, k)
-	}
-	for k := range pb {
-		if _, ok := pa[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
 	var out []string
-	for _, k := range keys {
+	for _, k := range unionKeys(pa, pb) {
 		if slices.Contains(placeParams[a.Driver], k) || reflect.DeepEqual(pa[k], pb[k]) {
 			continue
 		}
