@@ -5,9 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
@@ -64,25 +62,14 @@ func (e *env) runPlan(ctx context.Context, args []string) error {
 // executePlan creates the run directory and runs every cell; slo are the
 // --slo gates, judged with the plan's own.
 func (e *env) executePlan(ctx context.Context, p *plan.Plan, b plan.Builtins, out string, jsonOut bool, command string, slo []string) error {
-	hostname, _ := os.Hostname()
-	described, err := describedPlan(p)
+	store, err := e.createPlanRun(out, p, &b, results.Meta{Name: p.Name, Command: command, Repeat: p.Repeat,
+		Extra: withSLO(nil, gateSpecs(p, slo))})
 	if err != nil {
-		return &runError{err: err, code: ExitFailed}
-	}
-	store, err := results.Create(out, results.Meta{Name: p.Name, Tool: "perflab " + Version, Command: command,
-		Started: time.Now(), Host: hostname, GoMaxProcs: runtime.GOMAXPROCS(0), Repeat: p.Repeat,
-		Extra: withSLO(map[string]string{"plan": described, "plan_file": p.File}, gateSpecs(p, slo))})
-	if err != nil {
-		return &runError{err: err, hint: "check that --out names a writable directory", code: ExitFailed}
+		return err
 	}
 	defer store.Close()
-	fmt.Fprintf(e.stderr, "perflab: writing run to %s\n", store.Dir())
 	stop, kill, release := e.signals(ctx)
 	defer release()
-	// Absolute: components run in the plan's directory, not perflab's.
-	if b.RunDir, err = filepath.Abs(store.Dir()); err != nil {
-		return &runError{err: fmt.Errorf("cannot locate the run directory: %w", err), code: ExitFailed}
-	}
 	cells := p.RunCells(p.Repeat)
 	r := &planRun{e: e, p: p, store: store, b: b, matrix: len(cells) > 1, cells: len(cells), stop: stop, kill: kill,
 		sink: &storeSink{store: store}, progress: report.NewProgress(e.stderr, e.tty)}
@@ -98,6 +85,29 @@ func (e *env) executePlan(ctx context.Context, p *plan.Plan, b plan.Builtins, ou
 	return e.finish(store, jsonOut, func(rep *report.Run) (results.Status, error) {
 		return judgePlan(rep, stop.Err() != nil, r.sink.err(), failed)
 	})
+}
+
+// createPlanRun is createRun for a run of p: meta's extras get the plan
+// (secrets masked) and its file, and b.RunDir the run directory, absolute
+// because components run in the plan's directory, not perflab's.
+func (e *env) createPlanRun(out string, p *plan.Plan, b *plan.Builtins, meta results.Meta) (*results.Run, error) {
+	described, err := describedPlan(p)
+	if err != nil {
+		return nil, &runError{err: err, code: ExitFailed}
+	}
+	if meta.Extra == nil {
+		meta.Extra = map[string]string{}
+	}
+	meta.Extra["plan"], meta.Extra["plan_file"] = described, p.File
+	store, err := e.createRun(out, meta)
+	if err != nil {
+		return nil, err
+	}
+	if b.RunDir, err = filepath.Abs(store.Dir()); err != nil {
+		store.Close()
+		return nil, &runError{err: fmt.Errorf("cannot locate the run directory: %w", err), code: ExitFailed}
+	}
+	return store, nil
 }
 
 // checkRepeat refuses a --repeat out of range before anything is read or

@@ -38,17 +38,28 @@ type plannedWorkload struct {
 	desc results.Workload
 }
 
+// createRun creates a run directory under out, with meta completed by
+// what every run records (perflab's version, the start, the host,
+// GOMAXPROCS), and says where it is.
+func (e *env) createRun(out string, meta results.Meta) (*results.Run, error) {
+	meta.Tool, meta.Started, meta.GoMaxProcs = "perflab "+Version, time.Now(), runtime.GOMAXPROCS(0)
+	meta.Host, _ = os.Hostname()
+	store, err := results.Create(out, meta)
+	if err != nil {
+		return nil, &runError{err: err, hint: "check that --out names a writable directory", code: ExitFailed}
+	}
+	fmt.Fprintf(e.stderr, "perflab: writing run to %s\n", store.Dir())
+	return store, nil
+}
+
 // execute runs j, writes its run directory and reports, and says where they
 // are. The error, if any, carries the exit code.
 func (e *env) execute(ctx context.Context, j job) error {
-	hostname, _ := os.Hostname()
-	store, err := results.Create(j.out, results.Meta{Name: j.name, Tool: "perflab " + Version, Command: j.command,
-		Started: time.Now(), Host: hostname, GoMaxProcs: runtime.GOMAXPROCS(0), Extra: withSLO(nil, gateSpecs(nil, j.slo))})
+	store, err := e.createRun(j.out, results.Meta{Name: j.name, Command: j.command, Extra: withSLO(nil, gateSpecs(nil, j.slo))})
 	if err != nil {
-		return &runError{err: err, hint: "check that --out names a writable directory", code: ExitFailed}
+		return err
 	}
 	defer store.Close()
-	fmt.Fprintf(e.stderr, "perflab: writing run to %s\n", store.Dir())
 	stop, kill, release := e.signals(ctx)
 	defer release()
 	sink := &storeSink{store: store}

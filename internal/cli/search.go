@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
@@ -161,24 +160,16 @@ func searchShape(p *plan.Plan, step time.Duration) error {
 // as phases of the one cell, and writes the run's reports and the search's.
 func (e *env) runSearch(ctx context.Context, cfg *searchConfig) error {
 	p := cfg.p
-	described, err := describedPlan(p)
-	if err != nil {
-		return &runError{err: err, code: ExitFailed}
-	}
 	params, _ := json.Marshal(map[string]any{"start": cfg.start, "max": cfg.max, "step_factor": cfg.flags.factor,
 		"bisect": cfg.flags.bisect, "step_duration": cfg.flags.stepDuration.String(), "slo": cfg.gates})
-	hostname, _ := os.Hostname()
-	store, err := results.Create(cfg.flags.out, results.Meta{Name: p.Name + "-search", Tool: "perflab " + Version,
-		Command: cfg.command, Started: time.Now(), Host: hostname, GoMaxProcs: runtime.GOMAXPROCS(0),
-		Extra: map[string]string{"plan": described, "plan_file": p.File, "search": string(params)}})
+	store, err := e.createPlanRun(cfg.flags.out, p, &cfg.b, results.Meta{Name: p.Name + "-search",
+		Command: cfg.command, Extra: map[string]string{"search": string(params)}})
 	if err != nil {
-		return &runError{err: err, hint: "check that --out names a writable directory", code: ExitFailed}
+		return err
 	}
 	defer store.Close()
-	fmt.Fprintf(e.stderr, "perflab: writing run to %s\n", store.Dir())
 	stop, kill, release := e.signals(ctx)
 	defer release()
-	cfg.b.RunDir = store.Dir()
 	r := &planRun{e: e, p: p, store: store, b: cfg.b, cells: 1, stop: stop, kill: kill,
 		sink: &storeSink{store: store}, progress: report.NewProgress(e.stderr, e.tty)}
 	s := newSearcher(cfg, r)

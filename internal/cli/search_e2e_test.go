@@ -115,3 +115,37 @@ func TestSearchChecksItsPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestRunDirIsAbsolute: {{run_dir}} names the run directory, for perflab
+// run and perflab search alike, also with a relative --out: components run
+// in the plan's directory, not perflab's, so a relative path would name a
+// directory under the plan's. The component writes a file into
+// {{run_dir}} and exits, which fails the run but not that check.
+func TestRunDirIsAbsolute(t *testing.T) {
+	path := writePlan(t, `name: where
+components:
+  - name: writer
+    run:
+      command: sh
+      args: ["-c", "echo here > {{run_dir}}/marker; exit 3"]
+      ready: {tcp: "127.0.0.1:1"}
+profiles:
+  - name: a
+    duration: 1s
+    workloads: [{name: w, driver: http, rate: 10/s, params: {url: "http://127.0.0.1:1/"}}]
+`)
+	for _, args := range [][]string{{"run", path}, {"search", path, "--slo", "p99 < 1s"}} {
+		cwd := t.TempDir()
+		cmd := perflabCmd(append(args, "--out", "runs")...)
+		cmd.Dir = cwd
+		r := runCmd(t, cmd)
+		dir := runDir(t, r.stderr)
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(cwd, dir)
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, "marker")); err != nil || string(b) != "here\n" {
+			t.Errorf("perflab %s: the component's {{run_dir}}/marker is not in the run directory %s: %v (exit %d)\n%s",
+				args[0], dir, err, r.code, r.stderr)
+		}
+	}
+}
