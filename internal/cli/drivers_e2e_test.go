@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -60,20 +59,8 @@ type quantilesMS struct {
 func runDriverPlan(t *testing.T, text string) (result, driverRun, string, string) {
 	t.Helper()
 	r := run(t, "run", writePlan(t, text), "--out", t.TempDir())
-	dir := runDir(t, r.stderr)
-	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-	if err != nil {
-		t.Fatalf("%v\n%s", err, r.stderr)
-	}
-	var s driverRun
-	if err := json.Unmarshal(b, &s); err != nil {
-		t.Fatal(err)
-	}
-	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r, s, string(md), dir
+	s, md, dir := readRunAs[driverRun](t, r)
+	return r, s, md, dir
 }
 
 func fact(t *testing.T, s driverRun, workload int, name string) string {

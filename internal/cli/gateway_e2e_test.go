@@ -67,15 +67,7 @@ func runGateway(t *testing.T, plan string, workloads int) (gatewaySummary, strin
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	_, md, dir := readRun(t, r)
-	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s gatewaySummary
-	if err := json.Unmarshal(b, &s); err != nil {
-		t.Fatal(err)
-	}
+	s, md, dir := readRunAs[gatewaySummary](t, r)
 	if len(s.Gateway) != workloads {
 		t.Fatalf("gateway_overhead: %+v\n%s", s, md)
 	}

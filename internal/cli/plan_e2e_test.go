@@ -83,20 +83,34 @@ func writePlan(t *testing.T, text string) string {
 // readRun reads summary.json and report.md of the run perflab announced.
 func readRun(t *testing.T, r result) (planSummary, string, string) {
 	t.Helper()
+	return readRunAs[planSummary](t, r)
+}
+
+// readRunAs reads summary.json (as a T: each test decodes what it checks)
+// and report.md of the run perflab announced, and gives its directory.
+func readRunAs[T any](t *testing.T, r result) (T, string, string) {
+	t.Helper()
 	dir := runDir(t, r.stderr)
-	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-	if err != nil {
-		t.Fatalf("%v\n%s", err, r.stderr)
-	}
-	var s planSummary
-	if err := json.Unmarshal(b, &s); err != nil {
-		t.Fatal(err)
-	}
+	var s T
+	readSummary(t, dir, &s, r.stderr)
 	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s, string(md), dir
+}
+
+// readSummary decodes the summary.json of the run directory dir into s;
+// stderr, perflab's, is shown when it cannot.
+func readSummary(t *testing.T, dir string, s any, stderr string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if err := json.Unmarshal(b, s); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (c planCell) component(name string) (kind, exited, exitText string, ok bool) {

@@ -86,21 +86,12 @@ func repeatRun(t *testing.T, out, light, heavy string) (string, repeatSummary, s
 			t.Errorf("stderr lacks %q: the repetitions run in order", want)
 		}
 	}
-	dir := runDir(t, r.stderr)
-	var s repeatSummary
-	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-	if err == nil {
-		err = json.Unmarshal(b, &s)
-	}
-	md, merr := os.ReadFile(filepath.Join(dir, "report.md"))
-	if err != nil || merr != nil {
-		t.Fatalf("summary.json: %v; report.md: %v", err, merr)
-	}
+	s, md, dir := readRunAs[repeatSummary](t, r)
 	if s.Repeat != 3 || len(s.Cells) != 3 || s.Cells[2].Name != "repetition=3" || s.Cells[2].Repetition != 3 ||
 		len(s.Repeated) != 1 || s.Repeated[0].Name != "default" || len(s.Repeated[0].Repetitions) != 3 {
 		t.Fatalf("summary.json: repeat %d, cells %+v, repeated %+v", s.Repeat, s.Cells, s.Repeated)
 	}
-	return dir, s, string(md)
+	return dir, s, md
 }
 
 // sideCPU is the CPU comparison of the side-by-side pair light/heavy.

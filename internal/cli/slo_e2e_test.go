@@ -1,10 +1,7 @@
 package cli_test
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -30,16 +27,10 @@ type sloSummary struct {
 
 func readSLO(t *testing.T, dir string) sloSummary {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var s sloSummary
-	if err := json.Unmarshal(b, &s); err != nil {
-		t.Fatal(err)
-	}
+	readSummary(t, dir, &s, "")
 	if s.SLO == nil {
-		t.Fatalf("summary.json has no slo:\n%s", b)
+		t.Fatalf("summary.json has no slo: %+v", s)
 	}
 	return s
 }
