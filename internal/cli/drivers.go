@@ -236,7 +236,7 @@ func (l locator) or(p plan.Pos) locator {
 }
 
 func (l locator) errorf(file, format string, a ...any) error {
-	return plan.Error{File: file, Line: l.line, Col: l.col, Msg: fmt.Sprintf(format, a...)}
+	return errorAt(file, plan.Pos{Line: l.line, Col: l.col}, format, a...)
 }
 
 // located is a params field that remembers its position, so that a

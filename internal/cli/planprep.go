@@ -63,13 +63,11 @@ func paramProblems(p *plan.Plan) []error {
 	var out []error
 	for _, pr := range p.Profiles {
 		for _, w := range pr.Workloads {
-			factory, ok := drivers[w.Driver]
-			if !ok && w.Driver != "" {
-				pos := w.Pos("driver")
-				out = append(out, plan.Error{File: p.File, Line: pos.Line, Col: pos.Col,
-					Msg: fmt.Sprintf("unknown driver %q; perflab has %s", w.Driver, driverNames())})
+			factory, err := driverOf(p, w)
+			if err != nil && w.Driver != "" { // a missing driver is the plan's problem, reported already
+				out = append(out, err)
 			}
-			if !ok || w.Params.IsZero() {
+			if err != nil || w.Params.IsZero() {
 				continue
 			}
 			_, errs := factory(driverInput{params: w.Params, file: p.File, dir: p.Dir})
@@ -123,9 +121,7 @@ func checkPlan(p *plan.Plan, b plan.Builtins) []error {
 	var reserved []error
 	for _, c := range p.Components {
 		if c.Name == generatorName {
-			pos := c.Pos("name")
-			reserved = append(reserved, plan.Error{File: p.File, Line: pos.Line, Col: pos.Col,
-				Msg: fmt.Sprintf("component name %q is perflab's own in reports; choose another", c.Name)})
+			reserved = append(reserved, errorAt(p.File, c.Pos("name"), "component name %q is perflab's own in reports; choose another", c.Name))
 		}
 	}
 	byMsg := map[string][]string{}
@@ -155,8 +151,7 @@ func checkPlan(p *plan.Plan, b plan.Builtins) []error {
 				continue
 			}
 			for _, e := range componentSpec(comp, "").Validate() {
-				pos := comp.Pos("run")
-				add(c.Name, plan.Error{File: p.File, Line: pos.Line, Col: pos.Col, Msg: fmt.Sprintf("component %s: %v", comp.Name, e)})
+				add(c.Name, errorAt(p.File, comp.Pos("run"), "component %s: %v", comp.Name, e))
 			}
 		}
 	}
@@ -169,6 +164,20 @@ func checkPlan(p *plan.Plan, b plan.Builtins) []error {
 		out = append(out, errors.New(msg))
 	}
 	return out
+}
+
+// driverOf is the factory of w's driver; an unknown driver is a problem
+// at its position.
+func driverOf(p *plan.Plan, w plan.Workload) (driverFactory, error) {
+	if f, ok := drivers[w.Driver]; ok {
+		return f, nil
+	}
+	return nil, errorAt(p.File, w.Pos("driver"), "unknown driver %q; perflab has %s", w.Driver, driverNames())
+}
+
+// errorAt is a problem at pos in the plan file.
+func errorAt(file string, pos plan.Pos, format string, a ...any) error {
+	return plan.Error{File: file, Line: pos.Line, Col: pos.Col, Msg: fmt.Sprintf(format, a...)}
 }
 
 // position is where an error is in the plan file; errors without one
@@ -203,13 +212,10 @@ func prepareCell(p *plan.Plan, inst *plan.Instance, matrix bool) ([]phasePlan, [
 }
 
 func prepareWorkload(p *plan.Plan, c plan.Cell, pr plan.Profile, w plan.Workload, matrix bool) (phaseWorkload, []error) {
-	at := func(key string, format string, a ...any) error {
-		pos := w.Pos(key)
-		return plan.Error{File: p.File, Line: pos.Line, Col: pos.Col, Msg: fmt.Sprintf(format, a...)}
-	}
-	factory, ok := drivers[w.Driver]
-	if !ok {
-		return phaseWorkload{}, []error{at("driver", "unknown driver %q; perflab has %s", w.Driver, driverNames())}
+	at := func(key string, format string, a ...any) error { return errorAt(p.File, w.Pos(key), format, a...) }
+	factory, err := driverOf(p, w)
+	if err != nil {
+		return phaseWorkload{}, []error{err}
 	}
 	spec, errs := factory(driverInput{params: w.Params, file: p.File, dir: p.Dir})
 	if len(errs) > 0 {
