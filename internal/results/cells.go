@@ -99,12 +99,7 @@ func (r *Run) Cells() ([]Cell, error) {
 	}
 	var out []Cell
 	err := r.read(func(tx *sql.Tx) error {
-		rows, err := tx.Query(`SELECT idx, name, state, message, started_ns, ended_ns FROM cells ORDER BY idx`)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
+		err := eachRow(tx, `SELECT idx, name, state, message, started_ns, ended_ns FROM cells ORDER BY idx`, nil, func(rows *sql.Rows) error {
 			var c Cell
 			var started int64
 			var ended sql.NullInt64
@@ -113,8 +108,9 @@ func (r *Run) Cells() ([]Cell, error) {
 			}
 			c.Started, c.Ended = time.Unix(0, started).UTC(), timeOf(ended)
 			out = append(out, c)
-		}
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return err
 		}
 		return readVars(tx, out)
@@ -130,12 +126,7 @@ func readVars(tx *sql.Tx, cells []Cell) error {
 	for i, c := range cells {
 		at[c.Index] = i
 	}
-	rows, err := tx.Query(`SELECT cell, name, value FROM cell_vars ORDER BY cell, pos`)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
+	return eachRow(tx, `SELECT cell, name, value FROM cell_vars ORDER BY cell, pos`, nil, func(rows *sql.Rows) error {
 		var cell int
 		var v Var
 		if err := rows.Scan(&cell, &v.Name, &v.Value); err != nil {
@@ -146,8 +137,8 @@ func readVars(tx *sql.Tx, cells []Cell) error {
 			return fmt.Errorf("variable %q of cell %d, which has no cells row", v.Name, cell)
 		}
 		cells[i].Vars = append(cells[i].Vars, v)
-	}
-	return rows.Err()
+		return nil
+	})
 }
 
 // Phase is one profile run in one cell: its timeline, warm-up and the
@@ -227,13 +218,8 @@ func (r *Run) Phases() ([]Phase, error) {
 	}
 	var out []Phase
 	err := r.read(func(tx *sql.Tx) error {
-		rows, err := tx.Query(`SELECT cell, profile, start_ns, warmup_ns, load_end_ns, window_start_ns,
-			window_end_ns, window_rule, state, message FROM phases ORDER BY id`)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
+		return eachRow(tx, `SELECT cell, profile, start_ns, warmup_ns, load_end_ns, window_start_ns,
+			window_end_ns, window_rule, state, message FROM phases ORDER BY id`, nil, func(rows *sql.Rows) error {
 			var p Phase
 			var start, warmup int64
 			var loadEnd, ws, we sql.NullInt64
@@ -244,8 +230,8 @@ func (r *Run) Phases() ([]Phase, error) {
 			p.Start, p.Warmup = time.Unix(0, start).UTC(), time.Duration(warmup)
 			p.LoadEnd, p.WindowStart, p.WindowEnd = timeOf(loadEnd), timeOf(ws), timeOf(we)
 			out = append(out, p)
-		}
-		return rows.Err()
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cannot read phases: %w", err)

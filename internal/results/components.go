@@ -113,13 +113,8 @@ func (r *Run) Components(cell int) ([]Component, error) {
 	}
 	var out []Component
 	err := r.read(func(tx *sql.Tx) error {
-		rows, err := tx.Query(`SELECT name, group_name, kind, pid, metrics_url, data_dirs, exited_ns, exit_text
-			FROM components WHERE cell = ? ORDER BY id`, cell)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
+		return eachRow(tx, `SELECT name, group_name, kind, pid, metrics_url, data_dirs, exited_ns, exit_text
+			FROM components WHERE cell = ? ORDER BY id`, cell, func(rows *sql.Rows) error {
 			c := Component{Cell: cell}
 			var dirs sql.NullString
 			var exited sql.NullInt64
@@ -133,8 +128,8 @@ func (r *Run) Components(cell int) ([]Component, error) {
 			}
 			c.Exited = timeOf(exited)
 			out = append(out, c)
-		}
-		return rows.Err()
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cannot read components of cell %d: %w", cell, err)

@@ -138,12 +138,8 @@ func (r *Run) Checks() (map[string][]Check, error) {
 // readTable runs query and calls scan for each row, when table exists.
 func (r *Run) readTable(table, query string, scan func(*sql.Rows) error) error {
 	return r.read(func(tx *sql.Tx) error {
-		var n int
-		if err := tx.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, table).Scan(&n); err != nil {
+		if ok, err := hasTable(tx, table); !ok || err != nil {
 			return err
-		}
-		if n == 0 {
-			return nil
 		}
 		return eachRow(tx, query, nil, scan)
 	})

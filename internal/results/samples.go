@@ -163,7 +163,7 @@ func (r *Run) Samples(cell int) (map[string]map[string][]TimePoint, error) {
 		if err != nil {
 			return err
 		}
-		metrics, err := idNames(tx, `SELECT id, name FROM metrics`)
+		metrics, err := idNames(tx, `SELECT id, name FROM metrics`, nil)
 		if err != nil {
 			return err
 		}
@@ -179,14 +179,9 @@ func (r *Run) Samples(cell int) (map[string]map[string][]TimePoint, error) {
 // ticks are written) through the cell index, without a sort, and groups them
 // into series; a series written out of time order is sorted afterwards.
 func readSamples(tx *sql.Tx, cell int, comps, metrics map[int64]string, out map[string]map[string][]TimePoint) error {
-	rows, err := tx.Query(`SELECT component_id, metric_id, t_ns, value FROM samples WHERE cell = ? ORDER BY rowid`, cell)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
 	type key struct{ comp, metric int64 }
 	series := map[key][]TimePoint{}
-	for rows.Next() {
+	err := eachRow(tx, `SELECT component_id, metric_id, t_ns, value FROM samples WHERE cell = ? ORDER BY rowid`, cell, func(rows *sql.Rows) error {
 		var k key
 		var ns int64
 		var v float64
@@ -194,8 +189,9 @@ func readSamples(tx *sql.Tx, cell int, comps, metrics map[int64]string, out map[
 			return err
 		}
 		series[k] = append(series[k], TimePoint{T: time.Unix(0, ns).UTC(), V: v})
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	for k, ps := range series {
@@ -217,21 +213,17 @@ func readSamples(tx *sql.Tx, cell int, comps, metrics map[int64]string, out map[
 
 func byTime(a, b TimePoint) int { return a.T.Compare(b.T) }
 
-// idNames reads (id, name) pairs.
-func idNames(tx *sql.Tx, query string, args ...any) (map[int64]string, error) {
-	rows, err := tx.Query(query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
+// idNames reads (id, name) pairs; query takes arg unless it is nil.
+func idNames(tx *sql.Tx, query string, arg any) (map[int64]string, error) {
 	out := map[int64]string{}
-	for rows.Next() {
+	err := eachRow(tx, query, arg, func(rows *sql.Rows) error {
 		var id int64
 		var name string
 		if err := rows.Scan(&id, &name); err != nil {
-			return nil, err
+			return err
 		}
 		out[id] = name
-	}
-	return out, rows.Err()
+		return nil
+	})
+	return out, err
 }
