@@ -116,21 +116,12 @@ func loadForCompare(dir string) (*loadedRun, error) {
 	}
 	defer store.Close()
 	fail := func(err error) (*loadedRun, error) { return nil, &runError{err: err, code: ExitFailed} }
-	lr := &loadedRun{dir: dir, defs: map[string]results.Workload{}, ivs: map[string][]*stats.Interval{},
-		series: map[int]map[string]map[string][]analysis.Point{}}
-	if lr.run, err = loadRun(store); err != nil {
+	lr := &loadedRun{dir: dir, series: map[int]map[string]map[string][]analysis.Point{}}
+	var wd workloadData
+	if lr.run, wd, err = readRun(store); err != nil {
 		return fail(err)
 	}
-	ws, err := store.Workloads()
-	if err != nil {
-		return fail(err)
-	}
-	for _, w := range ws {
-		lr.defs[w.Name] = w
-		if lr.ivs[w.Name], err = store.Intervals(w.Name); err != nil {
-			return fail(err)
-		}
-	}
+	lr.defs, lr.ivs = wd.defs, wd.ivs
 	for _, c := range lr.run.Cells {
 		samples, err := store.Samples(c.Index)
 		if err != nil {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"fmt"
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/driver/interleave"
@@ -14,7 +13,7 @@ import (
 // whose stored params have a gateway block (see withGateway): one figure
 // per operation that ran both ways. sums are the workloads' summaries in
 // the order of ws; cells hold the phases' resources.
-func gatewayOverheads(store *results.Run, ws []results.Workload, sums []*analysis.Summary, cells []*report.Cell) ([]*analysis.Overhead, error) {
+func gatewayOverheads(wd workloadData, ws []results.Workload, sums []*analysis.Summary, cells []*report.Cell) []*analysis.Overhead {
 	var out []*analysis.Overhead
 	for i, w := range ws {
 		component, ok := storedGateway(w.Params)
@@ -30,16 +29,12 @@ func gatewayOverheads(store *results.Run, ws []results.Workload, sums []*analysi
 		if phase != nil {
 			res = phase.Resources
 		}
-		ivs, err := store.Intervals(w.Name)
-		if err != nil {
-			return nil, fmt.Errorf("cannot read intervals of workload %q: %w", w.Name, err)
-		}
 		for _, pair := range overheadPairs(s.Ops) {
-			out = append(out, analysis.GatewayOverhead(analysis.OverheadInput{Summary: s, Intervals: ivs,
+			out = append(out, analysis.GatewayOverhead(analysis.OverheadInput{Summary: s, Intervals: wd.ivs[w.Name],
 				Direct: pair[0], Gateway: pair[1], Component: component, Resources: res}, analysis.DefaultBootstrap()))
 		}
 	}
-	return out, nil
+	return out
 }
 
 // storedGateway reads the gateway block of a workload's stored params: ok

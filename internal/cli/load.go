@@ -19,29 +19,44 @@ import (
 // on version 1 stores. A run without a plan (no cells rows) is one implicit
 // cell 0 in which each workload is its own phase.
 func loadRun(store *results.Run) (*report.Run, error) {
+	r, _, err := readRun(store)
+	return r, err
+}
+
+// workloadData is every workload's definition and intervals, by name, as
+// readRun read them once for all the figures derived from them.
+type workloadData struct {
+	defs map[string]results.Workload
+	ivs  map[string][]*stats.Interval
+}
+
+// readRun is loadRun, also giving the workloads' data it read.
+func readRun(store *results.Run) (*report.Run, workloadData, error) {
+	wd := workloadData{defs: map[string]results.Workload{}, ivs: map[string][]*stats.Interval{}}
 	meta, err := store.Meta()
 	if err != nil {
-		return nil, err
+		return nil, wd, err
 	}
 	status, err := store.Status()
 	if err != nil {
-		return nil, err
+		return nil, wd, err
 	}
 	ws, err := store.Workloads()
 	if err != nil {
-		return nil, err
+		return nil, wd, err
 	}
 	ends, err := store.WorkloadEnds()
 	if err != nil {
-		return nil, err
+		return nil, wd, err
 	}
 	r := &report.Run{Name: meta.Name, Dir: store.Dir(), Command: meta.Command, Tool: meta.Tool, Host: meta.Host,
 		Started: meta.Started, Ended: status.Ended, State: status.State, Message: status.Message, Repeat: meta.Repeat}
 	for _, w := range ws {
 		ivs, err := store.Intervals(w.Name)
 		if err != nil {
-			return nil, fmt.Errorf("cannot read intervals of workload %q: %w", w.Name, err)
+			return nil, wd, fmt.Errorf("cannot read intervals of workload %q: %w", w.Name, err)
 		}
+		wd.defs[w.Name], wd.ivs[w.Name] = w, ivs
 		end, ended := ends[w.Name]
 		r.Workloads = append(r.Workloads, analysis.Summarize(analysisWorkload(w, end, ended, ivs), ivs))
 		if r.Timelines == nil {
@@ -49,25 +64,23 @@ func loadRun(store *results.Run) (*report.Run, error) {
 		}
 		r.Timelines[w.Name] = analysis.Timeline(ivs)
 	}
-	if r.Cells, err = loadCells(store, meta, r.Workloads); err != nil {
-		return nil, err
+	if r.Cells, err = loadCells(store, meta, wd, r.Workloads); err != nil {
+		return nil, wd, err
 	}
-	if r.Repeated, err = loadRepeated(store, meta, r.Cells, analysis.DefaultInsightOptions()); err != nil {
-		return nil, err
+	if r.Repeated, err = loadRepeated(meta, wd, r.Cells, analysis.DefaultInsightOptions()); err != nil {
+		return nil, wd, err
 	}
 	if err := loadDriverNotes(store, r); err != nil {
-		return nil, err
+		return nil, wd, err
 	}
 	if r.SLO, err = loadSLO(store, meta, r.Workloads); err != nil {
-		return nil, err
+		return nil, wd, err
 	}
-	if r.Overheads, err = gatewayOverheads(store, ws, r.Workloads, r.Cells); err != nil {
-		return nil, err
-	}
+	r.Overheads = gatewayOverheads(wd, ws, r.Workloads, r.Cells)
 	if r.Search, err = loadSearch(store, r); err != nil {
-		return nil, err
+		return nil, wd, err
 	}
-	return r, nil
+	return r, wd, nil
 }
 
 // loadSearch reads the search.json of a capacity search's run, with the
@@ -115,7 +128,7 @@ func analysisWorkload(w results.Workload, end results.WorkloadEnd, ended bool, i
 // loadCells builds the report's cells: those the store has rows for, and an
 // implicit one for any cell index only workloads refer to (cell 0 of a run
 // without a plan).
-func loadCells(store *results.Run, meta results.Meta, sums []*analysis.Summary) ([]*report.Cell, error) {
+func loadCells(store *results.Run, meta results.Meta, wd workloadData, sums []*analysis.Summary) ([]*report.Cell, error) {
 	rows, err := store.Cells()
 	if err != nil {
 		return nil, err
@@ -140,7 +153,7 @@ func loadCells(store *results.Run, meta results.Meta, sums []*analysis.Summary) 
 	var out []*report.Cell
 	for _, idx := range cellIndices(byIndex) {
 		c := byIndex[idx]
-		if err := fillCell(store, meta, c, phases, sums); err != nil {
+		if err := fillCell(store, meta, wd, c, phases, sums); err != nil {
 			return nil, err
 		}
 		out = append(out, c)
@@ -150,7 +163,7 @@ func loadCells(store *results.Run, meta results.Meta, sums []*analysis.Summary) 
 
 // fillCell reads a cell's components and samples and builds its phases with
 // their resource figures.
-func fillCell(store *results.Run, meta results.Meta, c *report.Cell, phases []results.Phase, sums []*analysis.Summary) error {
+func fillCell(store *results.Run, meta results.Meta, wd workloadData, c *report.Cell, phases []results.Phase, sums []*analysis.Summary) error {
 	comps, err := store.Components(c.Index)
 	if err != nil {
 		return err
@@ -180,7 +193,7 @@ func fillCell(store *results.Run, meta results.Meta, c *report.Cell, phases []re
 	if c.Insights, err = cellInsights(c, series, analysis.DefaultInsightOptions()); err != nil {
 		return err
 	}
-	c.SideBySide, err = sideBySide(store, meta, []*report.Cell{c})
+	c.SideBySide, err = sideBySide(meta, wd, []*report.Cell{c})
 	return err
 }
 

@@ -15,7 +15,7 @@ import (
 // repetitions: the figures' spreads, sizes from the pooled samples (with
 // o) and the side-by-side comparisons with the repetitions as repeated
 // runs. A run that ran once has none.
-func loadRepeated(store *results.Run, meta results.Meta, cells []*report.Cell, o analysis.InsightOptions) ([]*report.Repeated, error) {
+func loadRepeated(meta results.Meta, wd workloadData, cells []*report.Cell, o analysis.InsightOptions) ([]*report.Repeated, error) {
 	if meta.Repeat < 2 {
 		return nil, nil
 	}
@@ -26,7 +26,7 @@ func loadRepeated(store *results.Run, meta results.Meta, cells []*report.Cell, o
 		if g.Cell.Insights, err = repeatedInsights(g.Repetitions, meta, o); err != nil {
 			return nil, err
 		}
-		if g.Cell.SideBySide, err = sideBySide(store, meta, g.Repetitions); err != nil {
+		if g.Cell.SideBySide, err = sideBySide(meta, wd, g.Repetitions); err != nil {
 			return nil, err
 		}
 	}

@@ -40,12 +40,11 @@ func planPairs(meta results.Meta) ([]planPair, error) {
 // request rate and p50 and p99 latency. cells is one cell, whose
 // per-interval samples give the intervals, or the repetitions of one
 // combination of a repeated run, which are compared as repeated runs.
-func sideBySide(store *results.Run, meta results.Meta, cells []*report.Cell) ([]report.SideBySide, error) {
+func sideBySide(meta results.Meta, wd workloadData, cells []*report.Cell) ([]report.SideBySide, error) {
 	pairs, err := planPairs(meta)
 	if err != nil || len(pairs) == 0 || len(cells) == 0 {
 		return nil, err
 	}
-	var defs map[string]results.Workload
 	var out []report.SideBySide
 	for _, pr := range pairs {
 		s := report.SideBySide{A: pr.A, B: pr.B}
@@ -61,15 +60,8 @@ func sideBySide(store *results.Run, meta results.Meta, cells []*report.Cell) ([]
 			if len(sideMembers(cells[0], pr.A)) > 0 && len(sideMembers(cells[0], pr.B)) > 0 {
 				g.Comparisons = compareMembers(reps, pr.A, pr.B)
 			} else if wa, wb := workloadIn(p, pr.A), workloadIn(p, pr.B); wa != nil && wb != nil {
-				if g.Comparisons, err = comparePairedWorkloads(store, reps, pr.A, pr.B); err != nil {
-					return nil, err
-				}
-				if defs == nil {
-					if defs, err = workloadDefs(store); err != nil {
-						return nil, err
-					}
-				}
-				s.Notes = append(s.Notes, paramNotes(defs[wa.Workload.Name], defs[wb.Workload.Name])...)
+				g.Comparisons = comparePairedWorkloads(wd.ivs, reps, pr.A, pr.B)
+				s.Notes = append(s.Notes, paramNotes(wd.defs[wa.Workload.Name], wd.defs[wb.Workload.Name])...)
 			}
 			if len(g.Comparisons) > 0 {
 				s.Groups = append(s.Groups, g)
@@ -152,7 +144,7 @@ func compareMembers(reps []phaseIn, a, b string) []analysis.Comparison {
 
 // comparePairedWorkloads compares the workloads a and b (display names)
 // of each phase, each over its window.
-func comparePairedWorkloads(store *results.Run, reps []phaseIn, a, b string) ([]analysis.Comparison, error) {
+func comparePairedWorkloads(ivs map[string][]*stats.Interval, reps []phaseIn, a, b string) []analysis.Comparison {
 	var rates [2][][]float64
 	var lats [2][][]*stats.Hist
 	for _, r := range reps {
@@ -161,27 +153,11 @@ func comparePairedWorkloads(store *results.Run, reps []phaseIn, a, b string) ([]
 			if s == nil {
 				continue
 			}
-			ivs, err := store.Intervals(s.Workload.Name)
-			if err != nil {
-				return nil, fmt.Errorf("cannot read intervals of workload %q: %w", s.Workload.Name, err)
-			}
-			ivs = analysis.InWindow(ivs, s.Window)
-			rates[i], lats[i] = append(rates[i], analysis.IntervalRates(ivs)), append(lats[i], analysis.IntervalLatencies(ivs))
+			in := analysis.InWindow(ivs[s.Workload.Name], s.Window)
+			rates[i], lats[i] = append(rates[i], analysis.IntervalRates(in)), append(lats[i], analysis.IntervalLatencies(in))
 		}
 	}
-	return workloadComparisons("workload", rates[0], rates[1], lats[0], lats[1]), nil
-}
-
-func workloadDefs(store *results.Run) (map[string]results.Workload, error) {
-	ws, err := store.Workloads()
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]results.Workload{}
-	for _, w := range ws {
-		out[w.Name] = w
-	}
-	return out, nil
+	return workloadComparisons("workload", rates[0], rates[1], lats[0], lats[1])
 }
 
 // paramNotes says which params of two paired workloads differ, beyond
