@@ -41,12 +41,13 @@ type side struct {
 	MeanResponseBytes float64 `json:"mean_response_bytes"`
 }
 
-// gatewayProfile is a 22 s profile (21 intervals in the window: the
-// fewest that make the bootstrap's 5 batches) of the given workloads.
+// gatewayProfile is a 25 s profile of the given workloads: about 24
+// intervals in the window, so a busy machine that trims one or two still
+// leaves the 21 the bootstrap's 5 batches need.
 const gatewayProfile = `
 profiles:
   - name: load
-    duration: 22s
+    duration: 25s
     workloads:
 `
 
@@ -225,7 +226,7 @@ components:
       ready: {http: "http://127.0.0.1:%[5]d/health/liveliness", timeout: 90s}
 profiles:
   - name: load
-    duration: 22s
+    duration: 25s
     workloads:
       - name: chat
         driver: openai
