@@ -305,62 +305,15 @@ func htmlWorkloadOf(s *analysis.Summary, implicit bool) htmlWorkload {
 	if !implicit {
 		hw.Heading = "Workload " + w.DisplayName()
 	}
-	hw.Facts = []string{
-		fmt.Sprintf("Driver: %s → %s", w.Driver, w.Target),
-		"Load model: " + modelText(w),
-		fmt.Sprintf("Steady-state window: %s → %s (%.1f s, %d intervals; rule: %s)",
-			offset(w.Start, s.Window.Start), offset(w.Start, s.Window.End), s.Seconds, s.Intervals, s.Window.Rule),
-		fmt.Sprintf("Requests in window: %d (%.1f/s); whole run: %d, of which %d failed", s.Requests, s.Rate, s.RequestsTotal, s.ErrorsTotal),
-	}
-	if w.Model == "open" {
-		hw.Facts = append(hw.Facts,
-			fmt.Sprintf("Dropped arrivals: %d in window, %d in the whole run (%s of %d scheduled)",
-				s.Dropped, s.DroppedTotal, pct(float64(s.DroppedTotal), float64(w.Scheduled)), w.Scheduled),
-			fmt.Sprintf("Scheduler lag (dispatch − intended start): p50 %s, p99 %s, max %s", dur(s.Lag.P50), dur(s.Lag.P99), dur(s.Lag.Max)))
-	}
-	hw.Tables = append(hw.Tables, htmlThroughput(s), htmlLatency(s))
+	hw.Facts = workloadFacts(s, w.Target)
+	hw.Tables = append(hw.Tables, throughputTable(s), latencyTable(s))
 	if t := tokensTable(s); t != nil {
 		hw.Tables = append(hw.Tables, t)
 	}
-	if t := htmlErrors(s); t != nil {
+	if t := errorsTable(s); t != nil {
 		hw.Tables = append(hw.Tables, t)
 	} else {
 		hw.NoErrors = true
 	}
 	return hw
-}
-
-func htmlThroughput(s *analysis.Summary) *table {
-	t := &table{Title: "Throughput", Head: []string{"Operation", "Requests", "Rate", "Target", "Success", "Received/s", "Sent/s"},
-		Right: []bool{false, true, true, true, true, true, true}}
-	for _, op := range s.Ops {
-		t.Rows = append(t.Rows, []string{op.Name, fmt.Sprint(op.Requests), fmt.Sprintf("%.1f/s", op.Rate), targetText(s.Workload, s, op),
-			pct(float64(op.OK), float64(op.Requests)), bytesPS(op.BytesRecvPS), bytesPS(op.BytesSentPS)})
-	}
-	return t
-}
-
-func htmlLatency(s *analysis.Summary) *table {
-	t := &table{Title: "Latency", Head: []string{"Operation", "Measure", "p50", "p90", "p99", "p99.9", "max", "mean"},
-		Right: []bool{false, false, true, true, true, true, true, true}}
-	for _, op := range s.Ops {
-		for _, m := range latencyMeasures(op) {
-			t.Rows = append(t.Rows, []string{op.Name, m.what, dur(m.q.P50), dur(m.q.P90), dur(m.q.P99), dur(m.q.P999), dur(m.q.Max), dur(m.q.Mean)})
-		}
-	}
-	return t
-}
-
-func htmlErrors(s *analysis.Summary) *table {
-	t := &table{Title: "Errors in the window", Head: []string{"Operation", "Class", "Count", "Share", "Sample"},
-		Right: []bool{false, false, true, true, false}}
-	for _, op := range s.Ops {
-		for _, e := range op.Errors {
-			t.Rows = append(t.Rows, []string{op.Name, e.Class, fmt.Sprint(e.Count), pct(float64(e.Count), float64(op.Requests)), e.Sample})
-		}
-	}
-	if len(t.Rows) == 0 {
-		return nil
-	}
-	return t
 }

@@ -65,69 +65,85 @@ func stateText(r *Run) string {
 	return r.State
 }
 
-// markdownWorkload writes one workload's section with its heading at level.
+// markdownWorkload writes one workload's section with its heading at level:
+// the same facts and tables as the HTML page.
 func markdownWorkload(b *strings.Builder, s *analysis.Summary, level int) {
 	w := s.Workload
 	heading(b, level, "Workload `%s`", w.DisplayName())
-	fmt.Fprintf(b, "- Driver: %s → `%s`\n", w.Driver, w.Target)
-	fmt.Fprintf(b, "- Load model: %s\n", modelText(w))
-	fmt.Fprintf(b, "- Steady-state window: %s → %s (%.1f s, %d intervals; rule: %s)\n",
-		offset(w.Start, s.Window.Start), offset(w.Start, s.Window.End), s.Seconds, s.Intervals, s.Window.Rule)
-	fmt.Fprintf(b, "- Requests in window: %d (%.1f/s); whole run: %d, of which %d failed\n",
-		s.Requests, s.Rate, s.RequestsTotal, s.ErrorsTotal)
-	if w.Model == "open" {
-		fmt.Fprintf(b, "- Dropped arrivals: %d in window, %d in the whole run (%s of %d scheduled)\n",
-			s.Dropped, s.DroppedTotal, pct(float64(s.DroppedTotal), float64(w.Scheduled)), w.Scheduled)
-		fmt.Fprintf(b, "- Scheduler lag (dispatch − intended start): p50 %s, p99 %s, max %s\n",
-			dur(s.Lag.P50), dur(s.Lag.P99), dur(s.Lag.Max))
+	for _, f := range workloadFacts(s, "`"+w.Target+"`") {
+		fmt.Fprintf(b, "- %s\n", f)
 	}
 	for _, warn := range s.Warnings {
 		fmt.Fprintf(b, "- **Warning:** %s\n", warn)
 	}
 	heading(b, level+1, "Throughput")
-	b.WriteString("| Operation | Requests | Rate | Target | Success | Received/s | Sent/s |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|\n")
-	for _, op := range s.Ops {
-		fmt.Fprintf(b, "| %s | %d | %.1f/s | %s | %s | %s | %s |\n", op.Name, op.Requests, op.Rate,
-			targetText(w, s, op), pct(float64(op.OK), float64(op.Requests)), bytesPS(op.BytesRecvPS), bytesPS(op.BytesSentPS))
-	}
+	throughputTable(s).markdown(b)
 	heading(b, level+1, "Latency")
-	b.WriteString("| Operation | Measure | p50 | p90 | p99 | p99.9 | max | mean |\n")
-	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|\n")
+	latencyTable(s).markdown(b)
+	markdownTokens(b, s, level+1)
+	if t := errorsTable(s); t != nil {
+		heading(b, level+1, "%s", t.Title)
+		t.markdown(b)
+	} else {
+		b.WriteString("\nNo errors in the window.\n")
+	}
+}
+
+// workloadFacts are the facts listed above a workload's tables, its target
+// written as target.
+func workloadFacts(s *analysis.Summary, target string) []string {
+	w := s.Workload
+	facts := []string{
+		fmt.Sprintf("Driver: %s → %s", w.Driver, target),
+		"Load model: " + modelText(w),
+		fmt.Sprintf("Steady-state window: %s → %s (%.1f s, %d intervals; rule: %s)",
+			offset(w.Start, s.Window.Start), offset(w.Start, s.Window.End), s.Seconds, s.Intervals, s.Window.Rule),
+		fmt.Sprintf("Requests in window: %d (%.1f/s); whole run: %d, of which %d failed", s.Requests, s.Rate, s.RequestsTotal, s.ErrorsTotal),
+	}
+	if w.Model == "open" {
+		facts = append(facts,
+			fmt.Sprintf("Dropped arrivals: %d in window, %d in the whole run (%s of %d scheduled)",
+				s.Dropped, s.DroppedTotal, pct(float64(s.DroppedTotal), float64(w.Scheduled)), w.Scheduled),
+			fmt.Sprintf("Scheduler lag (dispatch − intended start): p50 %s, p99 %s, max %s", dur(s.Lag.P50), dur(s.Lag.P99), dur(s.Lag.Max)))
+	}
+	return facts
+}
+
+// throughputTable, latencyTable and errorsTable are a workload's tables,
+// in Markdown and HTML alike; errorsTable is nil when nothing failed.
+func throughputTable(s *analysis.Summary) *table {
+	t := &table{Title: "Throughput", Head: []string{"Operation", "Requests", "Rate", "Target", "Success", "Received/s", "Sent/s"},
+		Right: []bool{false, true, true, true, true, true, true}}
+	for _, op := range s.Ops {
+		t.Rows = append(t.Rows, []string{op.Name, fmt.Sprint(op.Requests), fmt.Sprintf("%.1f/s", op.Rate), targetText(s.Workload, s, op),
+			pct(float64(op.OK), float64(op.Requests)), bytesPS(op.BytesRecvPS), bytesPS(op.BytesSentPS)})
+	}
+	return t
+}
+
+func latencyTable(s *analysis.Summary) *table {
+	t := &table{Title: "Latency", Head: []string{"Operation", "Measure", "p50", "p90", "p99", "p99.9", "max", "mean"},
+		Right: []bool{false, false, true, true, true, true, true, true}}
 	for _, op := range s.Ops {
 		for _, m := range latencyMeasures(op) {
-			latencyRow(b, op.Name, m.what, m.q)
+			t.Rows = append(t.Rows, []string{op.Name, m.what, dur(m.q.P50), dur(m.q.P90), dur(m.q.P99), dur(m.q.P999), dur(m.q.Max), dur(m.q.Mean)})
 		}
 	}
-	markdownTokens(b, s, level+1)
-	markdownErrors(b, s, level+1)
+	return t
 }
 
-func latencyRow(b *strings.Builder, op, what string, q analysis.Quantiles) {
-	if q.Count == 0 {
-		return
-	}
-	fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", op, what,
-		dur(q.P50), dur(q.P90), dur(q.P99), dur(q.P999), dur(q.Max), dur(q.Mean))
-}
-
-func markdownErrors(b *strings.Builder, s *analysis.Summary, level int) {
-	var any bool
-	for _, op := range s.Ops {
-		any = any || len(op.Errors) > 0
-	}
-	if !any {
-		b.WriteString("\nNo errors in the window.\n")
-		return
-	}
-	heading(b, level, "Errors in the window")
-	b.WriteString("| Operation | Class | Count | Share | Sample |\n|---|---|---:|---:|---|\n")
+func errorsTable(s *analysis.Summary) *table {
+	t := &table{Title: "Errors in the window", Head: []string{"Operation", "Class", "Count", "Share", "Sample"},
+		Right: []bool{false, false, true, true, false}}
 	for _, op := range s.Ops {
 		for _, e := range op.Errors {
-			fmt.Fprintf(b, "| %s | %s | %d | %s | %s |\n", op.Name, e.Class, e.Count,
-				pct(float64(e.Count), float64(op.Requests)), strings.ReplaceAll(e.Sample, "|", "\\|"))
+			t.Rows = append(t.Rows, []string{op.Name, e.Class, fmt.Sprint(e.Count), pct(float64(e.Count), float64(op.Requests)), e.Sample})
 		}
 	}
+	if len(t.Rows) == 0 {
+		return nil
+	}
+	return t
 }
 
 func modelText(w analysis.Workload) string {
