@@ -17,21 +17,21 @@ func htmlResourcesOf(res *analysis.Resources) *htmlResources {
 	}
 	hr := &htmlResources{Heading: "Resources (window " + windowText(res) + ")", Warnings: res.Warnings}
 	for _, rs := range []resource{memoryResource, cpuResource} {
-		hr.Tables = append(hr.Tables, htmlResourceTable(res, rs))
+		hr.Tables = append(hr.Tables, resourceTable(res, rs, func(s string) string { return s }))
 	}
-	if t := htmlGoRuntime(res); t != nil {
+	if t := goRuntimeTable(res); t != nil {
 		hr.Tables = append(hr.Tables, t)
 	}
-	if t := htmlDisk(res); t != nil {
+	if t := diskTable(res); t != nil {
 		hr.Tables = append(hr.Tables, t)
 	}
 	return hr
 }
 
-// htmlResourceTable is Component | (Group) | P99 | Max | Avg: the
-// components of the system under test, the two labelled totals, then the
-// generator.
-func htmlResourceTable(res *analysis.Resources, rs resource) *table {
+// resourceTable is Component | (Group) | P99 | Max | Avg: the components
+// of the system under test, the two totals, labelled with total("Total"),
+// then the generator. Markdown and HTML show the same table.
+func resourceTable(res *analysis.Resources, rs resource, total func(string) string) *table {
 	groups := hasGroups(res)
 	t := &table{Title: rs.title, Head: []string{"Component"}, Right: []bool{false},
 		Note: "P99 is the nearest-rank 99th percentile of the samples; the generator is not in the totals."}
@@ -58,8 +58,8 @@ func htmlResourceTable(res *analysis.Resources, rs resource) *table {
 		}
 	}
 	if tot := rs.total(res); tot.Components > 1 {
-		row(fmt.Sprintf("Total — sum of the %d components' P99 / Max / Avg", tot.Components), "", tot.Sum)
-		row("Total — P99 / Max / Avg of the summed series", "", tot.Summed)
+		row(fmt.Sprintf("%s — sum of the %d components' P99 / Max / Avg", total("Total"), tot.Components), "", tot.Sum)
+		row(total("Total")+" — P99 / Max / Avg of the summed series", "", tot.Summed)
 	}
 	for _, c := range gens {
 		_, s := rs.of(c)
@@ -68,7 +68,9 @@ func htmlResourceTable(res *analysis.Resources, rs resource) *table {
 	return t
 }
 
-func htmlGoRuntime(res *analysis.Resources) *table {
+// goRuntimeTable is the Go heap and GC rate of the components that expose
+// them, or nil when none does.
+func goRuntimeTable(res *analysis.Resources) *table {
 	t := &table{Title: "Go runtime", Head: []string{"Component", "Heap in use P99", "Heap Max", "Heap Avg", "GC/min Avg", "GC/min Max"},
 		Right: []bool{false, true, true, true, true, true}}
 	for _, c := range res.Components {
@@ -90,7 +92,9 @@ func htmlGoRuntime(res *analysis.Resources) *table {
 	return t
 }
 
-func htmlDisk(res *analysis.Resources) *table {
+// diskTable is the space used under each component's data directories, or
+// nil when none was measured.
+func diskTable(res *analysis.Resources) *table {
 	t := &table{Title: "Disk", Head: []string{"Component", "Used at the end of the window", "Max"}, Right: []bool{false, true, true}}
 	for _, c := range res.Components {
 		if c.Disk.N > 0 {

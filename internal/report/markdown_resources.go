@@ -47,10 +47,18 @@ func markdownResources(b *strings.Builder, res *analysis.Resources, level int) {
 	}
 	b.WriteString("P99 is the nearest-rank 99th percentile of the samples; the generator is not in the totals.\n")
 	for _, rs := range []resource{memoryResource, cpuResource} {
-		markdownResourceTable(b, res, rs, level+1)
+		heading(b, level+1, "%s", rs.title)
+		resourceTable(res, rs, strong).markdown(b)
+		if other := notFromDefault(res, rs); len(other) > 0 {
+			fmt.Fprintf(b, "\nNot from `%s`: %s.\n", rs.def, strings.Join(other, ", "))
+		}
 	}
-	markdownGoRuntime(b, res, level+1)
-	markdownDisk(b, res, level+1)
+	for _, t := range []*table{goRuntimeTable(res), diskTable(res)} {
+		if t != nil {
+			heading(b, level+1, "%s", t.Title)
+			t.markdown(b)
+		}
+	}
 }
 
 func hasGroups(res *analysis.Resources) bool {
@@ -62,92 +70,14 @@ func hasGroups(res *analysis.Resources) bool {
 	return false
 }
 
-// markdownResourceTable writes Component | (Group) | P99 | Max | Avg: the
-// components of the system under test, the two labelled totals, then the
-// generator.
-func markdownResourceTable(b *strings.Builder, res *analysis.Resources, rs resource, level int) {
-	heading(b, level, "%s", rs.title)
-	groups := hasGroups(res)
-	row := func(name, group string, s analysis.Stat) {
-		g := ""
-		if groups {
-			g = " " + dash(group) + " |"
-		}
-		fmt.Fprintf(b, "| %s |%s %s | %s | %s |\n", name, g, p99Text(s, rs.format), rs.format(s.Max), rs.format(s.Avg))
-	}
-	if groups {
-		b.WriteString("| Component | Group | P99 | Max | Avg |\n|---|---|---:|---:|---:|\n")
-	} else {
-		b.WriteString("| Component | P99 | Max | Avg |\n|---|---:|---:|---:|\n")
-	}
-	var gens []analysis.ComponentResources
+// notFromDefault names the components of the system under test whose
+// figure for rs is read from another metric than rs.def: "db from `x`".
+func notFromDefault(res *analysis.Resources, rs resource) []string {
 	var other []string
 	for _, c := range res.Components {
-		m, s := rs.of(c)
-		switch {
-		case m == "":
-			continue
-		case c.Kind == analysis.KindGenerator:
-			gens = append(gens, c)
-			continue
-		case m != rs.def:
+		if m, _ := rs.of(c); m != "" && m != rs.def && c.Kind != analysis.KindGenerator {
 			other = append(other, fmt.Sprintf("%s from `%s`", c.Name, m))
 		}
-		row(c.Name, c.Group, s)
 	}
-	if t := rs.total(res); t.Components > 1 {
-		row(fmt.Sprintf("**Total** — sum of the %d components' P99 / Max / Avg", t.Components), "", t.Sum)
-		row("**Total** — P99 / Max / Avg of the summed series", "", t.Summed)
-	}
-	for _, c := range gens {
-		_, s := rs.of(c)
-		row(c.Name+" (generator)", c.Group, s)
-	}
-	if len(other) > 0 {
-		fmt.Fprintf(b, "\nNot from `%s`: %s.\n", rs.def, strings.Join(other, ", "))
-	}
-}
-
-// markdownGoRuntime writes the Go heap and GC rate of the components that
-// expose them.
-func markdownGoRuntime(b *strings.Builder, res *analysis.Resources, level int) {
-	var rows []string
-	for _, c := range res.Components {
-		if c.Heap.N == 0 && c.GC.N == 0 {
-			continue
-		}
-		heap := []string{"–", "–", "–"}
-		if c.Heap.N > 0 {
-			heap = []string{p99Text(c.Heap, sizeText), sizeText(c.Heap.Max), sizeText(c.Heap.Avg)}
-		}
-		gc := []string{"–", "–"}
-		if c.GC.N > 0 {
-			gc = []string{num3(c.GC.Avg), num3(c.GC.Max)}
-		}
-		rows = append(rows, fmt.Sprintf("| %s | %s | %s |", c.Name, strings.Join(heap, " | "), strings.Join(gc, " | ")))
-	}
-	if len(rows) == 0 {
-		return
-	}
-	heading(b, level, "Go runtime")
-	b.WriteString("| Component | Heap in use P99 | Heap Max | Heap Avg | GC/min Avg | GC/min Max |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|\n")
-	b.WriteString(strings.Join(rows, "\n") + "\n")
-}
-
-// markdownDisk writes the space used under each component's data
-// directories.
-func markdownDisk(b *strings.Builder, res *analysis.Resources, level int) {
-	var rows []string
-	for _, c := range res.Components {
-		if c.Disk.N > 0 {
-			rows = append(rows, fmt.Sprintf("| %s | %s | %s |", c.Name, sizeText(c.Disk.End), sizeText(c.Disk.Max)))
-		}
-	}
-	if len(rows) == 0 {
-		return
-	}
-	heading(b, level, "Disk")
-	b.WriteString("| Component | Used at the end of the window | Max |\n|---|---:|---:|\n")
-	b.WriteString(strings.Join(rows, "\n") + "\n")
+	return other
 }
