@@ -3,7 +3,6 @@ package analysis
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -24,21 +23,13 @@ func (p Percentiles) HasPercentiles() bool { return p.N >= MinSamplesP99 }
 
 // PercentilesOf computes the Percentiles of vs; vs is not modified.
 func PercentilesOf(vs []float64) Percentiles {
-	s := StatOf(vs)
+	s, sorted := statSorted(vs)
 	p := Percentiles{N: s.N, Max: s.Max, Avg: s.Avg, P99: s.P99}
 	if !p.HasPercentiles() {
 		return p
 	}
-	sorted := slices.Clone(vs)
-	slices.Sort(sorted)
 	p.P50, p.P90, p.P95 = nearestRank(sorted, 50), nearestRank(sorted, 90), nearestRank(sorted, 95)
 	return p
-}
-
-// nearestRank is the value of rank ⌈pct/100 × N⌉ of sorted (N > 0).
-func nearestRank(sorted []float64, pct int) float64 {
-	rank := max(1, (pct*len(sorted)+99)/100)
-	return sorted[rank-1]
 }
 
 // SizingInput is one component's samples over a window and what is known

@@ -34,9 +34,15 @@ func (s Stat) HasP99() bool { return s.N >= MinSamplesP99 }
 
 // StatOf computes the Stat of vs; vs is not modified.
 func StatOf(vs []float64) Stat {
+	s, _ := statSorted(vs)
+	return s
+}
+
+// statSorted is StatOf, and vs sorted for callers that need more ranks.
+func statSorted(vs []float64) (Stat, []float64) {
 	s := Stat{N: len(vs)}
 	if len(vs) == 0 {
-		return s
+		return s, nil
 	}
 	sorted := slices.Clone(vs)
 	slices.Sort(sorted)
@@ -47,10 +53,16 @@ func StatOf(vs []float64) Stat {
 	s.Avg = sum / float64(len(vs))
 	s.Max = sorted[len(sorted)-1]
 	if s.HasP99() {
-		rank := (99*len(sorted) + 99) / 100 // ⌈0.99 N⌉ without floating point
-		s.P99 = sorted[rank-1]
+		s.P99 = nearestRank(sorted, 99)
 	}
-	return s
+	return s, sorted
+}
+
+// nearestRank is the value of rank ⌈pct/100 × N⌉ of sorted (N > 0),
+// without floating point.
+func nearestRank(sorted []float64, pct int) float64 {
+	rank := max(1, (pct*len(sorted)+99)/100)
+	return sorted[rank-1]
 }
 
 // pointsIn returns the points of ps, which are in time order, with
