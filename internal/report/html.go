@@ -196,34 +196,14 @@ func htmlSLO(gates []Gate) *table {
 	return t
 }
 
+// htmlMatrix is the matrix summary and its notes, without Markdown's
+// code spans.
 func htmlMatrix(r *Run) (*table, []string) {
-	names := varNames(r.cells())
-	t := &table{Head: append(append([]string{}, names...), "Profile", "Component", "Heap avg", "GC/min", "CPU P99 (cores)", "Memory P99"),
-		Note: "Each phase's figures over its steady-state window: Go heap in use (average), GC cycles per minute (average), CPU and memory P99."}
-	t.Right = make([]bool, len(t.Head))
-	for i := len(names) + 2; i < len(t.Head); i++ {
-		t.Right[i] = true
-	}
-	for _, c := range r.cells() {
-		vars := cellVarValues(c, names)
-		for _, p := range c.Phases {
-			for _, row := range matrixRows(p) {
-				t.Rows = append(t.Rows, append(append(append([]string{}, vars...), p.Profile), strings.Split(row, " | ")...))
-			}
-		}
-		if len(c.Phases) == 0 {
-			t.Rows = append(t.Rows, append(append([]string{}, vars...), "–", "–", "–", "–", "–", "–"))
-		}
-	}
-	var b strings.Builder
-	markdownMatrixNotes(&b, r)
 	var notes []string
-	for _, l := range strings.Split(b.String(), "\n") {
-		if n, ok := strings.CutPrefix(l, "- **Note:** "); ok {
-			notes = append(notes, strings.ReplaceAll(n, "`", ""))
-		}
+	for _, n := range matrixNotes(r) {
+		notes = append(notes, strings.ReplaceAll(n, "`", ""))
 	}
-	return t, notes
+	return matrixTable(r), notes
 }
 
 func htmlCellOf(ci int, c *Cell, matrix bool, charts map[*Phase]PhaseCharts) htmlCell {

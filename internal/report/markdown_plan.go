@@ -154,36 +154,45 @@ func phaseStateText(p *Phase) string {
 	return p.State
 }
 
-// markdownMatrix writes the matrix summary: one row per cell, profile and
-// component of the system under test, in the layout of a GOMEMLIMIT/ballast
-// comparison, then a note for every cell that did not complete and every
-// component that exited during the run.
+// markdownMatrix writes the matrix summary (matrixTable), then a note for
+// every cell that did not complete and every component that exited during
+// the run.
 func markdownMatrix(b *strings.Builder, r *Run) {
 	heading(b, 2, "Matrix summary")
-	b.WriteString("Each phase's figures over its steady-state window: Go heap in use (average), GC cycles per minute (average), CPU and memory P99.\n\n")
+	t := matrixTable(r)
+	b.WriteString(t.Note + "\n\n")
+	t.markdown(b)
+	markdownMatrixNotes(b, r)
+}
+
+// matrixTable is the matrix summary: one row per cell, profile and
+// component of the system under test, in the layout of a GOMEMLIMIT/ballast
+// comparison. Markdown and HTML show the same table.
+func matrixTable(r *Run) *table {
 	names := varNames(r.cells())
-	header := append(append([]string{}, names...), "Profile", "Component", "Heap avg", "GC/min", "CPU P99 (cores)", "Memory P99")
-	fmt.Fprintf(b, "| %s |\n|%s%s\n", strings.Join(header, " | "), strings.Repeat("---|", len(names)+2), strings.Repeat("---:|", 4))
+	t := &table{Head: append(append([]string{}, names...), "Profile", "Component", "Heap avg", "GC/min", "CPU P99 (cores)", "Memory P99"),
+		Note: "Each phase's figures over its steady-state window: Go heap in use (average), GC cycles per minute (average), CPU and memory P99."}
+	t.Right = rightFrom(len(t.Head), len(names)+2)
 	for _, c := range r.cells() {
 		vars := cellVarValues(c, names)
 		for _, p := range c.Phases {
 			for _, row := range matrixRows(p) {
-				fmt.Fprintf(b, "| %s | %s | %s |\n", strings.Join(vars, " | "), p.Profile, row)
+				t.Rows = append(t.Rows, append(append(append([]string{}, vars...), p.Profile), row...))
 			}
 		}
 		if len(c.Phases) == 0 {
-			fmt.Fprintf(b, "| %s | – | – | – | – | – | – |\n", strings.Join(vars, " | "))
+			t.Rows = append(t.Rows, append(append([]string{}, vars...), "–", "–", "–", "–", "–", "–"))
 		}
 	}
-	markdownMatrixNotes(b, r)
+	return t
 }
 
 // matrixRows is the Component … Memory P99 cells of a phase's rows.
-func matrixRows(p *Phase) []string {
+func matrixRows(p *Phase) [][]string {
 	if p.Resources == nil || p.Resources.Ticks == 0 {
-		return []string{"(no samples) | – | – | – | –"}
+		return [][]string{{"(no samples)", "–", "–", "–", "–"}}
 	}
-	var rows []string
+	var rows [][]string
 	for _, c := range p.Resources.Components {
 		if c.Kind == analysis.KindGenerator {
 			continue
@@ -195,8 +204,7 @@ func matrixRows(p *Phase) []string {
 		if c.GC.N > 0 {
 			gc = num3(c.GC.Avg)
 		}
-		rows = append(rows, fmt.Sprintf("%s | %s | %s | %s | %s", c.Name, heap, gc,
-			p99Text(c.CPU, num3), p99Text(c.Memory, sizeText)))
+		rows = append(rows, []string{c.Name, heap, gc, p99Text(c.CPU, num3), p99Text(c.Memory, sizeText)})
 	}
 	return rows
 }
