@@ -55,14 +55,20 @@ func heading(b *strings.Builder, level int, format string, args ...any) {
 	fmt.Fprintf(b, "\n%s %s\n\n", strings.Repeat("#", level), fmt.Sprintf(format, args...))
 }
 
-func stateText(r *Run) string {
+func stateText(r *Run) string { return stateOf(r.State, r.Message, "") }
+
+// stateOf is a run's, cell's or phase's state with its message; "running"
+// means it was killed during, which names the cell or phase.
+func stateOf(state, message, during string) string {
 	switch {
-	case r.State == "running":
+	case state == "running" && during == "":
 		return "incomplete (the run was killed; figures cover what was recorded)"
-	case r.Message != "":
-		return r.State + ": " + r.Message
+	case state == "running":
+		return "incomplete (the run was killed during " + during + ")"
+	case message != "":
+		return state + ": " + message
 	}
-	return r.State
+	return state
 }
 
 // markdownWorkload writes one workload's section with its heading at level:

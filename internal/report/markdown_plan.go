@@ -55,15 +55,7 @@ func cellFacts(c *Cell) []string {
 	return out
 }
 
-func cellStateText(c *Cell) string {
-	switch {
-	case c.State == "running":
-		return "incomplete (the run was killed during this cell)"
-	case c.Message != "":
-		return c.State + ": " + c.Message
-	}
-	return c.State
-}
+func cellStateText(c *Cell) string { return stateOf(c.State, c.Message, "this cell") }
 
 // markdownComponents writes the table of a cell's components with how any
 // of them exited.
@@ -144,15 +136,7 @@ func markdownPhase(b *strings.Builder, p *Phase, level int) {
 	markdownResources(b, p.Resources, level+1)
 }
 
-func phaseStateText(p *Phase) string {
-	switch {
-	case p.State == "running":
-		return "incomplete (the run was killed during this phase)"
-	case p.Message != "":
-		return p.State + ": " + p.Message
-	}
-	return p.State
-}
+func phaseStateText(p *Phase) string { return stateOf(p.State, p.Message, "this phase") }
 
 // markdownMatrix writes the matrix summary (matrixTable), then a note for
 // every cell that did not complete and every component that exited during
