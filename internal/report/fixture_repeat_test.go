@@ -70,19 +70,7 @@ func repeatedRun() *Run {
 
 func TestGoldenRepeated(t *testing.T) {
 	r := repeatedRun()
-	var md, js, term bytes.Buffer
-	if err := Markdown(&md, r); err != nil {
-		t.Fatal(err)
-	}
-	if err := JSON(&js, r); err != nil {
-		t.Fatal(err)
-	}
-	if err := Terminal(&term, r); err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "repeat.md", md.Bytes())
-	golden(t, "repeat.json", js.Bytes())
-	golden(t, "repeat.txt", term.Bytes())
+	md, _, term := goldenRun(t, "repeat", r)
 	for _, want := range []string{
 		"| Repetitions | 3: every cell ran 3 times, interleaved",
 		"## Summary across repetitions",

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"math"
 	"strings"
 	"testing"
@@ -60,19 +59,7 @@ func sideBySideRun() *Run {
 
 func TestGoldenSideBySide(t *testing.T) {
 	r := sideBySideRun()
-	var md, js, term bytes.Buffer
-	if err := Markdown(&md, r); err != nil {
-		t.Fatal(err)
-	}
-	if err := JSON(&js, r); err != nil {
-		t.Fatal(err)
-	}
-	if err := Terminal(&term, r); err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "sidebyside.md", md.Bytes())
-	golden(t, "sidebyside.json", js.Bytes())
-	golden(t, "sidebyside.txt", term.Bytes())
+	md, _, _ := goldenRun(t, "sidebyside", r)
 	for _, want := range []string{"| components | CPU |", "vm uses x1.7 less CPU", "vm uses x4.9 less memory",
 		"vm has x2.0 lower p50 latency", "| workload | request rate | 100.0/s | 100.0/s | 1.00 | 1.00–1.00 | ~ |"} {
 		if !strings.Contains(md.String(), want) {

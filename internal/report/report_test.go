@@ -37,22 +37,7 @@ func golden(t *testing.T, name string, got []byte) {
 func TestGolden(t *testing.T) {
 	for name, r := range map[string]*Run{"plan": planRun(), "single": singleRun(), "llm": llmRun()} {
 		t.Run(name, func(t *testing.T) {
-			var md, js, term bytes.Buffer
-			if err := Markdown(&md, r); err != nil {
-				t.Fatal(err)
-			}
-			if err := JSON(&js, r); err != nil {
-				t.Fatal(err)
-			}
-			if err := Terminal(&term, r); err != nil {
-				t.Fatal(err)
-			}
-			golden(t, name+".md", md.Bytes())
-			golden(t, name+".json", js.Bytes())
-			golden(t, name+".txt", term.Bytes())
-			if !json.Valid(js.Bytes()) {
-				t.Error("summary is not valid JSON")
-			}
+			goldenRun(t, name, r)
 		})
 	}
 }
@@ -130,4 +115,28 @@ func TestBytesPS(t *testing.T) {
 			t.Errorf("bytesPS(%g) = %q, want %q", c.v, got, c.want)
 		}
 	}
+}
+
+// goldenRun renders r as Markdown, summary.json and terminal output,
+// compares each with testdata/name.{md,json,txt} and checks the JSON is
+// valid; it returns the three for further checks.
+func goldenRun(t *testing.T, name string, r *Run) (md, js, term *bytes.Buffer) {
+	t.Helper()
+	md, js, term = &bytes.Buffer{}, &bytes.Buffer{}, &bytes.Buffer{}
+	if err := Markdown(md, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := JSON(js, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := Terminal(term, r); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, name+".md", md.Bytes())
+	golden(t, name+".json", js.Bytes())
+	golden(t, name+".txt", term.Bytes())
+	if !json.Valid(js.Bytes()) {
+		t.Error("summary is not valid JSON")
+	}
+	return md, js, term
 }

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -41,19 +40,7 @@ func sloRun(t *testing.T) *Run {
 
 func TestGoldenSLO(t *testing.T) {
 	r := sloRun(t)
-	var md, js, term bytes.Buffer
-	if err := Markdown(&md, r); err != nil {
-		t.Fatal(err)
-	}
-	if err := JSON(&js, r); err != nil {
-		t.Fatal(err)
-	}
-	if err := Terminal(&term, r); err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "slo.md", md.Bytes())
-	golden(t, "slo.json", js.Bytes())
-	golden(t, "slo.txt", term.Bytes())
+	_, js, _ := goldenRun(t, "slo", r)
 	var out struct {
 		SLO struct {
 			Met   bool `json:"met"`
