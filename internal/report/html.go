@@ -214,7 +214,7 @@ func htmlCellOf(ci int, c *Cell, matrix bool, charts map[*Phase]PhaseCharts) htm
 			hc.Facts = append(hc.Facts, template.HTML(markedHTML(f)))
 		}
 	}
-	hc.Components = htmlComponents(c)
+	hc.Components = componentsTable(c, false)
 	for pi, p := range c.Phases {
 		hc.Phases = append(hc.Phases, htmlPhaseOf(fmt.Sprintf("cell%d-phase%d", ci, pi), p, charts[p]))
 	}
@@ -226,23 +226,6 @@ func htmlCellOf(ci int, c *Cell, matrix bool, charts map[*Phase]PhaseCharts) htm
 		hc.Summary, hc.Links = docHTML(d), d.anchors()
 	}
 	return hc
-}
-
-func htmlComponents(c *Cell) *table {
-	if len(c.Components) == 0 {
-		return nil
-	}
-	t := &table{Title: "Components", Head: []string{"Component", "Group", "Kind", "PID", "Metrics", "Data directories", "Exited during the run"},
-		Right: []bool{false, false, false, true}}
-	for _, comp := range c.Components {
-		exited := "no"
-		if !comp.Exited.IsZero() {
-			exited = fmt.Sprintf("%s UTC: %s", clock(comp.Exited), exitText(comp.ExitText))
-		}
-		t.Rows = append(t.Rows, []string{comp.Name, dash(comp.Group), comp.Kind, pidText(comp.PID), dash(comp.MetricsURL),
-			dash(strings.Join(comp.DataDirs, ", ")), exited})
-	}
-	return t
 }
 
 func htmlPhaseOf(id string, p *Phase, pc PhaseCharts) htmlPhase {

@@ -60,20 +60,40 @@ func cellStateText(c *Cell) string { return stateOf(c.State, c.Message, "this ce
 // markdownComponents writes the table of a cell's components with how any
 // of them exited.
 func markdownComponents(b *strings.Builder, c *Cell, level int) {
-	if len(c.Components) == 0 {
-		return
+	if t := componentsTable(c, true); t != nil {
+		heading(b, level, "%s", t.Title)
+		t.markdown(b)
 	}
-	heading(b, level, "Components")
-	b.WriteString("| Component | Group | Kind | PID | Metrics | Data directories | Exited during the run |\n")
-	b.WriteString("|---|---|---|---:|---|---|---|\n")
+}
+
+// componentsTable is a cell's components with how any of them exited, or
+// nil when it has none. marked sets the addresses and directories in code
+// and an exit in bold, as Markdown shows them.
+func componentsTable(c *Cell, marked bool) *table {
+	if len(c.Components) == 0 {
+		return nil
+	}
+	asCode, asStrong := code, strong
+	if !marked {
+		asCode, asStrong = func(s string) string { return s }, func(s string) string { return s }
+	}
+	orDash := func(s string) string {
+		if s == "" {
+			return "–"
+		}
+		return asCode(s)
+	}
+	t := &table{Title: "Components", Head: []string{"Component", "Group", "Kind", "PID", "Metrics", "Data directories", "Exited during the run"},
+		Right: []bool{false, false, false, true}}
 	for _, comp := range c.Components {
 		exited := "no"
 		if !comp.Exited.IsZero() {
-			exited = fmt.Sprintf("**%s UTC: %s**", clock(comp.Exited), mdEscape(exitText(comp.ExitText)))
+			exited = asStrong(fmt.Sprintf("%s UTC: %s", clock(comp.Exited), exitText(comp.ExitText)))
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", comp.Name, dash(comp.Group), comp.Kind,
-			pidText(comp.PID), codeOrDash(comp.MetricsURL), codeOrDash(strings.Join(comp.DataDirs, ", ")), exited)
+		t.Rows = append(t.Rows, []string{comp.Name, dash(comp.Group), comp.Kind, pidText(comp.PID), orDash(comp.MetricsURL),
+			orDash(strings.Join(comp.DataDirs, ", ")), exited})
 	}
+	return t
 }
 
 func exitText(s string) string {
@@ -95,13 +115,6 @@ func dash(s string) string {
 		return "–"
 	}
 	return s
-}
-
-func codeOrDash(s string) string {
-	if s == "" {
-		return "–"
-	}
-	return "`" + mdEscape(s) + "`"
 }
 
 // markdownPhase writes a profile's section: its workloads, then its
