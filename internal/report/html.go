@@ -236,15 +236,7 @@ func htmlPhaseOf(id string, p *Phase, pc PhaseCharts) htmlPhase {
 			hp.Heading += " " + p.Workloads[0].Workload.DisplayName()
 		}
 	} else {
-		if p.State != "" && p.State != "completed" {
-			hp.Facts = append(hp.Facts, "State: "+phaseStateText(p))
-		}
-		if p.Warmup > 0 {
-			hp.Facts = append(hp.Facts, "Warm-up: "+p.Warmup.String())
-		}
-		if !p.Window.Start.IsZero() {
-			hp.Facts = append(hp.Facts, fmt.Sprintf("Steady-state window: %s–%s UTC (rule: %s)", clock(p.Window.Start), clock(p.Window.End), p.Window.Rule))
-		}
+		hp.Facts = phaseFacts(p)
 	}
 	for _, c := range pc.Charts {
 		hp.Charts = append(hp.Charts, htmlChart{ID: c.ID, Title: c.Title, SVG: template.HTML(c.InlineSVG())})

@@ -130,14 +130,8 @@ func markdownPhase(b *strings.Builder, p *Phase, level int) {
 		return
 	}
 	heading(b, level, "Profile `%s`", p.Profile)
-	if p.State != "" && p.State != "completed" {
-		fmt.Fprintf(b, "- State: %s\n", phaseStateText(p))
-	}
-	if p.Warmup > 0 {
-		fmt.Fprintf(b, "- Warm-up: %s\n", p.Warmup)
-	}
-	if !p.Window.Start.IsZero() {
-		fmt.Fprintf(b, "- Steady-state window: %s–%s UTC (rule: %s)\n", clock(p.Window.Start), clock(p.Window.End), p.Window.Rule)
+	for _, f := range phaseFacts(p) {
+		fmt.Fprintf(b, "- %s\n", f)
 	}
 	if len(p.Workloads) == 0 {
 		b.WriteString("- No workload ran in this phase.\n")
@@ -147,6 +141,22 @@ func markdownPhase(b *strings.Builder, p *Phase, level int) {
 		markdownDriver(b, p.Drivers[s.Workload.Name], level+2)
 	}
 	markdownResources(b, p.Resources, level+1)
+}
+
+// phaseFacts are a profile's state, when it did not complete, warm-up and
+// steady-state window.
+func phaseFacts(p *Phase) []string {
+	var facts []string
+	if p.State != "" && p.State != "completed" {
+		facts = append(facts, "State: "+phaseStateText(p))
+	}
+	if p.Warmup > 0 {
+		facts = append(facts, "Warm-up: "+p.Warmup.String())
+	}
+	if !p.Window.Start.IsZero() {
+		facts = append(facts, fmt.Sprintf("Steady-state window: %s–%s UTC (rule: %s)", clock(p.Window.Start), clock(p.Window.End), p.Window.Rule))
+	}
+	return facts
 }
 
 func phaseStateText(p *Phase) string { return stateOf(p.State, p.Message, "this phase") }
