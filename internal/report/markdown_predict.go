@@ -65,10 +65,11 @@ func PredictionMarkdown(w io.Writer, c *Cell, load float64, preds []analysis.Sca
 	fmt.Fprintf(b, "From the fits of each component's P99 against the %s of workload `%s` over %d profiles (%s to %s). "+
 		"Requests = predicted P99 × %.4g, limits = requests × %.4g, rounded up.\n", in.Load.Unit(), in.LoadWorkload, len(in.Loads),
 		LoadValueText(lo, in.Load), LoadValueText(hi, in.Load), 1+in.Options.Headroom, in.Options.LimitFactor)
-	if load < lo || load > hi {
+	outside := load < lo || load > hi
+	if outside {
 		fmt.Fprintf(b, "\n**Extrapolation:** %s is outside the loads measured; the figures assume every line stays straight beyond them.\n", at)
 	}
-	t := predictionTable(b, at, preds)
+	t := predictionTable(b, at, preds, outside)
 	y, err := t.YAML()
 	if err != nil {
 		return err
@@ -79,8 +80,9 @@ func PredictionMarkdown(w io.Writer, c *Cell, load float64, preds []analysis.Sca
 }
 
 // predictionTable writes a row per prediction and its warnings, and
-// returns the requests and limits as a size named at.
-func predictionTable(b *strings.Builder, at string, preds []analysis.ScalingPrediction) analysis.TShirt {
+// returns the requests and limits as a size named at. outside says the
+// load is outside every load measured, which the report has said once.
+func predictionTable(b *strings.Builder, at string, preds []analysis.ScalingPrediction, outside bool) analysis.TShirt {
 	b.WriteString("\n| Component | Resource | Predicted P99 | 95 % prediction interval | Request | Limit | Fit |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---|\n")
 	rows := map[string]*analysis.TShirtRow{}
@@ -99,8 +101,12 @@ func predictionTable(b *strings.Builder, at string, preds []analysis.ScalingPred
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s (R² %s) |\n", sc.Component, what, f(p.Prediction.Value), interval,
 			qty(p.Request), qty(p.Limit), sc.Verdict(), r2Text(sc.Fit))
 		pw := p.Prediction.Warnings
-		if p.Prediction.Extrapolation && len(pw) > 0 {
-			pw = pw[1:] // Predict's first warning is the extrapolation, said once above
+		if outside && p.Prediction.Extrapolation && len(pw) > 0 {
+			// Predict's first warning is the extrapolation, said once above. A
+			// fit with fewer points than the profiles (a component without a
+			// P99 in one of them) can be extrapolated at a load inside the
+			// loads measured: its warning stays.
+			pw = pw[1:]
 		}
 		for _, warn := range pw {
 			ws = append(ws, fmt.Sprintf("%s %s: %s", sc.Component, what, warn))
