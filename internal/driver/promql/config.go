@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/net/http/httpguts"
+
+	httpdriver "github.com/perflab/perflab/internal/driver/http"
 )
 
 // Query types.
@@ -175,33 +177,6 @@ func (c Config) Redacted() string {
 		fmt.Fprintf(&b, "the rules of %s", d.RulesFile)
 	}
 	fmt.Fprintf(&b, ", each every %v", d.QueryInterval)
-	names := make([]string, 0, len(d.Headers))
-	for n := range d.Headers {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	for i, n := range names {
-		sep := ", "
-		if i == 0 {
-			sep = "; headers "
-		}
-		v := d.Headers[n]
-		if sensitiveHeader(n) {
-			v = "<redacted>"
-		}
-		fmt.Fprintf(&b, "%s%s: %s", sep, n, v)
-	}
+	httpdriver.DescribeHeaders(&b, d.Headers)
 	return b.String()
-}
-
-// sensitiveHeader reports whether a header's value is a secret that must
-// never be printed or stored.
-func sensitiveHeader(name string) bool {
-	n := strings.ToLower(name)
-	for _, s := range []string{"auth", "token", "key", "secret", "password", "cookie", "session", "credential"} {
-		if strings.Contains(n, s) {
-			return true
-		}
-	}
-	return false
 }

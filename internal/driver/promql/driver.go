@@ -25,7 +25,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -91,8 +90,7 @@ func New(c Config) (*Driver, error) {
 	d := &Driver{
 		cfg:      c,
 		fromFile: fromFile,
-		client:   &http.Client{Transport: newTransport(), CheckRedirect: noRedirects},
-		header:   http.Header{},
+		client:   httpdriver.NewPlainClient(),
 		now:      time.Now,
 	}
 	d.states.New = func(int) *vuState { return newVUState() }
@@ -106,28 +104,9 @@ func New(c Config) (*Driver, error) {
 		}
 		d.queries = append(d.queries, pq)
 	}
-	for k, v := range c.Headers {
-		if strings.EqualFold(k, "Host") {
-			d.host = v
-			continue
-		}
-		d.header.Set(k, v)
-	}
+	d.header, d.host = httpdriver.SplitHeaders(c.Headers)
 	return d, nil
 }
-
-func newTransport() *http.Transport {
-	return &http.Transport{
-		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConnsPerHost: 1024,
-		IdleConnTimeout:     90 * time.Second,
-		TLSHandshakeTimeout: 10 * time.Second,
-		DisableCompression:  true,
-		ForceAttemptHTTP2:   true,
-	}
-}
-
-func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // Close closes idle connections. Call it after the last Do returned.
 func (d *Driver) Close() error {

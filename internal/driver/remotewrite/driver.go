@@ -37,7 +37,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -89,35 +88,15 @@ func New(c Config) (*Driver, error) {
 	d := &Driver{
 		cfg:    c,
 		gen:    newGenerator(c),
-		client: &http.Client{Transport: newTransport(), CheckRedirect: noRedirects},
-		header: http.Header{},
+		client: httpdriver.NewPlainClient(),
 		now:    time.Now,
 	}
 	d.states.New = func(int) *vuState { return newVUState() }
 	d.batch = int(min(uint64(c.Batch), d.gen.active))
-	for k, v := range c.Headers {
-		if strings.EqualFold(k, "Host") {
-			d.host = v
-			continue
-		}
-		d.header.Set(k, v)
-	}
+	d.header, d.host = httpdriver.SplitHeaders(c.Headers)
 	d.acks.spt = int(d.gen.spt)
 	return d, nil
 }
-
-func newTransport() *http.Transport {
-	return &http.Transport{
-		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConnsPerHost: 1024,
-		IdleConnTimeout:     90 * time.Second,
-		TLSHandshakeTimeout: 10 * time.Second,
-		DisableCompression:  true,
-		ForceAttemptHTTP2:   true,
-	}
-}
-
-func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // Close closes idle connections. Call it after the last Do returned.
 func (d *Driver) Close() error {

@@ -1,0 +1,76 @@
+package httpdriver
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+)
+
+// NewPlainClient returns the net/http client of the drivers that post to
+// one endpoint and time no dials of their own (promql, remotewrite):
+// keep-alive connections, no compression (bytes counted are bytes on the
+// wire), no proxy from the environment, redirects not followed.
+func NewPlainClient() *http.Client {
+	return &http.Client{
+		Transport: &http.Transport{
+			DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			MaxIdleConnsPerHost: 1024,
+			IdleConnTimeout:     90 * time.Second,
+			TLSHandshakeTimeout: 10 * time.Second,
+			DisableCompression:  true,
+			ForceAttemptHTTP2:   true,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// SplitHeaders turns a plan's headers into the header every request
+// copies, and the value of a Host entry, which net/http reads only from
+// Request.Host.
+func SplitHeaders(headers map[string]string) (h http.Header, host string) {
+	h = http.Header{}
+	for k, v := range headers {
+		if strings.EqualFold(k, "Host") {
+			host = v
+			continue
+		}
+		h.Set(k, v)
+	}
+	return h, host
+}
+
+// SensitiveHeader reports whether a header's value is a secret that must
+// never be printed or stored.
+func SensitiveHeader(name string) bool {
+	n := strings.ToLower(name)
+	for _, s := range []string{"auth", "token", "key", "secret", "password", "cookie", "session", "credential"} {
+		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// DescribeHeaders appends "; headers A: x, B: <redacted>" to b, by name,
+// the values of sensitive headers masked; nothing when there are none.
+func DescribeHeaders(b *strings.Builder, headers map[string]string) {
+	names := make([]string, 0, len(headers))
+	for n := range headers {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for i, n := range names {
+		sep := ", "
+		if i == 0 {
+			sep = "; headers "
+		}
+		v := headers[n]
+		if SensitiveHeader(n) {
+			v = "<redacted>"
+		}
+		fmt.Fprintf(b, "%s%s: %s", sep, n, v)
+	}
+}
