@@ -1,29 +1,18 @@
 package testutil
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
 
 // DefaultNginxLocations answers every request with 200 "ok\n".
 const DefaultNginxLocations = `location / { return 200 "ok\n"; }`
-
-const (
-	nginxStartTimeout = 10 * time.Second
-	nginxStopTimeout  = 10 * time.Second
-	nginxBindAttempts = 3
-)
-
-var errAddrInUse = errors.New("address already in use")
 
 // StartNginx starts nginx on 127.0.0.1 at a free port with locations as the
 // body of its only server block (DefaultNginxLocations when empty), waits
@@ -44,34 +33,15 @@ func StartNginx(t testing.TB, locations string) (baseURL string) {
 // and stops it when the test ends.
 func startNginxTest(t testing.TB, httpExtra, locations string) (baseURL string) {
 	t.Helper()
-	bin := RequireBinary(t, "nginx")
-	var err error
-	for range nginxBindAttempts {
-		dir := t.TempDir()
-		port := FreePort(t)
-		var n *nginx
-		n, err = startNginx(bin, dir, port, httpExtra, locations)
-		if err == nil {
-			t.Cleanup(func() {
-				if err := n.stop(); err != nil {
-					t.Errorf("cannot stop nginx: %v", err)
-				}
-			})
-			return "http://127.0.0.1:" + strconv.Itoa(port)
-		}
-		if !errors.Is(err, errAddrInUse) { // a port taken meanwhile is worth another try
-			break
-		}
-	}
-	t.Fatalf("cannot start nginx: %v", err)
-	return ""
-}
-
-// nginx is one running nginx master process, started by us.
-type nginx struct {
-	cmd    *exec.Cmd
-	dir    string
-	exited chan struct{} // closed when the master has exited
+	return startServer(t, server{
+		name: "nginx",
+		bin:  RequireBinary(t, "nginx"),
+		args: func(dir string, port int) ([]string, error) {
+			return writeNginxConfig(dir, port, httpExtra, locations)
+		},
+		up:   nginxUp,
+		logs: []string{"error.log"},
+	})
 }
 
 // nginxConfig is the configuration of an nginx in dir listening on port,
@@ -107,85 +77,29 @@ http {
 `, dir, user, port, locations, httpExtra)
 }
 
-func startNginx(bin, dir string, port int, httpExtra, locations string) (*nginx, error) {
+// writeNginxConfig writes the configuration of an nginx in dir listening
+// on port (see nginxConfig) and returns nginx's arguments to run it in the
+// foreground.
+func writeNginxConfig(dir string, port int, httpExtra, locations string) ([]string, error) {
 	conf := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(conf, []byte(nginxConfig(dir, port, httpExtra, locations)), 0o644); err != nil {
 		return nil, fmt.Errorf("cannot write nginx config: %w", err)
 	}
-	out, err := os.Create(filepath.Join(dir, "output.log"))
+	return []string{"-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", conf, "-g", "daemon off;"}, nil
+}
+
+// nginxUp reports whether the nginx master pid in dir has written its pid
+// file (it does so after binding its listeners, so the port is ours) and
+// the port accepts connections.
+func nginxUp(dir string, pid, port int) bool {
+	b, _ := os.ReadFile(filepath.Join(dir, "nginx.pid"))
+	if strings.TrimSpace(string(b)) != strconv.Itoa(pid) {
+		return false
+	}
+	c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), time.Second)
 	if err != nil {
-		return nil, fmt.Errorf("cannot create nginx output file: %w", err)
+		return false
 	}
-	defer out.Close() // the child has its own copy
-	cmd := exec.Command(bin, "-p", dir, "-e", filepath.Join(dir, "error.log"),
-		"-c", conf, "-g", "daemon off;")
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("cannot run %s: %w", bin, err)
-	}
-	n := &nginx{cmd: cmd, dir: dir, exited: make(chan struct{})}
-	go func() {
-		_ = cmd.Wait()
-		close(n.exited)
-	}()
-	if err := n.waitReady(port); err != nil {
-		_ = n.stop()
-		return nil, err
-	}
-	return n, nil
-}
-
-// waitReady polls until nginx has written its pid file (it does so after
-// binding its listeners, so the port is ours) and the port accepts
-// connections, or nginx exits, or nginxStartTimeout passes.
-func (n *nginx) waitReady(port int) error {
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	pid := strconv.Itoa(n.cmd.Process.Pid)
-	deadline := time.Now().Add(nginxStartTimeout)
-	for time.Now().Before(deadline) {
-		select {
-		case <-n.exited:
-			logs := n.logs()
-			if strings.Contains(logs, "Address already in use") {
-				return fmt.Errorf("port %d: %w", port, errAddrInUse)
-			}
-			return fmt.Errorf("nginx exited: %s", logs)
-		default:
-		}
-		b, _ := os.ReadFile(filepath.Join(n.dir, "nginx.pid"))
-		if strings.TrimSpace(string(b)) == pid {
-			if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-				c.Close()
-				return nil
-			}
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return fmt.Errorf("nginx did not answer on %s within %v: %s", addr, nginxStartTimeout, n.logs())
-}
-
-// stop asks the master we started for a fast shutdown (SIGTERM; it stops
-// its workers) and kills it if it has not exited in time.
-func (n *nginx) stop() error {
-	select {
-	case <-n.exited:
-		return nil
-	default:
-	}
-	_ = n.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-n.exited:
-		return nil
-	case <-time.After(nginxStopTimeout):
-	}
-	_ = n.cmd.Process.Kill()
-	<-n.exited
-	return fmt.Errorf("nginx (pid %d) ignored SIGTERM for %v and was killed", n.cmd.Process.Pid, nginxStopTimeout)
-}
-
-// logs returns nginx's output and error log, for failure messages.
-func (n *nginx) logs() string {
-	out, _ := os.ReadFile(filepath.Join(n.dir, "output.log"))
-	errLog, _ := os.ReadFile(filepath.Join(n.dir, "error.log"))
-	return strings.TrimSpace(string(out) + "\n" + string(errLog))
+	c.Close()
+	return true
 }

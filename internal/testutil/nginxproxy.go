@@ -3,8 +3,6 @@ package testutil
 import (
 	"fmt"
 	"net/url"
-	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -29,11 +27,11 @@ func NewNginxProxy(t testing.TB, upstream string) NginxProxy {
 	bin := RequireBinary(t, "nginx")
 	httpExtra, locations := nginxProxyConfig(t, upstream)
 	p := NginxProxy{Bin: bin, Dir: t.TempDir(), Port: FreePort(t)}
-	conf := filepath.Join(p.Dir, "nginx.conf")
-	if err := os.WriteFile(conf, []byte(nginxConfig(p.Dir, p.Port, httpExtra, locations)), 0o644); err != nil {
-		t.Fatalf("cannot write nginx config: %v", err)
+	args, err := writeNginxConfig(p.Dir, p.Port, httpExtra, locations)
+	if err != nil {
+		t.Fatal(err)
 	}
-	p.Args = []string{"-p", p.Dir, "-e", filepath.Join(p.Dir, "error.log"), "-c", conf, "-g", "daemon off;"}
+	p.Args = args
 	return p
 }
 

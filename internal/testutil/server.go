@@ -16,6 +16,8 @@ import (
 	"time"
 )
 
+var errAddrInUse = errors.New("address already in use")
+
 const (
 	serverStartTimeout = 30 * time.Second
 	serverStopTimeout  = 10 * time.Second
@@ -29,6 +31,12 @@ type server struct {
 	args  func(dir string, port int) ([]string, error)
 	path  string                             // GET'ed until ready says so
 	ready func(status int, body string) bool // is the server ready?
+	// up, when set, replaces path and ready: is the process pid, run in
+	// dir, ready on port?
+	up func(dir string, pid, port int) bool
+	// logs are files in dir that the server writes besides its output,
+	// shown with it in failure messages.
+	logs []string
 }
 
 // startServer starts s at a free port, trying another port when the one
@@ -61,7 +69,7 @@ func startServer(t testing.TB, s server) string {
 type process struct {
 	name   string
 	cmd    *exec.Cmd
-	log    string
+	logs   []string      // its output first
 	exited chan struct{} // closed when it has exited
 }
 
@@ -81,44 +89,55 @@ func startProcess(s server, dir string, port int) (*process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("cannot run %s: %w", s.bin, err)
 	}
-	p := &process{name: s.name, cmd: cmd, log: logPath, exited: make(chan struct{})}
+	p := &process{name: s.name, cmd: cmd, logs: []string{logPath}, exited: make(chan struct{})}
+	for _, l := range s.logs {
+		p.logs = append(p.logs, filepath.Join(dir, l))
+	}
 	go func() {
 		_ = cmd.Wait()
 		close(p.exited)
 	}()
-	if err := p.waitReady(s, port); err != nil {
+	if err := p.waitReady(s, dir, port); err != nil {
 		_ = p.stop()
 		return nil, err
 	}
 	return p, nil
 }
 
-// waitReady polls s.path until s.ready says so, the process exits, or
-// serverStartTimeout passes.
-func (p *process) waitReady(s server, port int) error {
+// waitReady polls until s.up, or s.ready on a GET of s.path, says so, the
+// process exits, or serverStartTimeout passes.
+func (p *process) waitReady(s server, dir string, port int) error {
 	url := "http://127.0.0.1:" + strconv.Itoa(port) + s.path
 	client := &http.Client{Timeout: time.Second}
+	up := func() bool {
+		if s.up != nil {
+			return s.up(dir, p.cmd.Process.Pid, port)
+		}
+		resp, err := client.Get(url)
+		if err != nil {
+			return false
+		}
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
+		resp.Body.Close()
+		return s.ready(resp.StatusCode, string(body))
+	}
 	deadline := time.Now().Add(serverStartTimeout)
 	for time.Now().Before(deadline) {
 		select {
 		case <-p.exited:
-			logs := p.logs()
-			if strings.Contains(logs, "address already in use") {
+			logs := p.output()
+			if strings.Contains(strings.ToLower(logs), "address already in use") {
 				return fmt.Errorf("port %d: %w", port, errAddrInUse)
 			}
 			return fmt.Errorf("%s exited: %s", s.name, logs)
 		default:
 		}
-		if resp, err := client.Get(url); err == nil {
-			body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
-			resp.Body.Close()
-			if s.ready(resp.StatusCode, string(body)) {
-				return nil
-			}
+		if up() {
+			return nil
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return fmt.Errorf("%s was not ready at %s within %v: %s", s.name, url, serverStartTimeout, p.logs())
+	return fmt.Errorf("%s was not ready at %s within %v: %s", s.name, url, serverStartTimeout, p.output())
 }
 
 // stop sends SIGTERM to the process we started and kills it if it has not
@@ -140,9 +159,14 @@ func (p *process) stop() error {
 	return fmt.Errorf("%s (pid %d) ignored SIGTERM for %v and was killed", p.name, p.cmd.Process.Pid, serverStopTimeout)
 }
 
-// logs returns the last few KiB of the process's output, for failure messages.
-func (p *process) logs() string {
-	b, _ := os.ReadFile(p.log)
+// output returns the last few KiB of the process's output and logs, for
+// failure messages.
+func (p *process) output() string {
+	var b []byte
+	for _, l := range p.logs {
+		text, _ := os.ReadFile(l)
+		b = append(append(b, text...), '\n')
+	}
 	if len(b) > 4<<10 {
 		b = b[len(b)-4<<10:]
 	}
