@@ -122,15 +122,16 @@ func (c Config) Validate() []error {
 		add("max_conns %d is negative", c.MaxConns)
 	}
 	if c.CAFile != "" {
-		if _, err := loadCA(c.CAFile); err != nil {
+		if _, err := LoadCA(c.CAFile); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errs
 }
 
-// loadCA reads a PEM bundle into a pool.
-func loadCA(path string) (*x509.CertPool, error) {
+// LoadCA reads a PEM bundle into a pool: the ca file of every driver
+// that speaks TLS.
+func LoadCA(path string) (*x509.CertPool, error) {
 	pem, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read ca file: %w", err)

@@ -56,7 +56,7 @@ func newTransport(c Config, dl *dial.Dialer) *http.Transport {
 func newDialer(c Config) (*dial.Dialer, error) {
 	tlsConf := &tls.Config{InsecureSkipVerify: c.InsecureSkipVerify}
 	if c.CAFile != "" {
-		pool, err := loadCA(c.CAFile)
+		pool, err := LoadCA(c.CAFile)
 		if err != nil {
 			return nil, err
 		}

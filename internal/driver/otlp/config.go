@@ -1,15 +1,15 @@
 package otlpdriver
 
 import (
-	"crypto/x509"
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
+
+	httpdriver "github.com/perflab/perflab/internal/driver/http"
 )
 
 // Modes, protocols and query APIs Config accepts.
@@ -231,7 +231,7 @@ func (c Config) Validate() []error {
 		}
 	}
 	if c.CAFile != "" {
-		if _, err := loadCA(c.CAFile); err != nil {
+		if _, err := httpdriver.LoadCA(c.CAFile); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -351,17 +351,4 @@ func grpcTarget(endpoint string) (hostport string, useTLS bool, err error) {
 		return "", false, fmt.Errorf("endpoint %q: want host:port for grpc", endpoint)
 	}
 	return hostport, useTLS, nil
-}
-
-// loadCA reads a PEM bundle into a pool.
-func loadCA(path string) (*x509.CertPool, error) {
-	pem, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read ca file: %w", err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("cannot load ca file %s: no PEM certificates in it", path)
-	}
-	return pool, nil
 }

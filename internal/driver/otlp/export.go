@@ -219,7 +219,7 @@ func tlsConfig(c Config) (*tls.Config, error) {
 	}
 	conf := &tls.Config{InsecureSkipVerify: c.Insecure} //nolint:gosec // only when asked
 	if c.CAFile != "" {
-		pool, err := loadCA(c.CAFile)
+		pool, err := httpdriver.LoadCA(c.CAFile)
 		if err != nil {
 			return nil, err
 		}

@@ -4,7 +4,6 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net/url"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/s3utils"
 
+	httpdriver "github.com/perflab/perflab/internal/driver/http"
 	"github.com/perflab/perflab/internal/units"
 )
 
@@ -171,7 +171,7 @@ func (c Config) parseTransport(s *spec) []error {
 		s.link = v
 	}
 	if c.CAFile != "" {
-		pool, err := loadCA(c.CAFile)
+		pool, err := httpdriver.LoadCA(c.CAFile)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -312,19 +312,6 @@ func (c Config) parseKeys(s *spec, add func(string, ...any)) {
 			add("key_prefix %q is not a valid key prefix (no leading /, at most 512 bytes of UTF-8)", c.KeyPrefix)
 		}
 	}
-}
-
-// loadCA reads a PEM bundle into a pool.
-func loadCA(path string) (*x509.CertPool, error) {
-	pem, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read ca_file: %w", err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("cannot load ca_file %s: no PEM certificates in it", path)
-	}
-	return pool, nil
 }
 
 // redactURL prints u without its user info.
