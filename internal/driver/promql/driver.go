@@ -59,7 +59,7 @@ type Driver struct {
 	queries  []query
 	fromFile int // how many queries came from the rules file
 	client   *http.Client
-	header   http.Header
+	header   http.Header // of every request, built once
 	host     string
 	now      func() time.Time
 	cursor   atomic.Uint64
@@ -105,6 +105,10 @@ func New(c Config) (*Driver, error) {
 		d.queries = append(d.queries, pq)
 	}
 	d.header, d.host = httpdriver.SplitHeaders(c.Headers)
+	d.header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if _, ok := d.header["User-Agent"]; !ok {
+		d.header.Set("User-Agent", httpdriver.UserAgent)
+	}
 	return d, nil
 }
 
@@ -170,13 +174,7 @@ func (d *Driver) send(ctx context.Context, st *vuState, u string, r *driver.Resu
 	}
 	req.ContentLength = int64(len(st.body))
 	req.Host = d.host
-	for k, v := range d.header {
-		req.Header[k] = v
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	if _, ok := d.header["User-Agent"]; !ok {
-		req.Header.Set("User-Agent", httpdriver.UserAgent)
-	}
+	req.Header = d.header // shared: net/http only reads it
 	resp, err := d.client.Do(req)
 	if err != nil {
 		d.classifyErr(err, ctx, r)

@@ -67,16 +67,17 @@ const maxMessage = 200
 // Driver writes the series of its Config. It is safe for concurrent use by
 // many VUs; calls to Do with the same vu must not overlap.
 type Driver struct {
-	cfg    Config
-	gen    *generator
-	batch  int
-	client *http.Client
-	header http.Header
-	host   string
-	now    func() time.Time
-	states driver.VUs[vuState]
-	acks   ackLog
-	retry  retryQueue
+	cfg         Config
+	gen         *generator
+	batch       int
+	client      *http.Client
+	header      http.Header // the plan's, for read-back queries
+	writeHeader http.Header // of every write, built once
+	host        string
+	now         func() time.Time
+	states      driver.VUs[vuState]
+	acks        ackLog
+	retry       retryQueue
 }
 
 // New validates c and builds a Driver.
@@ -94,6 +95,7 @@ func New(c Config) (*Driver, error) {
 	d.states.New = func(int) *vuState { return newVUState() }
 	d.batch = int(min(uint64(c.Batch), d.gen.active))
 	d.header, d.host = httpdriver.SplitHeaders(c.Headers)
+	d.writeHeader = writeHeader(d.header)
 	d.acks.spt = int(d.gen.spt)
 	return d, nil
 }
@@ -102,6 +104,19 @@ func New(c Config) (*Driver, error) {
 func (d *Driver) Close() error {
 	d.client.CloseIdleConnections()
 	return nil
+}
+
+// writeHeader is the header of every write: the plan's headers, the
+// protocol's, and User-Agent unless the plan sets one.
+func writeHeader(plan http.Header) http.Header {
+	h := plan.Clone()
+	h.Set("Content-Encoding", "snappy")
+	h.Set("Content-Type", "application/x-protobuf")
+	h.Set("X-Prometheus-Remote-Write-Version", "0.1.0")
+	if _, ok := plan["User-Agent"]; !ok {
+		h.Set("User-Agent", httpdriver.UserAgent)
+	}
+	return h
 }
 
 // Do sends one request: a retry that is due, or else the next batch.
@@ -158,15 +173,7 @@ func (d *Driver) send(ctx context.Context, st *vuState, body []byte, r *driver.R
 	}
 	req.ContentLength = int64(len(body))
 	req.Host = d.host
-	for k, v := range d.header {
-		req.Header[k] = v
-	}
-	req.Header.Set("Content-Encoding", "snappy")
-	req.Header.Set("Content-Type", "application/x-protobuf")
-	req.Header.Set("X-Prometheus-Remote-Write-Version", "0.1.0")
-	if _, ok := d.header["User-Agent"]; !ok {
-		req.Header.Set("User-Agent", httpdriver.UserAgent)
-	}
+	req.Header = d.writeHeader // shared: net/http only reads it
 	resp, err := d.client.Do(req)
 	if err != nil {
 		d.classifyErr(err, ctx, r)
