@@ -178,9 +178,10 @@ func drain(body io.Reader, buf []byte) (int64, error) {
 	}
 }
 
-// classifyBody classes an error met while reading a response body: a
-// connection that broke after the response began is a protocol failure.
-func classifyBody(class stats.Class) stats.Class {
+// BodyClass is the class of an error met while reading a response body,
+// given what Classify made of it: a connection that broke after the
+// response began is a protocol failure, not a failure to connect.
+func BodyClass(class stats.Class) stats.Class {
 	if class == stats.Connect {
 		return stats.Protocol
 	}

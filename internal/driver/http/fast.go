@@ -198,7 +198,7 @@ func (fc *fastClient) do(ctx context.Context, d *Driver, start int64, r *driver.
 	switch {
 	case err != nil:
 		r.Class, r.Message = d.classifyFast(err, ctx)
-		r.Class = classifyBody(r.Class)
+		r.Class = BodyClass(r.Class)
 	case status >= 500:
 		r.Class, r.Message = stats.Status5xx, statusMessage(status, fc.resp.Header.StatusMessage())
 	case status >= 400:

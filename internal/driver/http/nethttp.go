@@ -41,7 +41,7 @@ func (d *Driver) doNet(ctx context.Context, st *vuState, start int64, r *driver.
 	switch {
 	case err != nil:
 		r.Class, r.Message = d.classifyNet(err, ctx, rctx)
-		r.Class = classifyBody(r.Class)
+		r.Class = BodyClass(r.Class)
 	case resp.StatusCode >= 500:
 		r.Class, r.Message = stats.Status5xx, "HTTP "+resp.Status
 	case resp.StatusCode >= 400:

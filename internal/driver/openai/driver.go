@@ -284,10 +284,7 @@ func (d *Driver) classify(err error, parent, rctx context.Context) (stats.Class,
 // that broke after the answer began is a protocol failure.
 func (d *Driver) classifyBody(err error, parent, rctx context.Context) (stats.Class, string) {
 	class, msg := d.classify(err, parent, rctx)
-	if class == stats.Connect {
-		class = stats.Protocol
-	}
-	return class, msg
+	return httpdriver.BodyClass(class), msg
 }
 
 func truncate(s string) string {

@@ -131,9 +131,7 @@ func (h *httpExporter) export(parent context.Context, _ int, st *ingestState) re
 	r.recv = int64(len(data))
 	if err != nil {
 		r.class, r.msg = httpdriver.Classify(err, parent)
-		if r.class == stats.Connect {
-			r.class = stats.Protocol // the response had begun
-		}
+		r.class = httpdriver.BodyClass(r.class)
 		return r
 	}
 	if resp.StatusCode/100 != 2 {

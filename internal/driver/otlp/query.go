@@ -132,9 +132,7 @@ func (q *querier) get(parent context.Context, st *queryState, u, accept string) 
 	switch {
 	case err != nil:
 		a.class, a.msg = httpdriver.Classify(err, parent)
-		if a.class == stats.Connect {
-			a.class = stats.Protocol
-		}
+		a.class = httpdriver.BodyClass(a.class)
 	case resp.StatusCode/100 != 2:
 		a.class, a.msg = statusClass(resp.StatusCode), statusMessage(resp, a.data)
 	}

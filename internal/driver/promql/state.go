@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/perflab/perflab/internal/driver"
+	httpdriver "github.com/perflab/perflab/internal/driver/http"
 	"github.com/perflab/perflab/internal/stats"
 )
 
@@ -24,9 +25,7 @@ func (d *Driver) classify(ctx context.Context, code int, perr error, st *vuState
 	switch {
 	case perr != nil && !errors.Is(perr, errSyntax): // the body broke off
 		d.classifyErr(perr, ctx, r)
-		if r.Class == stats.Connect {
-			r.Class = stats.Protocol // the response had begun
-		}
+		r.Class = httpdriver.BodyClass(r.Class)
 	case code == http.StatusTooManyRequests:
 		r.Class, r.Message = stats.RateLimited, withAPIError(status, a, perr)
 	case code >= 400 && code < 500:

@@ -186,9 +186,7 @@ func (d *Driver) send(ctx context.Context, st *vuState, body []byte, r *driver.R
 	switch code := resp.StatusCode; {
 	case err != nil:
 		d.classifyErr(err, ctx, r)
-		if r.Class == stats.Connect {
-			r.Class = stats.Protocol // the response had begun
-		}
+		r.Class = httpdriver.BodyClass(r.Class)
 	case code >= 200 && code < 300:
 	case code == http.StatusTooManyRequests:
 		r.Class, r.Message = stats.RateLimited, statusMessage(resp, head)

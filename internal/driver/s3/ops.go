@@ -146,8 +146,8 @@ func classify(err error, parent context.Context, timeout time.Duration) (stats.C
 		return stats.TLS, trim(err.Error())
 	}
 	class, msg := httpdriver.Classify(err, parent)
-	if errors.As(err, &body) && class == stats.Connect {
-		class = stats.Protocol
+	if errors.As(err, &body) {
+		class = httpdriver.BodyClass(class)
 	}
 	return class, trim(msg)
 }
