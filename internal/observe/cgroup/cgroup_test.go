@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/observe"
+	"github.com/perflab/perflab/internal/observe/observetest"
 )
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -37,45 +37,25 @@ func fakeGroup(t *testing.T, dir string) (path string, swap func(dir string)) {
 	return path, swap
 }
 
-func sample(t *testing.T, g *Group, at time.Time) []observe.Point {
-	t.Helper()
-	points, err := g.Sample(context.Background(), at)
-	if err != nil {
-		t.Fatalf("Sample: %v", err)
-	}
-	return points
-}
-
-func checkPoints(t *testing.T, got, want []observe.Point) {
-	t.Helper()
-	ok := len(got) == len(want)
-	for i := 0; ok && i < len(got); i++ {
-		ok = got[i].Metric == want[i].Metric && math.Abs(got[i].Value-want[i].Value) < 1e-9
-	}
-	if !ok {
-		t.Errorf("points\n got %v\nwant %v", got, want)
-	}
-}
-
 func TestGroupRates(t *testing.T) {
 	dir, swap := fakeGroup(t, "t1")
 	g := New(dir)
 	if g.Name() != "cgroup "+dir || g.Dir() != dir {
 		t.Errorf("Name, Dir = %q, %q", g.Name(), g.Dir())
 	}
-	checkPoints(t, sample(t, g, t0), []observe.Point{{Metric: observe.CgroupMemoryBytes, Value: 100 << 20}})
+	observetest.CheckPoints(t, observetest.Sample(t, g, t0), []observe.Point{{Metric: observe.CgroupMemoryBytes, Value: 100 << 20}})
 	swap("t2")
 	// Two seconds: 3 s of CPU, 20 throttled periods, 1 s throttled.
-	checkPoints(t, sample(t, g, t0.Add(2*time.Second)), []observe.Point{
+	observetest.CheckPoints(t, observetest.Sample(t, g, t0.Add(2*time.Second)), []observe.Point{
 		{Metric: observe.CgroupMemoryBytes, Value: 200 << 20},
 		{Metric: observe.CgroupCPUCores, Value: 1.5},
 		{Metric: observe.CgroupThrottledPerS, Value: 10},
 		{Metric: observe.CgroupThrottledCores, Value: 0.5},
 	})
 	swap("t1") // the counters went down: the cgroup was created anew
-	checkPoints(t, sample(t, g, t0.Add(3*time.Second)), []observe.Point{{Metric: observe.CgroupMemoryBytes, Value: 100 << 20}})
+	observetest.CheckPoints(t, observetest.Sample(t, g, t0.Add(3*time.Second)), []observe.Point{{Metric: observe.CgroupMemoryBytes, Value: 100 << 20}})
 	swap("t2") // and the next sample has rates again
-	checkPoints(t, sample(t, g, t0.Add(5*time.Second)), []observe.Point{
+	observetest.CheckPoints(t, observetest.Sample(t, g, t0.Add(5*time.Second)), []observe.Point{
 		{Metric: observe.CgroupMemoryBytes, Value: 200 << 20},
 		{Metric: observe.CgroupCPUCores, Value: 1.5},
 		{Metric: observe.CgroupThrottledPerS, Value: 10},
@@ -86,9 +66,9 @@ func TestGroupRates(t *testing.T) {
 func TestGroupWithoutMemoryAndThrottling(t *testing.T) {
 	dir, _ := fakeGroup(t, "nothrottle")
 	g := New(dir)
-	checkPoints(t, sample(t, g, t0), nil)
+	observetest.CheckPoints(t, observetest.Sample(t, g, t0), nil)
 	// Same counters one second later: zero CPU, no throttling fields at all.
-	checkPoints(t, sample(t, g, t0.Add(time.Second)), []observe.Point{{Metric: observe.CgroupCPUCores, Value: 0}})
+	observetest.CheckPoints(t, observetest.Sample(t, g, t0.Add(time.Second)), []observe.Point{{Metric: observe.CgroupCPUCores, Value: 0}})
 }
 
 func TestGroupErrors(t *testing.T) {
@@ -180,11 +160,11 @@ func TestRealOwnCgroup(t *testing.T) {
 	}
 	g := New(dir)
 	start := time.Now()
-	sample(t, g, start)
+	observetest.Sample(t, g, start)
 	for x := 1; time.Since(start) < 100*time.Millisecond; x++ { // some CPU to see
 		x ^= x << 3
 	}
-	points := sample(t, g, time.Now())
+	points := observetest.Sample(t, g, time.Now())
 	t.Logf("%s: %v", dir, points)
 	for _, p := range points {
 		if p.Metric == observe.CgroupCPUCores && (p.Value <= 0 || p.Value > float64(runtime.NumCPU())*1.1) {

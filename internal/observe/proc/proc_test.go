@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/observe"
+	"github.com/perflab/perflab/internal/observe/observetest"
 )
 
 // The fake trees in testdata, two seconds apart:
@@ -104,26 +104,6 @@ func setStatField(t *testing.T, dir string, pid, i int, value string) {
 	}
 }
 
-func sample(t *testing.T, tree *Tree, at time.Time) []observe.Point {
-	t.Helper()
-	points, err := tree.Sample(context.Background(), at)
-	if err != nil {
-		t.Fatalf("Sample: %v", err)
-	}
-	return points
-}
-
-func checkPoints(t *testing.T, got, want []observe.Point) {
-	t.Helper()
-	ok := len(got) == len(want)
-	for i := 0; ok && i < len(got); i++ {
-		ok = got[i].Metric == want[i].Metric && math.Abs(got[i].Value-want[i].Value) < 1e-9
-	}
-	if !ok {
-		t.Errorf("points\n got %v\nwant %v", got, want)
-	}
-}
-
 func TestTreeSumsTheFakeTree(t *testing.T) {
 	root, swap := fakeProc(t, "t1")
 	tree, err := New(root, 100)
@@ -133,14 +113,14 @@ func TestTreeSumsTheFakeTree(t *testing.T) {
 	if tree.Name() != "proc 100" || tree.PID() != 100 {
 		t.Errorf("Name, PID = %q, %d", tree.Name(), tree.PID())
 	}
-	checkPoints(t, sample(t, tree, t0), []observe.Point{
+	observetest.CheckPoints(t, observetest.Sample(t, tree, t0), []observe.Point{
 		{Metric: observe.Processes, Value: 3},
 		{Metric: observe.RSSBytes, Value: (1000 + 2000 + 500) * pageSz},
 		{Metric: observe.Threads, Value: 2 + 4 + 1},
 		{Metric: observe.OpenFDs, Value: 3 + 5 + 2},
 	})
 	swap("t2")
-	checkPoints(t, sample(t, tree, t0.Add(2*time.Second)), []observe.Point{
+	observetest.CheckPoints(t, observetest.Sample(t, tree, t0.Add(2*time.Second)), []observe.Point{
 		{Metric: observe.Processes, Value: 3},
 		{Metric: observe.RSSBytes, Value: (1000 + 3000 + 100) * pageSz},
 		{Metric: observe.Threads, Value: 2 + 4 + 1},
@@ -157,10 +137,10 @@ func TestTreeOfALeaf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sample(t, tree, t0)
+	observetest.Sample(t, tree, t0)
 	swap("t2")
 	// 101: own 1.2 s, reaped 0.8 s of which 102's 0.5 s was counted: 1.5 s.
-	checkPoints(t, sample(t, tree, t0.Add(time.Second)), []observe.Point{
+	observetest.CheckPoints(t, observetest.Sample(t, tree, t0.Add(time.Second)), []observe.Point{
 		{Metric: observe.Processes, Value: 1},
 		{Metric: observe.RSSBytes, Value: 3000 * pageSz},
 		{Metric: observe.Threads, Value: 4},
@@ -177,7 +157,7 @@ func TestTreeLeavesOutWhatItCannotRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sample(t, tree, t0)
+	observetest.Sample(t, tree, t0)
 	dir := copyTree(t, "t2")
 	for _, f := range []string{"103/io", "101/fd"} { // e.g. another user's process
 		if err := os.RemoveAll(filepath.Join(dir, f)); err != nil {
@@ -189,7 +169,7 @@ func TestTreeLeavesOutWhatItCannotRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	swap(dir)
-	checkPoints(t, sample(t, tree, t0.Add(2*time.Second)), []observe.Point{
+	observetest.CheckPoints(t, observetest.Sample(t, tree, t0.Add(2*time.Second)), []observe.Point{
 		{Metric: observe.Processes, Value: 3},
 		{Metric: observe.RSSBytes, Value: 4100 * pageSz},
 		{Metric: observe.Threads, Value: 7},
@@ -230,7 +210,7 @@ func TestTreeRootGone(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sample(t, tree, t0)
+			observetest.Sample(t, tree, t0)
 			dir := copyTree(t, "t2")
 			breakIt(t, dir)
 			swap(dir)
@@ -258,10 +238,10 @@ func TestTreeRootOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sample(t, tree, t0)
+	observetest.Sample(t, tree, t0)
 	swap("t2")
 	// 100's own 0.2 s; not 104's 0.1 s it reaped, no children, no I/O.
-	checkPoints(t, sample(t, tree, t0.Add(2*time.Second)), []observe.Point{
+	observetest.CheckPoints(t, observetest.Sample(t, tree, t0.Add(2*time.Second)), []observe.Point{
 		{Metric: observe.Processes, Value: 1},
 		{Metric: observe.RSSBytes, Value: 1000 * pageSz},
 		{Metric: observe.Threads, Value: 2},

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/procfs"
 
 	"github.com/perflab/perflab/internal/observe"
+	"github.com/perflab/perflab/internal/observe/observetest"
 )
 
 // childEnv makes the test binary act as one of the children below.
@@ -170,9 +171,9 @@ func TestRealChildBurningOneCore(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect(t, lines, "started")
-	sample(t, tree, time.Now())
+	observetest.Sample(t, tree, time.Now())
 	done := expect(t, lines, "done")
-	cores := value(t, sample(t, tree, time.Now()), observe.CPUCores)
+	cores := value(t, observetest.Sample(t, tree, time.Now()), observe.CPUCores)
 	var own float64 // what the child measured itself, a check on the machine
 	_, _ = fmt.Sscanf(done, "done %f", &own)
 	t.Logf("tree: %.3f cores; the child's own rusage: %.3f", cores, own)
@@ -202,7 +203,7 @@ func TestRealChildAllocating200MiB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rss := value(t, sample(t, tree, time.Now()), observe.RSSBytes)
+	rss := value(t, observetest.Sample(t, tree, time.Now()), observe.RSSBytes)
 	vmRSS := float64(status.VmRSS)
 	t.Logf("tree RSS %.1f MiB, VmRSS %.1f MiB", rss/(1<<20), vmRSS/(1<<20))
 	if math.Abs(rss-vmRSS) > 0.1*vmRSS || rss < 200<<20 {
@@ -217,7 +218,7 @@ func TestRealParentWithTwoChildren(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	points := sample(t, tree, time.Now())
+	points := observetest.Sample(t, tree, time.Now())
 	if n := value(t, points, observe.Processes); n != 3 {
 		t.Errorf("processes = %v, want 3", n)
 	}
@@ -260,10 +261,10 @@ func TestRealChurningChildren(t *testing.T) {
 	}
 	before := total() / 100
 	prev, cpu := time.Now(), 0.0
-	sample(t, tree, prev)
+	observetest.Sample(t, tree, prev)
 	for start := prev; time.Since(start) < time.Second; {
 		now := time.Now()
-		cpu += value(t, sample(t, tree, now), observe.CPUCores) * now.Sub(prev).Seconds()
+		cpu += value(t, observetest.Sample(t, tree, now), observe.CPUCores) * now.Sub(prev).Seconds()
 		prev = now
 	}
 	truth := total()/100 - before

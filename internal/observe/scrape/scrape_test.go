@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/perflab/perflab/internal/observe"
+	"github.com/perflab/perflab/internal/observe/observetest"
 )
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -94,26 +95,6 @@ func start(t *testing.T) (*server, string) {
 	return s, ts.URL + "/metrics"
 }
 
-func sample(t *testing.T, s *Scraper, at time.Time) []observe.Point {
-	t.Helper()
-	points, err := s.Sample(context.Background(), at)
-	if err != nil {
-		t.Fatalf("Sample: %v", err)
-	}
-	return points
-}
-
-func checkPoints(t *testing.T, got, want []observe.Point) {
-	t.Helper()
-	ok := len(got) == len(want)
-	for i := 0; ok && i < len(got); i++ {
-		ok = got[i].Metric == want[i].Metric && math.Abs(got[i].Value-want[i].Value) < 1e-9
-	}
-	if !ok {
-		t.Errorf("points\n got %v\nwant %v", got, want)
-	}
-}
-
 func TestScraperRatesAndExtras(t *testing.T) {
 	srv, url := start(t)
 	extra := []string{"http_requests_total", "queue_length", "request_duration_seconds_count",
@@ -142,22 +123,22 @@ func TestScraperRatesAndExtras(t *testing.T) {
 		return all
 	}
 	srv.set(200, exposition(100, 20, [2]int{1000, 10}))
-	checkPoints(t, sample(t, s, t0), with(gauges, extras(1010)))
+	observetest.CheckPoints(t, observetest.Sample(t, s, t0), with(gauges, extras(1010)))
 	if got := srv.lastAccept(); got != accept {
 		t.Errorf("Accept = %q, want %q", got, accept)
 	}
 	// 10 s later: 5 CPU seconds, 5 GC cycles.
 	srv.set(200, exposition(105, 25, [2]int{1500, 20}))
-	checkPoints(t, sample(t, s, t0.Add(10*time.Second)), with(gauges, []observe.Point{
+	observetest.CheckPoints(t, observetest.Sample(t, s, t0.Add(10*time.Second)), with(gauges, []observe.Point{
 		{Metric: observe.ProcessCPUCores, Value: 0.5},
 		{Metric: observe.GCPerMin, Value: 30},
 	}, extras(1520)))
 	// The component restarted: counters start over, no rate this time…
 	srv.set(200, exposition(2, 1, [2]int{5, 0}))
-	checkPoints(t, sample(t, s, t0.Add(20*time.Second)), with(gauges, extras(5)))
+	observetest.CheckPoints(t, observetest.Sample(t, s, t0.Add(20*time.Second)), with(gauges, extras(5)))
 	// …and from the new baseline the next time.
 	srv.set(200, exposition(4, 3, [2]int{9, 0}))
-	checkPoints(t, sample(t, s, t0.Add(22*time.Second)), with(gauges, []observe.Point{
+	observetest.CheckPoints(t, observetest.Sample(t, s, t0.Add(22*time.Second)), with(gauges, []observe.Point{
 		{Metric: observe.ProcessCPUCores, Value: 1},
 		{Metric: observe.GCPerMin, Value: 60},
 	}, extras(9)))
@@ -167,8 +148,8 @@ func TestScraperMissingMetricsAreAbsent(t *testing.T) {
 	srv, url := start(t)
 	srv.set(200, "# TYPE go_goroutines gauge\ngo_goroutines 3\n")
 	s := New(url, time.Second, []string{"nothing_here"})
-	checkPoints(t, sample(t, s, t0), []observe.Point{{Metric: observe.GoGoroutines, Value: 3}})
-	checkPoints(t, sample(t, s, t0.Add(time.Second)), []observe.Point{{Metric: observe.GoGoroutines, Value: 3}})
+	observetest.CheckPoints(t, observetest.Sample(t, s, t0), []observe.Point{{Metric: observe.GoGoroutines, Value: 3}})
+	observetest.CheckPoints(t, observetest.Sample(t, s, t0.Add(time.Second)), []observe.Point{{Metric: observe.GoGoroutines, Value: 3}})
 }
 
 func TestScraperErrors(t *testing.T) {
@@ -229,7 +210,7 @@ func TestScraperReadsProtobufWhenServed(t *testing.T) {
 		}
 	}))
 	t.Cleanup(ts.Close)
-	checkPoints(t, sample(t, New(ts.URL, time.Second, nil), t0), []observe.Point{{Metric: observe.GoGoroutines, Value: 11}})
+	observetest.CheckPoints(t, observetest.Sample(t, New(ts.URL, time.Second, nil), t0), []observe.Point{{Metric: observe.GoGoroutines, Value: 11}})
 }
 
 // A real client_golang registry with its Go and process collectors.
@@ -240,7 +221,7 @@ func TestScraperOfARealRegistry(t *testing.T) {
 	t.Cleanup(ts.Close)
 	s := New(ts.URL, 5*time.Second, nil)
 	begin := time.Now()
-	sample(t, s, begin)
+	observetest.Sample(t, s, begin)
 	var garbage [][]byte
 	for time.Since(begin) < 300*time.Millisecond { // CPU and GC cycles to see
 		garbage = append(garbage, make([]byte, 1<<16))
@@ -249,7 +230,7 @@ func TestScraperOfARealRegistry(t *testing.T) {
 		}
 	}
 	runtime.GC()
-	points := sample(t, s, time.Now())
+	points := observetest.Sample(t, s, time.Now())
 	got := map[string]float64{}
 	for _, p := range points {
 		got[p.Metric] = p.Value
