@@ -15,6 +15,11 @@ import (
 
 	"github.com/perflab/perflab/internal/driver"
 	httpdriver "github.com/perflab/perflab/internal/driver/http"
+	openaidriver "github.com/perflab/perflab/internal/driver/openai"
+	otlpdriver "github.com/perflab/perflab/internal/driver/otlp"
+	"github.com/perflab/perflab/internal/driver/promql"
+	"github.com/perflab/perflab/internal/driver/remotewrite"
+	s3driver "github.com/perflab/perflab/internal/driver/s3"
 	"github.com/perflab/perflab/internal/plan"
 )
 
@@ -46,14 +51,50 @@ type driverInput struct {
 // returned, each at its position in the plan file when it has one.
 type driverFactory func(in driverInput) (driverSpec, []error)
 
+// driverEntry is a driver a plan can name.
+type driverEntry struct {
+	decode driverFactory
+	// params is a zero value of what the workload's params decode into
+	// (the driver's Config): it declares which of them are not the load.
+	params  driver.Keyed
+	gateway bool // the params may hold a gateway block (withGateway)
+}
+
 // drivers is every driver a plan can name.
-var drivers = map[string]driverFactory{
-	"http":         withGateway(httpDriver),
-	"openai":       withGateway(openaiDriver),
-	"otlp":         otlpDriver,
-	"promql":       promqlDriver,
-	"remote_write": remoteWriteDriver,
-	"s3":           s3Driver,
+var drivers = map[string]driverEntry{
+	"http":         {decode: httpDriver, params: httpParams{}, gateway: true},
+	"openai":       {decode: openaiDriver, params: openaidriver.Config{}, gateway: true},
+	"otlp":         {decode: otlpDriver, params: otlpdriver.Config{}},
+	"promql":       {decode: promqlDriver, params: promql.Config{}},
+	"remote_write": {decode: remoteWriteDriver, params: remotewrite.Config{}},
+	"s3":           {decode: s3Driver, params: s3driver.Config{}},
+}
+
+// factory decodes the params of a workload of the driver.
+func (d driverEntry) factory() driverFactory {
+	if d.gateway {
+		return withGateway(d.decode)
+	}
+	return d.decode
+}
+
+// keys are the driver's declared ParamKeys, with the gateway block a
+// place: it says where the gateway is.
+func (d driverEntry) keys() driver.ParamKeys {
+	k := d.params.ParamKeys()
+	if d.gateway {
+		k.Place = append(slices.Clip(k.Place), "gateway")
+	}
+	return k
+}
+
+// declaredKeys are the declared ParamKeys of the driver called name; none
+// for a driver perflab does not have (a run made by another version).
+func declaredKeys(name string) driver.ParamKeys {
+	if d, ok := drivers[name]; ok {
+		return d.keys()
+	}
+	return driver.ParamKeys{}
 }
 
 func driverNames() string {
@@ -78,6 +119,12 @@ type httpParams struct {
 	Insecure located[bool]              `yaml:"insecure"`
 	MaxConns located[int]               `yaml:"max_conns"`
 	Name     located[string]            `yaml:"name"`
+}
+
+// ParamKeys declares which of the http driver's params say where the
+// system is; its credentials are in headers.
+func (httpParams) ParamKeys() driver.ParamKeys {
+	return driver.ParamKeys{Place: []string{"url", "ca_file", "insecure"}, Headers: []string{"headers"}}
 }
 
 // httpDriver decodes the params of an http workload.

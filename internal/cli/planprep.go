@@ -169,8 +169,8 @@ func checkPlan(p *plan.Plan, b plan.Builtins) []error {
 // driverOf is the factory of w's driver; an unknown driver is a problem
 // at its position.
 func driverOf(p *plan.Plan, w plan.Workload) (driverFactory, error) {
-	if f, ok := drivers[w.Driver]; ok {
-		return f, nil
+	if d, ok := drivers[w.Driver]; ok {
+		return d.factory(), nil
 	}
 	return nil, errorAt(p.File, w.Pos("driver"), "unknown driver %q; perflab has %s", w.Driver, driverNames())
 }
