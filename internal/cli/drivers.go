@@ -213,10 +213,9 @@ func (p *httpParams) problems(cfg httpdriver.Config, in driverInput) []error {
 }
 
 // storedParams is a workload's params as stored with the run: as written
-// in the plan (so ${VAR} references stay references) with the values of
-// sensitive headers and credentials written literally in the plan masked
-// (maskSecrets).
-func storedParams(params plan.Params) json.RawMessage {
+// in the plan (so ${VAR} references stay references) with credentials
+// written literally masked (maskSecrets, by the keys of the driver).
+func storedParams(params plan.Params, driverName string) json.RawMessage {
 	raw, err := params.JSON()
 	if err != nil {
 		return json.RawMessage("{}")
@@ -225,24 +224,12 @@ func storedParams(params plan.Params) json.RawMessage {
 	if json.Unmarshal(raw, &m) != nil {
 		return raw
 	}
-	maskSecrets(m)
+	maskSecrets(m, declaredKeys(driverName))
 	out, err := json.Marshal(m)
 	if err != nil {
 		return raw
 	}
 	return out
-}
-
-// maskHeaders masks, in decoded params, the values of sensitive headers
-// written literally (not as ${VAR} references).
-func maskHeaders(params map[string]any) {
-	if hs, ok := params["headers"].(map[string]any); ok {
-		for k, v := range hs {
-			if s, _ := v.(string); sensitive(k) && !isEnvRef(s) {
-				hs[k] = "[redacted]"
-			}
-		}
-	}
 }
 
 // describedPlan is the plan as stored with a run (Plan.Describe), with
@@ -260,8 +247,10 @@ func describedPlan(p *plan.Plan) (string, error) {
 	for _, pr := range profiles {
 		ws, _ := pr.(map[string]any)["workloads"].([]any)
 		for _, w := range ws {
-			if params, ok := w.(map[string]any)["params"].(map[string]any); ok {
-				maskSecrets(params)
+			w, _ := w.(map[string]any)
+			name, _ := w["driver"].(string)
+			if params, ok := w["params"].(map[string]any); ok {
+				maskSecrets(params, declaredKeys(name))
 			}
 		}
 	}

@@ -58,7 +58,7 @@ func (r *planRun) cleanup(ws []phaseWorkload) {
 		cancel()
 		if err != nil {
 			r.event("cleanup", fmt.Sprintf("%s: %v", w.desc.Name, err))
-			fmt.Fprintf(r.e.stderr, "perflab: warning: cannot clean up after workload %s: %s\n", w.desc.Name, r.p.Redact(err.Error()))
+			fmt.Fprintf(r.e.stderr, "perflab: warning: cannot clean up after workload %s: %s\n", w.desc.Name, err)
 			continue
 		}
 		r.event("cleanup", fmt.Sprintf("%s: removed %s %s objects in %v", w.desc.Name, line.count(), w.desc.Driver, time.Since(start).Round(time.Millisecond)))
@@ -116,13 +116,13 @@ func (r *planRun) recordChecks(name string, checks []driver.Check, err error) {
 	if err != nil {
 		r.addFacts(name, []results.Fact{{Name: "read-back", Value: "could not check: " + err.Error()}})
 		r.event("verify", fmt.Sprintf("%s: %v", name, err))
-		fmt.Fprintf(r.e.stderr, "perflab: warning: cannot read back what %s wrote: %s\n", name, r.p.Redact(err.Error()))
+		fmt.Fprintf(r.e.stderr, "perflab: warning: cannot read back what %s wrote: %s\n", name, err)
 		return
 	}
 	rows := make([]results.Check, len(checks))
 	var parts []string
 	for i, c := range checks {
-		rows[i] = results.Check{Name: c.Name, Expected: c.Expected, Found: c.Found, Unit: c.Unit, Lost: c.Lost, Note: r.p.Redact(c.Note)}
+		rows[i] = results.Check{Name: c.Name, Expected: c.Expected, Found: c.Found, Unit: c.Unit, Lost: c.Lost, Note: c.Note}
 		part := fmt.Sprintf("%s %s of %s", c.Name, figure(c.Found), figure(c.Expected))
 		if c.Lost {
 			part += " LOST"
@@ -138,17 +138,14 @@ func (r *planRun) recordChecks(name string, checks []driver.Check, err error) {
 }
 
 func (r *planRun) addFacts(workload string, facts []results.Fact) {
-	for i := range facts {
-		facts[i].Value = r.p.Redact(facts[i].Value)
-	}
 	if err := r.store.AddFacts(workload, facts); err != nil {
 		r.sink.fail(err)
 	}
 }
 
-// event records an event of the run, secrets redacted.
+// event records an event of the run.
 func (r *planRun) event(kind, msg string) {
-	if err := r.store.AddEvent(results.Event{Kind: kind, Message: r.p.Redact(msg)}); err != nil {
+	if err := r.store.AddEvent(results.Event{Kind: kind, Message: msg}); err != nil {
 		r.sink.fail(err)
 	}
 }

@@ -112,6 +112,7 @@ func (e *env) httpCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	e.useScrubber(f.scrubber(pos[0]))
 	return e.execute(ctx, job{name: f.name, command: redactCommand(append([]string{"perflab", "http"}, args...)),
 		out: f.out, warmup: f.warmup, jsonOut: f.jsonOut, workloads: []plannedWorkload{pw}, slo: f.slo})
 }
@@ -157,6 +158,26 @@ func (f *httpFlags) workload(rawURL string, set map[string]bool) (plannedWorkloa
 	desc.Params, _ = json.Marshal(map[string]any{"method": cfg.Method, "headers": redactHeaders(cfg.Header),
 		"body_bytes": len(cfg.Body), "timeout": f.timeout.String(), "proto": f.proto})
 	return plannedWorkload{eng: w, desc: desc}, nil
+}
+
+// scrubber is the scrubber of the run: the values of the environment
+// variables the headers read, the credential-named headers' values written
+// literally and the password in the URL.
+func (f *httpFlags) scrubber(rawURL string) *scrubber {
+	set := secretSet{}
+	for _, line := range f.headers {
+		k, v, _ := strings.Cut(line, ":")
+		v = strings.TrimSpace(v)
+		os.Expand(v, func(name string) string {
+			set.env(os.Getenv(name), "${"+name+"}")
+			return ""
+		})
+		if httpdriver.SensitiveHeader(k) {
+			set.literal(v)
+		}
+	}
+	set.literal(urlPassword(rawURL))
+	return set.scrubber()
 }
 
 // header is the request header of the -H flags, ${VAR} read from the
@@ -294,22 +315,11 @@ func expandEnv(s string) (string, error) {
 	return out, nil
 }
 
-// sensitive reports whether a header's value must never be stored.
-func sensitive(name string) bool {
-	n := strings.ToLower(name)
-	for _, s := range []string{"authorization", "cookie", "key", "token", "secret", "password", "auth"} {
-		if strings.Contains(n, s) {
-			return true
-		}
-	}
-	return false
-}
-
 func redactHeaders(h http.Header) map[string]string {
 	out := map[string]string{}
 	for k, vs := range h {
 		v := strings.Join(vs, ", ")
-		if sensitive(k) {
+		if httpdriver.SensitiveHeader(k) {
 			v = "[redacted]"
 		}
 		out[k] = v
@@ -333,12 +343,12 @@ func redactCommand(args []string) string {
 	for i, a := range args {
 		out[i] = redactURL(a)
 		if i > 0 && (args[i-1] == "-H" || args[i-1] == "--H") {
-			if k, v, ok := strings.Cut(a, ":"); ok && sensitive(k) && !isEnvRef(strings.TrimSpace(v)) {
+			if k, v, ok := strings.Cut(a, ":"); ok && httpdriver.SensitiveHeader(k) && !isEnvRef(strings.TrimSpace(v)) {
 				out[i] = k + ": [redacted]"
 			}
 		}
 		if strings.HasPrefix(a, "-H=") || strings.HasPrefix(a, "--H=") {
-			if k, _, ok := strings.Cut(a, ":"); ok && sensitive(k) {
+			if k, _, ok := strings.Cut(a, ":"); ok && httpdriver.SensitiveHeader(k) {
 				out[i] = k + ": [redacted]"
 			}
 		}

@@ -31,7 +31,8 @@ const (
 type env struct {
 	stdout io.Writer
 	stderr io.Writer
-	tty    bool // stderr is a terminal: progress is drawn in place
+	tty    bool      // stderr is a terminal: progress is drawn in place
+	scrub  *scrubber // the run's, once known (useScrubber); nil scrubs nothing
 }
 
 const usage = `perflab — load tests that tell you how to size a service

@@ -150,7 +150,7 @@ func checkPlan(p *plan.Plan, b plan.Builtins) []error {
 			if comp.Run == nil {
 				continue
 			}
-			for _, e := range componentSpec(comp, "").Validate() {
+			for _, e := range componentSpec(comp, "", nil).Validate() {
 				add(c.Name, errorAt(p.File, comp.Pos("run"), "component %s: %v", comp.Name, e))
 			}
 		}
@@ -227,7 +227,7 @@ func prepareWorkload(p *plan.Plan, c plan.Cell, pr plan.Profile, w plan.Workload
 	}
 	pw := phaseWorkload{spec: spec, eng: engine.Workload{Name: name}, plan: w, length: pr.Duration,
 		desc: results.Workload{Name: name, Short: w.Name, Cell: c.Index, Profile: pr.Name, Driver: w.Driver,
-			Target: p.Redact(spec.target), Params: storedParams(w.Params)}}
+			Target: spec.target, Params: storedParams(w.Params, w.Driver)}}
 	sw, opBytes, err := provisional(w, spec)
 	if err != nil {
 		return phaseWorkload{}, []error{at("", "%v", err)}
@@ -291,9 +291,12 @@ func schedule(w plan.Workload, d time.Duration, opBytes float64, eng *engine.Wor
 }
 
 // componentSpec is how the target package starts a component of the plan.
-func componentSpec(c plan.Component, logDir string) target.Spec {
+func componentSpec(c plan.Component, logDir string, scrub *scrubber) target.Spec {
 	r := c.Run
 	s := target.Spec{Name: c.Name, Command: r.Command, Args: r.Args, Dir: r.Dir, StopGrace: r.StopGrace, LogDir: logDir}
+	if scrub != nil {
+		s.Scrub = scrub.String
+	}
 	if s.StopGrace == 0 { // the plan's 0 means at once; the target's zero means its default
 		s.StopGrace = time.Nanosecond
 	}

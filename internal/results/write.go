@@ -24,8 +24,8 @@ func (r *Run) AddWorkload(w Workload) error {
 	res, err := r.db.Exec(`INSERT INTO workloads (name, driver, model, target, rate, stages,
 		vus_min, vus_max, backlog, concurrency, duration_ns, grace_ns, params, cell, profile, short)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		w.Name, w.Driver, w.Model, w.Target, w.Rate, jsonText(w.Stages),
-		w.VUsMin, w.VUsMax, w.Backlog, w.Concurrency, int64(w.Duration), int64(w.Grace), jsonText(w.Params),
+		w.Name, w.Driver, w.Model, r.text(w.Target), w.Rate, jsonText(w.Stages),
+		w.VUsMin, w.VUsMax, w.Backlog, w.Concurrency, int64(w.Duration), int64(w.Grace), r.jsonText(w.Params),
 		w.Cell, w.Profile, w.Short)
 	if err != nil {
 		return fmt.Errorf("cannot add workload %q: %w", w.Name, err)
@@ -65,6 +65,18 @@ func jsonText(m json.RawMessage) any {
 	return string(m)
 }
 
+// jsonText is raw JSON as a column value, scrubbed, or as given if
+// scrubbing broke it (a secret inside an escape sequence).
+func (r *Run) jsonText(m json.RawMessage) any {
+	if len(m) == 0 {
+		return nil
+	}
+	if s := r.text(string(m)); json.Valid([]byte(s)) {
+		return s
+	}
+	return string(m)
+}
+
 // encodedOp is one operation's row, histograms encoded ahead of the lock.
 type encodedOp struct {
 	name     string
@@ -73,14 +85,15 @@ type encodedOp struct {
 	measures [stats.NumMeasures]sql.NullString
 }
 
-func encodeOps(iv *stats.Interval) ([]encodedOp, error) {
+// encodeOps encodes the interval's operations, their names scrubbed.
+func (r *Run) encodeOps(iv *stats.Interval) ([]encodedOp, error) {
 	ops := make([]encodedOp, 0, len(iv.Ops))
 	for _, name := range iv.OpNames() {
 		st := iv.Ops[name]
 		if st == nil {
 			continue
 		}
-		e := encodedOp{name: name, st: st}
+		e := encodedOp{name: r.text(name), st: st}
 		for i, h := range []*stats.Hist{st.Latency, st.Service, st.TTFB, st.Connect} {
 			var err error
 			if e.hists[i], err = encodeHist(h); err != nil {
@@ -121,7 +134,7 @@ func (r *Run) WriteInterval(workload string, iv *stats.Interval) error {
 	if err != nil {
 		return fmt.Errorf("cannot write interval %d of %q: lag: %w", iv.Index, workload, err)
 	}
-	ops, err := encodeOps(iv)
+	ops, err := r.encodeOps(iv)
 	if err != nil {
 		return fmt.Errorf("cannot write interval %d of %q: %w", iv.Index, workload, err)
 	}
@@ -129,7 +142,7 @@ func (r *Run) WriteInterval(workload string, iv *stats.Interval) error {
 	defer r.mu.Unlock()
 	id, err := r.workloadID(workload)
 	if err == nil {
-		err = r.inTx(func(tx *sql.Tx) error { return insertInterval(tx, id, iv, lag, ops) })
+		err = r.inTx(func(tx *sql.Tx) error { return r.insertInterval(tx, id, iv, lag, ops) })
 	}
 	if err != nil {
 		return fmt.Errorf("cannot write interval %d of %q: %w", iv.Index, workload, err)
@@ -137,7 +150,7 @@ func (r *Run) WriteInterval(workload string, iv *stats.Interval) error {
 	return nil
 }
 
-func insertInterval(tx *sql.Tx, id int64, iv *stats.Interval, lag sql.NullString, ops []encodedOp) error {
+func (r *Run) insertInterval(tx *sql.Tx, id int64, iv *stats.Interval, lag sql.NullString, ops []encodedOp) error {
 	_, err := tx.Exec(`INSERT INTO intervals (workload_id, idx, start_ns, end_ns, dropped, vus, lag_hist)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		id, iv.Index, iv.Start.UnixNano(), iv.End.UnixNano(), iv.Dropped, iv.VUs, lag)
@@ -168,7 +181,7 @@ func insertInterval(tx *sql.Tx, id int64, iv *stats.Interval, lag sql.NullString
 			if st.Classes[c] == 0 {
 				continue
 			}
-			if _, err := errStmt.Exec(id, iv.Index, o.name, c.String(), st.Classes[c], st.Samples[c]); err != nil {
+			if _, err := errStmt.Exec(id, iv.Index, o.name, c.String(), st.Classes[c], r.text(st.Samples[c])); err != nil {
 				return fmt.Errorf("op %q class %s: %w", o.name, c, err)
 			}
 		}
@@ -187,7 +200,7 @@ func (r *Run) AddEvent(e Event) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	_, err := r.db.Exec(`INSERT INTO events (time_ns, kind, message) VALUES (?, ?, ?)`,
-		e.Time.UnixNano(), e.Kind, e.Message)
+		e.Time.UnixNano(), e.Kind, r.text(e.Message))
 	if err != nil {
 		return fmt.Errorf("cannot add event %q: %w", e.Kind, err)
 	}
