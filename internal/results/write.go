@@ -85,15 +85,14 @@ type encodedOp struct {
 	measures [stats.NumMeasures]sql.NullString
 }
 
-// encodeOps encodes the interval's operations, their names scrubbed.
-func (r *Run) encodeOps(iv *stats.Interval) ([]encodedOp, error) {
+func encodeOps(iv *stats.Interval) ([]encodedOp, error) {
 	ops := make([]encodedOp, 0, len(iv.Ops))
 	for _, name := range iv.OpNames() {
 		st := iv.Ops[name]
 		if st == nil {
 			continue
 		}
-		e := encodedOp{name: r.text(name), st: st}
+		e := encodedOp{name: name, st: st}
 		for i, h := range []*stats.Hist{st.Latency, st.Service, st.TTFB, st.Connect} {
 			var err error
 			if e.hists[i], err = encodeHist(h); err != nil {
@@ -134,7 +133,7 @@ func (r *Run) WriteInterval(workload string, iv *stats.Interval) error {
 	if err != nil {
 		return fmt.Errorf("cannot write interval %d of %q: lag: %w", iv.Index, workload, err)
 	}
-	ops, err := r.encodeOps(iv)
+	ops, err := encodeOps(r.scrubbed(iv)) // the error samples and names are in ops
 	if err != nil {
 		return fmt.Errorf("cannot write interval %d of %q: %w", iv.Index, workload, err)
 	}
@@ -142,7 +141,7 @@ func (r *Run) WriteInterval(workload string, iv *stats.Interval) error {
 	defer r.mu.Unlock()
 	id, err := r.workloadID(workload)
 	if err == nil {
-		err = r.inTx(func(tx *sql.Tx) error { return r.insertInterval(tx, id, iv, lag, ops) })
+		err = r.inTx(func(tx *sql.Tx) error { return insertInterval(tx, id, iv, lag, ops) })
 	}
 	if err != nil {
 		return fmt.Errorf("cannot write interval %d of %q: %w", iv.Index, workload, err)
@@ -150,7 +149,7 @@ func (r *Run) WriteInterval(workload string, iv *stats.Interval) error {
 	return nil
 }
 
-func (r *Run) insertInterval(tx *sql.Tx, id int64, iv *stats.Interval, lag sql.NullString, ops []encodedOp) error {
+func insertInterval(tx *sql.Tx, id int64, iv *stats.Interval, lag sql.NullString, ops []encodedOp) error {
 	_, err := tx.Exec(`INSERT INTO intervals (workload_id, idx, start_ns, end_ns, dropped, vus, lag_hist)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		id, iv.Index, iv.Start.UnixNano(), iv.End.UnixNano(), iv.Dropped, iv.VUs, lag)
@@ -181,12 +180,30 @@ func (r *Run) insertInterval(tx *sql.Tx, id int64, iv *stats.Interval, lag sql.N
 			if st.Classes[c] == 0 {
 				continue
 			}
-			if _, err := errStmt.Exec(id, iv.Index, o.name, c.String(), st.Classes[c], r.text(st.Samples[c])); err != nil {
+			if _, err := errStmt.Exec(id, iv.Index, o.name, c.String(), st.Classes[c], st.Samples[c]); err != nil {
 				return fmt.Errorf("op %q class %s: %w", o.name, c, err)
 			}
 		}
 	}
 	return insertExtras(tx, id, iv.Index, ops)
+}
+
+// scrubbed is iv with its operations' names and error samples scrubbed,
+// iv itself unchanged (its histograms are shared).
+func (r *Run) scrubbed(iv *stats.Interval) *stats.Interval {
+	if r.scrub == nil {
+		return iv
+	}
+	out := *iv
+	out.Ops = make(map[string]*stats.OpStats, len(iv.Ops))
+	for name, st := range iv.Ops {
+		c := *st
+		for i, sample := range c.Samples {
+			c.Samples[i] = r.text(sample)
+		}
+		out.Ops[r.text(name)] = &c
+	}
+	return &out
 }
 
 // AddEvent records an event. A zero e.Time means now.
