@@ -95,7 +95,7 @@ func TestSLOJudgesLatencyOnSuccesses(t *testing.T) {
 		state          GateState
 		note           string
 	}{
-		{"p50 < 10ms", "20ms", GateFail, "over the 1600 successful requests; 2400 of 4000 failed (see error_rate)"},
+		{"p50 < 10ms", "20ms", GateFail, "over the 1600 successful requests; 2400 of 4000 failed, see error_rate"},
 		{"p99 < 50ms", "100ms", GateFail, "over the 1600 successful requests"},
 		{"p99 < 200ms", "100ms", GatePass, "over the 1600 successful requests"},
 		{"mean < 10ms", "21ms", GateFail, "over the 1600 successful requests"},

@@ -131,7 +131,7 @@ func (sc gateScope) latencyNote(f gateFigure) gateFigure {
 	case sc.latencyOfAll():
 		f.note = fmt.Sprintf("latency of all %d requests, %d of them failed: the run's store (results format 2 or older) did not keep failed requests apart", reqs, reqs-ok)
 	default:
-		f.note = fmt.Sprintf("over the %d successful requests; %d of %d failed (see error_rate)", ok, reqs-ok, reqs)
+		f.note = fmt.Sprintf("over the %d successful requests; %d of %d failed, see error_rate", ok, reqs-ok, reqs)
 	}
 	return f
 }
