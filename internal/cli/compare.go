@@ -110,7 +110,7 @@ type loadedRun struct {
 }
 
 func loadForCompare(dir string) (*loadedRun, error) {
-	store, err := results.Open(dir)
+	store, err := results.OpenReadOnly(dir)
 	if err != nil {
 		return nil, &runError{err: err, hint: "give directories perflab printed as 'run directory'", code: ExitFailed}
 	}

@@ -48,7 +48,7 @@ func (e *env) size(args []string) error {
 	if o.Strategy.Name == "vpa" && set(fs, "headroom") {
 		fmt.Fprintln(e.stderr, "perflab: note: strategy vpa uses its own margin of 15 %, not --headroom")
 	}
-	store, err := results.Open(pos[0])
+	store, err := results.OpenReadOnly(pos[0])
 	if err != nil {
 		return &runError{err: err, hint: "give the directory perflab printed as 'run directory'", code: ExitFailed}
 	}

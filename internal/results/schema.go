@@ -234,9 +234,13 @@ func checkVersion(db *sql.DB) (int, error) {
 	return n, nil
 }
 
-// writable refuses writes to a store of an older format version: perflab
-// reads version 1 and 2 runs but writes only the current version.
+// writable refuses writes to a run opened read-only, and to a store of an
+// older format version: perflab reads version 1 and 2 runs but writes only
+// the current version.
 func (r *Run) writable(what string) error {
+	if r.readOnly {
+		return fmt.Errorf("cannot %s: the run is open read-only", what)
+	}
 	if r.version != SchemaVersion {
 		return fmt.Errorf("cannot %s: the run is in results format version %d and perflab writes only version %d", what, r.version, SchemaVersion)
 	}
