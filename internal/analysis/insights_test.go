@@ -100,12 +100,12 @@ func TestPredictAt(t *testing.T) {
 	}
 	// app CPU at 800/s: 0.1 + 0.8 = 0.9 cores, outside 100–400; request 0.9 × 1.25 = 1.125 → 1150m, limit 1725 → 1750m.
 	p := ps[0]
-	if !closeTo(p.Prediction.Value, 0.9, 1e-9) || !p.Prediction.Extrapolation || p.Request.String() != "1150m" || p.Limit.String() != "1750m" {
+	if !closeTo(p.Prediction.Value, 0.9, 1e-9) || !p.Prediction.Extrapolation || p.Request.String() != "1.15" || p.Limit.String() != "1.75" {
 		t.Errorf("app CPU at 800/s: %+v, request %s, limit %s", p.Prediction, p.Request, p.Limit)
 	}
-	// db memory at 800/s: 200 + 400 = 600 MiB; request 750 MiB → 768Mi, limit 1152 MiB → 1280Mi.
+	// db memory at 800/s: 200 + 400 = 600 MiB; request 750 MiB → 768Mi, limit 1152 MiB → 1280Mi (1.25Gi).
 	p = ps[4]
-	if p.Scaling.Component != "db" || !closeTo(p.Prediction.Value, 600*mi, 1e-3) || p.Request.String() != "768Mi" || p.Limit.String() != "1280Mi" {
+	if p.Scaling.Component != "db" || !closeTo(p.Prediction.Value, 600*mi, 1e-3) || p.Request.String() != "768Mi" || p.Limit.String() != "1.25Gi" {
 		t.Errorf("db memory at 800/s: %+v, request %s, limit %s", p.Prediction, p.Request, p.Limit)
 	}
 	if in := in.PredictAt(300)[0]; in.Prediction.Extrapolation || math.IsNaN(in.Prediction.Low) {

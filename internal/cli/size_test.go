@@ -86,10 +86,10 @@ func TestSize(t *testing.T) {
 		{"vpa", []string{"--strategy", "vpa"}, []string{"Strategy `vpa`", "| s | get 100/s (97.7 KiB/s sent) | app | 160Mi | 256Mi | 230m | 350m |",
 			"| Size | Component | Memory lower bound | Memory target | Memory upper bound | CPU lower bound | CPU target | CPU upper bound |",
 			"| s | app | 160Mi | 160Mi | 160Mi | 230m | 230m | 230m |"}},
-		// At 800/s: app CPU 0.9 cores → 1150m, limit 1750m; memory 300 MiB → 384Mi (64Mi steps), limit 576Mi.
+		// At 800/s: app CPU 0.9 cores → 1150m ("1.15"), limit 1750m ("1.75"); memory 300 MiB → 384Mi (64Mi steps), limit 576Mi.
 		{"at rate", []string{"--at", "800/s"}, []string{"## Prediction at 800/s (cell `default`)", "**Extrapolation:**",
-			"| app | CPU | 0.90 cores |", "| 1150m | 1750m | linear (R² 1.00) |", "| app | memory | 300 MiB |", "| 384Mi | 576Mi |",
-			"```yaml\napp:\n  resources:\n    requests:\n      cpu: 1150m\n      memory: 384Mi\n"}},
+			"| app | CPU | 0.90 cores |", "| 1.15 | 1.75 | linear (R² 1.00) |", "| app | memory | 300 MiB |", "| 384Mi | 576Mi |",
+			"```yaml\napp:\n  resources:\n    requests:\n      cpu: \"1.15\"\n      memory: 384Mi\n"}},
 		// 200 KB/s sent is profile m: no extrapolation; CPU 0.3 cores.
 		{"at bytes", []string{"--at", "200KB/s"}, []string{"## Prediction at 195 KiB/s", "bytes/s of workload `get`", "| app | CPU | 0.30 cores |"}},
 	} {
