@@ -156,7 +156,7 @@ func TestHTMLSections(t *testing.T) {
 			`<tr><td>pico</td><td></td><td><strong>total</strong></td><td class="n">3936Mi</td><td class="n">6048Mi</td><td class="n">700m</td><td class="n">1.06</td></tr>`,
 			"<h3>Size <code>pico</code> — push 100/s (400 KiB/s sent), query 25/s</h3>\n<pre><code class=\"language-yaml\">ingester:\n  resources:\n    requests:\n      cpu: 380m\n      memory: 2Gi\n    limits:\n      cpu: 570m\n      memory: 3Gi\n",
 			"<p>Total resources: requests 3.84 GiB memory, 0.70 cores; limits 5.91 GiB memory, 1.06 cores. The run directory holds this size as <code>sizes/default-pico.yaml</code>.</p>",
-			`<tr><td>ingester</td><td>CPU</td><td class="n">3</td><td class="n">0.10 cores</td><td class="n">0.20 cores</td><td class="n">1.00</td><td>linear</td></tr>`,
+			`<tr><td>ingester</td><td>CPU</td><td class="n">3</td><td class="n">0.1 cores</td><td class="n">0.2 cores</td><td class="n">1.00</td><td>linear</td></tr>`,
 			"<ol><li>ingester accounts for 52–69 % of memory across 3 profiles",
 			`<tr><td>pico</td><td class="n">2.86 GiB</td><td class="n">2.86 GiB</td><td class="n">2.59 GiB</td><td class="n">0.55 cores</td>`,
 		}},

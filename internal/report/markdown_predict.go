@@ -96,9 +96,9 @@ func predictionTable(b *strings.Builder, at string, preds []analysis.ScalingPred
 		}
 		interval := "–"
 		if !math.IsNaN(p.Prediction.Low) {
-			interval = f(p.Prediction.Low) + " – " + f(p.Prediction.High)
+			interval = atLeastZero(p.Prediction.Low, f) + " – " + atLeastZero(p.Prediction.High, f)
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s (R² %s) |\n", sc.Component, what, f(p.Prediction.Value), interval,
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s (R² %s) |\n", sc.Component, what, atLeastZero(p.Prediction.Value, f), interval,
 			qty(p.Request), qty(p.Limit), sc.Verdict(), r2Text(sc.Fit))
 		pw := p.Prediction.Warnings
 		if outside && p.Prediction.Extrapolation && len(pw) > 0 {
