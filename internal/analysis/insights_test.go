@@ -172,3 +172,42 @@ func TestCellInsightsLoadFollowsBytesWhenRequestsDiffer(t *testing.T) {
 		t.Errorf("sizes within 2x: load %v, note %q", in.Load, in.LoadNote)
 	}
 }
+
+// A load given in the other unit than the fits': a byte rate becomes
+// requests/s at the mean bytes per request, said in the note; a rate is
+// refused where the fits follow bytes/s, and a byte rate where the
+// requests moved no bytes, each naming the unit to give.
+func TestLoadIn(t *testing.T) {
+	phases := threePhases(t) // 1 KiB sent per request
+	in, err := CellInsights(phases, DefaultInsightOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if load, note, err := in.LoadIn(LoadRequests, 300); load != 300 || note != "" || err != nil {
+		t.Errorf("a rate against requests/s fits: %v %q %v", load, note, err)
+	}
+	load, note, err := in.LoadIn(LoadBytes, 300<<10)
+	if err != nil || !closeTo(load, 300, 1e-9) || note != "300 KiB/s is 300 requests/s of workload get: the fits follow its requests/s, "+
+		"and its requests moved 1 KiB each on average (sent and received) over the 3 profiles measured" {
+		t.Errorf("a byte rate against requests/s fits: %v %q %v", load, note, err)
+	}
+	for i, per := range []float64{1 << 10, 1 << 20, 1 << 20} {
+		op := &phases[i].Summaries[0].Ops[0]
+		op.BytesSentPS, op.BytesRecvPS = 100, per*op.Rate-100
+	}
+	in, _ = CellInsights(phases, DefaultInsightOptions())
+	if _, _, err := in.LoadIn(LoadRequests, 5000); err == nil ||
+		!strings.Contains(err.Error(), "the scaling fits follow the bytes/s of workload get, not its requests/s (the requests of workload get move from 1 KiB to 1 MiB") ||
+		!strings.HasSuffix(err.Error(), "give the load as a byte rate, e.g. 400MiB/s") {
+		t.Errorf("a rate against bytes/s fits: %v", err)
+	}
+	for i := range phases {
+		op := &phases[i].Summaries[0].Ops[0]
+		op.BytesSentPS, op.BytesRecvPS = 0, 0
+	}
+	in, _ = CellInsights(phases, DefaultInsightOptions())
+	if _, _, err := in.LoadIn(LoadBytes, 1<<20); err == nil || !strings.Contains(err.Error(), "whose requests moved no bytes") ||
+		!strings.HasSuffix(err.Error(), "give the load as a rate, e.g. 400/s") {
+		t.Errorf("a byte rate against requests that moved no bytes: %v", err)
+	}
+}

@@ -65,7 +65,7 @@ func TestPredictionBelowZero(t *testing.T) {
 			t.Fatalf("at %v/s the interval starts at %v: the test needs it below zero", load, p.Prediction.Low)
 		}
 		var b strings.Builder
-		if err := PredictionMarkdown(&b, c, load, []analysis.ScalingPrediction{p}); err != nil {
+		if err := PredictionMarkdown(&b, c, load, []analysis.ScalingPrediction{p}, ""); err != nil {
 			t.Fatal(err)
 		}
 		row := tableRow(b.String(), "| app | CPU |")
