@@ -63,6 +63,8 @@ type jsonWorkload struct {
 	// Facts and Checks are what the workload's driver told (summary 2.1).
 	Facts  []jsonFact  `json:"facts,omitempty"`
 	Checks []jsonCheck `json:"checks,omitempty"`
+	// Schedule is the ramping schedule of a workload with stages (2.6).
+	Schedule *jsonSchedule `json:"schedule,omitempty"`
 }
 
 type jsonWin struct {
@@ -146,6 +148,7 @@ func toJSONWorkload(s *analysis.Summary) jsonWorkload {
 		ErrorsTotal: s.ErrorsTotal, DroppedTotal: s.DroppedTotal, SchedulerLag: toJSONQ(s.Lag),
 		Latency: optJSONQ(s.Latency), TTFB: optJSONQ(s.TTFB), Measures: measuresJSON(s.Measures),
 		ClientBound: s.ClientBound, Warnings: append([]string{}, s.Warnings...), Ops: []jsonOp{}}
+	jw.Schedule = toJSONSchedule(w)
 	for _, op := range s.Ops {
 		errs := op.Errors
 		if errs == nil {
@@ -159,6 +162,35 @@ func toJSONWorkload(s *analysis.Summary) jsonWorkload {
 		jw.Ops = append(jw.Ops, jo)
 	}
 	return jw
+}
+
+// jsonSchedule is a ramping schedule: from start, each stage moves the
+// load linearly to its target over its seconds.
+type jsonSchedule struct {
+	Unit   string      `json:"unit"` // "ops/s" or "VUs"
+	Start  float64     `json:"start"`
+	Stages []jsonStage `json:"stages"`
+	Text   string      `json:"text"`
+}
+
+type jsonStage struct {
+	Seconds float64 `json:"seconds"`
+	Target  float64 `json:"target"`
+}
+
+func toJSONSchedule(w analysis.Workload) *jsonSchedule {
+	if w.Schedule == nil {
+		return nil
+	}
+	unit, text := "VUs", scheduleText(w)
+	if w.Model == "open" {
+		unit = "ops/s"
+	}
+	js := &jsonSchedule{Unit: unit, Start: w.Schedule.Start, Stages: []jsonStage{}, Text: text}
+	for _, st := range w.Schedule.Stages {
+		js.Stages = append(js.Stages, jsonStage{Seconds: st.Duration.Seconds(), Target: st.Target})
+	}
+	return js
 }
 
 // optJSONQ is q in JSON, or nil when it has no value.
