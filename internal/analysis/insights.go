@@ -43,11 +43,10 @@ func (b LoadBasis) Unit() string {
 type InsightOptions struct {
 	Strategy Strategy
 	Sizing   SizingOptions
-	Load     LoadBasis
-	// FixedLoad keeps Load as given. Otherwise a requests/s basis becomes
+	// Load is the basis the fits follow. A requests/s basis becomes
 	// bytes/s where the load workload's requests differ in size between
 	// profiles (see SizeSpread): then requests/s does not measure load.
-	FixedLoad bool
+	Load LoadBasis
 }
 
 // SizeSpread is how much the mean bytes moved per request (sent and
@@ -100,7 +99,7 @@ func CellInsights(phases []PhaseData, o InsightOptions) (*Insights, error) {
 	}
 	in.LoadWorkload = loadWorkload(sized)
 	in.RequestBytes = meanRequestBytes(sized, in.LoadWorkload)
-	if !o.FixedLoad && o.Load == LoadRequests && in.LoadWorkload != "" {
+	if o.Load == LoadRequests && in.LoadWorkload != "" {
 		if lo, hi := requestSizes(sized, in.LoadWorkload); lo > 0 && hi > SizeSpread*lo {
 			in.Load = LoadBytes
 			in.LoadNote = fmt.Sprintf("the requests of workload %s move from %s to %s each (sent and received) in different profiles, "+

@@ -143,8 +143,8 @@ func TestCellInsightsBytesAndTooFew(t *testing.T) {
 }
 
 // Requests of 1 KiB in one profile and 1 MiB in the others are not the same
-// load: the fits follow bytes/s and say why; a basis the user fixed, or
-// sizes within SizeSpread of each other, stay requests/s.
+// load: the fits follow bytes/s and say why; sizes within SizeSpread of
+// each other stay requests/s.
 func TestCellInsightsLoadFollowsBytesWhenRequestsDiffer(t *testing.T) {
 	phases := threePhases(t)
 	for i, per := range []float64{1 << 10, 1 << 20, 1 << 20} {
@@ -158,11 +158,6 @@ func TestCellInsightsLoadFollowsBytesWhenRequestsDiffer(t *testing.T) {
 	if in.Load != LoadBytes || !slices.Equal(in.Loads, []float64{100 << 10, 200 << 20, 400 << 20}) || in.Scaling[0].LoadUnit != "bytes/s" ||
 		!strings.Contains(in.LoadNote, "from 1 KiB to 1 MiB each") {
 		t.Errorf("load %v %v, unit %q, note %q", in.Load, in.Loads, in.Scaling[0].LoadUnit, in.LoadNote)
-	}
-	fixed := DefaultInsightOptions()
-	fixed.FixedLoad = true
-	if in, _ := CellInsights(phases, fixed); in.Load != LoadRequests || in.LoadNote != "" || !slices.Equal(in.Loads, []float64{100, 200, 400}) {
-		t.Errorf("fixed: load %v %v, note %q", in.Load, in.Loads, in.LoadNote)
 	}
 	for i, per := range []float64{1000, 1500, 1999} {
 		op := &phases[i].Summaries[0].Ops[0]
