@@ -24,7 +24,8 @@ type Workload struct {
 	Driver     string
 	Model      string
 	Target     string
-	TargetRate float64 // ops/s the schedule asked for over the window; 0 for the closed model
+	TargetRate float64   // ops/s the schedule asked for over the window (a ramping schedule's mean over it); 0 for the closed model
+	Schedule   *Schedule // the ramping schedule of a workload with stages; nil for a constant rate or concurrency
 	VUsMin     int
 	VUsMax     int
 	Start      time.Time
@@ -165,6 +166,9 @@ func Summarize(w Workload, ivs []*stats.Interval) *Summary {
 	}
 	s.Intervals = len(in)
 	s.Seconds = s.Window.End.Sub(s.Window.Start).Seconds()
+	if sch := w.Schedule; sch != nil && w.Model == "open" && !w.Start.IsZero() {
+		s.Workload.TargetRate = sch.Mean(s.Window.Start.Sub(w.Start), s.Window.End.Sub(w.Start))
+	}
 	ops := map[string]*stats.OpStats{}
 	var names []string
 	lag := stats.NewHist()

@@ -67,6 +67,8 @@ type jsonWorkload struct {
 	// Facts and Checks are what the workload's driver told (summary 2.1).
 	Facts  []jsonFact  `json:"facts,omitempty"`
 	Checks []jsonCheck `json:"checks,omitempty"`
+	// Schedule is the ramping schedule of a workload with stages (2.6).
+	Schedule *jsonSchedule `json:"schedule,omitempty"`
 }
 
 type jsonWin struct {
@@ -158,6 +160,7 @@ func toJSONWorkload(s *analysis.Summary) jsonWorkload {
 	if s.HasFailedLatency() {
 		jw.AllLatency = optJSONQ(s.AllLatency)
 	}
+	jw.Schedule = toJSONSchedule(w)
 	for _, op := range s.Ops {
 		errs := op.Errors
 		if errs == nil {
@@ -182,6 +185,35 @@ func latencyOf(all bool) string {
 		return "all"
 	}
 	return "successful"
+}
+
+// jsonSchedule is a ramping schedule: from start, each stage moves the
+// load linearly to its target over its seconds.
+type jsonSchedule struct {
+	Unit   string      `json:"unit"` // "ops/s" or "VUs"
+	Start  float64     `json:"start"`
+	Stages []jsonStage `json:"stages"`
+	Text   string      `json:"text"`
+}
+
+type jsonStage struct {
+	Seconds float64 `json:"seconds"`
+	Target  float64 `json:"target"`
+}
+
+func toJSONSchedule(w analysis.Workload) *jsonSchedule {
+	if w.Schedule == nil {
+		return nil
+	}
+	unit, text := "VUs", scheduleText(w)
+	if w.Model == "open" {
+		unit = "ops/s"
+	}
+	js := &jsonSchedule{Unit: unit, Start: w.Schedule.Start, Stages: []jsonStage{}, Text: text}
+	for _, st := range w.Schedule.Stages {
+		js.Stages = append(js.Stages, jsonStage{Seconds: st.Duration.Seconds(), Target: st.Target})
+	}
+	return js
 }
 
 // optJSONQ is q in JSON, or nil when it has no value.
