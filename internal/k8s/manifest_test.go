@@ -16,8 +16,8 @@ func testOptions() Options {
 	return Options{
 		Name: "tempo-load", Namespace: "perf", Image: "registry.example/perflab:1.0", Workers: 4,
 		Store: "s3://perflab-runs/shards?endpoint=http://minio.perf:9000", RunID: "tempo-load-20261124-1200",
-		Plan:  []byte("name: tempo\n"),
-		Files: map[string][]byte{"rules/node-alerts.yaml": []byte("groups: []\n"), "prompts.jsonl": []byte("{}\n")},
+		Plan:   []byte("name: tempo\n"),
+		Files:  map[string][]byte{"rules/node-alerts.yaml": []byte("groups: []\n"), "prompts.jsonl": []byte("{}\n")},
 		Secret: "perflab-s3", CPU: "2", Memory: "1Gi", Deadline: 90 * time.Minute,
 	}
 }
