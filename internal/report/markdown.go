@@ -86,6 +86,9 @@ func markdownWorkload(b *strings.Builder, s *analysis.Summary, level int) {
 	throughputTable(s).markdown(b)
 	heading(b, level+1, "Latency")
 	latencyTable(s).markdown(b)
+	if n := latencyNote(s); n != "" {
+		b.WriteString("\n" + n + "\n")
+	}
 	markdownTokens(b, s, level+1)
 	if t := errorsTable(s); t != nil {
 		heading(b, level+1, "%s", t.Title)
@@ -128,7 +131,7 @@ func throughputTable(s *analysis.Summary) *table {
 }
 
 func latencyTable(s *analysis.Summary) *table {
-	t := &table{Title: "Latency", Head: []string{"Operation", "Measure", "p50", "p90", "p99", "p99.9", "max", "mean"},
+	t := &table{Title: "Latency", Note: latencyNote(s), Head: []string{"Operation", "Measure", "p50", "p90", "p99", "p99.9", "max", "mean"},
 		Right: []bool{false, false, true, true, true, true, true, true}}
 	for _, op := range s.Ops {
 		for _, m := range latencyMeasures(op) {

@@ -25,8 +25,9 @@ import (
 
 // SchemaVersion is the version of the results format this package writes and
 // the newest it reads. Readers refuse a newer version; version 1 stores (runs
-// without cells, phases, components or samples) still open and read.
-const SchemaVersion = 2
+// without cells, phases, components or samples) and version 2 stores (whose
+// latency histograms hold failed operations too) still open and read.
+const SchemaVersion = 3
 
 // DBName is the database's file name inside a run directory.
 const DBName = "results.db"
