@@ -89,6 +89,9 @@ func TestMergedShardsEqualOneRecorderBucketForBucket(t *testing.T) {
 			same(t, name+" latency", g.Latency, w.Latency)
 			same(t, name+" service", g.Service, w.Service)
 			same(t, name+" ttfb", g.TTFB, w.TTFB)
+			if w.HasFailed() {
+				same(t, name+" failed", g.Failed, w.Failed)
+			}
 			if w.Measures[stats.TTFT] != nil {
 				same(t, name+" ttft", g.Measures[stats.TTFT], w.Measures[stats.TTFT])
 			}

@@ -35,6 +35,7 @@ type wireOp struct {
 	Service   string            `json:"service,omitempty"`
 	TTFB      string            `json:"ttfb,omitempty"`
 	Connect   string            `json:"connect,omitempty"`
+	Failed    string            `json:"failed,omitempty"` // failed operations' latency
 	Classes   map[string]int64  `json:"classes"`
 	Samples   map[string]string `json:"samples,omitempty"` // one message per failure class
 	BytesSent int64             `json:"bytes_sent,omitempty"`
@@ -71,7 +72,7 @@ func encodeOp(st *stats.OpStats) (*wireOp, error) {
 	for _, h := range []struct {
 		dst *string
 		src *stats.Hist
-	}{{&op.Latency, st.Latency}, {&op.Service, st.Service}, {&op.TTFB, st.TTFB}, {&op.Connect, st.Connect}} {
+	}{{&op.Latency, st.Latency}, {&op.Service, st.Service}, {&op.TTFB, st.TTFB}, {&op.Connect, st.Connect}, {&op.Failed, st.Failed}} {
 		var err error
 		if *h.dst, err = encodeHist(h.src); err != nil {
 			return nil, err
@@ -151,7 +152,7 @@ func decodeOp(op *wireOp) (*stats.OpStats, error) {
 	for _, h := range []struct {
 		src string
 		dst **stats.Hist
-	}{{op.Latency, &st.Latency}, {op.Service, &st.Service}, {op.TTFB, &st.TTFB}, {op.Connect, &st.Connect}} {
+	}{{op.Latency, &st.Latency}, {op.Service, &st.Service}, {op.TTFB, &st.TTFB}, {op.Connect, &st.Connect}, {op.Failed, &st.Failed}} {
 		var err error
 		if *h.dst, err = decodeHist(h.src, *h.dst); err != nil {
 			return nil, err
