@@ -151,6 +151,7 @@ func (e *env) finish(store *results.Run, jsonOut bool, judge func(*report.Run) (
 	}
 	status, runErr := judge(r)
 	status, runErr = judgeSLO(r, status, runErr)
+	status, runErr = judgeUnverified(r, status, runErr)
 	if err := store.Finish(status); err != nil {
 		return &runError{err: err, code: ExitFailed}
 	}
