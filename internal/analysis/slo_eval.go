@@ -250,13 +250,22 @@ func gateDropped(sc gateScope) gateFigure {
 	return windowCount(func(sc gateScope) int64 { return sc.sum.Dropped })(sc)
 }
 
+// Supplied is a figure the run supplies for gates besides the built-in
+// metrics, such as lost_samples from a read-back check. Why, when not
+// empty, says why there is no figure (a read-back that got no answer):
+// a gate on it then has insufficient data, never a pass.
+type Supplied struct {
+	Value float64
+	Why   string
+}
+
 // EvaluateGates evaluates every gate against the workloads it applies to:
 // those its workload label names (all when none), and of those, with an op
 // label, the ones that have that operation. A gate on a figure the run
 // supplies is evaluated once against extra. A gate that applies to no
 // workload gives one GateInsufficient verdict. A metric that is neither
 // built in nor in extra is an error that lists the known ones.
-func EvaluateGates(gates []Gate, sums []*Summary, extra map[string]float64) ([]Verdict, error) {
+func EvaluateGates(gates []Gate, sums []*Summary, extra map[string]Supplied) ([]Verdict, error) {
 	var out []Verdict
 	for _, g := range gates {
 		m, builtin := gateMetrics[g.Metric]
@@ -265,7 +274,7 @@ func EvaluateGates(gates []Gate, sums []*Summary, extra map[string]float64) ([]V
 			if !ok {
 				return nil, unknownMetric(g, extra)
 			}
-			out = append(out, judgeGate(g, "", kindNumber, gateFigure{v: v}))
+			out = append(out, judgeGate(g, "", kindNumber, gateFigure{v: v.Value, why: v.Why}))
 			continue
 		}
 		scopes, why := gateScopes(g, sums)
@@ -284,7 +293,7 @@ func EvaluateGates(gates []Gate, sums []*Summary, extra map[string]float64) ([]V
 	return out, nil
 }
 
-func unknownMetric(g Gate, extra map[string]float64) error {
+func unknownMetric(g Gate, extra map[string]Supplied) error {
 	known := GateMetrics()
 	var run []string
 	for k := range extra {

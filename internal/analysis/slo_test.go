@@ -209,7 +209,7 @@ func TestEvaluateGates(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		vs, err := EvaluateGates([]Gate{g}, gateFixture(), map[string]float64{"lost_samples": 0})
+		vs, err := EvaluateGates([]Gate{g}, gateFixture(), map[string]Supplied{"lost_samples": {}})
 		if err != nil {
 			t.Fatalf("%s: %v", tt.expr, err)
 		}
@@ -232,7 +232,7 @@ func TestEvaluateGates(t *testing.T) {
 
 func TestEvaluateGatesUnknownMetric(t *testing.T) {
 	g, _ := ParseGate("lost_sample == 0")
-	_, err := EvaluateGates([]Gate{g}, gateFixture(), map[string]float64{"lost_samples": 0, "acked": 5})
+	_, err := EvaluateGates([]Gate{g}, gateFixture(), map[string]Supplied{"lost_samples": {}, "acked": {Value: 5}})
 	if err == nil || !strings.Contains(err.Error(), `cannot evaluate SLO gate "lost_sample == 0": unknown metric "lost_sample": known metrics are dropped, error_rate`) ||
 		!strings.HasSuffix(err.Error(), "; the run supplies acked, lost_samples") {
 		t.Errorf("error %v", err)

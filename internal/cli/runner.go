@@ -128,6 +128,7 @@ func (e *env) finish(store *results.Run, sink *storeSink, jsonOut bool, judge fu
 	}
 	status, runErr := judge(r)
 	status, runErr = judgeSLO(r, status, runErr)
+	status, runErr = judgeUnverified(r, status, runErr)
 	finishErr := store.Finish(status)
 	r.State, r.Message, r.Ended = status.State, status.Message, status.Ended
 	var others []error
