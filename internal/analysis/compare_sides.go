@@ -52,8 +52,8 @@ func ResourceSamples(series map[string]map[string][]Point, w Window, names []str
 // Comparison is one figure of B against A: "B uses x1.7 less CPU".
 type Comparison struct {
 	Subject string // e.g. "ingester", "group ingest", "all components", "workload get"
-	What    string // CPU, memory, disk, request rate, p50 latency, p99 latency
-	Unit    string // "cores", "bytes", "requests/s", "seconds"
+	What    string // CPU, memory, disk, request rate, error rate, p50 latency, p99 latency
+	Unit    string // "cores", "bytes", "requests/s", "fraction", "seconds"
 	Ratio   Ratio  // B / A
 	Phrase  string // "x1.7 less CPU", "~"
 }
@@ -132,6 +132,59 @@ func OneRunGuard(r Ratio) Ratio {
 	return r
 }
 
+// CompareErrorRate compares the share of a subject's requests that failed,
+// each side one list of intervals (its window) per run, so that a reader
+// sees beside the latency, which is of successful requests only, how many
+// requests it leaves out. With one run per side the ratio has no interval:
+// a share of requests has no per-interval series whose spread would
+// measure how two runs differ. With more, Fieller's interval of the runs'
+// rates (CompareRuns). When either side has no errors the ratio says
+// nothing, and the phrase says which side had none.
+func CompareErrorRate(subject string, a, b [][]*stats.Interval) Comparison {
+	const what = "error rate"
+	ra, rb := runErrorRates(a), runErrorRates(b)
+	c := Comparison{Subject: subject, What: what, Unit: "fraction"}
+	if len(ra) > 1 && len(rb) > 1 {
+		c.Ratio = CompareRuns(ra, rb)
+	} else {
+		c.Ratio = newRatio(meanOr0(ra), meanOr0(rb), len(ra), len(rb), "failed / all requests over each window; one run per side gives no interval")
+		c.Ratio.Significance = NoInterval
+	}
+	ea, eb := c.Ratio.A, c.Ratio.B
+	switch {
+	case ea == 0 && eb == 0:
+		c.Phrase = "~"
+	case ea == 0:
+		c.Phrase = "errors, against none"
+	case eb == 0:
+		c.Phrase = "no errors, against some"
+	default:
+		c.Phrase = c.Ratio.PhraseWith("lower", "higher", what)
+	}
+	if ea > 0 || eb > 0 {
+		c.Ratio.Warnings = append(c.Ratio.Warnings, fmt.Sprintf("%.3g %% and %.3g %% of the requests failed: the latency figures are of successful requests only", 100*ea, 100*eb))
+	}
+	return c
+}
+
+// runErrorRates is each run's failed / all requests over its intervals;
+// a run without requests has none.
+func runErrorRates(runs [][]*stats.Interval) []float64 {
+	var out []float64
+	for _, ivs := range runs {
+		var c stats.Counts
+		for _, iv := range ivs {
+			for _, st := range iv.Ops {
+				c.Add(&st.Classes)
+			}
+		}
+		if c.Total() > 0 {
+			out = append(out, float64(c.Errors())/float64(c.Total()))
+		}
+	}
+	return out
+}
+
 // IntervalRates is each interval's rate of operations (all of them) per
 // second.
 func IntervalRates(ivs []*stats.Interval) []float64 {
@@ -150,8 +203,8 @@ func IntervalRates(ivs []*stats.Interval) []float64 {
 	return out
 }
 
-// IntervalLatencies is each interval's latency histogram, all operations
-// merged.
+// IntervalLatencies is each interval's latency histogram of successful
+// requests, all operations merged.
 func IntervalLatencies(ivs []*stats.Interval) []*stats.Hist {
 	out := make([]*stats.Hist, 0, len(ivs))
 	for _, iv := range ivs {

@@ -43,11 +43,10 @@ func (b LoadBasis) Unit() string {
 type InsightOptions struct {
 	Strategy Strategy
 	Sizing   SizingOptions
-	Load     LoadBasis
-	// FixedLoad keeps Load as given. Otherwise a requests/s basis becomes
+	// Load is the basis the fits follow. A requests/s basis becomes
 	// bytes/s where the load workload's requests differ in size between
 	// profiles (see SizeSpread): then requests/s does not measure load.
-	FixedLoad bool
+	Load LoadBasis
 }
 
 // SizeSpread is how much the mean bytes moved per request (sent and
@@ -72,6 +71,10 @@ type Insights struct {
 	LoadNote     string    // why Load is not the one asked for; "" when it is
 	LoadWorkload string    // the workload whose rate is each profile's load; "" when none ran in every profile
 	Loads        []float64 // each size's load in Load's unit, in the order of Sizes; 0 when unknown
+	// RequestBytes is the mean bytes the load workload moved per request
+	// (sent and received) over the sized phases: their bytes over their
+	// requests; 0 when it moved none.
+	RequestBytes float64
 	Scaling      []Scaling // nil with fewer than 2 profiles
 	Observations []Observation
 	Warnings     []string
@@ -95,7 +98,8 @@ func CellInsights(phases []PhaseData, o InsightOptions) (*Insights, error) {
 		return nil, nil
 	}
 	in.LoadWorkload = loadWorkload(sized)
-	if !o.FixedLoad && o.Load == LoadRequests && in.LoadWorkload != "" {
+	in.RequestBytes = meanRequestBytes(sized, in.LoadWorkload)
+	if o.Load == LoadRequests && in.LoadWorkload != "" {
 		if lo, hi := requestSizes(sized, in.LoadWorkload); lo > 0 && hi > SizeSpread*lo {
 			in.Load = LoadBytes
 			in.LoadNote = fmt.Sprintf("the requests of workload %s move from %s to %s each (sent and received) in different profiles, "+
@@ -219,6 +223,62 @@ func requestSizes(phases []PhaseData, name string) (lo, hi float64) {
 		hi = max(hi, per)
 	}
 	return lo, hi
+}
+
+// meanRequestBytes is the named workload's bytes (sent and received)
+// over its requests, in the windows of every phase it ran in (a window of
+// unknown length counts as one second).
+func meanRequestBytes(phases []PhaseData, name string) float64 {
+	var bytes, requests float64
+	for _, p := range phases {
+		if s := findSummary(p.Summaries, name); s != nil {
+			secs := s.Seconds
+			if secs <= 0 {
+				secs = 1
+			}
+			bytes, requests = bytes+BytesPS(s)*secs, requests+s.Rate*secs
+		}
+	}
+	if requests <= 0 {
+		return 0
+	}
+	return bytes / requests
+}
+
+// LoadIn turns a load v given in basis into the unit of the fits,
+// in.Load. A byte rate becomes requests/s at the load workload's mean
+// bytes per request, and note says so. A rate can't become bytes/s (the
+// fits follow bytes/s because the requests differ in size), nor a byte
+// rate requests/s when the requests moved no bytes: then the error names
+// the unit to give.
+func (in *Insights) LoadIn(basis LoadBasis, v float64) (load float64, note string, err error) {
+	largest := maxOf(in.Loads)
+	switch {
+	case basis == in.Load:
+		return v, "", nil
+	case basis == LoadRequests:
+		why := ""
+		if in.LoadNote != "" {
+			why = " (" + in.LoadNote + ")"
+		}
+		return 0, "", fmt.Errorf("cannot predict at %s/s: the scaling fits follow the bytes/s of workload %s, not its requests/s%s; give the load as a byte rate, e.g. %s/s",
+			sig3(v), in.LoadWorkload, why, strings.ReplaceAll(units.FormatBytes(largest), " ", ""))
+	case in.RequestBytes <= 0:
+		return 0, "", fmt.Errorf("cannot predict at %s/s: the scaling fits follow the requests/s of workload %s, whose requests moved no bytes to convert a byte rate with; give the load as a rate, e.g. %s/s",
+			units.FormatBytes(v), in.LoadWorkload, sig3(largest))
+	}
+	load = v / in.RequestBytes
+	note = fmt.Sprintf("%s/s is %s requests/s of workload %s: the fits follow its requests/s, and its requests moved %s each on average (sent and received) over the %d profiles measured",
+		units.FormatBytes(v), sig3(load), in.LoadWorkload, units.FormatBytes(in.RequestBytes), len(in.Loads))
+	return load, note, nil
+}
+
+func maxOf(vs []float64) float64 {
+	m := 0.0
+	for _, v := range vs {
+		m = max(m, v)
+	}
+	return m
 }
 
 // BytesPS is a workload's bytes sent and received per second over its

@@ -100,12 +100,12 @@ func TestPredictAt(t *testing.T) {
 	}
 	// app CPU at 800/s: 0.1 + 0.8 = 0.9 cores, outside 100–400; request 0.9 × 1.25 = 1.125 → 1150m, limit 1725 → 1750m.
 	p := ps[0]
-	if !closeTo(p.Prediction.Value, 0.9, 1e-9) || !p.Prediction.Extrapolation || p.Request.String() != "1150m" || p.Limit.String() != "1750m" {
+	if !closeTo(p.Prediction.Value, 0.9, 1e-9) || !p.Prediction.Extrapolation || p.Request.String() != "1.15" || p.Limit.String() != "1.75" {
 		t.Errorf("app CPU at 800/s: %+v, request %s, limit %s", p.Prediction, p.Request, p.Limit)
 	}
-	// db memory at 800/s: 200 + 400 = 600 MiB; request 750 MiB → 768Mi, limit 1152 MiB → 1280Mi.
+	// db memory at 800/s: 200 + 400 = 600 MiB; request 750 MiB → 768Mi, limit 1152 MiB → 1280Mi (1.25Gi).
 	p = ps[4]
-	if p.Scaling.Component != "db" || !closeTo(p.Prediction.Value, 600*mi, 1e-3) || p.Request.String() != "768Mi" || p.Limit.String() != "1280Mi" {
+	if p.Scaling.Component != "db" || !closeTo(p.Prediction.Value, 600*mi, 1e-3) || p.Request.String() != "768Mi" || p.Limit.String() != "1.25Gi" {
 		t.Errorf("db memory at 800/s: %+v, request %s, limit %s", p.Prediction, p.Request, p.Limit)
 	}
 	if in := in.PredictAt(300)[0]; in.Prediction.Extrapolation || math.IsNaN(in.Prediction.Low) {
@@ -143,8 +143,8 @@ func TestCellInsightsBytesAndTooFew(t *testing.T) {
 }
 
 // Requests of 1 KiB in one profile and 1 MiB in the others are not the same
-// load: the fits follow bytes/s and say why; a basis the user fixed, or
-// sizes within SizeSpread of each other, stay requests/s.
+// load: the fits follow bytes/s and say why; sizes within SizeSpread of
+// each other stay requests/s.
 func TestCellInsightsLoadFollowsBytesWhenRequestsDiffer(t *testing.T) {
 	phases := threePhases(t)
 	for i, per := range []float64{1 << 10, 1 << 20, 1 << 20} {
@@ -159,16 +159,50 @@ func TestCellInsightsLoadFollowsBytesWhenRequestsDiffer(t *testing.T) {
 		!strings.Contains(in.LoadNote, "from 1 KiB to 1 MiB each") {
 		t.Errorf("load %v %v, unit %q, note %q", in.Load, in.Loads, in.Scaling[0].LoadUnit, in.LoadNote)
 	}
-	fixed := DefaultInsightOptions()
-	fixed.FixedLoad = true
-	if in, _ := CellInsights(phases, fixed); in.Load != LoadRequests || in.LoadNote != "" || !slices.Equal(in.Loads, []float64{100, 200, 400}) {
-		t.Errorf("fixed: load %v %v, note %q", in.Load, in.Loads, in.LoadNote)
-	}
 	for i, per := range []float64{1000, 1500, 1999} {
 		op := &phases[i].Summaries[0].Ops[0]
 		op.BytesSentPS, op.BytesRecvPS = 0, per*op.Rate
 	}
 	if in, _ := CellInsights(phases, DefaultInsightOptions()); in.Load != LoadRequests || in.LoadNote != "" {
 		t.Errorf("sizes within 2x: load %v, note %q", in.Load, in.LoadNote)
+	}
+}
+
+// A load given in the other unit than the fits': a byte rate becomes
+// requests/s at the mean bytes per request, said in the note; a rate is
+// refused where the fits follow bytes/s, and a byte rate where the
+// requests moved no bytes, each naming the unit to give.
+func TestLoadIn(t *testing.T) {
+	phases := threePhases(t) // 1 KiB sent per request
+	in, err := CellInsights(phases, DefaultInsightOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if load, note, err := in.LoadIn(LoadRequests, 300); load != 300 || note != "" || err != nil {
+		t.Errorf("a rate against requests/s fits: %v %q %v", load, note, err)
+	}
+	load, note, err := in.LoadIn(LoadBytes, 300<<10)
+	if err != nil || !closeTo(load, 300, 1e-9) || note != "300 KiB/s is 300 requests/s of workload get: the fits follow its requests/s, "+
+		"and its requests moved 1 KiB each on average (sent and received) over the 3 profiles measured" {
+		t.Errorf("a byte rate against requests/s fits: %v %q %v", load, note, err)
+	}
+	for i, per := range []float64{1 << 10, 1 << 20, 1 << 20} {
+		op := &phases[i].Summaries[0].Ops[0]
+		op.BytesSentPS, op.BytesRecvPS = 100, per*op.Rate-100
+	}
+	in, _ = CellInsights(phases, DefaultInsightOptions())
+	if _, _, err := in.LoadIn(LoadRequests, 5000); err == nil ||
+		!strings.Contains(err.Error(), "the scaling fits follow the bytes/s of workload get, not its requests/s (the requests of workload get move from 1 KiB to 1 MiB") ||
+		!strings.HasSuffix(err.Error(), "give the load as a byte rate, e.g. 400MiB/s") {
+		t.Errorf("a rate against bytes/s fits: %v", err)
+	}
+	for i := range phases {
+		op := &phases[i].Summaries[0].Ops[0]
+		op.BytesSentPS, op.BytesRecvPS = 0, 0
+	}
+	in, _ = CellInsights(phases, DefaultInsightOptions())
+	if _, _, err := in.LoadIn(LoadBytes, 1<<20); err == nil || !strings.Contains(err.Error(), "whose requests moved no bytes") ||
+		!strings.HasSuffix(err.Error(), "give the load as a rate, e.g. 400/s") {
+		t.Errorf("a byte rate against requests that moved no bytes: %v", err)
 	}
 }

@@ -169,7 +169,7 @@ func (ov *Overhead) judge(clientBound bool) {
 		ov.Warnings = append(ov.Warnings, fmt.Sprintf("the sides are unbalanced (%d and %d requests): were some requests dropped on one side?", d.Requests, g.Requests))
 	}
 	if d.SuccessRate != g.SuccessRate && (d.SuccessRate < 1 || g.SuccessRate < 1) {
-		ov.Warnings = append(ov.Warnings, fmt.Sprintf("success rates differ (%.2f %% direct, %.2f %% through the gateway): failed requests' latencies are in both sides' figures",
+		ov.Warnings = append(ov.Warnings, fmt.Sprintf("success rates differ (%.2f %% direct, %.2f %% through the gateway): latencies are of successful requests only, so each side's rest on a different share of its requests",
 			100*d.SuccessRate, 100*g.SuccessRate))
 	}
 	if a := ov.Added[0]; a.Value != 0 && a.Value.Abs() < 4*a.Resolution {

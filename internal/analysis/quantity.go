@@ -1,8 +1,10 @@
 package analysis
 
 import (
+	"fmt"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // Resource is what a Quantity measures.
@@ -47,32 +49,42 @@ func (q Quantity) Value() float64 {
 	return float64(q.Amount)
 }
 
-// String writes q the way a Kubernetes manifest does: CPU as whole cores
-// ("1", "12") or millicores ("250m", "1500m"); memory as whole Gi ("2Gi"),
-// half Gi above 1Gi ("1.5Gi"), Mi ("512Mi", "1280Mi"), Ki, or bytes. The zero
-// Quantity is "".
+// String writes q the way people write Kubernetes manifests: CPU below one
+// core in millicores ("250m"), from one core up in cores with up to three
+// decimals ("1", "1.05", "4051.5"); memory below 1Gi in Mi ("512Mi"), from
+// 1Gi up in Gi with up to three decimals when that is exact ("2Gi",
+// "1.25Gi"; any multiple of 128Mi), else in Mi ("8288Mi"); an amount that
+// is no whole Mi in Ki, or bytes. The zero Quantity is "".
 func (q Quantity) String() string {
 	if q.IsZero() {
 		return ""
 	}
 	a := q.Amount
 	if q.Resource == ResourceCPU {
-		if a%1000 == 0 {
-			return strconv.FormatInt(a/1000, 10)
+		if a < 1000 {
+			return strconv.FormatInt(a, 10) + "m"
 		}
-		return strconv.FormatInt(a, 10) + "m"
+		return thousandths(a, "")
 	}
 	switch {
-	case a%gi == 0:
-		return strconv.FormatInt(a/gi, 10) + "Gi"
-	case a%(gi/2) == 0 && a > gi:
-		return strconv.FormatInt(a/gi, 10) + ".5Gi"
+	case a >= gi && a%(gi/8) == 0:
+		return thousandths(a/(gi/8)*125, "Gi")
 	case a%mi == 0:
 		return strconv.FormatInt(a/mi, 10) + "Mi"
 	case a%1024 == 0:
 		return strconv.FormatInt(a/1024, 10) + "Ki"
 	}
 	return strconv.FormatInt(a, 10)
+}
+
+// thousandths writes n/1000 with up to three decimals and no trailing
+// zeros, then suffix: thousandths(1250, "Gi") is "1.25Gi".
+func thousandths(n int64, suffix string) string {
+	s := strconv.FormatInt(n/1000, 10)
+	if frac := n % 1000; frac != 0 {
+		s += strings.TrimRight("."+fmt.Sprintf("%03d", frac), "0")
+	}
+	return s + suffix
 }
 
 // CPUStep is the step a CPU figure of v cores is rounded up to: 10m up to
@@ -90,7 +102,7 @@ func CPUStep(cores float64) int64 {
 //
 //	up to 256Mi   32Mi   (32Mi, 64Mi, 96Mi, 128Mi, …)
 //	up to 1Gi     64Mi   (320Mi, 384Mi, …, 1Gi)
-//	up to 4Gi     256Mi  (1280Mi, 1.5Gi, 1792Mi, 2Gi, …)
+//	up to 4Gi     256Mi  (1.25Gi, 1.5Gi, 1.75Gi, 2Gi, …)
 //	up to 16Gi    512Mi  (4.5Gi, 5Gi, …)
 //	above         1Gi
 func MemoryStep(bytes float64) int64 {
@@ -129,3 +141,7 @@ func RoundUp(r Resource, v float64) Quantity {
 	steps := max(1, int64(math.Ceil(amount/float64(step)-1e-9)))
 	return Quantity{Resource: r, Amount: steps * step}
 }
+
+// Sig3 writes v with three significant digits, no exponent and no
+// trailing zeros, at any magnitude: 0.000123, 0.05, 1.5, 183, 1234.
+func Sig3(v float64) string { return sig3(v) }

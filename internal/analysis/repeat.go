@@ -193,12 +193,7 @@ func PoolSummaries(reps [][]*Summary) []*Summary {
 			p.Requests += op.Requests
 			all.Merge(ops[key][name])
 		}
-		p.Latency, p.TTFB = QuantilesOf(all.Latency), QuantilesOf(all.TTFB)
-		for m, h := range all.Measures {
-			if h != nil {
-				p.Measures[m] = QuantilesOf(h)
-			}
-		}
+		p.setLatencies(all)
 		if p.Seconds > 0 {
 			p.Rate = float64(p.Requests) / p.Seconds
 		}

@@ -43,6 +43,7 @@ type ComponentResources struct {
 	GC           Stat // gc_per_min
 	Disk         Disk
 	Metrics      map[string]Stat // every metric sampled in the window
+	Named        []NamedMetric   // the metrics the plan listed for it (metric_names), by name
 }
 
 // Disk is the space used under a component's data directories.
@@ -95,18 +96,21 @@ type ResourceInput struct {
 // a component of unknown kind.
 func SummarizeResources(in ResourceInput) *Resources {
 	res := &Resources{Window: in.Window}
-	windowed := map[string]map[string][]Point{}
+	windowed, rates := map[string]map[string][]Point{}, map[string]map[string][]Point{}
 	for comp, metrics := range in.Series {
-		windowed[comp] = map[string][]Point{}
+		windowed[comp], rates[comp] = map[string][]Point{}, map[string][]Point{}
 		for m, ps := range metrics {
 			if w := pointsIn(ps, in.Window); len(w) > 0 {
 				windowed[comp][m] = w
 			}
 		}
+		for m, ps := range counterRates(metrics) {
+			rates[comp][m] = pointsIn(ps, in.Window)
+		}
 	}
 	res.Ticks, res.Step = ticks(windowed)
 	for _, c := range allComponents(in) {
-		res.Components = append(res.Components, componentResources(c, windowed[c.Name]))
+		res.Components = append(res.Components, componentResources(c, windowed[c.Name], rates[c.Name]))
 	}
 	res.Memory = total(res.Components, windowed, func(c ComponentResources) (string, Stat) { return c.MemoryMetric, c.Memory })
 	res.CPU = total(res.Components, windowed, func(c ComponentResources) (string, Stat) { return c.CPUMetric, c.CPU })
@@ -162,8 +166,10 @@ func ticks(windowed map[string]map[string][]Point) (int, time.Duration) {
 	return len(times), time.Duration(gaps[len(gaps)/2])
 }
 
-func componentResources(c Component, series map[string][]Point) ComponentResources {
-	cr := ComponentResources{Component: c, Metrics: map[string]Stat{}}
+// componentResources are a component's figures from its series in the
+// window and its counters' rates in the window.
+func componentResources(c Component, series, rates map[string][]Point) ComponentResources {
+	cr := ComponentResources{Component: c, Metrics: map[string]Stat{}, Named: namedMetrics(series, rates)}
 	for m, ps := range series {
 		cr.Metrics[m] = StatOf(values(ps))
 	}

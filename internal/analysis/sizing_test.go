@@ -22,12 +22,12 @@ func TestRoundUp(t *testing.T) {
 		{ResourceCPU, 0.251, "260m"},
 		{ResourceCPU, 0.995, "1"},
 		{ResourceCPU, 1, "1"},
-		{ResourceCPU, 1.0001, "1050m"}, // above one core the step is 50m
-		{ResourceCPU, 1.2, "1200m"},    // 1.2 × 1000 = 1200.0000000000002 is still 1200m
+		{ResourceCPU, 1.0001, "1.05"}, // above one core the step is 50m, written in cores
+		{ResourceCPU, 1.2, "1.2"},     // 1.2 × 1000 = 1200.0000000000002 is still 1200m
 		{ResourceCPU, 0.29 * 1.25, "370m"},
-		{ResourceCPU, 1.5, "1500m"},
+		{ResourceCPU, 1.5, "1.5"},
 		{ResourceCPU, 2.96, "3"},
-		{ResourceCPU, 10.62 * 1.25, "13300m"},
+		{ResourceCPU, 10.62 * 1.25, "13.3"},
 		{ResourceMemory, 0, "32Mi"},
 		{ResourceMemory, 60e6, "64Mi"}, // 57.2 Mi
 		{ResourceMemory, 100 * mib, "128Mi"},
@@ -37,9 +37,9 @@ func TestRoundUp(t *testing.T) {
 		{ResourceMemory, 257 * mib, "320Mi"},
 		{ResourceMemory, 1000 * mib, "1Gi"},
 		{ResourceMemory, gib, "1Gi"},
-		{ResourceMemory, gib + 2, "1280Mi"},
+		{ResourceMemory, gib + 2, "1.25Gi"},
 		{ResourceMemory, 1.4 * gib, "1.5Gi"},
-		{ResourceMemory, 1.6 * gib, "1792Mi"},
+		{ResourceMemory, 1.6 * gib, "1.75Gi"},
 		{ResourceMemory, 4*gib + 1, "4.5Gi"},
 		{ResourceMemory, 12.1e9, "11.5Gi"}, // 11.27 GiB
 		{ResourceMemory, 16*gib + mib, "17Gi"},
@@ -61,6 +61,11 @@ func TestQuantityString(t *testing.T) {
 	}{
 		{Quantity{ResourceCPU, 12000}, "12"},
 		{Quantity{ResourceCPU, 1}, "1m"},
+		{Quantity{ResourceCPU, 999}, "999m"},
+		{Quantity{ResourceCPU, 4051500}, "4051.5"}, // not "4051500m"
+		{Quantity{ResourceCPU, 4051}, "4.051"},
+		{Quantity{ResourceMemory, 9 << 27}, "1.125Gi"},
+		{Quantity{ResourceMemory, 8288 << 20}, "8288Mi"}, // 8.09375Gi: no exact three decimals
 		{Quantity{ResourceMemory, 3 << 29}, "1.5Gi"},
 		{Quantity{ResourceMemory, 1 << 29}, "512Mi"}, // not "0.5Gi"
 		{Quantity{ResourceMemory, 23968 << 20}, "23968Mi"},
@@ -115,11 +120,11 @@ func TestSizeStrategies(t *testing.T) {
 	}{
 		// 0.99 × 1.25 = 1.2375 → 1250m; 1.25 × 1.5 = 1.875 → 1900m.
 		// 1.6 GiB × 1.25 = 2 GiB; × 1.5 = 3 GiB.
-		{"p99", "1250m", "1900m", "2Gi", "3Gi", false, "", "", "request = P99 × 1.25; limit = request × 1.5"},
+		{"p99", "1.25", "1.9", "2Gi", "3Gi", false, "", "", "request = P99 × 1.25; limit = request × 1.5"},
 		// 0.9 × 1.15 = 1.035 → 1050m; 1.05 × 1.5 = 1.575 → 1600m; bounds
 		// 0.5 × 1.15 = 0.575 → 580m and 0.95 × 1.15 = 1.0925 → 1100m.
 		// 1.6 GiB × 1.15 = 1.84 GiB → 2 GiB; × 1.5 = 3 GiB.
-		{"vpa", "1050m", "1600m", "2Gi", "3Gi", false, "580m", "1100m", "request = P90 × 1.15; limit = request × 1.5; bounds P50 × 1.15, P95 × 1.15"},
+		{"vpa", "1.05", "1.6", "2Gi", "3Gi", false, "580m", "1.1", "request = P90 × 1.15; limit = request × 1.5; bounds P50 × 1.15, P95 × 1.15"},
 		// CPU P95 0.95 → 950m, no limit; memory 1.84 GiB → 2Gi both.
 		{"krr", "950m", "", "2Gi", "2Gi", true, "", "", "request = P95; no limit"},
 	}
@@ -153,7 +158,7 @@ func TestSizeOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 0.4 × 1.5 = 0.6 → 600m, × 2 = 1200m; 100 Mi × 1.5 = 150 Mi → 160Mi, × 2 = 320Mi.
-	if got := []string{sz.CPU.Request.String(), sz.CPU.Limit.String(), sz.Memory.Request.String(), sz.Memory.Limit.String()}; !slices.Equal(got, []string{"600m", "1200m", "160Mi", "320Mi"}) {
+	if got := []string{sz.CPU.Request.String(), sz.CPU.Limit.String(), sz.Memory.Request.String(), sz.Memory.Limit.String()}; !slices.Equal(got, []string{"600m", "1.2", "160Mi", "320Mi"}) {
 		t.Errorf("headroom 50 %%, factor 2: %q", got)
 	}
 	if sz.CPU.Inputs[0] != (BasisFigure{"P99", 0.4}) {

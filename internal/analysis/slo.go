@@ -77,14 +77,14 @@ type gateMetric struct {
 
 // gateMetrics is the registry of built-in metrics.
 var gateMetrics = map[string]gateMetric{
-	"p50":                {kindDuration, true, "latency p50 from the intended start", latencyQuantile(0.50)},
-	"p90":                {kindDuration, true, "latency p90", latencyQuantile(0.90)},
-	"p99":                {kindDuration, true, "latency p99", latencyQuantile(0.99)},
-	"p999":               {kindDuration, true, "latency p99.9", latencyQuantile(0.999)},
-	"max":                {kindDuration, true, "the largest latency", gateLatencyMax},
-	"mean":               {kindDuration, true, "the mean latency", gateLatencyMean},
-	"ttfb_p50":           {kindDuration, true, "time to first byte p50", ttfbQuantile(0.50)},
-	"ttfb_p99":           {kindDuration, true, "time to first byte p99", ttfbQuantile(0.99)},
+	"p50":                {kindDuration, true, "latency p50 of successful requests, from the intended start", latencyQuantile(0.50)},
+	"p90":                {kindDuration, true, "latency p90 of successful requests", latencyQuantile(0.90)},
+	"p99":                {kindDuration, true, "latency p99 of successful requests", latencyQuantile(0.99)},
+	"p999":               {kindDuration, true, "latency p99.9 of successful requests", latencyQuantile(0.999)},
+	"max":                {kindDuration, true, "the largest latency of a successful request", gateLatencyMax},
+	"mean":               {kindDuration, true, "the mean latency of successful requests", gateLatencyMean},
+	"ttfb_p50":           {kindDuration, true, "time to first byte p50 of successful requests", ttfbQuantile(0.50)},
+	"ttfb_p99":           {kindDuration, true, "time to first byte p99 of successful requests", ttfbQuantile(0.99)},
 	"ttft_p50":           {kindDuration, true, "time to first token p50 (streams)", measureQuantile(stats.TTFT, 0.50)},
 	"ttft_p99":           {kindDuration, true, "time to first token p99 (streams)", measureQuantile(stats.TTFT, 0.99)},
 	"itl_p50":            {kindDuration, true, "inter-token latency p50, over every gap", measureQuantile(stats.ITL, 0.50)},

@@ -57,11 +57,13 @@ type gateScope struct {
 }
 
 // gateFigure is a measured value with the sample size it rests on; why says
-// why there is no figure.
+// why there is no figure, note what a reader should know of the one there
+// is.
 type gateFigure struct {
-	v   float64
-	n   int64
-	why string
+	v    float64
+	n    int64
+	why  string
+	note string
 }
 
 // quantiles are the scope's latency (or TTFB) quantiles: the operation's,
@@ -115,7 +117,32 @@ func quantileFigure(q float64, what string, of func(*Op) Quantiles, hist func(*s
 }
 
 func latencyQuantile(q float64) func(gateScope) gateFigure {
-	return quantileFigure(q, "latencies", latencyOf, latencyHist)
+	f := quantileFigure(q, "latencies of successful requests", latencyOf, latencyHist)
+	return func(sc gateScope) gateFigure { return sc.latencyNote(f(sc)) }
+}
+
+// latencyNote says what a latency figure is over, when requests failed:
+// the successful ones only, or, from a store written before results
+// format 3, every one.
+func (sc gateScope) latencyNote(f gateFigure) gateFigure {
+	reqs, ok := sc.counts()
+	switch {
+	case f.why != "" || reqs == ok:
+	case sc.latencyOfAll():
+		f.note = fmt.Sprintf("latency of all %d requests, %d of them failed: the run's store (results format 2 or older) did not keep failed requests apart", reqs, reqs-ok)
+	default:
+		f.note = fmt.Sprintf("over the %d successful requests; %d of %d failed, see error_rate", ok, reqs-ok, reqs)
+	}
+	return f
+}
+
+// latencyOfAll reports whether the scope's latency holds failed requests
+// too (Op.LatencyOfAll).
+func (sc gateScope) latencyOfAll() bool {
+	if sc.op != nil {
+		return sc.op.LatencyOfAll
+	}
+	return sc.sum.LatencyOfAll
 }
 
 func ttfbQuantile(q float64) func(gateScope) gateFigure {
@@ -152,9 +179,9 @@ func latencyStat(of func(Quantiles) time.Duration) func(gateScope) gateFigure {
 	return func(sc gateScope) gateFigure {
 		qs, why := sc.quantiles(latencyOf, latencyHist)
 		if why == "" && qs.Count == 0 {
-			why = "no latencies in the window"
+			why = "no successful requests in the window"
 		}
-		return gateFigure{v: of(qs).Seconds(), n: qs.Count, why: why}
+		return sc.latencyNote(gateFigure{v: of(qs).Seconds(), n: qs.Count, why: why})
 	}
 }
 
@@ -223,13 +250,22 @@ func gateDropped(sc gateScope) gateFigure {
 	return windowCount(func(sc gateScope) int64 { return sc.sum.Dropped })(sc)
 }
 
+// Supplied is a figure the run supplies for gates besides the built-in
+// metrics, such as lost_samples from a read-back check. Why, when not
+// empty, says why there is no figure (a read-back that got no answer):
+// a gate on it then has insufficient data, never a pass.
+type Supplied struct {
+	Value float64
+	Why   string
+}
+
 // EvaluateGates evaluates every gate against the workloads it applies to:
 // those its workload label names (all when none), and of those, with an op
 // label, the ones that have that operation. A gate on a figure the run
 // supplies is evaluated once against extra. A gate that applies to no
 // workload gives one GateInsufficient verdict. A metric that is neither
 // built in nor in extra is an error that lists the known ones.
-func EvaluateGates(gates []Gate, sums []*Summary, extra map[string]float64) ([]Verdict, error) {
+func EvaluateGates(gates []Gate, sums []*Summary, extra map[string]Supplied) ([]Verdict, error) {
 	var out []Verdict
 	for _, g := range gates {
 		m, builtin := gateMetrics[g.Metric]
@@ -238,7 +274,7 @@ func EvaluateGates(gates []Gate, sums []*Summary, extra map[string]float64) ([]V
 			if !ok {
 				return nil, unknownMetric(g, extra)
 			}
-			out = append(out, judgeGate(g, "", kindNumber, gateFigure{v: v}))
+			out = append(out, judgeGate(g, "", kindNumber, gateFigure{v: v.Value, why: v.Why}))
 			continue
 		}
 		scopes, why := gateScopes(g, sums)
@@ -257,7 +293,7 @@ func EvaluateGates(gates []Gate, sums []*Summary, extra map[string]float64) ([]V
 	return out, nil
 }
 
-func unknownMetric(g Gate, extra map[string]float64) error {
+func unknownMetric(g Gate, extra map[string]Supplied) error {
 	known := GateMetrics()
 	var run []string
 	for k := range extra {
@@ -322,7 +358,7 @@ func judgeGate(g Gate, workload string, kind gateKind, f gateFigure) Verdict {
 		v.State, v.Note = GateInsufficient, f.why
 		return v
 	}
-	v.Value, v.Measured = f.v, formatFigure(kind, f.v)
+	v.Value, v.Measured, v.Note = f.v, formatFigure(kind, f.v), f.note
 	if !compare(g.Cmp, f.v, g.Threshold) {
 		return v
 	}

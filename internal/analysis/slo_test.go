@@ -190,7 +190,7 @@ func TestEvaluateGates(t *testing.T) {
 		{`p99{op="GET /"} < 200ms`, []want{{"ingest", "10ms", GatePass, ""}}},
 		// rank 999 of 1000 is a 500 ms latency (500.2 ms at the histogram's precision).
 		{`p999{op="GET /"} < 200ms`, []want{{"ingest", "500ms", GateFail, ""}}},
-		{`p99{op="POST /"} < 200ms`, []want{{"ingest", "", GateInsufficient, "p99 needs at least 100 latencies; the window has 50"}}},
+		{`p99{op="POST /"} < 200ms`, []want{{"ingest", "", GateInsufficient, "p99 needs at least 100 latencies of successful requests; the window has 50"}}},
 		{`p50{op="POST /"} < 30ms`, []want{{"ingest", "20ms", GatePass, ""}}},
 		// 1 failure in 1050 requests = 0.0952 %; 1050 ≥ 1/0.001.
 		{`error_rate{workload="ingest"} < 0.1%`, []want{{"ingest", "0.0952%", GatePass, ""}}},
@@ -209,7 +209,7 @@ func TestEvaluateGates(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		vs, err := EvaluateGates([]Gate{g}, gateFixture(), map[string]float64{"lost_samples": 0})
+		vs, err := EvaluateGates([]Gate{g}, gateFixture(), map[string]Supplied{"lost_samples": {}})
 		if err != nil {
 			t.Fatalf("%s: %v", tt.expr, err)
 		}
@@ -232,7 +232,7 @@ func TestEvaluateGates(t *testing.T) {
 
 func TestEvaluateGatesUnknownMetric(t *testing.T) {
 	g, _ := ParseGate("lost_sample == 0")
-	_, err := EvaluateGates([]Gate{g}, gateFixture(), map[string]float64{"lost_samples": 0, "acked": 5})
+	_, err := EvaluateGates([]Gate{g}, gateFixture(), map[string]Supplied{"lost_samples": {}, "acked": {Value: 5}})
 	if err == nil || !strings.Contains(err.Error(), `cannot evaluate SLO gate "lost_sample == 0": unknown metric "lost_sample": known metrics are dropped, error_rate`) ||
 		!strings.HasSuffix(err.Error(), "; the run supplies acked, lost_samples") {
 		t.Errorf("error %v", err)

@@ -24,7 +24,8 @@ type Workload struct {
 	Driver     string
 	Model      string
 	Target     string
-	TargetRate float64 // ops/s the schedule asked for over the window; 0 for the closed model
+	TargetRate float64   // ops/s the schedule asked for over the window (a ramping schedule's mean over it); 0 for the closed model
+	Schedule   *Schedule // the ramping schedule of a workload with stages; nil for a constant rate or concurrency
 	VUsMin     int
 	VUsMax     int
 	Start      time.Time
@@ -74,10 +75,22 @@ type Op struct {
 	Rate        float64 // completed operations per second
 	BytesSentPS float64
 	BytesRecvPS float64
-	Latency     Quantiles // from the intended start
-	Service     Quantiles // from the actual start
-	TTFB        Quantiles
-	Connect     Quantiles
+	// Latency, Service and TTFB are of the successful operations (class
+	// OK) only, as k6's http_req_duration{expected_response:true}: the
+	// headline latency, which SLO gates, comparisons and sizing use.
+	Latency Quantiles // from the intended start
+	Service Quantiles // from the actual start
+	TTFB    Quantiles
+	Connect Quantiles // new connections, whatever the outcome
+	// FailedLatency is the failed operations' latency (Count 0 when none
+	// failed), and AllLatency every operation's: the two histograms
+	// merged exactly, equal to Latency when nothing failed.
+	FailedLatency, AllLatency Quantiles
+	// LatencyOfAll says Latency, Service and TTFB hold the failed
+	// operations too: the figures were read from a store written before
+	// results format 3, which did not keep them apart, and something
+	// failed. FailedLatency is then empty.
+	LatencyOfAll bool
 	// Measures are the driver's other timings (time to first token,
 	// inter-token latency, …) by stats.Measure; Count is 0 for those the
 	// driver does not measure.
@@ -89,6 +102,11 @@ type Op struct {
 	Errors     []ErrorCount
 	Whole      *stats.OpStats `json:"-"` // merged over the window, for charts and spectra
 }
+
+// HasFailedLatency reports whether op has failed operations' latency
+// apart from its successful ones': the reports then show both, and every
+// request's.
+func (op *Op) HasFailedLatency() bool { return op.FailedLatency.Count > 0 }
 
 // HasCounters reports whether the driver counted anything of op.
 func (op *Op) HasCounters() bool { return op.Counters != [stats.NumCounters]int64{} }
@@ -120,7 +138,12 @@ type Summary struct {
 	RequestsTotal int64 // over the whole run
 	ErrorsTotal   int64 // over the whole run
 	Lag           Quantiles
-	Latency, TTFB Quantiles                    // every operation's together, from the merged histograms
+	// Latency and TTFB are every operation's together, from the merged
+	// histograms, of successful requests only, as Op's; AllLatency is of
+	// every request, failed ones too, and LatencyOfAll as Op's.
+	Latency, TTFB Quantiles
+	AllLatency    Quantiles
+	LatencyOfAll  bool
 	Measures      [stats.NumMeasures]Quantiles // the same for the driver's measures
 	ClientBound   bool
 	LinkBound     bool // moved at least its link's bound (JudgeLink)
@@ -143,6 +166,9 @@ func Summarize(w Workload, ivs []*stats.Interval) *Summary {
 	}
 	s.Intervals = len(in)
 	s.Seconds = s.Window.End.Sub(s.Window.Start).Seconds()
+	if sch := w.Schedule; sch != nil && w.Model == "open" && !w.Start.IsZero() {
+		s.Workload.TargetRate = sch.Mean(s.Window.Start.Sub(w.Start), s.Window.End.Sub(w.Start))
+	}
 	ops := map[string]*stats.OpStats{}
 	var names []string
 	lag := stats.NewHist()
@@ -171,12 +197,7 @@ func Summarize(w Workload, ivs []*stats.Interval) *Summary {
 		s.Requests += op.Requests
 		all.Merge(ops[name])
 	}
-	s.Latency, s.TTFB = QuantilesOf(all.Latency), QuantilesOf(all.TTFB)
-	for m, h := range all.Measures {
-		if h != nil {
-			s.Measures[m] = QuantilesOf(h)
-		}
-	}
+	s.setLatencies(all)
 	if s.Seconds > 0 {
 		s.Rate = float64(s.Requests) / s.Seconds
 	}
@@ -184,6 +205,22 @@ func Summarize(w Workload, ivs []*stats.Interval) *Summary {
 	s.judge()
 	return s
 }
+
+// setLatencies sets the latencies of every operation together from all,
+// their figures merged.
+func (s *Summary) setLatencies(all *stats.OpStats) {
+	s.Latency, s.TTFB = QuantilesOf(all.Latency), QuantilesOf(all.TTFB)
+	s.AllLatency, s.LatencyOfAll = QuantilesOf(all.AllLatency()), all.Mixed
+	for m, h := range all.Measures {
+		if h != nil {
+			s.Measures[m] = QuantilesOf(h)
+		}
+	}
+}
+
+// HasFailedLatency reports whether the workload has failed operations'
+// latency apart from its successful ones'.
+func (s *Summary) HasFailedLatency() bool { return s.AllLatency.Count > s.Latency.Count }
 
 func inWindow(ivs []*stats.Interval, w Window) []*stats.Interval {
 	var out []*stats.Interval
@@ -200,6 +237,10 @@ func summarizeOp(name string, st *stats.OpStats, seconds float64) Op {
 		Name: name, Requests: st.Classes.Total(), OK: st.Classes[stats.OK],
 		Latency: QuantilesOf(st.Latency), Service: QuantilesOf(st.Service),
 		TTFB: QuantilesOf(st.TTFB), Connect: QuantilesOf(st.Connect), Whole: st,
+		AllLatency: QuantilesOf(st.AllLatency()), LatencyOfAll: st.Mixed,
+	}
+	if st.HasFailed() {
+		op.FailedLatency = QuantilesOf(st.Failed)
 	}
 	if op.Requests > 0 {
 		op.SuccessRate = float64(op.OK) / float64(op.Requests)

@@ -33,7 +33,7 @@ func TestTShirtSizes(t *testing.T) {
 		t.Fatalf("%d sizes", len(ts))
 	}
 	x := ts[0]
-	want := []string{"1500m", "2250m", "8Gi", "12Gi", "200m", "300m", "96Mi", "160Mi", "1700m", "2550m", "8288Mi", "12448Mi"}
+	want := []string{"1.5", "2.25", "8Gi", "12Gi", "200m", "300m", "96Mi", "160Mi", "1.7", "2.55", "8288Mi", "12448Mi"}
 	var got []string
 	for _, r := range append(slices.Clone(x.Components), x.Total) {
 		got = append(got, r.CPURequest.String(), r.CPULimit.String(), r.MemoryRequest.String(), r.MemoryLimit.String())
@@ -53,10 +53,10 @@ func TestTShirtSizes(t *testing.T) {
 	}
 	const wantRow = `resources:
   requests:
-    cpu: 1500m
+    cpu: "1.5"
     memory: 8Gi
   limits:
-    cpu: 2250m
+    cpu: "2.25"
     memory: 12Gi
 `
 	if string(y) != wantRow {
@@ -69,10 +69,10 @@ func TestTShirtSizes(t *testing.T) {
 	const wantSize = `ingester:
   resources:
     requests:
-      cpu: 1500m
+      cpu: "1.5"
       memory: 8Gi
     limits:
-      cpu: 2250m
+      cpu: "2.25"
       memory: 12Gi
 distributor:
   resources:
@@ -96,7 +96,7 @@ func TestTShirtWholeCoresAreQuoted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = "resources:\n  requests:\n    cpu: \"1\"\n    memory: 1280Mi\n  limits:\n    cpu: 1500m\n    memory: 2Gi\n"
+	const want = "resources:\n  requests:\n    cpu: \"1\"\n    memory: 1.25Gi\n  limits:\n    cpu: \"1.5\"\n    memory: 2Gi\n"
 	if string(y) != want {
 		t.Errorf("YAML:\n%s\nwant:\n%s", y, want)
 	}
@@ -120,7 +120,7 @@ func TestTShirtPartialTotals(t *testing.T) {
 		t.Fatal(err)
 	}
 	// krr: no CPU limit; querier: nothing to say.
-	const want = "ingester:\n  resources:\n    requests:\n      cpu: \"2\"\n      memory: 1280Mi\n    limits:\n      memory: 1280Mi\nquerier:\n  resources: {}\n"
+	const want = "ingester:\n  resources:\n    requests:\n      cpu: \"2\"\n      memory: 1.25Gi\n    limits:\n      memory: 1.25Gi\nquerier:\n  resources: {}\n"
 	if string(y) != want {
 		t.Errorf("YAML:\n%s\nwant:\n%s", y, want)
 	}
@@ -140,10 +140,10 @@ func TestTShirtVPABounds(t *testing.T) {
 		t.Fatalf("no bounds: %+v", x)
 	}
 	r := x.Components[0]
-	if r.CPULower.String() != "1400m" || r.CPUUpper.String() != "1400m" || r.CPULower != r.CPURequest || r.MemoryUpper != r.MemoryRequest {
+	if r.CPULower.String() != "1.4" || r.CPUUpper.String() != "1.4" || r.CPULower != r.CPURequest || r.MemoryUpper != r.MemoryRequest {
 		t.Errorf("ingester bounds %s–%s, %s–%s; requests %s, %s", r.CPULower, r.CPUUpper, r.MemoryLower, r.MemoryUpper, r.CPURequest, r.MemoryRequest)
 	}
-	if got, want := x.Total.CPUUpper.String(), "1590m"; got != want || x.Total.MemoryLower.Amount != ing.Memory.Lower.Amount+dis.Memory.Lower.Amount {
+	if got, want := x.Total.CPUUpper.String(), "1.59"; got != want || x.Total.MemoryLower.Amount != ing.Memory.Lower.Amount+dis.Memory.Lower.Amount {
 		t.Errorf("total CPU upper %s, want %s; memory lower %v", got, want, x.Total.MemoryLower)
 	}
 	// Different lower and upper bounds: P50 0.5, P95 0.95 of 0.01 … 1.
@@ -152,7 +152,7 @@ func TestTShirtVPABounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := TShirtSizes([]SizeProfile{{Size: "S", Sizings: []Sizing{spread, sizeOf(t, "vpa", "empty", 1, 1, 5)}}})[0]
-	if c := q.Components[0]; c.CPULower.String() != "580m" || c.CPURequest.String() != "1050m" || c.CPUUpper.String() != "1100m" {
+	if c := q.Components[0]; c.CPULower.String() != "580m" || c.CPURequest.String() != "1.05" || c.CPUUpper.String() != "1.1" {
 		t.Errorf("q: %s ≤ %s ≤ %s", c.CPULower, c.CPURequest, c.CPUUpper)
 	}
 	if !q.HasBounds() || q.Total.HasBounds() || !q.Total.CPULower.IsZero() {

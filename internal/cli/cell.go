@@ -115,7 +115,7 @@ func (r *planRun) cellBody(c plan.Cell) (string, string) {
 	case errors.As(context.Cause(ctx), &crash):
 		return results.StateFailed, crash.Error()
 	case r.stop.Err() != nil:
-		return results.StateInterrupted, "stopped by a signal"
+		return stopped(r.stop)
 	}
 	return state, msg
 }

@@ -110,7 +110,7 @@ type loadedRun struct {
 }
 
 func loadForCompare(dir string) (*loadedRun, error) {
-	store, err := results.Open(dir)
+	store, err := results.OpenReadOnly(dir)
 	if err != nil {
 		return nil, &runError{err: err, hint: "give directories perflab printed as 'run directory'", code: ExitFailed}
 	}
@@ -274,7 +274,7 @@ func workloadDifferences(name string, ref, r *loadedRun) (diffs, notes []string)
 	field("model", a.Model, b.Model)
 	field("target rate (/s)", a.Rate, b.Rate)
 	field("concurrency", a.Concurrency, b.Concurrency)
-	field("stages", string(compactJSON(a.Stages)), string(compactJSON(b.Stages)))
+	field("stages", stagesText(a), stagesText(b))
 	pa, pb := paramMap(a.Params), paramMap(b.Params)
 	for _, k := range unionKeys(pa, pb) {
 		if reflect.DeepEqual(pa[k], pb[k]) {
@@ -303,6 +303,23 @@ func unionKeys(pa, pb map[string]any) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// stagesText is a workload's ramping schedule in words ("ramp 10 →
+// 200/s over 30 s"), so that runs that stored the same schedule in two
+// forms (docs/format/results.md) compare equal; "" for none, and stages
+// that can't be read as stored.
+func stagesText(w results.Workload) string {
+	s, err := analysis.ParseSchedule(w.Stages)
+	switch {
+	case err != nil:
+		return string(compactJSON(w.Stages))
+	case s == nil:
+		return ""
+	case w.Model == results.ModelClosed:
+		return s.Text(" VUs")
+	}
+	return s.Text("/s")
 }
 
 func compactJSON(raw json.RawMessage) []byte {

@@ -207,19 +207,21 @@ func subjectSamples(refs []phaseRef, s subject, resource string) ([][]float64, b
 	return out, true
 }
 
-// compareWorkload compares a workload's request rate and p50 and p99
-// latency over each run's window.
+// compareWorkload compares a workload's request rate, error rate and p50
+// and p99 latency over each run's window: the latency is of successful
+// requests only, so the error rate beside it says how many it leaves out.
 func compareWorkload(label string, ra, rb []phaseRef) []analysis.Comparison {
-	side := func(refs []phaseRef) (rates [][]float64, lat [][]*stats.Hist) {
+	side := func(refs []phaseRef) (rates [][]float64, lat [][]*stats.Hist, ivs [][]*stats.Interval) {
 		for _, r := range refs {
-			ivs := analysis.InWindow(r.run.ivs[r.sum.Workload.Name], r.sum.Window)
-			rates, lat = append(rates, analysis.IntervalRates(ivs)), append(lat, analysis.IntervalLatencies(ivs))
+			in := analysis.InWindow(r.run.ivs[r.sum.Workload.Name], r.sum.Window)
+			rates, lat, ivs = append(rates, analysis.IntervalRates(in)), append(lat, analysis.IntervalLatencies(in)), append(ivs, in)
 		}
-		return rates, lat
+		return rates, lat, ivs
 	}
-	rateA, latA := side(ra)
-	rateB, latB := side(rb)
-	return workloadComparisons(label, rateA, rateB, latA, latB)
+	rateA, latA, ivsA := side(ra)
+	rateB, latB, ivsB := side(rb)
+	cs := workloadComparisons(label, rateA, rateB, latA, latB)
+	return slices.Insert(cs, 1, analysis.CompareErrorRate(label, ivsA, ivsB))
 }
 
 // workloadComparisons compares two sides' request rates and p50 and p99

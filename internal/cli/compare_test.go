@@ -4,6 +4,10 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/report"
+	"github.com/perflab/perflab/internal/results"
 )
 
 type compareOut struct {
@@ -78,5 +82,26 @@ func TestCompareRefusesDifferentWorkloads(t *testing.T) {
 	code, _, errs = mainOut("compare", a, writeLoadPlan(t, t.TempDir()))
 	if code != ExitUsage || !strings.Contains(errs, "no workload has the same name in both") {
 		t.Errorf("nothing in common: exit %d: %s", code, errs)
+	}
+}
+
+// TestCompareStagesByTheirSchedule: the same ramp stored in the two forms
+// of docs/format/results.md is no difference; another start is one, told
+// in words.
+func TestCompareStagesByTheirSchedule(t *testing.T) {
+	loaded := func(dir, stages string) *loadedRun {
+		w := results.Workload{Name: "get", Driver: "http", Model: results.ModelOpen, Stages: json.RawMessage(stages)}
+		return &loadedRun{dir: dir, run: &report.Run{Workloads: []*analysis.Summary{{Workload: analysis.Workload{Name: "get"}}}},
+			defs: map[string]results.Workload{"get": w}, base: map[string]string{"get": "get"}}
+	}
+	old := loaded("a", `[{"duration":30000000000,"target":200}]`)
+	same := loaded("b", `{"start":0,"stages":[{"duration":30000000000,"target":200}]}`)
+	other := loaded("c", `{"start":10,"stages":[{"duration":30000000000,"target":200}]}`)
+	if diffs, _ := workloadDifferences("get", old, same); len(diffs) != 0 {
+		t.Errorf("the same schedule differs: %q", diffs)
+	}
+	diffs, _ := workloadDifferences("get", old, other)
+	if want := "workload get: stages ramp 0 → 200/s over 30 s in a, ramp 10 → 200/s over 30 s in c"; len(diffs) != 1 || diffs[0] != want {
+		t.Errorf("differences %q, want %q", diffs, want)
 	}
 }

@@ -37,6 +37,7 @@ func (r *planRun) buildDrivers(pp phasePlan) ([]phaseWorkload, error) {
 			return ws, fmt.Errorf("workload %s: %w", w.desc.Short, err)
 		}
 		if err := r.store.AddWorkload(w.desc); err != nil {
+			r.sink.fail(err)
 			return ws, err
 		}
 		r.addFacts(w.desc.Name, facts)

@@ -110,22 +110,30 @@ func (r *planRun) readBack(ctx context.Context, ws []phaseWorkload, state string
 	wg.Wait()
 }
 
-// recordChecks stores a workload's read-back checks, or that it could not
-// check, and records an event.
+// recordChecks stores a workload's read-back checks and records an
+// event. A driver that could not check at all leaves one unverified
+// check, "read-back", with the reason. Unverified and late checks are
+// said on the terminal as they come.
 func (r *planRun) recordChecks(name string, checks []driver.Check, err error) {
 	if err != nil {
-		r.addFacts(name, []results.Fact{{Name: "read-back", Value: "could not check: " + err.Error()}})
-		r.event("verify", fmt.Sprintf("%s: %v", name, err))
-		fmt.Fprintf(r.e.stderr, "perflab: warning: cannot read back what %s wrote: %s\n", name, err)
-		return
+		checks = []driver.Check{{Name: "read-back", State: driver.CheckUnverified, Reason: err.Error(),
+			Note: "the driver could not read back anything"}}
 	}
 	rows := make([]results.Check, len(checks))
 	var parts []string
 	for i, c := range checks {
-		rows[i] = results.Check{Name: c.Name, Expected: c.Expected, Found: c.Found, Unit: c.Unit, Lost: c.Lost, Note: c.Note}
+		rows[i] = results.Check{Name: c.Name, Expected: c.Expected, Found: c.Found, Unit: c.Unit,
+			Lost: c.State == driver.CheckLost, Note: c.Note, State: c.State, Late: c.Late,
+			LateBy: c.LateBy, Reason: c.Reason}
 		part := fmt.Sprintf("%s %s of %s", c.Name, figure(c.Found), figure(c.Expected))
-		if c.Lost {
+		switch c.State {
+		case driver.CheckLost:
 			part += " LOST"
+		case driver.CheckLate:
+			part += fmt.Sprintf(" (%s late, the last %v after its write)", figure(c.Late), c.LateBy.Round(time.Millisecond))
+		case driver.CheckUnverified:
+			part += " UNVERIFIED: " + c.Reason
+			fmt.Fprintf(r.e.stderr, "perflab: warning: cannot verify what %s wrote (%s): %s\n", name, c.Name, c.Reason)
 		}
 		parts = append(parts, part)
 	}

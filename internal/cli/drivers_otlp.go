@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/perflab/perflab/internal/driver"
 	otlpdriver "github.com/perflab/perflab/internal/driver/otlp"
@@ -31,7 +33,7 @@ func otlpDriver(in driverInput) (driverSpec, []error) {
 	if errs = append(errs, keys.place(cfg.Validate())...); len(errs) > 0 {
 		return driverSpec{}, errs
 	}
-	spec := driverSpec{target: otlpTarget(cfg), kind: kindOTLPIngest,
+	spec := driverSpec{target: otlpTarget(cfg), kind: kindOTLPIngest, verifyWait: otlpVerifyWait(cfg),
 		new: func() (driver.Driver, error) { return otlpdriver.New(cfg) }}
 	if cfg.Mode == otlpdriver.ModeQuery {
 		spec.kind = kindOTLPQuery
@@ -50,6 +52,21 @@ func otlpDriver(in driverInput) (driverSpec, []error) {
 		return d.(*otlpdriver.Driver).MeanTraceBytes() * float64(batch)
 	}}
 	return spec, nil
+}
+
+// otlpVerifyWait is how long an otlp workload's read-back may wait for
+// traces to show: an ingest workload's, until its last sampled trace is
+// delay old, then verify_wait; a query workload's, verify_wait. Without
+// a query_url an ingest workload does not read back.
+func otlpVerifyWait(cfg otlpdriver.Config) time.Duration {
+	if cfg.QueryURL == "" {
+		return 0
+	}
+	wait := cmp.Or(cfg.VerifyWait, otlpdriver.DefaultVerifyWait)
+	if cfg.Mode == otlpdriver.ModeQuery {
+		return wait
+	}
+	return cmp.Or(cfg.Delay, otlpdriver.DefaultDelay) + wait
 }
 
 // otlpTarget describes an otlp workload from its redacted config.

@@ -36,6 +36,31 @@ func judgeLost(r *report.Run) (results.Status, error) {
 		&runError{err: errors.New(msg), hint: lostHint, code: ExitFailed}
 }
 
+// unverifiedHint is what a run whose read-back got no answer tells its
+// user.
+const unverifiedHint = "it is not known whether the system under test lost data: report.md's read-back checks " +
+	"give each reason; fix the query URL or its credentials, or leave query_url out to run without a read-back"
+
+// judgeUnverified makes a run that completed, and met its SLO if it has
+// one, exit 1 when a read-back check got no answer: a check that could
+// not be made is no pass, as an SLO gate with insufficient data is not.
+// The run stays completed; its message names each unverified check.
+func judgeUnverified(r *report.Run, status results.Status, runErr error) (results.Status, error) {
+	names, checks := r.ChecksIn(report.CheckUnverified)
+	if runErr != nil || status.State != results.StateCompleted || len(names) == 0 {
+		return status, runErr
+	}
+	var parts []string
+	for i, name := range names {
+		for _, c := range checks[i] {
+			parts = append(parts, fmt.Sprintf("workload %s: %s: %s", name, c.Name, c.Reason))
+		}
+	}
+	status.Message = "read-back unverified: " + strings.Join(parts, "; ")
+	status.ExitCode = ExitFailed
+	return status, &runError{err: errors.New(status.Message), hint: unverifiedHint, code: ExitFailed}
+}
+
 func num(v float64) string { return figure(v) }
 
 func withUnit(v float64, unit string) string {

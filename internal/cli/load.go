@@ -58,7 +58,11 @@ func readRun(store *results.Run) (*report.Run, workloadData, error) {
 		}
 		wd.defs[w.Name], wd.ivs[w.Name] = w, ivs
 		end, ended := ends[w.Name]
-		r.Workloads = append(r.Workloads, analysis.Summarize(analysisWorkload(w, end, ended, ivs), ivs))
+		aw := analysisWorkload(w, end, ended, ivs)
+		if aw.Schedule, err = analysis.ParseSchedule(w.Stages); err != nil {
+			return nil, wd, fmt.Errorf("workload %q: %w", w.Name, err)
+		}
+		r.Workloads = append(r.Workloads, analysis.Summarize(aw, ivs))
 		if r.Timelines == nil {
 			r.Timelines = map[string][]analysis.IntervalFigures{}
 		}

@@ -36,7 +36,8 @@ func loadDriverNotes(store *results.Run, r *report.Run) error {
 				}
 				for _, ch := range cs {
 					n.Checks = append(n.Checks, report.Check{Name: ch.Name, Expected: ch.Expected, Found: ch.Found,
-						Unit: ch.Unit, Lost: ch.Lost, Note: ch.Note})
+						Unit: ch.Unit, Lost: ch.State == results.CheckLost, Note: ch.Note, State: ch.State, Late: ch.Late,
+						LateBy: ch.LateBy, Reason: ch.Reason})
 				}
 				if p.Drivers == nil {
 					p.Drivers = map[string]*report.DriverNotes{}

@@ -14,6 +14,8 @@ import (
 	"syscall"
 
 	"golang.org/x/term"
+
+	"github.com/perflab/perflab/internal/results"
 )
 
 // Version is perflab's version, printed by `perflab version` and stored in runs.
@@ -33,6 +35,9 @@ type env struct {
 	stderr io.Writer
 	tty    bool      // stderr is a terminal: progress is drawn in place
 	scrub  *scrubber // the run's, once known (useScrubber); nil scrubs nothing
+	// intervals, when set, is where a run writes its intervals instead of
+	// its store: tests put a failing writer there.
+	intervals func(*results.Run) intervalWriter
 }
 
 const usage = `perflab — load tests that tell you how to size a service
@@ -50,8 +55,9 @@ Usage:
   perflab target llm [flags]               serve the built-in OpenAI-compatible mock provider
   perflab target gateway --upstream URL [--delay D]
                                            serve the built-in gateway: a reverse proxy adding a fixed delay
-  perflab report RUN_DIR [--format md|html|json]
-                                           render the report of a finished (or killed) run
+  perflab report RUN_DIR [--format md|html|json] [--write]
+                                           render the report of a finished (or killed) run to stdout
+                                           (--write: write its report files into RUN_DIR again)
   perflab size RUN_DIR [--strategy p99|vpa|krr] [--headroom 25%] [--limit-factor 1.5] [--at LOAD]
                                            suggested sizes of a run with other settings, or predicted at a load
   perflab compare RUN_A RUN_B [--force] [--format md|json]

@@ -41,7 +41,7 @@ func (r *planRun) runPhase(ctx context.Context, c plan.Cell, pp phasePlan) (stri
 	case errors.As(context.Cause(ctx), &crash):
 		state, msg = results.StateFailed, crash.Error()
 	case r.stop.Err() != nil:
-		state, msg = results.StateInterrupted, "stopped by a signal"
+		state, msg = stopped(r.stop)
 	case runErr != nil:
 		state, msg = results.StateFailed, runErr.Error()
 	}

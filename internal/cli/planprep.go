@@ -256,7 +256,7 @@ func schedule(w plan.Workload, d time.Duration, opBytes float64, eng *engine.Wor
 				st[i] = pacer.Stage{Duration: s.Duration, Target: float64(s.Concurrency)}
 			}
 			eng.Conc = &pacer.Concurrency{Start: w.StartConcurrency, Stages: st}
-			desc.Stages, _ = json.Marshal(st)
+			desc.Stages = storedStages(float64(w.StartConcurrency), st)
 		}
 		desc.Concurrency, desc.Duration = eng.Conc.Max(), eng.Duration()
 		return nil
@@ -285,9 +285,19 @@ func schedule(w plan.Workload, d time.Duration, opBytes float64, eng *engine.Wor
 		st[i], err = pacer.Stage{Duration: s.Duration, Target: r}, errors.Join(err, serr)
 	}
 	eng.Rate = pacer.NewRate(start, st)
-	desc.Stages, _ = json.Marshal(st)
+	desc.Stages = storedStages(start, st)
 	desc.Duration = eng.Duration()
 	return err
+}
+
+// storedStages is a schedule as the results store keeps it: the start
+// (operations/s or VUs) and the stages.
+func storedStages(start float64, st []pacer.Stage) json.RawMessage {
+	b, _ := json.Marshal(struct {
+		Start  float64       `json:"start"`
+		Stages []pacer.Stage `json:"stages"`
+	}{start, st})
+	return b
 }
 
 // componentSpec is how the target package starts a component of the plan.

@@ -71,9 +71,10 @@ func (e *env) executePlan(ctx context.Context, p *plan.Plan, b plan.Builtins, ou
 	defer store.Close()
 	stop, kill, release := e.signals(ctx)
 	defer release()
+	sink, stop := e.newStoreSink(store, stop)
 	cells := p.RunCells(p.Repeat)
 	r := &planRun{e: e, p: p, store: store, b: b, matrix: len(cells) > 1, cells: len(cells), stop: stop, kill: kill,
-		sink: &storeSink{store: store}, progress: report.NewProgress(e.stderr, e.tty)}
+		sink: sink, progress: report.NewProgress(e.stderr, e.tty)}
 	var failed []string
 	for _, c := range cells {
 		if stop.Err() != nil {
@@ -83,7 +84,7 @@ func (e *env) executePlan(ctx context.Context, p *plan.Plan, b plan.Builtins, ou
 			failed = append(failed, fmt.Sprintf("cell %s: %s", c.Name, oneLine(msg)))
 		}
 	}
-	return e.finish(store, jsonOut, func(rep *report.Run) (results.Status, error) {
+	return e.finish(store, sink, jsonOut, func(rep *report.Run) (results.Status, error) {
 		return judgePlan(rep, stop.Err() != nil, r.sink.err(), failed)
 	})
 }

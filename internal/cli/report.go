@@ -1,14 +1,20 @@
 package cli
 
 import (
+	"fmt"
+
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 )
 
-// report renders the report of a run directory to stdout.
+// report renders the report of a run directory to stdout, or with --write
+// writes the run's report files into the directory again. Either way the
+// run is opened read-only: results.db is never changed, and without --write
+// nothing in the directory is.
 func (e *env) report(args []string) error {
 	fs := newFlagSet("report", e)
 	format := fs.String("format", "md", "md, json or html (self-contained, with charts)")
+	write := fs.Bool("write", false, "write report.md, report.html, summary.json, charts/ and sizes/ into the run directory again instead of printing (results.db is never changed)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return flagError(err)
@@ -19,7 +25,10 @@ func (e *env) report(args []string) error {
 	if *format != "md" && *format != "json" && *format != "html" {
 		return usageErrorf("--format %q: want md, json or html", *format)
 	}
-	store, err := results.Open(pos[0])
+	if *write && set(fs, "format") {
+		return usageErrorf("--write writes every format; --format chooses what is printed without it")
+	}
+	store, err := results.OpenReadOnly(pos[0])
 	if err != nil {
 		return &runError{err: err, hint: "give the directory perflab printed as 'run directory'", code: ExitFailed}
 	}
@@ -27,6 +36,13 @@ func (e *env) report(args []string) error {
 	r, err := loadRun(store)
 	if err != nil {
 		return &runError{err: err, code: ExitFailed}
+	}
+	if *write {
+		if err := writeReports(store, r); err != nil {
+			return &runError{err: err, hint: "the run directory must be writable, with free space", code: ExitFailed}
+		}
+		fmt.Fprintf(e.stderr, "report:        %s (and report.html)\nsummary:       %s\n", store.Path("report.md"), store.Path("summary.json"))
+		return nil
 	}
 	switch *format {
 	case "json":

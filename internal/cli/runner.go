@@ -7,7 +7,6 @@ import (
 	"os"
 	"runtime"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
@@ -66,14 +65,15 @@ func (e *env) execute(ctx context.Context, j job) error {
 	defer store.Close()
 	stop, kill, release := e.signals(ctx)
 	defer release()
-	sink := &storeSink{store: store}
+	sink, stop := e.newStoreSink(store, stop)
 	stopSampling := func() {}
 	if len(j.observed) > 0 {
 		sm, err := e.startSampling(store, 0, j.sampleEvery, append(j.observed, generator(0)), sink)
 		if err != nil {
-			return &runError{err: err, code: ExitFailed}
+			sink.fail(err)
+		} else {
+			stopSampling = sm.stop
 		}
-		stopSampling = sm.stop
 	}
 	progress := report.NewProgress(e.stderr, e.tty)
 	for _, pw := range j.workloads {
@@ -81,7 +81,8 @@ func (e *env) execute(ctx context.Context, j job) error {
 			break
 		}
 		if err := store.AddWorkload(pw.desc); err != nil {
-			return &runError{err: err, code: ExitFailed}
+			sink.fail(err)
+			break
 		}
 		progress.Begin(pw.eng.Name, pw.eng.Duration(), pw.desc.Rate)
 		sum, err := engine.Run(stop, kill, pw.eng, engine.SinkFunc(func(w string, iv *stats.Interval) {
@@ -101,37 +102,9 @@ func (e *env) execute(ctx context.Context, j job) error {
 		}
 	}
 	stopSampling()
-	return e.finish(store, j.jsonOut, func(r *report.Run) (results.Status, error) {
+	return e.finish(store, sink, j.jsonOut, func(r *report.Run) (results.Status, error) {
 		return judgeRun(r, stop.Err() != nil, sink.err())
 	})
-}
-
-// storeSink writes intervals to the run store as they close; the first
-// write error is kept and reported at the end, and the run goes on.
-type storeSink struct {
-	store *results.Run
-	mu    sync.Mutex
-	first error
-}
-
-func (s *storeSink) Interval(w string, iv *stats.Interval) {
-	if err := s.store.WriteInterval(w, iv); err != nil {
-		s.fail(err)
-	}
-}
-
-func (s *storeSink) fail(err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.first == nil {
-		s.first = err
-	}
-}
-
-func (s *storeSink) err() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.first
 }
 
 // endOf is how a workload ended, with its window: the engine's, or from the
@@ -147,30 +120,41 @@ func endOf(sum engine.Summary, warmup time.Duration, by string) results.Workload
 }
 
 // finish decides the run's state with judge, records it, writes the
-// reports and prints the summary (as JSON with jsonOut).
-func (e *env) finish(store *results.Run, jsonOut bool, judge func(*report.Run) (results.Status, error)) error {
+// reports and prints the summary (as JSON with jsonOut). When the store
+// failed (sink), it still writes what it can, and its error says so first.
+func (e *env) finish(store *results.Run, sink *storeSink, jsonOut bool, judge func(*report.Run) (results.Status, error)) error {
 	r, err := loadRun(store)
 	if err != nil {
+		if sink.err() != nil {
+			return e.storeFailure(store, nil, sink.err(), nil, []error{err})
+		}
 		return &runError{err: err, code: ExitFailed}
 	}
 	status, runErr := judge(r)
 	status, runErr = judgeSLO(r, status, runErr)
-	if err := store.Finish(status); err != nil {
-		return &runError{err: err, code: ExitFailed}
-	}
+	status, runErr = judgeUnverified(r, status, runErr)
+	finishErr := store.Finish(status)
 	r.State, r.Message, r.Ended = status.State, status.Message, status.Ended
+	var others []error
 	if err := writeReports(store, r); err != nil {
-		return &runError{err: err, code: ExitFailed}
+		others = append(others, err)
 	}
 	if jsonOut {
-		if err := report.JSON(e.stdout, r); err != nil {
-			return err
-		}
-	} else if err := report.Terminal(e.stdout, r); err != nil {
-		return err
+		err = report.JSON(e.stdout, r)
+	} else {
+		err = report.Terminal(e.stdout, r)
+	}
+	if err != nil {
+		others = append(others, err)
 	}
 	fmt.Fprintf(e.stderr, "run directory: %s\nreport:        %s (and report.html)\nsummary:       %s\n",
 		store.Dir(), store.Path("report.md"), store.Path("summary.json"))
+	if sink.err() != nil || finishErr != nil {
+		return e.storeFailure(store, r, sink.err(), finishErr, others)
+	}
+	if len(others) > 0 {
+		return &runError{err: errors.Join(others...), code: ExitFailed}
+	}
 	return runErr
 }
 
@@ -211,26 +195,28 @@ func firstError(s *analysis.Summary) string {
 	return strings.Join(parts, "; ")
 }
 
+// writeReports writes the run's report files into its directory: as many
+// as it can, so that one that cannot be written (a full disk) does not cost
+// the others; the error lists those that failed.
 func writeReports(store *results.Run, r *report.Run) error {
+	var errs []error
 	if err := writeCharts(store, r); err != nil {
-		return err
+		errs = append(errs, err)
 	}
-	for name, render := range map[string]func(*os.File) error{
-		"report.md":    func(f *os.File) error { return report.Markdown(f, r) },
-		"report.html":  func(f *os.File) error { return report.HTML(f, r) },
-		"summary.json": func(f *os.File) error { return report.JSON(f, r) },
+	for _, f := range []struct {
+		name   string
+		render func(*os.File) error
+	}{
+		{"report.md", func(f *os.File) error { return report.Markdown(f, r) }},
+		{"report.html", func(f *os.File) error { return report.HTML(f, r) }},
+		{"summary.json", func(f *os.File) error { return report.JSON(f, r) }},
 	} {
-		f, err := os.Create(store.Path(name))
-		if err != nil {
-			return fmt.Errorf("cannot write %s: %w", name, err)
-		}
-		err = render(f)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("cannot write %s: %w", name, err)
+		if err := writeFile(store.Path(f.name), f.render); err != nil {
+			errs = append(errs, err)
 		}
 	}
-	return writeSizeFiles(store, r)
+	if err := writeSizeFiles(store, r); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }

@@ -171,8 +171,9 @@ func (e *env) runSearch(ctx context.Context, cfg *searchConfig) error {
 	defer store.Close()
 	stop, kill, release := e.signals(ctx)
 	defer release()
+	sink, stop := e.newStoreSink(store, stop)
 	r := &planRun{e: e, p: p, store: store, b: cfg.b, cells: 1, stop: stop, kill: kill,
-		sink: &storeSink{store: store}, progress: report.NewProgress(e.stderr, e.tty)}
+		sink: sink, progress: report.NewProgress(e.stderr, e.tty)}
 	s := newSearcher(cfg, r)
 	r.phases = s.run
 	var failed []string
@@ -180,16 +181,21 @@ func (e *env) runSearch(ctx context.Context, cfg *searchConfig) error {
 	if state, msg := r.runCell(c); state == results.StateFailed {
 		failed = append(failed, fmt.Sprintf("cell %s: %s", c.Name, oneLine(msg)))
 	}
-	return e.finishSearch(store, s, func(rep *report.Run) (results.Status, error) {
-		return judgePlan(rep, stop.Err() != nil, r.sink.err(), failed)
+	return e.finishSearch(store, sink, s, func(rep *report.Run) (results.Status, error) {
+		return judgePlan(rep, stop.Err() != nil, sink.err(), failed)
 	})
 }
 
 // finishSearch records how the run ended, writes the run's reports, the
 // search's report (search.md, search.json) and prints the search summary.
-func (e *env) finishSearch(store *results.Run, s *searcher, judge func(*report.Run) (results.Status, error)) error {
+// When the store failed (sink), it still writes what it can, and its error
+// says so first.
+func (e *env) finishSearch(store *results.Run, sink *storeSink, s *searcher, judge func(*report.Run) (results.Status, error)) error {
 	rep, err := loadRun(store)
 	if err != nil {
+		if sink.err() != nil {
+			return e.storeFailure(store, nil, sink.err(), nil, []error{err})
+		}
 		return &runError{err: err, code: ExitFailed}
 	}
 	status, runErr := judge(rep)
@@ -200,27 +206,30 @@ func (e *env) finishSearch(store *results.Run, s *searcher, judge func(*report.R
 		runErr = &runError{err: errors.New(status.Message + "; " + strings.ReplaceAll(searchWhy(res), "**", "")), code: ExitFailed,
 			hint: "search.md lists each step with the gates it failed; lower --start, or check the target with perflab run"}
 	}
-	if err := store.Finish(status); err != nil {
-		return &runError{err: err, code: ExitFailed}
-	}
+	finishErr := store.Finish(status)
 	rep.State, rep.Message, rep.Ended = status.State, status.Message, status.Ended
 	rep.Search = res
+	var others []error
 	if err := writeReports(store, rep); err != nil {
-		return &runError{err: err, code: ExitFailed}
+		others = append(others, err)
 	}
-	for name, render := range map[string]func(*os.File) error{
-		"search.md":   func(f *os.File) error { return report.SearchMarkdown(f, res) },
-		"search.json": func(f *os.File) error { return report.SearchJSON(f, res) },
-	} {
-		if err := writeFile(store.Path(name), render); err != nil {
-			return &runError{err: err, code: ExitFailed}
-		}
+	if err := writeFile(store.Path("search.md"), func(f *os.File) error { return report.SearchMarkdown(f, res) }); err != nil {
+		others = append(others, err)
+	}
+	if err := writeFile(store.Path("search.json"), func(f *os.File) error { return report.SearchJSON(f, res) }); err != nil {
+		others = append(others, err)
 	}
 	if err := report.SearchTerminal(e.stdout, res); err != nil {
-		return err
+		others = append(others, err)
 	}
 	fmt.Fprintf(e.stderr, "run directory: %s\nsearch:        %s\nreport:        %s\n",
 		store.Dir(), store.Path("search.md"), store.Path("report.md"))
+	if sink.err() != nil || finishErr != nil {
+		return e.storeFailure(store, rep, sink.err(), finishErr, others)
+	}
+	if len(others) > 0 {
+		return &runError{err: errors.Join(others...), code: ExitFailed}
+	}
 	return runErr
 }
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"strconv"
@@ -48,7 +49,7 @@ func (e *env) size(args []string) error {
 	if o.Strategy.Name == "vpa" && set(fs, "headroom") {
 		fmt.Fprintln(e.stderr, "perflab: note: strategy vpa uses its own margin of 15 %, not --headroom")
 	}
-	store, err := results.Open(pos[0])
+	store, err := results.OpenReadOnly(pos[0])
 	if err != nil {
 		return &runError{err: err, hint: "give the directory perflab printed as 'run directory'", code: ExitFailed}
 	}
@@ -63,11 +64,11 @@ func (e *env) size(args []string) error {
 	if f.at == "" {
 		return report.SizesMarkdown(e.stdout, r)
 	}
-	return e.predict(r, load, o.Load)
+	return e.predict(r, load)
 }
 
 // parse checks every flag and reports every problem at once.
-func (f sizeFlags) parse() (analysis.InsightOptions, float64, []string) {
+func (f sizeFlags) parse() (analysis.InsightOptions, loadArg, []string) {
 	var problems []string
 	o := analysis.DefaultInsightOptions()
 	s, err := analysis.ParseStrategy(f.strategy)
@@ -86,14 +87,19 @@ func (f sizeFlags) parse() (analysis.InsightOptions, float64, []string) {
 			problems = append(problems, e.Error())
 		}
 	}
-	var load float64
+	var load loadArg
 	if f.at != "" {
-		o.FixedLoad = true
-		if o.Load, load, err = parseLoad(f.at); err != nil {
+		if load.basis, load.value, err = parseLoad(f.at); err != nil {
 			problems = append(problems, "--at: "+err.Error())
 		}
 	}
 	return o, load, problems
+}
+
+// loadArg is the load of --at, in the unit it was given in.
+type loadArg struct {
+	basis analysis.LoadBasis
+	value float64
 }
 
 // parseHeadroom reads "25%", "25 %" or "0.25" as 0.25.
@@ -139,21 +145,53 @@ func set(fs *flag.FlagSet, name string) bool {
 }
 
 // predict writes, for every cell with scaling fits, what they predict at
-// load; a run without any fails with a hint.
-func (e *env) predict(r *report.Run, load float64, basis analysis.LoadBasis) error {
-	n := 0
-	for _, c := range r.InsightCells() {
+// the load of --at. The fits keep the unit the report chose (requests/s,
+// or bytes/s when the requests differ in size): a byte rate is converted
+// to requests/s, and the output says so; a load that can't be converted
+// is refused, naming the unit to give, before anything is written. A run
+// without any fits fails with a hint.
+func (e *env) predict(r *report.Run, at loadArg) error {
+	type prediction struct {
+		cell       *report.Cell
+		load       float64
+		conversion string
+	}
+	var preds []prediction
+	var problems []string
+	cells := r.InsightCells()
+	for _, c := range cells {
 		if c.Insights == nil || c.Insights.Scaling == nil {
 			continue
 		}
-		n++
-		if err := report.PredictionMarkdown(e.stdout, c, load, c.Insights.PredictAt(load)); err != nil {
+		load, note, err := c.Insights.LoadIn(at.basis, at.value)
+		if err != nil {
+			problems = append(problems, cellPrefix(c, len(cells))+err.Error())
+			continue
+		}
+		preds = append(preds, prediction{c, load, note})
+	}
+	if len(problems) > 0 {
+		return &runError{err: errors.New(strings.Join(problems, "\n")), code: ExitUsage}
+	}
+	if len(preds) == 0 {
+		return &runError{err: fmt.Errorf("cannot predict at %s: no cell of the run has scaling fits", report.LoadValueText(at.value, at.basis)),
+			hint: "a fit needs two or more profiles that ran the same workload (three for a verdict and a prediction interval)", code: ExitFailed}
+	}
+	for _, p := range preds {
+		if err := report.PredictionMarkdown(e.stdout, p.cell, p.load, p.cell.Insights.PredictAt(p.load), p.conversion); err != nil {
 			return err
 		}
 	}
-	if n == 0 {
-		return &runError{err: fmt.Errorf("cannot predict at %s: no cell of the run has scaling fits", report.LoadValueText(load, basis)),
-			hint: "a fit needs two or more profiles that ran the same workload (three for a verdict and a prediction interval)", code: ExitFailed}
-	}
 	return nil
+}
+
+// cellPrefix names the cell a problem is of when the run has several.
+func cellPrefix(c *report.Cell, cells int) string {
+	if cells < 2 {
+		return ""
+	}
+	if c.Name != "" {
+		return "cell " + c.Name + ": "
+	}
+	return fmt.Sprintf("cell %d: ", c.Index)
 }

@@ -22,6 +22,12 @@ func writeSizingStore(t *testing.T, dir string) string { return writeScaledStore
 // writeScaledStore is writeSizingStore with app's CPU × cpu and every rate
 // × rate.
 func writeScaledStore(t *testing.T, dir string, cpu float64, rate int) string {
+	return writeStoreOf(t, dir, cpu, rate, [3]int{1000, 1000, 1000})
+}
+
+// writeStoreOf is writeScaledStore with the bytes each request of s, m and
+// l sends.
+func writeStoreOf(t *testing.T, dir string, cpu float64, rate int, sent [3]int) string {
 	store, err := results.Create(dir, results.Meta{Name: "sizing", Started: loadT0, GoMaxProcs: 2})
 	must(t, err)
 	defer store.Close()
@@ -44,7 +50,7 @@ func writeScaledStore(t *testing.T, dir string, cpu float64, rate int) string {
 				st.Latency.Record(time.Millisecond)
 				st.Service.Record(time.Millisecond)
 			}
-			st.Classes[stats.OK], st.BytesSent = int64(p.rate), int64(1000*p.rate)
+			st.Classes[stats.OK], st.BytesSent = int64(p.rate), int64(sent[i]*p.rate)
 			must(t, store.WriteInterval(w, &stats.Interval{Index: k, Start: start.Add(time.Duration(k) * time.Second),
 				End: start.Add(time.Duration(k+1) * time.Second), Ops: map[string]*stats.OpStats{"GET /": st}, Lag: stats.NewHist()}))
 			must(t, store.WriteSamples(0, start.Add(time.Duration(k+1)*time.Second), map[string][]results.Sample{
@@ -86,12 +92,15 @@ func TestSize(t *testing.T) {
 		{"vpa", []string{"--strategy", "vpa"}, []string{"Strategy `vpa`", "| s | get 100/s (97.7 KiB/s sent) | app | 160Mi | 256Mi | 230m | 350m |",
 			"| Size | Component | Memory lower bound | Memory target | Memory upper bound | CPU lower bound | CPU target | CPU upper bound |",
 			"| s | app | 160Mi | 160Mi | 160Mi | 230m | 230m | 230m |"}},
-		// At 800/s: app CPU 0.9 cores → 1150m, limit 1750m; memory 300 MiB → 384Mi (64Mi steps), limit 576Mi.
+		// At 800/s: app CPU 0.9 cores → 1150m ("1.15"), limit 1750m ("1.75"); memory 300 MiB → 384Mi (64Mi steps), limit 576Mi.
 		{"at rate", []string{"--at", "800/s"}, []string{"## Prediction at 800/s (cell `default`)", "**Extrapolation:**",
-			"| app | CPU | 0.90 cores |", "| 1150m | 1750m | linear (R² 1.00) |", "| app | memory | 300 MiB |", "| 384Mi | 576Mi |",
-			"```yaml\napp:\n  resources:\n    requests:\n      cpu: 1150m\n      memory: 384Mi\n"}},
-		// 200 KB/s sent is profile m: no extrapolation; CPU 0.3 cores.
-		{"at bytes", []string{"--at", "200KB/s"}, []string{"## Prediction at 195 KiB/s", "bytes/s of workload `get`", "| app | CPU | 0.30 cores |"}},
+			"| app | CPU | 0.90 cores |", "| 1.15 | 1.75 | linear (R² 1.00) |", "| app | memory | 300 MiB |", "| 384Mi | 576Mi |",
+			"```yaml\napp:\n  resources:\n    requests:\n      cpu: \"1.15\"\n      memory: 384Mi\n"}},
+		// 200 KB/s sent at the 1000 B of each request is 200/s, profile m:
+		// no extrapolation; CPU 0.3 cores, from the fits against requests/s.
+		{"at bytes", []string{"--at", "200KB/s"}, []string{"## Prediction at 200/s", "requests/s of workload `get`",
+			"**Load converted:** 195 KiB/s is 200 requests/s of workload get: the fits follow its requests/s, and its requests moved 1000 B each on average (sent and received) over the 3 profiles measured.",
+			"| app | CPU | 0.30 cores |"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, out, errs := mainOut(append([]string{"size", dir}, tt.args...)...)
@@ -110,6 +119,24 @@ func TestSize(t *testing.T) {
 				t.Log(out)
 			}
 		})
+	}
+}
+
+// TestSizeAtInTheFitsUnit: where the requests differ in size between
+// profiles (1000 B, 10 kB, 100 kB), the fits follow bytes/s; --at with a
+// byte rate predicts from them, and --at with a rate is refused (exit 2)
+// naming the unit to give, rather than fitted again against requests/s.
+func TestSizeAtInTheFitsUnit(t *testing.T) {
+	dir := writeStoreOf(t, t.TempDir(), 1, 1, [3]int{1000, 10000, 100000})
+	code, out, errs := mainOut("size", dir, "--at", "20MB/s")
+	if code != 0 || !strings.Contains(out, "## Prediction at 19.1 MiB/s (cell `default`)") ||
+		!strings.Contains(out, "against the bytes/s of workload `get`") || strings.Contains(out, "Load converted") {
+		t.Errorf("--at 20MB/s: exit %d: %s\n%s", code, errs, out)
+	}
+	code, out, errs = mainOut("size", dir, "--at", "5000/s")
+	if code != ExitUsage || out != "" || !strings.Contains(errs, "cannot predict at 5000/s: the scaling fits follow the bytes/s of workload get, not its requests/s") ||
+		!strings.Contains(errs, "give the load as a byte rate, e.g. 38.1MiB/s") {
+		t.Errorf("--at 5000/s: exit %d: %s\n%s", code, errs, out)
 	}
 }
 

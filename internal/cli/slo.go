@@ -108,13 +108,18 @@ func loadSLO(store *results.Run, meta results.Meta, sums []*analysis.Summary) ([
 }
 
 // checkFigures are the figures each workload's checks supply, by workload
-// name: lost_<check> = expected − found.
-func checkFigures(checks map[string][]results.Check) map[string]map[string]float64 {
-	out := map[string]map[string]float64{}
+// name: lost_<check> = expected − found; none, with the reason, for a
+// check that is unverified, so that a gate on it has insufficient data.
+func checkFigures(checks map[string][]results.Check) map[string]map[string]analysis.Supplied {
+	out := map[string]map[string]analysis.Supplied{}
 	for w, cs := range checks {
-		out[w] = map[string]float64{}
+		out[w] = map[string]analysis.Supplied{}
 		for _, c := range cs {
-			out[w]["lost_"+c.Name] = c.Expected - c.Found
+			f := analysis.Supplied{Value: c.Expected - c.Found}
+			if c.State == results.CheckUnverified {
+				f = analysis.Supplied{Why: fmt.Sprintf("the read-back of %s is unverified: %s", c.Name, c.Reason)}
+			}
+			out[w]["lost_"+c.Name] = f
 		}
 	}
 	return out
@@ -123,7 +128,7 @@ func checkFigures(checks map[string][]results.Check) map[string]map[string]float
 // judgeGates evaluates every gate on the summaries it applies to. A gate
 // on a figure the run supplies is judged on each of those workloads that
 // supplies it; when none does, its verdict is insufficient data.
-func judgeGates(specs []gateSpec, sums []*analysis.Summary, figures map[string]map[string]float64) []report.Gate {
+func judgeGates(specs []gateSpec, sums []*analysis.Summary, figures map[string]map[string]analysis.Supplied) []report.Gate {
 	var out []report.Gate
 	for _, spec := range specs {
 		add := func(vs ...analysis.Verdict) {
@@ -149,7 +154,7 @@ func judgeGates(specs []gateSpec, sums []*analysis.Summary, figures map[string]m
 
 // suppliedVerdicts judges a gate on a figure the run supplies on each
 // workload that supplies it.
-func suppliedVerdicts(g analysis.Gate, sums []*analysis.Summary, figures map[string]map[string]float64) []analysis.Verdict {
+func suppliedVerdicts(g analysis.Gate, sums []*analysis.Summary, figures map[string]map[string]analysis.Supplied) []analysis.Verdict {
 	var out []analysis.Verdict
 	var supplied []string
 	for _, s := range sums {

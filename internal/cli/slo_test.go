@@ -37,6 +37,28 @@ func TestGatesOnCheckFigures(t *testing.T) {
 	}
 }
 
+// TestGatesOnUnverifiedChecks: a gate on the loss of a check that got no
+// answer has insufficient data, saying why, and is no pass; a late check
+// that found everything passes lost_<check> == 0.
+func TestGatesOnUnverifiedChecks(t *testing.T) {
+	sums := []*analysis.Summary{{Workload: analysis.Workload{Name: "p/ingest", Short: "ingest", Profile: "p"}}}
+	figures := checkFigures(map[string][]results.Check{"p/ingest": {
+		{Name: "traces", Expected: 100, Found: 0, State: results.CheckUnverified, Reason: "HTTP 503 Service Unavailable"},
+		{Name: "spans", Expected: 900, Found: 900, State: results.CheckLate, Late: 300},
+	}})
+	got := judgeGates([]gateSpec{{Expr: "lost_traces == 0"}, {Expr: "lost_spans == 0"}}, sums, figures)
+	if len(got) != 2 {
+		t.Fatalf("%d verdicts: %+v", len(got), got)
+	}
+	if g := got[0]; g.State != analysis.GateInsufficient || g.Pass || g.Measured != "" ||
+		g.Note != "the read-back of traces is unverified: HTTP 503 Service Unavailable" {
+		t.Errorf("lost_traces on an unverified check: %v, measured %q, note %q", g.State, g.Measured, g.Note)
+	}
+	if g := got[1]; g.State != analysis.GatePass || g.Measured != "0" {
+		t.Errorf("lost_spans on a late check: %v, measured %q", g.State, g.Measured)
+	}
+}
+
 func TestShellJoin(t *testing.T) {
 	got := shellJoin([]string{"perflab", "run", "plan.yaml", "--slo", "p99 < 200ms", "-H", "Authorization: Bearer ${T}", "", "it's"})
 	want := `perflab run plan.yaml --slo 'p99 < 200ms' -H 'Authorization: Bearer ${T}' '' 'it'\''s'`

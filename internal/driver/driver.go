@@ -68,19 +68,43 @@ type Describer interface {
 	Facts() []Fact
 }
 
+// States of a read-back check.
+const (
+	// CheckOK: everything written was found at the first look.
+	CheckOK = "ok"
+	// CheckLate: everything written was found, some of it only on a
+	// re-check (Check.Late, Check.LateBy): the system makes data readable
+	// late, it did not lose it.
+	CheckLate = "late"
+	// CheckLost: written data was still missing when the driver stopped
+	// re-checking. Only this state means data loss.
+	CheckLost = "lost"
+	// CheckUnverified: the driver could not get an answer (the query was
+	// refused, a 5xx, an auth error, no connection); Check.Reason says
+	// why. Found is what the answers it got showed, not a loss.
+	CheckUnverified = "unverified"
+)
+
 // Check is one read-back check: how much of what the driver wrote was
-// found again. Lost is true when written data could not be read back.
+// found again, and in which State the check ended.
 type Check struct {
 	Name            string
 	Expected, Found float64
 	Unit            string
-	Lost            bool
-	Note            string
+	State           string // one of the Check states
+	// Late is how much of Found showed only on a re-check, and LateBy
+	// the longest time after its write that late data took to show.
+	Late   float64
+	LateBy time.Duration
+	Reason string // why the check is unverified; "" otherwise
+	Note   string
 }
 
 // Verifier is implemented by drivers that can read back what they wrote.
-// Verify runs after the load, once; it returns an error only when it could
-// not check at all.
+// Verify runs after the load, once. What it finds missing it looks for
+// again, with backoff, until a deadline of its config, before it calls
+// it lost. A check it could not answer is CheckUnverified with the
+// reason; Verify returns an error only when it could not check at all.
 type Verifier interface {
 	Verify(ctx context.Context) ([]Check, error)
 }

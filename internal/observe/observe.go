@@ -59,6 +59,10 @@ const (
 	// MetricPrefix prefixes a metric the plan lists by name; its value is the
 	// sum over the metric's series.
 	MetricPrefix = "metric:"
+	// CounterPrefix prefixes such a metric when it is a counter (TYPE
+	// counter, or the count or sum of a summary or histogram): its raw
+	// cumulative value, summed over its series; reports show its rate.
+	CounterPrefix = "counter:"
 )
 
 // DiskBytes is the space used under a component's data directories.

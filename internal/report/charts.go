@@ -10,6 +10,7 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/perflab/perflab/internal/analysis"
@@ -153,17 +154,79 @@ func phaseChartSpan(p *Phase) chartSpan {
 	return sp
 }
 
-// renderSVG draws pl as a standalone SVG document titled title.
+// renderSVG draws pl as a standalone SVG document titled title, its
+// legend beside the plot (chartLayout).
 func renderSVG(pl *plot.Plot, title string) ([]byte, error) {
 	styleFonts(pl)
-	c := vgsvg.New(vg.Length(chartWidth), vg.Length(chartHeight))
-	pl.Draw(drawCanvas(c))
+	lay := newChartLayout(pl)
+	c := vgsvg.New(vg.Length(chartWidth), lay.height)
+	lay.draw(draw.New(c), pl)
 	var b bytes.Buffer
 	if _, err := c.WriteTo(&b); err != nil {
 		return nil, err
 	}
 	svg := bytes.ReplaceAll(b.Bytes(), []byte("font-family:Liberation Sans;"), []byte("font-family:"+chartFonts+";"))
 	return titled(svg, title), nil
+}
+
+// legendGap is the space between a chart's plot and its legend.
+const legendGap = vg.Length(10)
+
+// chartLayout puts a chart's legend to the right of its plot, level with
+// the top of the data area, so that no line is hidden under it however
+// many entries it has; the chart grows taller when the legend needs it.
+type chartLayout struct {
+	legend       plot.Legend // taken out of the plot, which draws none
+	legendWidth  vg.Length   // 0 without entries
+	legendHeight vg.Length
+	height       vg.Length // of the whole chart
+}
+
+// newChartLayout takes pl's legend out of it and sizes the chart.
+func newChartLayout(pl *plot.Plot) chartLayout {
+	lay := chartLayout{legend: pl.Legend, height: chartHeight}
+	lay.legend.Top, lay.legend.Left, lay.legend.Padding = true, true, vg.Points(2)
+	empty := plot.NewLegend()
+	empty.TextStyle = pl.Legend.TextStyle
+	pl.Legend = empty
+	probe := draw.New(vgsvg.New(chartWidth, chartHeight))
+	if r := lay.legend.Rectangle(probe); r.Size().X > 0 {
+		// Measured in Liberation Sans; a fallback font may be a fifth wider.
+		lay.legendWidth, lay.legendHeight = r.Size().X*1.2, r.Size().Y
+	}
+	data, _ := lay.areas(probe, pl)
+	if room := data.Max.Y - probe.Min.Y - legendGap; lay.legendHeight > room {
+		lay.height += lay.legendHeight - room
+	}
+	return lay
+}
+
+// areas are the plot's data area on c and the legend's rectangle.
+func (lay chartLayout) areas(c draw.Canvas, pl *plot.Plot) (data, legend vg.Rectangle) {
+	plotC := c
+	if lay.legendWidth > 0 {
+		plotC.Max.X -= lay.legendWidth + legendGap
+	}
+	data = pl.DataCanvas(plotC).Rectangle
+	legend = vg.Rectangle{Min: vg.Point{X: plotC.Max.X + legendGap, Y: data.Max.Y - lay.legendHeight},
+		Max: vg.Point{X: plotC.Max.X + legendGap + lay.legendWidth, Y: data.Max.Y}}
+	return data, legend
+}
+
+// draw draws pl and its legend on c.
+func (lay chartLayout) draw(c draw.Canvas, pl *plot.Plot) {
+	plotC := c
+	if lay.legendWidth > 0 {
+		plotC.Max.X -= lay.legendWidth + legendGap
+	}
+	pl.Draw(plotC)
+	if lay.legendWidth == 0 {
+		return
+	}
+	_, r := lay.areas(c, pl)
+	legC := c
+	legC.Rectangle = r
+	lay.legend.Draw(legC)
 }
 
 // chartFonts are the fonts the charts' text asks for: gonum/plot lays it

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"image/color"
 	"math"
 	"sort"
@@ -12,10 +13,10 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/observe"
+	"github.com/perflab/perflab/internal/stats"
 )
 
 // palette is the colours of the lines, in order: the Okabe–Ito colours,
@@ -33,8 +34,6 @@ var dashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(2), vg.
 // windowShade fills the steady-state window.
 var windowShade = color.RGBA{0, 114, 178, 28}
 
-func drawCanvas(c *vgsvg.Canvas) draw.Canvas { return draw.New(c) }
-
 // styleFonts sets every text of pl in Liberation Sans.
 func styleFonts(pl *plot.Plot) {
 	sans := func(f *font.Font) { f.Typeface, f.Variant = "Liberation", "Sans" }
@@ -44,6 +43,7 @@ func styleFonts(pl *plot.Plot) {
 	sans(&pl.X.Tick.Label.Font)
 	sans(&pl.Y.Tick.Label.Font)
 	sans(&pl.Legend.TextStyle.Font)
+	pl.Legend.TextStyle.Font.Size = vg.Points(10)
 }
 
 // newTimePlot is a plot over the seconds of a phase, with its steady-state
@@ -89,8 +89,21 @@ func addLine(pl *plot.Plot, name string, xys plotter.XYs, c color.Color, dash []
 	}
 	l.Color, l.Dashes, l.Width = c, dash, vg.Points(1.3)
 	pl.Add(l)
-	pl.Legend.Add(name, l)
+	pl.Legend.Add(legendLabel(name), l)
 	return nil
+}
+
+// maxLegendLabel is the longest legend entry, in characters: longer names
+// (a PromQL query as an operation name) are cut, so that the legend leaves
+// the plot its width.
+const maxLegendLabel = 40
+
+// legendLabel is name, cut to maxLegendLabel characters with "…".
+func legendLabel(name string) string {
+	if r := []rune(name); len(r) > maxLegendLabel {
+		return string(r[:maxLegendLabel-1]) + "…"
+	}
+	return name
 }
 
 // workloadTimeline is one workload's per-interval figures.
@@ -257,22 +270,43 @@ func resourcePlot(series []namedSeries, rc resourceChart, sp chartSpan) (*plot.P
 	return pl, nil
 }
 
-// phaseSpectra are the latency spectra of every operation of the phase's
-// workloads over their windows.
+// maxSpectra is the most operations the latency spectrum draws one by
+// one; the others are drawn together, their histograms merged.
+const maxSpectra = 6
+
+// phaseSpectra are the latency spectra of the operations of the phase's
+// workloads over their windows: the maxSpectra with the most latencies,
+// and, when there are more, one of all the others together.
 func phaseSpectra(p *Phase) []namedSpectrum {
-	var out []namedSpectrum
+	type opHist struct {
+		name string
+		hist *stats.Hist
+	}
+	var ops []opHist
 	for _, s := range p.Workloads {
 		for _, op := range s.Ops {
-			if op.Whole == nil || op.Whole.Latency == nil {
+			if op.Whole == nil || op.Whole.Latency == nil || op.Whole.Latency.Count() == 0 {
 				continue
 			}
-			if pts := analysis.Spectrum(op.Whole.Latency); len(pts) > 1 {
-				name := op.Name
-				if len(p.Workloads) > 1 {
-					name = s.Workload.DisplayName() + " " + name
-				}
-				out = append(out, namedSpectrum{name, pts})
+			name := op.Name
+			if len(p.Workloads) > 1 {
+				name = s.Workload.DisplayName() + " " + name
 			}
+			ops = append(ops, opHist{name, op.Whole.Latency})
+		}
+	}
+	if len(ops) > maxSpectra {
+		sort.SliceStable(ops, func(i, j int) bool { return ops[i].hist.Count() > ops[j].hist.Count() })
+		others := stats.NewHist()
+		for _, o := range ops[maxSpectra:] {
+			others.Merge(o.hist)
+		}
+		ops = append(ops[:maxSpectra], opHist{fmt.Sprintf("others (%d operations)", len(ops)-maxSpectra), others})
+	}
+	var out []namedSpectrum
+	for _, o := range ops {
+		if pts := analysis.Spectrum(o.hist); len(pts) > 1 {
+			out = append(out, namedSpectrum{o.name, pts})
 		}
 	}
 	return out

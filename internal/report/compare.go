@@ -173,6 +173,8 @@ func figureText(v float64, unit string) string {
 		return sizeText(v)
 	case "requests/s":
 		return fmt.Sprintf("%.1f/s", v)
+	case "fraction":
+		return pct(v, 1)
 	case "seconds":
 		return dur(time.Duration(v * float64(time.Second)))
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // DriverNotes is what a workload's driver told about it: facts, and the
@@ -21,15 +22,30 @@ type Fact struct {
 }
 
 // Check is one read-back check: of Expected (what the system under test
-// acknowledged), Found came back; Lost when less did.
+// acknowledged), Found came back. State is ok, late (Late of it showed
+// only on a re-check, the last LateBy after its write), lost (still
+// missing at the deadline; Lost is true) or unverified (the check got no
+// answer: Reason).
 type Check struct {
-	Name     string  `json:"name"`
-	Expected float64 `json:"expected"`
-	Found    float64 `json:"found"`
-	Unit     string  `json:"unit"`
-	Lost     bool    `json:"lost"`
-	Note     string  `json:"note"`
+	Name     string        `json:"name"`
+	Expected float64       `json:"expected"`
+	Found    float64       `json:"found"`
+	Unit     string        `json:"unit"`
+	Lost     bool          `json:"lost"`
+	Note     string        `json:"note"`
+	State    string        `json:"state"`
+	Late     float64       `json:"late"`
+	LateBy   time.Duration `json:"-"`
+	Reason   string        `json:"reason,omitempty"`
 }
+
+// States of a check, as results.Check stores them.
+const (
+	CheckOK         = "ok"
+	CheckLate       = "late"
+	CheckLost       = "lost"
+	CheckUnverified = "unverified"
+)
 
 // Shortfall is how much of what was expected was not found.
 func (c Check) Shortfall() float64 { return max(c.Expected-c.Found, 0) }
@@ -37,22 +53,43 @@ func (c Check) Shortfall() float64 { return max(c.Expected-c.Found, 0) }
 // LostChecks is every check of the run that lost data, by workload name,
 // in the order of the cells and phases.
 func (r *Run) LostChecks() (workloads []string, checks [][]Check) {
+	return r.ChecksIn(CheckLost)
+}
+
+// ChecksIn is every check of the run in state, by workload name, in the
+// order of the cells and phases.
+func (r *Run) ChecksIn(state string) (workloads []string, checks [][]Check) {
 	for _, c := range r.cells() {
 		for _, p := range c.Phases {
 			for _, s := range p.Workloads {
-				var lost []Check
+				var in []Check
 				for _, ch := range p.Drivers[s.Workload.Name].checks() {
-					if ch.Lost {
-						lost = append(lost, ch)
+					if ch.State == state {
+						in = append(in, ch)
 					}
 				}
-				if len(lost) > 0 {
-					workloads, checks = append(workloads, s.Workload.Name), append(checks, lost)
+				if len(in) > 0 {
+					workloads, checks = append(workloads, s.Workload.Name), append(checks, in)
 				}
 			}
 		}
 	}
 	return workloads, checks
+}
+
+// result is a check's outcome in words: "ok", "late: 400 series, the
+// last 1.5s after its write", "LOST 3 traces", "UNVERIFIED: why"; mark
+// sets the words LOST and UNVERIFIED apart.
+func (c Check) result(mark func(string) string) string {
+	switch c.State {
+	case CheckLost:
+		return mark("LOST") + " " + amount(c.Shortfall(), c.Unit)
+	case CheckUnverified:
+		return mark("UNVERIFIED") + ": " + c.Reason
+	case CheckLate:
+		return fmt.Sprintf("late: %s, the last %v after its write", amount(c.Late, c.Unit), c.LateBy.Round(time.Millisecond))
+	}
+	return "ok"
 }
 
 // driverNotes is every workload's notes by workload name.
@@ -103,12 +140,9 @@ func driverSection(d *doc, n *DriverNotes, level int) {
 	d.heading(level, "Read-back checks")
 	t := &table{Head: []string{"Check", "Expected", "Found", "Result", "Note"}, Right: []bool{false, true, true, false, false}}
 	for _, c := range n.Checks {
-		result := "ok"
-		if c.Lost {
-			result = strong("LOST") + " " + amount(c.Shortfall(), c.Unit)
-		}
-		t.Rows = append(t.Rows, []string{c.Name, amount(c.Expected, c.Unit), amount(c.Found, c.Unit), result, strings.ReplaceAll(c.Note, "\n", " ")})
-		t.Fail = append(t.Fail, c.Lost)
+		t.Rows = append(t.Rows, []string{c.Name, amount(c.Expected, c.Unit), amount(c.Found, c.Unit), c.result(strong),
+			strings.ReplaceAll(c.Note, "\n", " ")})
+		t.Fail = append(t.Fail, c.State == CheckLost || c.State == CheckUnverified)
 	}
 	d.table(t)
 }
@@ -118,12 +152,8 @@ func terminalDriver(w io.Writer, r *Run) {
 	notes := r.driverNotes()
 	for _, s := range r.Workloads {
 		for _, c := range notes[s.Workload.Name].checks() {
-			result := "ok"
-			if c.Lost {
-				result = "LOST " + amount(c.Shortfall(), c.Unit)
-			}
 			fmt.Fprintf(w, "%s: read back %s: %s of %s: %s\n", s.Workload.Name, c.Name,
-				amount(c.Found, ""), amount(c.Expected, c.Unit), result)
+				amount(c.Found, ""), amount(c.Expected, c.Unit), c.result(func(s string) string { return s }))
 		}
 	}
 }
@@ -144,7 +174,8 @@ type jsonFact = Fact
 
 type jsonCheck struct {
 	Check
-	Shortfall float64 `json:"shortfall"`
+	Shortfall     float64 `json:"shortfall"`
+	LateBySeconds float64 `json:"late_by_seconds"`
 }
 
 // toJSONDriver fills a workload's facts and checks.
@@ -154,6 +185,6 @@ func toJSONDriver(jw *jsonWorkload, n *DriverNotes) {
 	}
 	jw.Facts = append(jw.Facts, n.Facts...)
 	for _, c := range n.Checks {
-		jw.Checks = append(jw.Checks, jsonCheck{Check: c, Shortfall: c.Shortfall()})
+		jw.Checks = append(jw.Checks, jsonCheck{Check: c, Shortfall: c.Shortfall(), LateBySeconds: c.LateBy.Seconds()})
 	}
 }

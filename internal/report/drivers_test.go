@@ -5,22 +5,28 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
 )
 
-// TestDriverNotes renders a run whose write workload lost samples: the
-// Markdown has its facts and a LOST row, the terminal a line per check,
-// summary.json the facts and checks with the shortfall, and LostChecks
-// names it; the read workload, whose driver told nothing, has none.
+// TestDriverNotes renders a run whose write workload lost samples, got
+// its series late and could not verify its exemplars: the Markdown has
+// its facts and a late, a LOST and an UNVERIFIED row, the terminal a line
+// per check, summary.json the facts and checks with the shortfall, state,
+// lateness and reason, and LostChecks and ChecksIn name them; the read
+// workload, whose driver told nothing, has none.
 func TestDriverNotes(t *testing.T) {
 	write := workload("a/write", "write", "a", 0, t0, 5)
 	read := workload("a/read", "read", "a", 0, t0, 5)
 	notes := &DriverNotes{
 		Facts: []Fact{{"rate (from the driver)", "1.2 requests/s"}, {"active series", "36000"}},
 		Checks: []Check{
-			{Name: "series", Expected: 36000, Found: 36000, Unit: "series", Note: "every acknowledged series was read back"},
-			{Name: "samples", Expected: 432000, Found: 400000, Unit: "samples", Lost: true, Note: "32000 samples | missing"},
+			{Name: "series", Expected: 36000, Found: 36000, Unit: "series", Note: "every acknowledged series was read back", State: CheckLate,
+				Late: 400, LateBy: 1500 * time.Millisecond},
+			{Name: "exemplars", Expected: 10, Unit: "exemplars", Note: "none answered", State: CheckUnverified,
+				Reason: "HTTP 503: unavailable"},
+			{Name: "samples", Expected: 432000, Found: 400000, Unit: "samples", Lost: true, Note: "32000 samples | missing", State: CheckLost},
 		},
 	}
 	r := &Run{Name: "rw", Started: t0, State: "failed", Workloads: []*analysis.Summary{write, read},
@@ -31,8 +37,10 @@ func TestDriverNotes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"#### Driver facts\n\n- rate (from the driver): 1.2 requests/s\n- active series: 36000\n",
-		"#### Read-back checks", "| series | 36000 series | 36000 series | ok | every acknowledged series was read back |",
-		"| samples | 432000 samples | 400000 samples | **LOST** 32000 samples | 32000 samples \\| missing |"} {
+		"#### Read-back checks",
+		"| series | 36000 series | 36000 series | late: 400 series, the last 1.5s after its write | every acknowledged series was read back |",
+		"| samples | 432000 samples | 400000 samples | **LOST** 32000 samples | 32000 samples \\| missing |",
+		"| exemplars | 10 exemplars | 0 exemplars | **UNVERIFIED**: HTTP 503: unavailable | none answered |"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("report.md lacks %q:\n%s", want, md.String())
 		}
@@ -43,8 +51,12 @@ func TestDriverNotes(t *testing.T) {
 	if err := Terminal(&term, r); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(term.String(), "a/write: read back samples: 400000 of 432000 samples: LOST 32000 samples") {
-		t.Errorf("terminal:\n%s", term.String())
+	for _, want := range []string{"a/write: read back samples: 400000 of 432000 samples: LOST 32000 samples",
+		"a/write: read back series: 36000 of 36000 series: late: 400 series, the last 1.5s after its write",
+		"a/write: read back exemplars: 0 of 10 exemplars: UNVERIFIED: HTTP 503: unavailable"} {
+		if !strings.Contains(term.String(), want) {
+			t.Errorf("terminal lacks %q:\n%s", want, term.String())
+		}
 	}
 	if err := JSON(&js, r); err != nil {
 		t.Fatal(err)
@@ -53,8 +65,12 @@ func TestDriverNotes(t *testing.T) {
 		Workloads []struct {
 			Facts  []Fact `json:"facts"`
 			Checks []struct {
-				Lost      bool    `json:"lost"`
-				Shortfall float64 `json:"shortfall"`
+				Lost          bool    `json:"lost"`
+				Shortfall     float64 `json:"shortfall"`
+				State         string  `json:"state"`
+				Late          float64 `json:"late"`
+				LateBySeconds float64 `json:"late_by_seconds"`
+				Reason        string  `json:"reason"`
 			} `json:"checks"`
 		} `json:"workloads"`
 	}
@@ -62,9 +78,18 @@ func TestDriverNotes(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := out.Workloads
-	if len(w[0].Facts) != 2 || len(w[0].Checks) != 2 || !w[0].Checks[1].Lost || w[0].Checks[1].Shortfall != 32000 ||
-		w[1].Facts != nil || w[1].Checks != nil {
+	if len(w[0].Facts) != 2 || len(w[0].Checks) != 3 || !w[0].Checks[2].Lost || w[0].Checks[2].Shortfall != 32000 ||
+		w[0].Checks[2].State != "lost" || w[1].Facts != nil || w[1].Checks != nil {
 		t.Errorf("summary.json workloads %+v", w)
+	}
+	if c := w[0].Checks[0]; c.State != "late" || c.Late != 400 || c.LateBySeconds != 1.5 || c.Lost {
+		t.Errorf("summary.json late check %+v", c)
+	}
+	if c := w[0].Checks[1]; c.State != "unverified" || c.Reason != "HTTP 503: unavailable" || c.Lost {
+		t.Errorf("summary.json unverified check %+v", c)
+	}
+	if names, un := r.ChecksIn(CheckUnverified); len(names) != 1 || len(un[0]) != 1 || un[0][0].Name != "exemplars" {
+		t.Errorf("ChecksIn(unverified) = %v, %+v", names, un)
 	}
 	names, lost := r.LostChecks()
 	if len(names) != 1 || names[0] != "a/write" || len(lost[0]) != 1 || lost[0][0].Name != "samples" {

@@ -67,3 +67,35 @@ func cellLabel(c *Cell) string {
 
 // mdEscape keeps a free text from breaking a Markdown table row.
 func mdEscape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+
+// fitCores writes a CPU figure of a scaling fit (an intercept, a slope
+// per unit of load) with three significant digits, however small: in
+// cores from 0.1 core up ("1.46 cores", "0.256 cores"), else in
+// millicores ("4.2 millicores", "0.31 millicores"); never "<0.001".
+func fitCores(v float64) string {
+	if v == 0 || math.Abs(v) >= 0.1 {
+		return analysis.Sig3(v) + " cores"
+	}
+	return analysis.Sig3(1000*v) + " millicores"
+}
+
+// fitBytes writes a memory figure of a scaling fit with three significant
+// digits: as sizeText from 100 B up, else in bytes ("0.42 B", "5.3 B").
+func fitBytes(v float64) string {
+	if math.Abs(v) >= 100 {
+		return sizeText(v)
+	}
+	return analysis.Sig3(v) + " B"
+}
+
+// belowZero is how a figure of a fit below zero is shown: CPU and memory
+// can't be negative, so 0, and why.
+const belowZero = "0 (fit below zero)"
+
+// atLeastZero writes v with f, or belowZero when v < 0.
+func atLeastZero(v float64, f func(float64) string) string {
+	if v < 0 {
+		return belowZero
+	}
+	return f(v)
+}

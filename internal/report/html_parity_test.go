@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/net/html"
 )
@@ -18,8 +19,11 @@ func notesRun() *Run {
 	r.Cells[0].Phases[0].Drivers = map[string]*DriverNotes{"low": {
 		Facts: []Fact{{"rate (from the driver)", "1.2 requests/s"}, {"active series", "36000"}},
 		Checks: []Check{
-			{Name: "series", Expected: 36000, Found: 36000, Unit: "series", Note: "every acknowledged series was read back"},
-			{Name: "samples", Expected: 432000, Found: 400000, Unit: "samples", Lost: true, Note: "32000 samples | missing"},
+			{Name: "series", Expected: 36000, Found: 36000, Unit: "series", Note: "every acknowledged series was read back", State: CheckLate,
+				Late: 400, LateBy: 1500 * time.Millisecond},
+			{Name: "exemplars", Expected: 10, Unit: "exemplars", Note: "none answered", State: CheckUnverified,
+				Reason: "HTTP 503: unavailable"},
+			{Name: "samples", Expected: 432000, Found: 400000, Unit: "samples", Lost: true, Note: "32000 samples | missing", State: CheckLost},
 		},
 	}}
 	return r

@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"math"
+	"strings"
 
 	"github.com/perflab/perflab/internal/analysis"
 )
@@ -23,6 +25,9 @@ func htmlResourcesOf(res *analysis.Resources) *htmlResources {
 		hr.Tables = append(hr.Tables, t)
 	}
 	if t := diskTable(res); t != nil {
+		hr.Tables = append(hr.Tables, t)
+	}
+	if t := namedMetricsTable(res); t != nil {
 		hr.Tables = append(hr.Tables, t)
 	}
 	return hr
@@ -105,4 +110,52 @@ func diskTable(res *analysis.Resources) *table {
 		return nil
 	}
 	return t
+}
+
+// namedMetricsTable is the metrics the plan listed for each component
+// (metric_names), or nil when none was sampled.
+func namedMetricsTable(res *analysis.Resources) *table {
+	t := &table{Title: "Listed metrics", Head: []string{"Component", "Metric", "P99", "Max", "Avg"}, Right: []bool{false, false, true, true, true},
+		Note: "The metrics each component's " + code("metric_names") + " lists, summed over their series; a counter as its rate per second."}
+	for _, c := range res.Components {
+		for _, m := range c.Named {
+			f, name := metricValue(m), code(m.Name)
+			if m.Counter {
+				name += " (rate)"
+			}
+			if m.Stat.N == 0 {
+				t.Rows = append(t.Rows, []string{c.Name, name, "–", "–", "–"})
+				continue
+			}
+			t.Rows = append(t.Rows, []string{c.Name, name, p99Text(m.Stat, f), f(m.Stat.Max), f(m.Stat.Avg)})
+		}
+	}
+	if len(t.Rows) == 0 {
+		return nil
+	}
+	return t
+}
+
+// metricValue writes a value of a listed metric: bytes as sizes, other
+// values with three significant digits and k, M or G from 10,000 up; a
+// counter's rate per second with "/s".
+func metricValue(m analysis.NamedMetric) func(float64) string {
+	per := ""
+	if m.Counter {
+		per = "/s"
+	}
+	if strings.Contains(m.Name, "_bytes") {
+		return func(v float64) string { return sizeText(v) + per }
+	}
+	return func(v float64) string {
+		for _, u := range []struct {
+			size float64
+			name string
+		}{{1e9, "G"}, {1e6, "M"}, {1e4, "k"}} {
+			if math.Abs(v) >= u.size {
+				return analysis.Sig3(v/u.size) + u.name + per
+			}
+		}
+		return analysis.Sig3(v) + per
+	}
 }

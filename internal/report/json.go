@@ -11,7 +11,9 @@ import (
 )
 
 // JSONVersion is the version of the summary.json format (docs/format/summary.md).
-const JSONVersion = 2
+// Version 3: latency_ms, service_time_ms and ttfb_ms are of successful
+// requests only.
+const JSONVersion = 3
 
 type jsonRun struct {
 	Format    string         `json:"format"`
@@ -55,6 +57,8 @@ type jsonWorkload struct {
 	SchedulerLag  jsonQ   `json:"scheduler_lag_ms"`
 	Latency       *jsonQ  `json:"latency_ms,omitempty"` // every operation together (2.3)
 	TTFB          *jsonQ  `json:"ttfb_ms,omitempty"`
+	LatencyOf     string  `json:"latency_of"`               // "successful", or "all" from an old store (3)
+	AllLatency    *jsonQ  `json:"latency_all_ms,omitempty"` // every request, when some failed (3)
 	// Measures are the driver's measures, every operation together (2.4).
 	Measures    map[string]jsonQ `json:"measures_ms,omitempty"`
 	ClientBound bool             `json:"client_bound"`
@@ -63,6 +67,8 @@ type jsonWorkload struct {
 	// Facts and Checks are what the workload's driver told (summary 2.1).
 	Facts  []jsonFact  `json:"facts,omitempty"`
 	Checks []jsonCheck `json:"checks,omitempty"`
+	// Schedule is the ramping schedule of a workload with stages (2.6).
+	Schedule *jsonSchedule `json:"schedule,omitempty"`
 }
 
 type jsonWin struct {
@@ -74,18 +80,23 @@ type jsonWin struct {
 }
 
 type jsonOp struct {
-	Name        string                `json:"name"`
-	Requests    int64                 `json:"requests"`
-	OK          int64                 `json:"ok"`
-	SuccessRate float64               `json:"success_rate"`
-	Rate        float64               `json:"rate"`
-	BytesSentPS float64               `json:"bytes_sent_per_second"`
-	BytesRecvPS float64               `json:"bytes_received_per_second"`
-	Latency     jsonQ                 `json:"latency_ms"`
-	Service     jsonQ                 `json:"service_time_ms"`
-	TTFB        jsonQ                 `json:"ttfb_ms"`
-	Connect     jsonQ                 `json:"connect_ms"`
-	Errors      []analysis.ErrorCount `json:"errors"`
+	Name        string  `json:"name"`
+	Requests    int64   `json:"requests"`
+	OK          int64   `json:"ok"`
+	SuccessRate float64 `json:"success_rate"`
+	Rate        float64 `json:"rate"`
+	BytesSentPS float64 `json:"bytes_sent_per_second"`
+	BytesRecvPS float64 `json:"bytes_received_per_second"`
+	Latency     jsonQ   `json:"latency_ms"`
+	Service     jsonQ   `json:"service_time_ms"`
+	TTFB        jsonQ   `json:"ttfb_ms"`
+	Connect     jsonQ   `json:"connect_ms"`
+	// LatencyOf says which requests Latency, Service and TTFB are of;
+	// FailedLatency and AllLatency are there when some failed (3).
+	LatencyOf     string                `json:"latency_of"`
+	FailedLatency *jsonQ                `json:"latency_failed_ms,omitempty"`
+	AllLatency    *jsonQ                `json:"latency_all_ms,omitempty"`
+	Errors        []analysis.ErrorCount `json:"errors"`
 	// Measures, Counters and StreamTokensPS are what the driver measured
 	// and counted besides (summary 2.4), absent when nothing.
 	Measures       map[string]jsonQ       `json:"measures_ms,omitempty"`
@@ -144,8 +155,12 @@ func toJSONWorkload(s *analysis.Summary) jsonWorkload {
 		Window:   jsonWin{Start: s.Window.Start.UTC(), End: s.Window.End.UTC(), Seconds: s.Seconds, Intervals: s.Intervals, Rule: s.Window.Rule},
 		Requests: s.Requests, Rate: s.Rate, Dropped: s.Dropped, RequestsTotal: s.RequestsTotal,
 		ErrorsTotal: s.ErrorsTotal, DroppedTotal: s.DroppedTotal, SchedulerLag: toJSONQ(s.Lag),
-		Latency: optJSONQ(s.Latency), TTFB: optJSONQ(s.TTFB), Measures: measuresJSON(s.Measures),
+		Latency: optJSONQ(s.Latency), TTFB: optJSONQ(s.TTFB), LatencyOf: latencyOf(s.LatencyOfAll), Measures: measuresJSON(s.Measures),
 		ClientBound: s.ClientBound, Warnings: append([]string{}, s.Warnings...), Ops: []jsonOp{}}
+	if s.HasFailedLatency() {
+		jw.AllLatency = optJSONQ(s.AllLatency)
+	}
+	jw.Schedule = toJSONSchedule(w)
 	for _, op := range s.Ops {
 		errs := op.Errors
 		if errs == nil {
@@ -154,11 +169,51 @@ func toJSONWorkload(s *analysis.Summary) jsonWorkload {
 		jo := jsonOp{Name: op.Name, Requests: op.Requests, OK: op.OK, SuccessRate: op.SuccessRate,
 			Rate: op.Rate, BytesSentPS: op.BytesSentPS, BytesRecvPS: op.BytesRecvPS,
 			Latency: toJSONQ(op.Latency), Service: toJSONQ(op.Service), TTFB: toJSONQ(op.TTFB),
-			Connect: toJSONQ(op.Connect), Errors: errs}
+			Connect: toJSONQ(op.Connect), LatencyOf: latencyOf(op.LatencyOfAll), Errors: errs}
+		if op.HasFailedLatency() {
+			jo.FailedLatency, jo.AllLatency = optJSONQ(op.FailedLatency), optJSONQ(op.AllLatency)
+		}
 		toJSONMeasures(&jo, op)
 		jw.Ops = append(jw.Ops, jo)
 	}
 	return jw
+}
+
+// latencyOf is the value of latency_of: which requests the latency is of.
+func latencyOf(all bool) string {
+	if all {
+		return "all"
+	}
+	return "successful"
+}
+
+// jsonSchedule is a ramping schedule: from start, each stage moves the
+// load linearly to its target over its seconds.
+type jsonSchedule struct {
+	Unit   string      `json:"unit"` // "ops/s" or "VUs"
+	Start  float64     `json:"start"`
+	Stages []jsonStage `json:"stages"`
+	Text   string      `json:"text"`
+}
+
+type jsonStage struct {
+	Seconds float64 `json:"seconds"`
+	Target  float64 `json:"target"`
+}
+
+func toJSONSchedule(w analysis.Workload) *jsonSchedule {
+	if w.Schedule == nil {
+		return nil
+	}
+	unit, text := "VUs", scheduleText(w)
+	if w.Model == "open" {
+		unit = "ops/s"
+	}
+	js := &jsonSchedule{Unit: unit, Start: w.Schedule.Start, Stages: []jsonStage{}, Text: text}
+	for _, st := range w.Schedule.Stages {
+		js.Stages = append(js.Stages, jsonStage{Seconds: st.Duration.Seconds(), Target: st.Target})
+	}
+	return js
 }
 
 // optJSONQ is q in JSON, or nil when it has no value.

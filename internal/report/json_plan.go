@@ -75,6 +75,15 @@ type jsonCompResources struct {
 	CPU          *jsonStat           `json:"cpu_cores"`
 	Disk         *jsonDisk           `json:"disk"`
 	Metrics      map[string]jsonStat `json:"metrics"`
+	// Named are the metrics the plan listed (metric_names), by name (2.6).
+	Named map[string]jsonNamedMetric `json:"named_metrics,omitempty"`
+}
+
+// jsonNamedMetric is a listed metric's stat over the window; a counter's
+// is of its rate per second.
+type jsonNamedMetric struct {
+	Counter bool `json:"counter"`
+	jsonStat
 }
 
 // jsonStat is a Stat; P99 is null when the sample cannot support one.
@@ -145,6 +154,12 @@ func toJSONResources(r *analysis.Resources) *jsonResources {
 		}
 		for m, s := range c.Metrics {
 			jc.Metrics[m] = toJSONStat(s)
+		}
+		for _, m := range c.Named {
+			if jc.Named == nil {
+				jc.Named = map[string]jsonNamedMetric{}
+			}
+			jc.Named[m.Name] = jsonNamedMetric{Counter: m.Counter, jsonStat: toJSONStat(m.Stat)}
 		}
 		jr.Components = append(jr.Components, jc)
 	}

@@ -86,6 +86,9 @@ func markdownWorkload(b *strings.Builder, s *analysis.Summary, level int) {
 	throughputTable(s).markdown(b)
 	heading(b, level+1, "Latency")
 	latencyTable(s).markdown(b)
+	if n := latencyNote(s); n != "" {
+		b.WriteString("\n" + n + "\n")
+	}
 	markdownTokens(b, s, level+1)
 	if t := errorsTable(s); t != nil {
 		heading(b, level+1, "%s", t.Title)
@@ -128,7 +131,7 @@ func throughputTable(s *analysis.Summary) *table {
 }
 
 func latencyTable(s *analysis.Summary) *table {
-	t := &table{Title: "Latency", Head: []string{"Operation", "Measure", "p50", "p90", "p99", "p99.9", "max", "mean"},
+	t := &table{Title: "Latency", Note: latencyNote(s), Head: []string{"Operation", "Measure", "p50", "p90", "p99", "p99.9", "max", "mean"},
 		Right: []bool{false, false, true, true, true, true, true, true}}
 	for _, op := range s.Ops {
 		for _, m := range latencyMeasures(op) {
@@ -153,16 +156,47 @@ func errorsTable(s *analysis.Summary) *table {
 }
 
 func modelText(w analysis.Workload) string {
-	if w.Model == "open" {
+	switch {
+	case w.Model == "open" && w.Schedule != nil:
+		return fmt.Sprintf("open (arrival rate %s: %s on average over the window; VUs %d–%d, peak %d used; latency measured from each arrival's intended start)",
+			scheduleText(w), rateText(w.TargetRate), w.VUsMin, w.VUsMax, w.MaxVUs)
+	case w.Model == "open":
 		return fmt.Sprintf("open (arrival rate %s; VUs %d–%d, peak %d used; latency measured from each arrival's intended start)",
 			rateText(w.TargetRate), w.VUsMin, w.VUsMax, w.MaxVUs)
+	case w.Schedule != nil:
+		return fmt.Sprintf("closed (%s, peak %d; each VU starts its next operation when the last ends)", scheduleText(w), w.MaxVUs)
 	}
 	return fmt.Sprintf("closed (%d concurrent VUs, each starting its next operation when the last ends)", w.MaxVUs)
 }
 
+// scheduleText describes a workload's ramping schedule: "ramp 10 →
+// 200/s over 30 s, 200/s for 60 s", "ramp 0 → 50 VUs over 10 s"; "" for
+// none.
+func scheduleText(w analysis.Workload) string {
+	switch {
+	case w.Schedule == nil:
+		return ""
+	case w.Model == "open":
+		return w.Schedule.Text("/s")
+	}
+	return w.Schedule.Text(" VUs")
+}
+
 func targetText(w analysis.Workload, s *analysis.Summary, op analysis.Op) string {
-	if w.TargetRate == 0 || len(s.Ops) != 1 {
+	if len(s.Ops) != 1 {
 		return "–"
+	}
+	return targetRateText(w)
+}
+
+// targetRateText is the rate a workload's schedule asked for over its
+// window, "(schedule mean)" for a ramping one; "–" for none.
+func targetRateText(w analysis.Workload) string {
+	switch {
+	case w.TargetRate == 0:
+		return "–"
+	case w.Schedule != nil:
+		return rateText(w.TargetRate) + " (schedule mean)"
 	}
 	return rateText(w.TargetRate)
 }

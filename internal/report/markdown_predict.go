@@ -50,14 +50,18 @@ func LoadValueText(v float64, basis analysis.LoadBasis) string {
 }
 
 // PredictionMarkdown writes what the scaling fits of cell c predict at
-// load: per component and resource the P99, its 95 % prediction interval,
-// and the request and limit of the p99 rule, then those requests and limits
-// as Kubernetes resources.
-func PredictionMarkdown(w io.Writer, c *Cell, load float64, preds []analysis.ScalingPrediction) error {
+// load (in the unit of the fits): per component and resource the P99, its
+// 95 % prediction interval, and the request and limit of the p99 rule,
+// then those requests and limits as Kubernetes resources. conversion says
+// how the load asked for became load, when it was given in another unit.
+func PredictionMarkdown(w io.Writer, c *Cell, load float64, preds []analysis.ScalingPrediction, conversion string) error {
 	in := c.Insights
 	b := &strings.Builder{}
 	at := LoadValueText(load, in.Load)
 	heading(b, 2, "Prediction at %s (cell `%s`)", at, cellLabel(c))
+	if conversion != "" {
+		fmt.Fprintf(b, "**Load converted:** %s.\n\n", conversion)
+	}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, l := range in.Loads {
 		lo, hi = min(lo, l), max(hi, l)
@@ -96,9 +100,9 @@ func predictionTable(b *strings.Builder, at string, preds []analysis.ScalingPred
 		}
 		interval := "–"
 		if !math.IsNaN(p.Prediction.Low) {
-			interval = f(p.Prediction.Low) + " – " + f(p.Prediction.High)
+			interval = atLeastZero(p.Prediction.Low, f) + " – " + atLeastZero(p.Prediction.High, f)
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s (R² %s) |\n", sc.Component, what, f(p.Prediction.Value), interval,
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s (R² %s) |\n", sc.Component, what, atLeastZero(p.Prediction.Value, f), interval,
 			qty(p.Request), qty(p.Limit), sc.Verdict(), r2Text(sc.Fit))
 		pw := p.Prediction.Warnings
 		if outside && p.Prediction.Extrapolation && len(pw) > 0 {

@@ -53,9 +53,12 @@ func markdownResources(b *strings.Builder, res *analysis.Resources, level int) {
 			fmt.Fprintf(b, "\nNot from `%s`: %s.\n", rs.def, strings.Join(other, ", "))
 		}
 	}
-	for _, t := range []*table{goRuntimeTable(res), diskTable(res)} {
+	for _, t := range []*table{goRuntimeTable(res), diskTable(res), namedMetricsTable(res)} {
 		if t != nil {
 			heading(b, level+1, "%s", t.Title)
+			if t.Note != "" {
+				b.WriteString(mdText(t.Note) + "\n\n")
+			}
 			t.markdown(b)
 		}
 	}

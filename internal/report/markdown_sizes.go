@@ -149,15 +149,15 @@ func scalingSection(d *doc, in *analysis.Insights, level int) {
 		if name == analysis.TotalComponent {
 			name = strong("total") + " (summed series)"
 		}
-		what, f := "memory", sizeText
+		what, f := "memory", fitBytes
 		if sc.Metric == analysis.MetricCPU {
-			what, f = "CPU", cores
+			what, f = "CPU", fitCores
 		}
 		if sc.Fit == nil {
 			t.Rows = append(t.Rows, []string{name, what, fmt.Sprint(len(sc.Points)), "–", "–", "–", "no fit"})
 			continue
 		}
-		t.Rows = append(t.Rows, []string{name, what, fmt.Sprint(sc.Fit.N), f(sc.Fit.Intercept), f(sc.Fit.Slope * k), r2Text(sc.Fit), sc.Verdict()})
+		t.Rows = append(t.Rows, []string{name, what, fmt.Sprint(sc.Fit.N), atLeastZero(sc.Fit.Intercept, f), f(sc.Fit.Slope * k), r2Text(sc.Fit), sc.Verdict()})
 	}
 	d.table(t)
 	d.warnings(ws)

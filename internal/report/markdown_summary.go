@@ -56,8 +56,8 @@ func testConfiguration(d *doc, phases []*Phase, level int) {
 			if w.Model == "open" {
 				model, target, vus = "open", rateText(w.TargetRate), fmt.Sprintf("%d/%d", w.VUsMin, w.VUsMax)
 			}
-			if w.Model == "open" && w.TargetRate == 0 {
-				target = "stages"
+			if w.Schedule != nil {
+				target = scheduleText(w)
 			}
 			t.Rows = append(t.Rows, []string{p.Profile, w.DisplayName(), w.Driver, model, target, vus, fmt.Sprintf("%.1f s", s.Seconds)})
 		}
@@ -174,11 +174,7 @@ func throughputAchieved(d *doc, phases []*Phase, level int) {
 			for _, op := range s.Ops {
 				ok, sent, recv = ok+op.OK, sent+op.BytesSentPS, recv+op.BytesRecvPS
 			}
-			target := "–"
-			if s.Workload.TargetRate > 0 {
-				target = rateText(s.Workload.TargetRate)
-			}
-			row := []string{p.Profile, s.Workload.DisplayName(), fmt.Sprintf("%.1f/s", s.Rate), target,
+			row := []string{p.Profile, s.Workload.DisplayName(), fmt.Sprintf("%.1f/s", s.Rate), targetRateText(s.Workload),
 				pct(float64(ok), float64(s.Requests)), bytesPS(recv), bytesPS(sent),
 				quantileText(s.Latency, s.Latency.P50), quantileText(s.Latency, s.Latency.P99), quantileText(s.TTFB, s.TTFB.P50)}
 			if q := s.Measures[stats.TTFT]; ttft {

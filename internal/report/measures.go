@@ -23,10 +23,22 @@ type latencyMeasure struct {
 }
 
 // latencyMeasures are the rows of op's latency table, in order; those
-// without values are left out.
+// without values are left out. The latency, service time and TTFB are of
+// successful requests; when some failed, the rows say so, and the failed
+// requests' latency and every request's follow.
 func latencyMeasures(op analysis.Op) []latencyMeasure {
-	all := []latencyMeasure{{"latency (from intended start)", op.Latency}, {"service time (from actual start)", op.Service},
+	latency := "latency (from intended start)"
+	switch {
+	case op.HasFailedLatency():
+		latency = "latency, successful requests (from intended start)"
+	case op.LatencyOfAll:
+		latency = "latency, all requests (from intended start)"
+	}
+	all := []latencyMeasure{{latency, op.Latency}, {"service time (from actual start)", op.Service},
 		{"time to first byte", op.TTFB}}
+	if op.HasFailedLatency() {
+		all = append(all, latencyMeasure{"latency, failed requests", op.FailedLatency}, latencyMeasure{"latency, all requests", op.AllLatency})
+	}
 	for m, q := range op.Measures {
 		all = append(all, latencyMeasure{measureText[m], q})
 	}
@@ -38,6 +50,26 @@ func latencyMeasures(op analysis.Op) []latencyMeasure {
 		}
 	}
 	return out
+}
+
+// latencyNote says what the latency figures of s are over, when that is
+// not plain: some requests failed, or the store kept them with the
+// successful ones; "" otherwise.
+func latencyNote(s *analysis.Summary) string {
+	var failed, mixed bool
+	for _, op := range s.Ops {
+		failed, mixed = failed || op.HasFailedLatency(), mixed || op.LatencyOfAll
+	}
+	switch {
+	case mixed:
+		return "Latency, service time and time to first byte are of all requests, failed ones too: " +
+			"this run's store (results format 2 or older) did not keep the failed requests apart."
+	case failed:
+		return "Latency, service time and time to first byte are of successful requests only, " +
+			"so that fast failures (a refused connection, an instant 500) do not pull them down; " +
+			"the rows \"failed requests\" and \"all requests\" give the latency of the failed ones and of every request."
+	}
+	return ""
 }
 
 // tokenHead and tokenRow are the table of the tokens a driver counted:

@@ -24,7 +24,7 @@ func TestPredictionExtrapolatedFit(t *testing.T) {
 	}{{250, false, true}, {400, true, false}} {
 		p := analysis.ScalingPrediction{Scaling: sc, Prediction: f.Predict(tt.load)}
 		var b strings.Builder
-		if err := PredictionMarkdown(&b, c, tt.load, []analysis.ScalingPrediction{p}); err != nil {
+		if err := PredictionMarkdown(&b, c, tt.load, []analysis.ScalingPrediction{p}, ""); err != nil {
 			t.Fatal(err)
 		}
 		out := b.String()

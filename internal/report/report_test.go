@@ -76,7 +76,7 @@ func TestRunWithoutCells(t *testing.T) {
 	if err := json.Unmarshal(js.Bytes(), &out); err != nil {
 		t.Fatal(err)
 	}
-	if out.Version != 2 || len(out.Cells) != 1 || !out.Cells[0].Implicit || len(out.Cells[0].Phases) != 2 ||
+	if out.Version != JSONVersion || len(out.Cells) != 1 || !out.Cells[0].Implicit || len(out.Cells[0].Phases) != 2 ||
 		out.Cells[0].Phases[1].Workloads[0] != "high" {
 		t.Errorf("summary = %+v", out)
 	}

@@ -79,20 +79,20 @@ func TestVPABounds(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	row := "| s | app | 128Mi | 256Mi | 512Mi | 580m | 1050m | 1100m |"
+	row := "| s | app | 128Mi | 256Mi | 512Mi | 580m | 1.05 | 1.1 |"
 	for name, out := range map[string]string{"report.md": md.String(), "perflab size": sizes.String()} {
 		for _, want := range []string{"Strategy `vpa`", "| Size | Component | Memory lower bound | Memory target | Memory upper bound |", row,
-			"| s | get 100/s | app | 256Mi | 384Mi | 1050m | 1600m |"} {
+			"| s | get 100/s | app | 256Mi | 384Mi | 1.05 | 1.6 |"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%s lacks %q:\n%s", name, want, out)
 			}
 		}
 	}
-	if !strings.Contains(page.String(), `<tr><td>s</td><td>app</td><td class="n">128Mi</td><td class="n">256Mi</td><td class="n">512Mi</td><td class="n">580m</td><td class="n">1050m</td><td class="n">1100m</td></tr>`) {
+	if !strings.Contains(page.String(), `<tr><td>s</td><td>app</td><td class="n">128Mi</td><td class="n">256Mi</td><td class="n">512Mi</td><td class="n">580m</td><td class="n">1.05</td><td class="n">1.1</td></tr>`) {
 		t.Errorf("the page lacks the bounds")
 	}
 	if !strings.Contains(term.String(), "vpa bounds (lower P50 × 1.15, upper P95 × 1.15; reported, not applied):") ||
-		!regexp.MustCompile(`(?m)^\s+s\s+app\s+128Mi\s+512Mi\s+580m\s+1100m\s*$`).MatchString(term.String()) {
+		!regexp.MustCompile(`(?m)^\s+s\s+app\s+128Mi\s+512Mi\s+580m\s+1.1\s*$`).MatchString(term.String()) {
 		t.Errorf("terminal:\n%s", term.String())
 	}
 	var out struct {
@@ -113,7 +113,7 @@ func TestVPABounds(t *testing.T) {
 		t.Errorf("summary.json size row %v", c)
 	}
 	files, err := SizeFiles(r)
-	if err != nil || len(files) != 1 || !strings.Contains(string(files[0].Data), "# vpa bounds of app: memory 128Mi to 512Mi, cpu 580m to 1100m (reported, not applied)\n") {
+	if err != nil || len(files) != 1 || !strings.Contains(string(files[0].Data), "# vpa bounds of app: memory 128Mi to 512Mi, cpu 580m to 1.1 (reported, not applied)\n") {
 		t.Errorf("size file: %v\n%s", err, files[0].Data)
 	}
 	// The p99 strategy has no bounds anywhere.

@@ -28,7 +28,7 @@ func sloRun(t *testing.T) *Run {
 	for _, v := range vs {
 		r.SLO = append(r.SLO, Gate{Verdict: v, Source: "command line"})
 	}
-	lost, err := analysis.EvaluateGates(gates[3:], nil, map[string]float64{"lost_samples": 3})
+	lost, err := analysis.EvaluateGates(gates[3:], nil, map[string]analysis.Supplied{"lost_samples": {Value: 3}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/stats"
 )
 
@@ -95,9 +96,11 @@ func Terminal(w io.Writer, r *Run) error {
 	fmt.Fprintln(tw, "workload\toperation\trequests\trate\tsuccess\tp50\tp90\tp99\tp99.9\tmax\tdropped\t")
 	for _, s := range r.Workloads {
 		for _, op := range s.Ops {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f/s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", s.Workload.Name, op.Name,
-				op.Requests, op.Rate, pct(float64(op.OK), float64(op.Requests)), dur(op.Latency.P50), dur(op.Latency.P90),
-				dur(op.Latency.P99), dur(op.Latency.P999), dur(op.Latency.Max), s.Dropped)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f/s\t%s\t%s\t%d\t\n", s.Workload.Name, op.Name,
+				op.Requests, op.Rate, pct(float64(op.OK), float64(op.Requests)), terminalQuantiles(op.Latency), s.Dropped)
+			if op.HasFailedLatency() {
+				fmt.Fprintf(tw, "%s\t%s (all requests)\t\t\t\t%s\t\t\n", s.Workload.Name, op.Name, terminalQuantiles(op.AllLatency))
+			}
 		}
 		if len(s.Ops) == 0 {
 			fmt.Fprintf(tw, "%s\t(no operations completed)\t\t\t\t\t\t\t\t\t%d\t\n", s.Workload.Name, s.Dropped)
@@ -118,11 +121,33 @@ func Terminal(w io.Writer, r *Run) error {
 	}
 	terminalMeasures(w, r)
 	terminalDriver(w, r)
-	fmt.Fprintf(w, "latency is measured from each operation's intended start; %s\n", windowNote(r))
+	fmt.Fprintf(w, "latency is measured from each operation's intended start%s; %s\n", latencyScope(r), windowNote(r))
 	if err := terminalResources(w, r); err != nil {
 		return err
 	}
 	return terminalSLO(w, r)
+}
+
+// terminalQuantiles are the p50 … max cells of a row of the summary table.
+func terminalQuantiles(q analysis.Quantiles) string {
+	return strings.Join([]string{quantileText(q, q.P50), quantileText(q, q.P90), quantileText(q, q.P99),
+		quantileText(q, q.P999), quantileText(q, q.Max)}, "\t")
+}
+
+// latencyScope says which requests the summary table's latency is of,
+// when some failed.
+func latencyScope(r *Run) string {
+	var failed, mixed bool
+	for _, s := range r.Workloads {
+		failed, mixed = failed || s.HasFailedLatency(), mixed || s.LatencyOfAll
+	}
+	switch {
+	case mixed:
+		return ", over all requests, failed ones too (the run's store, results format 2 or older, did not keep them apart)"
+	case failed:
+		return ", over successful requests (every request's in the rows marked all requests)"
+	}
+	return ""
 }
 
 func windowNote(r *Run) string {

@@ -93,15 +93,15 @@ func terminalScaling(w io.Writer, in *analysis.Insights) error {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "component\tresource\tat no load\t%s\tR²\tverdict\t\n", per)
 	for _, sc := range in.Scaling {
-		what, f := "memory", sizeText
+		what, f := "memory", fitBytes
 		if sc.Metric == analysis.MetricCPU {
-			what, f = "cpu", cores
+			what, f = "cpu", fitCores
 		}
 		if sc.Fit == nil {
 			fmt.Fprintf(tw, "%s\t%s\t–\t–\t–\tno fit\t\n", sc.Component, what)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", sc.Component, what, f(sc.Fit.Intercept), f(sc.Fit.Slope*k), r2Text(sc.Fit), sc.Verdict())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", sc.Component, what, atLeastZero(sc.Fit.Intercept, f), f(sc.Fit.Slope*k), r2Text(sc.Fit), sc.Verdict())
 	}
 	return tw.Flush()
 }

@@ -158,6 +158,9 @@ func TestOpenVersion1(t *testing.T) {
 	if len(ivs) != 2 || ivs[1].Dropped != 2 || ivs[1].Ops["GET /"].Classes.Errors() != 1 {
 		t.Errorf("intervals = %+v", ivs)
 	}
+	if ivs[0].Ops["GET /"].Mixed || !ivs[1].Ops["GET /"].Mixed || ivs[1].Ops["GET /"].Failed != nil {
+		t.Error("a version 1 interval with failures must read as Mixed, without a failed histogram; one without as not Mixed")
+	}
 	ends, err := r.WorkloadEnds()
 	if err != nil || ends["load"].WindowRule != "test window" {
 		t.Errorf("ends = %+v, %v", ends, err)
@@ -242,4 +245,53 @@ func TestNoMeasureTables(t *testing.T) {
 	want.Ops["chat"].Measures = [stats.NumMeasures]*stats.Hist{}
 	want.Ops["chat"].Counters = [stats.NumCounters]int64{}
 	checkInterval(t, ivs[0], want)
+}
+
+// TestOpenVersion2 reads a store written in format version 2, whose
+// latency histograms hold failed operations too and which has no
+// failed_hist: the histograms read as they were stored, an operation that
+// failed in an interval is marked Mixed (its latency is of every request),
+// one that did not is not, and perflab refuses to add intervals to it.
+func TestOpenVersion2(t *testing.T) {
+	r, err := Create(t.TempDir(), testMeta())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.AddWorkload(testWorkloads[0]); err != nil {
+		t.Fatal(err)
+	}
+	old := testInterval(1)
+	get := old.Ops["GET /"]
+	get.Latency, get.Failed = get.AllLatency(), nil // as version 2 recorded it
+	if err := r.WriteInterval("ingest", old); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`ALTER TABLE op_intervals DROP COLUMN failed_hist`,
+		`UPDATE meta SET value = '2' WHERE key = 'schema_version'`,
+	} {
+		if _, err := r.db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Close()
+	if r, err = Open(r.Dir()); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.FormatVersion() != 2 {
+		t.Errorf("FormatVersion() = %d, want 2", r.FormatVersion())
+	}
+	ivs, err := r.Intervals("ingest")
+	if err != nil || len(ivs) != 1 {
+		t.Fatalf("Intervals: %v, %d intervals", err, len(ivs))
+	}
+	get.Mixed = true
+	checkInterval(t, ivs[0], old)
+	if n := ivs[0].Ops["GET /"].Latency.Count(); n != 101 {
+		t.Errorf("GET / latency holds %d values, want every one of the 101 requests", n)
+	}
+	if err := r.WriteInterval("ingest", testInterval(2)); err == nil || !strings.Contains(err.Error(), "format version 2") {
+		t.Errorf("WriteInterval on a version 2 store: err = %v", err)
+	}
 }

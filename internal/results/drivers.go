@@ -4,12 +4,15 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
+	"time"
 )
 
 // driverSchema is the tables of what drivers tell about their workloads.
 // They are additive to format version 2 (docs/format/results.md): a store
 // written before them has neither, and reads as having no facts and no
-// checks.
+// checks. The checks' state, late, late_by_ns and reason columns were
+// added later still: a store without them reads as checks whose state
+// follows lost.
 const driverSchema = `
 CREATE TABLE facts (
 	workload_id INTEGER NOT NULL REFERENCES workloads (id),
@@ -23,9 +26,21 @@ CREATE TABLE checks (
 	found       REAL NOT NULL,
 	unit        TEXT NOT NULL,
 	lost        INTEGER NOT NULL,
-	note        TEXT NOT NULL
+	note        TEXT NOT NULL,
+	state       TEXT NOT NULL DEFAULT '',
+	late        REAL NOT NULL DEFAULT 0,
+	late_by_ns  INTEGER NOT NULL DEFAULT 0,
+	reason      TEXT NOT NULL DEFAULT ''
 );
 `
+
+// States of a read-back check, as stored.
+const (
+	CheckOK         = "ok"         // everything was found at the first look
+	CheckLate       = "late"       // everything was found, some only on a re-check
+	CheckLost       = "lost"       // data was still missing at the deadline
+	CheckUnverified = "unverified" // the check got no answer; reason says why
+)
 
 // Fact is one named figure about a workload, as a driver (or perflab, for
 // a rate it derived) states it, formatted for people.
@@ -34,13 +49,21 @@ type Fact struct {
 }
 
 // Check is one read-back check of a workload: how much of what its driver
-// wrote was found again. Lost is true when written data was not read back.
+// wrote was found again, and the state the check ended in (a Check
+// state). Lost is State == CheckLost, kept as its own column for readers
+// of older stores. Late is how much of Found showed only on a re-check,
+// LateBy the longest a late part took after its write; Reason says why
+// a check is unverified.
 type Check struct {
 	Name            string
 	Expected, Found float64
 	Unit            string
 	Lost            bool
 	Note            string
+	State           string
+	Late            float64
+	LateBy          time.Duration
+	Reason          string
 }
 
 // AddFacts records facts of the named workload, after those it already
@@ -56,14 +79,16 @@ func (r *Run) AddFacts(workload string, facts []Fact) error {
 // already has. Expected and Found must be finite.
 func (r *Run) AddChecks(workload string, checks []Check) error {
 	for _, c := range checks {
-		if math.IsNaN(c.Expected) || math.IsInf(c.Expected, 0) || math.IsNaN(c.Found) || math.IsInf(c.Found, 0) {
+		if math.IsNaN(c.Expected) || math.IsInf(c.Expected, 0) || math.IsNaN(c.Found) || math.IsInf(c.Found, 0) ||
+			math.IsNaN(c.Late) || math.IsInf(c.Late, 0) {
 			return fmt.Errorf("cannot add checks of workload %s: check %q is not finite", workload, c.Name)
 		}
 	}
 	return r.addRows("checks of workload "+workload, workload, len(checks), func(tx *sql.Tx, id int64, i int) error {
 		c := checks[i]
-		_, err := tx.Exec(`INSERT INTO checks (workload_id, name, expected, found, unit, lost, note) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			id, r.text(c.Name), c.Expected, c.Found, r.text(c.Unit), c.Lost, r.text(c.Note))
+		_, err := tx.Exec(`INSERT INTO checks (workload_id, name, expected, found, unit, lost, note, state, late, late_by_ns, reason)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			id, r.text(c.Name), c.Expected, c.Found, r.text(c.Unit), c.Lost, r.text(c.Note), c.State, c.Late, int64(c.LateBy), r.text(c.Reason))
 		return err
 	})
 }
@@ -116,23 +141,48 @@ func (r *Run) Facts() (map[string][]Fact, error) {
 }
 
 // Checks reads every workload's read-back checks by workload name, each in
-// the order added. A store without the checks table has none.
+// the order added. A store without the checks table has none; one whose
+// checks have no state column (or an empty state) reads as lost or ok,
+// as its lost column says.
 func (r *Run) Checks() (map[string][]Check, error) {
 	out := map[string][]Check{}
-	err := r.readTable("checks", `SELECT w.name, c.name, c.expected, c.found, c.unit, c.lost, c.note
-		FROM checks c JOIN workloads w ON w.id = c.workload_id ORDER BY c.rowid`, func(rows *sql.Rows) error {
-		var w string
-		var c Check
-		if err := rows.Scan(&w, &c.Name, &c.Expected, &c.Found, &c.Unit, &c.Lost, &c.Note); err != nil {
+	err := r.read(func(tx *sql.Tx) error {
+		if ok, err := hasTable(tx, "checks"); !ok || err != nil {
 			return err
 		}
-		out[w] = append(out[w], c)
-		return nil
+		cols := "c.state, c.late, c.late_by_ns, c.reason"
+		if ok, err := hasColumn(tx, "checks", "state"); err != nil {
+			return err
+		} else if !ok {
+			cols = "'', 0, 0, ''"
+		}
+		return eachRow(tx, `SELECT w.name, c.name, c.expected, c.found, c.unit, c.lost, c.note, `+cols+`
+			FROM checks c JOIN workloads w ON w.id = c.workload_id ORDER BY c.rowid`, nil, func(rows *sql.Rows) error {
+			var w string
+			var c Check
+			var lateBy int64
+			if err := rows.Scan(&w, &c.Name, &c.Expected, &c.Found, &c.Unit, &c.Lost, &c.Note, &c.State, &c.Late, &lateBy, &c.Reason); err != nil {
+				return err
+			}
+			c.LateBy = time.Duration(lateBy)
+			if c.State == "" {
+				c.State = map[bool]string{true: CheckLost, false: CheckOK}[c.Lost]
+			}
+			out[w] = append(out[w], c)
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cannot read checks: %w", err)
 	}
 	return out, nil
+}
+
+// hasColumn reports whether table has the column.
+func hasColumn(tx *sql.Tx, table, column string) (bool, error) {
+	var n int
+	err := tx.QueryRow(`SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`, table, column).Scan(&n)
+	return n > 0, err
 }
 
 // readTable runs query and calls scan for each row, when table exists.

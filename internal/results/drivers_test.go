@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestFactsAndChecks(t *testing.T) {
@@ -26,8 +27,9 @@ func TestFactsAndChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	checks := []Check{
-		{Name: "series", Expected: 10000, Found: 10000, Unit: "series", Note: "every one"},
-		{Name: "samples", Expected: 20000, Found: 15000, Unit: "samples", Lost: true, Note: "5000 missing"},
+		{Name: "series", Expected: 10000, Found: 10000, Unit: "series", Note: "every one", State: CheckLate, Late: 400, LateBy: 1500 * time.Millisecond},
+		{Name: "samples", Expected: 20000, Found: 15000, Unit: "samples", Lost: true, Note: "5000 missing", State: CheckLost},
+		{Name: "exemplars", Expected: 10, Unit: "exemplars", State: CheckUnverified, Reason: "HTTP 503"},
 	}
 	if err := r.AddChecks("a/write", checks); err != nil {
 		t.Fatal(err)
@@ -53,6 +55,33 @@ func TestFactsAndChecks(t *testing.T) {
 	gotC, err := r.Checks()
 	if err != nil || !reflect.DeepEqual(gotC, map[string][]Check{"a/write": checks}) {
 		t.Errorf("Checks() = %+v, %v", gotC, err)
+	}
+}
+
+// TestChecksWithoutState reads a store whose checks table has no state,
+// late, late_by_ns or reason column, as perflab wrote it before it
+// re-checked: the state follows lost.
+func TestChecksWithoutState(t *testing.T) {
+	r, err := Create(t.TempDir(), testMeta())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.AddWorkload(Workload{Name: "p/write", Driver: "remote_write", Model: ModelOpen}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.db.Exec(`DROP TABLE checks;
+		CREATE TABLE checks (workload_id INTEGER NOT NULL REFERENCES workloads (id), name TEXT NOT NULL,
+			expected REAL NOT NULL, found REAL NOT NULL, unit TEXT NOT NULL, lost INTEGER NOT NULL, note TEXT NOT NULL);
+		INSERT INTO checks SELECT id, 'series', 10, 10, 'series', 0, 'all' FROM workloads;
+		INSERT INTO checks SELECT id, 'samples', 20, 15, 'samples', 1, '5 missing' FROM workloads`); err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.Checks()
+	want := []Check{{Name: "series", Expected: 10, Found: 10, Unit: "series", Note: "all", State: CheckOK},
+		{Name: "samples", Expected: 20, Found: 15, Unit: "samples", Lost: true, Note: "5 missing", State: CheckLost}}
+	if err != nil || !reflect.DeepEqual(got["p/write"], want) {
+		t.Errorf("Checks() = %+v, %v; want %+v", got, err, want)
 	}
 }
 

@@ -59,6 +59,13 @@ func checkUnfinished(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	defer r.Close()
+	checkThree(t, r)
+}
+
+// checkThree checks that r reads as running and holds the three intervals
+// and sample ticks of writeThree.
+func checkThree(t *testing.T, r *Run) {
+	t.Helper()
 	s, err := r.Status()
 	if err != nil {
 		t.Fatal(err)
@@ -132,6 +139,19 @@ func TestKilledProcessKeepsIntervals(t *testing.T) {
 		time.Sleep(time.Minute) // wait to be killed
 		os.Exit(3)
 	}
+	cmd, dir := startWriter(t)
+	killWriter(t, cmd)
+	if _, err := os.Stat(filepath.Join(dir, DBName+"-wal")); err != nil {
+		t.Fatalf("killed run left no WAL (%v); the test did not exercise recovery", err)
+	}
+	checkUnfinished(t, dir)
+}
+
+// startWriter starts a child process that writes writeThree's run and
+// waits, the run open, to be killed; it returns the run's directory once
+// the run is written.
+func startWriter(t *testing.T) (*exec.Cmd, string) {
+	t.Helper()
 	if runtime.GOOS == "windows" || runtime.GOOS == "js" || runtime.GOOS == "wasip1" {
 		t.Skip("needs a killable child process and POSIX file semantics")
 	}
@@ -145,21 +165,22 @@ func TestKilledProcessKeepsIntervals(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	dir, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
-		_ = cmd.Process.Kill()
 		t.Fatalf("child wrote no run directory: %v", err)
 	}
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	return cmd, strings.TrimSpace(dir)
+}
+
+// killWriter SIGKILLs a child of startWriter and waits for it to end.
+func killWriter(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	_, _ = io.Copy(io.Discard, out)
 	_ = cmd.Wait()
-	dir = strings.TrimSpace(dir)
-	if _, err := os.Stat(filepath.Join(dir, DBName+"-wal")); err != nil {
-		t.Fatalf("killed run left no WAL (%v); the test did not exercise recovery", err)
-	}
-	checkUnfinished(t, dir)
 }
 
 func TestConcurrentWriteInterval(t *testing.T) {

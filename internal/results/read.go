@@ -172,7 +172,9 @@ func (r *Run) Events() ([]Event, error) {
 
 // Intervals reads a workload's intervals in index order with every histogram
 // decoded; a histogram stored as NULL reads as an empty one, never nil, but
-// a measure an operation has no value of reads as nil, as it was recorded.
+// a measure an operation has no value of, and the failed operations'
+// latency of an operation that did not fail, read as nil, as they were
+// recorded.
 func (r *Run) Intervals(workload string) ([]*stats.Interval, error) {
 	var out []*stats.Interval
 	err := r.read(func(tx *sql.Tx) error {
@@ -187,7 +189,7 @@ func (r *Run) Intervals(workload string) ([]*stats.Interval, error) {
 		for _, iv := range out {
 			byIdx[iv.Index] = iv
 		}
-		want, err := readOps(tx, id, byIdx)
+		want, err := readOps(tx, id, byIdx, r.version)
 		if err != nil {
 			return err
 		}
@@ -235,10 +237,16 @@ type opKey struct {
 }
 
 // readOps fills in each interval's operations and returns the errors column
-// of each, for checkErrorCounts.
-func readOps(tx *sql.Tx, id int64, byIdx map[int]*stats.Interval) (map[opKey]int64, error) {
+// of each, for checkErrorCounts. A store older than version 3 has no
+// failed_hist: its latency histograms hold every operation, and an
+// operation that failed in the interval is marked Mixed.
+func readOps(tx *sql.Tx, id int64, byIdx map[int]*stats.Interval, version int) (map[opKey]int64, error) {
+	failed := "failed_hist"
+	if version < 3 {
+		failed = "NULL"
+	}
 	rows, err := tx.Query(`SELECT idx, op, ok, errors, bytes_sent, bytes_recv,
-		latency_hist, service_hist, ttfb_hist, connect_hist
+		latency_hist, service_hist, ttfb_hist, connect_hist, `+failed+`
 		FROM op_intervals WHERE workload_id = ? ORDER BY idx, op`, id)
 	if err != nil {
 		return nil, err
@@ -248,10 +256,10 @@ func readOps(tx *sql.Tx, id int64, byIdx map[int]*stats.Interval) (map[opKey]int
 	for rows.Next() {
 		var k opKey
 		var nerr int64
-		var h [4]sql.NullString
+		var h [5]sql.NullString
 		st := &stats.OpStats{}
 		err := rows.Scan(&k.idx, &k.op, &st.Classes[stats.OK], &nerr, &st.BytesSent, &st.BytesRecv,
-			&h[0], &h[1], &h[2], &h[3])
+			&h[0], &h[1], &h[2], &h[3], &h[4])
 		if err != nil {
 			return nil, err
 		}
@@ -259,9 +267,15 @@ func readOps(tx *sql.Tx, id int64, byIdx map[int]*stats.Interval) (map[opKey]int
 		if iv == nil {
 			return nil, fmt.Errorf("op %q in interval %d, which has no intervals row", k.op, k.idx)
 		}
+		st.Mixed = version < 3 && nerr > 0
 		for i, dst := range []**stats.Hist{&st.Latency, &st.Service, &st.TTFB, &st.Connect} {
 			if *dst, err = decodeHist(h[i]); err != nil {
 				return nil, fmt.Errorf("interval %d op %q: %w", k.idx, k.op, err)
+			}
+		}
+		if h[4].Valid { // NULL: nothing failed, and Failed stays nil as recorded
+			if st.Failed, err = decodeHist(h[4]); err != nil {
+				return nil, fmt.Errorf("interval %d op %q: failed: %w", k.idx, k.op, err)
 			}
 		}
 		iv.Ops[k.op] = st

@@ -25,8 +25,9 @@ import (
 
 // SchemaVersion is the version of the results format this package writes and
 // the newest it reads. Readers refuse a newer version; version 1 stores (runs
-// without cells, phases, components or samples) still open and read.
-const SchemaVersion = 2
+// without cells, phases, components or samples) and version 2 stores (whose
+// latency histograms hold failed operations too) still open and read.
+const SchemaVersion = 3
 
 // DBName is the database's file name inside a run directory.
 const DBName = "results.db"
@@ -108,6 +109,12 @@ type Run struct {
 	db  *sql.DB
 
 	version int // format version of the database
+	// readOnly is set by OpenReadOnly: writes are refused and Close leaves
+	// the database as it found it.
+	readOnly bool
+	// snapshot is the private directory holding the copy OpenReadOnly
+	// reads a killed run from; Close removes it. "" when reading in place.
+	snapshot string
 
 	mu      sync.Mutex        // serialises writes
 	ids     map[string]int64  // workload name → workloads.id; guarded by mu
@@ -308,6 +315,10 @@ func (r *Run) Path(name string) string {
 // Finish records how the run ended. Its transaction is committed with
 // synchronous=FULL, which makes the whole run durable against power loss,
 // then the WAL is folded into results.db. A zero s.Ended means now.
+//
+// A store that ran out of room (disk full, the file-size limit) may still
+// take the status: when the update fails, the WAL is folded into results.db
+// and emptied, and the update is tried once more.
 func (r *Run) Finish(s Status) error {
 	switch s.State {
 	case StateCompleted, StateInterrupted, StateFailed:
@@ -328,10 +339,15 @@ func (r *Run) Finish(s Status) error {
 	if _, err := conn.ExecContext(ctx, `PRAGMA synchronous = FULL`); err != nil {
 		return fmt.Errorf("cannot finish run: %w", err)
 	}
-	_, err = conn.ExecContext(ctx, `UPDATE status SET state = ?, ended_ns = ?, message = ?, exit_code = ? WHERE id = 1`,
-		s.State, s.Ended.UnixNano(), r.text(s.Message), s.ExitCode)
-	if err != nil {
-		return fmt.Errorf("cannot finish run: %w", err)
+	update := func() error {
+		_, err := conn.ExecContext(ctx, `UPDATE status SET state = ?, ended_ns = ?, message = ?, exit_code = ? WHERE id = 1`,
+			s.State, s.Ended.UnixNano(), r.text(s.Message), s.ExitCode)
+		return err
+	}
+	if err := update(); err != nil {
+		if checkpoint(ctx, conn) != nil || update() != nil {
+			return fmt.Errorf("cannot finish run: %w", err)
+		}
 	}
 	if _, err := conn.ExecContext(ctx, `PRAGMA synchronous = NORMAL`); err != nil {
 		return fmt.Errorf("cannot finish run: %w", err)
@@ -339,16 +355,54 @@ func (r *Run) Finish(s Status) error {
 	// Best effort: a reader in another process may hold the WAL open, in
 	// which case the checkpoint reports busy and the WAL stays until Close.
 	// The status is durable either way.
+	_ = checkpoint(ctx, conn)
+	return nil
+}
+
+// checkpoint folds the WAL into results.db and truncates it to nothing.
+func checkpoint(ctx context.Context, conn *sql.Conn) error {
 	var busy, logFrames, done int
-	_ = conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logFrames, &done)
+	if err := conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logFrames, &done); err != nil {
+		return err
+	}
+	if busy != 0 {
+		return errors.New("checkpoint: the database is busy")
+	}
 	return nil
 }
 
 // Close closes the database. It is safe to call more than once. Closing does
 // not finish the run: a run closed without Finish reads as "running".
+//
+// A handle that may write first seals the run (see seal), finished or not,
+// so a closed run is the one file results.db. A handle of OpenReadOnly
+// leaves the run as it found it and removes its private snapshot, if any.
 func (r *Run) Close() error {
-	if err := r.db.Close(); err != nil {
+	if !r.readOnly {
+		r.seal()
+	}
+	err := r.db.Close()
+	if r.snapshot != "" {
+		_ = os.RemoveAll(r.snapshot)
+		r.snapshot = ""
+	}
+	if err != nil {
 		return fmt.Errorf("cannot close run %s: %w", r.dir, err)
 	}
 	return nil
+}
+
+// seal folds the WAL into results.db and switches the database from WAL to
+// the rollback journal (journal_mode DELETE), which removes results.db-wal
+// and results.db-shm: a sealed run is one self-contained file that readers
+// open read-only, from a read-only copy too, without SQLite creating files
+// beside it. Best effort, for Close: while another connection has the
+// database open (a reader in another process), or when the disk is too
+// full for the checkpoint, the run stays in WAL mode, which readers handle
+// as well (OpenReadOnly).
+func (r *Run) seal() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var mode string
+	_ = r.db.QueryRow(`PRAGMA journal_mode = DELETE`).Scan(&mode)
 }

@@ -17,7 +17,8 @@ import (
 var testStart = time.Date(2026, 11, 21, 17, 24, 0, 123456789, time.UTC)
 
 // testInterval builds interval idx with three operations: "GET /" with
-// every histogram filled and two failure classes, "PUT /x" with empty TTFB
+// every histogram filled and two failure classes (whose latencies are in
+// its failed histogram), "PUT /x" with empty TTFB
 // and connect histograms, "chat" with the time to first token, inter-token
 // latency and output tokens of streams (no time per output token, no prompt
 // tokens). Odd intervals have an empty lag histogram.
@@ -31,11 +32,15 @@ func testInterval(idx int) *stats.Interval {
 		iv.Lag.Record(time.Duration(idx+1) * time.Millisecond)
 	}
 	get := stats.NewOpStats()
-	for i := range 100 {
+	for i := range 97 {
 		d := time.Duration(i+1+7*idx) * 137 * time.Microsecond
 		get.Latency.Record(d)
 		get.Service.Record(d * 9 / 10)
 		get.TTFB.Record(d / 2)
+	}
+	get.Failed = stats.NewHist()
+	for i := range 3 + idx {
+		get.Failed.Record(time.Duration(i+1) * 51 * time.Microsecond)
 	}
 	get.Connect.Record(3 * time.Millisecond)
 	get.Classes[stats.OK] = 97
@@ -97,6 +102,9 @@ func checkInterval(t *testing.T, got, want *stats.Interval) {
 			if h[0] == nil || h[1] == nil || !h[0].Equal(h[1]) {
 				t.Errorf("interval %d op %q: %s histogram differs", want.Index, name, kind)
 			}
+		}
+		if g.Mixed != w.Mixed || (g.Failed == nil) != (w.Failed == nil) || g.Failed != nil && !g.Failed.Equal(w.Failed) {
+			t.Errorf("interval %d op %q: failed histogram %v (mixed %v), want %v (mixed %v)", want.Index, name, g.Failed, g.Mixed, w.Failed, w.Mixed)
 		}
 		if g.Counters != w.Counters {
 			t.Errorf("interval %d op %q: counters %v, want %v", want.Index, name, g.Counters, w.Counters)
@@ -279,13 +287,13 @@ func TestOpenRefusesNewerVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`UPDATE meta SET value = '3' WHERE key = 'schema_version'`); err != nil {
+	if _, err := db.Exec(`UPDATE meta SET value = '4' WHERE key = 'schema_version'`); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
 	_, err = Open(r.Dir())
-	if err == nil || !strings.Contains(err.Error(), "version 3") || !strings.Contains(err.Error(), "version 2") {
-		t.Fatalf("Open of a version 3 run: err = %v, want one naming version 3 and version 2", err)
+	if err == nil || !strings.Contains(err.Error(), "version 4") || !strings.Contains(err.Error(), "version 3") {
+		t.Fatalf("Open of a version 4 run: err = %v, want one naming version 4 and version 3", err)
 	}
 }
 

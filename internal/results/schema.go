@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// schema is version 2 of the format; docs/format/results.md describes every
+// schema is version 3 of the format; docs/format/results.md describes every
 // column. Times are integer nanoseconds since the Unix epoch (UTC), sizes are
 // bytes, histograms are base64 HdrHistogram V2 (compressed) text in
 // microseconds, NULL for an empty histogram.
@@ -64,6 +64,7 @@ CREATE TABLE op_intervals (
 	service_hist TEXT,
 	ttfb_hist    TEXT,
 	connect_hist TEXT,
+	failed_hist  TEXT,
 	PRIMARY KEY (workload_id, idx, op),
 	FOREIGN KEY (workload_id, idx) REFERENCES intervals (workload_id, idx)
 );
@@ -152,7 +153,7 @@ CREATE TABLE samples (
 CREATE INDEX samples_cell ON samples (cell);
 `
 
-// The meta keys (the same in versions 1 and 2). Meta.Extra entries are stored as
+// The meta keys (the same in every version). Meta.Extra entries are stored as
 // metaExtraPrefix + key.
 const (
 	metaSchemaVersion = "schema_version"
@@ -233,9 +234,13 @@ func checkVersion(db *sql.DB) (int, error) {
 	return n, nil
 }
 
-// writable refuses writes to a store of an older format version: perflab
-// reads version 1 runs but writes only the current version.
+// writable refuses writes to a run opened read-only, and to a store of an
+// older format version: perflab reads version 1 and 2 runs but writes only
+// the current version.
 func (r *Run) writable(what string) error {
+	if r.readOnly {
+		return fmt.Errorf("cannot %s: the run is open read-only", what)
+	}
 	if r.version != SchemaVersion {
 		return fmt.Errorf("cannot %s: the run is in results format version %d and perflab writes only version %d", what, r.version, SchemaVersion)
 	}

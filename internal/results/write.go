@@ -81,7 +81,7 @@ func (r *Run) jsonText(m json.RawMessage) any {
 type encodedOp struct {
 	name     string
 	st       *stats.OpStats
-	hists    [4]sql.NullString // latency, service, ttfb, connect
+	hists    [5]sql.NullString // latency, service, ttfb, connect, failed
 	measures [stats.NumMeasures]sql.NullString
 }
 
@@ -93,7 +93,7 @@ func encodeOps(iv *stats.Interval) ([]encodedOp, error) {
 			continue
 		}
 		e := encodedOp{name: name, st: st}
-		for i, h := range []*stats.Hist{st.Latency, st.Service, st.TTFB, st.Connect} {
+		for i, h := range []*stats.Hist{st.Latency, st.Service, st.TTFB, st.Connect, st.Failed} {
 			var err error
 			if e.hists[i], err = encodeHist(h); err != nil {
 				return nil, fmt.Errorf("op %q: %w", name, err)
@@ -129,6 +129,9 @@ func (r *Run) WriteInterval(workload string, iv *stats.Interval) error {
 	if iv == nil {
 		return fmt.Errorf("cannot write interval of %q: nil interval", workload)
 	}
+	if err := r.writable(fmt.Sprintf("write interval %d of %q", iv.Index, workload)); err != nil {
+		return err
+	}
 	lag, err := encodeHist(iv.Lag)
 	if err != nil {
 		return fmt.Errorf("cannot write interval %d of %q: lag: %w", iv.Index, workload, err)
@@ -157,8 +160,8 @@ func insertInterval(tx *sql.Tx, id int64, iv *stats.Interval, lag sql.NullString
 		return err
 	}
 	opStmt, err := tx.Prepare(`INSERT INTO op_intervals (workload_id, idx, op, ok, errors,
-		bytes_sent, bytes_recv, latency_hist, service_hist, ttfb_hist, connect_hist)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		bytes_sent, bytes_recv, latency_hist, service_hist, ttfb_hist, connect_hist, failed_hist)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return err
 	}
@@ -172,7 +175,7 @@ func insertInterval(tx *sql.Tx, id int64, iv *stats.Interval, lag sql.NullString
 	for _, o := range ops {
 		st := o.st
 		_, err := opStmt.Exec(id, iv.Index, o.name, st.Classes[stats.OK], st.Classes.Errors(),
-			st.BytesSent, st.BytesRecv, o.hists[0], o.hists[1], o.hists[2], o.hists[3])
+			st.BytesSent, st.BytesRecv, o.hists[0], o.hists[1], o.hists[2], o.hists[3], o.hists[4])
 		if err != nil {
 			return fmt.Errorf("op %q: %w", o.name, err)
 		}

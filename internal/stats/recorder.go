@@ -28,11 +28,27 @@ type Sample struct {
 }
 
 // OpStats accumulates one operation's figures over an interval or a window.
+//
+// Latency, Service and TTFB are of successful operations (class OK) only,
+// like k6's http_req_duration{expected_response:true}: a refused
+// connection answered in 50 µs must not pull the median down, nor a flood
+// of instant 500s hide the tail of the answers that worked. Failed
+// operations' latency goes into Failed, which exists only once something
+// failed, so an operation that never fails costs nothing more. Every
+// operation's latency is AllLatency: the two merged exactly.
 type OpStats struct {
-	Latency   *Hist // intended start → end: what a user of the system waited
-	Service   *Hist // actual start → end: the uncorrected service time
-	TTFB      *Hist // actual start → first response byte
-	Connect   *Hist // new connections only: dial (+ TLS handshake)
+	Latency *Hist // successful operations, intended start → end: what a user of the system waited
+	Service *Hist // successful operations, actual start → end: the uncorrected service time
+	TTFB    *Hist // successful operations, actual start → first response byte
+	Connect *Hist // new connections only, whatever the outcome: dial (+ TLS handshake)
+	// Failed is the latency (intended start → end) of failed operations,
+	// every class but OK; nil until one is recorded or merged.
+	Failed *Hist
+	// Mixed says Latency, Service and TTFB hold failed operations too, and
+	// Failed is empty: figures read from a store written before results
+	// format 3, which did not keep them apart. It is set only where
+	// something failed, since otherwise the figures are the same.
+	Mixed     bool
 	Classes   Counts
 	BytesSent int64
 	BytesRecv int64
@@ -49,10 +65,17 @@ func NewOpStats() *OpStats {
 }
 
 func (s *OpStats) record(x *Sample) {
-	s.Latency.Record(x.End.Sub(x.Intended))
-	s.Service.Record(x.End.Sub(x.Start))
-	if x.TTFB > 0 {
-		s.TTFB.Record(x.TTFB)
+	if x.Class == OK {
+		s.Latency.Record(x.End.Sub(x.Intended))
+		s.Service.Record(x.End.Sub(x.Start))
+		if x.TTFB > 0 {
+			s.TTFB.Record(x.TTFB)
+		}
+	} else {
+		s.failed().Record(x.End.Sub(x.Intended))
+		if s.Samples[x.Class] == "" {
+			s.Samples[x.Class] = x.Message
+		}
 	}
 	if x.Connect > 0 {
 		s.Connect.Record(x.Connect)
@@ -60,15 +83,36 @@ func (s *OpStats) record(x *Sample) {
 	s.Classes[x.Class]++
 	s.BytesSent += x.BytesSent
 	s.BytesRecv += x.BytesRecv
-	if x.Class != OK && s.Samples[x.Class] == "" {
-		s.Samples[x.Class] = x.Message
-	}
 	for _, t := range x.Measures {
 		s.measure(t.Measure).Record(t.D)
 	}
 	for c, n := range x.Counters {
 		s.Counters[c] += n
 	}
+}
+
+// failed is the failed operations' histogram, made on first use.
+func (s *OpStats) failed() *Hist {
+	if s.Failed == nil {
+		s.Failed = NewHist()
+	}
+	return s.Failed
+}
+
+// HasFailed reports whether Failed holds any latency.
+func (s *OpStats) HasFailed() bool { return s.Failed != nil && s.Failed.Count() > 0 }
+
+// AllLatency is the latency of every operation, failed ones too: Latency
+// and Failed merged exactly. When nothing failed it is Latency itself,
+// which the caller must not modify.
+func (s *OpStats) AllLatency() *Hist {
+	if !s.HasFailed() {
+		return s.Latency
+	}
+	h := NewHist()
+	h.Merge(s.Latency)
+	h.Merge(s.Failed)
+	return h
 }
 
 // measure is m's histogram, made on first use.
@@ -87,6 +131,10 @@ func (s *OpStats) Merge(o *OpStats) {
 	s.Service.Merge(o.Service)
 	s.TTFB.Merge(o.TTFB)
 	s.Connect.Merge(o.Connect)
+	if o.HasFailed() {
+		s.failed().Merge(o.Failed)
+	}
+	s.Mixed = s.Mixed || o.Mixed
 	s.Classes.Add(&o.Classes)
 	s.BytesSent += o.BytesSent
 	s.BytesRecv += o.BytesRecv
@@ -111,12 +159,15 @@ func (s *OpStats) reset() {
 	s.Service.Reset()
 	s.TTFB.Reset()
 	s.Connect.Reset()
+	if s.Failed != nil {
+		s.Failed.Reset()
+	}
 	for _, h := range s.Measures {
 		if h != nil {
 			h.Reset()
 		}
 	}
-	*s = OpStats{Latency: s.Latency, Service: s.Service, TTFB: s.TTFB, Connect: s.Connect, Measures: s.Measures}
+	*s = OpStats{Latency: s.Latency, Service: s.Service, TTFB: s.TTFB, Connect: s.Connect, Failed: s.Failed, Measures: s.Measures}
 }
 
 // Interval is what one workload measured during one interval (1 s by default).

@@ -217,6 +217,16 @@ func TestRecorderIntervalsMergeToTheWhole(t *testing.T) {
 	if !merged.Latency.Equal(whole.Latency) || !merged.Service.Equal(whole.Service) {
 		t.Error("merged interval histograms differ from the whole")
 	}
+	if !merged.HasFailed() || !merged.Failed.Equal(whole.Failed) {
+		t.Error("merged failed-latency histograms differ from the whole")
+	}
+	if merged.Latency.Count() != merged.Classes[OK] || merged.Failed.Count() != merged.Classes.Errors() {
+		t.Errorf("%d successful and %d failed latencies, want %d and %d",
+			merged.Latency.Count(), merged.Failed.Count(), merged.Classes[OK], merged.Classes.Errors())
+	}
+	if all := merged.AllLatency(); all.Count() != merged.Classes.Total() || !all.Equal(whole.AllLatency()) {
+		t.Errorf("all-requests latency: %d values, want %d, equal to the whole's", all.Count(), merged.Classes.Total())
+	}
 	if merged.Counters != whole.Counters || whole.Counters[OutputTokens] == 0 {
 		t.Errorf("counters %v, want %v", merged.Counters, whole.Counters)
 	}
@@ -230,6 +240,43 @@ func TestRecorderIntervalsMergeToTheWhole(t *testing.T) {
 	}
 	if merged.Samples[Timeout] != "boom" || merged.Samples[OK] != "" {
 		t.Errorf("samples %q", merged.Samples)
+	}
+}
+
+// TestFailedLatencyIsKeptApart: fast failures (refused connections, instant
+// 500s) go into Failed, not into the successful operations' latency,
+// service time or TTFB; the all-requests latency is both merged; and an
+// operation that never failed has no Failed histogram, in any interval.
+func TestFailedLatencyIsKeptApart(t *testing.T) {
+	start := time.Unix(1000, 0)
+	r := NewRecorder(2, start)
+	for i := range 10 {
+		s := &Sample{Op: "get", Intended: start, Start: start, End: start.Add(20 * time.Millisecond), TTFB: 19 * time.Millisecond}
+		if i%5 < 3 { // 60 % refused at once
+			s.End, s.TTFB, s.Class, s.Message = start.Add(50*time.Microsecond), 0, Connect, "connection refused"
+		}
+		r.Record(i, s)
+		r.Record(i, &Sample{Op: "ok", Intended: start, Start: start, End: start.Add(time.Millisecond)})
+	}
+	iv := r.Flush(start.Add(time.Second))
+	st := iv.Ops["get"]
+	if st.Latency.Count() != 4 || st.Service.Count() != 4 || st.TTFB.Count() != 4 || st.Failed.Count() != 6 {
+		t.Fatalf("latency %d, service %d, TTFB %d, failed %d values; want 4, 4, 4 and 6",
+			st.Latency.Count(), st.Service.Count(), st.TTFB.Count(), st.Failed.Count())
+	}
+	if p50 := st.Latency.Quantile(0.5); p50 < 19980*time.Microsecond {
+		t.Errorf("successful p50 %v, want 20ms: failures pulled it down", p50)
+	}
+	all := st.AllLatency()
+	if all.Count() != 10 || all.Quantile(0.5) > 100*time.Microsecond || all.Max() < 19980*time.Microsecond {
+		t.Errorf("all requests: %d values, p50 %v, max %v; want 10, the refusals' 50µs and 20ms", all.Count(), all.Quantile(0.5), all.Max())
+	}
+	if ok := iv.Ops["ok"]; ok.Failed != nil || ok.HasFailed() || ok.AllLatency() != ok.Latency {
+		t.Error("an operation that never failed has a failed-latency histogram")
+	}
+	r.Record(0, &Sample{Op: "get", Intended: start, Start: start, End: start.Add(time.Millisecond)})
+	if next := r.Flush(start.Add(2 * time.Second)).Ops["get"]; next.Failed != nil {
+		t.Error("an interval without failures carries a failed-latency histogram over")
 	}
 }
 
@@ -289,6 +336,23 @@ func BenchmarkRecord(b *testing.B) {
 	start := time.Now()
 	r := NewRecorder(8, start)
 	s := &Sample{Op: "get", Intended: start, Start: start, End: start.Add(20 * time.Millisecond), TTFB: time.Millisecond}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			i++
+			r.Record(i, s)
+		}
+	})
+}
+
+// BenchmarkRecordFailed records failed operations only (a 500 answered at
+// once): the failed-latency histogram is made on the shard's first failure
+// and reused, so a failure costs what a success does.
+func BenchmarkRecordFailed(b *testing.B) {
+	start := time.Now()
+	r := NewRecorder(8, start)
+	s := &Sample{Op: "get", Intended: start, Start: start, End: start.Add(200 * time.Microsecond), Class: Status5xx, Message: "500"}
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		i := 0

@@ -38,6 +38,7 @@ const (
 	DefaultDelay        = 5 * time.Second
 	DefaultIDRing       = 100_000
 	DefaultVerifySample = 100
+	DefaultVerifyWait   = 30 * time.Second
 	DefaultSearchLimit  = 20
 	DefaultLookback     = 15 * time.Minute
 	maxBatch            = 10_000
@@ -89,6 +90,13 @@ type Config struct {
 
 	IDRing       int `yaml:"id_ring"`       // written trace IDs kept for lookups; default 100000
 	VerifySample int `yaml:"verify_sample"` // trace IDs Verify looks up; default 100
+	// VerifyWait is how long after its first look Verify keeps looking
+	// again, with backoff, for traces (or spans) not found yet before it
+	// calls them lost: query APIs such as Tempo's and Jaeger's return a
+	// trace only once an ingester has flushed it. In query mode, the
+	// lookups that got a 404 during the run are looked up again for as
+	// long. Default 30s.
+	VerifyWait time.Duration `yaml:"verify_wait"`
 
 	// IDsFrom names the ingest workload whose written trace IDs query mode
 	// looks up. The driver does not read it: whoever builds the drivers
@@ -156,6 +164,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.VerifySample == 0 {
 		c.VerifySample = DefaultVerifySample
+	}
+	if c.VerifyWait == 0 {
+		c.VerifyWait = DefaultVerifyWait
 	}
 	s := &c.Search
 	set(&s.Service, c.shape().Services[0])
@@ -299,7 +310,7 @@ func (c Config) validateNumbers() []error {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"timeout", c.Timeout}, {"delay", c.Delay}, {"search.lookback", c.Search.Lookback}} {
+	}{{"timeout", c.Timeout}, {"delay", c.Delay}, {"verify_wait", c.VerifyWait}, {"search.lookback", c.Search.Lookback}} {
 		if d.v < 0 {
 			errs = append(errs, fmt.Errorf("%s %v is negative", d.name, d.v))
 		}

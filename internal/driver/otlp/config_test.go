@@ -22,7 +22,7 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 	c := Config{
 		Endpoint: "127.0.0.1", Protocol: "thrift", Headers: map[string]string{"bad name": "x", "X-Key": "a\nb"},
 		Timeout: -time.Second, Conns: -1, Shape: "huge", Batch: -2, QueryURL: "ftp://x", QueryAPI: "zipkin",
-		Delay: -time.Second, Queries: []string{"scan"}, IDRing: -1, VerifySample: -1,
+		Delay: -time.Second, Queries: []string{"scan"}, IDRing: -1, VerifySample: -1, VerifyWait: -time.Second,
 		Search: SearchParams{Limit: -1, Lookback: -time.Minute}, CAFile: "/nonexistent/ca.pem",
 	}
 	got := errStrings(c.Validate())
@@ -31,7 +31,7 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		"timeout -1s is negative", "conns -1 is negative", `shape "huge" is unknown`, "batch -2",
 		`query_url "ftp://x": scheme must be http or https`, `query_api "zipkin" is unknown`,
 		"delay -1s is negative", `queries: "scan" is unknown`, "queries are for query mode",
-		"id_ring -1 is negative", "verify_sample -1 is negative", "search.limit -1 is negative",
+		"id_ring -1 is negative", "verify_sample -1 is negative", "verify_wait -1s is negative", "search.limit -1 is negative",
 		"search.lookback -1m0s is negative", "cannot read ca file",
 	} {
 		if !slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, want) }) {
@@ -93,7 +93,7 @@ func TestDefaultsAndRedacted(t *testing.T) {
 	c := Config{Endpoint: "127.0.0.1:4317", Headers: map[string]string{"Authorization": "Bearer s3cret"},
 		QueryURL: "http://user:pw@tempo:3200"}.withDefaults()
 	if c.Mode != ModeIngest || c.Protocol != ProtoGRPC || c.Shape != ShapeMedium || c.Batch != 1 ||
-		c.Timeout != DefaultTimeout || c.Delay != DefaultDelay || c.QueryAPI != APITempo ||
+		c.Timeout != DefaultTimeout || c.Delay != DefaultDelay || c.VerifyWait != DefaultVerifyWait || c.QueryAPI != APITempo ||
 		!reflect.DeepEqual(c.Queries, []string{OpTraceByID, OpSearch}) ||
 		c.Search.Query != `{ resource.service.name = "frontend" }` || c.Search.Service != "frontend" {
 		t.Errorf("defaults: %+v", c)

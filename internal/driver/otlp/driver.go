@@ -25,11 +25,15 @@
 //
 // A query driver (Mode query) runs Config.Queries in turn: "trace_by_id"
 // looks up a trace the ingest driver wrote at least Config.Delay ago
-// (from the Journal they share; found is OK, a 404 is Status4xx and counts
-// as not found, data lost), "search" runs a TraceQL search on Tempo or a
+// (from the Journal they share; found is OK, a 404 is Status4xx and
+// counts as not found; Verify looks those up again after the run, and
+// only those still missing Config.VerifyWait later are lost), "search" runs a TraceQL search on Tempo or a
 // service/operation search on Jaeger. An ingest driver with a QueryURL is
 // also a driver.Verifier: after the run it looks up a sample of the
-// traces it wrote, spread over the run, and reports how many came back.
+// traces it wrote, spread over the run, looks again with backoff for
+// those not found (or not whole) until Config.VerifyWait after its first
+// look, and reports how many came back, how many only late, how many
+// are lost and whether the query API answered at all.
 package otlpdriver
 
 import (
@@ -69,6 +73,7 @@ type Driver struct {
 	exp    exporter
 	ingest driver.VUs[ingestState]
 	q      *querier
+	clock  driver.Clock // what Verify waits by; tests set a fake one
 
 	meanTrace, meanSpans float64
 	sampled              int // traces measured for meanTrace
@@ -97,7 +102,7 @@ func New(c Config) (*Driver, error) {
 		return nil, fmt.Errorf("invalid otlp driver config: %w", errors.Join(errs...))
 	}
 	c = c.withDefaults()
-	d := &Driver{cfg: c, shape: c.shape(), seed: c.Seed, journal: c.Journal}
+	d := &Driver{cfg: c, shape: c.shape(), seed: c.Seed, journal: c.Journal, clock: driver.WallClock{}}
 	if d.seed == 0 {
 		d.seed = rand.Uint64()
 	}

@@ -2,15 +2,18 @@ package otlpdriver
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -38,6 +41,44 @@ type querier struct {
 	states  driver.VUs[queryState]
 
 	found, notFound, noID, searches, empty atomic.Int64
+	missed                                 missedLog
+}
+
+// maxMissed bounds the trace IDs a query driver keeps of the lookups that
+// got a 404, to look them up again after the run.
+const maxMissed = 10_000
+
+// missedLog keeps the traces lookups did not find during the run, with
+// how many lookups each stands for, in bounded memory.
+type missedLog struct {
+	mu       sync.Mutex
+	idx      map[TraceID]int // into looks
+	looks    []traceLook
+	overflow int64 // 404s of traces beyond maxMissed, not kept
+}
+
+func (m *missedLog) add(w Written) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if i, ok := m.idx[w.ID]; ok {
+		m.looks[i].looks++
+		return
+	}
+	if len(m.looks) == maxMissed {
+		m.overflow++
+		return
+	}
+	if m.idx == nil {
+		m.idx = map[TraceID]int{}
+	}
+	m.idx[w.ID] = len(m.looks)
+	m.looks = append(m.looks, traceLook{w: w, looks: 1})
+}
+
+func (m *missedLog) take() ([]traceLook, int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]traceLook(nil), m.looks...), m.overflow
 }
 
 // queryState is what one VU reuses from query to query.
@@ -150,6 +191,7 @@ func (q *querier) traceByID(ctx context.Context, st *queryState, w Written, r *d
 		q.found.Add(1)
 	case a.code == http.StatusNotFound:
 		q.notFound.Add(1)
+		q.missed.add(w)
 		r.Message = trim("trace " + w.ID.String() + " not found " +
 			time.Since(w.At).Round(time.Millisecond).String() + " after its write: " + a.msg)
 	}
@@ -210,22 +252,34 @@ func (q *querier) facts() []driver.Fact {
 		{Name: "query api", Value: q.api + " " + redactURL(q.base)},
 		{Name: "lookup delay", Value: q.delay.String()},
 		f("trace_by_id found", q.found.Load()),
-		f("trace_by_id not found (lost)", q.notFound.Load()),
+		f("trace_by_id not found (looked up again after the run)", q.notFound.Load()),
 		f("trace_by_id with no trace old enough to look up (skipped with ids_from, else a search)", q.noID.Load()),
 		f("searches answered", q.searches.Load()),
 		f("searches with no traces", q.empty.Load()),
 	}
 }
 
-// checks is the read-back of the lookups made during the run.
-func (q *querier) checks() []driver.Check {
-	found, lost := q.found.Load(), q.notFound.Load()
-	if found+lost == 0 {
+// checks is the read-back of the lookups made during the run: those that
+// got a 404 are looked up again with backoff until wait after the first
+// re-check; one found then is late, one still missing lost.
+func (q *querier) checks(ctx context.Context, clk driver.Clock, wait time.Duration) []driver.Check {
+	found, notFound := q.found.Load(), q.notFound.Load()
+	if found+notFound == 0 {
 		return nil
 	}
-	return []driver.Check{{
-		Name: "traces found by trace_by_id during the run", Unit: "traces",
-		Expected: float64(found + lost), Found: float64(found), Lost: lost > 0,
-		Note: "each looked up at least " + q.delay.String() + " after its write; a 404 counts as lost",
-	}}
+	missed, overflow := q.missed.take()
+	note := "each looked up at least " + q.delay.String() + " after its write during the run"
+	if len(missed) > 0 {
+		rounds := q.recheck(ctx, clk, wait, missed, true)
+		note += fmt.Sprintf("; the %d traces a lookup did not find were looked up again until %v after the run (%d rounds)",
+			len(missed), wait, rounds)
+	}
+	t := tallyTraces(missed, func(l *traceLook) float64 { return float64(l.looks) })
+	t.expected += float64(found + overflow)
+	t.found += float64(found)
+	if overflow > 0 {
+		t.unanswered += float64(overflow)
+		t.firstErr = cmp.Or(t.firstErr, fmt.Sprintf("%d lookups not found in the run were of traces beyond the %d kept to look up again", overflow, maxMissed))
+	}
+	return []driver.Check{t.check("trace_by_id", "lookups", note)}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/perflab/perflab/internal/driver"
 	"github.com/perflab/perflab/internal/stats"
+	"github.com/perflab/perflab/internal/testutil"
 )
 
 func TestJournal(t *testing.T) {
@@ -74,12 +75,13 @@ func TestQueryTempo(t *testing.T) {
 	lost := NewJournal(10, 10)
 	lost.add(TraceID{1, 2, 3}, 5, time.Now().Add(-time.Minute))
 	q = newDriver(t, Config{Mode: ModeQuery, QueryURL: api, Journal: lost, Queries: []string{OpTraceByID}})
+	q.clock = testutil.NewFakeClock(time.Now())
 	r := doN(t, q, 1)[0]
 	if r.Class != stats.Status4xx || !strings.Contains(r.Message, "not found 1m0") {
 		t.Errorf("unknown ID: %s %q, want status_4xx, not found a minute after its write", r.Class, r.Message)
 	}
 	checks, err := q.Verify(context.Background())
-	if err != nil || len(checks) != 1 || checks[0].Expected != 1 || checks[0].Found != 0 || !checks[0].Lost {
+	if err != nil || len(checks) != 1 || checks[0].Expected != 1 || checks[0].Found != 0 || checks[0].State != driver.CheckLost {
 		t.Errorf("query Verify = %+v, %v; want 1 expected, 0 found, lost", checks, err)
 	}
 
@@ -131,13 +133,14 @@ func TestVerifyFake(t *testing.T) {
 	api, _ := fakeQueryAPI(t, s)
 	d := newDriver(t, Config{Endpoint: otlp, Protocol: ProtoHTTP, Shape: ShapeMedium, Batch: 2, Seed: 8,
 		QueryURL: api, Delay: 10 * time.Millisecond, VerifySample: 10})
+	d.clock = testutil.NewFakeClock(time.Now())
 	doN(t, d, 30)
 	checks, err := d.Verify(context.Background())
 	if err != nil || len(checks) != 2 {
 		t.Fatalf("Verify = %+v, %v", checks, err)
 	}
 	for _, c := range checks {
-		if c.Lost || c.Found != c.Expected || c.Expected == 0 {
+		if c.State != driver.CheckOK || c.Found != c.Expected || c.Expected == 0 {
 			t.Errorf("check %+v: want all found", c)
 		}
 	}
@@ -150,10 +153,10 @@ func TestVerifyFake(t *testing.T) {
 	}
 	s.mu.Unlock()
 	checks, _ = d.Verify(context.Background())
-	if c := checks[0]; !c.Lost || c.Found != c.Expected-3 {
+	if c := checks[0]; c.State != driver.CheckLost || c.Found != c.Expected-3 {
 		t.Errorf("3 traces lost: %+v", c)
 	}
-	if c := checks[1]; !c.Lost || c.Found >= c.Expected {
+	if c := checks[1]; c.State != driver.CheckLost || c.Found >= c.Expected {
 		t.Errorf("spans of 3 lost traces: %+v", c)
 	}
 }

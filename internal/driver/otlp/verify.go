@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
@@ -48,72 +47,45 @@ func (d *Driver) Facts() []driver.Fact {
 
 // Verify looks up by ID a sample of the traces written (up to
 // Config.VerifySample, spread over the run), once the last of them is
-// Delay old, and reports how many traces and spans came back. An ingest
-// driver without a QueryURL has nothing to check (nil, nil). A query
-// driver reports the lookups it made during the run.
+// Delay old; those not found, or found with fewer spans than written, it
+// looks up again with backoff until Config.VerifyWait after the first
+// look. It reports how many traces and spans came back, how many only on
+// a re-check (late), how many were still missing (lost) and how many got
+// no answer (unverified). An ingest driver without a QueryURL has nothing
+// to check (nil, nil). A query driver reports the lookups it made during
+// the run, those that got a 404 looked up again the same way.
 func (d *Driver) Verify(ctx context.Context) ([]driver.Check, error) {
 	if d.cfg.Mode == ModeQuery {
-		return d.q.checks(), nil
+		return d.q.checks(ctx, d.clock, d.cfg.VerifyWait), nil
 	}
 	sample := d.journal.Sample()
 	if d.q == nil || len(sample) == 0 {
 		return nil, nil
 	}
-	if err := sleepUntil(ctx, sample[len(sample)-1].At.Add(d.cfg.Delay)); err != nil {
+	if err := d.clock.Sleep(ctx, sample[len(sample)-1].At.Add(d.cfg.Delay).Sub(d.clock.Now())); err != nil {
 		return nil, fmt.Errorf("cannot verify written traces: %w", err)
 	}
-	st := d.q.states.Get(-1)
-	var foundTraces, wantSpans, foundSpans int
-	var failed []string
-	for _, w := range sample {
-		wantSpans += w.Spans
-		found, spans, err := d.q.lookup(ctx, st, w.ID)
-		if err != nil {
-			failed = append(failed, err.Error())
-			continue
-		}
-		if found {
-			foundTraces++
-			foundSpans += spans
-		}
+	looks := make([]traceLook, len(sample))
+	for i, w := range sample {
+		looks[i] = traceLook{w: w, looks: 1}
 	}
-	if len(failed) == len(sample) {
-		return nil, fmt.Errorf("cannot verify written traces: every lookup failed, the first with: %s", failed[0])
-	}
-	return d.checks(sample, foundTraces, wantSpans, foundSpans, failed), nil
+	n := d.q.recheck(ctx, d.clock, d.cfg.VerifyWait, looks, false)
+	return d.checks(looks, n), nil
 }
 
-func (d *Driver) checks(sample []Written, traces, wantSpans, spans int, failed []string) []driver.Check {
+func (d *Driver) checks(looks []traceLook, rounds int) []driver.Check {
 	js := d.journal.Stats()
-	note := fmt.Sprintf("a sample of %d of the %d traces written, spread over the run, each looked up by ID at least %v after its write",
-		len(sample), js.Traces, d.cfg.Delay)
-	if len(failed) > 0 {
-		note += fmt.Sprintf("; %d lookups failed and count as not found, the first with: %s", len(failed), failed[0])
-	}
+	note := fmt.Sprintf("a sample of %d of the %d traces written, spread over the run, each looked up by ID at least %v "+
+		"after its write, and what was missing again until %v after the first look (%d rounds)",
+		len(looks), js.Traces, d.cfg.Delay, d.cfg.VerifyWait, rounds)
 	spanNote := "spans of the sampled traces that were found, against the spans they were written with"
 	if js.RejectedSpans > 0 {
 		spanNote += fmt.Sprintf("; the server rejected %d spans in partial successes, so some may be missing by its own account", js.RejectedSpans)
 	}
+	one := func(*traceLook) float64 { return 1 }
 	return []driver.Check{
-		{Name: "written traces read back by ID", Unit: "traces", Expected: float64(len(sample)),
-			Found: float64(traces), Lost: traces < len(sample), Note: note},
-		{Name: "spans of the traces read back", Unit: "spans", Expected: float64(wantSpans),
-			Found: float64(spans), Lost: spans < wantSpans, Note: spanNote},
-	}
-}
-
-func sleepUntil(ctx context.Context, t time.Time) error {
-	d := time.Until(t)
-	if d <= 0 {
-		return ctx.Err()
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return nil
+		tallyTraces(looks, one).check("traces", "traces", note),
+		tallySpans(looks).check("spans", "spans", spanNote),
 	}
 }
 

@@ -75,6 +75,7 @@ type Driver struct {
 	writeHeader http.Header // of every write, built once
 	host        string
 	now         func() time.Time
+	clock       driver.Clock // what Verify waits by, and when writes were acknowledged; tests set a fake one
 	states      driver.VUs[vuState]
 	acks        ackLog
 	retry       retryQueue
@@ -91,6 +92,7 @@ func New(c Config) (*Driver, error) {
 		gen:    newGenerator(c),
 		client: httpdriver.NewPlainClient(),
 		now:    time.Now,
+		clock:  driver.WallClock{},
 	}
 	d.states.New = func(int) *vuState { return newVUState() }
 	d.batch = int(min(uint64(c.Batch), d.gen.active))
@@ -147,7 +149,7 @@ func (d *Driver) Do(ctx context.Context, vu int, r *driver.Result) {
 	d.send(ctx, st, body, r)
 	switch {
 	case r.Class == stats.OK:
-		d.acks.add(b)
+		d.acks.add(b, d.clock.Now())
 	case d.cfg.Retries > 0 && retryable(r.Class):
 		d.retry.failed(p, body, b, d.cfg.Retries, d.cfg.RetryBackoff, time.Now())
 	case p != nil:

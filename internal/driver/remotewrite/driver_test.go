@@ -168,11 +168,11 @@ func factMap(fs []driver.Fact) map[string]string {
 // across instances.
 func TestAckLog(t *testing.T) {
 	a := ackLog{spt: 130}
-	a.add(&batch{segs: []segment{{id: 1, lo: 0, hi: 130}, {id: 2, lo: 0, hi: 70}}, samples: 200, ts: 5000})
-	a.add(&batch{segs: []segment{{id: 2, lo: 60, hi: 130}, {id: 1, lo: 0, hi: 5}}, samples: 75, ts: 4000})
+	a.add(&batch{segs: []segment{{id: 1, lo: 0, hi: 130}, {id: 2, lo: 0, hi: 70}}, samples: 200, ts: 5000}, time.Unix(10, 0))
+	a.add(&batch{segs: []segment{{id: 2, lo: 60, hi: 130}, {id: 1, lo: 0, hi: 5}}, samples: 75, ts: 4000}, time.Unix(11, 0))
 	series, samples, first, last := a.snapshot()
-	if series != 260 || samples != 275 || first != 4000 || last != 5000 {
-		t.Errorf("series %d samples %d first %d last %d", series, samples, first, last)
+	if series != 260 || samples != 275 || first != 4000 || last != 5000 || !a.lastAcked().Equal(time.Unix(11, 0)) {
+		t.Errorf("series %d samples %d first %d last %d, last acknowledged %v", series, samples, first, last, a.lastAcked())
 	}
 }
 

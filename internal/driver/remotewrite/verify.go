@@ -25,10 +25,11 @@ type ackLog struct {
 	seen        map[uint64][]uint64 // instance id → bitset over the template
 	series      int64
 	samples     int64
-	first, last int64 // sample timestamps, ms; first is 0 until a batch is acknowledged
+	first, last int64     // sample timestamps, ms; first is 0 until a batch is acknowledged
+	lastAt      time.Time // when the last batch was acknowledged
 }
 
-func (a *ackLog) add(b *batch) {
+func (a *ackLog) add(b *batch, at time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.seen == nil {
@@ -47,6 +48,7 @@ func (a *ackLog) add(b *batch) {
 		a.first = b.ts
 	}
 	a.last = max(a.last, b.ts)
+	a.lastAt = at
 }
 
 // setRange sets bits [lo, hi) and returns how many were not set before.
@@ -63,6 +65,13 @@ func setRange(set []uint64, lo, hi uint32) int {
 	return n
 }
 
+// lastAcked is when the last batch was acknowledged.
+func (a *ackLog) lastAcked() time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.lastAt
+}
+
 func (a *ackLog) snapshot() (series, samples, first, last int64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -72,11 +81,12 @@ func (a *ackLog) snapshot() (series, samples, first, last int64) {
 // Verify asks the receiver's Prometheus API (Config.QueryURL) how many
 // series and samples with this run's job label it holds between the first
 // and the last acknowledged sample, and compares them with what it
-// acknowledged. It asks again every second until both are found or
-// VerifyWait passes, since receivers show fresh data late. Found below
-// expected is reported as lost; found above expected is not (a request
-// that timed out or failed may have been stored all the same). Without a
-// QueryURL there is nothing to check: nil, nil.
+// acknowledged. Since receivers show fresh data late, it asks again with
+// backoff until both are found or VerifyWait after the first ask: what
+// shows only then is late, what is still missing lost, and a count the
+// API did not answer at the end is unverified. Found above expected is
+// not lost (a request that timed out or failed may have been stored all
+// the same). Without a QueryURL there is nothing to check: nil, nil.
 func (d *Driver) Verify(ctx context.Context) ([]driver.Check, error) {
 	if d.cfg.QueryURL == "" {
 		return nil, nil
@@ -85,24 +95,21 @@ func (d *Driver) Verify(ctx context.Context) ([]driver.Check, error) {
 	if samples == 0 {
 		note := "nothing was acknowledged, so there is nothing to read back"
 		return []driver.Check{
-			{Name: "series", Unit: "series", Note: note},
-			{Name: "samples", Unit: "samples", Note: note},
+			{Name: "series", Unit: "series", State: driver.CheckOK, Note: note},
+			{Name: "samples", Unit: "samples", State: driver.CheckOK, Note: note},
 		}, nil
 	}
 	window := strconv.FormatInt(last-first+1, 10) + "ms"
 	at := strconv.FormatInt(last/1000, 10) + "." + fmt.Sprintf("%03d", last%1000)
-	want := []int64{series, samples}
-	queries := [][]string{
-		countQueries("count", d.gen.names(), d.cfg.Job, window),
-		countQueries("sum", d.gen.names(), d.cfg.Job, window),
+	counts := []*countPoll{
+		{want: series, queries: countQueries("count", d.gen.names(), d.cfg.Job, window)},
+		{want: samples, queries: countQueries("sum", d.gen.names(), d.cfg.Job, window)},
 	}
-	found, err := d.pollCounts(ctx, queries, at, want)
-	if err != nil {
-		return nil, err
-	}
+	rounds := d.pollCounts(ctx, counts, at)
+	ackedAt := d.acks.lastAcked()
 	return []driver.Check{
-		check("series", "series", "series", want[0], found[0], d.cfg.Job),
-		check("samples", "sample", "samples", want[1], found[1], d.cfg.Job),
+		counts[0].check("series", "series", "series", d.cfg.Job, ackedAt, rounds),
+		counts[1].check("samples", "sample", "samples", d.cfg.Job, ackedAt, rounds),
 	}, nil
 }
 
@@ -133,56 +140,94 @@ func countQueries(agg string, names []string, job, window string) []string {
 	return append(out, b.String())
 }
 
-// pollCounts runs each group of queries at time at and adds up its
-// results, until every sum reaches want or VerifyWait passes, and returns
-// the last sums.
-func (d *Driver) pollCounts(ctx context.Context, groups [][]string, at string, want []int64) ([]float64, error) {
-	deadline := time.Now().Add(d.cfg.VerifyWait)
-	found := make([]float64, len(groups))
-	for {
-		err := d.countAll(ctx, groups, at, found)
-		done := err == nil
-		for i := range found {
-			done = done && found[i] >= float64(want[i])
-		}
-		if done || !time.Now().Before(deadline) {
-			return found, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("cannot read back the written series: %w", ctx.Err())
-		case <-time.After(min(time.Second, time.Until(deadline))):
-		}
-	}
+// countPoll is what the asks for one count showed.
+type countPoll struct {
+	queries []string // their results add up to the count
+	want    int64
+	asked   bool      // the first ask was made
+	first   float64   // what the first ask showed; 0 when it had no answer
+	found   float64   // what the last answered ask showed
+	wholeAt time.Time // when an answer first reached want; zero: never
+	err     error     // the last ask's error; nil when it was answered
 }
 
-func (d *Driver) countAll(ctx context.Context, groups [][]string, at string, found []float64) error {
-	for i, qs := range groups {
-		found[i] = 0
-		for _, q := range qs {
-			v, err := d.queryScalar(ctx, q, at)
-			if err != nil {
-				return err
+func (c *countPoll) whole() bool { return !c.wholeAt.IsZero() }
+
+// pollCounts asks for every count, then again with backoff for those
+// below what they want, until VerifyWait after the first ask
+// (driver.Recheck), and returns how many rounds it made.
+func (d *Driver) pollCounts(ctx context.Context, counts []*countPoll, at string) int {
+	deadline := d.clock.Now().Add(d.cfg.VerifyWait)
+	n, err := driver.Recheck(ctx, d.clock, deadline, func(ctx context.Context) bool {
+		again := false
+		for _, c := range counts {
+			if !c.whole() {
+				d.ask(ctx, c, at)
+				again = again || !c.whole()
 			}
-			found[i] += v
+		}
+		return again
+	})
+	if err != nil {
+		for _, c := range counts {
+			if !c.whole() {
+				c.err = fmt.Errorf("the read-back was cut short before its deadline: %w", err)
+			}
 		}
 	}
-	return nil
+	return n
 }
 
-func check(name, one, unit string, want int64, found float64, job string) driver.Check {
-	c := driver.Check{Name: name, Expected: float64(want), Found: found, Unit: unit}
-	switch missing := float64(want) - found; {
+// ask runs c's queries at time at and records what they add up to.
+func (d *Driver) ask(ctx context.Context, c *countPoll, at string) {
+	first := !c.asked
+	c.asked = true
+	sum := 0.0
+	for _, q := range c.queries {
+		v, err := d.queryScalar(ctx, q, at)
+		if err != nil {
+			c.err = err
+			return
+		}
+		sum += v
+	}
+	c.err, c.found = nil, sum
+	if first {
+		c.first = sum
+	}
+	if sum >= float64(c.want) {
+		c.wholeAt = d.clock.Now()
+	}
+}
+
+// check is the count's read-back check, its state settled; late data is
+// timed from the last acknowledged write.
+func (c *countPoll) check(name, one, unit, job string, ackedAt time.Time, rounds int) driver.Check {
+	ch := driver.Check{Name: name, Expected: float64(c.want), Found: c.found, Unit: unit}
+	if c.whole() && c.first < float64(c.want) {
+		ch.Late, ch.LateBy = float64(c.want)-c.first, c.wholeAt.Sub(ackedAt)
+	}
+	reason := ""
+	if c.err != nil {
+		reason = "cannot read back the " + unit + ": " + c.err.Error()
+	}
+	ch.Settle(!c.whole() && c.err == nil, !c.whole() && c.err != nil, reason)
+	switch missing := float64(c.want) - c.found; {
+	case c.err != nil && !c.whole():
+		ch.Note = fmt.Sprintf("the query API did not answer at the end, after %d rounds; the last answer showed %.0f of %d", rounds, c.found, c.want)
 	case missing > 0:
-		c.Lost = true
-		c.Note = fmt.Sprintf("%.0f %s acknowledged with 2xx are missing (%.3g%%)", missing, unit, 100*missing/float64(want))
+		ch.Note = fmt.Sprintf("%.0f %s acknowledged with 2xx are missing (%.3g%%) after %d rounds", missing, unit, 100*missing/float64(c.want), rounds)
 	case missing < 0:
-		c.Note = fmt.Sprintf("%.0f %s more than acknowledged: a request that failed or timed out may have been "+
+		ch.Note = fmt.Sprintf("%.0f %s more than acknowledged: a request that failed or timed out may have been "+
 			"stored anyway, or another writer uses job %q", -missing, unit, job)
 	default:
-		c.Note = "every acknowledged " + one + " was read back"
+		ch.Note = "every acknowledged " + one + " was read back"
 	}
-	return c
+	if ch.Late > 0 {
+		ch.Note += fmt.Sprintf("; %.0f %s showed only on a re-check: all were there %v after the last acknowledged write",
+			ch.Late, unit, ch.LateBy.Round(time.Millisecond))
+	}
+	return ch
 }
 
 // queryResponse is what an instant query of a one-number expression says.

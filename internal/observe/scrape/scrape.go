@@ -51,11 +51,13 @@ var _ observe.Source = (*Scraper)(nil)
 
 // New returns a Scraper of url. Each request is bounded by timeout (set it
 // to the sample interval or less; zero means only the caller's context
-// bounds it). Each name in extra is reported as observe.MetricPrefix+name,
-// the sum of the metric's series; a counter's raw cumulative value, not a
-// rate. A name ending in _count or _sum also finds the count or sum of a
-// summary or histogram; a summary or histogram named by its own name, and a
-// name the endpoint does not expose, are left out.
+// bounds it). Each name in extra is reported as the sum of the metric's
+// series: a counter (TYPE counter, or the count or sum of a summary or
+// histogram) as observe.CounterPrefix+name, its raw cumulative value;
+// any other as observe.MetricPrefix+name. A name ending in _count or _sum
+// also finds the count or sum of a summary or histogram; a summary or
+// histogram named by its own name, and a name the endpoint does not
+// expose, are left out.
 func New(url string, timeout time.Duration, extra []string) *Scraper {
 	return &Scraper{url: url, timeout: timeout, extra: extra, client: &http.Client{}}
 }
@@ -97,7 +99,11 @@ func (s *Scraper) Sample(ctx context.Context, now time.Time) ([]observe.Point, e
 	add(observe.GCPerMin, gc*60, ok)
 	for _, name := range s.extra {
 		v, ok := sum(families, name)
-		add(observe.MetricPrefix+name, v, ok)
+		prefix := observe.MetricPrefix
+		if isCounter(families, name) {
+			prefix = observe.CounterPrefix
+		}
+		add(prefix+name, v, ok)
 	}
 	s.prev, s.at = cur, now
 	return points, nil
@@ -179,6 +185,21 @@ func sum(families map[string]*dto.MetricFamily, name string) (float64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// isCounter reports whether the metric called name only grows: a family
+// of TYPE counter, or the count or sum of a summary or histogram.
+func isCounter(families map[string]*dto.MetricFamily, name string) bool {
+	if mf, ok := families[name]; ok {
+		return mf.GetType() == dto.MetricType_COUNTER
+	}
+	for _, suffix := range []string{"_count", "_sum"} {
+		if base, ok := strings.CutSuffix(name, suffix); ok && families[base] != nil {
+			t := families[base].GetType()
+			return t == dto.MetricType_SUMMARY || t == dto.MetricType_HISTOGRAM
+		}
+	}
+	return false
 }
 
 func sumValues(mf *dto.MetricFamily) (float64, bool) {

@@ -110,10 +110,10 @@ func TestScraperRatesAndExtras(t *testing.T) {
 	}
 	extras := func(requests float64) []observe.Point {
 		return []observe.Point{
-			{Metric: observe.MetricPrefix + "http_requests_total", Value: requests},
+			{Metric: observe.CounterPrefix + "http_requests_total", Value: requests},
 			{Metric: observe.MetricPrefix + "queue_length", Value: 7},
-			{Metric: observe.MetricPrefix + "request_duration_seconds_count", Value: 4},
-			{Metric: observe.MetricPrefix + "request_duration_seconds_sum", Value: 0.5},
+			{Metric: observe.CounterPrefix + "request_duration_seconds_count", Value: 4},
+			{Metric: observe.CounterPrefix + "request_duration_seconds_sum", Value: 0.5},
 		}
 	}
 	with := func(parts ...[]observe.Point) (all []observe.Point) {

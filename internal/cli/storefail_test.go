@@ -1,0 +1,147 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/engine"
+	"github.com/perflab/perflab/internal/engine/pacer"
+	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// fullStore writes the first ok intervals to the run store and fails every
+// later one as a full disk would.
+type fullStore struct {
+	w  intervalWriter
+	ok int64
+	n  atomic.Int64
+}
+
+func (f *fullStore) WriteInterval(workload string, iv *stats.Interval) error {
+	if f.n.Add(1) > f.ok {
+		return fmt.Errorf("cannot write interval %d of %q: %w", iv.Index, workload, syscall.ENOSPC)
+	}
+	return f.w.WriteInterval(workload, iv)
+}
+
+// countingDriver answers every operation at once and counts them.
+type countingDriver struct{ n atomic.Int64 }
+
+func (d *countingDriver) Do(_ context.Context, _ int, r *driver.Result) {
+	d.n.Add(1)
+	r.Reset("op")
+}
+
+// storeFailEnv is an env whose runs keep only their first ok intervals.
+func storeFailEnv(ok int64) (*env, *bytes.Buffer) {
+	var stderr bytes.Buffer
+	return &env{stdout: &bytes.Buffer{}, stderr: &stderr,
+		intervals: func(r *results.Run) intervalWriter { return &fullStore{w: r, ok: ok} }}, &stderr
+}
+
+// checkStoreFailure checks what a run whose store failed after ok intervals
+// left: exit 1, a message that says so, and a sealed run directory that
+// reads back the ok intervals and the failure.
+func checkStoreFailure(t *testing.T, e *env, stderr *bytes.Buffer, err error, out string, ok int) {
+	t.Helper()
+	if code := e.exit(err); code != ExitFailed {
+		t.Errorf("exit %d, want %d", code, ExitFailed)
+	}
+	msg := stderr.String()
+	kept := fmt.Sprintf("%d intervals were kept in", ok)
+	if ok == 1 {
+		kept = "1 interval was kept in"
+	}
+	for _, want := range []string{"perflab: stopping: the run store cannot write", "the run store failed and the load was stopped early",
+		"no space left on device", kept, "read them with: perflab report "} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, msg)
+		}
+	}
+	dirs, _ := filepath.Glob(filepath.Join(out, "*"))
+	if len(dirs) != 1 {
+		t.Fatalf("run directories %v, want one", dirs)
+	}
+	if _, err := os.Stat(filepath.Join(dirs[0], results.DBName+"-wal")); err == nil {
+		t.Error("the run was left in WAL mode")
+	}
+	r, err := results.OpenReadOnly(dirs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if s, err := r.Status(); err != nil || s.State != results.StateFailed || !strings.Contains(s.Message, "no space left on device") {
+		t.Errorf("status = %+v, %v; want failed, saying why", s, err)
+	}
+	ws, err := r.Workloads()
+	if err != nil || len(ws) != 1 {
+		t.Fatalf("workloads %+v, %v", ws, err)
+	}
+	if ivs, err := r.Intervals(ws[0].Name); err != nil || len(ivs) != ok {
+		t.Errorf("%d intervals read back, %v; want %d", len(ivs), err, ok)
+	}
+}
+
+// TestStoreFailureStopsTheLoad runs a one-off test whose store fails after
+// three intervals: the load must stop then, as at an interrupt, not run
+// its 30 s to the end; the run still ends with its state recorded.
+func TestStoreFailureStopsTheLoad(t *testing.T) {
+	const rate, dur = 200.0, 30 * time.Second
+	d := &countingDriver{}
+	e, stderr := storeFailEnv(3)
+	out := t.TempDir()
+	j := job{name: "full", command: "test", out: out, workloads: []plannedWorkload{{
+		eng: engine.Workload{Name: "full", Model: engine.Open, Rate: pacer.Constant(rate, dur), VUsMin: 2, VUsMax: 50,
+			Grace: time.Second, Interval: 50 * time.Millisecond, Driver: d},
+		desc: results.Workload{Name: "full", Driver: "test", Model: results.ModelOpen, Target: "test", Rate: rate,
+			VUsMin: 2, VUsMax: 50, Duration: dur, Grace: time.Second},
+	}}}
+	err := e.execute(context.Background(), j)
+	checkStoreFailure(t, e, stderr, err, out, 3)
+	// Three 50 ms intervals at 200/s are about 30 operations; the whole
+	// schedule 6000.
+	if n := d.n.Load(); n > int64(rate*dur.Seconds())/4 {
+		t.Errorf("%d operations after the store failed; the load was not stopped", n)
+	}
+}
+
+// TestPlanStoreFailureStopsTheLoad is TestStoreFailureStopsTheLoad for a
+// plan run against a server on 127.0.0.1: one interval is kept, the load of
+// 60 s stops after it.
+func TestPlanStoreFailureStopsTheLoad(t *testing.T) {
+	var served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served.Add(1) }))
+	defer srv.Close()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "plan.yaml")
+	plan := fmt.Sprintf(`name: full
+profiles:
+  - name: only
+    duration: 60s
+    workloads:
+      - {name: get, driver: http, rate: 100/s, params: {url: %q}}
+`, srv.URL+"/")
+	if err := os.WriteFile(path, []byte(plan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, stderr := storeFailEnv(1)
+	out := filepath.Join(dir, "runs")
+	err := e.runPlan(context.Background(), []string{path, "--out", out})
+	checkStoreFailure(t, e, stderr, err, out, 1)
+	// About 200 requests before the failure; the whole schedule 6000.
+	if n := served.Load(); n > 6000/4 {
+		t.Errorf("the server answered %d requests after the store failed; the load was not stopped", n)
+	}
+}

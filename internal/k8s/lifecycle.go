@@ -1,0 +1,241 @@
+package k8s
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Create creates objs in order. If one already exists (a run id used
+// twice), nothing more is created and the error says which; what this call
+// created is deleted again.
+func Create(ctx context.Context, c kubernetes.Interface, objs Objects) error {
+	ns := objs.Job.Namespace
+	var made Objects
+	fail := func(what string, err error) error {
+		_ = Delete(context.WithoutCancel(ctx), c, made)
+		if apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("cannot create %s %s/%s: it exists already (another run with this name? delete it or choose another --name)", what, ns, objs.Job.Name)
+		}
+		return fmt.Errorf("cannot create %s %s/%s: %w", what, ns, objs.Job.Name, err)
+	}
+	cm, err := c.CoreV1().ConfigMaps(ns).Create(ctx, objs.ConfigMap, metav1.CreateOptions{})
+	if err != nil {
+		return fail("ConfigMap", err)
+	}
+	made.ConfigMap = cm
+	if objs.ServiceAccount != nil {
+		sa, err := c.CoreV1().ServiceAccounts(ns).Create(ctx, objs.ServiceAccount, metav1.CreateOptions{})
+		if err != nil {
+			return fail("ServiceAccount", err)
+		}
+		made.ServiceAccount = sa
+	}
+	if _, err := c.BatchV1().Jobs(ns).Create(ctx, objs.Job, metav1.CreateOptions{}); err != nil {
+		return fail("Job", err)
+	}
+	return nil
+}
+
+// Delete removes whatever of objs exists: the Job with its pods (foreground
+// propagation: the call returns once the API server has accepted it), then
+// the ServiceAccount and the ConfigMap. Objects already gone are no error;
+// every other failure is returned, joined.
+func Delete(ctx context.Context, c kubernetes.Interface, objs Objects) error {
+	fg := metav1.DeletePropagationForeground
+	opts := metav1.DeleteOptions{PropagationPolicy: &fg}
+	var errs []error
+	keep := func(what, name string, err error) {
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("cannot delete %s %s: %w", what, name, err))
+		}
+	}
+	if j := objs.Job; j != nil {
+		keep("Job", j.Name, c.BatchV1().Jobs(j.Namespace).Delete(ctx, j.Name, opts))
+	}
+	if sa := objs.ServiceAccount; sa != nil {
+		keep("ServiceAccount", sa.Name, c.CoreV1().ServiceAccounts(sa.Namespace).Delete(ctx, sa.Name, opts))
+	}
+	if cm := objs.ConfigMap; cm != nil {
+		keep("ConfigMap", cm.Name, c.CoreV1().ConfigMaps(cm.Namespace).Delete(ctx, cm.Name, opts))
+	}
+	return errors.Join(errs...)
+}
+
+// WorkerState is what Kubernetes says of one worker's pod.
+type WorkerState struct {
+	Index  int
+	Pod    string
+	Phase  corev1.PodPhase // Pending, Running, Succeeded, Failed; "" before its pod exists
+	Reason string          // why it waits or why it ended: ImagePullBackOff, OOMKilled, Error (exit 2), …
+}
+
+// Failed says whether the worker's pod ended in failure, or waits for
+// something that will not come by itself (its image cannot be pulled, its
+// configuration is wrong).
+func (w WorkerState) Failed() bool {
+	if w.Phase == corev1.PodFailed {
+		return true
+	}
+	switch w.Reason {
+	case "ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CreateContainerConfigError", "CreateContainerError", "CrashLoopBackOff":
+		return true
+	}
+	return false
+}
+
+func (w WorkerState) String() string {
+	phase := string(w.Phase)
+	if phase == "" {
+		phase = "not created"
+	}
+	if w.Reason != "" {
+		return fmt.Sprintf("worker %d: %s (%s)", w.Index, phase, w.Reason)
+	}
+	return fmt.Sprintf("worker %d: %s", w.Index, phase)
+}
+
+// Status is one look at a run's Job and its workers.
+type Status struct {
+	Workers  []WorkerState // by index, one per completion
+	Done     bool          // the Job completed: every worker succeeded
+	Failed   bool          // the Job failed, or a worker did
+	Message  string        // the Job's failure condition, when it has one
+	Finished int           // workers that ended, successfully or not
+}
+
+// Look reads the Job and its pods once.
+func Look(ctx context.Context, c kubernetes.Interface, job *batchv1.Job) (Status, error) {
+	j, err := c.BatchV1().Jobs(job.Namespace).Get(ctx, job.Name, metav1.GetOptions{})
+	if err != nil {
+		return Status{}, fmt.Errorf("cannot read Job %s/%s: %w", job.Namespace, job.Name, err)
+	}
+	sel := labels.SelectorFromSet(job.Spec.Template.Labels).String()
+	pods, err := c.CoreV1().Pods(job.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return Status{}, fmt.Errorf("cannot list the pods of Job %s/%s: %w", job.Namespace, job.Name, err)
+	}
+	n := 1
+	if job.Spec.Completions != nil {
+		n = int(*job.Spec.Completions)
+	}
+	st := Status{Workers: workerStates(n, pods.Items)}
+	for _, w := range st.Workers {
+		if w.Phase == corev1.PodSucceeded || w.Phase == corev1.PodFailed {
+			st.Finished++
+		}
+		st.Failed = st.Failed || w.Failed()
+	}
+	for _, cond := range j.Status.Conditions {
+		if cond.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch cond.Type {
+		case batchv1.JobComplete:
+			st.Done = true
+		case batchv1.JobFailed:
+			st.Failed, st.Message = true, fmt.Sprintf("%s: %s", cond.Reason, cond.Message)
+		}
+	}
+	return st, nil
+}
+
+// workerStates is each index's newest pod's state.
+func workerStates(n int, pods []corev1.Pod) []WorkerState {
+	ws := make([]WorkerState, n)
+	newest := make([]time.Time, n)
+	for i := range ws {
+		ws[i].Index = i
+	}
+	sort.SliceStable(pods, func(a, b int) bool { return pods[a].CreationTimestamp.Before(&pods[b].CreationTimestamp) })
+	for _, p := range pods {
+		i, err := strconv.Atoi(p.Annotations[batchv1.JobCompletionIndexAnnotation])
+		if err != nil || i < 0 || i >= n {
+			continue
+		}
+		if t := p.CreationTimestamp.Time; t.Before(newest[i]) {
+			continue
+		}
+		newest[i] = p.CreationTimestamp.Time
+		ws[i] = WorkerState{Index: i, Pod: p.Name, Phase: p.Status.Phase, Reason: podReason(p)}
+	}
+	return ws
+}
+
+// podReason is the reason a pod's container waits or ended, or the pod's own.
+func podReason(p corev1.Pod) string {
+	for _, cs := range p.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil && w.Reason != "" && w.Reason != "ContainerCreating" {
+			return w.Reason
+		}
+		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
+			if t.Reason == "" || t.Reason == "Error" {
+				return fmt.Sprintf("exit %d", t.ExitCode)
+			}
+			return fmt.Sprintf("%s, exit %d", t.Reason, t.ExitCode)
+		}
+	}
+	return p.Status.Reason
+}
+
+// Wait looks at the Job every poll until it completes, fails (a worker's
+// pod failed or cannot start), or ctx ends, calling changed with every
+// worker whose state differs from the last look. It returns the last
+// status, and an error naming the failed workers when there are any.
+func Wait(ctx context.Context, c kubernetes.Interface, job *batchv1.Job, poll time.Duration, changed func(WorkerState)) (Status, error) {
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	var last []WorkerState
+	for {
+		st, err := Look(ctx, c, job)
+		if err != nil {
+			return st, err
+		}
+		for i, w := range st.Workers {
+			if changed != nil && (i >= len(last) || last[i] != w) {
+				changed(w)
+			}
+		}
+		last = st.Workers
+		if st.Failed {
+			return st, failure(st)
+		}
+		if st.Done {
+			return st, nil
+		}
+		select {
+		case <-ctx.Done():
+			return st, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// failure names the failed workers and the Job's own reason.
+func failure(st Status) error {
+	var bad []string
+	for _, w := range st.Workers {
+		if w.Failed() {
+			bad = append(bad, w.String())
+		}
+	}
+	msg := fmt.Sprint(len(bad), " of ", len(st.Workers), " workers failed")
+	if len(bad) > 0 {
+		msg += ": " + strings.Join(bad, ", ")
+	}
+	if st.Message != "" {
+		msg += "; the Job says " + st.Message
+	}
+	return errors.New(msg)
+}

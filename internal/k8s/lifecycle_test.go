@@ -1,0 +1,224 @@
+package k8s
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+)
+
+func built(t *testing.T) Objects {
+	t.Helper()
+	objs, err := Build(testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+// exists says whether the fake cluster holds each of the run's objects.
+func exists(t *testing.T, c *fake.Clientset, objs Objects) (cm, sa, job bool) {
+	t.Helper()
+	ctx, ns := context.Background(), objs.Job.Namespace
+	_, err := c.CoreV1().ConfigMaps(ns).Get(ctx, objs.ConfigMap.Name, metav1.GetOptions{})
+	cm = err == nil
+	_, err = c.CoreV1().ServiceAccounts(ns).Get(ctx, objs.Job.Name, metav1.GetOptions{})
+	sa = err == nil
+	_, err = c.BatchV1().Jobs(ns).Get(ctx, objs.Job.Name, metav1.GetOptions{})
+	job = err == nil
+	return cm, sa, job
+}
+
+func TestCreateThenDelete(t *testing.T) {
+	c, objs := fake.NewClientset(), built(t)
+	if err := Create(context.Background(), c, objs); err != nil {
+		t.Fatal(err)
+	}
+	if cm, sa, job := exists(t, c, objs); !cm || !sa || !job {
+		t.Fatalf("after Create: configmap %v, serviceaccount %v, job %v", cm, sa, job)
+	}
+	if err := Delete(context.Background(), c, objs); err != nil {
+		t.Fatal(err)
+	}
+	if cm, sa, job := exists(t, c, objs); cm || sa || job {
+		t.Errorf("after Delete: configmap %v, serviceaccount %v, job %v", cm, sa, job)
+	}
+	if err := Delete(context.Background(), c, objs); err != nil {
+		t.Errorf("deleting what is gone: %v", err)
+	}
+}
+
+func TestCreateOfAnExistingRunCreatesNothing(t *testing.T) {
+	objs := built(t)
+	c := fake.NewClientset(objs.Job.DeepCopy()) // a Job of that name is there already
+	err := Create(context.Background(), c, objs)
+	if err == nil || !strings.Contains(err.Error(), "exists already") {
+		t.Fatalf("err = %v", err)
+	}
+	if cm, sa, _ := exists(t, c, objs); cm || sa {
+		t.Errorf("left behind after a failed Create: configmap %v, serviceaccount %v", cm, sa)
+	}
+}
+
+func TestDeleteAfterACancelledRun(t *testing.T) {
+	c, objs := fake.NewClientset(), built(t)
+	if err := Create(context.Background(), c, objs); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Wait(ctx, c, objs.Job, time.Hour, nil); err != context.Canceled {
+		t.Fatalf("Wait on a cancelled context: %v", err)
+	}
+	// The caller cleans up with a context of its own.
+	if err := Delete(context.WithoutCancel(ctx), c, objs); err != nil {
+		t.Fatal(err)
+	}
+	if cm, sa, job := exists(t, c, objs); cm || sa || job {
+		t.Errorf("left behind: configmap %v, serviceaccount %v, job %v", cm, sa, job)
+	}
+}
+
+func TestDeleteReportsWhatItCouldNotDelete(t *testing.T) {
+	c, objs := fake.NewClientset(), built(t)
+	if err := Create(context.Background(), c, objs); err != nil {
+		t.Fatal(err)
+	}
+	c.PrependReactor("delete", "jobs", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(batchv1.Resource("jobs"), objs.Job.Name, fmt.Errorf("no RBAC"))
+	})
+	err := Delete(context.Background(), c, objs)
+	if err == nil || !strings.Contains(err.Error(), "cannot delete Job") {
+		t.Fatalf("err = %v", err)
+	}
+	if cm, sa, _ := exists(t, c, objs); cm || sa {
+		t.Errorf("a failed Job delete must not stop the others: configmap %v, serviceaccount %v", cm, sa)
+	}
+}
+
+// pod is worker i's pod in phase, with its container in state.
+func pod(objs Objects, i int, phase corev1.PodPhase, state corev1.ContainerState) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: fmt.Sprintf("%s-%d-x", objs.Job.Name, i), Namespace: objs.Job.Namespace,
+			Labels:            objs.Job.Spec.Template.Labels,
+			Annotations:       map[string]string{batchv1.JobCompletionIndexAnnotation: fmt.Sprint(i)},
+			CreationTimestamp: metav1.NewTime(time.Unix(1000, 0)),
+		},
+		Status: corev1.PodStatus{Phase: phase, ContainerStatuses: []corev1.ContainerStatus{{Name: "perflab", State: state}}},
+	}
+}
+
+var (
+	running = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	ok      = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}
+)
+
+// cluster plays a Job through steps: every read of the Job moves it one
+// step on, so Wait sees each step once, without timing.
+func cluster(t *testing.T, objs Objects, steps ...func(c *fake.Clientset)) *fake.Clientset {
+	t.Helper()
+	c := fake.NewClientset()
+	if err := Create(context.Background(), c, objs); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	c.PrependReactor("get", "jobs", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if n < len(steps) {
+			steps[n](c)
+			n++
+		}
+		return false, nil, nil
+	})
+	return c
+}
+
+func setPods(pods ...*corev1.Pod) func(c *fake.Clientset) {
+	return func(c *fake.Clientset) {
+		tr := c.Tracker()
+		for _, p := range pods {
+			if err := tr.Update(corev1.SchemeGroupVersion.WithResource("pods"), p, p.Namespace); err != nil {
+				_ = tr.Add(p)
+			}
+		}
+	}
+}
+
+func setJobCondition(objs Objects, cond batchv1.JobConditionType, reason string) func(c *fake.Clientset) {
+	return func(c *fake.Clientset) {
+		j := objs.Job.DeepCopy()
+		j.Status.Conditions = []batchv1.JobCondition{{Type: cond, Status: corev1.ConditionTrue, Reason: reason, Message: reason + " happened"}}
+		_ = c.Tracker().Update(batchv1.SchemeGroupVersion.WithResource("jobs"), j, j.Namespace)
+	}
+}
+
+func TestWaitFollowsTheWorkersToCompletion(t *testing.T) {
+	objs := built(t)
+	var all []*corev1.Pod
+	for i := range 4 {
+		all = append(all, pod(objs, i, corev1.PodSucceeded, ok))
+	}
+	c := cluster(t, objs,
+		setPods(pod(objs, 0, corev1.PodPending, corev1.ContainerState{}), pod(objs, 1, corev1.PodRunning, running)),
+		setPods(all...),
+		setJobCondition(objs, batchv1.JobComplete, "Completed"),
+	)
+	var seen []string
+	st, err := Wait(context.Background(), c, objs.Job, time.Nanosecond, func(w WorkerState) { seen = append(seen, w.String()) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Done || st.Finished != 4 {
+		t.Errorf("status %+v", st)
+	}
+	text := strings.Join(seen, "\n")
+	for _, want := range []string{"worker 0: Pending", "worker 1: Running", "worker 3: not created", "worker 2: Succeeded"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("no %q among the changes:\n%s", want, text)
+		}
+	}
+}
+
+func TestWaitNamesTheFailedWorker(t *testing.T) {
+	objs := built(t)
+	oom := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}}
+	c := cluster(t, objs,
+		setPods(pod(objs, 0, corev1.PodRunning, running), pod(objs, 2, corev1.PodRunning, running)),
+		setPods(pod(objs, 2, corev1.PodFailed, oom)),
+	)
+	st, err := Wait(context.Background(), c, objs.Job, time.Nanosecond, nil)
+	if err == nil {
+		t.Fatalf("a worker was OOMKilled and Wait said %+v", st)
+	}
+	if !strings.Contains(err.Error(), "worker 2: Failed (OOMKilled, exit 137)") || !strings.Contains(err.Error(), "1 of 4 workers failed") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestWaitGivesUpOnAnImageThatCannotBePulled(t *testing.T) {
+	objs := built(t)
+	pull := corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff"}}
+	c := cluster(t, objs, setPods(pod(objs, 1, corev1.PodPending, pull)))
+	_, err := Wait(context.Background(), c, objs.Job, time.Nanosecond, nil)
+	if err == nil || !strings.Contains(err.Error(), "worker 1: Pending (ImagePullBackOff)") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestWaitReportsTheJobsOwnFailure(t *testing.T) {
+	objs := built(t)
+	c := cluster(t, objs, setJobCondition(objs, batchv1.JobFailed, "DeadlineExceeded"))
+	_, err := Wait(context.Background(), c, objs.Job, time.Nanosecond, nil)
+	if err == nil || !strings.Contains(err.Error(), "DeadlineExceeded") {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -1,0 +1,167 @@
+package shard
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+)
+
+// Run is one distributed run's part of a store: every key of it begins
+// with its id.
+type Run struct {
+	Store Store
+	ID    string
+}
+
+// The keys of a run (docs/format/shards.md describes each object).
+func (r Run) runKey() string             { return r.ID + "/run.json" }
+func (r Run) helloKey(worker int) string { return fmt.Sprintf("%s/workers/%d.json", r.ID, worker) }
+func (r Run) startKey(phase int) string  { return fmt.Sprintf("%s/phases/%d/start.json", r.ID, phase) }
+func (r Run) shardPrefix(phase, w int) string {
+	return fmt.Sprintf("%s/phases/%d/shard-%d/", r.ID, phase, w)
+}
+func (r Run) partKey(phase, w, seq int) string {
+	return fmt.Sprintf("%spart-%06d.json", r.shardPrefix(phase, w), seq)
+}
+func (r Run) endKey(phase, w int) string { return r.shardPrefix(phase, w) + "end.json" }
+func (r Run) abortKey() string           { return r.ID + "/abort.json" }
+func (r Run) doneKey() string            { return r.ID + "/done.json" }
+
+// Manifest is what the coordinator says of the run before any worker
+// starts: how many workers there are and the plan they share.
+type Manifest struct {
+	Workers int       `json:"workers"`
+	Plan    string    `json:"plan"` // the plan's text
+	Created time.Time `json:"created"`
+	Version string    `json:"version"` // the coordinator's perflab version
+}
+
+// Hello is what a worker says of itself when it starts.
+type Hello struct {
+	Index          int       `json:"index"`
+	Host           string    `json:"host"`
+	PID            int       `json:"pid"`
+	CoresAvailable float64   `json:"cores_available"`
+	Version        string    `json:"version"`
+	Time           time.Time `json:"time"`
+}
+
+// Announcement tells the workers to run one phase: which cell and profile
+// of the plan, when to start (every worker's engine starts at this instant,
+// so that their intervals line up), and per workload what the coordinator
+// resolved for it (a rate derived from a byte rate, say).
+type Announcement struct {
+	Phase     int                 `json:"phase"`
+	Cell      int                 `json:"cell"`
+	Profile   string              `json:"profile"`
+	StartAt   time.Time           `json:"start_at"`
+	Workloads map[string]Resolved `json:"workloads,omitempty"`
+	Extra     map[string]string   `json:"extra,omitempty"`
+}
+
+// Resolved is what the coordinator decided of one workload before the
+// phase: a rate in operations per second when the plan gave it in other
+// units.
+type Resolved struct {
+	Rate float64 `json:"rate,omitempty"`
+}
+
+// Abort is the coordinator's request that every worker stop.
+type Abort struct {
+	Reason string    `json:"reason"`
+	Time   time.Time `json:"time"`
+}
+
+// Put and get of JSON objects.
+
+func putJSON(ctx context.Context, s Store, key string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("cannot encode %s: %w", key, err)
+	}
+	return s.Put(ctx, key, b)
+}
+
+// getJSON reads key into v; found is false when it does not exist yet.
+func getJSON(ctx context.Context, s Store, key string, v any) (found bool, err error) {
+	b, err := s.Get(ctx, key)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return false, fmt.Errorf("cannot decode %s: %w", key, err)
+	}
+	return true, nil
+}
+
+// PutManifest writes the run's manifest.
+func (r Run) PutManifest(ctx context.Context, m Manifest) error {
+	return putJSON(ctx, r.Store, r.runKey(), m)
+}
+
+// Manifest reads the run's manifest; found is false before it is written.
+func (r Run) Manifest(ctx context.Context) (m Manifest, found bool, err error) {
+	found, err = getJSON(ctx, r.Store, r.runKey(), &m)
+	return m, found, err
+}
+
+// PutHello registers a worker.
+func (r Run) PutHello(ctx context.Context, h Hello) error {
+	return putJSON(ctx, r.Store, r.helloKey(h.Index), h)
+}
+
+// Hellos reads every worker that registered, by index.
+func (r Run) Hellos(ctx context.Context) (map[int]Hello, error) {
+	keys, err := r.Store.List(ctx, r.ID+"/workers/")
+	if err != nil {
+		return nil, err
+	}
+	out := map[int]Hello{}
+	for _, k := range keys {
+		var h Hello
+		if ok, err := getJSON(ctx, r.Store, k, &h); err != nil || !ok {
+			return nil, err
+		}
+		out[h.Index] = h
+	}
+	return out, nil
+}
+
+// Announce tells the workers to run a phase.
+func (r Run) Announce(ctx context.Context, a Announcement) error {
+	return putJSON(ctx, r.Store, r.startKey(a.Phase), a)
+}
+
+// Announcement reads a phase's announcement; found is false before it is made.
+func (r Run) Announcement(ctx context.Context, phase int) (a Announcement, found bool, err error) {
+	found, err = getJSON(ctx, r.Store, r.startKey(phase), &a)
+	return a, found, err
+}
+
+// PutAbort asks every worker to stop.
+func (r Run) PutAbort(ctx context.Context, reason string) error {
+	return putJSON(ctx, r.Store, r.abortKey(), Abort{Reason: reason, Time: time.Now()})
+}
+
+// Aborted reads the coordinator's request to stop, if it made one.
+func (r Run) Aborted(ctx context.Context) (a Abort, found bool, err error) {
+	found, err = getJSON(ctx, r.Store, r.abortKey(), &a)
+	return a, found, err
+}
+
+// PutDone tells the workers that no phase follows.
+func (r Run) PutDone(ctx context.Context) error {
+	return putJSON(ctx, r.Store, r.doneKey(), map[string]time.Time{"time": time.Now()})
+}
+
+// Done says whether the coordinator said no phase follows.
+func (r Run) Done(ctx context.Context) (bool, error) {
+	var v map[string]time.Time
+	return getJSON(ctx, r.Store, r.doneKey(), &v)
+}

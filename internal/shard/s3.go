@@ -1,0 +1,137 @@
+package shard
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+)
+
+// S3 is a store in a bucket of an S3-compatible service, under a prefix.
+type S3 struct {
+	client *minio.Client
+	bucket string
+	prefix string // "" or ending in "/"
+	where  string
+}
+
+var _ Store = (*S3)(nil)
+
+// NewS3 opens s3://BUCKET/PREFIX. Query parameters: endpoint (the
+// service's URL; default https://s3.amazonaws.com), region, and
+// path_style=1 for services that want path-style requests (versitygw,
+// MinIO without DNS). Credentials come only from the environment:
+// PERFLAB_S3_ACCESS_KEY and PERFLAB_S3_SECRET_KEY, else AWS_ACCESS_KEY_ID,
+// AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN; a URL holding credentials
+// is refused, so that none is ever written into a manifest or a report.
+func NewS3(u *url.URL) (*S3, error) {
+	if u.User != nil {
+		return nil, fmt.Errorf("cannot open the shared store s3://%s: put credentials in PERFLAB_S3_ACCESS_KEY and PERFLAB_S3_SECRET_KEY (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), not in the URL", u.Host)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("cannot open the shared store %q: no bucket (s3://BUCKET/PREFIX)", u.Redacted())
+	}
+	q := u.Query()
+	ep, err := url.Parse(q.Get("endpoint"))
+	if q.Get("endpoint") == "" {
+		ep, err = url.Parse("https://s3.amazonaws.com")
+	}
+	if err != nil || (ep.Scheme != "http" && ep.Scheme != "https") || ep.Host == "" {
+		return nil, fmt.Errorf("cannot open the shared store s3://%s: endpoint %q must be an http:// or https:// URL", u.Host, q.Get("endpoint"))
+	}
+	access, secret, token := os.Getenv("PERFLAB_S3_ACCESS_KEY"), os.Getenv("PERFLAB_S3_SECRET_KEY"), ""
+	if access == "" {
+		access, secret, token = os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"), os.Getenv("AWS_SESSION_TOKEN")
+	}
+	lookup := minio.BucketLookupAuto
+	if q.Get("path_style") == "1" || q.Get("path_style") == "true" {
+		lookup = minio.BucketLookupPath
+	}
+	region := q.Get("region")
+	if region == "" {
+		region = "us-east-1"
+	}
+	client, err := minio.New(ep.Host, &minio.Options{
+		Creds: credentials.NewStaticV4(access, secret, token), Secure: ep.Scheme == "https",
+		Region: region, BucketLookup: lookup,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cannot open the shared store s3://%s: %w", u.Host, err)
+	}
+	client.SetAppInfo("perflab", "shard")
+	prefix := strings.Trim(u.Path, "/")
+	if prefix != "" {
+		prefix += "/"
+	}
+	return &S3{client: client, bucket: u.Host, prefix: prefix,
+		where: fmt.Sprintf("s3://%s/%s at %s", u.Host, prefix, ep.Host)}, nil
+}
+
+// Where is the bucket, prefix and endpoint.
+func (s *S3) Where() string { return s.where }
+
+// Put uploads an object in one request.
+func (s *S3) Put(ctx context.Context, key string, data []byte) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	_, err := s.client.PutObject(ctx, s.bucket, s.prefix+key, bytes.NewReader(data), int64(len(data)),
+		minio.PutObjectOptions{DisableMultipart: true, ContentType: "application/json"})
+	if err != nil {
+		return fmt.Errorf("cannot write %s to %s: %w", key, s.where, err)
+	}
+	return nil
+}
+
+// Get downloads an object.
+func (s *S3) Get(ctx context.Context, key string) ([]byte, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	obj, err := s.client.GetObject(ctx, s.bucket, s.prefix+key, minio.GetObjectOptions{})
+	if err == nil {
+		var b []byte
+		if b, err = io.ReadAll(obj); err == nil {
+			obj.Close()
+			return b, nil
+		}
+		obj.Close()
+	}
+	if minio.ToErrorResponse(err).Code == minio.NoSuchKey {
+		return nil, fmt.Errorf("cannot read %s from %s: %w", key, s.where, fs.ErrNotExist)
+	}
+	return nil, fmt.Errorf("cannot read %s from %s: %w", key, s.where, err)
+}
+
+// List lists the keys under prefix.
+func (s *S3) List(ctx context.Context, prefix string) ([]string, error) {
+	var keys []string
+	for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s.prefix + prefix, Recursive: true}) {
+		if obj.Err != nil {
+			return nil, fmt.Errorf("cannot list %s in %s: %w", prefix, s.where, obj.Err)
+		}
+		keys = append(keys, strings.TrimPrefix(obj.Key, s.prefix))
+	}
+	sort.Strings(keys)
+	return keys, nil
+}
+
+// EnsureBucket creates the bucket if it does not exist.
+func (s *S3) EnsureBucket(ctx context.Context) error {
+	ok, err := s.client.BucketExists(ctx, s.bucket)
+	if err == nil && !ok {
+		err = s.client.MakeBucket(ctx, s.bucket, minio.MakeBucketOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("cannot create bucket %s at %s: %w", s.bucket, s.where, err)
+	}
+	return nil
+}

@@ -1,0 +1,117 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/perflab/perflab/internal/testutil"
+)
+
+// conformance checks what every Store promises.
+func conformance(t *testing.T, s Store) {
+	ctx := context.Background()
+	if _, err := s.Get(ctx, "run/none.json"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Get of a missing key: %v, want fs.ErrNotExist", err)
+	}
+	want := map[string]string{
+		"run/run.json": `{"n":2}`, "run/phases/0/shard-0/part-0.json": "a",
+		"run/phases/0/shard-1/part-0.json": "b", "run/phases/10/start.json": "c", "other/run.json": "d",
+	}
+	for k, v := range want {
+		if err := s.Put(ctx, k, []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Put(ctx, "run/run.json", []byte(`{"n":3}`)); err != nil { // overwrite
+		t.Fatal(err)
+	}
+	want["run/run.json"] = `{"n":3}`
+	for k, v := range want {
+		got, err := s.Get(ctx, k)
+		if err != nil || string(got) != v {
+			t.Errorf("Get(%s) = %q, %v; want %q", k, got, err, v)
+		}
+	}
+	keys, err := s.List(ctx, "run/phases/0/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(keys, " ") != "run/phases/0/shard-0/part-0.json run/phases/0/shard-1/part-0.json" {
+		t.Errorf("List(run/phases/0/) = %v", keys)
+	}
+	all, err := s.List(ctx, "run/")
+	if err != nil || len(all) != 4 {
+		t.Errorf("List(run/) = %v, %v; want the 4 keys of run/", all, err)
+	}
+	for _, bad := range []string{"", "/abs", "run/../escape", "run//x"} {
+		if err := s.Put(ctx, bad, []byte("x")); err == nil {
+			t.Errorf("Put(%q) was accepted", bad)
+		}
+	}
+	// Concurrent writers of different keys, as workers are.
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.Put(ctx, fmt.Sprintf("run/many/%d", i), []byte{byte(i)}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if many, _ := s.List(ctx, "run/many/"); len(many) != 8 {
+		t.Errorf("after 8 concurrent Puts List has %d keys", len(many))
+	}
+}
+
+func TestDirStore(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conformance(t, s)
+}
+
+func TestFileURLStore(t *testing.T) {
+	s, err := Open("file://" + t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conformance(t, s)
+}
+
+func TestS3StoreOnVersityGW(t *testing.T) {
+	ep, access, secret := testutil.StartVersityGW(t)
+	t.Setenv("PERFLAB_S3_ACCESS_KEY", access)
+	t.Setenv("PERFLAB_S3_SECRET_KEY", secret)
+	s, err := Open("s3://perflab-shards/team/runs?endpoint=" + url.QueryEscape(ep) + "&path_style=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.(*S3).EnsureBucket(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	conformance(t, s)
+	if strings.Contains(s.Where(), secret) || strings.Contains(s.Where(), access) {
+		t.Errorf("Where() names a credential: %s", s.Where())
+	}
+}
+
+func TestS3StoreRefusesCredentialsInTheURL(t *testing.T) {
+	_, err := Open("s3://AKIA:hunter2@bucket/p?endpoint=http://127.0.0.1:1")
+	if err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("err = %v", err)
+	}
+	for _, bad := range []string{"s3:///p", "s3://b/p?endpoint=ftp://x", "gs://b/p"} {
+		if _, err := Open(bad); err == nil {
+			t.Errorf("Open(%q) was accepted", bad)
+		}
+	}
+}
