@@ -106,9 +106,7 @@ func (e *env) httpCmd(ctx context.Context, args []string) error {
 	if len(pos) != 1 {
 		return usageErrorf("perflab http needs exactly one URL, got %d arguments", len(pos))
 	}
-	set := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	pw, err := f.workload(pos[0], set)
+	pw, err := f.workload(pos[0], func(name string) bool { return set(fs, name) })
 	if err != nil {
 		return err
 	}
@@ -117,9 +115,9 @@ func (e *env) httpCmd(ctx context.Context, args []string) error {
 		out: f.out, warmup: f.warmup, jsonOut: f.jsonOut, workloads: []plannedWorkload{pw}, slo: f.slo})
 }
 
-// workload validates every flag at once and builds the workload; set
-// names the flags given on the command line.
-func (f *httpFlags) workload(rawURL string, set map[string]bool) (plannedWorkload, error) {
+// workload validates every flag at once and builds the workload; given
+// tells the flags given on the command line.
+func (f *httpFlags) workload(rawURL string, given func(string) bool) (plannedWorkload, error) {
 	var problems []string
 	bad := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
 	cfg := httpdriver.Config{URL: rawURL, Method: strings.ToUpper(f.method), Header: f.header(bad),
@@ -135,7 +133,7 @@ func (f *httpFlags) workload(rawURL string, set map[string]bool) (plannedWorkloa
 	w := engine.Workload{Name: "http", Grace: f.grace}
 	desc := results.Workload{Name: "http", Driver: "http", Target: cfg.Method + " " + redactURL(rawURL),
 		Duration: f.duration, Grace: f.grace}
-	f.model(&w, &desc, set, bad)
+	f.model(&w, &desc, given, bad)
 	_, gateErrs := analysis.ParseGates(f.slo)
 	for _, err := range gateErrs {
 		bad("--slo: %v", err)
@@ -236,15 +234,15 @@ func (f *httpFlags) checkTimes(bad func(string, ...any)) {
 var openOnly = []string{"vus-min", "vus-max", "backlog", "dispatch-quantum"}
 
 // model sets the load model from --rate or --concurrency.
-func (f *httpFlags) model(w *engine.Workload, desc *results.Workload, set map[string]bool, bad func(string, ...any)) {
-	conc := set["c"] || set["concurrency"]
+func (f *httpFlags) model(w *engine.Workload, desc *results.Workload, given func(string) bool, bad func(string, ...any)) {
+	conc := given("c") || given("concurrency")
 	if f.rate != "" && conc {
 		bad("give --rate (open model) or --concurrency (closed model), not both")
 		return
 	}
 	if f.rate == "" {
 		for _, name := range openOnly {
-			if set[name] {
+			if given(name) {
 				bad("--%s applies to the open model (--rate)", name)
 			}
 		}
@@ -263,7 +261,7 @@ func (f *httpFlags) model(w *engine.Workload, desc *results.Workload, set map[st
 	if err != nil || !(rate > 0) {
 		bad("--rate %q: want a positive rate like 5000/s", f.rate)
 	}
-	lo, hi := f.vus(set, bad)
+	lo, hi := f.vus(given, bad)
 	if f.backlog < 0 {
 		bad("--backlog %d must be >= 0", f.backlog)
 	}
@@ -278,12 +276,12 @@ func (f *httpFlags) model(w *engine.Workload, desc *results.Workload, set map[st
 // vus are the open model's VUs, as a plan's vus: when only --vus-max is
 // given, --vus-min is 10 or --vus-max if smaller; when only --vus-min is,
 // --vus-max is 1000 or --vus-min if larger.
-func (f *httpFlags) vus(set map[string]bool, bad func(string, ...any)) (lo, hi int) {
+func (f *httpFlags) vus(given func(string) bool, bad func(string, ...any)) (lo, hi int) {
 	lo, hi = f.vusMin, f.vusMax
-	if !set["vus-min"] {
+	if !given("vus-min") {
 		lo = min(lo, hi)
 	}
-	if !set["vus-max"] {
+	if !given("vus-max") {
 		hi = max(hi, lo)
 	}
 	if hi < 1 {
