@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/observe"
+	"github.com/perflab/perflab/internal/plan"
 )
 
 // window is a phase window of 60 s on whole minutes, so that 5 s steps
@@ -206,6 +207,21 @@ func TestNewRefusesBadConfig(t *testing.T) {
 	} {
 		if _, err := New(cfg); err == nil {
 			t.Errorf("New(%+v) accepted", cfg)
+		}
+	}
+}
+
+// TestPlanKnowsEveryPreset checks that the plan validates exactly the
+// presets this package has.
+func TestPlanKnowsEveryPreset(t *testing.T) {
+	for name := range Presets {
+		if _, ok := plan.PresetSelectors[name]; !ok {
+			t.Errorf("the plan does not know preset %s", name)
+		}
+	}
+	for name := range plan.PresetSelectors {
+		if _, ok := Presets[name]; !ok {
+			t.Errorf("the plan knows preset %s, this package does not", name)
 		}
 	}
 }
