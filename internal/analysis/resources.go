@@ -26,9 +26,12 @@ type Component struct {
 
 // The metrics a component's memory and CPU are read from, most preferred
 // first: the process tree perflab watches, then what the component says of
-// itself, then its cgroup (which counts page cache too).
+// itself, then its cgroup (which counts page cache too); then, for
+// components read from Prometheus, a container's working set and a host's
+// used memory.
 var (
-	memoryMetrics = []string{observe.RSSBytes, observe.ProcessRSSBytes, observe.CgroupMemoryBytes}
+	memoryMetrics = []string{observe.RSSBytes, observe.ProcessRSSBytes, observe.CgroupMemoryBytes,
+		observe.WorkingSetBytes, observe.MemoryUsedBytes}
 	cpuMetrics    = []string{observe.CPUCores, observe.ProcessCPUCores, observe.CgroupCPUCores}
 )
 
