@@ -32,7 +32,7 @@ type Component struct {
 var (
 	memoryMetrics = []string{observe.RSSBytes, observe.ProcessRSSBytes, observe.CgroupMemoryBytes,
 		observe.WorkingSetBytes, observe.MemoryUsedBytes}
-	cpuMetrics    = []string{observe.CPUCores, observe.ProcessCPUCores, observe.CgroupCPUCores}
+	cpuMetrics = []string{observe.CPUCores, observe.ProcessCPUCores, observe.CgroupCPUCores}
 )
 
 // ComponentResources is one component's figures over a window.
