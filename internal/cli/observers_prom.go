@@ -272,9 +272,11 @@ func componentKind(rc *running) string {
 }
 
 // note and warn keep a message of the plan run as an event, redacted, and
-// show a warning on stderr.
+// show it on stderr.
 func (r *planRun) note(msg string) {
-	if err := r.store.AddEvent(results.Event{Kind: "note", Message: r.p.Redact(msg)}); err != nil {
+	msg = r.p.Redact(msg)
+	fmt.Fprintf(r.e.stderr, "perflab: %s\n", msg)
+	if err := r.store.AddEvent(results.Event{Kind: "note", Message: msg}); err != nil {
 		r.sink.fail(err)
 	}
 }
