@@ -179,7 +179,7 @@ func (ps *promSampling) read(ph promPhase) {
 		if err != nil {
 			warns = append(warns, err.Error())
 		} else {
-			warns = append(warns, ps.store(s, res)...)
+			warns = append(append(warns, res.Warnings...), ps.store(s, res)...)
 		}
 		ps.warnPhase(s.pc.Name, ph.profile, warns)
 	}
