@@ -159,6 +159,21 @@ func (v *validator) observation(c *Component) {
 		return
 	}
 	v.prometheus(c.Prometheus)
+	if c.Run != nil || c.Attach != nil {
+		v.oneProcess(c)
+	}
+}
+
+// oneProcess refuses a capture group in the regex of a component perflab
+// starts or attaches to: it is one process, not several components.
+func (v *validator) oneProcess(c *Component) {
+	p := c.Prometheus
+	for key, re := range map[string]string{"pod": p.Pod, "groupname": p.GroupName, "instance": p.Instance, "split.regex": p.SplitRegex} {
+		if r, err := regexp.Compile(re); err == nil && !hasRefs(re) && r.NumSubexp() > 0 {
+			v.at(p.at, key, "%s %q has a capture group, which splits a component in several; %s is one process that perflab %s: use (?:…)",
+				key, re, label("component", c.Name), map[bool]string{true: "starts", false: "attaches to"}[c.Run != nil])
+		}
+	}
 }
 
 // prometheus checks a prometheus section.

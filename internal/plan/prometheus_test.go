@@ -68,6 +68,8 @@ func TestErrorsPrometheus(t *testing.T) {
 			`plan.yaml:7:15: preset "kubelet": want one of kubernetes, node-exporter, process-exporter, self`,
 			`plan.yaml:8:22: queries: "cpu" is not a metric perflab knows; want one of ` + strings.Join(queryMetrics, ", ") + `, or metric:<name>`,
 			`plan.yaml:8:38: queries.cpu_cores: empty PromQL`}},
+		{"capture group on a started component", comp("    run: {command: x}\n    observe: prometheus\n    prometheus: {url: http://a, preset: self, instance: '(a|b):1'}\n"), []string{
+			`plan.yaml:6:57: instance "(a|b):1" has a capture group, which splits a component in several; component "c" is one process that perflab starts: use (?:…)`}},
 		{"split", comp("    observe: prometheus\n    prometheus:\n      url: http://a\n      queries: {cpu_cores: x}\n      split: {label: pod}\n"), []string{
 			`plan.yaml:8:14: split needs a label and a regex`}},
 	})
