@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what perflab's tests need on a fresh Debian machine: the real
 # servers the drivers are tested against (nginx for http; VictoriaMetrics
-# and Prometheus for remote write and PromQL; Jaeger for OTLP traces;
+# and Prometheus for remote write and PromQL, and Prometheus with Debian's
+# process and nginx exporters for the Prometheus source; Jaeger for OTLP traces;
 # versitygw for S3; LiteLLM's proxy as an LLM gateway), and Chromium to
 # open the HTML report headless.
 # Safe to run again.
@@ -10,7 +11,10 @@ set -euo pipefail
 need=()
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)
 command -v victoria-metrics >/dev/null 2>&1 || need+=(victoria-metrics)
-command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
+command -v prometheus >/dev/null 2>&1 || need+=(prometheus)  # promtool too
+# the Prometheus source's tests: Prometheus scrapes these exporters
+command -v prometheus-process-exporter >/dev/null 2>&1 || need+=(prometheus-process-exporter)
+command -v prometheus-nginx-exporter >/dev/null 2>&1 || need+=(prometheus-nginx-exporter)
 # headless Chromium opens report.html in the HTML report's test
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 

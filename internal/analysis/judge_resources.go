@@ -66,8 +66,19 @@ func exitText(s string) string {
 }
 
 // judgeTotal says when the summed series covers fewer sample times than
-// its components, e.g. because one exited or missed a scrape.
+// its components, e.g. because one exited or missed a scrape. Components
+// sampled at different times (local ticks beside a Prometheus step) are
+// summed at the times of the sparsest, which is what it is held to, less
+// one at each end of the window (where the nearest value of another
+// component may fall outside it).
 func (r *Resources) judgeTotal(what string, t Total) {
+	if t.grid > 0 {
+		if t.Components >= 2 && t.Summed.N < t.grid-2 {
+			r.warn("the summed %s series has %d of the %d sample times of its most sparsely sampled component: only those at which all %d components have a value near",
+				what, t.Summed.N, t.grid, t.Components)
+		}
+		return
+	}
 	if t.Components < 2 || t.Summed.N >= r.Ticks {
 		return
 	}

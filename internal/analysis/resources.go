@@ -26,10 +26,13 @@ type Component struct {
 
 // The metrics a component's memory and CPU are read from, most preferred
 // first: the process tree perflab watches, then what the component says of
-// itself, then its cgroup (which counts page cache too).
+// itself, then its cgroup (which counts page cache too); then, for
+// components read from Prometheus, a container's working set and a host's
+// used memory.
 var (
-	memoryMetrics = []string{observe.RSSBytes, observe.ProcessRSSBytes, observe.CgroupMemoryBytes}
-	cpuMetrics    = []string{observe.CPUCores, observe.ProcessCPUCores, observe.CgroupCPUCores}
+	memoryMetrics = []string{observe.RSSBytes, observe.ProcessRSSBytes, observe.CgroupMemoryBytes,
+		observe.WorkingSetBytes, observe.MemoryUsedBytes}
+	cpuMetrics = []string{observe.CPUCores, observe.ProcessCPUCores, observe.CgroupCPUCores}
 )
 
 // ComponentResources is one component's figures over a window.
@@ -63,13 +66,14 @@ type Total struct {
 	Components int
 	Sum        Stat // sums of the components' P99, Max and Avg; N is the smallest N
 	Summed     Stat // of the series summed per sample time
+	grid       int  // when the components were sampled at different times: the sample times of the sparsest
 }
 
 // Resources is a phase's resource figures over its window.
 type Resources struct {
 	Window         Window
-	Ticks          int           // distinct sample times in the window
-	Step           time.Duration // median time between sample times
+	Ticks          int           // sample times in the window of the most often sampled series
+	Step           time.Duration // median time between its sample times
 	Components     []ComponentResources
 	Memory         Total
 	CPU            Total
@@ -140,30 +144,20 @@ func allComponents(in ResourceInput) []Component {
 	return out
 }
 
-// ticks counts the distinct sample times and their median spacing.
+// ticks counts the sample times of the series with the most and gives
+// their median spacing: the sampling of the window, also when components
+// are sampled on different grids (local ticks and a Prometheus step),
+// whose times are not shared.
 func ticks(windowed map[string]map[string][]Point) (int, time.Duration) {
-	seen := map[int64]bool{}
+	var densest []Point
 	for _, metrics := range windowed {
 		for _, ps := range metrics {
-			for _, p := range ps {
-				seen[p.T.UnixNano()] = true
+			if len(ps) > len(densest) {
+				densest = ps
 			}
 		}
 	}
-	times := make([]int64, 0, len(seen))
-	for t := range seen {
-		times = append(times, t)
-	}
-	slices.Sort(times)
-	if len(times) < 2 {
-		return len(times), 0
-	}
-	gaps := make([]int64, len(times)-1)
-	for i := range gaps {
-		gaps[i] = times[i+1] - times[i]
-	}
-	slices.Sort(gaps)
-	return len(times), time.Duration(gaps[len(gaps)/2])
+	return len(densest), medianGap(densest)
 }
 
 // componentResources are a component's figures from its series in the
@@ -205,5 +199,6 @@ func total(rs []ComponentResources, windowed map[string]map[string][]Point, of f
 		stats = append(stats, s)
 		series = append(series, windowed[c.Name][m])
 	}
-	return Total{Components: len(stats), Sum: sumStats(stats), Summed: StatOf(summedSeries(series))}
+	sum := sumSeries(series)
+	return Total{Components: len(stats), Sum: sumStats(stats), Summed: StatOf(sum.values), grid: sum.grid}
 }

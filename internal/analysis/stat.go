@@ -110,37 +110,90 @@ func sumStats(ss []Stat) Stat {
 	return out
 }
 
-// summedSeries adds the series per sample time, keeping only the times at
-// which every series has a value, in time order.
+// summedSeries adds the series per sample time, in time order: at each
+// time of the series with the fewest points (the coarsest), every series'
+// value nearest to it within half that series' median spacing; a time at
+// which some series has no value that near is left out. Series sampled on
+// one clock (perflab's own ticks) match exactly, so a tick that any series
+// missed is left out; series on another grid (a Prometheus source's steps
+// beside local ticks) are matched to the nearest of their points.
 func summedSeries(series [][]Point) []float64 {
+	return sumSeries(series).values
+}
+
+// summed is a summed series: its values, and, when its series were not
+// sampled at the same times, the points of the sparsest (0 when they were).
+type summed struct {
+	values []float64
+	grid   int
+}
+
+func sumSeries(series [][]Point) summed {
 	if len(series) == 0 {
-		return nil
+		return summed{}
 	}
-	type acc struct {
-		sum float64
-		n   int
-	}
-	at := map[int64]*acc{}
-	for _, ps := range series {
-		for _, p := range ps {
-			k := p.T.UnixNano()
-			if at[k] == nil {
-				at[k] = &acc{}
-			}
-			at[k].sum += p.V
-			at[k].n++
+	ref := series[0]
+	for _, ps := range series[1:] {
+		if len(ps) < len(ref) {
+			ref = ps
 		}
 	}
-	times := make([]int64, 0, len(at))
-	for k, a := range at {
-		if a.n == len(series) {
-			times = append(times, k)
+	tol := medianGap(ref) / 2
+	next := make([]int, len(series)) // per series: the first point not before the last time matched
+	out := summed{values: make([]float64, 0, len(ref))}
+	exact := true
+	for _, p := range ref {
+		sum, all := 0.0, true
+		for j, ps := range series {
+			v, at, ok := nearest(ps, p.T, tol, &next[j])
+			sum += v
+			all = all && ok
+			exact = exact && (!ok || at.Equal(p.T))
+		}
+		if all {
+			out.values = append(out.values, sum)
 		}
 	}
-	slices.Sort(times)
-	out := make([]float64, len(times))
-	for i, k := range times {
-		out[i] = at[k].sum
+	if !exact {
+		out.grid = len(ref)
 	}
 	return out
+}
+
+// nearest is the value and time of the point of ps nearest to t, if within
+// tol; *from is where the search starts and moves on, as t only grows.
+func nearest(ps []Point, t time.Time, tol time.Duration, from *int) (float64, time.Time, bool) {
+	i := *from
+	for i+1 < len(ps) && !ps[i+1].T.After(t) {
+		i++
+	}
+	*from = i
+	best, bestD := -1, time.Duration(0)
+	for _, k := range []int{i, i + 1} {
+		if k >= len(ps) {
+			continue
+		}
+		d := ps[k].T.Sub(t).Abs()
+		if best < 0 || d < bestD {
+			best, bestD = k, d
+		}
+	}
+	if best < 0 || bestD > tol {
+		return 0, time.Time{}, false
+	}
+	return ps[best].V, ps[best].T, true
+}
+
+// medianGap is the median time between the points of ps; 0 with fewer
+// than two.
+func medianGap(ps []Point) time.Duration {
+	if len(ps) < 2 {
+		return 0
+	}
+	gaps := make([]time.Duration, len(ps)-1)
+	for i := range gaps {
+		gaps[i] = ps[i+1].T.Sub(ps[i].T)
+	}
+	slices.Sort(gaps)
+	return gaps[len(gaps)/2]
 }

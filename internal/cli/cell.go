@@ -29,6 +29,9 @@ type planRun struct {
 	// phases runs a cell's phases once its components are up; nil runs
 	// every phase in order (runPhases). A capacity search sets its own.
 	phases func(ctx context.Context, c plan.Cell, phases []phasePlan) (state, message string)
+	// prom reads the running cell's Prometheus-observed components after
+	// each phase; nil when it has none.
+	prom *promSampling
 }
 
 // running is a component of a cell: started by perflab (proc is set) or
@@ -100,12 +103,15 @@ func (r *planRun) cellBody(c plan.Cell) (string, string) {
 	defer crashed(nil)
 	watchCtx, unwatch := context.WithCancel(context.Background())
 	defer unwatch() // before the components are stopped: a stop is no crash
+	r.prom = r.startPromSampling(c.Index, comps)
 	sm := r.recordComponents(c.Index, comps, func() { r.watch(watchCtx, c.Index, comps, crashed) })
 	run := r.runPhases
 	if r.phases != nil {
 		run = r.phases
 	}
 	state, msg := run(ctx, c, phases)
+	r.prom.finish() // before the components stop: Prometheus may be one of them
+	r.prom = nil
 	if sm != nil {
 		sm.stop()
 	}
@@ -144,6 +150,10 @@ func (r *planRun) startComponents(inst *plan.Instance, logDir string) ([]*runnin
 		if r.stop.Err() != nil {
 			return out, errors.New("stopped by a signal before every component was ready")
 		}
+		if pc.Run == nil && pc.Attach == nil { // only read from Prometheus
+			out = append(out, &running{plan: pc})
+			continue
+		}
 		if pc.Attach != nil {
 			a, err := target.Resolve("", target.Attach{PID: pc.Attach.PID, PIDFile: pc.Attach.PIDFile,
 				Process: pc.Attach.Process, Cgroup: pc.Attach.Cgroup})
@@ -173,14 +183,13 @@ func (r *planRun) recordComponents(cell int, comps []*running, started func()) *
 	interval := r.p.SampleInterval
 	obs := []observed{}
 	for _, rc := range comps {
-		kind := results.KindRun
-		if rc.proc == nil {
-			kind = results.KindAttach
-		}
 		pc := rc.plan
-		o := observed{comp: results.Component{Cell: cell, Name: pc.Name, Group: pc.Group, Kind: kind, PID: rc.pid,
+		if r.prom.splits(pc.Name) {
+			continue // recorded as its parts, when Prometheus names them
+		}
+		o := observed{comp: results.Component{Cell: cell, Name: pc.Name, Group: pc.Group, Kind: componentKind(rc), PID: rc.pid,
 			MetricsURL: redactURL(pc.Metrics), DataDirs: pc.DataDirs}}
-		if started != nil {
+		if started != nil && pc.Observe != plan.ObservePrometheus {
 			o.sources = append(processSources(rc.pid, rc.cgroup), endpointSources(pc.Metrics, pc.MetricNames, pc.DataDirs, interval)...)
 		}
 		obs = append(obs, o)
@@ -206,6 +215,9 @@ func (r *planRun) recordComponents(cell int, comps []*running, started func()) *
 func (r *planRun) watch(ctx context.Context, cell int, comps []*running, crashed context.CancelCauseFunc) {
 	for _, rc := range comps {
 		done := rc.done
+		if done == nil && rc.pid == 0 {
+			continue // read from Prometheus only: nothing to watch here
+		}
 		if done == nil {
 			done = target.Watch(ctx, rc.pid)
 		}

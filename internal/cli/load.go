@@ -154,15 +154,35 @@ func loadCells(store *results.Run, meta results.Meta, wd workloadData, sums []*a
 	if len(byIndex) == 0 {
 		byIndex[0] = &report.Cell{Implicit: true} // nothing ran; samples may still be there
 	}
+	warns, err := store.PhaseWarnings()
+	if err != nil {
+		return nil, err
+	}
 	var out []*report.Cell
 	for _, idx := range cellIndices(byIndex) {
 		c := byIndex[idx]
 		if err := fillCell(store, meta, wd, c, phases, sums); err != nil {
 			return nil, err
 		}
+		addPhaseWarnings(c, warns)
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// addPhaseWarnings adds what the cell's resource sources warned of when
+// they were read (Prometheus queries) to its phases' resource warnings.
+func addPhaseWarnings(c *report.Cell, warns []results.PhaseWarning) {
+	for _, p := range c.Phases {
+		if p.Resources == nil {
+			continue
+		}
+		for _, w := range warns {
+			if w.Cell == c.Index && w.Profile == p.Profile {
+				p.Resources.Warnings = append(p.Resources.Warnings, fmt.Sprintf("%s (from Prometheus): %s", w.Component, w.Message))
+			}
+		}
+	}
 }
 
 // fillCell reads a cell's components and samples and builds its phases with

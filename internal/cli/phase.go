@@ -93,11 +93,15 @@ func (r *planRun) runWorkloads(ctx context.Context, pr plan.Profile, ws []phaseW
 // endPhase records the phase's end and its steady-state window.
 func (r *planRun) endPhase(c plan.Cell, pr plan.Profile, start time.Time, sums []engine.Summary, state, msg string) {
 	p := results.Phase{Cell: c.Index, Profile: pr.Name, State: state, Message: msg, LoadEnd: time.Now()}
-	if w, ok := phaseWindow(start, pr.Warmup, sums); ok {
+	w, ok := phaseWindow(start, pr.Warmup, sums)
+	if ok {
 		p.LoadEnd, p.WindowStart, p.WindowEnd, p.WindowRule = w.loadEnd, w.Start, w.End, w.Rule
 	}
 	if err := r.store.EndPhase(p); err != nil {
 		r.sink.fail(err)
+	}
+	if ok && w.End.After(w.Start) {
+		r.prom.phaseEnded(pr.Name, w.Start, w.End)
 	}
 }
 

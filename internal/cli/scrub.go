@@ -91,8 +91,8 @@ func (set secretSet) scrubber() *scrubber {
 // planScrubber is the scrubber of a run of p: the value of every ${VAR}
 // the plan reads; the credentials its workloads' params hold literally
 // (each driver's secret keys, credential-named headers, URL passwords)
-// and those their drivers read from the environment; and the literal
-// values of its components' credential-named environment variables.
+// and those their drivers read from the environment; and those its
+// components are given literally.
 func planScrubber(p *plan.Plan) *scrubber {
 	set := secretSet{}
 	for _, r := range p.SecretRefs() {
@@ -124,15 +124,26 @@ func planScrubber(p *plan.Plan) *scrubber {
 		}
 	}
 	for _, c := range p.Components {
-		if c.Run != nil {
-			for _, e := range c.Run.Env {
-				if httpdriver.SensitiveHeader(e.Name) {
-					set.literal(e.Value)
-				}
+		set.component(c)
+	}
+	return set.scrubber()
+}
+
+// component adds the credentials a component is given literally: its
+// credential-named environment variables and the password in the URL of
+// the Prometheus it is read from (a plan gives that Prometheus' token and
+// password as ${VAR} only).
+func (set secretSet) component(c plan.Component) {
+	if c.Run != nil {
+		for _, e := range c.Run.Env {
+			if httpdriver.SensitiveHeader(e.Name) {
+				set.literal(e.Value)
 			}
 		}
 	}
-	return set.scrubber()
+	if pr := c.Prometheus; pr != nil {
+		set.literal(urlPassword(pr.URL))
+	}
 }
 
 // useScrubber makes s the scrubber of e's run: of the store it creates

@@ -65,6 +65,15 @@ const (
 	CounterPrefix = "counter:"
 )
 
+// Metrics read from a Prometheus-compatible API (internal/observe/promapi)
+// that local sources have no equivalent of.
+const (
+	WorkingSetBytes = "working_set_bytes" // a container's cgroup memory less inactive file pages (cAdvisor)
+	MemoryUsedBytes = "memory_used_bytes" // a host's MemTotal − MemAvailable (node_exporter)
+	Restarts        = "restarts"          // a container's restarts so far (kube-state-metrics)
+	OOMKilled       = "oom_killed"        // containers whose last termination was OOMKilled (kube-state-metrics)
+)
+
 // DiskBytes is the space used under a component's data directories.
 const DiskBytes = "disk_bytes"
 

@@ -15,6 +15,8 @@ func (d *decoder) component(n *yaml.Node, p *Plan) Component {
 	d.field(m, c.at, "group", func(n *yaml.Node) (err error) { c.Group, err = scalar("group", n); return })
 	d.field(m, c.at, "run", func(n *yaml.Node) error { c.Run = d.run(n, p); return nil })
 	d.field(m, c.at, "attach", func(n *yaml.Node) error { c.Attach = d.attach(n); return nil })
+	d.field(m, c.at, "observe", func(n *yaml.Node) (err error) { c.Observe, err = scalar("observe", n); return })
+	d.field(m, c.at, "prometheus", func(n *yaml.Node) error { c.Prometheus = d.prometheus(n); return nil })
 	d.field(m, c.at, "metrics", func(n *yaml.Node) (err error) { c.Metrics, err = d.text("metrics", n); return })
 	d.field(m, c.at, "metric_names", func(n *yaml.Node) (err error) {
 		c.MetricNames, err = d.texts("metric_names", n, c.at, false)

@@ -55,6 +55,8 @@ type (
 		Group       string      `json:"group,omitempty"`
 		Run         *runJSON    `json:"run,omitempty"`
 		Attach      *attachJSON `json:"attach,omitempty"`
+		Observe     string      `json:"observe,omitempty"`
+		Prometheus  *promJSON   `json:"prometheus,omitempty"`
 		Metrics     string      `json:"metrics,omitempty"`
 		MetricNames []string    `json:"metric_names,omitempty"`
 		DataDirs    []string    `json:"data_dirs,omitempty"`
@@ -112,7 +114,8 @@ type vusJSON struct {
 }
 
 func describeComponent(c Component) componentJSON {
-	cj := componentJSON{Name: c.Name, Group: c.Group, Metrics: c.Metrics, MetricNames: c.MetricNames, DataDirs: c.DataDirs}
+	cj := componentJSON{Name: c.Name, Group: c.Group, Metrics: c.Metrics, MetricNames: c.MetricNames, DataDirs: c.DataDirs,
+		Observe: c.Observe, Prometheus: describePrometheus(c.Prometheus)}
 	if r := c.Run; r != nil {
 		rj := &runJSON{Command: r.Command, Args: r.Args, Dir: r.Dir, StopGrace: dur(r.StopGrace)}
 		if len(r.Env) > 0 {

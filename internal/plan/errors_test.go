@@ -126,7 +126,7 @@ components:
     group: g
 ` + okProfiles, []string{
 			`plan.yaml:5:13: component "both" has both run and attach; give one`,
-			`plan.yaml:6:5: component "neither" needs run (to start it) or attach (to find it running)`}},
+			`plan.yaml:6:5: component "neither" needs run (to start it), attach (to find it running) or observe: prometheus (to read it from Prometheus)`}},
 		{"attach keys", `name: x
 components:
   - {name: a, attach: {}}

@@ -166,6 +166,9 @@ func (x *expander) component(c Component) Component {
 		}
 		c.Run = &r
 	}
+	if c.Prometheus != nil {
+		c.Prometheus = x.prometheus(c.Prometheus)
+	}
 	if c.Attach != nil {
 		a := *c.Attach
 		a.PIDFile = x.path(a.at, "pid_file", a.PIDFile)

@@ -19,6 +19,8 @@
 //	      ready: {http: "http://127.0.0.1:18081/", timeout: 30s}  # or tcp: host:port
 //	      stop_grace: 5s
 //	    attach: {pid: 1234}           # or pid_file, process or cgroup: exactly one
+//	    observe: prometheus           # or local (the default); then no run or attach needed
+//	    prometheus: {url: "http://127.0.0.1:9090", preset: self, instance: "127.0.0.1:18081"}
 //	    metrics: http://127.0.0.1:18081/metrics
 //	    metric_names: [go_memstats_heap_inuse_bytes]
 //	    data_dirs: [./data]
@@ -86,15 +88,18 @@ type Variable struct {
 }
 
 // Component is a process of the system under test that perflab starts (Run)
-// or attaches to (Attach): exactly one of the two is set.
+// or attaches to (Attach): exactly one of the two is set, unless the
+// component is observed through Prometheus, which needs neither.
 type Component struct {
 	Name        string
 	Group       string // for reports
 	Run         *Run
 	Attach      *Attach
-	Metrics     string   // Prometheus /metrics URL, optional
-	MetricNames []string // extra metric names to record
-	DataDirs    []string // directories measured on disk
+	Observe     string      // ObserveLocal ("" too) or ObservePrometheus
+	Prometheus  *Prometheus // where and what to query; set with ObservePrometheus
+	Metrics     string      // Prometheus /metrics URL, optional
+	MetricNames []string    // extra metric names to record
+	DataDirs    []string    // directories measured on disk
 	at          where
 }
 

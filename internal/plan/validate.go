@@ -155,8 +155,9 @@ func (v *validator) repeat(p *Plan) {
 func (v *validator) component(c *Component) {
 	v.name(c.at, "component", c.Name)
 	switch {
-	case c.Run == nil && c.Attach == nil:
-		v.at(c.at, "", "%s needs run (to start it) or attach (to find it running)", label("component", c.Name))
+	case c.Run == nil && c.Attach == nil && c.Observe != ObservePrometheus:
+		v.at(c.at, "", "%s needs run (to start it), attach (to find it running) or observe: prometheus (to read it from Prometheus)",
+			label("component", c.Name))
 	case c.Run != nil && c.Attach != nil:
 		v.at(c.at, "attach", "%s has both run and attach; give one", label("component", c.Name))
 	}
@@ -166,6 +167,7 @@ func (v *validator) component(c *Component) {
 	if c.Attach != nil {
 		v.attach(c.Attach)
 	}
+	v.observation(c)
 	if v.tmpl(c.at, "metrics", c.Metrics) {
 		v.url(c.at, "metrics", c.Metrics)
 	}

@@ -13,6 +13,9 @@ const (
 	KindRun       = "run"       // started by perflab
 	KindAttach    = "attach"    // already running; perflab only watches it
 	KindGenerator = "generator" // perflab itself, sampled like the others
+	// KindPrometheus is a component perflab neither started nor found
+	// running here: its figures are read from a Prometheus-compatible API.
+	KindPrometheus = "prometheus"
 )
 
 // Component is one process of the system under test in one cell, or the
@@ -21,7 +24,7 @@ type Component struct {
 	Cell       int
 	Name       string
 	Group      string // e.g. "ingester"; "" when the plan gives none
-	Kind       string // KindRun, KindAttach or KindGenerator
+	Kind       string // KindRun, KindAttach, KindGenerator or KindPrometheus
 	PID        int    // 0 when unknown (e.g. a remote component)
 	MetricsURL string // already redacted by the caller; "" when not scraped
 	DataDirs   []string
@@ -76,10 +79,10 @@ func checkComponent(c Component) error {
 		return fmt.Errorf("cell %d is negative", c.Cell)
 	}
 	switch c.Kind {
-	case KindRun, KindAttach, KindGenerator:
+	case KindRun, KindAttach, KindGenerator, KindPrometheus:
 		return nil
 	}
-	return fmt.Errorf("kind %q is not %s, %s or %s", c.Kind, KindRun, KindAttach, KindGenerator)
+	return fmt.Errorf("kind %q is not %s, %s, %s or %s", c.Kind, KindRun, KindAttach, KindGenerator, KindPrometheus)
 }
 
 // ComponentExited records that a component exited during the run, at at,

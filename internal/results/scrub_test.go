@@ -46,6 +46,7 @@ func TestCreateScrubbed(t *testing.T) {
 	must(r.AddChecks("get", []Check{{Name: "samples", Unit: "samples", Note: with("note")}}))
 	must(r.AddCell(Cell{Index: 0, Name: with("cell"), Vars: []Var{{Name: "v", Value: with("var")}}}))
 	must(r.AddPhase(Phase{Cell: 0, Profile: "p", WindowRule: with("rule"), Message: with("phase")}))
+	must(r.AddPhaseWarnings([]PhaseWarning{{Cell: 0, Profile: "p", Component: "c", Message: with("warning")}}))
 	must(r.EndPhase(Phase{Cell: 0, Profile: "p", State: StateFailed, WindowRule: with("rule"), Message: with("phase")}))
 	must(r.AddComponent(Component{Cell: 0, Name: "c", Kind: KindRun, MetricsURL: with("http://m/"), DataDirs: []string{with("/d")}}))
 	must(r.ComponentExited(0, "c", time.Now(), with("exited")))

@@ -43,6 +43,21 @@ type server struct {
 // picked was taken meanwhile, and registers its stop with t.Cleanup.
 func startServer(t testing.TB, s server) string {
 	t.Helper()
+	return startServerProcess(t, s).URL
+}
+
+// Started is a server a test started: its base URL, the process id and
+// its temporary directory (its configuration, data and logs).
+type Started struct {
+	URL string
+	PID int
+	Dir string
+}
+
+// startServerProcess is startServer, also telling the process and its
+// directory.
+func startServerProcess(t testing.TB, s server) Started {
+	t.Helper()
 	var err error
 	for range serverBindAttempts {
 		dir := t.TempDir()
@@ -55,14 +70,14 @@ func startServer(t testing.TB, s server) string {
 					t.Errorf("cannot stop %s: %v", s.name, err)
 				}
 			})
-			return "http://127.0.0.1:" + strconv.Itoa(port)
+			return Started{URL: "http://127.0.0.1:" + strconv.Itoa(port), PID: p.cmd.Process.Pid, Dir: dir}
 		}
 		if !errors.Is(err, errAddrInUse) {
 			break
 		}
 	}
 	t.Fatalf("cannot start %s: %v", s.name, err)
-	return ""
+	return Started{}
 }
 
 // process is one server process we started.

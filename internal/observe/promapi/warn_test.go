@@ -1,0 +1,90 @@
+package promapi
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestWarnings(t *testing.T) {
+	ingester := func(v float64) []fakeSeries { return []fakeSeries{constant(v, "pod", "tempo-ingester-0")} }
+	mid := winStart.Add(30 * time.Second)
+	for _, tc := range []struct {
+		name string
+		set  func(f *fakeAPI)
+		edit func(*Config)
+		want string // a warning containing this; "" for none
+	}{
+		{"clean", func(f *fakeAPI) {}, nil, ""},
+		{"no series", func(f *fakeAPI) { delete(f.answers, "container_memory_working_set_bytes") }, nil,
+			"no series for working_set_bytes"},
+		{"one component lacks a metric", func(f *fakeAPI) {
+			f.answers["container_cpu_usage_seconds_total"] = append(ingester(1), constant(1, "pod", "tempo-distributor-a"))
+		}, nil, "component tempo-distributor has no working_set_bytes series"},
+		{"stale", func(f *fakeAPI) {
+			f.answers["container_memory_working_set_bytes"] = []fakeSeries{between(1, time.Time{}, mid, "pod", "tempo-ingester-0")}
+		}, nil, "ends at 17:24:30 UTC, before the window's last step at 17:25:00: it went stale"},
+		{"starts late", func(f *fakeAPI) {
+			f.answers["container_memory_working_set_bytes"] = []fakeSeries{between(1, mid, time.Time{}, "pod", "tempo-ingester-0")}
+		}, nil, "starts at 17:24:30 UTC, after the window's first step at 17:24:00"},
+		{"gaps", func(f *fakeAPI) {
+			f.answers["container_memory_working_set_bytes"] = []fakeSeries{{labels: map[string]string{"pod": "tempo-ingester-0"},
+				value: func(t time.Time) float64 {
+					if t.Equal(mid) {
+						return math.NaN()
+					}
+					return 1
+				}}}
+		}, nil, "has values at 12 of the window's 13 steps"},
+		{"api warnings", func(f *fakeAPI) { f.warnings = []string{"too many samples, result truncated"} }, nil,
+			"came with a warning: too many samples, result truncated"},
+		{"partial", func(f *fakeAPI) { f.partial = true }, nil, "was partial (isPartial: true)"},
+		{"step too coarse", func(f *fakeAPI) {}, func(c *Config) { c.Step = 15 * time.Second },
+			"step 15s is more than a fifth of the window (1m0s)"},
+		{"counter reset", func(f *fakeAPI) { f.resets["container_cpu_usage_seconds_total"] = 2 }, nil,
+			"counter container_cpu_usage_seconds_total{"},
+		{"restart after an OOM kill", func(f *fakeAPI) {
+			f.answers["kube_pod_container_status_restarts_total"] = []fakeSeries{{labels: map[string]string{"pod": "tempo-ingester-0"},
+				value: func(t time.Time) float64 {
+					if t.Before(mid) {
+						return 3
+					}
+					return 4
+				}}}
+			f.answers["kube_pod_container_status_last_terminated_reason"] = ingester(1)
+		}, nil, "component tempo-ingester restarted 1 times in the window (the last termination of one of its containers was OOMKilled)"},
+		{"split label does not match", func(f *fakeAPI) {
+			f.answers["container_memory_working_set_bytes"] = append(ingester(1), constant(1, "pod", "loki-0"))
+		}, nil, `1 series of working_set_bytes do not match pod=~"tempo-(ingester|distributor)-.*"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeAPI(t)
+			f.answers["container_cpu_usage_seconds_total"] = ingester(0.5)
+			f.answers["container_memory_working_set_bytes"] = ingester(1 << 20)
+			tc.set(f)
+			res := queryWindow(t, kubernetesSource(t, f, tc.edit))
+			if tc.want == "" {
+				if len(res.Warnings) > 0 {
+					t.Fatalf("warnings %q, want none", res.Warnings)
+				}
+				return
+			}
+			for _, w := range res.Warnings {
+				if strings.Contains(w, tc.want) {
+					return
+				}
+			}
+			t.Fatalf("warnings %q lack %q", res.Warnings, tc.want)
+		})
+	}
+}
+
+func TestEveryQueryFailingIsAnError(t *testing.T) {
+	f := newFakeAPI(t)
+	s := kubernetesSource(t, f, nil)
+	f.srv.Close()
+	if _, err := s.Query(t.Context(), winStart, winEnd); err == nil {
+		t.Fatal("no error with the API gone")
+	}
+}
