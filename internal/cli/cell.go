@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -72,7 +70,6 @@ func (r *planRun) runCell(c plan.Cell) (state, message string) {
 		r.sink.fail(err)
 	}
 	state, message = r.cellBody(c)
-	message = r.p.Redact(message)
 	if err := r.store.EndCell(c.Index, state, message, time.Now()); err != nil {
 		r.sink.fail(err)
 	}
@@ -92,7 +89,6 @@ func (r *planRun) cellBody(c plan.Cell) (string, string) {
 		return results.StateFailed, errors.Join(errs...).Error()
 	}
 	logDir := r.store.Path(fmt.Sprintf("logs/cell-%d", c.Index))
-	defer scrubLogs(logDir, r.p)
 	comps, startErr := r.startComponents(inst, logDir)
 	defer r.stopComponents(comps)
 	if startErr != nil {
@@ -167,7 +163,7 @@ func (r *planRun) startComponents(inst *plan.Instance, logDir string) ([]*runnin
 			out = append(out, &running{plan: pc, pid: a.PID, cgroup: a.Cgroup})
 			continue
 		}
-		proc, err := target.Start(r.stop, componentSpec(pc, logDir))
+		proc, err := target.Start(r.stop, componentSpec(pc, logDir, r.e.scrub))
 		if err != nil {
 			return out, fmt.Errorf("component %s: %w", pc.Name, err)
 		}
@@ -192,7 +188,7 @@ func (r *planRun) recordComponents(cell int, comps []*running, started func()) *
 			continue // recorded as its parts, when Prometheus names them
 		}
 		o := observed{comp: results.Component{Cell: cell, Name: pc.Name, Group: pc.Group, Kind: componentKind(rc), PID: rc.pid,
-			MetricsURL: r.p.Redact(redactURL(pc.Metrics)), DataDirs: pc.DataDirs}}
+			MetricsURL: redactURL(pc.Metrics), DataDirs: pc.DataDirs}}
 		if started != nil && pc.Observe != plan.ObservePrometheus {
 			o.sources = append(processSources(rc.pid, rc.cgroup), endpointSources(pc.Metrics, pc.MetricNames, pc.DataDirs, interval)...)
 		}
@@ -206,7 +202,7 @@ func (r *planRun) recordComponents(cell int, comps []*running, started func()) *
 		}
 		return nil
 	}
-	sm, err := r.e.startSampling(r.store, cell, interval, append(obs, generator(cell)), r.sink, r.p.Redact)
+	sm, err := r.e.startSampling(r.store, cell, interval, append(obs, generator(cell)), r.sink)
 	if err != nil {
 		r.sink.fail(err)
 	}
@@ -246,10 +242,10 @@ func (r *planRun) watch(ctx context.Context, cell int, comps []*running, crashed
 			if ctx.Err() != nil {
 				return
 			}
-			if err := r.store.ComponentExited(cell, c.name, c.at, r.p.Redact(c.how)); err != nil {
+			if err := r.store.ComponentExited(cell, c.name, c.at, c.how); err != nil {
 				r.sink.fail(err)
 			}
-			fmt.Fprintf(r.e.stderr, "\nperflab: %s\n", r.p.Redact(c.Error()))
+			fmt.Fprintf(r.e.stderr, "\nperflab: %s\n", c.Error())
 			crashed(c)
 		}()
 	}
@@ -263,25 +259,6 @@ func (r *planRun) stopComponents(comps []*running) {
 			if err := p.Stop(r.kill); err != nil && r.kill.Err() == nil {
 				fmt.Fprintf(r.e.stderr, "perflab: warning: cannot stop %s: %v\n", p.Name(), err)
 			}
-		}
-	}
-}
-
-// scrubLogs replaces the values of the plan's secrets in the component logs
-// of a cell with their ${VAR} references, in case a component printed one.
-func scrubLogs(dir string, p *plan.Plan) {
-	if len(p.Secrets()) == 0 {
-		return
-	}
-	entries, _ := os.ReadDir(dir)
-	for _, ent := range entries {
-		path := filepath.Join(dir, ent.Name())
-		b, err := os.ReadFile(path)
-		if err != nil {
-			continue
-		}
-		if s := p.Redact(string(b)); s != string(b) {
-			_ = os.WriteFile(path, []byte(s), 0o644)
 		}
 	}
 }

@@ -252,16 +252,13 @@ func dedupe(ss []string) []string {
 	return out
 }
 
-// placeParams are, per driver, the params that say where a system is (or
-// how to reach it) rather than what load it gets: two systems compared on
-// the same load differ in them.
-var placeParams = map[string][]string{
-	"http":        {"url", "ca_file", "insecure"},
-	"openai":      {"url", "ca_file", "insecure", "api_key"},
-	"promql":      {"url", "ca_file", "insecure"},
-	"remotewrite": {"url", "ca_file", "insecure"},
-	"s3":          {"endpoint", "bucket", "region", "access_key", "secret_key", "session_token", "path_style"},
-	"otlp":        {"endpoint", "query_url", "ca_file", "insecure"},
+// isPlace reports whether the param key of the driver called name says
+// where a system is or how to reach it (its declared Place and Secret
+// keys) rather than what load it gets: two systems compared on the same
+// load differ in it.
+func isPlace(name, key string) bool {
+	k := declaredKeys(name)
+	return slices.Contains(k.Place, key) || slices.Contains(k.Secret, key)
 }
 
 // workloadDifferences lists how r's workload name differs from ref's in
@@ -284,7 +281,7 @@ func workloadDifferences(name string, ref, r *loadedRun) (diffs, notes []string)
 			continue
 		}
 		text := fmt.Sprintf("workload %s: param %s %s in %s, %s in %s", name, k, paramText(pa[k]), ref.dir, paramText(pb[k]), r.dir)
-		if slices.Contains(placeParams[a.Driver], k) {
+		if isPlace(a.Driver, k) {
 			notes = append(notes, text)
 		} else {
 			diffs = append(diffs, text)

@@ -191,3 +191,47 @@ func TestSideBySide(t *testing.T) {
 		t.Errorf("report.md lacks the section: %v", err)
 	}
 }
+
+// remoteWritePlan writes node_exporter-like series to one VictoriaMetrics
+// and reads them back from it; %[1]s is its base URL.
+const remoteWritePlan = `name: rw
+profiles:
+  - name: steady
+    duration: 3s
+    workloads:
+      - name: write
+        driver: remote_write
+        rate: 20/s
+        params: {url: "%[1]s/api/v1/write", query_url: "%[1]s", targets: 1, series_per_target: 400, batch: 100, verify_wait: 10s}
+`
+
+// TestCompareRemoteWriteSystems: two remote_write runs that differ only in
+// where the system is (url, query_url) compare without --force, the
+// difference noted.
+func TestCompareRemoteWriteSystems(t *testing.T) {
+	out := t.TempDir()
+	var dirs []string
+	for range 2 {
+		vm := testutil.StartVictoriaMetrics(t)
+		r := run(t, "run", writePlan(t, fmt.Sprintf(remoteWritePlan, vm)), "--out", out)
+		if r.code != 0 {
+			t.Fatalf("run against %s: exit %d\n%s", vm, r.code, r.stderr)
+		}
+		dirs = append(dirs, runDir(t, r.stderr))
+	}
+	r := run(t, "compare", dirs[0], dirs[1], "--format", "json")
+	if r.code != 0 {
+		t.Fatalf("compare: exit %d\n%s", r.code, r.stderr)
+	}
+	var c struct {
+		Notes       []string `json:"notes"`
+		Differences []string `json:"differences"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &c); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	notes := strings.Join(c.Notes, "\n")
+	if len(c.Differences) > 0 || !strings.Contains(notes, "param url") || !strings.Contains(notes, "param query_url") {
+		t.Errorf("differences %q, notes %q: want url and query_url noted", c.Differences, c.Notes)
+	}
+}

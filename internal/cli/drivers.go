@@ -15,6 +15,11 @@ import (
 
 	"github.com/perflab/perflab/internal/driver"
 	httpdriver "github.com/perflab/perflab/internal/driver/http"
+	openaidriver "github.com/perflab/perflab/internal/driver/openai"
+	otlpdriver "github.com/perflab/perflab/internal/driver/otlp"
+	"github.com/perflab/perflab/internal/driver/promql"
+	"github.com/perflab/perflab/internal/driver/remotewrite"
+	s3driver "github.com/perflab/perflab/internal/driver/s3"
 	"github.com/perflab/perflab/internal/plan"
 )
 
@@ -46,14 +51,50 @@ type driverInput struct {
 // returned, each at its position in the plan file when it has one.
 type driverFactory func(in driverInput) (driverSpec, []error)
 
+// driverEntry is a driver a plan can name.
+type driverEntry struct {
+	decode driverFactory
+	// params is a zero value of what the workload's params decode into
+	// (the driver's Config): it declares which of them are not the load.
+	params  driver.Keyed
+	gateway bool // the params may hold a gateway block (withGateway)
+}
+
 // drivers is every driver a plan can name.
-var drivers = map[string]driverFactory{
-	"http":         withGateway(httpDriver),
-	"openai":       withGateway(openaiDriver),
-	"otlp":         otlpDriver,
-	"promql":       promqlDriver,
-	"remote_write": remoteWriteDriver,
-	"s3":           s3Driver,
+var drivers = map[string]driverEntry{
+	"http":         {decode: httpDriver, params: httpParams{}, gateway: true},
+	"openai":       {decode: openaiDriver, params: openaidriver.Config{}, gateway: true},
+	"otlp":         {decode: otlpDriver, params: otlpdriver.Config{}},
+	"promql":       {decode: promqlDriver, params: promql.Config{}},
+	"remote_write": {decode: remoteWriteDriver, params: remotewrite.Config{}},
+	"s3":           {decode: s3Driver, params: s3driver.Config{}},
+}
+
+// factory decodes the params of a workload of the driver.
+func (d driverEntry) factory() driverFactory {
+	if d.gateway {
+		return withGateway(d.decode)
+	}
+	return d.decode
+}
+
+// keys are the driver's declared ParamKeys, with the gateway block a
+// place: it says where the gateway is.
+func (d driverEntry) keys() driver.ParamKeys {
+	k := d.params.ParamKeys()
+	if d.gateway {
+		k.Place = append(slices.Clip(k.Place), "gateway")
+	}
+	return k
+}
+
+// declaredKeys are the declared ParamKeys of the driver called name; none
+// for a driver perflab does not have (a run made by another version).
+func declaredKeys(name string) driver.ParamKeys {
+	if d, ok := drivers[name]; ok {
+		return d.keys()
+	}
+	return driver.ParamKeys{}
 }
 
 func driverNames() string {
@@ -78,6 +119,12 @@ type httpParams struct {
 	Insecure located[bool]              `yaml:"insecure"`
 	MaxConns located[int]               `yaml:"max_conns"`
 	Name     located[string]            `yaml:"name"`
+}
+
+// ParamKeys declares which of the http driver's params say where the
+// system is; its credentials are in headers.
+func (httpParams) ParamKeys() driver.ParamKeys {
+	return driver.ParamKeys{Place: []string{"url", "ca_file", "insecure"}, Headers: []string{"headers"}}
 }
 
 // httpDriver decodes the params of an http workload.
@@ -166,10 +213,9 @@ func (p *httpParams) problems(cfg httpdriver.Config, in driverInput) []error {
 }
 
 // storedParams is a workload's params as stored with the run: as written
-// in the plan (so ${VAR} references stay references) with the values of
-// sensitive headers and credentials written literally in the plan masked
-// (maskSecrets).
-func storedParams(params plan.Params) json.RawMessage {
+// in the plan (so ${VAR} references stay references) with credentials
+// written literally masked (maskSecrets, by the keys of the driver).
+func storedParams(params plan.Params, driverName string) json.RawMessage {
 	raw, err := params.JSON()
 	if err != nil {
 		return json.RawMessage("{}")
@@ -178,24 +224,12 @@ func storedParams(params plan.Params) json.RawMessage {
 	if json.Unmarshal(raw, &m) != nil {
 		return raw
 	}
-	maskSecrets(m)
+	maskSecrets(m, declaredKeys(driverName))
 	out, err := json.Marshal(m)
 	if err != nil {
 		return raw
 	}
 	return out
-}
-
-// maskHeaders masks, in decoded params, the values of sensitive headers
-// written literally (not as ${VAR} references).
-func maskHeaders(params map[string]any) {
-	if hs, ok := params["headers"].(map[string]any); ok {
-		for k, v := range hs {
-			if s, _ := v.(string); sensitive(k) && !isEnvRef(s) {
-				hs[k] = "[redacted]"
-			}
-		}
-	}
 }
 
 // describedPlan is the plan as stored with a run (Plan.Describe), with
@@ -213,8 +247,10 @@ func describedPlan(p *plan.Plan) (string, error) {
 	for _, pr := range profiles {
 		ws, _ := pr.(map[string]any)["workloads"].([]any)
 		for _, w := range ws {
-			if params, ok := w.(map[string]any)["params"].(map[string]any); ok {
-				maskSecrets(params)
+			w, _ := w.(map[string]any)
+			name, _ := w["driver"].(string)
+			if params, ok := w["params"].(map[string]any); ok {
+				maskSecrets(params, declaredKeys(name))
 			}
 		}
 	}

@@ -58,7 +58,7 @@ func (r *planRun) cleanup(ws []phaseWorkload) {
 		cancel()
 		if err != nil {
 			r.event("cleanup", fmt.Sprintf("%s: %v", w.desc.Name, err))
-			fmt.Fprintf(r.e.stderr, "perflab: warning: cannot clean up after workload %s: %s\n", w.desc.Name, r.p.Redact(err.Error()))
+			fmt.Fprintf(r.e.stderr, "perflab: warning: cannot clean up after workload %s: %s\n", w.desc.Name, err)
 			continue
 		}
 		r.event("cleanup", fmt.Sprintf("%s: removed %s %s objects in %v", w.desc.Name, line.count(), w.desc.Driver, time.Since(start).Round(time.Millisecond)))
@@ -123,8 +123,8 @@ func (r *planRun) recordChecks(name string, checks []driver.Check, err error) {
 	var parts []string
 	for i, c := range checks {
 		rows[i] = results.Check{Name: c.Name, Expected: c.Expected, Found: c.Found, Unit: c.Unit,
-			Lost: c.State == driver.CheckLost, Note: r.p.Redact(c.Note), State: c.State, Late: c.Late,
-			LateBy: c.LateBy, Reason: r.p.Redact(c.Reason)}
+			Lost: c.State == driver.CheckLost, Note: c.Note, State: c.State, Late: c.Late,
+			LateBy: c.LateBy, Reason: c.Reason}
 		part := fmt.Sprintf("%s %s of %s", c.Name, figure(c.Found), figure(c.Expected))
 		switch c.State {
 		case driver.CheckLost:
@@ -133,7 +133,7 @@ func (r *planRun) recordChecks(name string, checks []driver.Check, err error) {
 			part += fmt.Sprintf(" (%s late, the last %v after its write)", figure(c.Late), c.LateBy.Round(time.Millisecond))
 		case driver.CheckUnverified:
 			part += " UNVERIFIED: " + c.Reason
-			fmt.Fprintf(r.e.stderr, "perflab: warning: cannot verify what %s wrote (%s): %s\n", name, c.Name, r.p.Redact(c.Reason))
+			fmt.Fprintf(r.e.stderr, "perflab: warning: cannot verify what %s wrote (%s): %s\n", name, c.Name, c.Reason)
 		}
 		parts = append(parts, part)
 	}
@@ -146,17 +146,14 @@ func (r *planRun) recordChecks(name string, checks []driver.Check, err error) {
 }
 
 func (r *planRun) addFacts(workload string, facts []results.Fact) {
-	for i := range facts {
-		facts[i].Value = r.p.Redact(facts[i].Value)
-	}
 	if err := r.store.AddFacts(workload, facts); err != nil {
 		r.sink.fail(err)
 	}
 }
 
-// event records an event of the run, secrets redacted.
+// event records an event of the run.
 func (r *planRun) event(kind, msg string) {
-	if err := r.store.AddEvent(results.Event{Kind: kind, Message: r.p.Redact(msg)}); err != nil {
+	if err := r.store.AddEvent(results.Event{Kind: kind, Message: msg}); err != nil {
 		r.sink.fail(err)
 	}
 }

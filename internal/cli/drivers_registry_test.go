@@ -133,7 +133,7 @@ profiles:
 	wantProblems(t, errs)
 	var stored []string
 	for _, w := range p.Profiles[0].Workloads {
-		stored = append(stored, string(storedParams(w.Params)))
+		stored = append(stored, string(storedParams(w.Params, w.Driver)))
 	}
 	described, err := describedPlan(p)
 	if err != nil {

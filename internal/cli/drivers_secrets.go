@@ -3,35 +3,51 @@ package cli
 import (
 	"net/url"
 	"strings"
+
+	"github.com/perflab/perflab/internal/driver"
+	httpdriver "github.com/perflab/perflab/internal/driver/http"
 )
 
-// secretKeys are params keys whose values are credentials, in any driver.
-var secretKeys = map[string]bool{
-	"api_key": true, "access_key": true, "secret_key": true, "session_token": true,
-	"password": true, "token": true, "secret": true,
+// maskSecrets masks, in a workload's decoded params as written, what is a
+// credential written literally (not as a ${VAR} reference): the values of
+// the driver's declared secret keys and of credential-named headers in its
+// header keys, and passwords in URLs anywhere.
+func maskSecrets(params map[string]any, keys driver.ParamKeys) {
+	for _, k := range keys.Secret {
+		if v, ok := params[k].(string); ok && v != "" && !isEnvRef(v) {
+			params[k] = "[redacted]"
+		}
+	}
+	for _, k := range keys.Headers {
+		if hs, ok := params[k].(map[string]any); ok {
+			for name, v := range hs {
+				if s, _ := v.(string); httpdriver.SensitiveHeader(name) && !isEnvRef(s) {
+					hs[name] = "[redacted]"
+				}
+			}
+		}
+	}
+	eachString(params, func(s string) string { return maskURLPassword(s) })
 }
 
-// maskSecrets masks, in decoded params, what is written literally (not as
-// a ${VAR} reference) and is a credential: the values of secretKeys and of
-// sensitive headers, and passwords in URLs. Nested mappings and lists are
-// walked.
-func maskSecrets(params map[string]any) {
-	maskHeaders(params)
-	for k, v := range params {
-		switch v := v.(type) {
-		case string:
-			if secretKeys[strings.ToLower(k)] && v != "" && !isEnvRef(v) && !onlyEnvRefs(v) {
-				params[k] = "[redacted]"
+// eachString replaces every string in decoded YAML or JSON (mappings and
+// lists walked) with f of it.
+func eachString(v any, f func(string) string) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, item := range v {
+			if s, ok := item.(string); ok {
+				v[k] = f(s)
 			} else {
-				params[k] = maskURLPassword(v)
+				eachString(item, f)
 			}
-		case map[string]any:
-			maskSecrets(v)
-		case []any:
-			for _, item := range v {
-				if m, ok := item.(map[string]any); ok {
-					maskSecrets(m)
-				}
+		}
+	case []any:
+		for i, item := range v {
+			if s, ok := item.(string); ok {
+				v[i] = f(s)
+			} else {
+				eachString(item, f)
 			}
 		}
 	}
@@ -61,16 +77,23 @@ func expandNothing(s string) string {
 // maskURLPassword masks the password of a URL's user info, unless it is
 // a ${VAR} reference.
 func maskURLPassword(s string) string {
-	if !strings.Contains(s, "://") || !strings.Contains(s, "@") {
-		return s
-	}
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		return s
-	}
-	if p, ok := u.User.Password(); ok && !onlyEnvRefs(p) {
+	if p := urlPassword(s); p != "" && !onlyEnvRefs(p) {
+		u, _ := url.Parse(s)
 		u.User = url.UserPassword(u.User.Username(), "[redacted]")
 		return u.String()
 	}
 	return s
+}
+
+// urlPassword is the password in s's user info when s is a URL with one.
+func urlPassword(s string) string {
+	if !strings.Contains(s, "://") || !strings.Contains(s, "@") {
+		return ""
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return ""
+	}
+	p, _ := u.User.Password()
+	return p
 }

@@ -67,7 +67,7 @@ func TestHTTPDriverSpec(t *testing.T) {
 	if spec.target != "POST http://%5Bredacted%5D@127.0.0.1:1/x" || spec.opBytes != 5 {
 		t.Errorf("target %q, %d bytes per operation", spec.target, spec.opBytes)
 	}
-	stored := string(storedParams(ps))
+	stored := string(storedParams(ps, "http"))
 	if strings.Contains(stored, "s3cr3t") || strings.Contains(stored, "literal-key") || !strings.Contains(stored, "${TOKEN}") {
 		t.Errorf("stored params %s", stored)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perflab/perflab/internal/analysis"
 	httpdriver "github.com/perflab/perflab/internal/driver/http"
 	"github.com/perflab/perflab/internal/engine"
 	"github.com/perflab/perflab/internal/engine/pacer"
@@ -105,64 +106,47 @@ func (e *env) httpCmd(ctx context.Context, args []string) error {
 	if len(pos) != 1 {
 		return usageErrorf("perflab http needs exactly one URL, got %d arguments", len(pos))
 	}
-	pw, err := f.workload(pos[0])
+	pw, err := f.workload(pos[0], func(name string) bool { return set(fs, name) })
 	if err != nil {
 		return err
 	}
-	if err := checkSLOFlags(f.slo); err != nil {
-		return err
-	}
+	e.useScrubber(f.scrubber(pos[0]))
 	return e.execute(ctx, job{name: f.name, command: redactCommand(append([]string{"perflab", "http"}, args...)),
 		out: f.out, warmup: f.warmup, jsonOut: f.jsonOut, workloads: []plannedWorkload{pw}, slo: f.slo})
 }
 
-// workload validates every flag at once and builds the workload.
-func (f *httpFlags) workload(rawURL string) (plannedWorkload, error) {
+// workload validates every flag at once and builds the workload; given
+// tells the flags given on the command line.
+func (f *httpFlags) workload(rawURL string, given func(string) bool) (plannedWorkload, error) {
 	var problems []string
 	bad := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
-	cfg := httpdriver.Config{URL: rawURL, Method: strings.ToUpper(f.method), Header: http.Header{},
-		Timeout: f.timeout, Proto: f.proto, CAFile: f.cacert, InsecureSkipVerify: f.insecure}
-	for _, h := range f.headers {
-		k, v, ok := strings.Cut(h, ":")
-		if !ok || strings.TrimSpace(k) == "" {
-			bad("header %q: want 'Name: value'", h)
-			continue
-		}
-		v, err := expandEnv(strings.TrimSpace(v))
-		if err != nil {
-			bad("header %s: %v", strings.TrimSpace(k), err)
-		}
-		cfg.Header.Add(strings.TrimSpace(k), v)
+	cfg := httpdriver.Config{URL: rawURL, Method: strings.ToUpper(f.method), Header: f.header(bad),
+		Proto: f.proto, CAFile: f.cacert, InsecureSkipVerify: f.insecure}
+	if f.timeout > 0 { // checkTimes says what is wrong with any other
+		cfg.Timeout = f.timeout
 	}
-	switch {
-	case f.body != "" && f.bodyFile != "":
-		bad("give -d or --body-file, not both")
-	case f.bodyFile != "":
-		b, err := os.ReadFile(f.bodyFile)
-		if err != nil {
-			bad("cannot read --body-file: %v", err)
-		}
-		cfg.Body = b
-	case f.body != "":
-		cfg.Body = []byte(f.body)
-	}
+	cfg.Body = f.requestBody(bad)
 	for _, err := range cfg.Validate() {
 		bad("%v", err)
 	}
+	f.checkTimes(bad)
 	w := engine.Workload{Name: "http", Grace: f.grace}
 	desc := results.Workload{Name: "http", Driver: "http", Target: cfg.Method + " " + redactURL(rawURL),
 		Duration: f.duration, Grace: f.grace}
-	f.model(&w, &desc, bad)
-	if f.duration <= 0 {
-		bad("--duration %v must be > 0", f.duration)
+	f.model(&w, &desc, given, bad)
+	_, gateErrs := analysis.ParseGates(f.slo)
+	for _, err := range gateErrs {
+		bad("--slo: %v", err)
+	}
+	if len(problems) == 0 {
+		for _, err := range w.Validate() { // what the checks above missed, if anything
+			if !strings.Contains(err.Error(), "no driver") {
+				bad("%v", err)
+			}
+		}
 	}
 	if len(problems) > 0 {
 		return plannedWorkload{}, usageErrorf("invalid arguments:\n  %s", strings.Join(problems, "\n  "))
-	}
-	for _, err := range w.Validate() {
-		if !strings.Contains(err.Error(), "no driver") {
-			return plannedWorkload{}, usageErrorf("%v", err)
-		}
 	}
 	d, err := httpdriver.New(cfg)
 	if err != nil {
@@ -174,33 +158,142 @@ func (f *httpFlags) workload(rawURL string) (plannedWorkload, error) {
 	return plannedWorkload{eng: w, desc: desc}, nil
 }
 
+// scrubber is the scrubber of the run: the values of the environment
+// variables the headers read, the credential-named headers' values written
+// literally and the password in the URL.
+func (f *httpFlags) scrubber(rawURL string) *scrubber {
+	set := secretSet{}
+	for _, line := range f.headers {
+		k, v, _ := strings.Cut(line, ":")
+		v = strings.TrimSpace(v)
+		os.Expand(v, func(name string) string {
+			set.env(os.Getenv(name), "${"+name+"}")
+			return ""
+		})
+		if httpdriver.SensitiveHeader(k) {
+			set.literal(v)
+		}
+	}
+	set.literal(urlPassword(rawURL))
+	return set.scrubber()
+}
+
+// header is the request header of the -H flags, ${VAR} read from the
+// environment.
+func (f *httpFlags) header(bad func(string, ...any)) http.Header {
+	h := http.Header{}
+	for _, line := range f.headers {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || strings.TrimSpace(k) == "" {
+			bad("header %q: want 'Name: value'", line)
+			continue
+		}
+		v, err := expandEnv(strings.TrimSpace(v))
+		if err != nil {
+			bad("header %s: %v", strings.TrimSpace(k), err)
+		}
+		h.Add(strings.TrimSpace(k), v)
+	}
+	return h
+}
+
+// requestBody is the body of -d or --body-file.
+func (f *httpFlags) requestBody(bad func(string, ...any)) []byte {
+	switch {
+	case f.body != "" && f.bodyFile != "":
+		bad("give -d or --body-file, not both")
+	case f.bodyFile != "":
+		b, err := os.ReadFile(f.bodyFile)
+		if err != nil {
+			bad("cannot read --body-file: %v", err)
+		}
+		return b
+	case f.body != "":
+		return []byte(f.body)
+	}
+	return nil
+}
+
+// checkTimes checks the durations both models take.
+func (f *httpFlags) checkTimes(bad func(string, ...any)) {
+	if f.duration <= 0 {
+		bad("--duration %v must be > 0", f.duration)
+	}
+	if f.timeout <= 0 {
+		bad("--timeout %v must be > 0", f.timeout)
+	}
+	if f.grace < 0 {
+		bad("--grace %v must be >= 0", f.grace)
+	}
+	if f.warmup < 0 || f.duration > 0 && f.warmup >= f.duration {
+		bad("--warmup %v must be >= 0 and shorter than --duration %v", f.warmup, f.duration)
+	}
+}
+
+// openOnly are the flags of the open model alone.
+var openOnly = []string{"vus-min", "vus-max", "backlog", "dispatch-quantum"}
+
 // model sets the load model from --rate or --concurrency.
-func (f *httpFlags) model(w *engine.Workload, desc *results.Workload, bad func(string, ...any)) {
-	if f.rate != "" && f.conc > 0 {
+func (f *httpFlags) model(w *engine.Workload, desc *results.Workload, given func(string) bool, bad func(string, ...any)) {
+	conc := given("c") || given("concurrency")
+	if f.rate != "" && conc {
 		bad("give --rate (open model) or --concurrency (closed model), not both")
 		return
 	}
 	if f.rate == "" {
-		if f.conc == 0 {
+		for _, name := range openOnly {
+			if given(name) {
+				bad("--%s applies to the open model (--rate)", name)
+			}
+		}
+		if !conc {
 			f.conc = 50
+		}
+		if f.conc < 1 {
+			bad("--concurrency %d must be >= 1", f.conc)
+			return
 		}
 		w.Model, w.Conc = engine.Closed, pacer.FixedConcurrency(f.conc, f.duration)
 		desc.Model, desc.Concurrency = "closed", f.conc
 		return
 	}
 	rate, err := units.ParseRate(f.rate)
-	if err != nil || rate <= 0 {
+	if err != nil || !(rate > 0) {
 		bad("--rate %q: want a positive rate like 5000/s", f.rate)
-		return
 	}
-	w.Model, w.Rate = engine.Open, pacer.Constant(rate, f.duration)
-	w.VUsMin, w.VUsMax, w.Backlog = min(f.vusMin, f.vusMax), f.vusMax, f.backlog
+	lo, hi := f.vus(given, bad)
+	if f.backlog < 0 {
+		bad("--backlog %d must be >= 0", f.backlog)
+	}
 	if f.quantum <= 0 {
 		bad("--dispatch-quantum %v: want a positive duration like 1ms (1ns sends each arrival on its own)", f.quantum)
-		return
 	}
-	w.Quantum = f.quantum
-	desc.Model, desc.Rate, desc.VUsMin, desc.VUsMax, desc.Backlog = "open", rate, w.VUsMin, f.vusMax, f.backlog
+	w.Model, w.Rate = engine.Open, pacer.Constant(rate, f.duration)
+	w.VUsMin, w.VUsMax, w.Backlog, w.Quantum = lo, hi, f.backlog, f.quantum
+	desc.Model, desc.Rate, desc.VUsMin, desc.VUsMax, desc.Backlog = "open", rate, lo, hi, f.backlog
+}
+
+// vus are the open model's VUs, as a plan's vus: when only --vus-max is
+// given, --vus-min is 10 or --vus-max if smaller; when only --vus-min is,
+// --vus-max is 1000 or --vus-min if larger.
+func (f *httpFlags) vus(given func(string) bool, bad func(string, ...any)) (lo, hi int) {
+	lo, hi = f.vusMin, f.vusMax
+	if !given("vus-min") {
+		lo = min(lo, hi)
+	}
+	if !given("vus-max") {
+		hi = max(hi, lo)
+	}
+	if hi < 1 {
+		bad("--vus-max %d must be >= 1", hi)
+	}
+	switch {
+	case lo < 0:
+		bad("--vus-min %d must be >= 0", lo)
+	case lo > hi && hi >= 1:
+		bad("--vus-min %d is larger than --vus-max %d", lo, hi)
+	}
+	return lo, hi
 }
 
 // expandEnv replaces ${VAR} with the environment's value; an unset variable
@@ -220,22 +313,11 @@ func expandEnv(s string) (string, error) {
 	return out, nil
 }
 
-// sensitive reports whether a header's value must never be stored.
-func sensitive(name string) bool {
-	n := strings.ToLower(name)
-	for _, s := range []string{"authorization", "cookie", "key", "token", "secret", "password", "auth"} {
-		if strings.Contains(n, s) {
-			return true
-		}
-	}
-	return false
-}
-
 func redactHeaders(h http.Header) map[string]string {
 	out := map[string]string{}
 	for k, vs := range h {
 		v := strings.Join(vs, ", ")
-		if sensitive(k) {
+		if httpdriver.SensitiveHeader(k) {
 			v = "[redacted]"
 		}
 		out[k] = v
@@ -259,12 +341,12 @@ func redactCommand(args []string) string {
 	for i, a := range args {
 		out[i] = redactURL(a)
 		if i > 0 && (args[i-1] == "-H" || args[i-1] == "--H") {
-			if k, v, ok := strings.Cut(a, ":"); ok && sensitive(k) && !isEnvRef(strings.TrimSpace(v)) {
+			if k, v, ok := strings.Cut(a, ":"); ok && httpdriver.SensitiveHeader(k) && !isEnvRef(strings.TrimSpace(v)) {
 				out[i] = k + ": [redacted]"
 			}
 		}
 		if strings.HasPrefix(a, "-H=") || strings.HasPrefix(a, "--H=") {
-			if k, _, ok := strings.Cut(a, ":"); ok && sensitive(k) {
+			if k, _, ok := strings.Cut(a, ":"); ok && httpdriver.SensitiveHeader(k) {
 				out[i] = k + ": [redacted]"
 			}
 		}

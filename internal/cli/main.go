@@ -33,7 +33,8 @@ const (
 type env struct {
 	stdout io.Writer
 	stderr io.Writer
-	tty    bool // stderr is a terminal: progress is drawn in place
+	tty    bool      // stderr is a terminal: progress is drawn in place
+	scrub  *scrubber // the run's, once known (useScrubber); nil scrubs nothing
 	// intervals, when set, is where a run writes its intervals instead of
 	// its store: tests put a failing writer there.
 	intervals func(*results.Run) intervalWriter

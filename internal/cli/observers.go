@@ -33,9 +33,9 @@ type sampling struct {
 
 // startSampling records comps as the components of cell and samples them
 // every interval. Sample write errors go to sink; sampling errors are
-// warnings, shown and kept as events, with redact applied.
+// warnings, shown and kept as events.
 func (e *env) startSampling(store *results.Run, cell int, interval time.Duration, comps []observed,
-	sink *storeSink, redact func(string) string) (*sampling, error) {
+	sink *storeSink) (*sampling, error) {
 	sources := map[string][]observe.Source{}
 	for _, o := range comps {
 		if err := store.AddComponent(o.comp); err != nil {
@@ -58,7 +58,7 @@ func (e *env) startSampling(store *results.Run, cell int, interval time.Duration
 			}
 		},
 		OnError: func(name string, err error) {
-			msg := redact(fmt.Sprintf("cannot sample %s: %v", name, err))
+			msg := fmt.Sprintf("cannot sample %s: %v", name, err)
 			fmt.Fprintf(e.stderr, "perflab: warning: %s\n", msg)
 			_ = store.AddEvent(results.Event{Kind: "error", Message: msg})
 		},

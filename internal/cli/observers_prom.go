@@ -248,7 +248,6 @@ func (ps *promSampling) warnPhase(component, profile string, warns []string) {
 	}
 	rows := make([]results.PhaseWarning, len(warns))
 	for i, w := range warns {
-		w = ps.r.p.Redact(w)
 		rows[i] = results.PhaseWarning{Cell: ps.cell, Profile: profile, Component: component, Message: w}
 		fmt.Fprintf(ps.r.e.stderr, "perflab: warning: %s, profile %s: %s\n", component, profile, w)
 	}
@@ -271,10 +270,9 @@ func componentKind(rc *running) string {
 	return results.KindAttach
 }
 
-// note and warn keep a message of the plan run as an event, redacted, and
-// show it on stderr.
+// note and warn keep a message of the plan run as an event and show it on
+// stderr (the store and the terminal scrub it).
 func (r *planRun) note(msg string) {
-	msg = r.p.Redact(msg)
 	fmt.Fprintf(r.e.stderr, "perflab: %s\n", msg)
 	if err := r.store.AddEvent(results.Event{Kind: "note", Message: msg}); err != nil {
 		r.sink.fail(err)
@@ -282,7 +280,6 @@ func (r *planRun) note(msg string) {
 }
 
 func (r *planRun) warn(msg string) {
-	msg = r.p.Redact(msg)
 	fmt.Fprintf(r.e.stderr, "perflab: warning: %s\n", msg)
 	if err := r.store.AddEvent(results.Event{Kind: "error", Message: msg}); err != nil {
 		r.sink.fail(err)

@@ -48,7 +48,7 @@ func (r *planRun) runPhase(ctx context.Context, c plan.Cell, pp phasePlan) (stri
 	if sums != nil { // the load ran
 		r.readBack(ctx, ws, state)
 	}
-	r.endPhase(c, pr, start, sums, state, r.p.Redact(msg))
+	r.endPhase(c, pr, start, sums, state, msg)
 	return state, msg
 }
 
@@ -70,7 +70,6 @@ func (r *planRun) runWorkloads(ctx context.Context, pr plan.Profile, ws []phaseW
 	}
 	r.progress.Begin(pr.Name, pr.Duration, rate)
 	sink := engine.SinkFunc(func(name string, iv *stats.Interval) {
-		redactInterval(iv, r.p.Redact, len(r.p.Secrets()) > 0)
 		r.sink.Interval(name, iv)
 		r.progress.Interval(name, iv)
 	})
@@ -142,23 +141,6 @@ func phaseWindow(start time.Time, warmup time.Duration, sums []engine.Summary) (
 		w.Rule = fmt.Sprintf("warm-up of %v set by the plan, to the end of the load", warmup)
 	}
 	return w, true
-}
-
-// redactInterval replaces secrets in an interval's operation names and
-// error messages before it is stored; on is false when the plan has none.
-func redactInterval(iv *stats.Interval, redact func(string) string, on bool) {
-	if !on {
-		return
-	}
-	for name, op := range iv.Ops {
-		for i, s := range op.Samples {
-			op.Samples[i] = redact(s)
-		}
-		if clean := redact(name); clean != name {
-			delete(iv.Ops, name)
-			iv.Ops[clean] = op
-		}
-	}
 }
 
 // plural is "1 workload", "2 workloads".

@@ -150,7 +150,7 @@ func checkPlan(p *plan.Plan, b plan.Builtins) []error {
 			if comp.Run == nil {
 				continue
 			}
-			for _, e := range componentSpec(comp, "").Validate() {
+			for _, e := range componentSpec(comp, "", nil).Validate() {
 				add(c.Name, errorAt(p.File, comp.Pos("run"), "component %s: %v", comp.Name, e))
 			}
 		}
@@ -169,8 +169,8 @@ func checkPlan(p *plan.Plan, b plan.Builtins) []error {
 // driverOf is the factory of w's driver; an unknown driver is a problem
 // at its position.
 func driverOf(p *plan.Plan, w plan.Workload) (driverFactory, error) {
-	if f, ok := drivers[w.Driver]; ok {
-		return f, nil
+	if d, ok := drivers[w.Driver]; ok {
+		return d.factory(), nil
 	}
 	return nil, errorAt(p.File, w.Pos("driver"), "unknown driver %q; perflab has %s", w.Driver, driverNames())
 }
@@ -227,7 +227,7 @@ func prepareWorkload(p *plan.Plan, c plan.Cell, pr plan.Profile, w plan.Workload
 	}
 	pw := phaseWorkload{spec: spec, eng: engine.Workload{Name: name}, plan: w, length: pr.Duration,
 		desc: results.Workload{Name: name, Short: w.Name, Cell: c.Index, Profile: pr.Name, Driver: w.Driver,
-			Target: p.Redact(spec.target), Params: storedParams(w.Params)}}
+			Target: spec.target, Params: storedParams(w.Params, w.Driver)}}
 	sw, opBytes, err := provisional(w, spec)
 	if err != nil {
 		return phaseWorkload{}, []error{at("", "%v", err)}
@@ -301,9 +301,12 @@ func storedStages(start float64, st []pacer.Stage) json.RawMessage {
 }
 
 // componentSpec is how the target package starts a component of the plan.
-func componentSpec(c plan.Component, logDir string) target.Spec {
+func componentSpec(c plan.Component, logDir string, scrub *scrubber) target.Spec {
 	r := c.Run
 	s := target.Spec{Name: c.Name, Command: r.Command, Args: r.Args, Dir: r.Dir, StopGrace: r.StopGrace, LogDir: logDir}
+	if scrub != nil {
+		s.Scrub = scrub.String
+	}
 	if s.StopGrace == 0 { // the plan's 0 means at once; the target's zero means its default
 		s.StopGrace = time.Nanosecond
 	}

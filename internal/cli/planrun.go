@@ -56,7 +56,8 @@ func (e *env) runPlan(ctx context.Context, args []string) error {
 	if problems := checkPlan(p, b); len(problems) > 0 {
 		return invalidPlan(problems)
 	}
-	return e.executePlan(ctx, p, b, *out, *jsonOut, p.Redact(shellJoin(append([]string{"perflab", "run"}, args...))), slo)
+	e.useScrubber(planScrubber(p))
+	return e.executePlan(ctx, p, b, *out, *jsonOut, shellJoin(append([]string{"perflab", "run"}, args...)), slo)
 }
 
 // executePlan creates the run directory and runs every cell; slo are the

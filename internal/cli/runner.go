@@ -43,7 +43,11 @@ type plannedWorkload struct {
 func (e *env) createRun(out string, meta results.Meta) (*results.Run, error) {
 	meta.Tool, meta.Started, meta.GoMaxProcs = "perflab "+Version, time.Now(), runtime.GOMAXPROCS(0)
 	meta.Host, _ = os.Hostname()
-	store, err := results.Create(out, meta)
+	var scrub func(string) string
+	if e.scrub != nil {
+		scrub = e.scrub.String
+	}
+	store, err := results.CreateScrubbed(out, meta, scrub)
 	if err != nil {
 		return nil, &runError{err: err, hint: "check that --out names a writable directory", code: ExitFailed}
 	}
@@ -64,7 +68,7 @@ func (e *env) execute(ctx context.Context, j job) error {
 	sink, stop := e.newStoreSink(store, stop)
 	stopSampling := func() {}
 	if len(j.observed) > 0 {
-		sm, err := e.startSampling(store, 0, j.sampleEvery, append(j.observed, generator(0)), sink, func(s string) string { return s })
+		sm, err := e.startSampling(store, 0, j.sampleEvery, append(j.observed, generator(0)), sink)
 		if err != nil {
 			sink.fail(err)
 		} else {

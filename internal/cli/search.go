@@ -73,7 +73,8 @@ func (e *env) search(ctx context.Context, args []string) error {
 		fmt.Fprintf(e.stderr, "perflab: note: perflab search runs each step once; the plan's repeat: %d is for perflab run\n", cfg.p.Repeat)
 		cfg.p.Repeat = 1
 	}
-	cfg.command = cfg.p.Redact(shellJoin(append([]string{"perflab", "search"}, args...)))
+	e.useScrubber(planScrubber(cfg.p))
+	cfg.command = shellJoin(append([]string{"perflab", "search"}, args...))
 	return e.runSearch(ctx, cfg)
 }
 

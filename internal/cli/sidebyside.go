@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"slices"
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/report"
@@ -166,7 +165,7 @@ func paramNotes(a, b results.Workload) []string {
 	pa, pb := paramMap(a.Params), paramMap(b.Params)
 	var out []string
 	for _, k := range unionKeys(pa, pb) {
-		if slices.Contains(placeParams[a.Driver], k) || reflect.DeepEqual(pa[k], pb[k]) {
+		if isPlace(a.Driver, k) || reflect.DeepEqual(pa[k], pb[k]) {
 			continue
 		}
 		out = append(out, fmt.Sprintf("the workloads' param %s differs: %s for %s, %s for %s",

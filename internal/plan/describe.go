@@ -6,7 +6,6 @@ import (
 	"math"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/perflab/perflab/internal/units"
@@ -268,7 +267,7 @@ func formatBytes(b float64) string {
 
 // Secrets returns every non-empty value of an environment variable the plan
 // references, longest first, so that callers can scrub them from anything
-// they write. See also Redact.
+// they write. See also SecretRefs.
 func (p *Plan) Secrets() []string {
 	if p.env == nil {
 		return nil
@@ -290,11 +289,19 @@ func (p *Plan) Secrets() []string {
 	return out
 }
 
-// Redact replaces every secret in s with the reference it came from, such
-// as ${TOKEN}.
-func (p *Plan) Redact(s string) string {
+// SecretRef is the value of an environment variable a plan references and
+// the reference it came from, such as ${TOKEN}.
+type SecretRef struct {
+	Value, Ref string
+}
+
+// SecretRefs returns a SecretRef for every value of Secrets, in its order
+// (longest first): what a writer replaces, in anything it writes, by the
+// reference. A value read from several variables is named after the first
+// in name order.
+func (p *Plan) SecretRefs() []SecretRef {
 	if p.env == nil {
-		return s
+		return nil
 	}
 	names := map[string]string{} // value → first name, in name order
 	keys := make([]string, 0, len(p.env.values))
@@ -307,9 +314,9 @@ func (p *Plan) Redact(s string) string {
 			names[v] = k
 		}
 	}
-	var pairs []string
-	for _, secret := range p.Secrets() { // longest first, so the longest match wins
-		pairs = append(pairs, secret, "${"+names[secret]+"}")
+	var out []SecretRef
+	for _, secret := range p.Secrets() {
+		out = append(out, SecretRef{Value: secret, Ref: "${" + names[secret] + "}"})
 	}
-	return strings.NewReplacer(pairs...).Replace(s)
+	return out
 }

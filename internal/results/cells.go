@@ -49,13 +49,13 @@ func (r *Run) AddCell(c Cell) error {
 	defer r.mu.Unlock()
 	err := r.inTx(func(tx *sql.Tx) error {
 		_, err := tx.Exec(`INSERT INTO cells (idx, name, state, message, started_ns, ended_ns) VALUES (?, ?, ?, ?, ?, ?)`,
-			c.Index, c.Name, c.State, c.Message, c.Started.UnixNano(), nullTime(c.Ended))
+			c.Index, r.text(c.Name), c.State, r.text(c.Message), c.Started.UnixNano(), nullTime(c.Ended))
 		if err != nil {
 			return err
 		}
 		for i, v := range c.Vars {
 			if _, err := tx.Exec(`INSERT INTO cell_vars (cell, pos, name, value) VALUES (?, ?, ?, ?)`,
-				c.Index, i, v.Name, v.Value); err != nil {
+				c.Index, i, v.Name, r.text(v.Value)); err != nil {
 				return fmt.Errorf("variable %q: %w", v.Name, err)
 			}
 		}
@@ -81,7 +81,7 @@ func (r *Run) EndCell(index int, state, message string, ended time.Time) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	res, err := r.db.Exec(`UPDATE cells SET state = ?, message = ?, ended_ns = ? WHERE idx = ?`,
-		state, message, ended.UnixNano(), index)
+		state, r.text(message), ended.UnixNano(), index)
 	if err == nil {
 		err = oneRow(res, "no such cell")
 	}
@@ -178,7 +178,7 @@ func (r *Run) AddPhase(p Phase) error {
 	_, err := r.db.Exec(`INSERT INTO phases (cell, profile, start_ns, warmup_ns, load_end_ns,
 		window_start_ns, window_end_ns, window_rule, state, message) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		p.Cell, p.Profile, p.Start.UnixNano(), int64(p.Warmup), nullTime(p.LoadEnd),
-		nullTime(p.WindowStart), nullTime(p.WindowEnd), p.WindowRule, p.State, p.Message)
+		nullTime(p.WindowStart), nullTime(p.WindowEnd), r.text(p.WindowRule), p.State, r.text(p.Message))
 	if err != nil {
 		return fmt.Errorf("cannot %s: %w", what, err)
 	}
@@ -199,7 +199,7 @@ func (r *Run) EndPhase(p Phase) error {
 	defer r.mu.Unlock()
 	res, err := r.db.Exec(`UPDATE phases SET load_end_ns = ?, window_start_ns = ?, window_end_ns = ?,
 		window_rule = ?, state = ?, message = ? WHERE cell = ? AND profile = ?`,
-		nullTime(p.LoadEnd), nullTime(p.WindowStart), nullTime(p.WindowEnd), p.WindowRule, p.State, p.Message,
+		nullTime(p.LoadEnd), nullTime(p.WindowStart), nullTime(p.WindowEnd), r.text(p.WindowRule), p.State, r.text(p.Message),
 		p.Cell, p.Profile)
 	if err == nil {
 		err = oneRow(res, "no such phase")

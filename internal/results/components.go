@@ -53,13 +53,13 @@ func (r *Run) AddComponent(c Component) error {
 		if err != nil {
 			return fmt.Errorf("cannot %s: %w", what, err)
 		}
-		dirs = string(b)
+		dirs = r.text(string(b))
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	res, err := r.db.Exec(`INSERT INTO components (cell, name, group_name, kind, pid, metrics_url, data_dirs,
 		exited_ns, exit_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		c.Cell, c.Name, c.Group, c.Kind, c.PID, c.MetricsURL, dirs, nullTime(c.Exited), c.ExitText)
+		c.Cell, c.Name, c.Group, c.Kind, c.PID, r.text(c.MetricsURL), dirs, nullTime(c.Exited), r.text(c.ExitText))
 	if err != nil {
 		return fmt.Errorf("cannot %s: %w", what, err)
 	}
@@ -98,7 +98,7 @@ func (r *Run) ComponentExited(cell int, name string, at time.Time, text string) 
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	res, err := r.db.Exec(`UPDATE components SET exited_ns = ?, exit_text = ? WHERE cell = ? AND name = ?`,
-		at.UnixNano(), text, cell, name)
+		at.UnixNano(), r.text(text), cell, name)
 	if err == nil {
 		err = oneRow(res, "no such component")
 	}

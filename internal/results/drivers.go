@@ -70,7 +70,7 @@ type Check struct {
 // has.
 func (r *Run) AddFacts(workload string, facts []Fact) error {
 	return r.addRows("facts of workload "+workload, workload, len(facts), func(tx *sql.Tx, id int64, i int) error {
-		_, err := tx.Exec(`INSERT INTO facts (workload_id, name, value) VALUES (?, ?, ?)`, id, facts[i].Name, facts[i].Value)
+		_, err := tx.Exec(`INSERT INTO facts (workload_id, name, value) VALUES (?, ?, ?)`, id, r.text(facts[i].Name), r.text(facts[i].Value))
 		return err
 	})
 }
@@ -88,7 +88,7 @@ func (r *Run) AddChecks(workload string, checks []Check) error {
 		c := checks[i]
 		_, err := tx.Exec(`INSERT INTO checks (workload_id, name, expected, found, unit, lost, note, state, late, late_by_ns, reason)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			id, c.Name, c.Expected, c.Found, c.Unit, c.Lost, c.Note, c.State, c.Late, int64(c.LateBy), c.Reason)
+			id, r.text(c.Name), c.Expected, c.Found, r.text(c.Unit), c.Lost, r.text(c.Note), c.State, c.Late, int64(c.LateBy), r.text(c.Reason))
 		return err
 	})
 }

@@ -34,7 +34,7 @@ func (r *Run) EndWorkload(name string, e WorkloadEnd) error {
 		dropped, max_vus, interrupted, window_start_ns, window_end_ns, window_rule)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		id, e.Start.UnixNano(), e.LoadEnd.UnixNano(), e.End.UnixNano(), int64(e.Scheduled), int64(e.Dropped),
-		e.MaxVUs, e.Interrupted, e.WindowStart.UnixNano(), e.WindowEnd.UnixNano(), e.WindowRule)
+		e.MaxVUs, e.Interrupted, e.WindowStart.UnixNano(), e.WindowEnd.UnixNano(), r.text(e.WindowRule))
 	if err != nil {
 		return fmt.Errorf("cannot end workload %q: %w", name, err)
 	}

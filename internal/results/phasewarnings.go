@@ -38,7 +38,7 @@ func (r *Run) AddPhaseWarnings(ws []PhaseWarning) error {
 	err := r.inTx(func(tx *sql.Tx) error {
 		for _, w := range ws {
 			if _, err := tx.Exec(`INSERT INTO phase_warnings (cell, profile, component, message) VALUES (?, ?, ?, ?)`,
-				w.Cell, w.Profile, w.Component, w.Message); err != nil {
+				w.Cell, w.Profile, w.Component, r.text(w.Message)); err != nil {
 				return err
 			}
 		}

@@ -123,6 +123,17 @@ type Run struct {
 	// lastTick is components.id → t_ns of its last sample written through
 	// this handle; guarded by mu.
 	lastTick map[int64]int64
+	// scrub is applied to every text the run stores; nil stores text as
+	// given. See CreateScrubbed.
+	scrub func(string) string
+}
+
+// text is s as stored: scrubbed.
+func (r *Run) text(s string) string {
+	if r.scrub == nil {
+		return s
+	}
+	return r.scrub(s)
 }
 
 func newRun(dir string, db *sql.DB, version int) *Run {
@@ -169,8 +180,28 @@ func sanitise(name string) string {
 // meta.Started) with "-2", "-3", … appended if that exists, and creates its
 // database with meta and state "running". A zero meta.Started means now.
 func Create(parent string, meta Meta) (*Run, error) {
+	return CreateScrubbed(parent, meta, nil)
+}
+
+// CreateScrubbed is Create with scrub applied to every text the run
+// stores, meta's included: messages, error samples, operation names,
+// facts, checks, targets, params, cell names and variables, component
+// exit texts and metrics URLs, window rules. It is where a caller removes
+// secrets before anything reaches the disk; scrub must be safe for
+// concurrent use. Workload, profile and component names, which other
+// calls refer to, and histograms are stored as given.
+func CreateScrubbed(parent string, meta Meta, scrub func(string) string) (*Run, error) {
 	if meta.Started.IsZero() {
 		meta.Started = time.Now()
+	}
+	run := &Run{scrub: scrub}
+	meta.Name, meta.Command = run.text(meta.Name), run.text(meta.Command)
+	if meta.Extra != nil {
+		extra := make(map[string]string, len(meta.Extra))
+		for k, v := range meta.Extra {
+			extra[k] = run.text(v)
+		}
+		meta.Extra = extra
 	}
 	dir, err := makeRunDir(parent, DirName(meta.Name, meta.Started))
 	if err != nil {
@@ -187,7 +218,9 @@ func Create(parent string, meta Meta) (*Run, error) {
 		_ = os.RemoveAll(dir) // we made it a moment ago; nothing else is in it
 		return nil, fmt.Errorf("cannot create run in %s: %w", dir, err)
 	}
-	return newRun(dir, db, SchemaVersion), nil
+	r := newRun(dir, db, SchemaVersion)
+	r.scrub = scrub
+	return r, nil
 }
 
 func makeRunDir(parent, base string) (string, error) {
@@ -308,7 +341,7 @@ func (r *Run) Finish(s Status) error {
 	}
 	update := func() error {
 		_, err := conn.ExecContext(ctx, `UPDATE status SET state = ?, ended_ns = ?, message = ?, exit_code = ? WHERE id = 1`,
-			s.State, s.Ended.UnixNano(), s.Message, s.ExitCode)
+			s.State, s.Ended.UnixNano(), r.text(s.Message), s.ExitCode)
 		return err
 	}
 	if err := update(); err != nil {

@@ -24,8 +24,8 @@ func (r *Run) AddWorkload(w Workload) error {
 	res, err := r.db.Exec(`INSERT INTO workloads (name, driver, model, target, rate, stages,
 		vus_min, vus_max, backlog, concurrency, duration_ns, grace_ns, params, cell, profile, short)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		w.Name, w.Driver, w.Model, w.Target, w.Rate, jsonText(w.Stages),
-		w.VUsMin, w.VUsMax, w.Backlog, w.Concurrency, int64(w.Duration), int64(w.Grace), jsonText(w.Params),
+		w.Name, w.Driver, w.Model, r.text(w.Target), w.Rate, jsonText(w.Stages),
+		w.VUsMin, w.VUsMax, w.Backlog, w.Concurrency, int64(w.Duration), int64(w.Grace), r.jsonText(w.Params),
 		w.Cell, w.Profile, w.Short)
 	if err != nil {
 		return fmt.Errorf("cannot add workload %q: %w", w.Name, err)
@@ -61,6 +61,18 @@ func checkWorkload(w Workload) error {
 func jsonText(m json.RawMessage) any {
 	if len(m) == 0 {
 		return nil
+	}
+	return string(m)
+}
+
+// jsonText is raw JSON as a column value, scrubbed, or as given if
+// scrubbing broke it (a secret inside an escape sequence).
+func (r *Run) jsonText(m json.RawMessage) any {
+	if len(m) == 0 {
+		return nil
+	}
+	if s := r.text(string(m)); json.Valid([]byte(s)) {
+		return s
 	}
 	return string(m)
 }
@@ -124,7 +136,7 @@ func (r *Run) WriteInterval(workload string, iv *stats.Interval) error {
 	if err != nil {
 		return fmt.Errorf("cannot write interval %d of %q: lag: %w", iv.Index, workload, err)
 	}
-	ops, err := encodeOps(iv)
+	ops, err := encodeOps(r.scrubbed(iv)) // the error samples and names are in ops
 	if err != nil {
 		return fmt.Errorf("cannot write interval %d of %q: %w", iv.Index, workload, err)
 	}
@@ -179,6 +191,24 @@ func insertInterval(tx *sql.Tx, id int64, iv *stats.Interval, lag sql.NullString
 	return insertExtras(tx, id, iv.Index, ops)
 }
 
+// scrubbed is iv with its operations' names and error samples scrubbed,
+// iv itself unchanged (its histograms are shared).
+func (r *Run) scrubbed(iv *stats.Interval) *stats.Interval {
+	if r.scrub == nil {
+		return iv
+	}
+	out := *iv
+	out.Ops = make(map[string]*stats.OpStats, len(iv.Ops))
+	for name, st := range iv.Ops {
+		c := *st
+		for i, sample := range c.Samples {
+			c.Samples[i] = r.text(sample)
+		}
+		out.Ops[r.text(name)] = &c
+	}
+	return &out
+}
+
 // AddEvent records an event. A zero e.Time means now.
 func (r *Run) AddEvent(e Event) error {
 	if e.Kind == "" {
@@ -190,7 +220,7 @@ func (r *Run) AddEvent(e Event) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	_, err := r.db.Exec(`INSERT INTO events (time_ns, kind, message) VALUES (?, ?, ?)`,
-		e.Time.UnixNano(), e.Kind, e.Message)
+		e.Time.UnixNano(), e.Kind, r.text(e.Message))
 	if err != nil {
 		return fmt.Errorf("cannot add event %q: %w", e.Kind, err)
 	}

@@ -16,6 +16,9 @@ const (
 	// maxLineBytes caps one remembered line; longer lines are cut (the log
 	// file keeps them whole).
 	maxLineBytes = 2048
+	// maxPending caps an unfinished line held back to be scrubbed whole;
+	// a longer one is scrubbed and written in pieces.
+	maxPending = 64 << 10
 )
 
 // ring keeps the last lines written by a component, stdout and stderr
@@ -62,6 +65,7 @@ func (r *ring) last(n int) []string {
 // most maxLineBytes of an unfinished line.
 type lineSplitter struct {
 	ring    *ring
+	scrub   func(string) string // nil: lines as they are
 	partial []byte
 	cut     bool
 }
@@ -88,6 +92,9 @@ func (s *lineSplitter) write(p []byte) {
 // flush emits the unfinished line.
 func (s *lineSplitter) flush() {
 	line := string(bytes.TrimSuffix(s.partial, []byte("\r")))
+	if s.scrub != nil {
+		line = s.scrub(line)
+	}
 	if s.cut {
 		line += " …"
 	}
@@ -99,10 +106,32 @@ func (s *lineSplitter) flush() {
 // ring. It always drains the pipe, even when the file cannot be written, so
 // the component never blocks on a full pipe.
 type stream struct {
-	r    *os.File // read end of the pipe
-	file *os.File // log file, nil when the spec has no LogDir
-	err  error    // first write error, read after done
-	done chan struct{}
+	r       *os.File            // read end of the pipe
+	file    *os.File            // log file, nil when the spec has no LogDir
+	scrub   func(string) string // Spec.Scrub
+	pending []byte              // with scrub, the unfinished line not yet written
+	err     error               // first write error, read after done
+	done    chan struct{}
+}
+
+// write writes p to the log file: as it is, or with scrub set, whole
+// lines scrubbed, the unfinished last one held back (up to maxPending).
+func (st *stream) write(p []byte) error {
+	if st.scrub == nil {
+		_, err := st.file.Write(p)
+		return err
+	}
+	st.pending = append(st.pending, p...)
+	end := bytes.LastIndexByte(st.pending, '\n') + 1
+	if end == 0 && len(st.pending) < maxPending {
+		return nil
+	}
+	if end == 0 {
+		end = len(st.pending)
+	}
+	_, err := st.file.WriteString(st.scrub(string(st.pending[:end])))
+	st.pending = append(st.pending[:0], st.pending[end:]...)
+	return err
 }
 
 func (st *stream) copy(split *lineSplitter) {
@@ -113,7 +142,7 @@ func (st *stream) copy(split *lineSplitter) {
 		n, rerr := st.r.Read(buf)
 		if n > 0 {
 			if st.file != nil && st.err == nil {
-				_, st.err = st.file.Write(buf[:n])
+				st.err = st.write(buf[:n])
 			}
 			split.write(buf[:n])
 		}
@@ -128,6 +157,9 @@ func (st *stream) copy(split *lineSplitter) {
 		split.flush()
 	}
 	if st.file != nil {
+		if len(st.pending) > 0 && st.err == nil {
+			_, st.err = st.file.WriteString(st.scrub(string(st.pending)))
+		}
 		if err := st.file.Close(); err != nil && st.err == nil {
 			st.err = err
 		}
@@ -155,7 +187,7 @@ func openStreams(s Spec) ([2]*stream, [2]*os.File, error) {
 		}
 	}
 	for i, suffix := range []string{".stdout.log", ".stderr.log"} {
-		st := &stream{done: make(chan struct{})}
+		st := &stream{scrub: s.Scrub, done: make(chan struct{})}
 		streams[i] = st
 		var err error
 		if s.LogDir != "" {

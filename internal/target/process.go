@@ -88,7 +88,7 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 	}
 	p.pid = cmd.Process.Pid
 	for _, st := range streams {
-		go st.copy(&lineSplitter{ring: p.logs})
+		go st.copy(&lineSplitter{ring: p.logs, scrub: s.Scrub})
 	}
 	go func() {
 		<-streams[0].done

@@ -52,6 +52,11 @@ type Spec struct {
 	// LogDir receives <Name>.stdout.log and <Name>.stderr.log, created or
 	// appended to. Empty keeps only the in-memory tail.
 	LogDir string
+	// Scrub, when set, is applied to the output before it is written to
+	// the log files or kept in the tail, whole lines at a time: where the
+	// caller removes secrets the component prints. It must be safe for
+	// concurrent use.
+	Scrub func(string) string
 }
 
 // Probe tells when a component is ready. At most one of HTTP and TCP is set.

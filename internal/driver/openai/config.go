@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/net/http/httpguts"
+
+	"github.com/perflab/perflab/internal/driver"
 )
 
 // The endpoints Config.Endpoint names.
@@ -53,6 +55,16 @@ type Config struct {
 	Timeout time.Duration     `yaml:"timeout"` // whole request, answer included; 0 means DefaultTimeout
 	Headers map[string]string `yaml:"headers"` // extra request headers, e.g. a gateway's key; values never shown
 	Name    string            `yaml:"name"`    // operation name; default the endpoint ("chat", ...)
+}
+
+// ParamKeys declares which params say where the API is (url and the
+// credentials) and which hold credentials.
+func (Config) ParamKeys() driver.ParamKeys {
+	return driver.ParamKeys{
+		Place:   []string{"url", "api_key", "headers"},
+		Secret:  []string{"api_key"},
+		Headers: []string{"headers"},
+	}
 }
 
 // withDefaults fills in every default in one place.

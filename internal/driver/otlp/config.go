@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 
+	"github.com/perflab/perflab/internal/driver"
 	httpdriver "github.com/perflab/perflab/internal/driver/http"
 )
 
@@ -120,6 +121,16 @@ type SearchParams struct {
 	Operation string        `yaml:"operation"`
 	Limit     int           `yaml:"limit"`    // traces per search; default 20
 	Lookback  time.Duration `yaml:"lookback"` // searched time range ending now; default 15m
+}
+
+// ParamKeys declares which params say where the system is (its ingest
+// endpoint and query API, TLS trust, headers such as a tenant's) and which
+// hold credentials (credential-named headers).
+func (Config) ParamKeys() driver.ParamKeys {
+	return driver.ParamKeys{
+		Place:   []string{"endpoint", "query_url", "query_api", "ca_file", "insecure", "headers"},
+		Headers: []string{"headers"},
+	}
 }
 
 // withDefaults fills in every default in one place.

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 
+	"github.com/perflab/perflab/internal/driver"
 	httpdriver "github.com/perflab/perflab/internal/driver/http"
 )
 
@@ -59,6 +60,16 @@ func (c Config) withDefaults() Config {
 		c.Timeout = DefaultTimeout
 	}
 	return c
+}
+
+// ParamKeys declares which params say where the system is (its API and
+// headers such as a tenant's) and which hold credentials (credential-named
+// headers).
+func (Config) ParamKeys() driver.ParamKeys {
+	return driver.ParamKeys{
+		Place:   []string{"url", "headers"},
+		Headers: []string{"headers"},
+	}
 }
 
 // withDefaults fills in a query's defaults; i is its place in the list.

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 
+	"github.com/perflab/perflab/internal/driver"
 	httpdriver "github.com/perflab/perflab/internal/driver/http"
 )
 
@@ -62,6 +63,16 @@ type Config struct {
 	Retries      int           `yaml:"retries"`       // resend a batch answered 5xx or 429, or not sent for a connect error, up to this many times
 	RetryBackoff time.Duration `yaml:"retry_backoff"` // wait before the first retry, doubled for each next one, at most 5 s
 	Version      int           `yaml:"version"`       // remote write protocol version; only 1 so far
+}
+
+// ParamKeys declares which params say where the system is (the write
+// endpoint, the API read back from, headers such as a tenant's) and which
+// hold credentials (credential-named headers).
+func (Config) ParamKeys() driver.ParamKeys {
+	return driver.ParamKeys{
+		Place:   []string{"url", "query_url", "headers"},
+		Headers: []string{"headers"},
+	}
 }
 
 // withDefaults fills in every default in one place.

@@ -11,6 +11,7 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/s3utils"
 
+	"github.com/perflab/perflab/internal/driver"
 	httpdriver "github.com/perflab/perflab/internal/driver/http"
 	"github.com/perflab/perflab/internal/units"
 )
@@ -87,6 +88,19 @@ type Config struct {
 	Seed               uint64 `yaml:"seed"`                // seeds each VU's choices: same seed and VU, same sequence
 	SignPayload        bool   `yaml:"sign_payload"`        // plain http: sign PUT bodies chunk by chunk instead of UNSIGNED-PAYLOAD
 	PrepareConcurrency int    `yaml:"prepare_concurrency"` // parallel uploads in Prepare, deletes in Cleanup; default DefaultPrepareConcurrency
+}
+
+// ParamKeys declares which params say where the objects are (endpoint,
+// bucket and its set-up, region, addressing, TLS trust, credentials) and
+// which hold credentials, with the environment variables read for them
+// when the params give none.
+func (Config) ParamKeys() driver.ParamKeys {
+	return driver.ParamKeys{
+		Place: []string{"endpoint", "bucket", "create_bucket", "key_prefix", "region", "path_style", "ca_file", "insecure",
+			"access_key", "secret_key", "session_token"},
+		Secret:    []string{"access_key", "secret_key", "session_token"},
+		SecretEnv: []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"},
+	}
 }
 
 // spec is a Config parsed and defaulted: what New builds from.
