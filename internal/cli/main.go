@@ -14,6 +14,8 @@ import (
 	"syscall"
 
 	"golang.org/x/term"
+
+	"github.com/perflab/perflab/internal/target"
 )
 
 // Version is perflab's version, printed by `perflab version` and stored in runs.
@@ -63,6 +65,13 @@ Usage:
 // Main runs perflab with args (without the program name) and returns the
 // process exit code.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == target.SupervisorArg { // perflab run again by target.Start
+		code, err := target.Supervise()
+		if err != nil {
+			fmt.Fprintf(stderr, "perflab: %v\n", err)
+		}
+		return code
+	}
 	e := &env{stdout: stdout, stderr: stderr}
 	if f, ok := stderr.(*os.File); ok {
 		e.tty = term.IsTerminal(int(f.Fd()))
