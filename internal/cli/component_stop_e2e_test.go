@@ -57,6 +57,67 @@ profiles:
 	}
 }
 
+// TestRunPlanRecordsKilledComponent: a component that ignores SIGTERM is
+// killed when its stop grace ends; the run records it, perflab warns, and
+// report.md, report.html and summary.json say so.
+func TestRunPlanRecordsKilledComponent(t *testing.T) {
+	port := testutil.FreePort(t)
+	// The shell ignores SIGTERM before it starts the server, whose readiness
+	// so shows that the trap is set; after the server's exit on SIGTERM the
+	// shell goes on with a sleep that ignores it too.
+	path := writePlan(t, fmt.Sprintf(`
+name: stubborn
+components:
+  - name: stubborn
+    run:
+      command: sh
+      args: [-c, 'trap "" TERM; "$0" target http --addr 127.0.0.1:%[1]d; sleep 300', "{{perflab}}"]
+      ready: {http: "http://127.0.0.1:%[1]d/health"}
+      stop_grace: 300ms
+profiles:
+  - name: load
+    duration: 1s
+    workloads:
+      - {name: get, driver: http, rate: 20/s, params: {url: "http://127.0.0.1:%[1]d/"}}
+`, port))
+	r := run(t, "run", path, "--out", t.TempDir())
+	how := "still running 300ms after SIGTERM (its stop grace): killed with SIGKILL"
+	if r.code != 0 || !strings.Contains(r.stderr, "perflab: warning: component stubborn: "+how+"\n") {
+		t.Errorf("exit %d, want 0 with a warning\n%s", r.code, r.stderr)
+	}
+	type stop struct {
+		GraceSeconds float64 `json:"grace_seconds"`
+		Killed       bool    `json:"killed"`
+		How          string  `json:"how"`
+	}
+	s, md, dir := readRunAs[struct {
+		Cells []struct {
+			Warnings   []string `json:"warnings"`
+			Components []struct {
+				Name string `json:"name"`
+				Stop *stop  `json:"stop"`
+			} `json:"components"`
+		} `json:"cells"`
+	}](t, r)
+	if len(s.Cells) != 1 || len(s.Cells[0].Components) == 0 {
+		t.Fatalf("summary.json: %+v", s)
+	}
+	c := s.Cells[0]
+	if got := c.Components[0].Stop; got == nil || *got != (stop{0.3, true, how}) {
+		t.Errorf("summary.json: %s stop = %+v", c.Components[0].Name, got)
+	}
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "Component stubborn was killed when its cell ended") {
+		t.Errorf("summary.json: cell warnings %q", c.Warnings)
+	}
+	if !strings.Contains(md, "- **Warning:** Component `stubborn` was killed when its cell ended") {
+		t.Errorf("report.md does not warn:\n%s", md)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil || !strings.Contains(string(page), "Warning: Component stubborn was killed when its cell ended") {
+		t.Errorf("report.html does not warn (%v)", err)
+	}
+}
+
 // pidsFIFO makes a named pipe a component writes a line of pids to, and
 // returns its path and a channel that yields them, or none after 30 s.
 func pidsFIFO(t *testing.T) (string, <-chan []int) {
