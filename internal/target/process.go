@@ -161,12 +161,18 @@ func (p *Process) supervise(out [2]*os.File) (<-chan error, error) {
 // controlSocket returns a connected pair of Unix sockets: perflab's end,
 // and the supervisor's as a file to pass on.
 func controlSocket() (*net.UnixConn, *os.File, error) {
+	// Close-on-exec before any other process is forked: a copy of
+	// perflab's end in another child would hide perflab's death.
+	syscall.ForkLock.RLock()
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err == nil {
+		syscall.CloseOnExec(fds[0])
+		syscall.CloseOnExec(fds[1]) // ExtraFiles clears it in the supervisor
+	}
+	syscall.ForkLock.RUnlock()
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot create a control socket: %w", err)
 	}
-	syscall.CloseOnExec(fds[0])
-	syscall.CloseOnExec(fds[1]) // ExtraFiles clears it in the supervisor
 	mine := os.NewFile(uintptr(fds[0]), "control")
 	defer mine.Close()
 	theirs := os.NewFile(uintptr(fds[1]), "control")

@@ -88,23 +88,26 @@ func Supervise() (int, error) {
 
 // supervisor is the state of Supervise; one goroutine owns it.
 type supervisor struct {
-	conn    net.Conn
-	pid     int  // the component's
-	reaped  bool // the component has been reaped: its pid, and so its group id, may be reused
-	killing bool // the control socket ended: kill everything left
+	conn      net.Conn
+	pid       int  // the component's
+	subreaper bool // orphans of the tree are the supervisor's children
+	reaped    bool // the component has been reaped: its pid, and so its group id, may be reused
+	killing   bool // the control socket ended: kill everything left
 }
 
 // run starts the component and reaps its tree until no child is left.
-// Everything is done on one goroutine locked to its thread: the thread that
-// forks the component carries its parent-death signal (see launch), and
-// only this goroutine reaps, so a pid it signals cannot have been reused.
+// Everything is done on one goroutine locked to its thread: the
+// parent-death signal is tied to the thread that forks the component, not
+// to the process (go.dev/issue/27505), so that thread must live as long as
+// the supervisor; and only this goroutine reaps, so a pid it signals cannot
+// have been reused.
 func (s *supervisor) run(spec wireSpec, r io.Reader) int {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	chld := make(chan os.Signal, 1)
 	signal.Notify(chld, syscall.SIGCHLD)
-	_ = becomeSubreaper() // without it only the group is reached
+	s.subreaper = becomeSubreaper() == nil
 	cmd := exec.Command(spec.Command, spec.Args...)
 	cmd.Env, cmd.Dir = spec.Env, spec.Dir
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
@@ -158,9 +161,11 @@ func (s *supervisor) reap() (none bool) {
 // killAll SIGKILLs the component's group while its leader is unreaped (so
 // the group id is still its), and every child of the supervisor. The
 // children of a killed process become the supervisor's and are killed on
-// the next call, after the dead are reaped.
+// the next call, after the dead are reaped. Without the subreaper, the
+// orphans of the group are not its children: the group is signalled while
+// it has live members.
 func (s *supervisor) killAll() {
-	if !s.reaped {
+	if !s.reaped || !s.subreaper && !groupEmpty(s.pid) {
 		_ = syscall.Kill(-s.pid, syscall.SIGKILL)
 	}
 	for _, pid := range childrenOf(defaultProcRoot, os.Getpid()) {

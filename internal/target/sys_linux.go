@@ -12,8 +12,8 @@ import (
 
 // sysProcAttr puts the component in its own process group, so Stop reaches
 // its children, and has the kernel SIGKILL it if its supervisor dies (see
-// launch for the thread caveat). The supervisor, not this signal, ends the
-// rest of the tree when perflab dies (see Supervise).
+// supervisor.run for the thread caveat). The supervisor, not this signal,
+// ends the rest of the tree when perflab dies (see Supervise).
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
