@@ -64,12 +64,18 @@ func TestStopGraceful(t *testing.T) {
 }
 
 // TestStopReachesChildren checks that Stop ends a child the component
-// forked, whether the component still runs or exited already.
+// forked, whether the component still runs or exited already, whether the
+// child ignores SIGTERM (it is killed when the grace ends) or left the
+// component's process group.
 func TestStopReachesChildren(t *testing.T) {
-	tests := []struct{ name, script string }{
-		{"component waits for it", `sleep 100 & echo $! > "$1"; wait`},
-		{"component exited", `sleep 100 & echo $! > "$1"`},
-		{"child left the group", `setsid sleep 100 & echo $! > "$1"; wait`},
+	tests := []struct {
+		name, script string
+		killed       bool
+	}{
+		{"component waits for it", `sleep 100 & echo $! > "$1"; wait`, false},
+		{"component exited", `sleep 100 & echo $! > "$1"`, false},
+		{"child ignores SIGTERM", `(trap "" TERM; exec sleep 100) & echo $! > "$1"; wait`, true},
+		{"child left the group", `setsid sleep 100 & echo $! > "$1"; wait`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -87,8 +93,8 @@ func TestStopReachesChildren(t *testing.T) {
 			if isRunning(child) {
 				t.Errorf("child %d still runs after Stop", child)
 			}
-			if p.Exit() == nil {
-				t.Error("Exit() = nil after Stop")
+			if e := p.Exit(); e == nil || e.Killed != tt.killed {
+				t.Errorf("Exit() = %+v after Stop, want killed %v", e, tt.killed)
 			}
 		})
 	}
