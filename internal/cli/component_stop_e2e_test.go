@@ -16,9 +16,10 @@ import (
 )
 
 // TestRunPlanKilledTakesComponentTree kills perflab with SIGKILL while its
-// component, a shell that started a server of its own (here a sleep), runs:
-// the component and the process it started must die with perflab, even the
-// one that left the component's process group, and not hold on to ports.
+// component, a shell that started servers of its own (here sleeps), runs:
+// the component and the processes it started must die with perflab, even
+// the one that left the component's process group (it tells the pids once
+// it has), and not hold on to ports.
 func TestRunPlanKilledTakesComponentTree(t *testing.T) {
 	fifo, pids := pidsFIFO(t)
 	path := writePlan(t, fmt.Sprintf(`
@@ -27,7 +28,7 @@ components:
   - name: server
     run:
       command: sh
-      args: [-c, 'sleep 300 & a=$!; setsid sleep 300 & echo $$ $a $! > "$0"; wait', %q]
+      args: [-c, 'sleep 300 & setsid sh -c ''echo $1 $2 $$ > "$0"; exec sleep 300'' "$0" $$ $! & wait', %q]
 profiles:
   - name: long
     duration: 1h

@@ -74,8 +74,8 @@ func TestStopReachesChildren(t *testing.T) {
 	}{
 		{"component waits for it", `sleep 100 & echo $! > "$1"; wait`, false},
 		{"component exited", `sleep 100 & echo $! > "$1"`, false},
-		{"child ignores SIGTERM", `(trap "" TERM; exec sleep 100) & echo $! > "$1"; wait`, true},
-		{"child left the group", `setsid sleep 100 & echo $! > "$1"; wait`, false},
+		{"child ignores SIGTERM", `sh -c 'trap "" TERM; echo $$ > "$1"; exec sleep 100' sh "$1" & wait`, true},
+		{"child left the group", `setsid sh -c 'echo $$ > "$1"; exec sleep 100' sh "$1" & wait`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -191,7 +191,7 @@ func TestParentDeathKillsComponent(t *testing.T) {
 func TestParentDeathKillsComponentTree(t *testing.T) {
 	tests := []struct{ name, script string }{
 		{"in the group", `sleep 300 & echo $! > "$1"; wait`},
-		{"left the group", `setsid sleep 300 & echo $! > "$1"; wait`},
+		{"left the group", `setsid sh -c 'echo $$ > "$1"; exec sleep 300' sh "$1" & wait`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
