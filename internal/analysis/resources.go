@@ -22,6 +22,16 @@ type Component struct {
 	DataDirs   []string
 	Exited     time.Time // when it exited during the run; zero if it did not
 	ExitText   string
+	Stop       *Stop // how perflab stopped it at the end of its cell; nil when it did not
+}
+
+// Stop is how perflab stopped a component it started: SIGTERM, then
+// SIGKILL if it was still running when its stop grace ended.
+type Stop struct {
+	Time   time.Time // when its processes were gone
+	Grace  time.Duration
+	Killed bool   // perflab had to SIGKILL it
+	How    string // in words
 }
 
 // The metrics a component's memory and CPU are read from, most preferred

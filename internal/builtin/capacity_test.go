@@ -2,8 +2,8 @@ package builtin
 
 import (
 	"net/http"
-	"strings"
-	"sync"
+	"net/http/httptest"
+	"slices"
 	"testing"
 	"time"
 )
@@ -34,35 +34,27 @@ func TestCapacityQueueAdmit(t *testing.T) {
 }
 
 // TestCapacityRefusesOverload sends a burst five times the queue's depth
-// at a target with a capacity: the first requests are served in turn, the
-// rest answered 503 at once.
+// at a target with a capacity, all at one instant of its (fake, still)
+// clock: the first six requests are served in turn, a slot apart, the rest
+// answered 503 at once.
 func TestCapacityRefusesOverload(t *testing.T) {
-	cfg := HTTPConfig{Capacity: 100, QueueMax: 50 * time.Millisecond} // 6 slots fit in 50 ms
-	srv := startTarget(t, cfg, nil)
-	var mu sync.Mutex
+	h := NewHTTP(HTTPConfig{Capacity: 100, QueueMax: 50 * time.Millisecond}, nil) // 6 slots fit in 50 ms
+	answers := newFakeAnswers(false)
+	h.clock = answers
 	codes := map[int]int{}
-	var wg sync.WaitGroup
 	for range 30 {
-		wg.Go(func() {
-			resp, err := http.Get(srv.URL + "/")
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			resp.Body.Close()
-			mu.Lock()
-			codes[resp.StatusCode]++
-			mu.Unlock()
-		})
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+		codes[rec.Code]++
 	}
-	wg.Wait()
-	if codes[200] < 6 || codes[503] == 0 || codes[200]+codes[503] != 30 {
-		t.Errorf("answers by status: %v; want at least 6 × 200 and the rest 503", codes)
+	if codes[200] != 6 || codes[503] != 24 {
+		t.Errorf("answers by status: %v; want 6 × 200 and 24 × 503", codes)
 	}
-	code, body, _ := get(t, srv.URL+"/metrics")
-	if code != 200 || !strings.Contains(string(body), `perflab_target_requests_total{code="503"}`) {
-		t.Errorf("/metrics lacks the 503 count")
+	ms := time.Millisecond
+	if got, want := answers.deadlines(), []time.Duration{10 * ms, 20 * ms, 30 * ms, 40 * ms, 50 * ms}; !slices.Equal(got, want) {
+		t.Errorf("served requests waited until %v, want %v (the first at once)", got, want)
 	}
+	assertLines(t, scrape(t, h), `perflab_target_requests_total{code="200"} 6`, `perflab_target_requests_total{code="503"} 24`)
 }
 
 func TestCapacityValidate(t *testing.T) {

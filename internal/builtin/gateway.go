@@ -16,8 +16,6 @@ import (
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
 
-	"github.com/perflab/perflab/internal/clock"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -80,7 +78,8 @@ func upstreamURL(s string) (*url.URL, error) {
 // machine), so what the gateway adds beyond its delay stays small.
 type Gateway struct {
 	delay    time.Duration
-	base     []byte // the upstream URL's path, put before each request's
+	clock    answerClock // times the delay
+	base     []byte      // the upstream URL's path, put before each request's
 	upstream *fasthttp.HostClient
 	metrics  *gatewayMetrics
 	scrape   fasthttp.RequestHandler
@@ -103,6 +102,7 @@ func NewGateway(cfg GatewayConfig) (*Gateway, error) {
 	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
 	g := &Gateway{
 		delay:   cfg.Delay,
+		clock:   spinClock{},
 		base:    []byte(strings.TrimSuffix(up.EscapedPath(), "/")),
 		metrics: newGatewayMetrics(),
 		upstream: &fasthttp.HostClient{
@@ -156,11 +156,13 @@ func (g *Gateway) serve(ctx *fasthttp.RequestCtx) {
 		ctx.SetBodyString("OK")
 		return
 	}
-	began := time.Now()
+	began := g.clock.now()
 	m := g.metrics
 	m.inFlight.Inc()
 	if g.delay > 0 {
-		clock.UntilSpun(context.Background(), began.Add(g.delay))
+		w := g.clock.waiter()
+		w.until(context.Background(), began.Add(g.delay))
+		w.close()
 	}
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	g.outgoing(ctx, req)
@@ -245,7 +247,7 @@ func (g *Gateway) release(resp *fasthttp.Response) {
 func (g *Gateway) done(code int, began time.Time) {
 	m := g.metrics
 	m.requests.WithLabelValues(strconv.Itoa(code)).Inc()
-	m.duration.Observe(time.Since(began).Seconds())
+	m.duration.Observe(g.clock.now().Sub(began).Seconds())
 	m.inFlight.Dec()
 }
 

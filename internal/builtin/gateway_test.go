@@ -1,11 +1,13 @@
 package builtin
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -38,9 +40,19 @@ type gatewayServer struct{ URL string }
 // the test ends.
 func startGateway(t *testing.T, upstream string, delay time.Duration) gatewayServer {
 	t.Helper()
+	return startGatewayOn(t, upstream, delay, nil)
+}
+
+// startGatewayOn is startGateway with the gateway's delay waited on c;
+// nil keeps its own clock.
+func startGatewayOn(t *testing.T, upstream string, delay time.Duration, c answerClock) gatewayServer {
+	t.Helper()
 	g, err := NewGateway(GatewayConfig{Upstream: upstream, Delay: delay})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if c != nil {
+		g.clock = c
 	}
 	ln, err := ListenLoopback("127.0.0.1:0")
 	if err != nil {
@@ -59,6 +71,10 @@ func startGateway(t *testing.T, upstream string, delay time.Duration) gatewaySer
 	return gatewayServer{URL: "http://" + ln.Addr().String()}
 }
 
+// The gateway forwards a request after its delay: it waits for the
+// deadline (on a fake clock, so the test checks the deadline, not the
+// machine's timekeeping), and its duration metric, on the same clock,
+// holds the delay.
 func TestGatewayForwards(t *testing.T) {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -66,40 +82,73 @@ func TestGatewayForwards(t *testing.T) {
 		_, _ = io.WriteString(w, r.Method+" "+r.URL.RequestURI()+" "+string(b))
 	}))
 	defer up.Close()
-	gw := startGateway(t, up.URL+"/base", 3*time.Millisecond)
-	start := time.Now()
+	fake := newFakeAnswers(true)
+	gw := startGatewayOn(t, up.URL+"/base", 3*time.Millisecond, fake)
 	resp, err := http.Post(gw.URL+"/v1/x?q=1", "text/plain", strings.NewReader("hello"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if took := time.Since(start); resp.StatusCode != http.StatusTeapot || string(b) != "POST /base/v1/x?q=1 hello" || took < 3*time.Millisecond {
-		t.Errorf("answer %d %q after %v", resp.StatusCode, b, took)
+	if resp.StatusCode != http.StatusTeapot || string(b) != "POST /base/v1/x?q=1 hello" {
+		t.Errorf("answer %d %q", resp.StatusCode, b)
+	}
+	if got := fake.deadlines(); !slices.Equal(got, []time.Duration{3 * time.Millisecond}) {
+		t.Errorf("waited until %v, want the 3ms delay", got)
 	}
 	if code, body, _ := get(t, gw.URL+"/health"); code != 200 || string(body) != "OK" {
 		t.Errorf("/health: %d %q", code, body)
 	}
 	_, metrics, _ := get(t, gw.URL+"/metrics")
 	for _, want := range []string{`perflab_gateway_requests_total{code="418"} 1`, "perflab_gateway_request_duration_seconds_count 1",
-		"perflab_gateway_upstream_errors_total 0", "go_goroutines", "process_resident_memory_bytes"} {
+		"perflab_gateway_request_duration_seconds_sum 0.003", "perflab_gateway_upstream_errors_total 0", "go_goroutines",
+		"process_resident_memory_bytes"} {
 		if !strings.Contains(string(metrics), want) {
 			t.Errorf("/metrics lacks %q", want)
 		}
 	}
 }
 
-// A streamed answer comes through as it is written, not when it ends.
+// A streamed answer comes through as it is written, not when it ends: the
+// client reads the first event while the upstream still holds back the
+// rest until the client has it.
 func TestGatewayStreams(t *testing.T) {
-	up := httptest.NewServer(NewLLM(LLMConfig{Tokens: 3, TokensPerSecond: 10}, nil))
+	release, finished := make(chan struct{}), make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(finished)
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "data: first\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-time.After(20 * time.Second): // only a bound: a buffering gateway is seen below
+		}
+		_, _ = io.WriteString(w, "data: [DONE]\n\n")
+	}))
 	defer up.Close()
 	gw := startGateway(t, up.URL, 0)
-	_, events := streamFrom(t, gw.URL+"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"stream":true}`)
-	if len(events) < 4 || events[len(events)-1].data != "[DONE]" {
-		t.Fatalf("events %v", events)
+	resp, err := http.Post(gw.URL+"/v1/chat/completions", "application/json", strings.NewReader(`{"stream":true}`))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if first, last := events[0].at, events[len(events)-1].at; last-first < 150*time.Millisecond {
-		t.Errorf("first event at %v, last at %v: the stream was buffered", first, last)
+	defer resp.Body.Close()
+	first := make(chan string, 1)
+	br := bufio.NewReader(resp.Body)
+	go func() {
+		line, _ := br.ReadString('\n')
+		first <- line
+	}()
+	select {
+	case line := <-first:
+		if line != "data: first\n" {
+			t.Errorf("first line %q", line)
+		}
+	case <-finished:
+		t.Fatal("the upstream finished before the client read its first event: the gateway buffered the stream")
+	}
+	close(release)
+	if rest, _ := io.ReadAll(br); !strings.Contains(string(rest), "data: [DONE]") {
+		t.Errorf("rest of the stream %q", rest)
 	}
 }
 

@@ -1,8 +1,6 @@
 package builtin
 
 import (
-	"context"
-	"github.com/perflab/perflab/internal/clock"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -27,6 +25,7 @@ type HTTP struct {
 	cfg     HTTPConfig
 	dist    string
 	now     func() time.Time
+	clock   answerClock // times the answers
 	start   time.Time
 	rng     *rand.Rand
 	chunk   []byte
@@ -50,6 +49,7 @@ func NewHTTP(cfg HTTPConfig, now func() time.Time) *HTTP {
 		cfg:   cfg,
 		dist:  cfg.dist(),
 		now:   now,
+		clock: fineClock{},
 		start: now(),
 		rng:   newRand(cfg.Seed),
 		chunk: newChunk(cfg.Size),
@@ -97,7 +97,7 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serveLoad drains the request, holds it through any stall and its sampled
 // latency, then answers. If the client goes away first it gives up at once.
 func (h *HTTP) serveLoad(w http.ResponseWriter, r *http.Request) {
-	began := time.Now()
+	began := h.clock.now()
 	m := h.metrics
 	m.inFlight.Inc()
 	defer m.inFlight.Dec()
@@ -107,7 +107,7 @@ func (h *HTTP) serveLoad(w http.ResponseWriter, r *http.Request) {
 	var queued time.Duration
 	if h.queue != nil {
 		var ok bool
-		if queued, ok = h.queue.admit(time.Now()); !ok {
+		if queued, ok = h.queue.admit(h.clock.now()); !ok {
 			m.rejected.Inc()
 			m.bytes.Add(float64(writeStatus(w, http.StatusServiceUnavailable, rejectedBody)))
 			return
@@ -116,7 +116,7 @@ func (h *HTTP) serveLoad(w http.ResponseWriter, r *http.Request) {
 	wait := queued + stallWait(h.now().Sub(h.start), h.cfg.StallFor, h.cfg.StallEvery)
 	fail := h.cfg.ErrorRate > 0 && h.rng.Float64() < h.cfg.ErrorRate
 	wait += sampleLatency(h.rng, h.dist, h.cfg.Latency, h.cfg.Jitter)
-	if !sleep(r.Context(), wait) {
+	if !sleep(r.Context(), h.clock, wait) {
 		m.canceled.Inc()
 		return
 	}
@@ -130,7 +130,7 @@ func (h *HTTP) serveLoad(w http.ResponseWriter, r *http.Request) {
 		m.ok.Inc()
 	}
 	m.bytes.Add(float64(n))
-	m.duration.Observe(time.Since(began).Seconds())
+	m.duration.Observe(h.clock.now().Sub(began).Seconds())
 }
 
 // writeBody writes a 200 with exactly cfg.Size bytes and returns how many
@@ -167,14 +167,4 @@ func writeStatus(w http.ResponseWriter, code int, body string) int64 {
 // stallsBegun feeds perflab_target_stalls_total at scrape time.
 func (h *HTTP) stallsBegun() float64 {
 	return float64(stallsBegun(h.now().Sub(h.start), h.cfg.StallFor, h.cfg.StallEvery))
-}
-
-// sleep waits d or until ctx is done, whichever comes first, and reports
-// whether the wait ran to the end with ctx still live. It sleeps the last
-// stretch finely (package clock): a plain timer answers up to 1 ms late.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	return clock.Sleep(ctx, d)
 }

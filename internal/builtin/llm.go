@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,8 +13,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/perflab/perflab/internal/clock"
 )
 
 // maxLLMRequest bounds a request body the mock provider reads.
@@ -44,6 +43,7 @@ type LLM struct {
 	dist     string
 	interval time.Duration
 	now      func() time.Time
+	clock    answerClock // times the answers
 	start    time.Time
 	rng      *rand.Rand
 	limiter  *windowLimiter // nil: no rate limit
@@ -58,7 +58,7 @@ var _ http.Handler = (*LLM)(nil)
 // NewLLM returns the mock provider for cfg, which should have passed
 // Validate. now places requests in the rate-limit windows, which start at
 // the handler's creation, and stamps "created"; nil means time.Now. Token
-// timing always uses the real monotonic clock.
+// timing always uses the real monotonic clock (package clock).
 func NewLLM(cfg LLMConfig, now func() time.Time) *LLM {
 	if now == nil {
 		now = time.Now
@@ -69,6 +69,7 @@ func NewLLM(cfg LLMConfig, now func() time.Time) *LLM {
 		dist:     HTTPConfig{Jitter: cfg.Jitter, Dist: cfg.Dist}.dist(),
 		interval: cfg.interval(),
 		now:      now,
+		clock:    fineClock{},
 		start:    now(),
 		rng:      newRand(cfg.Seed),
 		words:    strings.Fields(vocabulary),
@@ -155,7 +156,7 @@ type completion struct {
 // when malformed or over the rate limit, else after its time to first
 // token as an injected 500, or with the answer.
 func (l *LLM) serveAPI(w http.ResponseWriter, r *http.Request, endpoint string) {
-	began := time.Now()
+	began := l.clock.now()
 	m := l.metrics
 	m.inFlight.Inc()
 	defer m.inFlight.Dec()
@@ -174,24 +175,24 @@ func (l *LLM) serveAPI(w http.ResponseWriter, r *http.Request, endpoint string) 
 			"rate limit reached: %d requests per %v", l.cfg.RateLimit, l.cfg.RateWindow))
 		return
 	}
-	t0 := time.Now() // the origin of the answer's timing
+	t0 := l.clock.now() // the origin of the answer's timing
 	fail := l.cfg.ErrorRate > 0 && l.rng.Float64() < l.cfg.ErrorRate
 	ttft := sampleLatency(l.rng, l.dist, l.cfg.Latency, l.cfg.Jitter)
 	ctx := r.Context()
 	var ok bool
 	switch {
 	case fail:
-		if ok = clock.Until(ctx, t0.Add(ttft)); ok {
+		if ok = l.until(ctx, t0.Add(ttft)); ok {
 			l.writeError(w, http.StatusInternalServerError, "server_error", "perflab: injected error")
 		}
 	case endpoint == endpointEmbeddings:
-		if ok = clock.Until(ctx, t0.Add(ttft)); ok {
+		if ok = l.until(ctx, t0.Add(ttft)); ok {
 			l.writeEmbeddings(w, c)
 		}
 	case c.stream:
 		ok = l.stream(ctx, w, c, t0, ttft)
 	default:
-		if ok = clock.Until(ctx, t0.Add(tokenAt(max(c.tokens-1, 0), ttft, l.interval))); ok {
+		if ok = l.until(ctx, t0.Add(tokenAt(max(c.tokens-1, 0), ttft, l.interval))); ok {
 			l.writeCompletion(w, c)
 		}
 	}
@@ -203,7 +204,14 @@ func (l *LLM) serveAPI(w http.ResponseWriter, r *http.Request, endpoint string) 
 	if !fail && endpoint != endpointEmbeddings {
 		m.completion.Add(float64(c.tokens))
 	}
-	m.duration.Observe(time.Since(began).Seconds())
+	m.duration.Observe(l.clock.now().Sub(began).Seconds())
+}
+
+// until waits for the one deadline of an answer that is not streamed.
+func (l *LLM) until(ctx context.Context, t time.Time) bool {
+	w := l.clock.waiter()
+	defer w.close()
+	return w.until(ctx, t)
 }
 
 // parse reads a request and decides the answer's shape.

@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/perflab/perflab/internal/clock"
 )
 
 // The answers of the mock provider, whole or streamed, and its errors, in
@@ -157,19 +155,19 @@ func (l *LLM) stream(ctx context.Context, w http.ResponseWriter, c *completion, 
 	if !send(nil) {
 		return false
 	}
-	tc := newTokenClock()
-	defer tc.close()
+	wt := l.clock.waiter()
+	defer wt.close()
 	prefix := l.chunkPrefix(c)
 	buf := make([]byte, 0, 256)
 	for i := range c.tokens {
-		if !tc.until(ctx, t0.Add(tokenAt(i, ttft, l.interval))) || !send(l.appendToken(buf[:0], prefix, c, i)) {
+		if !wt.until(ctx, t0.Add(tokenAt(i, ttft, l.interval))) || !send(l.appendToken(buf[:0], prefix, c, i)) {
 			return false
 		}
 		if i == 0 {
-			l.metrics.ttft.Observe(time.Since(t0).Seconds())
+			l.metrics.ttft.Observe(l.clock.now().Sub(t0).Seconds())
 		}
 	}
-	if c.tokens == 0 && !tc.until(ctx, t0.Add(ttft)) {
+	if c.tokens == 0 && !wt.until(ctx, t0.Add(ttft)) {
 		return false
 	}
 	if !send(l.appendFinish(buf[:0], prefix, c)) {
@@ -236,51 +234,4 @@ func (l *LLM) usageChunk(c *completion) []byte {
 		Usage   llmUsage `json:"usage"`
 	}{c.fullID(), c.object(true), c.created, c.model, []int{}, c.usageOf()})
 	return append(append([]byte("data: "), b...), "\n\n"...)
-}
-
-// tokenClock waits for the tokens of one stream: a Go timer for the coarse
-// part of each wait, and one fine timer (package clock) for the last
-// stretch, held for the whole stream rather than opened for every token.
-type tokenClock struct {
-	coarse *time.Timer
-	fine   *clock.Timer // nil: timerfd unavailable, Timer.Sleep falls back to time.Sleep
-}
-
-func newTokenClock() *tokenClock {
-	fine, err := clock.NewTimer()
-	if err != nil {
-		fine = nil
-	}
-	return &tokenClock{fine: fine}
-}
-
-// until waits until t, or until ctx is done, and reports whether ctx is
-// still live. Only the last clock.Coarse of a wait ignores ctx.
-func (tc *tokenClock) until(ctx context.Context, t time.Time) bool {
-	if d := time.Until(t) - clock.Coarse; d > 0 {
-		if tc.coarse == nil {
-			tc.coarse = time.NewTimer(d)
-		} else {
-			tc.coarse.Reset(d)
-		}
-		select {
-		case <-tc.coarse.C:
-		case <-ctx.Done():
-			tc.coarse.Stop()
-			return false
-		}
-	}
-	if rest := time.Until(t); rest > 0 {
-		tc.fine.Sleep(rest)
-	}
-	return ctx.Err() == nil
-}
-
-func (tc *tokenClock) close() {
-	if tc.coarse != nil {
-		tc.coarse.Stop()
-	}
-	if tc.fine != nil {
-		_ = tc.fine.Close()
-	}
 }

@@ -90,7 +90,7 @@ func (r *planRun) cellBody(c plan.Cell) (string, string) {
 	}
 	logDir := r.store.Path(fmt.Sprintf("logs/cell-%d", c.Index))
 	comps, startErr := r.startComponents(inst, logDir)
-	defer r.stopComponents(comps)
+	defer r.stopComponents(c.Index, comps)
 	if startErr != nil {
 		state := results.StateFailed
 		if r.stop.Err() != nil {
@@ -252,13 +252,32 @@ func (r *planRun) watch(ctx context.Context, cell int, comps []*running, crashed
 }
 
 // stopComponents stops the started components, last started first: SIGTERM,
-// then SIGKILL after their stop grace (at once after a second Ctrl-C).
-func (r *planRun) stopComponents(comps []*running) {
+// then SIGKILL after their stop grace (at once after a second Ctrl-C); and
+// records how each ended.
+func (r *planRun) stopComponents(cell int, comps []*running) {
 	for i := len(comps) - 1; i >= 0; i-- {
 		if p := comps[i].proc; p != nil {
 			if err := p.Stop(r.kill); err != nil && r.kill.Err() == nil {
 				fmt.Fprintf(r.e.stderr, "perflab: warning: cannot stop %s: %v\n", p.Name(), err)
 			}
+			r.recordStop(cell, comps[i].plan, p.Exit())
 		}
+	}
+}
+
+// recordStop stores how Stop ended a component, if it was still running
+// (or left processes behind), and warns when it had to be killed: it may
+// not have written out its data.
+func (r *planRun) recordStop(cell int, pc plan.Component, x *target.Exit) {
+	if x == nil || !x.Stopped && !x.Killed {
+		return
+	}
+	how := x.StopString()
+	if x.Killed {
+		fmt.Fprintf(r.e.stderr, "perflab: warning: component %s: %s\n", pc.Name, how)
+	}
+	stop := results.Stop{Time: time.Now(), Grace: pc.Run.StopGrace, Killed: x.Killed, How: how}
+	if err := r.store.ComponentStopped(cell, pc.Name, stop); err != nil {
+		r.sink.fail(err)
 	}
 }

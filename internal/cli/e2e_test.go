@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,12 +14,20 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/perflab/perflab/internal/cli"
+	"github.com/perflab/perflab/internal/target"
 )
 
 // perflab is the binary under test, built once by TestMain.
 var perflab string
 
 func TestMain(m *testing.M) {
+	// A component started by an in-process Main runs under this test
+	// binary as its supervisor (target.Start runs /proc/self/exe).
+	if len(os.Args) > 1 && os.Args[1] == target.SupervisorArg {
+		os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	}
 	dir, err := os.MkdirTemp("", "perflab-e2e")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

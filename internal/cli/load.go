@@ -193,8 +193,12 @@ func fillCell(store *results.Run, meta results.Meta, wd workloadData, c *report.
 		return err
 	}
 	for _, comp := range comps {
-		c.Components = append(c.Components, analysis.Component{Name: comp.Name, Group: comp.Group, Kind: comp.Kind,
-			PID: comp.PID, MetricsURL: comp.MetricsURL, DataDirs: comp.DataDirs, Exited: comp.Exited, ExitText: comp.ExitText})
+		ac := analysis.Component{Name: comp.Name, Group: comp.Group, Kind: comp.Kind,
+			PID: comp.PID, MetricsURL: comp.MetricsURL, DataDirs: comp.DataDirs, Exited: comp.Exited, ExitText: comp.ExitText}
+		if s := comp.Stop; s != nil {
+			ac.Stop = &analysis.Stop{Time: s.Time, Grace: s.Grace, Killed: s.Killed, How: s.How}
+		}
+		c.Components = append(c.Components, ac)
 	}
 	samples, err := store.Samples(c.Index)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/target"
 )
 
 // Version is perflab's version, printed by `perflab version` and stored in runs.
@@ -70,6 +71,13 @@ Usage:
 // Main runs perflab with args (without the program name) and returns the
 // process exit code.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == target.SupervisorArg { // perflab run again by target.Start
+		code, err := target.Supervise()
+		if err != nil {
+			fmt.Fprintf(stderr, "perflab: %v\n", err)
+		}
+		return code
+	}
 	e := &env{stdout: stdout, stderr: stderr}
 	if f, ok := stderr.(*os.File); ok {
 		e.tty = term.IsTerminal(int(f.Fd()))

@@ -50,6 +50,7 @@ type htmlCell struct {
 	Heading    string
 	Facts      []template.HTML
 	Components *table
+	Warnings   []string // components killed when the cell ended
 	Phases     []htmlPhase
 	Summary    template.HTML // the sections after the phases: sizes, scaling, observations, side by side
 	Links      []htmlLink    // the anchors of Summary
@@ -215,6 +216,9 @@ func htmlCellOf(ci int, c *Cell, matrix bool, charts map[*Phase]PhaseCharts) htm
 		}
 	}
 	hc.Components = componentsTable(c, false)
+	for _, w := range killedWarnings(c) {
+		hc.Warnings = append(hc.Warnings, strings.ReplaceAll(w, "`", ""))
+	}
 	for pi, p := range c.Phases {
 		hc.Phases = append(hc.Phases, htmlPhaseOf(fmt.Sprintf("cell%d-phase%d", ci, pi), p, charts[p]))
 	}

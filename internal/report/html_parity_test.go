@@ -40,7 +40,7 @@ func searchRun() *Run {
 // parityFixtures are the runs whose Markdown and HTML reports are compared.
 func parityFixtures(t *testing.T) map[string]*Run {
 	return map[string]*Run{"plan": planRun(), "single": singleRun(), "slo": sloRun(t), "sizes": sizesRun(),
-		"sidebyside": sideBySideRun(), "notes": notesRun(), "search": searchRun(), "llm": llmRun(), "repeat": repeatedRun()}
+		"sidebyside": sideBySideRun(), "notes": notesRun(), "search": searchRun(), "llm": llmRun(), "repeat": repeatedRun(), "killed": killedRun()}
 }
 
 // TestHTMLHasEverySectionOfTheMarkdown renders each fixture as Markdown

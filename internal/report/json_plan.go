@@ -3,6 +3,7 @@ package report
 import (
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
@@ -18,6 +19,7 @@ type jsonCell struct {
 	Started    time.Time        `json:"started,omitzero"`
 	Ended      time.Time        `json:"ended,omitzero"`
 	Components []jsonComponent  `json:"components"`
+	Warnings   []string         `json:"warnings,omitempty"` // summary 2.6
 	Phases     []jsonPhase      `json:"phases"`
 	Insights   *jsonInsights    `json:"insights,omitempty"`
 	SideBySide []jsonSideBySide `json:"side_by_side,omitempty"`
@@ -33,6 +35,15 @@ type jsonComponent struct {
 	DataDirs   []string  `json:"data_dirs,omitempty"`
 	Exited     time.Time `json:"exited,omitzero"`
 	ExitText   string    `json:"exit_text,omitempty"`
+	Stop       *jsonStop `json:"stop,omitempty"` // summary 2.6
+}
+
+// jsonStop is how perflab stopped a component it started.
+type jsonStop struct {
+	Time         time.Time `json:"time"`
+	GraceSeconds float64   `json:"grace_seconds"`
+	Killed       bool      `json:"killed"`
+	How          string    `json:"how"`
 }
 
 type jsonPhase struct {
@@ -112,8 +123,15 @@ func toJSONCell(c *Cell) jsonCell {
 		Components: []jsonComponent{}, Phases: []jsonPhase{}, Insights: toJSONInsights(c.Insights),
 		SideBySide: toJSONSideBySide(c.SideBySide), Repetition: c.Repetition}
 	for _, comp := range c.Components {
-		jc.Components = append(jc.Components, jsonComponent{Name: comp.Name, Group: comp.Group, Kind: comp.Kind,
-			PID: comp.PID, MetricsURL: comp.MetricsURL, DataDirs: comp.DataDirs, Exited: utc(comp.Exited), ExitText: comp.ExitText})
+		jcomp := jsonComponent{Name: comp.Name, Group: comp.Group, Kind: comp.Kind,
+			PID: comp.PID, MetricsURL: comp.MetricsURL, DataDirs: comp.DataDirs, Exited: utc(comp.Exited), ExitText: comp.ExitText}
+		if s := comp.Stop; s != nil {
+			jcomp.Stop = &jsonStop{Time: utc(s.Time), GraceSeconds: s.Grace.Seconds(), Killed: s.Killed, How: s.How}
+		}
+		jc.Components = append(jc.Components, jcomp)
+	}
+	for _, w := range killedWarnings(c) {
+		jc.Warnings = append(jc.Warnings, strings.ReplaceAll(w, "`", ""))
 	}
 	for _, p := range c.Phases {
 		jp := jsonPhase{Profile: p.Profile, Implicit: p.Implicit, State: p.State, Message: p.Message,

@@ -64,6 +64,25 @@ func markdownComponents(b *strings.Builder, c *Cell, level int) {
 		heading(b, level, "%s", t.Title)
 		t.markdown(b)
 	}
+	if ws := killedWarnings(c); len(ws) > 0 {
+		b.WriteString("\n")
+		for _, w := range ws {
+			fmt.Fprintf(b, "- **Warning:** %s\n", w)
+		}
+	}
+}
+
+// killedWarnings says which components of a cell perflab had to kill when
+// it stopped them, in Markdown: they may not have written out their data.
+func killedWarnings(c *Cell) []string {
+	var out []string
+	for _, comp := range c.Components {
+		if s := comp.Stop; s != nil && s.Killed {
+			out = append(out, fmt.Sprintf("Component `%s` was killed when its cell ended (%s UTC): %s",
+				comp.Name, clock(s.Time), s.How))
+		}
+	}
+	return out
 }
 
 // componentsTable is a cell's components with how any of them exited, or
@@ -270,6 +289,10 @@ func matrixNotes(r *Run) []string {
 			if !comp.Exited.IsZero() {
 				notes = append(notes, fmt.Sprintf("Component `%s` of cell `%s` exited during the run at %s UTC: %s",
 					comp.Name, cellLabel(c), clock(comp.Exited), exitText(comp.ExitText)))
+			}
+			if s := comp.Stop; s != nil && s.Killed {
+				notes = append(notes, fmt.Sprintf("Component `%s` of cell `%s` was killed when the cell ended (%s UTC): %s",
+					comp.Name, cellLabel(c), clock(s.Time), s.How))
 			}
 		}
 	}

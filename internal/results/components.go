@@ -30,6 +30,35 @@ type Component struct {
 	DataDirs   []string
 	Exited     time.Time // when it exited during the run; zero if it did not
 	ExitText   string    // how it exited, e.g. "exit status 2" or "signal: killed"
+	// Stop is how perflab stopped it at the end of its cell; nil when it
+	// did not (attached, the generator, it exited by itself, or a store
+	// written before component_stops). Written by ComponentStopped.
+	Stop *Stop
+}
+
+// stopSchema is the table of how perflab stopped the components it
+// started. It is additive to format version 2 (docs/format/results.md): a
+// store written before it has none, and reads as having no stops.
+const stopSchema = `
+CREATE TABLE component_stops (
+	component_id INTEGER PRIMARY KEY REFERENCES components (id),
+	time_ns      INTEGER NOT NULL,
+	grace_ns     INTEGER NOT NULL,
+	killed       INTEGER NOT NULL,
+	how          TEXT NOT NULL
+);
+`
+
+// Stop is how perflab stopped a component it started, at the end of its
+// cell: SIGTERM to its process group, then SIGKILL if anything in it was
+// still running when the stop grace ended.
+type Stop struct {
+	Time  time.Time     // when its processes were gone
+	Grace time.Duration // its stop grace
+	// Killed is true when perflab had to SIGKILL it: still running when
+	// the grace ended, or perflab was told to stop at once.
+	Killed bool
+	How    string // in words, e.g. "still running 10s after SIGTERM (its stop grace): killed with SIGKILL"
 }
 
 type compKey struct {
@@ -108,6 +137,26 @@ func (r *Run) ComponentExited(cell int, name string, at time.Time, text string) 
 	return nil
 }
 
+// ComponentStopped records how perflab stopped a component of a cell,
+// replacing what was recorded before.
+func (r *Run) ComponentStopped(cell int, name string, s Stop) error {
+	what := fmt.Sprintf("record stop of component %q of cell %d", name, cell)
+	if err := r.writable(what); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	id, err := r.componentID(cell, name)
+	if err == nil {
+		_, err = r.db.Exec(`INSERT OR REPLACE INTO component_stops (component_id, time_ns, grace_ns, killed, how)
+			VALUES (?, ?, ?, ?, ?)`, id, s.Time.UnixNano(), int64(s.Grace), s.Killed, s.How)
+	}
+	if err != nil {
+		return fmt.Errorf("cannot %s: %w", what, err)
+	}
+	return nil
+}
+
 // Components reads the components of a cell in the order they were added. A
 // version 1 store has none.
 func (r *Run) Components(cell int) ([]Component, error) {
@@ -116,7 +165,7 @@ func (r *Run) Components(cell int) ([]Component, error) {
 	}
 	var out []Component
 	err := r.read(func(tx *sql.Tx) error {
-		return eachRow(tx, `SELECT name, group_name, kind, pid, metrics_url, data_dirs, exited_ns, exit_text
+		err := eachRow(tx, `SELECT name, group_name, kind, pid, metrics_url, data_dirs, exited_ns, exit_text
 			FROM components WHERE cell = ? ORDER BY id`, cell, func(rows *sql.Rows) error {
 			c := Component{Cell: cell}
 			var dirs sql.NullString
@@ -133,11 +182,41 @@ func (r *Run) Components(cell int) ([]Component, error) {
 			out = append(out, c)
 			return nil
 		})
+		if err == nil {
+			err = readStops(tx, cell, out)
+		}
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cannot read components of cell %d: %w", cell, err)
 	}
 	return out, nil
+}
+
+// readStops sets the Stop of the components of cell that have one, when
+// the store has the table.
+func readStops(tx *sql.Tx, cell int, comps []Component) error {
+	if ok, err := hasTable(tx, "component_stops"); !ok || err != nil {
+		return err
+	}
+	byName := map[string]*Component{}
+	for i := range comps {
+		byName[comps[i].Name] = &comps[i]
+	}
+	return eachRow(tx, `SELECT c.name, s.time_ns, s.grace_ns, s.killed, s.how FROM component_stops s
+		JOIN components c ON c.id = s.component_id WHERE c.cell = ?`, cell, func(rows *sql.Rows) error {
+		var name string
+		var at, grace int64
+		st := &Stop{}
+		if err := rows.Scan(&name, &at, &grace, &st.Killed, &st.How); err != nil {
+			return err
+		}
+		st.Time, st.Grace = time.Unix(0, at).UTC(), time.Duration(grace)
+		if c := byName[name]; c != nil {
+			c.Stop = st
+		}
+		return nil
+	})
 }
 
 // componentID maps (cell, name) to components.id, asking the database when

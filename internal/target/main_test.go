@@ -26,6 +26,13 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == SupervisorArg { // Start runs the test binary as the supervisor
+		code, err := Supervise()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+		os.Exit(code)
+	}
 	if mode := os.Getenv(helperEnv); mode != "" {
 		os.Exit(runHelper(mode, os.Args[1:]))
 	}
@@ -39,10 +46,18 @@ func TestMain(m *testing.M) {
 //	flood                  write 10 MB to stdout, a line to stderr, exit 0
 //	sleep TOKEN            sleep until killed
 //	parent FIFO            Start a child (see parentHelper), sleep until killed
+//	parent-tree FIFO SCRIPT  Start sh -c SCRIPT sh FIFO, sleep until killed
 func runHelper(mode string, args []string) int {
 	switch mode {
 	case "parent":
 		return parentHelper(args[0])
+	case "parent-tree":
+		_, err := Start(context.Background(), Spec{Name: "child", Command: "sh", Args: []string{"-c", args[1], "sh", args[0]}})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		select {}
 	case "serve", "serve-ignore-term":
 		return serveHelper(mode == "serve-ignore-term", args)
 	case "flood":

@@ -1,12 +1,16 @@
 package target
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
-	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -22,6 +26,12 @@ type Exit struct {
 	Signal string
 	// Stopped is true when Stop had been called before the process ended.
 	Stopped bool
+	// Killed is true when Stop had to send SIGKILL: something in the
+	// component's process group was still running when the stop grace
+	// after SIGTERM ended (Grace is then the stop grace), or Stop's context
+	// ended first (Grace is then zero).
+	Killed bool
+	Grace  time.Duration
 }
 
 // String says how the process ended: "exited with status 2" or "killed by
@@ -31,6 +41,20 @@ func (e *Exit) String() string {
 		return "killed by signal " + e.Signal
 	}
 	return fmt.Sprintf("exited with status %d", e.Code)
+}
+
+// StopString says how Stop ended the component: "exited with status 0
+// after SIGTERM", "still running 10s after SIGTERM: killed with SIGKILL".
+func (e *Exit) StopString() string {
+	switch {
+	case e.Killed && e.Grace > 0:
+		return fmt.Sprintf("still running %v after SIGTERM (its stop grace): killed with SIGKILL", e.Grace)
+	case e.Killed:
+		return "killed with SIGKILL before its stop grace ended: perflab was told to stop at once"
+	case e.Stopped:
+		return e.String() + " after SIGTERM"
+	}
+	return e.String()
 }
 
 // Process is a component started by Start. Its methods are safe for
@@ -43,9 +67,16 @@ type Process struct {
 	logs    *ring
 	copied  chan struct{} // closed when both streams are fully copied
 
+	sup      *exec.Cmd     // the supervisor (see Supervise)
+	ctl      *net.UnixConn // its control socket
+	released sync.Once     // the control socket's write side is shut
+	supDone  chan struct{} // closed when the supervisor has exited and been reaped
+
 	mu       sync.Mutex
 	exit     *Exit
 	stopping bool // Stop was called before the process exited
+	killed   bool // Stop sent SIGKILL
+	grace    time.Duration
 
 	stopMu    sync.Mutex // serialises Stop
 	groupGone bool       // the process group was seen empty; never signal it again
@@ -54,6 +85,10 @@ type Process struct {
 // Start starts the component described by s in its own process group and
 // returns once the program is running (not ready: see WaitReady). ctx only
 // bounds the start; the process runs until it exits or Stop is called.
+//
+// The component runs under a supervisor, perflab's own executable run
+// again with SupervisorArg, which ends the component's whole process tree
+// when perflab dies (see Supervise).
 func Start(ctx context.Context, s Spec) (*Process, error) {
 	if errs := s.Validate(); len(errs) > 0 {
 		return nil, fmt.Errorf("cannot start component %q: %w", s.Name, errors.Join(errs...))
@@ -66,19 +101,16 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot start component %q: %w", s.Name, err)
 	}
-	cmd := exec.Command(s.Command, s.Args...)
-	cmd.Dir = s.Dir
-	cmd.Env = append(os.Environ(), s.Env...) // exec keeps the last value of a key
-	cmd.Stdout, cmd.Stderr = writers[0], writers[1]
-	cmd.SysProcAttr = sysProcAttr()
-
 	p := &Process{
 		spec: s, done: make(chan struct{}), streams: streams,
-		logs: newRing(ringLines), copied: make(chan struct{}),
+		logs: newRing(ringLines), copied: make(chan struct{}), supDone: make(chan struct{}),
 	}
-	err = launch(cmd, p.exited)
-	writers[0].Close() // the child has its own copies
+	started, err := p.supervise(writers)
+	writers[0].Close() // the supervisor has its own copies
 	writers[1].Close()
+	if err == nil {
+		err = p.awaitStart(ctx, started)
+	}
 	if err != nil {
 		for _, st := range streams {
 			st.r.Close()
@@ -86,7 +118,6 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 		}
 		return nil, fmt.Errorf("cannot start component %q: %w", s.Name, err)
 	}
-	p.pid = cmd.Process.Pid
 	for _, st := range streams {
 		go st.copy(&lineSplitter{ring: p.logs, scrub: s.Scrub})
 	}
@@ -98,36 +129,128 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 	return p, nil
 }
 
-// launch starts cmd and waits for it on a goroutine locked to its OS thread
-// for the whole life of the child. The parent-death signal is tied to the
-// thread that forked the child, not to the process (go.dev/issue/27505):
-// the Go runtime ends a thread when a goroutine exits while locked to it,
-// which would SIGKILL the child early. Here the forking thread stays locked
-// and alive, blocked in wait, until the child has exited; it is then
-// unlocked, not ended. Waiting blocks a thread anyway, so this costs none.
-func launch(cmd *exec.Cmd, exited func(*os.ProcessState)) error {
+// supervise starts the supervisor with the component's output pipes as its
+// stdout and stderr, sends it the spec, and follows its messages.
+func (p *Process) supervise(out [2]*os.File) (<-chan error, error) {
+	exe, err := selfExe()
+	if err != nil {
+		return nil, err
+	}
+	ctl, theirs, err := controlSocket()
+	if err != nil {
+		return nil, err
+	}
+	defer theirs.Close()
+	sup := &exec.Cmd{Path: exe, Args: []string{"perflab", SupervisorArg, p.spec.Name},
+		Stdout: out[0], Stderr: out[1], ExtraFiles: []*os.File{theirs},
+		// Out of perflab's group: a Ctrl-C in the terminal is for perflab.
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
+	if err := sup.Start(); err != nil {
+		ctl.Close()
+		return nil, fmt.Errorf("cannot start its supervisor: %w", err)
+	}
+	p.sup, p.ctl = sup, ctl
 	started := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
+	go p.follow(started)
+	spec, _ := json.Marshal(wireSpec{Command: p.spec.Command, Args: p.spec.Args, Dir: p.spec.Dir,
+		Env: append(os.Environ(), p.spec.Env...)}) // exec keeps the last value of a key
+	_, _ = ctl.Write(append(spec, '\n')) // a supervisor that died says so through follow
+	return started, nil
+}
+
+// controlSocket returns a connected pair of Unix sockets: perflab's end,
+// and the supervisor's as a file to pass on.
+func controlSocket() (*net.UnixConn, *os.File, error) {
+	// Close-on-exec before any other process is forked: a copy of
+	// perflab's end in another child would hide perflab's death.
+	syscall.ForkLock.RLock()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err == nil {
+		syscall.CloseOnExec(fds[0])
+		syscall.CloseOnExec(fds[1]) // ExtraFiles clears it in the supervisor
+	}
+	syscall.ForkLock.RUnlock()
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot create a control socket: %w", err)
+	}
+	mine := os.NewFile(uintptr(fds[0]), "control")
+	defer mine.Close()
+	theirs := os.NewFile(uintptr(fds[1]), "control")
+	c, err := net.FileConn(mine)
+	if err != nil {
+		theirs.Close()
+		return nil, nil, fmt.Errorf("cannot create a control socket: %w", err)
+	}
+	return c.(*net.UnixConn), theirs, nil
+}
+
+// awaitStart waits for the supervisor to say whether the component started.
+// When ctx ends first the supervisor is told to end it.
+func (p *Process) awaitStart(ctx context.Context, started <-chan error) error {
+	select {
+	case err := <-started:
+		if err != nil {
+			p.release()
+			<-p.supDone
 		}
-		started <- nil
-		_ = cmd.Wait() // the exit status is in ProcessState; output goes through our own pipes
-		exited(cmd.ProcessState)
-	}()
-	return <-started
+		return err
+	case <-ctx.Done():
+		p.release()
+		<-p.supDone
+		return ctx.Err()
+	}
+}
+
+// follow reads the supervisor's messages until it exits, then reaps it.
+// If it exits without reporting the component's exit (it was killed, and
+// the component with it through its parent-death signal), the component's
+// exit is taken to be the supervisor's.
+func (p *Process) follow(started chan<- error) {
+	sc := bufio.NewScanner(p.ctl)
+	ok, told := false, false
+	for sc.Scan() {
+		verb, rest, _ := strings.Cut(sc.Text(), " ")
+		switch {
+		case verb == msgStarted && !told:
+			p.pid, _ = strconv.Atoi(rest)
+			ok, told = true, true
+			started <- nil
+		case verb == msgFailed && !told:
+			told = true
+			started <- errors.New(rest)
+		case verb == msgExited:
+			var ns int64
+			var ws uint32
+			if _, err := fmt.Sscan(rest, &ns, &ws); err == nil {
+				p.exited(time.Unix(0, ns), syscall.WaitStatus(ws))
+			}
+		}
+	}
+	_ = p.sup.Wait()
+	p.ctl.Close()
+	switch {
+	case !told:
+		started <- fmt.Errorf("its supervisor ended first (%v)", p.sup.ProcessState)
+	case ok && p.Exit() == nil:
+		ws, _ := p.sup.ProcessState.Sys().(syscall.WaitStatus)
+		p.exited(time.Now(), ws)
+	}
+	close(p.supDone)
+}
+
+// release tells the supervisor that perflab is done with the component: it
+// kills whatever is left of the tree and exits.
+func (p *Process) release() {
+	p.released.Do(func() { _ = p.ctl.CloseWrite() })
 }
 
 // exited records how the process ended and closes done.
-func (p *Process) exited(state *os.ProcessState) {
-	e := &Exit{Time: time.Now(), Code: -1}
-	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+func (p *Process) exited(at time.Time, ws syscall.WaitStatus) {
+	e := &Exit{Time: at, Code: -1}
+	if ws.Signaled() {
 		e.Signal = signalName(ws.Signal())
 	} else {
-		e.Code = state.ExitCode()
+		e.Code = ws.ExitStatus()
 	}
 	p.mu.Lock()
 	e.Stopped = p.stopping
@@ -153,6 +276,7 @@ func (p *Process) Exit() *Exit {
 		return nil
 	}
 	e := *p.exit
+	e.Killed, e.Grace = p.killed, p.grace
 	return &e
 }
 

@@ -17,18 +17,23 @@ const (
 	groupPollInterval = 20 * time.Millisecond
 	// killWait bounds the wait after SIGKILL.
 	killWait = 5 * time.Second
+	// supervisorWait bounds the wait for the supervisor to kill and reap
+	// what is left of the component's tree and exit.
+	supervisorWait = 5 * time.Second
 	// logDrainTimeout bounds the wait for the output pipes to reach their
-	// end once the process group is gone. Only a descendant that left the
-	// group (setsid) can hold them longer; its output is then cut.
+	// end once the tree is gone. Only a process that escaped the
+	// supervisor can hold them longer; its output is then cut.
 	logDrainTimeout = 5 * time.Second
 )
 
 // Stop ends the component: SIGTERM to its whole process group, up to
-// StopGrace for every member to exit, then SIGKILL to the group. It returns
-// once the group is gone and the log files are complete and closed; Exit is
-// then set. Stop is idempotent and safe after the process died by itself
-// (children it left in its group are still stopped). When ctx ends first,
-// the group is SIGKILLed at once and ctx's error is returned.
+// StopGrace for every member to exit, then SIGKILL to the group (Exit then
+// says Killed). Its supervisor then SIGKILLs any process of its tree that
+// left the group, and exits. Stop returns once the tree is gone and the log
+// files are complete and closed; Exit is then set. Stop is idempotent and
+// safe after the process died by itself (children it left in its group are
+// still stopped). When ctx ends first, the group is SIGKILLed at once and
+// ctx's error is returned.
 func (p *Process) Stop(ctx context.Context) error {
 	p.stopMu.Lock()
 	defer p.stopMu.Unlock()
@@ -38,7 +43,35 @@ func (p *Process) Stop(ctx context.Context) error {
 	}
 	p.mu.Unlock()
 	err := p.terminate(ctx)
+	err = errors.Join(err, p.endSupervisor(ctx))
 	return errors.Join(err, p.finishLogs(ctx))
+}
+
+// endSupervisor lets the supervisor go and waits until it has killed and
+// reaped what is left and exited. If ctx ends first it finishes on its own.
+func (p *Process) endSupervisor(ctx context.Context) error {
+	p.release()
+	t := time.NewTimer(supervisorWait)
+	defer t.Stop()
+	select {
+	case <-p.supDone:
+	case <-ctx.Done():
+	case <-t.C:
+		return fmt.Errorf("cannot stop component %q: its supervisor (pid %d) still waits for its processes to end %v after SIGKILL",
+			p.spec.Name, p.sup.Process.Pid, supervisorWait)
+	}
+	return nil
+}
+
+// markKilled records that Stop sends SIGKILL, after the stop grace when
+// graceOver, else because its context ended.
+func (p *Process) markKilled(graceOver bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.killed, p.grace = true, 0
+	if graceOver {
+		p.grace = p.spec.StopGrace
+	}
 }
 
 // terminate signals the process group until it is gone.
@@ -59,6 +92,7 @@ func (p *Process) terminate(ctx context.Context) error {
 		p.groupGone = true
 		return nil
 	}
+	p.markKilled(err == nil)
 	signalGroup(p.pid, syscall.SIGKILL)
 	if err != nil {
 		return fmt.Errorf("cannot stop component %q: %w", p.spec.Name, err)

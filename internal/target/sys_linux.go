@@ -11,11 +11,21 @@ import (
 )
 
 // sysProcAttr puts the component in its own process group, so Stop reaches
-// its children, and has the kernel SIGKILL it if perflab dies (see launch
-// for the thread caveat). Only the component itself gets the signal; its
-// children survive a killed perflab unless they watch for their parent.
+// its children, and has the kernel SIGKILL it if its supervisor dies (see
+// supervisor.run for the thread caveat). The supervisor, not this signal,
+// ends the rest of the tree when perflab dies (see Supervise).
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// selfExe is perflab's own executable, run again as a supervisor. The link
+// still works when the file was replaced or deleted since perflab started.
+func selfExe() (string, error) { return "/proc/self/exe", nil }
+
+// becomeSubreaper makes the calling process the one that inherits the
+// orphans among its descendants, instead of init.
+func becomeSubreaper() error {
+	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 }
 
 // waitPidfd waits for pid to exit on a pidfd registered with the Go

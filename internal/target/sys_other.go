@@ -5,6 +5,7 @@ package target
 import (
 	"context"
 	"errors"
+	"os"
 	"syscall"
 )
 
@@ -13,6 +14,13 @@ import (
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
+
+// selfExe is perflab's own executable, run again as a supervisor.
+func selfExe() (string, error) { return os.Executable() }
+
+// becomeSubreaper is Linux only: elsewhere a process that leaves the
+// component's group escapes the supervisor.
+func becomeSubreaper() error { return errors.ErrUnsupported }
 
 // waitPidfd is Linux only; Watch falls back to polling.
 func waitPidfd(context.Context, int) (bool, error) {

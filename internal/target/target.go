@@ -9,11 +9,34 @@
 // component exits first. Done fires as soon as the process exits, so a crash
 // during the load is seen within one sample interval.
 //
+// # The component's tree ends with perflab
+//
+// A component is not perflab's child but a supervisor's: perflab's own
+// executable run again (Supervise), one per component. The supervisor is a
+// child subreaper, so every process of the component's tree stays its
+// descendant even after its parent dies or it leaves the process group
+// (setsid, a daemon's double fork). When perflab ends — Stop, or perflab
+// killed with SIGKILL, which closes the control socket — the supervisor
+// SIGKILLs the group and every process left under it. A parent-death
+// signal alone reaches only the component's own process, and a cgroup
+// (cgroup.kill) needs a writable cgroup v2 tree, which plain CI machines
+// and containers seldom give, and someone alive to write to it.
+//
+// What still escapes: a process the component has another service start
+// (systemd-run, docker run, an ssh to elsewhere), which is not its
+// descendant; and everything below the component itself when the
+// supervisor is killed with SIGKILL on its own (the component then gets
+// SIGKILL as its parent-death signal, its children do not). Outside Linux
+// there is no subreaper: only the process group is reached. Each
+// supervisor costs a few MB of memory; it is not counted in the
+// component's figures.
+//
 // An attached component (one perflab did not start) is found with Resolve
 // by pid, pid file, command-line pattern or cgroup, and watched with Watch.
 //
-// The package is written for Linux: it reads /proc, uses pidfds and sets
-// the parent-death signal. Elsewhere it builds, without those.
+// The package is written for Linux: it reads /proc, uses pidfds, a child
+// subreaper and the parent-death signal. Elsewhere it builds, without
+// those.
 package target
 
 import (

@@ -1,0 +1,100 @@
+package builtin
+
+import (
+	"context"
+	"time"
+
+	"github.com/perflab/perflab/internal/clock"
+)
+
+// answerClock times a built-in target's answers: it reads the monotonic
+// clock and waits for deadlines. fineClock and spinClock wait with package
+// clock, to about 0.1 ms and a few µs; tests put in a fake that records
+// every deadline and returns at once, so they check when an answer is due
+// without timing it.
+type answerClock interface {
+	now() time.Time
+	// waiter returns what waits for the deadlines of one request; the
+	// caller closes it when the request is done.
+	waiter() waiter
+}
+
+type waiter interface {
+	// until waits until t, or until ctx is done, and reports whether ctx
+	// is still live.
+	until(ctx context.Context, t time.Time) bool
+	close()
+}
+
+// fineClock waits on a Go timer, then on a fine timer for the last
+// clock.Coarse: opened on a request's first wait, held to its end.
+type fineClock struct{}
+
+func (fineClock) now() time.Time { return time.Now() }
+func (fineClock) waiter() waiter { return &fineWaiter{} }
+
+// spinClock spins the end of every wait (clock.UntilSpun), for a delay
+// that must be exact, such as the gateway's.
+type spinClock struct{}
+
+func (spinClock) now() time.Time { return time.Now() }
+func (spinClock) waiter() waiter { return spinWaiter{} }
+
+type spinWaiter struct{}
+
+func (spinWaiter) until(ctx context.Context, t time.Time) bool { return clock.UntilSpun(ctx, t) }
+func (spinWaiter) close()                                      {}
+
+// sleep waits d on c, or until ctx is done, and reports whether the wait
+// ran to the end with ctx still live.
+func sleep(ctx context.Context, c answerClock, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	w := c.waiter()
+	defer w.close()
+	return w.until(ctx, c.now().Add(d))
+}
+
+// fineWaiter waits for the deadlines of one request, such as the tokens of
+// a stream: a Go timer for the coarse part of each wait, and one fine
+// timer (package clock) for the last stretch, opened once rather than for
+// every token.
+type fineWaiter struct {
+	coarse *time.Timer
+	fine   *clock.Timer // nil until needed; stays nil when timerfd is unavailable: Timer.Sleep falls back to time.Sleep
+}
+
+// until waits until t, or until ctx is done, and reports whether ctx is
+// still live. Only the last clock.Coarse of a wait ignores ctx.
+func (w *fineWaiter) until(ctx context.Context, t time.Time) bool {
+	if d := time.Until(t) - clock.Coarse; d > 0 {
+		if w.coarse == nil {
+			w.coarse = time.NewTimer(d)
+		} else {
+			w.coarse.Reset(d)
+		}
+		select {
+		case <-w.coarse.C:
+		case <-ctx.Done():
+			w.coarse.Stop()
+			return false
+		}
+	}
+	if rest := time.Until(t); rest > 0 {
+		if w.fine == nil {
+			w.fine, _ = clock.NewTimer()
+		}
+		w.fine.Sleep(rest)
+	}
+	return ctx.Err() == nil
+}
+
+func (w *fineWaiter) close() {
+	if w.coarse != nil {
+		w.coarse.Stop()
+	}
+	if w.fine != nil {
+		_ = w.fine.Close()
+	}
+}
