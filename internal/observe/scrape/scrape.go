@@ -2,14 +2,16 @@
 // the Go heap in use, goroutines, resident memory, and the rates of CPU
 // seconds and GC cycles, plus any metric the plan names.
 //
-// It asks for the Prometheus text format (text/plain;version=0.0.4) and also
-// reads the delimited protobuf format when a server answers with it;
+// It asks for the Prometheus text format (text/plain;version=0.0.4), which
+// a scanner reads looking only at the families it reports (text.go), and
+// also reads the delimited protobuf format when a server answers with it;
 // OpenMetrics is not asked for. Rates are taken between the sample times
 // the sampler passes in. A counter that went down means the component
 // restarted: that sample has no rate, and becomes the baseline of the next.
 package scrape
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -43,6 +45,8 @@ type Scraper struct {
 	timeout time.Duration
 	extra   []string
 	client  *http.Client
+	text    *textReader
+	body    bytes.Buffer       // the last response, its storage kept for the next
 	prev    map[string]float64 // counters at the previous sample
 	at      time.Time          // time of the previous sample; zero before the first
 }
@@ -57,7 +61,8 @@ var _ observe.Source = (*Scraper)(nil)
 // summary or histogram; a summary or histogram named by its own name, and a
 // name the endpoint does not expose, are left out.
 func New(url string, timeout time.Duration, extra []string) *Scraper {
-	return &Scraper{url: url, timeout: timeout, extra: extra, client: &http.Client{}}
+	want := append([]string{heapInuse, goroutines, rss, cpuSeconds, gcCount}, extra...)
+	return &Scraper{url: url, timeout: timeout, extra: extra, client: &http.Client{}, text: newTextReader(want)}
 }
 
 // Name implements observe.Source.
@@ -67,7 +72,7 @@ func (s *Scraper) Name() string { return "scrape " + s.url }
 // ProcessRSSBytes, from the second sample on ProcessCPUCores and GCPerMin,
 // then the extra metrics, each only if the endpoint exposes it.
 func (s *Scraper) Sample(ctx context.Context, now time.Time) ([]observe.Point, error) {
-	families, err := s.fetch(ctx)
+	get, err := s.fetch(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -82,12 +87,12 @@ func (s *Scraper) Sample(ctx context.Context, now time.Time) ([]observe.Point, e
 		{observe.GoGoroutines, goroutines},
 		{observe.ProcessRSSBytes, rss},
 	} {
-		v, ok := sum(families, g.name)
+		v, ok := get(g.name)
 		add(g.metric, v, ok)
 	}
 	cur := map[string]float64{}
 	for _, name := range []string{cpuSeconds, gcCount} {
-		if v, ok := sum(families, name); ok {
+		if v, ok := get(name); ok {
 			cur[name] = v
 		}
 	}
@@ -96,7 +101,7 @@ func (s *Scraper) Sample(ctx context.Context, now time.Time) ([]observe.Point, e
 	gc, ok := s.rate(cur, gcCount, now)
 	add(observe.GCPerMin, gc*60, ok)
 	for _, name := range s.extra {
-		v, ok := sum(families, name)
+		v, ok := get(name)
 		add(observe.MetricPrefix+name, v, ok)
 	}
 	s.prev, s.at = cur, now
@@ -115,8 +120,9 @@ func (s *Scraper) rate(cur map[string]float64, name string, now time.Time) (floa
 	return (v - p) / dt, true
 }
 
-// fetch GETs and parses the endpoint.
-func (s *Scraper) fetch(ctx context.Context) (map[string]*dto.MetricFamily, error) {
+// fetch GETs and reads the endpoint; it returns the reading of a metric by
+// name (see sum).
+func (s *Scraper) fetch(ctx context.Context) (func(string) (float64, bool), error) {
 	if s.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.timeout)
@@ -136,22 +142,42 @@ func (s *Scraper) fetch(ctx context.Context) (map[string]*dto.MetricFamily, erro
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		return nil, fmt.Errorf("cannot scrape %s: status %s", s.url, resp.Status)
 	}
-	families, err := parse(resp)
+	s.body.Reset()
+	if _, err := s.body.ReadFrom(resp.Body); err != nil {
+		return nil, fmt.Errorf("cannot scrape %s: %w", s.url, err)
+	}
+	get, err := s.parse(expfmt.ResponseFormat(resp.Header))
 	if err != nil {
 		return nil, fmt.Errorf("cannot parse the metrics of %s (status %s): %w", s.url, resp.Status, err)
 	}
-	return families, nil
+	return get, nil
 }
 
-// parse reads delimited protobuf when the server says so, else text.
-func parse(resp *http.Response) (map[string]*dto.MetricFamily, error) {
-	format := expfmt.ResponseFormat(resp.Header)
-	if format.FormatType() != expfmt.TypeProtoDelim {
+// parse reads delimited protobuf when the server says so, else text: with
+// the scanner, or expfmt's parser for what the scanner leaves to it.
+func (s *Scraper) parse(format expfmt.Format) (func(string) (float64, bool), error) {
+	var families map[string]*dto.MetricFamily
+	var err error
+	if format.FormatType() == expfmt.TypeProtoDelim {
+		families, err = decodeProto(bytes.NewReader(s.body.Bytes()), format)
+	} else {
+		var get func(string) (float64, bool)
+		if get, err = s.text.read(s.body.Bytes()); !errors.Is(err, errFallback) {
+			return get, err
+		}
 		p := expfmt.NewTextParser(model.UTF8Validation)
-		return p.TextToMetricFamilies(resp.Body)
+		families, err = p.TextToMetricFamilies(bytes.NewReader(s.body.Bytes()))
 	}
+	if err != nil {
+		return nil, err
+	}
+	return func(name string) (float64, bool) { return sum(families, name) }, nil
+}
+
+// decodeProto reads delimited protobuf families.
+func decodeProto(r io.Reader, format expfmt.Format) (map[string]*dto.MetricFamily, error) {
 	families := map[string]*dto.MetricFamily{}
-	dec := expfmt.NewDecoder(resp.Body, format)
+	dec := expfmt.NewDecoder(r, format)
 	for {
 		mf := &dto.MetricFamily{}
 		if err := dec.Decode(mf); errors.Is(err, io.EOF) {
