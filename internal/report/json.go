@@ -28,7 +28,7 @@ type jsonRun struct {
 	Cells     []jsonCell     `json:"cells"`
 	Gateway   []jsonOverhead `json:"gateway_overhead,omitempty"`
 	SLO       *jsonSLO       `json:"slo,omitempty"`
-	// Repeat and Repeated are a repeated run's (summary 2.5).
+	// Repeat and Repeated are a repeated run's (summary 2.6).
 	Repeat   int            `json:"repeat,omitempty"`
 	Repeated []jsonRepeated `json:"repeated,omitempty"`
 }
@@ -56,10 +56,14 @@ type jsonWorkload struct {
 	Latency       *jsonQ  `json:"latency_ms,omitempty"` // every operation together (2.3)
 	TTFB          *jsonQ  `json:"ttfb_ms,omitempty"`
 	// Measures are the driver's measures, every operation together (2.4).
-	Measures    map[string]jsonQ `json:"measures_ms,omitempty"`
-	ClientBound bool             `json:"client_bound"`
-	Warnings    []string         `json:"warnings"`
-	Ops         []jsonOp         `json:"operations"`
+	Measures map[string]jsonQ `json:"measures_ms,omitempty"`
+	// Unissued and ClientWhy: arrivals the dispatcher did not issue, and
+	// the signals of a client-bound verdict (summary 2.6).
+	Unissued    uint64   `json:"unissued"`
+	ClientBound bool     `json:"client_bound"`
+	ClientWhy   string   `json:"client_bound_reason,omitempty"`
+	Warnings    []string `json:"warnings"`
+	Ops         []jsonOp `json:"operations"`
 	// Facts and Checks are what the workload's driver told (summary 2.1).
 	Facts  []jsonFact  `json:"facts,omitempty"`
 	Checks []jsonCheck `json:"checks,omitempty"`
@@ -145,7 +149,7 @@ func toJSONWorkload(s *analysis.Summary) jsonWorkload {
 		Requests: s.Requests, Rate: s.Rate, Dropped: s.Dropped, RequestsTotal: s.RequestsTotal,
 		ErrorsTotal: s.ErrorsTotal, DroppedTotal: s.DroppedTotal, SchedulerLag: toJSONQ(s.Lag),
 		Latency: optJSONQ(s.Latency), TTFB: optJSONQ(s.TTFB), Measures: measuresJSON(s.Measures),
-		ClientBound: s.ClientBound, Warnings: append([]string{}, s.Warnings...), Ops: []jsonOp{}}
+		Unissued: w.Unissued, ClientBound: s.ClientBound, ClientWhy: s.ClientWhy, Warnings: append([]string{}, s.Warnings...), Ops: []jsonOp{}}
 	for _, op := range s.Ops {
 		errs := op.Errors
 		if errs == nil {
