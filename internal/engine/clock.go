@@ -47,7 +47,7 @@ type sleeper struct {
 }
 
 func (r *run) newSleeper() *sleeper {
-	if _, real := r.clk.(realClock); !real {
+	if _, machine := r.clk.(realClock); !machine {
 		return &sleeper{timer: r.clk.NewTimer(time.Hour)}
 	}
 	fine, err := clock.NewTimer()

@@ -86,7 +86,7 @@ func (r *run) runOpen(stop context.Context) Summary {
 	for i := 0; i < r.w.VUsMin; i++ {
 		p.put(r.startVU(p))
 	}
-	d := &dispatcher{run: r, pool: p, stop: stop, timer: r.clk.NewTimer(time.Hour), sleeper: r.newSleeper()}
+	d := &dispatcher{run: r, pool: p, stop: stop, dur: r.w.Rate.Duration(), timer: r.clk.NewTimer(time.Hour), sleeper: r.newSleeper()}
 	d.timer.Stop()
 	defer d.timer.Stop()
 	defer d.sleeper.close()
@@ -100,6 +100,7 @@ type dispatcher struct {
 	*run
 	pool     *pool
 	stop     context.Context
+	dur      time.Duration // the schedule's
 	timer    Timer
 	sleeper  *sleeper
 	backlog  []time.Time // FIFO of intended starts waiting for a VU
@@ -114,15 +115,14 @@ type dispatcher struct {
 func (d *dispatcher) step() (over bool) {
 	d.backlog = handOut(d.pool, d.backlog)
 	elapsed := d.clk.Now().Sub(d.start)
-	dur := d.w.Rate.Duration()
-	if d.stop.Err() != nil || elapsed >= dur {
-		d.elapsed = min(elapsed, dur)
+	if d.stop.Err() != nil || elapsed >= d.dur {
+		d.elapsed = min(elapsed, d.dur)
 		return true
 	}
 	wait, allIssued := d.w.Rate.Pace(elapsed, d.n)
 	if allIssued {
-		wait = dur - elapsed // the schedule lasts its whole duration
-	} else if q := d.lastWake.Add(d.w.Quantum).Sub(d.start) - elapsed; wait > 0 && !d.lastWake.IsZero() && elapsed+q < dur {
+		wait = d.dur - elapsed // the schedule lasts its whole duration
+	} else if q := d.lastWake.Add(d.w.Quantum).Sub(d.start) - elapsed; wait > 0 && !d.lastWake.IsZero() && elapsed+q < d.dur {
 		// Wake at most once a quantum: arrivals due closer together
 		// than that go out together, each still timed from its own
 		// intended start. Not past the end, where they would be left
