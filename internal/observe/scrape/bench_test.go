@@ -1,6 +1,7 @@
 package scrape
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -8,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // BenchmarkSample scrapes and reads a 1,000-line /metrics, as the sampler
@@ -56,4 +60,28 @@ func exposition1000(lines int) string {
 		}
 	}
 	return b.String()
+}
+
+// BenchmarkRead is the scanner alone on a 1,000-line exposition, and
+// expfmt's parser on the same text, as the scraper used before.
+func BenchmarkRead(b *testing.B) {
+	body := []byte(exposition1000(1000))
+	b.Run("scanner", func(b *testing.B) {
+		t := newTextReader([]string{heapInuse, goroutines, rss, cpuSeconds, gcCount})
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := t.read(body); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("expfmt", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			p := expfmt.NewTextParser(model.UTF8Validation)
+			if _, err := p.TextToMetricFamilies(bytes.NewReader(body)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -10,10 +10,10 @@ import (
 
 // The text format is read by a scanner that looks only at the families a
 // Scraper reports and skims every other line, checking its shape without
-// building anything: a 1,000-line /metrics costs a few dozen microseconds
-// and no garbage, where expfmt's parser took milliseconds and a megabyte
-// of allocations per sample, every second, in the process that paces the
-// load. Lines it does not know how to skim (a quoted UTF-8
+// building anything: a 1,000-line /metrics costs about 0.16 ms and six
+// allocations, where expfmt's parser took 1.8 ms and 34,000 allocations
+// (1.2 MB) per sample, every second, in the process that paces the load
+// (BenchmarkRead). Lines it does not know how to skim (a quoted UTF-8
 // metric name) send the whole body to expfmt instead. It assigns samples
 // to families as expfmt does: a family exists once a TYPE or HELP line or
 // a sample names it, and a name's _sum, _count (and _bucket) samples belong
