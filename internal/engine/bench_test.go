@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"syscall"
 	"testing"
 	"time"
 
@@ -10,25 +11,27 @@ import (
 )
 
 // BenchmarkClosedLoop is the engine's cost per operation of a driver that
-// does nothing: one VU in a closed loop for 200 ms, in ns per operation.
+// does nothing: one VU in a closed loop for 200 ms, in ns of wall time
+// and of CPU time (the process's) per operation.
 //
-//	go test -run '^$' -bench 'ClosedLoop|OpenLoop' -count 5 ./internal/engine/
+//	go test -run '^$' -bench 'ClosedLoop|OpenLoop|Do$' -count 5 ./internal/engine/
 func BenchmarkClosedLoop(b *testing.B) {
 	w := Workload{Name: "w", Model: Closed, Conc: pacer.FixedConcurrency(1, 200*time.Millisecond), Driver: fake(instant)}
-	benchRun(b, w, func(s Summary, ops int64) int64 { return ops })
+	benchRun(b, w)
 }
 
-// BenchmarkOpenLoop is the open model's cost per arrival at a rate it
-// cannot reach (the dispatcher issues arrivals back to back), with a
-// driver that does nothing, in ns per issued arrival.
+// BenchmarkOpenLoop is the open model's cost per arrival at 100,000/s
+// for 200 ms (dispatched in batches, a quantum apart) with a driver that
+// does nothing.
 func BenchmarkOpenLoop(b *testing.B) {
-	w := Workload{Name: "w", Model: Open, Rate: pacer.Constant(20_000_000, 200*time.Millisecond), VUsMax: 4, Driver: fake(instant)}
-	benchRun(b, w, func(s Summary, _ int64) int64 { return int64(s.Scheduled) })
+	w := Workload{Name: "w", Model: Open, Rate: pacer.Constant(100_000, 200*time.Millisecond), VUsMin: 4, VUsMax: 64, Driver: fake(instant)}
+	benchRun(b, w)
 }
 
-func benchRun(b *testing.B, w Workload, count func(Summary, int64) int64) {
+func benchRun(b *testing.B, w Workload) {
 	var n int64
 	var d time.Duration
+	cpu0 := cpuTime(b)
 	for b.Loop() {
 		c := &collect{}
 		sum, err := Run(context.Background(), context.Background(), w, c)
@@ -36,10 +39,20 @@ func benchRun(b *testing.B, w Workload, count func(Summary, int64) int64) {
 			b.Fatal(err)
 		}
 		all, _ := c.total()
-		n += count(sum, all.Classes.Total())
+		n += all.Classes.Total()
 		d += sum.LoadEnd.Sub(sum.Start)
 	}
 	b.ReportMetric(float64(d.Nanoseconds())/float64(n), "ns/request")
+	b.ReportMetric(float64((cpuTime(b)-cpu0).Nanoseconds())/float64(n), "cpu-ns/request")
+}
+
+// cpuTime is the CPU time the process has used.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkDo is the engine's own work around one operation of a driver
