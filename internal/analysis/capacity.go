@@ -12,9 +12,9 @@ import (
 // bisects Bisect times between the highest rate that passed and the lowest
 // that failed. It is a pure state machine: Next says which rate to run,
 // Record what the step showed. A step on which the generator was the limit
-// (client-bound) is run again once, since a busy machine may stall the
-// generator for a moment; client-bound again, it ends the search: rates
-// above it say nothing of the target.
+// (client-bound, by GeneratorLimited) is run again once, since a busy
+// machine may stall the generator for a moment; client-bound again, it
+// ends the search: rates above it say nothing of the target.
 type CapacitySearch struct {
 	Start, Max float64 // operations per second
 	Factor     float64 // > 1
@@ -154,29 +154,4 @@ func FindKnee(steps []RateLatency) (Knee, bool) {
 		k.Below = p.Rate
 	}
 	return Knee{}, false
-}
-
-// GeneratorLimited says whether the generator, not the target, limited a
-// workload, by the rules the reports use: the phase's generator CPU
-// reached GeneratorCPULimit of its cores, or its scheduler lag made the
-// workload client-bound — unless the lag is the smaller part of the
-// latency: a target that stops keeping up makes the generator start VUs
-// and connections in a rush, which lags it too, but then the latency is
-// the target's (a lag p99 under half the latency p99 does not explain it).
-func GeneratorLimited(sum *Summary, res *Resources) (bool, string) {
-	if res != nil && res.ClientBound {
-		return true, fmt.Sprintf("the generator's CPU reached %.0f %% of its %.3g cores", 100*GeneratorCPULimit, res.CoresAvailable)
-	}
-	if sum.Workload.Model != "open" || sum.Lag.P99 <= lagLimit {
-		return false, ""
-	}
-	var p99 time.Duration
-	for _, op := range sum.Ops {
-		p99 = max(p99, op.Latency.P99)
-	}
-	if 2*sum.Lag.P99 < p99 {
-		return false, ""
-	}
-	return true, fmt.Sprintf("the generator dispatched arrivals late: scheduler lag p99 %v of latency p99 %v",
-		sum.Lag.P99.Round(time.Microsecond), p99.Round(time.Microsecond))
 }

@@ -79,23 +79,24 @@ func TestFindKnee(t *testing.T) {
 }
 
 func TestGeneratorLimited(t *testing.T) {
-	ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
-	sum := func(lag, p99 float64) *Summary {
-		return &Summary{Workload: Workload{Model: "open"}, Lag: Quantiles{P99: ms(lag)}, Ops: []Op{{Latency: Quantiles{P99: ms(p99)}}}}
+	sum := func(lag time.Duration, scheduled, unissued uint64) *Summary {
+		return &Summary{Workload: Workload{Model: "open", Scheduled: scheduled, Unissued: unissued},
+			Lag: Quantiles{Count: 100, P99: lag}, Ops: []Op{{Latency: Quantiles{P99: 45 * time.Millisecond}}}}
 	}
+	cpu := &Resources{ClientBound: true, GeneratorCPU: 1.9, CoresAvailable: 2}
 	for _, tt := range []struct {
-		sum     *Summary
-		res     *Resources
-		limited bool
+		sum *Summary
+		res *Resources
+		why string
 	}{
-		{sum(1, 3), nil, false},                             // no lag to speak of
-		{sum(24, 1000), nil, false},                         // the target's latency dwarfs the lag
-		{sum(30, 45), nil, true},                            // the lag is most of the latency
-		{sum(1, 1000), &Resources{ClientBound: true}, true}, // CPU-bound
-		{&Summary{Workload: Workload{Model: "closed"}, Lag: Quantiles{P99: ms(50)}}, nil, false},
+		{sum(time.Millisecond, 1000, 0), nil, ""},
+		{sum(30*time.Millisecond, 1000, 0), &Resources{CoresAvailable: 2}, ""}, // lag alone
+		{sum(time.Millisecond, 1000, 0), cpu, "generator CPU P99 1.9 of 2 cores (≥ 90 %)"},
+		{sum(30*time.Millisecond, 500, 500), nil, "the generator issued 500 of the 1000 arrivals due (500 not issued, 50.0 %)"},
+		{&Summary{Workload: Workload{Model: "closed"}, Lag: Quantiles{P99: 50 * time.Millisecond}}, nil, ""},
 	} {
-		if got, why := GeneratorLimited(tt.sum, tt.res); got != tt.limited {
-			t.Errorf("lag %v, p99 %v: limited %v (%s), want %v", tt.sum.Lag.P99, tt.sum.Ops, got, why, tt.limited)
+		if got, why := GeneratorLimited(tt.sum, tt.res); got != (tt.why != "") || why != tt.why {
+			t.Errorf("%+v, %+v: limited %v (%s), want %q", tt.sum.Workload, tt.res, got, why, tt.why)
 		}
 	}
 }

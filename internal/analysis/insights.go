@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/perflab/perflab/internal/units"
@@ -160,7 +161,7 @@ func phaseWarnings(p PhaseData) []string {
 	if p.State != "" && p.State != "completed" {
 		out = append(out, fmt.Sprintf("profile %s did not complete (%s): its size covers only what ran", p.Profile, p.State))
 	}
-	if p.Resources.ClientBound {
+	if p.Resources.ClientBound || slices.ContainsFunc(p.Summaries, func(s *Summary) bool { return s.ClientBound }) {
 		out = append(out, fmt.Sprintf("profile %s was client-bound: its size is for the load perflab could generate, not the load asked for", p.Profile))
 	}
 	return out

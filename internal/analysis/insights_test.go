@@ -140,6 +140,13 @@ func TestCellInsightsBytesAndTooFew(t *testing.T) {
 		!strings.Contains(in.Warnings[1], "profile l was client-bound") {
 		t.Errorf("warnings %q", in.Warnings)
 	}
+	// So does one whose workload's schedule the generator could not keep.
+	phases[2].Resources.ClientBound, phases[2].State = false, "completed"
+	phases[1].Summaries[0].markClientBound(unissuedWhy(Workload{Model: "open", Scheduled: 50, Unissued: 50}))
+	in, _ = CellInsights(phases, DefaultInsightOptions())
+	if len(in.Warnings) != 1 || !strings.Contains(in.Warnings[0], "profile m was client-bound") {
+		t.Errorf("warnings %q", in.Warnings)
+	}
 }
 
 // Requests of 1 KiB in one profile and 1 MiB in the others are not the same

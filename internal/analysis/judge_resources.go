@@ -100,9 +100,8 @@ func (r *Resources) judgeGenerator() {
 			return
 		}
 		if c.CPU.P99 >= GeneratorCPULimit*r.CoresAvailable {
-			r.ClientBound = true
-			r.warn("client-bound: the generator's CPU P99 was %.3g of the %.3g cores it could use (≥ %.0f %%); it, not the system under test, may have been the limit",
-				c.CPU.P99, r.CoresAvailable, 100*GeneratorCPULimit)
+			r.ClientBound, r.GeneratorCPU = true, c.CPU.P99
+			r.warn("client-bound: %s; the generator, not the system under test, may have been the limit", cpuWhy(r))
 		}
 		return
 	}
@@ -110,19 +109,4 @@ func (r *Resources) judgeGenerator() {
 
 func (r *Resources) warn(format string, args ...any) {
 	r.Warnings = append(r.Warnings, fmt.Sprintf(format, args...))
-}
-
-// MarkClientBound carries a client-bound verdict of the phase's resources
-// over to the summaries of the workloads that ran in the phase, with the
-// reason, so every report of a workload shows it.
-func MarkClientBound(r *Resources, sums []*Summary) {
-	if r == nil || !r.ClientBound {
-		return
-	}
-	for _, s := range sums {
-		s.ClientBound = true
-		s.Warnings = append(s.Warnings, fmt.Sprintf(
-			"client-bound: the generator's CPU was at or above %.0f %% of its %.3g cores in this phase; throughput and latency may show its limit, not the target's",
-			100*GeneratorCPULimit, r.CoresAvailable))
-	}
 }

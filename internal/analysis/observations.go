@@ -3,7 +3,6 @@ package analysis
 import (
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/perflab/perflab/internal/units"
 )
@@ -47,7 +46,7 @@ type ObsFigure struct {
 }
 
 // Phase is one profile's resource figures and, optionally, its workloads'
-// summaries (for client-bound verdicts from scheduler lag).
+// summaries (for client-bound verdicts from unissued arrivals).
 type Phase struct {
 	Profile   string
 	Resources *Resources
@@ -55,8 +54,8 @@ type Phase struct {
 }
 
 // Observe makes the statements the data supports, in this order: phases
-// where the generator was the limit (by its CPU, or else a workload's
-// scheduler lag); the primary consumer of memory and of
+// where the generator was the limit (by its CPU, or else the arrivals a
+// workload's dispatcher did not issue); the primary consumer of memory and of
 // CPU (the largest component, at PrimaryShare or more of the sum of the
 // components' P99s in every phase where all have a P99); then, from the
 // scaling fits, resources that follow load linearly (not Poor, slope
@@ -95,28 +94,23 @@ func Observe(phases []Phase, scalings []Scaling) []Observation {
 }
 
 // clientBound says where the generator was the limit: by its CPU (the
-// phase's resources) or, failing that, by its scheduler lag (a workload's
-// summary).
+// phase's resources) or, failing that, by the arrivals it did not issue
+// (a workload's summary).
 func clientBound(p Phase) []Observation {
 	if r := p.Resources; r != nil && r.ClientBound {
-		o := Observation{Kind: ObsClientBound, Figures: []ObsFigure{{"cores available", r.CoresAvailable, "cores"}},
-			Text: fmt.Sprintf("in %s the generator was the limit (client-bound): its figures show perflab's ceiling, not the system's", p.Profile)}
-		for _, c := range r.Components {
-			if c.Kind == KindGenerator && c.CPU.HasP99() {
-				o.Figures = append(o.Figures, ObsFigure{"generator CPU P99", c.CPU.P99, "cores"})
-				o.Text = fmt.Sprintf("in %s the generator was the limit (client-bound): its CPU P99 was %.3g of %.3g cores",
-					p.Profile, c.CPU.P99, r.CoresAvailable)
-			}
-		}
-		return []Observation{o}
+		return []Observation{{Kind: ObsClientBound,
+			Figures: []ObsFigure{{"cores available", r.CoresAvailable, "cores"}, {"generator CPU P99", r.GeneratorCPU, "cores"}},
+			Text: fmt.Sprintf("in %s the generator was the limit (client-bound): its CPU P99 was %.3g of %.3g cores",
+				p.Profile, r.GeneratorCPU, r.CoresAvailable)}}
 	}
 	var out []Observation
 	for _, s := range p.Summaries {
-		if s.ClientBound && s.Lag.P99 > lagLimit {
+		if why := unissuedWhy(s.Workload); why != "" {
+			due := s.Workload.Scheduled + s.Workload.Unissued
 			out = append(out, Observation{Kind: ObsClientBound,
-				Text: fmt.Sprintf("in %s the generator was the limit (client-bound) for %s: it dispatched arrivals late, scheduler lag p99 %v",
-					p.Profile, s.Workload.DisplayName(), s.Lag.P99.Round(time.Microsecond)),
-				Figures: []ObsFigure{{"scheduler lag p99", s.Lag.P99.Seconds(), "seconds"}}})
+				Text: fmt.Sprintf("in %s the generator was the limit (client-bound) for %s: %s",
+					p.Profile, s.Workload.DisplayName(), why),
+				Figures: []ObsFigure{{"arrivals due", float64(due), ""}, {"not issued", float64(s.Workload.Unissued), ""}}})
 		}
 	}
 	return out

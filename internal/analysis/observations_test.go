@@ -18,7 +18,7 @@ func TestObserve(t *testing.T) {
 		points = append(points, ScalingPoint{Profile: name, Load: loads[i], Resources: r})
 	}
 	bound := profileResources(1, 2e9)
-	bound.ClientBound, bound.CoresAvailable = true, 0.5
+	bound.ClientBound, bound.GeneratorCPU, bound.CoresAvailable = true, 0.5, 0.5
 	phases = append(phases, Phase{Profile: "overload", Resources: bound})
 	obs := Observe(phases, FitScaling("requests/s", points, FigureP99))
 	// memory shares of ing: 2/3.07, 3/4.07, 5/6.07 and 9/10.07 GB: 65–89 %;
@@ -109,13 +109,16 @@ func TestObserveNotLinear(t *testing.T) {
 	}
 }
 
-func TestObserveClientBoundByLag(t *testing.T) {
-	lagging := &Summary{Workload: Workload{Name: "p/ingest", Short: "ingest"}, ClientBound: true, Lag: Quantiles{Count: 100, P99: 12 * time.Millisecond}}
-	fine := &Summary{Workload: Workload{Name: "p/query"}, Lag: Quantiles{Count: 100, P99: time.Millisecond}}
-	obs := Observe([]Phase{{Profile: "p", Resources: profileResources(1, 1e9), Summaries: []*Summary{lagging, fine}}}, nil)
+func TestObserveClientBoundByUnissuedArrivals(t *testing.T) {
+	behind := &Summary{Workload: Workload{Name: "p/ingest", Short: "ingest", Model: "open", Scheduled: 900, Unissued: 100}}
+	lagging := &Summary{Workload: Workload{Name: "p/query", Model: "open", Scheduled: 1000}, Lag: Quantiles{Count: 100, P99: 12 * time.Millisecond}}
+	obs := Observe([]Phase{{Profile: "p", Resources: profileResources(1, 1e9), Summaries: []*Summary{behind, lagging}}}, nil)
 	if len(obs) == 0 || obs[0].Kind != ObsClientBound ||
-		obs[0].Text != "in p the generator was the limit (client-bound) for ingest: it dispatched arrivals late, scheduler lag p99 12ms" {
+		obs[0].Text != "in p the generator was the limit (client-bound) for ingest: the generator issued 900 of the 1000 arrivals due (100 not issued, 10.0 %)" {
 		t.Errorf("observations %+v", obs)
+	}
+	if len(obs) > 1 && obs[1].Kind == ObsClientBound {
+		t.Errorf("scheduler lag alone made an observation: %+v", obs[1])
 	}
 }
 

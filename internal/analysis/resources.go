@@ -88,7 +88,8 @@ type Resources struct {
 	Memory         Total
 	CPU            Total
 	CoresAvailable float64 // cores the generator could use; 0 when unknown
-	ClientBound    bool    // the generator's CPU was near its cores
+	ClientBound    bool    // the generator's CPU was near its cores (see clientbound.go)
+	GeneratorCPU   float64 // the generator's CPU P99 that made it so
 	Warnings       []string
 }
 

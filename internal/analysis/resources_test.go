@@ -169,14 +169,14 @@ func TestResourceWarnings(t *testing.T) {
 			[]string{"component b has no CPU samples in the window; the CPU totals leave it out"}, false},
 		{"generator at 1.8 of 2 cores", func(in *ResourceInput) {
 			in.Series["perflab"]["cpu_cores"] = series(slices.Repeat([]float64{1.8}, 20)...)
-		}, []string{"client-bound: the generator's CPU P99 was 1.8 of the 2 cores"}, true},
+		}, []string{"client-bound: generator CPU P99 1.8 of 2 cores (≥ 90 %)"}, true},
 		{"generator at 1.7 of 2 cores", func(in *ResourceInput) {
 			in.Series["perflab"]["cpu_cores"] = series(slices.Repeat([]float64{1.7}, 20)...)
 		}, nil, false},
 		{"cores from the fallback", func(in *ResourceInput) {
 			delete(in.Series["perflab"], "cores_available")
 			in.CoresAvailable = 1
-		}, []string{"client-bound: the generator's CPU P99 was 1 of the 1 cores"}, true},
+		}, []string{"client-bound: generator CPU P99 1 of 1 cores (≥ 90 %)"}, true},
 	}
 	for _, tt := range tests {
 		in := threeComponents()
@@ -208,17 +208,30 @@ func TestSummedSeriesOnlyWhereAllHaveValues(t *testing.T) {
 }
 
 func TestMarkClientBound(t *testing.T) {
-	sums := []*Summary{{}, {ClientBound: true, Warnings: []string{"lag"}}}
+	behind := Summarize(Workload{Model: "open", Scheduled: 90, Unissued: 10}, nil)
+	sums := []*Summary{{}, behind}
 	MarkClientBound(&Resources{ClientBound: false}, sums)
 	MarkClientBound(nil, sums)
-	if sums[0].ClientBound || len(sums[1].Warnings) != 1 {
+	if sums[0].ClientBound || sums[1].ClientWhy != "the generator issued 90 of the 100 arrivals due (10 not issued, 10.0 %)" {
 		t.Fatalf("marked without a verdict: %+v", sums)
 	}
-	MarkClientBound(&Resources{ClientBound: true, CoresAvailable: 4}, sums)
+	MarkClientBound(&Resources{ClientBound: true, GeneratorCPU: 3.8, CoresAvailable: 4}, sums)
 	for i, s := range sums {
-		if !s.ClientBound || !hasWarning(s, "generator's CPU was at or above 90 % of its 4 cores") {
+		if !s.ClientBound || !strings.Contains(s.ClientWhy, "generator CPU P99 3.8 of 4 cores") || !hasWarning(s, "client-bound: ") {
 			t.Errorf("summary %d: %+v", i, s)
 		}
+		n := 0
+		for _, w := range s.Warnings {
+			if strings.HasPrefix(w, "client-bound: ") {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("summary %d has %d client-bound warnings: %q", i, n, s.Warnings)
+		}
+	}
+	if want := "the generator issued 90 of the 100 arrivals due (10 not issued, 10.0 %); generator CPU P99 3.8 of 4 cores (≥ 90 %)"; sums[1].ClientWhy != want {
+		t.Errorf("reasons %q, want %q", sums[1].ClientWhy, want)
 	}
 }
 

@@ -285,7 +285,7 @@ func EvaluateGates(gates []Gate, sums []*Summary, extra map[string]Supplied) ([]
 		for _, sc := range scopes {
 			v := judgeGate(g, sc.sum.Workload.Name, m.kind, m.measure(sc))
 			if sc.sum.ClientBound && v.State != GateInsufficient {
-				v.Note = strings.TrimPrefix(v.Note+"; client-bound: the figure may show the generator's limit", "; ")
+				v.Note = strings.TrimPrefix(v.Note+"; "+clientBoundNote(sc.sum), "; ")
 			}
 			out = append(out, v)
 		}
@@ -439,4 +439,13 @@ func sig3(v float64) string {
 		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	}
 	return s
+}
+
+// clientBoundNote says of a gate's figure that the generator was the limit,
+// and why.
+func clientBoundNote(s *Summary) string {
+	if s.ClientWhy == "" {
+		return "client-bound: the figure may show the generator's limit"
+	}
+	return "client-bound (" + s.ClientWhy + "): the figure may show the generator's limit"
 }

@@ -241,13 +241,13 @@ func TestEvaluateGatesUnknownMetric(t *testing.T) {
 
 func TestEvaluateGatesClientBound(t *testing.T) {
 	sums := gateFixture()
-	sums[1].ClientBound = true
+	MarkClientBound(&Resources{ClientBound: true, GeneratorCPU: 1.9, CoresAvailable: 2}, sums[1:])
 	g, _ := ParseGate(`p50{workload="query"} < 10ms`)
 	vs, err := EvaluateGates([]Gate{g}, sums, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(vs) != 1 || !vs[0].Pass || vs[0].Note != "client-bound: the figure may show the generator's limit" {
+	if len(vs) != 1 || !vs[0].Pass || vs[0].Note != "client-bound (generator CPU P99 1.9 of 2 cores (≥ 90 %)): the figure may show the generator's limit" {
 		t.Errorf("verdicts %+v", vs)
 	}
 }

@@ -31,7 +31,8 @@ type Workload struct {
 	Start      time.Time
 	LoadEnd    time.Time
 	End        time.Time
-	Scheduled  uint64
+	Scheduled  uint64 // arrivals the open model's dispatcher issued
+	Unissued   uint64 // arrivals due that it had not issued when the schedule ended
 	MaxVUs     int
 	Window     Window // proposed by the engine or set by the user
 }
@@ -145,8 +146,9 @@ type Summary struct {
 	AllLatency    Quantiles
 	LatencyOfAll  bool
 	Measures      [stats.NumMeasures]Quantiles // the same for the driver's measures
-	ClientBound   bool
-	LinkBound     bool // moved at least its link's bound (JudgeLink)
+	ClientBound   bool                         // the generator was the limit (see clientbound.go)
+	ClientWhy     string                       // the signals that made it so, "; "-separated; "" when not client-bound
+	LinkBound     bool                         // moved at least its link's bound (JudgeLink)
 	Warnings      []string
 }
 
@@ -267,20 +269,17 @@ func summarizeOp(name string, st *stats.OpStats, seconds float64) Op {
 	return op
 }
 
-// Scheduler lag beyond which the generator, not the target, set the pace.
-const lagLimit = 5 * time.Millisecond
-
 // judge adds the warnings a reader needs before trusting the figures.
 func (s *Summary) judge() {
+	s.markClientBound(unissuedWhy(s.Workload))
 	if s.Workload.Model == "open" && s.Lag.Count > 0 && s.Lag.P99 > lagLimit {
-		s.ClientBound = true
 		s.Warnings = append(s.Warnings, fmt.Sprintf(
-			"client-bound: the generator dispatched arrivals late (scheduler lag p99 %v > %v); latency figures include its delay",
+			"arrivals went out late: scheduler lag p99 %v (> %v); latency, measured from each intended start, includes the delay; lag alone does not make a run client-bound, since a busy machine delays the dispatcher too",
 			s.Lag.P99.Round(time.Microsecond), lagLimit))
 	}
 	if s.Dropped > 0 {
 		s.Warnings = append(s.Warnings, fmt.Sprintf(
-			"%d arrivals dropped in the window: every VU was busy at vus.max %d; raise vus.max or expect the target to be overloaded",
+			"pool limit: %d arrivals dropped in the window: every VU was busy at vus.max %d while the target was slow (not client-bound); raise vus.max or expect the target to be overloaded",
 			s.Dropped, s.Workload.VUsMax))
 	}
 	if s.Workload.TargetRate > 0 && s.Rate < 0.95*s.Workload.TargetRate {

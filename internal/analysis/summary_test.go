@@ -109,21 +109,39 @@ func TestSummarizeFallsBackToTheWholeRun(t *testing.T) {
 	}
 }
 
-func TestClientBoundWhenTheSchedulerLags(t *testing.T) {
+// Scheduler lag is shown, but alone it is no verdict; dropped arrivals
+// at the VU cap are the target's.
+func TestSchedulerLagAndPoolDropsAreNotClientBound(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	ivs := intervals(t0, 3)
+	ivs := intervals(t0, 3) // with dropped arrivals
 	for _, iv := range ivs {
 		for i := 0; i < 100; i++ {
 			iv.Lag.Record(20 * time.Millisecond)
 		}
 	}
-	s := Summarize(Workload{Model: "open", Window: Window{Start: t0, End: t0.Add(3 * time.Second)}}, ivs)
-	if !s.ClientBound || !hasWarning(s, "client-bound") {
-		t.Errorf("lag p99 %v not flagged: %q", s.Lag.P99, s.Warnings)
+	s := Summarize(Workload{Model: "open", Scheduled: 306, Window: Window{Start: t0, End: t0.Add(3 * time.Second)}}, ivs)
+	if s.ClientBound || hasWarning(s, "client-bound:") || !hasWarning(s, "scheduler lag p99 20.015ms") || !hasWarning(s, "pool limit: 3 arrivals dropped") {
+		t.Errorf("lag p99 %v: client-bound %v, warnings %q", s.Lag.P99, s.ClientBound, s.Warnings)
 	}
-	s = Summarize(Workload{Model: "open", Window: Window{Start: t0, End: t0.Add(3 * time.Second)}}, intervals(t0, 3))
-	if s.ClientBound {
-		t.Error("no lag, yet client-bound")
+}
+
+func TestClientBoundWhenArrivalsWereNotIssued(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	for _, tt := range []struct {
+		scheduled, unissued uint64
+		model               string
+		bound               bool
+	}{
+		{990, 10, "open", true}, // 1 %
+		{991, 9, "open", false},
+		{1000, 0, "open", false},
+		{0, 0, "closed", false},
+	} {
+		w := Workload{Model: tt.model, Scheduled: tt.scheduled, Unissued: tt.unissued, Window: Window{Start: t0, End: t0.Add(3 * time.Second)}}
+		s := Summarize(w, intervals(t0, 3))
+		if s.ClientBound != tt.bound || hasWarning(s, "client-bound: the generator issued") != tt.bound {
+			t.Errorf("%d issued, %d not: client-bound %v, warnings %q", tt.scheduled, tt.unissued, s.ClientBound, s.Warnings)
+		}
 	}
 }
 

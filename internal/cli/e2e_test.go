@@ -223,8 +223,12 @@ func TestDroppedArrivalsAreCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(md, []byte("Dropped arrivals:")) || !bytes.Contains(md, []byte("arrivals dropped in the window")) {
+	if !bytes.Contains(md, []byte("Dropped arrivals:")) || !bytes.Contains(md, []byte("pool limit: ")) {
 		t.Errorf("report.md does not report the dropped arrivals:\n%s", md)
+	}
+	// The target was slow, not the generator: a pool limit, not client-bound.
+	if w.ClientBound || bytes.Contains(md, []byte("client-bound:")) {
+		t.Errorf("dropped arrivals at vus.max made the run client-bound: %q", w.Warnings)
 	}
 }
 

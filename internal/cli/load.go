@@ -117,6 +117,7 @@ func analysisWorkload(w results.Workload, end results.WorkloadEnd, ended bool, i
 		Model: w.Model, Target: w.Target, TargetRate: w.Rate, VUsMin: w.VUsMin, VUsMax: w.VUsMax}
 	if ended {
 		a.Start, a.LoadEnd, a.End, a.Scheduled, a.MaxVUs = end.Start, end.LoadEnd, end.End, end.Scheduled, end.MaxVUs
+		a.Unissued = end.Unissued
 		a.Window = analysis.Window{Start: end.WindowStart, End: end.WindowEnd, Rule: end.WindowRule}
 	} else if len(ivs) > 0 {
 		// Killed before the workload ended: take what was recorded, minus the first interval.

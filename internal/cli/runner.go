@@ -115,7 +115,7 @@ func endOf(sum engine.Summary, warmup time.Duration, by string) results.Workload
 		w = engine.Window{Start: sum.Start.Add(warmup), End: sum.LoadEnd, Rule: fmt.Sprintf("warm-up of %v set by %s, to the end of load", warmup, by)}
 	}
 	return results.WorkloadEnd{Start: sum.Start, LoadEnd: sum.LoadEnd, End: sum.End, Scheduled: sum.Scheduled,
-		Dropped: sum.Dropped, MaxVUs: sum.MaxVUs, Interrupted: sum.Interrupted,
+		Dropped: sum.Dropped, Unissued: sum.Unissued, MaxVUs: sum.MaxVUs, Interrupted: sum.Interrupted,
 		WindowStart: w.Start, WindowEnd: w.End, WindowRule: w.Rule}
 }
 

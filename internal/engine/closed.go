@@ -21,10 +21,10 @@ func (r *run) runClosed(stop context.Context) Summary {
 		r.last = make([]time.Time, maxVUs)
 	}
 	quit := make([]chan struct{}, 0, maxVUs)
-	tick := time.NewTicker(controlTick)
+	tick := r.clk.NewTimer(controlTick)
 	defer tick.Stop()
 	for {
-		want, over := r.w.Conc.At(time.Since(r.start))
+		want, over := r.w.Conc.At(r.clk.Now().Sub(r.start))
 		if over {
 			break
 		}
@@ -39,7 +39,8 @@ func (r *run) runClosed(stop context.Context) Summary {
 		}
 		select {
 		case <-stop.Done():
-		case <-tick.C:
+		case <-tick.C():
+			tick.Reset(controlTick)
 			continue
 		}
 		break
@@ -47,7 +48,7 @@ func (r *run) runClosed(stop context.Context) Summary {
 	for _, q := range quit {
 		close(q)
 	}
-	return Summary{LoadEnd: time.Now()}
+	return Summary{LoadEnd: r.clk.Now()}
 }
 
 // startLooper starts closed-model VU id, which loops until quit is closed.
@@ -66,13 +67,13 @@ func (r *run) startLooper(id int, quit <-chan struct{}) {
 				return
 			default:
 			}
-			started := time.Now()
+			started := r.clk.Now()
 			r.do(id, &res, started)
 			if !track {
 				continue
 			}
 			if r.first[id].IsZero() {
-				r.first[id] = time.Now()
+				r.first[id] = r.clk.Now()
 			}
 			r.last[id] = started
 		}

@@ -49,6 +49,7 @@ type Workload struct {
 	Grace    time.Duration      // how long in-flight operations may finish after the schedule ends
 	Interval time.Duration      // recording interval, default 1 s
 	Driver   driver.Driver
+	Clock    Clock // nil: the machine's clock
 }
 
 // Sink receives each interval as it closes. It is called from one goroutine
@@ -65,11 +66,18 @@ func (f SinkFunc) Interval(workload string, iv *stats.Interval) { f(workload, iv
 
 // Summary is what the engine knows of a finished workload beyond its intervals.
 type Summary struct {
-	Start       time.Time
-	End         time.Time
-	LoadEnd     time.Time // when the schedule stopped issuing operations
-	Scheduled   uint64    // arrivals the schedule issued (open model)
-	Dropped     uint64
+	Start     time.Time
+	End       time.Time
+	LoadEnd   time.Time // when the schedule stopped issuing operations
+	Scheduled uint64    // arrivals the schedule issued (open model)
+	// Dropped counts the arrivals that were not served: those that found
+	// no free VU at VUsMax, or were still waiting in the backlog when the
+	// schedule ended, and those the dispatcher never issued (Unissued).
+	Dropped uint64
+	// Unissued counts the arrivals that were due before the schedule
+	// ended (or was stopped) but that the dispatcher had not issued by
+	// then: the generator could not keep up with the schedule.
+	Unissued    uint64
 	Interrupted bool // stopped early by the caller
 	MaxVUs      int
 	Window      Window // the steady-state window the engine proposes
@@ -148,9 +156,14 @@ func Run(stop, kill context.Context, w Workload, sink Sink) (Summary, error) {
 	if w.Quantum == 0 {
 		w.Quantum = DefaultQuantum
 	}
-	start := time.Now()
+	clk := w.Clock
+	if clk == nil {
+		clk = realClock{}
+	}
+	start := clk.Now()
 	r := &run{
 		w:     w,
+		clk:   clk,
 		start: start,
 		rec:   stats.NewRecorder(shardsFor(w), start),
 	}
@@ -171,7 +184,7 @@ func Run(stop, kill context.Context, w Workload, sink Sink) (Summary, error) {
 	sum.Start = start
 	sum.Interrupted = stop.Err() != nil
 	r.drain(kill, cancelOps)
-	sum.End = time.Now()
+	sum.End = clk.Now()
 	stopFlush <- sum.End
 	<-flushed
 	sum.MaxVUs = r.maxVUs
@@ -182,6 +195,7 @@ func Run(stop, kill context.Context, w Workload, sink Sink) (Summary, error) {
 // run is the state shared by a workload's goroutines.
 type run struct {
 	w     Workload
+	clk   Clock
 	start time.Time
 	rec   *stats.Recorder
 	opCtx context.Context
@@ -205,20 +219,28 @@ func shardsFor(w Workload) int {
 }
 
 // flushLoop closes an interval at every multiple of w.Interval from the
-// start, and the last one when told the run ended.
+// start, and the last one, partial, when told the run ended. Told late,
+// or at the moment its timer fires, it still closes every whole interval
+// that ended before the run did at its own boundary, so that the
+// intervals of a run do not depend on which of the two came first.
 func (r *run) flushLoop(sink Sink, stop <-chan time.Time, done chan<- struct{}) {
 	defer close(done)
 	next := r.start.Add(r.w.Interval)
-	t := time.NewTimer(time.Until(next))
+	t := r.clk.NewTimer(next.Sub(r.clk.Now()))
 	defer t.Stop()
 	for {
 		select {
-		case <-t.C:
+		case <-t.C():
 			r.emit(sink, next)
 			next = next.Add(r.w.Interval)
-			t.Reset(time.Until(next))
+			t.Reset(next.Sub(r.clk.Now()))
 		case end := <-stop:
-			r.emit(sink, end)
+			for ; !next.After(end); next = next.Add(r.w.Interval) {
+				r.emit(sink, next)
+			}
+			if last := next.Add(-r.w.Interval); end.After(last) || last.Equal(r.start) {
+				r.emit(sink, end) // the partial one; the only one of a run stopped at its start
+			}
 			return
 		}
 	}
@@ -238,9 +260,9 @@ func (r *run) emit(sink Sink, end time.Time) {
 // do performs one operation as VU id, intended to start at intended.
 func (r *run) do(id int, res *driver.Result, intended time.Time) {
 	res.Reset("")
-	start := time.Now()
+	start := r.clk.Now()
 	r.w.Driver.Do(r.opCtx, id, res)
-	end := time.Now()
+	end := r.clk.Now()
 	r.rec.Record(id, &stats.Sample{
 		Op: res.Op, Intended: intended, Start: start, End: end,
 		TTFB: res.TTFB, Connect: res.Connect,
@@ -266,12 +288,12 @@ func (r *run) addVU() int {
 func (r *run) drain(kill context.Context, cancelOps context.CancelFunc) {
 	done := make(chan struct{})
 	go func() { r.wg.Wait(); close(done) }()
-	grace := time.NewTimer(r.w.Grace)
+	grace := r.clk.NewTimer(r.w.Grace)
 	defer grace.Stop()
 	select {
 	case <-done:
 		return
-	case <-grace.C:
+	case <-grace.C():
 	case <-kill.Done():
 	}
 	cancelOps()

@@ -79,104 +79,110 @@ func (p *pool) close() {
 // if none is idle, a new VU starts up to VUsMax; at the cap the arrival waits
 // in the backlog (if one is allowed and has room) or is counted as dropped.
 // A late dispatch never moves an arrival's intended start: latency is
-// measured from the schedule, so a stalling target cannot hide.
+// measured from the schedule, so a stalling target cannot hide. The
+// schedule ends at its duration, whatever it has not issued by then.
 func (r *run) runOpen(stop context.Context) Summary {
 	p := newPool(r.w.VUsMax)
 	for i := 0; i < r.w.VUsMin; i++ {
 		p.put(r.startVU(p))
 	}
-	var (
-		sum      Summary
-		backlog  []time.Time // FIFO of intended starts waiting for a VU
-		timer    = time.NewTimer(time.Hour)
-		n        uint64
-		lastWake time.Time
-	)
-	timer.Stop()
-	defer timer.Stop()
-	fine, err := clock.NewTimer()
-	if err != nil {
-		fine = nil
-	} else {
-		defer fine.Close()
+	d := &dispatcher{run: r, pool: p, stop: stop, dur: r.w.Rate.Duration(), timer: r.clk.NewTimer(time.Hour), sleeper: r.newSleeper()}
+	d.timer.Stop()
+	defer d.timer.Stop()
+	defer d.sleeper.close()
+	for !d.step() {
 	}
-	for {
-		backlog = handOut(p, backlog)
-		elapsed := time.Since(r.start)
-		wait, over := r.w.Rate.Pace(elapsed, n)
-		if over {
-			// The schedule lasts its whole duration, past its last arrival.
-			wait = r.w.Rate.Duration() - elapsed
-			if wait <= 0 && len(backlog) == 0 {
-				break
-			}
-			if len(backlog) > 0 {
-				wait = max(wait, time.Hour) // wait for VUs to take the backlog
-			}
-		}
-		if stop.Err() != nil {
-			return r.stopOpen(p, n, sum.Dropped, backlog)
-		}
-		if wait > 0 && !over && !lastWake.IsZero() {
-			// Wake at most once a quantum: arrivals due closer together
-			// than that go out together, each still timed from its own
-			// intended start.
-			if next := lastWake.Add(r.w.Quantum).Sub(r.start) - elapsed; next > wait {
-				wait = next
-			}
-		}
-		if wait > 0 {
-			if wait <= clock.Coarse && len(backlog) == 0 {
-				fine.Sleep(wait) // close to the due time: a Go timer would wake up to 1 ms late
-				lastWake = time.Now()
-			} else {
-				var freed chan struct{} // only worth waking for while arrivals wait
-				if len(backlog) > 0 {
-					freed = p.freed
-				}
-				if wait > clock.Coarse {
-					wait -= clock.Coarse // wake early; the next pass sleeps the rest finely
-				}
-				timer.Reset(wait)
-				select {
-				case <-stop.Done():
-					return r.stopOpen(p, n, sum.Dropped, backlog)
-				case <-freed:
-					timer.Stop() // handOut gives the freed VU the oldest waiting arrival
-				case <-timer.C:
-				}
-				lastWake = time.Now()
-				continue
-			}
-			if over {
-				continue
-			}
-			elapsed = time.Since(r.start)
-			wait, _ = r.w.Rate.Pace(elapsed, n)
-			if wait > 0 {
-				continue
-			}
-		}
-		intended := r.start.Add(elapsed + wait)
-		n++
-		r.rec.RecordLag(time.Since(intended))
-		if !r.dispatch(p, &backlog, intended) {
-			sum.Dropped++
-			r.rec.AddDropped(1)
-		}
-	}
-	sum.LoadEnd = time.Now()
-	sum.Scheduled = n
-	p.close()
-	return sum
+	return d.end()
 }
 
-// stopOpen ends the schedule early: arrivals still waiting in the backlog
-// were never served and count as dropped.
-func (r *run) stopOpen(p *pool, scheduled, dropped uint64, backlog []time.Time) Summary {
-	r.rec.AddDropped(int64(len(backlog)))
-	p.close()
-	return Summary{LoadEnd: time.Now(), Scheduled: scheduled, Dropped: dropped + uint64(len(backlog))}
+// dispatcher is the state of the open model's schedule.
+type dispatcher struct {
+	*run
+	pool     *pool
+	stop     context.Context
+	dur      time.Duration // the schedule's
+	timer    Timer
+	sleeper  *sleeper
+	backlog  []time.Time // FIFO of intended starts waiting for a VU
+	n        uint64      // arrivals issued
+	dropped  uint64      // of those, not served for want of a VU
+	lastWake time.Time
+	elapsed  time.Duration // when the schedule ended
+}
+
+// step waits for the next arrival and issues it, or takes a backlogged
+// arrival to a freed VU; it returns true when the schedule is over.
+func (d *dispatcher) step() (over bool) {
+	d.backlog = handOut(d.pool, d.backlog)
+	elapsed := d.clk.Now().Sub(d.start)
+	if d.stop.Err() != nil || elapsed >= d.dur {
+		d.elapsed = min(elapsed, d.dur)
+		return true
+	}
+	wait, allIssued := d.w.Rate.Pace(elapsed, d.n)
+	if allIssued {
+		wait = d.dur - elapsed // the schedule lasts its whole duration
+	} else if q := d.lastWake.Add(d.w.Quantum).Sub(d.start) - elapsed; wait > 0 && !d.lastWake.IsZero() && elapsed+q < d.dur {
+		// Wake at most once a quantum: arrivals due closer together
+		// than that go out together, each still timed from its own
+		// intended start. Not past the end, where they would be left
+		// unissued.
+		wait = max(wait, q)
+	}
+	if wait > clock.Coarse || (wait > 0 && len(d.backlog) > 0) {
+		if wait > clock.Coarse {
+			wait -= clock.Coarse // wake early; the next step sleeps the rest finely
+		}
+		d.wait(wait)
+		return false
+	}
+	if wait > 0 {
+		d.sleeper.sleep(wait) // close to the due time: a Go timer would wake up to 1 ms late
+		d.lastWake = d.clk.Now()
+		if allIssued {
+			return false
+		}
+		elapsed = d.lastWake.Sub(d.start)
+		if wait, _ = d.w.Rate.Pace(elapsed, d.n); wait > 0 {
+			return false
+		}
+	}
+	intended := d.start.Add(elapsed + wait)
+	d.n++
+	d.rec.RecordLag(d.clk.Now().Sub(intended))
+	if !d.dispatch(d.pool, &d.backlog, intended) {
+		d.dropped++
+		d.rec.AddDropped(1)
+	}
+	return false
+}
+
+// wait sleeps up to wait on a Go timer, waking when stopped or, while
+// arrivals wait in the backlog, when a VU is freed.
+func (d *dispatcher) wait(wait time.Duration) {
+	var freed chan struct{} // only worth waking for while arrivals wait
+	if len(d.backlog) > 0 {
+		freed = d.pool.freed
+	}
+	d.timer.Reset(wait)
+	select {
+	case <-d.stop.Done():
+	case <-freed:
+		d.timer.Stop() // handOut gives the freed VU the oldest waiting arrival
+	case <-d.timer.C():
+	}
+	d.lastWake = d.clk.Now()
+}
+
+// end closes the schedule: arrivals still waiting in the backlog were
+// never served, and those due before the end that were not issued were
+// not issued by the generator; both count as dropped.
+func (d *dispatcher) end() Summary {
+	d.rec.AddDropped(int64(len(d.backlog)))
+	d.pool.close()
+	unissued := d.w.Rate.Due(d.elapsed) - min(d.n, d.w.Rate.Due(d.elapsed))
+	return Summary{LoadEnd: d.clk.Now(), Scheduled: d.n, Unissued: unissued,
+		Dropped: d.dropped + uint64(len(d.backlog)) + unissued}
 }
 
 // dispatch hands one arrival to an idle or new VU, or queues it; it returns

@@ -30,7 +30,7 @@ type jsonRun struct {
 	Cells     []jsonCell     `json:"cells"`
 	Gateway   []jsonOverhead `json:"gateway_overhead,omitempty"`
 	SLO       *jsonSLO       `json:"slo,omitempty"`
-	// Repeat and Repeated are a repeated run's (summary 2.5).
+	// Repeat and Repeated are a repeated run's (summary 2.6).
 	Repeat   int            `json:"repeat,omitempty"`
 	Repeated []jsonRepeated `json:"repeated,omitempty"`
 }
@@ -60,10 +60,14 @@ type jsonWorkload struct {
 	LatencyOf     string  `json:"latency_of"`               // "successful", or "all" from an old store (3)
 	AllLatency    *jsonQ  `json:"latency_all_ms,omitempty"` // every request, when some failed (3)
 	// Measures are the driver's measures, every operation together (2.4).
-	Measures    map[string]jsonQ `json:"measures_ms,omitempty"`
-	ClientBound bool             `json:"client_bound"`
-	Warnings    []string         `json:"warnings"`
-	Ops         []jsonOp         `json:"operations"`
+	Measures map[string]jsonQ `json:"measures_ms,omitempty"`
+	// Unissued and ClientWhy: arrivals the dispatcher did not issue, and
+	// the signals of a client-bound verdict (summary 2.6).
+	Unissued    uint64   `json:"unissued"`
+	ClientBound bool     `json:"client_bound"`
+	ClientWhy   string   `json:"client_bound_reason,omitempty"`
+	Warnings    []string `json:"warnings"`
+	Ops         []jsonOp `json:"operations"`
 	// Facts and Checks are what the workload's driver told (summary 2.1).
 	Facts  []jsonFact  `json:"facts,omitempty"`
 	Checks []jsonCheck `json:"checks,omitempty"`
@@ -156,7 +160,7 @@ func toJSONWorkload(s *analysis.Summary) jsonWorkload {
 		Requests: s.Requests, Rate: s.Rate, Dropped: s.Dropped, RequestsTotal: s.RequestsTotal,
 		ErrorsTotal: s.ErrorsTotal, DroppedTotal: s.DroppedTotal, SchedulerLag: toJSONQ(s.Lag),
 		Latency: optJSONQ(s.Latency), TTFB: optJSONQ(s.TTFB), LatencyOf: latencyOf(s.LatencyOfAll), Measures: measuresJSON(s.Measures),
-		ClientBound: s.ClientBound, Warnings: append([]string{}, s.Warnings...), Ops: []jsonOp{}}
+		Unissued: w.Unissued, ClientBound: s.ClientBound, ClientWhy: s.ClientWhy, Warnings: append([]string{}, s.Warnings...), Ops: []jsonOp{}}
 	if s.HasFailedLatency() {
 		jw.AllLatency = optJSONQ(s.AllLatency)
 	}

@@ -111,8 +111,9 @@ func workloadFacts(s *analysis.Summary, target string) []string {
 	}
 	if w.Model == "open" {
 		facts = append(facts,
-			fmt.Sprintf("Dropped arrivals: %d in window, %d in the whole run (%s of %d scheduled)",
+			fmt.Sprintf("Dropped arrivals: %d in window, %d in the whole run (%s of %d scheduled; no free VU at vus.max)",
 				s.Dropped, s.DroppedTotal, pct(float64(s.DroppedTotal), float64(w.Scheduled)), w.Scheduled),
+			fmt.Sprintf("Arrivals not issued by the generator: %d of %d due", w.Unissued, w.Scheduled+w.Unissued),
 			fmt.Sprintf("Scheduler lag (dispatch − intended start): p50 %s, p99 %s, max %s", dur(s.Lag.P50), dur(s.Lag.P99), dur(s.Lag.Max)))
 	}
 	return facts

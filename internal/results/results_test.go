@@ -395,7 +395,7 @@ func TestWorkloadEndRoundTrip(t *testing.T) {
 	}
 	t0 := time.Unix(1700000000, 123)
 	want := WorkloadEnd{Start: t0, LoadEnd: t0.Add(10 * time.Second), End: t0.Add(11 * time.Second), Scheduled: 2000,
-		Dropped: 7, MaxVUs: 12, Interrupted: true, WindowStart: t0.Add(time.Second), WindowEnd: t0.Add(10 * time.Second), WindowRule: "rule"}
+		Dropped: 7, Unissued: 5, MaxVUs: 12, Interrupted: true, WindowStart: t0.Add(time.Second), WindowEnd: t0.Add(10 * time.Second), WindowRule: "rule"}
 	if err := r.EndWorkload("w", want); err != nil {
 		t.Fatal(err)
 	}
@@ -408,7 +408,7 @@ func TestWorkloadEndRoundTrip(t *testing.T) {
 	}
 	got, ok := ends["w"]
 	if !ok || !got.Start.Equal(want.Start) || !got.WindowEnd.Equal(want.WindowEnd) || got.Scheduled != 2000 ||
-		got.Dropped != 7 || got.MaxVUs != 12 || !got.Interrupted || got.WindowRule != "rule" {
+		got.Dropped != 7 || got.Unissued != 5 || got.MaxVUs != 12 || !got.Interrupted || got.WindowRule != "rule" {
 		t.Errorf("WorkloadEnds()[w] = %+v, want %+v", got, want)
 	}
 	if _, ok := ends["cut"]; ok {

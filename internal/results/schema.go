@@ -89,7 +89,8 @@ CREATE TABLE workload_ends (
 	interrupted     INTEGER NOT NULL,
 	window_start_ns INTEGER NOT NULL,
 	window_end_ns   INTEGER NOT NULL,
-	window_rule     TEXT NOT NULL
+	window_rule     TEXT NOT NULL,
+	unissued        INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE events (
 	id      INTEGER PRIMARY KEY,

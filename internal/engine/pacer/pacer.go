@@ -105,6 +105,22 @@ func (r *Rate) At(n uint64) (due time.Duration, ok bool) {
 	return 0, false
 }
 
+// Due is the number of arrivals due before elapsed: those a dispatcher
+// that kept up had issued by then. At the end of the schedule and after it,
+// that is Total.
+func (r *Rate) Due(elapsed time.Duration) uint64 {
+	lo, hi := uint64(0), r.Total() // At(lo-1) < elapsed; At(hi) >= elapsed or hi == Total
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if due, ok := r.At(mid); ok && due < elapsed {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
 // solve returns τ in seconds such that a·τ + (b−a)·τ²/(2D) = m: when, inside
 // a stage ramping from a to b over D seconds, the m-th arrival is due.
 func solve(a, b, d, m float64) float64 {

@@ -150,3 +150,28 @@ func TestConcurrencyAt(t *testing.T) {
 		t.Errorf("Validate() = %v, want 2 problems", errs)
 	}
 }
+
+func TestRateDueCountsArrivalsBeforeElapsed(t *testing.T) {
+	ramp := NewRate(0, []Stage{{10 * time.Second, 10}}) // arrival n due at √(2n) s
+	tests := []struct {
+		r       *Rate
+		elapsed time.Duration
+		want    uint64
+	}{
+		{Constant(10, time.Second), 0, 0},
+		{Constant(10, time.Second), time.Nanosecond, 1},
+		{Constant(10, time.Second), 100 * time.Millisecond, 1}, // the second is due at, not before, 100 ms
+		{Constant(10, time.Second), 100*time.Millisecond + 1, 2},
+		{Constant(10, time.Second), time.Second, 10},
+		{Constant(10, time.Second), time.Hour, 10},
+		{Constant(2_000_000, time.Second), time.Second, 2_000_000},
+		{Constant(2_000_000, time.Second), 500 * time.Millisecond, 1_000_000},
+		{ramp, 4*time.Second + 1, 9}, // arrivals 0…8, the 8th due at 4 s
+		{ramp, 10 * time.Second, 50},
+	}
+	for _, tt := range tests {
+		if got := tt.r.Due(tt.elapsed); got != tt.want {
+			t.Errorf("Due(%v) of %v/s = %d, want %d", tt.elapsed, tt.r.Start, got, tt.want)
+		}
+	}
+}

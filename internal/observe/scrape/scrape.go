@@ -2,14 +2,16 @@
 // the Go heap in use, goroutines, resident memory, and the rates of CPU
 // seconds and GC cycles, plus any metric the plan names.
 //
-// It asks for the Prometheus text format (text/plain;version=0.0.4) and also
-// reads the delimited protobuf format when a server answers with it;
+// It asks for the Prometheus text format (text/plain;version=0.0.4), which
+// a scanner reads looking only at the families it reports (text.go), and
+// also reads the delimited protobuf format when a server answers with it;
 // OpenMetrics is not asked for. Rates are taken between the sample times
 // the sampler passes in. A counter that went down means the component
 // restarted: that sample has no rate, and becomes the baseline of the next.
 package scrape
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -43,6 +45,8 @@ type Scraper struct {
 	timeout time.Duration
 	extra   []string
 	client  *http.Client
+	text    *textReader
+	body    bytes.Buffer       // the last response, its storage kept for the next
 	prev    map[string]float64 // counters at the previous sample
 	at      time.Time          // time of the previous sample; zero before the first
 }
@@ -59,7 +63,8 @@ var _ observe.Source = (*Scraper)(nil)
 // histogram named by its own name, and a name the endpoint does not
 // expose, are left out.
 func New(url string, timeout time.Duration, extra []string) *Scraper {
-	return &Scraper{url: url, timeout: timeout, extra: extra, client: &http.Client{}}
+	want := append([]string{heapInuse, goroutines, rss, cpuSeconds, gcCount}, extra...)
+	return &Scraper{url: url, timeout: timeout, extra: extra, client: &http.Client{}, text: newTextReader(want)}
 }
 
 // Name implements observe.Source.
@@ -69,10 +74,11 @@ func (s *Scraper) Name() string { return "scrape " + s.url }
 // ProcessRSSBytes, from the second sample on ProcessCPUCores and GCPerMin,
 // then the extra metrics, each only if the endpoint exposes it.
 func (s *Scraper) Sample(ctx context.Context, now time.Time) ([]observe.Point, error) {
-	families, err := s.fetch(ctx)
+	r, err := s.fetch(ctx)
 	if err != nil {
 		return nil, err
 	}
+	get := r.value
 	var points []observe.Point
 	add := func(metric string, v float64, ok bool) {
 		if ok {
@@ -84,12 +90,12 @@ func (s *Scraper) Sample(ctx context.Context, now time.Time) ([]observe.Point, e
 		{observe.GoGoroutines, goroutines},
 		{observe.ProcessRSSBytes, rss},
 	} {
-		v, ok := sum(families, g.name)
+		v, ok := get(g.name)
 		add(g.metric, v, ok)
 	}
 	cur := map[string]float64{}
 	for _, name := range []string{cpuSeconds, gcCount} {
-		if v, ok := sum(families, name); ok {
+		if v, ok := get(name); ok {
 			cur[name] = v
 		}
 	}
@@ -98,9 +104,9 @@ func (s *Scraper) Sample(ctx context.Context, now time.Time) ([]observe.Point, e
 	gc, ok := s.rate(cur, gcCount, now)
 	add(observe.GCPerMin, gc*60, ok)
 	for _, name := range s.extra {
-		v, ok := sum(families, name)
+		v, ok := r.value(name)
 		prefix := observe.MetricPrefix
-		if isCounter(families, name) {
+		if r.counter(name) {
 			prefix = observe.CounterPrefix
 		}
 		add(prefix+name, v, ok)
@@ -121,8 +127,21 @@ func (s *Scraper) rate(cur map[string]float64, name string, now time.Time) (floa
 	return (v - p) / dt, true
 }
 
-// fetch GETs and parses the endpoint.
-func (s *Scraper) fetch(ctx context.Context) (map[string]*dto.MetricFamily, error) {
+// reading answers for the metrics of one scrape: a metric's value by name
+// (see sum), and whether it is a counter.
+type reading interface {
+	value(name string) (float64, bool)
+	counter(name string) bool
+}
+
+// familyReading is the reading of families expfmt parsed.
+type familyReading map[string]*dto.MetricFamily
+
+func (f familyReading) value(name string) (float64, bool) { return sum(f, name) }
+func (f familyReading) counter(name string) bool          { return isCounter(f, name) }
+
+// fetch GETs and reads the endpoint.
+func (s *Scraper) fetch(ctx context.Context) (reading, error) {
 	if s.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.timeout)
@@ -142,22 +161,42 @@ func (s *Scraper) fetch(ctx context.Context) (map[string]*dto.MetricFamily, erro
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		return nil, fmt.Errorf("cannot scrape %s: status %s", s.url, resp.Status)
 	}
-	families, err := parse(resp)
+	s.body.Reset()
+	if _, err := s.body.ReadFrom(resp.Body); err != nil {
+		return nil, fmt.Errorf("cannot scrape %s: %w", s.url, err)
+	}
+	r, err := s.parse(expfmt.ResponseFormat(resp.Header))
 	if err != nil {
 		return nil, fmt.Errorf("cannot parse the metrics of %s (status %s): %w", s.url, resp.Status, err)
 	}
-	return families, nil
+	return r, nil
 }
 
-// parse reads delimited protobuf when the server says so, else text.
-func parse(resp *http.Response) (map[string]*dto.MetricFamily, error) {
-	format := expfmt.ResponseFormat(resp.Header)
-	if format.FormatType() != expfmt.TypeProtoDelim {
+// parse reads delimited protobuf when the server says so, else text: with
+// the scanner, or expfmt's parser for what the scanner leaves to it.
+func (s *Scraper) parse(format expfmt.Format) (reading, error) {
+	var families map[string]*dto.MetricFamily
+	var err error
+	if format.FormatType() == expfmt.TypeProtoDelim {
+		families, err = decodeProto(bytes.NewReader(s.body.Bytes()), format)
+	} else {
+		r, terr := s.text.read(s.body.Bytes())
+		if !errors.Is(terr, errFallback) {
+			return r, terr
+		}
 		p := expfmt.NewTextParser(model.UTF8Validation)
-		return p.TextToMetricFamilies(resp.Body)
+		families, err = p.TextToMetricFamilies(bytes.NewReader(s.body.Bytes()))
 	}
+	if err != nil {
+		return nil, err
+	}
+	return familyReading(families), nil
+}
+
+// decodeProto reads delimited protobuf families.
+func decodeProto(r io.Reader, format expfmt.Format) (map[string]*dto.MetricFamily, error) {
 	families := map[string]*dto.MetricFamily{}
-	dec := expfmt.NewDecoder(resp.Body, format)
+	dec := expfmt.NewDecoder(r, format)
 	for {
 		mf := &dto.MetricFamily{}
 		if err := dec.Decode(mf); errors.Is(err, io.EOF) {

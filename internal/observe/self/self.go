@@ -1,6 +1,7 @@
 // Package self samples the load generator itself, so that a report can tell
-// when perflab, not the system under test, was the limit: its own process's
-// CPU and memory, the CPUs it may run on, and the Go scheduler's latency.
+// when perflab, not the system under test, was the limit (the rule is
+// analysis's: see internal/analysis/clientbound.go): its own process's CPU
+// and memory, the CPUs it may run on, and the Go scheduler's latency.
 //
 // Only perflab's own process is counted (proc.RootOnly): its children are
 // the components it started, and the CPU time of a child it reaps would
@@ -25,10 +26,6 @@ import (
 // schedLatencies is the runtime's histogram of the time goroutines spent
 // runnable before they ran.
 const schedLatencies = "/sched/latencies:seconds"
-
-// ClientBoundFraction is the share of its available cores at or above which
-// the generator counts as the bottleneck (see ClientBound).
-const ClientBoundFraction = 0.9
 
 // Self is a Source for the generator's own process.
 type Self struct {
@@ -86,16 +83,6 @@ func CoresAvailable() (int, error) {
 		return 0, fmt.Errorf("cannot read the CPU affinity: %w", err)
 	}
 	return set.Count(), nil
-}
-
-// ClientBound says whether the generator, using cpuCores of the
-// coresAvailable it may run on, was the limit of a measurement: when it
-// used at least ClientBoundFraction of them, its goroutines queued for a CPU
-// and the latencies it measured include that wait. On a machine where the
-// generator shares the cores with the system under test, the rule applies
-// to the sum of both.
-func ClientBound(cpuCores, coresAvailable float64) bool {
-	return coresAvailable > 0 && cpuCores >= ClientBoundFraction*coresAvailable
 }
 
 // quantileSince returns the q-quantile of the observations h gained since

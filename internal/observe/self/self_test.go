@@ -44,19 +44,6 @@ func TestQuantileSince(t *testing.T) {
 	}
 }
 
-func TestClientBound(t *testing.T) {
-	for _, tc := range []struct {
-		cpu, cores float64
-		want       bool
-	}{
-		{1.8, 2, true}, {1.79, 2, false}, {3.9, 4, true}, {0.5, 4, false}, {0, 0, false},
-	} {
-		if got := ClientBound(tc.cpu, tc.cores); got != tc.want {
-			t.Errorf("ClientBound(%v, %v) = %v, want %v", tc.cpu, tc.cores, got, tc.want)
-		}
-	}
-}
-
 func TestSelfOfThisProcess(t *testing.T) {
 	// A child process, like a component perflab started, is not perflab.
 	child := exec.Command("sleep", "30")

@@ -1,0 +1,104 @@
+package analysis
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// The one rule by which perflab says a workload was client-bound (the
+// generator, not the target, was the limit). It takes evidence that the
+// generator ran out of something:
+//
+//   - its CPU: the generator's CPU P99 over the phase's window reached
+//     GeneratorCPULimit of the cores it could use (Resources.judge); or
+//   - its schedule: the open model's dispatcher left UnissuedLimit or more
+//     of the arrivals due unissued when the schedule ended (Summary.judge).
+//
+// Scheduler lag (dispatch − intended start) is recorded and shown, and is
+// named beside a verdict as a supporting figure, but is never a reason on
+// its own: on a busy machine the operating system delays the dispatcher
+// however little it does, and latency, measured from each intended start,
+// already includes the delay. Arrivals dropped because every VU was busy
+// at vus.max are a pool limit the target's slowness caused, not a
+// client-bound verdict. The run report, the SLO notes and the capacity
+// search all read this verdict (GeneratorLimited).
+
+// UnissuedLimit is the share of the arrivals due at or above which those
+// the dispatcher did not issue make a workload client-bound.
+const UnissuedLimit = 0.01
+
+// lagLimit is the scheduler lag p99 above which a report points out that
+// arrivals went out late.
+const lagLimit = 5 * time.Millisecond
+
+// unissuedWhy is the reason an open-model workload was client-bound by its
+// schedule, or "".
+func unissuedWhy(w Workload) string {
+	due := w.Scheduled + w.Unissued
+	if w.Model != "open" || w.Unissued == 0 || float64(w.Unissued) < UnissuedLimit*float64(due) {
+		return ""
+	}
+	return fmt.Sprintf("the generator issued %d of the %d arrivals due (%d not issued, %.1f %%)",
+		w.Scheduled, due, w.Unissued, 100*float64(w.Unissued)/float64(due))
+}
+
+// cpuWhy is the reason a phase was client-bound by the generator's CPU,
+// or "".
+func cpuWhy(r *Resources) string {
+	if r == nil || !r.ClientBound {
+		return ""
+	}
+	return fmt.Sprintf("generator CPU P99 %.3g of %.3g cores (≥ %.0f %%)", r.GeneratorCPU, r.CoresAvailable, 100*GeneratorCPULimit)
+}
+
+// markClientBound records a reason the workload was client-bound, with its
+// scheduler lag as a supporting figure, in ClientWhy and in the one
+// warning that says so.
+func (s *Summary) markClientBound(why string) {
+	if why == "" || strings.Contains(s.ClientWhy, why) {
+		return
+	}
+	s.ClientBound = true
+	if s.ClientWhy != "" {
+		s.ClientWhy += "; "
+	}
+	s.ClientWhy += why
+	text := "client-bound: " + s.ClientWhy
+	if s.Lag.Count > 0 && s.Lag.P99 > lagLimit {
+		text += fmt.Sprintf(" (scheduler lag p99 %v)", s.Lag.P99.Round(time.Microsecond))
+	}
+	text += "; throughput and latency may show the generator's limit, not the target's"
+	for i, w := range s.Warnings {
+		if strings.HasPrefix(w, "client-bound: ") {
+			s.Warnings[i] = text
+			return
+		}
+	}
+	s.Warnings = append([]string{text}, s.Warnings...)
+}
+
+// MarkClientBound carries a client-bound verdict of the phase's resources
+// (the generator's CPU) over to the summaries of the workloads that ran in
+// the phase, with the reason, so every report of a workload shows it.
+func MarkClientBound(r *Resources, sums []*Summary) {
+	for _, s := range sums {
+		s.markClientBound(cpuWhy(r))
+	}
+}
+
+// GeneratorLimited says whether the generator, not the target, limited a
+// workload whose phase had the resources res (nil when not sampled), and
+// why: by the one rule above.
+func GeneratorLimited(sum *Summary, res *Resources) (bool, string) {
+	var why []string
+	for _, w := range []string{cpuWhy(res), unissuedWhy(sum.Workload)} {
+		if w != "" {
+			why = append(why, w)
+		}
+	}
+	if len(why) == 0 {
+		return false, ""
+	}
+	return true, strings.Join(why, "; ")
+}

@@ -1,0 +1,116 @@
+package cli_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perflab/perflab/internal/testutil"
+)
+
+// A heavy sampler — a 1,000-line /metrics scraped every second — at
+// 2 req/s, on a machine as busy as the tests leave it, does not make the
+// run client-bound: the generator used a sliver of its cores and issued
+// every arrival, whatever its scheduler lag (which the report still
+// shows).
+func TestHeavySamplerAtALowRateIsNotClientBound(t *testing.T) {
+	nginx := testutil.RequireBinary(t, "nginx")
+	port := testutil.FreePort(t)
+	dir := t.TempDir()
+	var metrics strings.Builder
+	for i := 0; i < 1000; i++ {
+		fmt.Fprintf(&metrics, "http_requests_total{handler=\"/api/v1/endpoint_%d\",code=\"200\"} %d\n", i, 1000+i)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "metrics"), []byte(metrics.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	user := ""
+	if os.Geteuid() == 0 {
+		user = "user root;"
+	}
+	conf := fmt.Sprintf(`worker_processes 1;
+pid %[1]s/nginx.pid;
+error_log stderr warn;
+%[2]s
+events { worker_connections 64; }
+http {
+    access_log off;
+    client_body_temp_path %[1]s/client_body;
+    proxy_temp_path %[1]s/proxy;
+    fastcgi_temp_path %[1]s/fastcgi;
+    uwsgi_temp_path %[1]s/uwsgi;
+    scgi_temp_path %[1]s/scgi;
+    server {
+        listen 127.0.0.1:%[3]d;
+        location = /metrics { default_type "text/plain; version=0.0.4"; alias %[1]s/metrics; }
+        location / { return 200 "ok\n"; }
+    }
+}
+`, dir, user, port)
+	if err := os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := writePlan(t, fmt.Sprintf(`
+name: heavy-sampler
+sample_interval: 1s
+components:
+  - name: nginx
+    run:
+      command: %[1]s
+      args: [-p, %[2]s, -e, stderr, -c, nginx.conf, -g, "daemon off;"]
+      ready: {http: "http://127.0.0.1:%[3]d/"}
+    metrics: http://127.0.0.1:%[3]d/metrics
+    metric_names: [http_requests_total]
+profiles:
+  - name: low
+    duration: 6s
+    workloads:
+      - {name: get, driver: http, rate: 2/s, params: {url: "http://127.0.0.1:%[3]d/"}}
+`, nginx, dir, port))
+	r := run(t, "run", path, "--out", t.TempDir())
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	type workload struct {
+		Requests    int64    `json:"requests_total"`
+		Unissued    *uint64  `json:"unissued"`
+		ClientBound bool     `json:"client_bound"`
+		Why         string   `json:"client_bound_reason"`
+		Warnings    []string `json:"warnings"`
+	}
+	s, md, _ := readRunAs[struct {
+		Workloads []workload `json:"workloads"`
+		Cells     []planCell `json:"cells"`
+	}](t, r)
+	if len(s.Workloads) != 1 {
+		t.Fatalf("%d workloads", len(s.Workloads))
+	}
+	w := s.Workloads[0]
+	if w.ClientBound || w.Why != "" || strings.Contains(md, "client-bound:") || strings.Contains(r.stdout+r.stderr, "client-bound:") {
+		t.Errorf("client-bound %v (%q) at 2 req/s; warnings %q", w.ClientBound, w.Why, w.Warnings)
+	}
+	if w.Unissued == nil || *w.Unissued != 0 || w.Requests != 12 {
+		t.Errorf("%d requests, unissued %v; want 12 and 0", w.Requests, w.Unissued)
+	}
+	if !strings.Contains(md, "Scheduler lag (dispatch − intended start)") {
+		t.Errorf("report.md does not show the scheduler lag")
+	}
+	scraped := 0 // the sampler did its work: the exposition's sum, every second
+	for _, c := range s.Cells {
+		for _, p := range c.Phases {
+			if p.Resources == nil {
+				continue
+			}
+			for _, comp := range p.Resources.Components {
+				if st, ok := comp.Metrics["metric:http_requests_total"]; ok && st.Max == 1000*1000+999*1000/2 {
+					scraped = st.Samples
+				}
+			}
+		}
+	}
+	if scraped < 3 {
+		t.Errorf("%d samples of the scraped metric in the window", scraped)
+	}
+}

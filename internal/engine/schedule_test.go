@@ -1,0 +1,121 @@
+package engine
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/engine/pacer"
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// At a rate the dispatcher cannot reach, the schedule still ends at its
+// duration; the arrivals it had not issued by then are counted as such.
+func TestOpenModelEndsAtItsDurationAtAnUnreachableRate(t *testing.T) {
+	// Every reading of the clock takes 50 µs: the dispatcher issues a few
+	// thousand arrivals a second, not the 2,000,000 asked for.
+	w := Workload{Name: "w", Model: Open, Rate: pacer.Constant(2_000_000, time.Second), VUsMax: 100,
+		Driver: fake(instant), Clock: bubbleClock{cost: 50 * time.Microsecond}}
+	sum, c := runFake(t, w)
+	all, noVU := c.total()
+	if sum.Scheduled+sum.Unissued != 2_000_000 || sum.Unissued == 0 {
+		t.Errorf("issued %d + not issued %d, want 2,000,000 with some not issued", sum.Scheduled, sum.Unissued)
+	}
+	if got := uint64(all.Classes.Total() + noVU); got != sum.Scheduled {
+		t.Errorf("%d arrivals recorded or dropped for want of a VU, %d issued", got, sum.Scheduled)
+	}
+	if sum.Dropped != sum.Unissued+uint64(noVU) {
+		t.Errorf("dropped %d, want the %d not issued and the %d without a VU", sum.Dropped, sum.Unissued, noVU)
+	}
+	if over := sum.LoadEnd.Sub(sum.Start) - time.Second; over < 0 || over > time.Millisecond {
+		t.Errorf("the load ended %v after its 1 s duration", over)
+	}
+}
+
+// On the machine's clock the counts add up the same way, however fast the
+// machine.
+func TestOpenModelCountsWhatItDidNotIssue(t *testing.T) {
+	w := Workload{Name: "w", Model: Open, Rate: pacer.Constant(2_000_000, 200*time.Millisecond), VUsMax: 100, Driver: fake(instant)}
+	sum, c := runW(t, w)
+	all, noVU := c.total()
+	if sum.Scheduled+sum.Unissued != 400_000 {
+		t.Errorf("issued %d + not issued %d, want 400,000", sum.Scheduled, sum.Unissued)
+	}
+	if got := uint64(all.Classes.Total() + noVU); got != sum.Scheduled || sum.Dropped != sum.Unissued+uint64(noVU) {
+		t.Errorf("%d recorded or dropped for want of a VU of %d issued; dropped %d", got, sum.Scheduled, sum.Dropped)
+	}
+}
+
+// Arrivals still waiting for a VU when the schedule ends are dropped, not
+// served after it.
+func TestOpenModelDropsTheBacklogAtTheEnd(t *testing.T) {
+	w := Workload{Name: "w", Model: Open, Rate: pacer.Constant(100, 500*time.Millisecond),
+		VUsMax: 1, Backlog: 1000, Grace: time.Hour, Driver: fake(func(_ context.Context, _ int, r *driver.Result) {
+			r.Op = "op"
+			time.Sleep(30 * time.Millisecond)
+		})}
+	sum, c := runFake(t, w)
+	all, noVU := c.total()
+	// One VU of 30 ms starts 17 of the 50 arrivals within 500 ms, the
+	// last at 480 ms, which ends in the grace period; 33 still wait.
+	if sum.Scheduled != 50 || sum.Unissued != 0 || all.Classes.Total() != 17 || noVU != 33 || sum.Dropped != 33 {
+		t.Errorf("issued %d, not issued %d, served %d, dropped %d (%d in intervals); want 50, 0, 17, 33",
+			sum.Scheduled, sum.Unissued, all.Classes.Total(), sum.Dropped, noVU)
+	}
+	if !sum.LoadEnd.Equal(sum.Start.Add(500 * time.Millisecond)) {
+		t.Errorf("the load ended at +%v, want its duration", sum.LoadEnd.Sub(sum.Start))
+	}
+}
+
+// The intervals of a run are the same whichever of the flush timer and the
+// end of the run reaches flushLoop first: the whole intervals that ended
+// before the run did close at their boundaries, then the partial one.
+func TestFlushLoopClosesWholeIntervalsBeforeTheLastOne(t *testing.T) {
+	for range 20 { // either order is as likely: 20 tries catch a random choice
+		synctest.Test(t, func(t *testing.T) {
+			start := time.Now()
+			r := &run{w: Workload{Name: "w", Interval: time.Second}, clk: bubbleClock{}, start: start, rec: stats.NewRecorder(1, start)}
+			release := make(chan struct{})
+			var ends []time.Duration
+			sink := SinkFunc(func(_ string, iv *stats.Interval) {
+				ends = append(ends, iv.End.Sub(start))
+				if iv.Index == 1 {
+					<-release // busy while the next boundary passes
+				}
+			})
+			stop, done := make(chan time.Time), make(chan struct{})
+			go r.flushLoop(sink, stop, done)
+			time.Sleep(3*time.Second + 200*time.Microsecond) // the run ends just after the third boundary
+			go func() { stop <- time.Now() }()
+			synctest.Wait() // the end waits to be taken, and the timer has fired
+			close(release)
+			<-done
+			want := []time.Duration{time.Second, 2 * time.Second, 3 * time.Second, 3*time.Second + 200*time.Microsecond}
+			if len(ends) != len(want) {
+				t.Fatalf("intervals end at %v, want %v", ends, want)
+			}
+			for i := range want {
+				if ends[i] != want[i] {
+					t.Fatalf("intervals end at %v, want %v", ends, want)
+				}
+			}
+		})
+	}
+}
+
+// A run that ends on an interval boundary has no empty last interval.
+func TestFlushLoopAddsNoEmptyInterval(t *testing.T) {
+	w := Workload{Name: "w", Model: Closed, Conc: pacer.FixedConcurrency(1, 3*time.Second), Driver: fake(func(ctx context.Context, _ int, r *driver.Result) {
+		r.Op = "op"
+		select { // the operation in flight at the end is cancelled then
+		case <-time.After(70 * time.Millisecond):
+		case <-ctx.Done():
+		}
+	})}
+	_, c := runFake(t, w)
+	if len(c.intervals) != 3 {
+		t.Errorf("%d intervals for 3 s", len(c.intervals))
+	}
+}
