@@ -206,8 +206,11 @@ func describePlan(e *env, p *plan.Plan) {
 	var comps []string
 	for _, c := range p.Components {
 		how := "attached"
-		if c.Run != nil {
+		switch {
+		case c.Run != nil:
 			how = "started"
+		case c.Observe == plan.ObservePrometheus:
+			how = "read from Prometheus"
 		}
 		comps = append(comps, c.Name+" ("+how+")")
 	}
