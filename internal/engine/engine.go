@@ -49,6 +49,8 @@ type Workload struct {
 	Grace    time.Duration      // how long in-flight operations may finish after the schedule ends
 	Interval time.Duration      // recording interval, default 1 s
 	Driver   driver.Driver
+	StartAt  time.Time // when set, the load starts then (Run waits) and interval k covers [StartAt+k·Interval, …)
+	Shard    Shard     // one shard of a distributed run; the zero Shard is the whole workload
 }
 
 // Sink receives each interval as it closes. It is called from one goroutine
@@ -68,7 +70,7 @@ type Summary struct {
 	Start       time.Time
 	End         time.Time
 	LoadEnd     time.Time // when the schedule stopped issuing operations
-	Scheduled   uint64    // arrivals the schedule issued (open model)
+	Scheduled   uint64    // arrivals the schedule issued (open model; a shard's own)
 	Dropped     uint64
 	Interrupted bool // stopped early by the caller
 	MaxVUs      int
@@ -123,7 +125,7 @@ func (w *Workload) Validate() []error {
 	if w.Interval < 0 {
 		add("interval %v must be >= 0", w.Interval)
 	}
-	return errs
+	return append(errs, w.Shard.validate()...)
 }
 
 // Duration is the length of w's schedule.
@@ -148,7 +150,8 @@ func Run(stop, kill context.Context, w Workload, sink Sink) (Summary, error) {
 	if w.Quantum == 0 {
 		w.Quantum = DefaultQuantum
 	}
-	start := time.Now()
+	w = w.sharded()
+	start := startAt(stop, w.StartAt)
 	r := &run{
 		w:     w,
 		start: start,
@@ -163,9 +166,12 @@ func Run(stop, kill context.Context, w Workload, sink Sink) (Summary, error) {
 	go r.flushLoop(sink, stopFlush, flushed)
 
 	var sum Summary
-	if w.Model == Open {
+	switch {
+	case stop.Err() != nil: // stopped before the load began
+		sum.LoadEnd = time.Now()
+	case w.Model == Open:
 		sum = r.runOpen(stop)
-	} else {
+	default:
 		sum = r.runClosed(stop)
 	}
 	sum.Start = start

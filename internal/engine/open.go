@@ -103,7 +103,7 @@ func (r *run) runOpen(stop context.Context) Summary {
 	for {
 		backlog = handOut(p, backlog)
 		elapsed := time.Since(r.start)
-		wait, over := r.w.Rate.Pace(elapsed, n)
+		wait, over := r.w.Shard.pace(r.w.Rate, elapsed, n)
 		if over {
 			// The schedule lasts its whole duration, past its last arrival.
 			wait = r.w.Rate.Duration() - elapsed
@@ -152,7 +152,7 @@ func (r *run) runOpen(stop context.Context) Summary {
 				continue
 			}
 			elapsed = time.Since(r.start)
-			wait, _ = r.w.Rate.Pace(elapsed, n)
+			wait, _ = r.w.Shard.pace(r.w.Rate, elapsed, n)
 			if wait > 0 {
 				continue
 			}
