@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/perflab/perflab/internal/observe"
 )
@@ -113,5 +114,20 @@ func MarkClientBound(r *Resources, sums []*Summary) {
 		s.Warnings = append(s.Warnings, fmt.Sprintf(
 			"client-bound: the generator's CPU was at or above %.0f %% of its %.3g cores in this phase; throughput and latency may show its limit, not the target's",
 			100*GeneratorCPULimit, r.CoresAvailable))
+	}
+}
+
+// MarkWorkersBound marks the workloads of a phase made by the workers of
+// a distributed run client-bound when any worker was, naming each such
+// worker and why (as "worker 2 (host): its CPU p99 was …"): every
+// workload's figures include that worker's share.
+func MarkWorkersBound(sums []*Summary, workers []string) {
+	if len(workers) == 0 {
+		return
+	}
+	for _, s := range sums {
+		s.ClientBound = true
+		s.Warnings = append(s.Warnings, "client-bound: "+strings.Join(workers, "; ")+
+			"; throughput and latency may show that worker's limit, not the target's")
 	}
 }

@@ -61,6 +61,7 @@ type htmlPhase struct {
 	Facts     []string
 	Charts    []htmlChart
 	Workloads []htmlWorkload
+	Workers   template.HTML
 	Resources *htmlResources
 }
 
@@ -249,6 +250,10 @@ func htmlPhaseOf(id string, p *Phase, pc PhaseCharts) htmlPhase {
 			hw.Driver = docHTML(d)
 		}
 		hp.Workloads = append(hp.Workloads, hw)
+	}
+	if d := (&doc{}); len(p.Workers) > 0 {
+		workersSection(d, p, 4)
+		hp.Workers = docHTML(d)
 	}
 	hp.Resources = htmlResourcesOf(p.Resources)
 	return hp

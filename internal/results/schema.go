@@ -182,7 +182,7 @@ func initDB(db *sql.DB, meta Meta) error {
 		return err
 	}
 	defer func() { _ = tx.Rollback() }()
-	if _, err := tx.Exec(schema + driverSchema + measureSchema); err != nil {
+	if _, err := tx.Exec(schema + driverSchema + measureSchema + shardSchema); err != nil {
 		return fmt.Errorf("cannot create schema: %w", err)
 	}
 	for k, v := range metaRows(meta) {
