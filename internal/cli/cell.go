@@ -31,6 +31,9 @@ type planRun struct {
 	// phases runs a cell's phases once its components are up; nil runs
 	// every phase in order (runPhases). A capacity search sets its own.
 	phases func(ctx context.Context, c plan.Cell, phases []phasePlan) (state, message string)
+	// dist, for a run made by workers, announces the phases to them and
+	// merges what they measured; nil: this process makes the load.
+	dist *coordinator
 }
 
 // running is a component of a cell: started by perflab (proc is set) or

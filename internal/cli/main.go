@@ -37,14 +37,22 @@ type env struct {
 	// intervals, when set, is where a run writes its intervals instead of
 	// its store: tests put a failing writer there.
 	intervals func(*results.Run) intervalWriter
+	// workerExe, when set, is the perflab binary local workers run (tests:
+	// the test binary is not perflab).
+	workerExe string
 }
 
 const usage = `perflab — load tests that tell you how to size a service
 
 Usage:
-  perflab run PLAN.yaml [--profile NAME] [--repeat N] [--slo EXPR]… [--out DIR]
+  perflab run PLAN.yaml [--profile NAME] [--repeat N] [--slo EXPR]… [--out DIR] [--workers N [--store URL]]
                                            run a plan: start its components, sweep its matrix, run its profiles
-                                           (every cell N times, interleaved, for intervals across runs)
+                                           (every cell N times, interleaved, for intervals across runs;
+                                           the load made by N worker processes, merged into one run)
+  perflab worker [--store URL] [--run-id ID] [--index I] [--workers N] [--plan FILE]
+                                           one worker of a distributed run (started by perflab run --workers
+                                           or as a Kubernetes Indexed Job; flags default to PERFLAB_STORE,
+                                           PERFLAB_RUN_ID, JOB_COMPLETION_INDEX, PERFLAB_WORKERS)
   perflab search PLAN.yaml --slo EXPR [--profile NAME] [--start 100/s] [--max 100000/s] [--step-duration 20s]
                                            find the highest rate of the profile's workload that meets the SLO
   perflab plan check PLAN.yaml             validate a plan (every problem at file:line:col) without running it
@@ -84,6 +92,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = e.runPlan(ctx, args[1:])
 	case "plan":
 		err = e.planCmd(args[1:])
+	case "worker":
+		err = e.workerCmd(ctx, args[1:])
 	case "search":
 		err = e.search(ctx, args[1:])
 	case "demo":

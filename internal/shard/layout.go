@@ -28,6 +28,7 @@ func (r Run) partKey(phase, w, seq int) string {
 }
 func (r Run) endKey(phase, w int) string { return r.shardPrefix(phase, w) + "end.json" }
 func (r Run) abortKey() string           { return r.ID + "/abort.json" }
+func (r Run) stopKey(phase int) string   { return fmt.Sprintf("%s/phases/%d/stop.json", r.ID, phase) }
 func (r Run) doneKey() string            { return r.ID + "/done.json" }
 
 // Manifest is what the coordinator says of the run before any worker
@@ -37,6 +38,13 @@ type Manifest struct {
 	Plan    string    `json:"plan"` // the plan's text
 	Created time.Time `json:"created"`
 	Version string    `json:"version"` // the coordinator's perflab version
+	// Repeat and Profiles are the plan's repetitions and the profiles
+	// selected (--repeat, --profile), "" for all.
+	Repeat   int    `json:"repeat,omitempty"`
+	Profiles string `json:"profiles,omitempty"`
+	// RunDir is the coordinator's run directory, what {{run_dir}} stands
+	// for on every worker.
+	RunDir string `json:"run_dir,omitempty"`
 }
 
 // Hello is what a worker says of itself when it starts.
@@ -54,19 +62,33 @@ type Hello struct {
 // so that their intervals line up), and per workload what the coordinator
 // resolved for it (a rate derived from a byte rate, say).
 type Announcement struct {
-	Phase     int                 `json:"phase"`
-	Cell      int                 `json:"cell"`
-	Profile   string              `json:"profile"`
-	StartAt   time.Time           `json:"start_at"`
+	Phase      int       `json:"phase"`
+	Cell       int       `json:"cell"`
+	CellName   string    `json:"cell_name,omitempty"`
+	Vars       []Var     `json:"vars,omitempty"`       // the cell's matrix variables
+	Repetition int       `json:"repetition,omitempty"` // of a repeated run, from 1
+	Profile    string    `json:"profile"`
+	StartAt    time.Time `json:"start_at"`
+	// Workloads are the profile's workloads by their name in the plan.
 	Workloads map[string]Resolved `json:"workloads,omitempty"`
 	Extra     map[string]string   `json:"extra,omitempty"`
 }
 
+// Var is a matrix variable's value in a cell.
+type Var struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
 // Resolved is what the coordinator decided of one workload before the
-// phase: a rate in operations per second when the plan gave it in other
-// units.
+// phase: its name in the run, its rate when the plan left it to the
+// driver, the payload size that turned a byte rate into operations, and
+// what its driver prepared for the workers' drivers (driver.Handoff).
 type Resolved struct {
-	Rate float64 `json:"rate,omitempty"`
+	Name    string            `json:"name,omitempty"`
+	Rate    float64           `json:"rate,omitempty"`     // operations/s a driver.Rater implied: the plan gives no rate
+	OpBytes float64           `json:"op_bytes,omitempty"` // bytes per operation dividing the plan's byte rates
+	Driver  map[string]string `json:"driver,omitempty"`
 }
 
 // Abort is the coordinator's request that every worker stop.
@@ -152,6 +174,18 @@ func (r Run) PutAbort(ctx context.Context, reason string) error {
 // Aborted reads the coordinator's request to stop, if it made one.
 func (r Run) Aborted(ctx context.Context) (a Abort, found bool, err error) {
 	found, err = getJSON(ctx, r.Store, r.abortKey(), &a)
+	return a, found, err
+}
+
+// StopPhase asks every worker to stop its load of one phase (a component
+// of the cell crashed); unlike PutAbort, the run goes on.
+func (r Run) StopPhase(ctx context.Context, phase int, reason string) error {
+	return putJSON(ctx, r.Store, r.stopKey(phase), Abort{Reason: reason, Time: time.Now()})
+}
+
+// PhaseStopped reads the coordinator's request to stop a phase, if it made one.
+func (r Run) PhaseStopped(ctx context.Context, phase int) (a Abort, found bool, err error) {
+	found, err = getJSON(ctx, r.Store, r.stopKey(phase), &a)
 	return a, found, err
 }
 

@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/shard"
+)
+
+func endOfWorker(t *testing.T, w int, d shardDetail, errText string) *shard.End {
+	t.Helper()
+	b, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &shard.End{Worker: w, Error: errText, Detail: b}
+}
+
+// TestPhaseShardsAddUp: the workers' ends make one workload end (arrivals
+// and VUs added up, the last load end, the window all were in), facts
+// once or per worker where they differ, checks added up, and a row per
+// worker naming the one that was lost.
+func TestPhaseShardsAddUp(t *testing.T) {
+	at := time.Unix(1_800_000_000, 0)
+	sw := func(sched uint64, loadEnd, ws, we time.Duration, acked string) shardWorkload {
+		return shardWorkload{Name: "p/w", Start: at, LoadEnd: at.Add(loadEnd), End: at.Add(loadEnd + time.Second),
+			Scheduled: sched, Dropped: 1, MaxVUs: 3, WindowStart: at.Add(ws), WindowEnd: at.Add(we), WindowRule: "rule",
+			Facts:  []wireFact{{"series per target", "400"}, {"samples acknowledged", acked}},
+			Checks: []wireCheck{{Name: "samples", Expected: 100, Found: 100, Unit: "samples"}}}
+	}
+	ps := newPhaseShards(3, at, map[int]shard.Hello{2: {Host: "c"}})
+	ps.count(0, nil)
+	ps.end(0, endOfWorker(t, 0, shardDetail{Host: "a", Workloads: []shardWorkload{sw(334, 10*time.Second, time.Second, 10*time.Second, "5")}},
+		""))
+	w1 := sw(333, 11*time.Second, 2*time.Second, 9*time.Second, "6")
+	w1.Checks[0].Found, w1.Checks[0].Lost, w1.Checks[0].Note = 90, true, "10 samples missing"
+	ps.end(1, endOfWorker(t, 1, shardDetail{Host: "b", Workloads: []shardWorkload{w1},
+		Self: shardSelf{Samples: 12, CPUP99: 1.9, CPUMax: 2, CoresAvailable: 2, ClientBound: true, ClientWhy: "cpu"}}, ""))
+	ps.fail(2, results.ShardLost, "never wrote its end")
+	ps.fail(0, results.ShardFailed, "too late: it ended") // ended already: kept completed
+
+	s, ok := ps.summary("p/w")
+	if !ok || s.Scheduled != 667 || s.Dropped != 2 || s.MaxVUs != 6 || !s.LoadEnd.Equal(at.Add(11*time.Second)) ||
+		!s.Window.Start.Equal(at.Add(2*time.Second)) || !s.Window.End.Equal(at.Add(9*time.Second)) {
+		t.Errorf("summary %+v", s)
+	}
+	facts := ps.facts("p/w")
+	var names []string
+	for _, f := range facts {
+		names = append(names, f.Name+"="+f.Value)
+	}
+	if got := strings.Join(names, ", "); got != "series per target=400, samples acknowledged (worker 0)=5, samples acknowledged (worker 1)=6" {
+		t.Errorf("facts: %s", got)
+	}
+	checks, _ := ps.checks("p/w")
+	if len(checks) != 1 || checks[0].Expected != 200 || checks[0].Found != 190 || !checks[0].Lost ||
+		!strings.Contains(checks[0].Note, "worker 1: 10 samples missing") {
+		t.Errorf("checks %+v", checks)
+	}
+	rows := ps.rows(0, "p")
+	if rows[0].State != results.ShardCompleted || rows[1].Host != "b" || !rows[1].ClientBound || rows[1].CPUP99 != 1.9 ||
+		rows[2].State != results.ShardLost || rows[2].Host != "c" || rows[2].HasCPU {
+		t.Errorf("rows %+v", rows)
+	}
+	if failed := ps.failed(); len(failed) != 1 || failed[0] != "worker 2 (c): never wrote its end" {
+		t.Errorf("failed %q", failed)
+	}
+}
+
+func TestWorkerRefusesBadInvocations(t *testing.T) {
+	t.Setenv("PERFLAB_STORE", "")
+	t.Setenv("PERFLAB_RUN_ID", "")
+	t.Setenv("JOB_COMPLETION_INDEX", "x")
+	t.Setenv("PERFLAB_WORKERS", "")
+	var out, errOut strings.Builder
+	code := Main(t.Context(), []string{"worker", "--workers", "2", "--wait", "0s"}, &out, &errOut)
+	if code != ExitUsage {
+		t.Fatalf("exit %d, want %d", code, ExitUsage)
+	}
+	for _, want := range []string{`JOB_COMPLETION_INDEX="x" is not a whole number`, "give --store or set PERFLAB_STORE",
+		"give --run-id or set PERFLAB_RUN_ID", "--wait 0s must be > 0"} {
+		if !strings.Contains(errOut.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut.String())
+		}
+	}
+	errOut.Reset()
+	code = Main(t.Context(), []string{"worker", "--store", t.TempDir(), "--run-id", "r", "--index", "3", "--workers", "2"}, &out, &errOut)
+	if code != ExitUsage || !strings.Contains(errOut.String(), "index 3 is not one of the 2 workers") {
+		t.Errorf("exit %d: %s", code, errOut.String())
+	}
+}

@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/observe"
+	"github.com/perflab/perflab/internal/observe/self"
+)
+
+// selfWatch samples a worker's own process every second over its load:
+// its CPU, the cores it may use and the Go scheduler's latency.
+type selfWatch struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	mu     sync.Mutex
+	cpu    []float64
+	cores  float64
+	sched  float64
+}
+
+// watchSelf starts sampling the worker at from (its load's start), until
+// stop is called.
+func watchSelf(from time.Time) *selfWatch {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &selfWatch{cancel: cancel, done: make(chan struct{})}
+	src, err := self.New("")
+	if err != nil {
+		close(s.done)
+		return s
+	}
+	smp := &observe.Sampler{Interval: time.Second, Components: map[string][]observe.Source{generatorName: {src}},
+		Sink: s.add, OnError: func(string, error) {}}
+	go func() {
+		defer close(s.done)
+		t := time.NewTimer(time.Until(from))
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		_ = smp.Run(ctx)
+	}()
+	return s
+}
+
+func (s *selfWatch) add(_ time.Time, points map[string][]observe.Point) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range points[generatorName] {
+		switch p.Metric {
+		case observe.CPUCores:
+			s.cpu = append(s.cpu, p.Value)
+		case observe.CoresAvailable:
+			s.cores = p.Value
+		case observe.SchedLatP99Seconds:
+			s.sched = max(s.sched, p.Value)
+		}
+	}
+}
+
+// stop takes the last sample and returns the figures and the verdict,
+// given the p99 of the worker's open-model dispatch lag.
+func (s *selfWatch) stop(lag time.Duration) shardSelf {
+	s.cancel()
+	<-s.done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := analysis.StatOf(s.cpu)
+	me := shardSelf{Samples: st.N, CPUP99: st.P99, CPUMax: st.Max, CoresAvailable: s.cores, SchedLatP99: s.sched,
+		LagP99: lag.Seconds()}
+	what := "p99"
+	if !st.HasP99() {
+		me.CPUP99, what = st.Max, "maximum"
+	}
+	me.ClientBound, me.ClientWhy = selfVerdict(me, what)
+	return me
+}
+
+// lagLimit is the dispatch lag p99 beyond which a worker, not the target,
+// set the pace (the limit analysis applies to a run's workloads).
+const lagLimit = 5 * time.Millisecond
+
+// selfVerdict says whether a worker was client-bound, and why: its CPU
+// (what: p99 or maximum) reached self.ClientBoundFraction of its cores, or
+// it dispatched arrivals late.
+func selfVerdict(me shardSelf, what string) (bool, string) {
+	switch {
+	case me.Samples > 0 && self.ClientBound(me.CPUP99, me.CoresAvailable):
+		return true, fmt.Sprintf("its CPU %s was %.2f of the %.0f cores it could use (≥ %.0f %%)", what, me.CPUP99,
+			me.CoresAvailable, 100*self.ClientBoundFraction)
+	case me.LagP99 > lagLimit.Seconds():
+		return true, fmt.Sprintf("it dispatched arrivals late: lag p99 %v > %v",
+			time.Duration(me.LagP99*float64(time.Second)).Round(time.Microsecond), lagLimit)
+	}
+	return false, ""
+}
