@@ -115,8 +115,12 @@ func (e *env) startCoordinator(ctx context.Context, p *plan.Plan, rs *results.Ru
 	if _, found, err := c.run.Manifest(ctx); err != nil || found {
 		return c, errors.Join(err, fmt.Errorf("run %s exists in %s already: choose another run id", c.run.ID, store.Where()))
 	}
+	meta, err := rs.Meta()
+	if err != nil {
+		return c, err
+	}
 	m := shard.Manifest{Workers: c.n, Plan: string(text), Created: time.Now(), Version: Version, Repeat: p.Repeat,
-		Profiles: opts.profiles, RunDir: runDir}
+		Profiles: opts.profiles, RunDir: runDir, Name: meta.Name, Meta: meta.Extra}
 	if err := c.run.PutManifest(ctx, m); err != nil {
 		return c, err
 	}

@@ -203,7 +203,7 @@ func (ps *phaseShards) workload(name string) []shardWorkload {
 			continue
 		}
 		for _, sw := range d.Workloads {
-			if sw.Name == name {
+			if sw.Name == name && !sw.Start.IsZero() {
 				out = append(out, sw)
 			}
 		}
@@ -213,9 +213,12 @@ func (ps *phaseShards) workload(name string) []shardWorkload {
 
 // summary is how the named workload ended over every worker that said:
 // arrivals scheduled and dropped and VUs added up, the last load end, and
-// the window every worker was in its steady state. ok is false when no
-// worker said.
-func (ps *phaseShards) summary(name string) (engine.Summary, bool) {
+// the window: of a closed model, the span every worker was in its steady
+// state; of an open model, from the latest worker's start of it to the
+// end of the load (the last worker's: a worker whose load ended a moment
+// later closed its last whole interval that moment later). ok is false
+// when no worker said.
+func (ps *phaseShards) summary(name string, closed bool) (engine.Summary, bool) {
 	sws := ps.workload(name)
 	if len(sws) == 0 {
 		return engine.Summary{}, false
@@ -231,7 +234,7 @@ func (ps *phaseShards) summary(name string) (engine.Summary, bool) {
 		s.MaxVUs += sw.MaxVUs
 		s.Interrupted = s.Interrupted || sw.Interrupted
 		s.Window.Start = later(s.Window.Start, sw.WindowStart)
-		if sw.WindowEnd.Before(s.Window.End) {
+		if closed && sw.WindowEnd.Before(s.Window.End) || !closed && sw.WindowEnd.After(s.Window.End) {
 			s.Window.End = sw.WindowEnd
 		}
 	}

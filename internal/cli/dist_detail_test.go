@@ -42,10 +42,13 @@ func TestPhaseShardsAddUp(t *testing.T) {
 	ps.fail(2, results.ShardLost, "never wrote its end")
 	ps.fail(0, results.ShardFailed, "too late: it ended") // ended already: kept completed
 
-	s, ok := ps.summary("p/w")
+	s, ok := ps.summary("p/w", true)
 	if !ok || s.Scheduled != 667 || s.Dropped != 2 || s.MaxVUs != 6 || !s.LoadEnd.Equal(at.Add(11*time.Second)) ||
 		!s.Window.Start.Equal(at.Add(2*time.Second)) || !s.Window.End.Equal(at.Add(9*time.Second)) {
-		t.Errorf("summary %+v", s)
+		t.Errorf("closed-model summary %+v", s)
+	}
+	if s, _ := ps.summary("p/w", false); !s.Window.Start.Equal(at.Add(2*time.Second)) || !s.Window.End.Equal(at.Add(10*time.Second)) {
+		t.Errorf("open-model window %+v, want from the latest start to the latest end", s.Window)
 	}
 	facts := ps.facts("p/w")
 	var names []string

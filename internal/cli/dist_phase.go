@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -40,7 +41,7 @@ func (r *planRun) runShards(ctx context.Context, c plan.Cell, pr plan.Profile, w
 	r.progress.End()
 	sums := make([]engine.Summary, len(ws))
 	for i, w := range ws {
-		s, ok := ps.summary(w.desc.Name)
+		s, ok := ps.summary(w.desc.Name, w.desc.Model == results.ModelClosed)
 		if !ok {
 			continue
 		}
@@ -62,13 +63,14 @@ func (r *planRun) runShards(ctx context.Context, c plan.Cell, pr plan.Profile, w
 // and per workload what the coordinator resolved of it.
 func announcement(k int, c plan.Cell, pr plan.Profile, ws []phaseWorkload, start time.Time) shard.Announcement {
 	a := shard.Announcement{Phase: k, Cell: c.Index, CellName: c.Name, Repetition: c.Repetition, Profile: pr.Name,
-		StartAt: start, Workloads: map[string]shard.Resolved{}}
+		Warmup: pr.Warmup, StartAt: start, Workloads: map[string]shard.Resolved{}}
 	for _, v := range c.Vars {
 		a.Vars = append(a.Vars, shard.Var{Name: v.Name, Value: v.Value})
 	}
 	for _, w := range ws {
 		res := w.resolved
 		res.Name = w.desc.Name
+		res.Detail, _ = json.Marshal(w.desc) // for perflab merge; a results.Workload always encodes
 		if h, ok := w.eng.Driver.(driver.Handoff); ok {
 			res.Driver = h.Handoff()
 		}

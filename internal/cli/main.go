@@ -53,6 +53,8 @@ Usage:
                                            one worker of a distributed run (started by perflab run --workers
                                            or as a Kubernetes Indexed Job; flags default to PERFLAB_STORE,
                                            PERFLAB_RUN_ID, JOB_COMPLETION_INDEX, PERFLAB_WORKERS)
+  perflab merge --store URL --run-id ID [--out DIR]
+                                           rebuild a distributed run's directory from its shared store alone
   perflab search PLAN.yaml --slo EXPR [--profile NAME] [--start 100/s] [--max 100000/s] [--step-duration 20s]
                                            find the highest rate of the profile's workload that meets the SLO
   perflab plan check PLAN.yaml             validate a plan (every problem at file:line:col) without running it
@@ -94,6 +96,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = e.planCmd(args[1:])
 	case "worker":
 		err = e.workerCmd(ctx, args[1:])
+	case "merge":
+		err = e.mergeCmd(ctx, args[1:])
 	case "search":
 		err = e.search(ctx, args[1:])
 	case "demo":

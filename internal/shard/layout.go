@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -45,6 +48,10 @@ type Manifest struct {
 	// RunDir is the coordinator's run directory, what {{run_dir}} stands
 	// for on every worker.
 	RunDir string `json:"run_dir,omitempty"`
+	// Name and Meta are the run's name and what its run store records of
+	// it besides (the plan as described, the SLO gates), for perflab merge.
+	Name string            `json:"name,omitempty"`
+	Meta map[string]string `json:"meta,omitempty"`
 }
 
 // Hello is what a worker says of itself when it starts.
@@ -62,13 +69,14 @@ type Hello struct {
 // so that their intervals line up), and per workload what the coordinator
 // resolved for it (a rate derived from a byte rate, say).
 type Announcement struct {
-	Phase      int       `json:"phase"`
-	Cell       int       `json:"cell"`
-	CellName   string    `json:"cell_name,omitempty"`
-	Vars       []Var     `json:"vars,omitempty"`       // the cell's matrix variables
-	Repetition int       `json:"repetition,omitempty"` // of a repeated run, from 1
-	Profile    string    `json:"profile"`
-	StartAt    time.Time `json:"start_at"`
+	Phase      int           `json:"phase"`
+	Cell       int           `json:"cell"`
+	CellName   string        `json:"cell_name,omitempty"`
+	Vars       []Var         `json:"vars,omitempty"`       // the cell's matrix variables
+	Repetition int           `json:"repetition,omitempty"` // of a repeated run, from 1
+	Profile    string        `json:"profile"`
+	Warmup     time.Duration `json:"warmup_ns,omitempty"` // the profile's warm-up, when the plan sets one
+	StartAt    time.Time     `json:"start_at"`
 	// Workloads are the profile's workloads by their name in the plan.
 	Workloads map[string]Resolved `json:"workloads,omitempty"`
 	Extra     map[string]string   `json:"extra,omitempty"`
@@ -89,6 +97,10 @@ type Resolved struct {
 	Rate    float64           `json:"rate,omitempty"`     // operations/s a driver.Rater implied: the plan gives no rate
 	OpBytes float64           `json:"op_bytes,omitempty"` // bytes per operation dividing the plan's byte rates
 	Driver  map[string]string `json:"driver,omitempty"`
+	// Detail is what the coordinator records of the workload (its
+	// description in the run store), in the form the command running the
+	// workers defines, so that the run can be rebuilt from the store alone.
+	Detail json.RawMessage `json:"detail,omitempty"`
 }
 
 // Abort is the coordinator's request that every worker stop.
@@ -158,6 +170,24 @@ func (r Run) Hellos(ctx context.Context) (map[int]Hello, error) {
 // Announce tells the workers to run a phase.
 func (r Run) Announce(ctx context.Context, a Announcement) error {
 	return putJSON(ctx, r.Store, r.startKey(a.Phase), a)
+}
+
+// Phases is the number of every phase announced, in order.
+func (r Run) Phases(ctx context.Context) ([]int, error) {
+	keys, err := r.Store.List(ctx, r.ID+"/phases/")
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, k := range keys {
+		rest, ok := strings.CutPrefix(k, r.ID+"/phases/")
+		num, file, _ := strings.Cut(rest, "/")
+		if n, err := strconv.Atoi(num); ok && err == nil && file == "start.json" {
+			out = append(out, n)
+		}
+	}
+	sort.Ints(out)
+	return out, nil
 }
 
 // Announcement reads a phase's announcement; found is false before it is made.
