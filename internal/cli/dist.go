@@ -59,6 +59,7 @@ type coordinator struct {
 	opts   distOptions
 	temp   string // a temporary store directory, removed at the end
 	hellos map[int]shard.Hello
+	owned  bool   // the manifest is this coordinator's: it may tell the workers to stop
 	phase  int    // the next phase's number
 	broken string // why no phase is announced any more: a worker failed
 	last   *phaseShards
@@ -86,46 +87,15 @@ func (e *env) startCoordinator(ctx context.Context, p *plan.Plan, rs *results.Ru
 			return c, fmt.Errorf("cannot locate the plan: %w", err)
 		}
 	}
-	url := opts.store
-	if url == "" {
-		dir, err := os.MkdirTemp("", "perflab-store-")
-		if err != nil {
-			return nil, fmt.Errorf("cannot make the workers' store: %w", err)
-		}
-		c.temp, url = dir, dir
-	}
-	store, err := shard.Open(url)
+	url, err := c.open(ctx)
 	if err != nil {
 		return c, err
 	}
-	if s3, ok := store.(*shard.S3); ok {
-		if err := s3.EnsureBucket(ctx); err != nil {
-			return c, err
-		}
-	}
-	if opts.runID == "" {
-		opts.runID = newRunID()
-	}
-	c.opts = opts
-	c.run = shard.Run{Store: store, ID: opts.runID}
-	text, err := os.ReadFile(p.File)
-	if err != nil {
-		return c, fmt.Errorf("cannot read the plan: %w", err)
-	}
-	if _, found, err := c.run.Manifest(ctx); err != nil || found {
-		return c, errors.Join(err, fmt.Errorf("run %s exists in %s already: choose another run id", c.run.ID, store.Where()))
-	}
-	meta, err := rs.Meta()
-	if err != nil {
+	if err := c.putManifest(ctx, p, rs, runDir); err != nil {
 		return c, err
 	}
-	m := shard.Manifest{Workers: c.n, Plan: string(text), Created: time.Now(), Version: Version, Repeat: p.Repeat,
-		Profiles: opts.profiles, RunDir: runDir, Name: meta.Name, Meta: meta.Extra}
-	if err := c.run.PutManifest(ctx, m); err != nil {
-		return c, err
-	}
-	fmt.Fprintf(e.stderr, "perflab: run %s: %d workers, shared store %s\n", c.run.ID, c.n, store.Where())
-	if err := opts.launch.start(ctx, c.run, url, c.n); err != nil {
+	fmt.Fprintf(e.stderr, "perflab: run %s: %d workers, shared store %s\n", c.run.ID, c.n, c.run.Store.Where())
+	if err := c.opts.launch.start(ctx, c.run, url, c.n); err != nil {
 		return c, err
 	}
 	if err := c.awaitHellos(ctx, e); err != nil {
@@ -148,6 +118,58 @@ func sortedKeys[V any](m map[int]V) []int {
 	}
 	sort.Ints(out)
 	return out
+}
+
+// open opens the shared store (a new temporary directory when none is
+// given) under the run's id (a new one when none is given), and returns
+// its URL for the workers.
+func (c *coordinator) open(ctx context.Context) (string, error) {
+	url := c.opts.store
+	if url == "" {
+		dir, err := os.MkdirTemp("", "perflab-store-")
+		if err != nil {
+			return "", fmt.Errorf("cannot make the workers' store: %w", err)
+		}
+		c.temp, url = dir, dir
+	}
+	store, err := shard.Open(url)
+	if err != nil {
+		return "", err
+	}
+	if s3, ok := store.(*shard.S3); ok {
+		if err := s3.EnsureBucket(ctx); err != nil {
+			return "", err
+		}
+	}
+	if c.opts.runID == "" {
+		c.opts.runID = newRunID()
+	}
+	c.run = shard.Run{Store: store, ID: c.opts.runID}
+	return url, nil
+}
+
+// putManifest writes the run's manifest, refusing a run id the store has
+// already.
+func (c *coordinator) putManifest(ctx context.Context, p *plan.Plan, rs *results.Run, runDir string) error {
+	text, err := os.ReadFile(p.File)
+	if err != nil {
+		return fmt.Errorf("cannot read the plan: %w", err)
+	}
+	_, found, err := c.run.Manifest(ctx)
+	if err != nil {
+		return err
+	}
+	if found {
+		return fmt.Errorf("run %s exists in %s already: choose another run id", c.run.ID, c.run.Store.Where())
+	}
+	meta, err := rs.Meta()
+	if err != nil {
+		return err
+	}
+	err = c.run.PutManifest(ctx, shard.Manifest{Workers: c.n, Plan: string(text), Created: time.Now(), Version: Version,
+		Repeat: p.Repeat, Profiles: c.opts.profiles, RunDir: runDir, Name: meta.Name, Meta: meta.Extra})
+	c.owned = err == nil
+	return err
 }
 
 // awaitHellos waits until every worker registered, one of them failed,
@@ -211,7 +233,7 @@ func describeFailed(bad map[int]string) string {
 // close tells the workers the run is over (done, or aborted when it was
 // stopped or broken), stops them and removes a temporary store.
 func (c *coordinator) close(e *env, interrupted, kill bool) {
-	if c.run.Store != nil {
+	if c.owned {
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 		var err error
 		if interrupted || c.broken != "" {

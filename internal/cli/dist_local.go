@@ -142,10 +142,10 @@ const maxWorkers = 1024
 
 // localDist is the distributed run --workers and --store ask for: nil
 // without --workers.
-func (e *env) localDist(fs *flag.FlagSet, workers int, storeURL, profiles string) (*distOptions, error) {
+func (e *env) localDist(fs *flag.FlagSet, workers int, storeURL, runID, profiles string) (*distOptions, error) {
 	if !set(fs, "workers") {
-		if storeURL != "" {
-			return nil, usageErrorf("--store is the store of the workers of --workers N: give --workers too")
+		if storeURL != "" || runID != "" {
+			return nil, usageErrorf("--store and --run-id are of the workers of --workers N: give --workers too")
 		}
 		return nil, nil
 	}
@@ -157,6 +157,13 @@ func (e *env) localDist(fs *flag.FlagSet, workers int, storeURL, profiles string
 			return nil, usageErrorf("--store: %v", err)
 		}
 	}
+	if runID != "" {
+		if storeURL == "" {
+			return nil, usageErrorf("--run-id %s: the workers started elsewhere need the --store they share", runID)
+		}
+		return &distOptions{workers: workers, store: storeURL, runID: runID, profiles: profiles, launch: externalWorkers{},
+			helloIn: externalHelloIn}, nil
+	}
 	exe := e.workerExe
 	if exe == "" {
 		var err error
@@ -167,3 +174,16 @@ func (e *env) localDist(fs *flag.FlagSet, workers int, storeURL, profiles string
 	return &distOptions{workers: workers, store: storeURL, profiles: profiles, launch: &localWorkers{exe: exe},
 		helloIn: localHelloIn}, nil
 }
+
+// externalHelloIn is how long workers started elsewhere get to register.
+const externalHelloIn = 15 * time.Minute
+
+// externalWorkers are workers this process does not start: the pods of a
+// Job applied from perflab k8s manifest, say. It knows of their failures
+// only through the store (an end with an error, or none by the deadline).
+type externalWorkers struct{}
+
+func (externalWorkers) start(context.Context, shard.Run, string, int) error { return nil }
+func (externalWorkers) failed() map[int]string                              { return nil }
+func (externalWorkers) stop(bool)                                           {}
+func (externalWorkers) logs(i int) string                                   { return fmt.Sprintf("worker %d's own output", i) }

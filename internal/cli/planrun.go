@@ -25,6 +25,7 @@ func (e *env) runPlan(ctx context.Context, args []string) error {
 	jsonOut := fs.Bool("json", false, "print the JSON summary to stdout instead of the tables")
 	workers := fs.Int("workers", 0, "make the load with `N` worker processes on this machine, merged into one run (docs: Distributed runs)")
 	storeURL := fs.String("store", "", "with --workers: the workers' shared store, s3://BUCKET/PREFIX?endpoint=URL or a directory (default: a temporary directory)")
+	runID := fs.String("run-id", "", "with --workers and --store: start no worker, coordinate the N started elsewhere for run `ID` (kubectl apply of perflab k8s manifest)")
 	var slo listFlag
 	fs.Var(&slo, "slo", sloUsage+"; added to the plan's own slo")
 	fs.Usage = func() {
@@ -44,7 +45,7 @@ func (e *env) runPlan(ctx context.Context, args []string) error {
 	if err := checkRepeat(fs, *repeat); err != nil {
 		return err
 	}
-	dist, err := e.localDist(fs, *workers, *storeURL, *profiles)
+	dist, err := e.localDist(fs, *workers, *storeURL, *runID, *profiles)
 	if err != nil {
 		return err
 	}
