@@ -95,3 +95,21 @@ func TestWorkerRefusesBadInvocations(t *testing.T) {
 		t.Errorf("exit %d: %s", code, errOut.String())
 	}
 }
+
+func TestSelfVerdict(t *testing.T) {
+	for _, c := range []struct {
+		me    shardSelf
+		bound bool
+		why   string
+	}{
+		{shardSelf{Samples: 12, CPUP99: 0.95, CoresAvailable: 1}, true, "its CPU p99 was 0.95 of the 1 cores it could use"},
+		{shardSelf{Samples: 12, CPUP99: 0.5, CoresAvailable: 1, LagP99: 0.007}, true, "lag p99 7ms > 5ms"},
+		{shardSelf{Samples: 12, CPUP99: 0.5, CoresAvailable: 1, LagP99: 0.001}, false, ""},
+		{shardSelf{CPUP99: 0, CoresAvailable: 0}, false, ""},
+	} {
+		bound, why := selfVerdict(c.me, "p99")
+		if bound != c.bound || !strings.Contains(why, c.why) {
+			t.Errorf("%+v: %v %q, want %v %q", c.me, bound, why, c.bound, c.why)
+		}
+	}
+}

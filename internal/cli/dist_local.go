@@ -100,15 +100,17 @@ func exitText(err error) string {
 	return fmt.Sprintf("exited with status %d", ee.ExitCode())
 }
 
-// failed is every worker that exited with an error.
+// failed is every worker that exited: while the run goes on, none
+// should (they exit when told the run is over).
 func (l *localWorkers) failed() map[int]string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := map[int]string{}
 	for i, why := range l.exits {
-		if why != "" {
-			out[i] = why + "; its output is in " + l.logs(i)
+		if why == "" {
+			why = "exited"
 		}
+		out[i] = why + "; its output is in " + l.logs(i)
 	}
 	return out
 }

@@ -159,12 +159,11 @@ func (r *planRun) giveUp(ps *phaseShards, m *shard.Merger, bad map[int]string, s
 		if ps.ended(w) {
 			continue
 		}
-		reason, ok := bad[w], bad == nil
-		if !ok && reason == "" {
-			continue
-		}
-		if bad == nil {
-			reason = why
+		reason := why
+		if bad != nil {
+			if reason = bad[w]; reason == "" {
+				continue
+			}
 		}
 		ps.fail(w, state, reason)
 		m.End(w)

@@ -21,7 +21,7 @@ const (
 	workerPoll  = 200 * time.Millisecond // how often a worker looks for the next phase
 	abortPoll   = 500 * time.Millisecond // … and, during a phase, for an abort
 	uploadEvery = 2 * time.Second        // how often it writes its intervals
-	workerWait  = 30 * time.Minute       // how long it waits for the coordinator's next word
+	workerWait  = time.Hour              // how long it waits for the coordinator's next word (a preparation may be long)
 )
 
 // worker is one `perflab worker`: worker index of n of a distributed run.
@@ -50,7 +50,7 @@ func (e *env) workerCmd(ctx context.Context, args []string) error {
 	planPath := fs.String("plan", "", "the plan file (default: the plan text the coordinator stored; the files it names must then be absolute)")
 	wait := fs.Duration("wait", workerWait, "give up when the coordinator says nothing new for this long")
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "Usage: perflab worker --store URL --run-id ID [--index I] [--workers N] [--plan FILE] [--wait 30m]")
+		fmt.Fprintln(e.stderr, "Usage: perflab worker --store URL --run-id ID [--index I] [--workers N] [--plan FILE] [--wait 1h]")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
@@ -162,7 +162,7 @@ func (w *worker) join(planPath string) error {
 	w.b = plan.Builtins{Perflab: exe, RunDir: m.RunDir}
 	w.host, _ = os.Hostname()
 	cores, _ := self.CoresAvailable()
-	h := shard.Hello{Index: w.index, Host: w.host, PID: os.Getpid(), CoresAvailable: float64(cores), Version: Version, Time: time.Now()}
+	h := shard.Hello{Index: w.index, Host: w.host, PID: os.Getpid(), CoresAvailable: workerCores(float64(cores)), Version: Version, Time: time.Now()}
 	if err := w.run.PutHello(w.stop, h); err != nil {
 		return &runError{err: fmt.Errorf("cannot register worker %d: %w", w.index, err), code: ExitFailed}
 	}
@@ -243,17 +243,18 @@ func (w *worker) loop() error {
 	for k := 0; ; k++ {
 		var a shard.Announcement
 		var over bool
+		// An announced phase runs even after an abort (its load stops at
+		// once): the coordinator waits for its end.
 		err := w.poll(workerPoll, fmt.Sprintf("phase %d", k), func() (bool, error) {
+			found, err := false, error(nil)
+			if a, found, err = w.run.Announcement(w.stop, k); err != nil || found {
+				return found, err
+			}
 			if ab, found, err := w.run.Aborted(w.stop); err != nil || found {
 				if found {
 					fmt.Fprintf(w.e.stderr, "perflab: worker %d: the coordinator aborted the run: %s\n", w.index, ab.Reason)
 				}
 				over = found
-				return found, err
-			}
-			var found bool
-			var err error
-			if a, found, err = w.run.Announcement(w.stop, k); err != nil || found {
 				return found, err
 			}
 			over, err = w.run.Done(w.stop)

@@ -3,11 +3,13 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/observe"
+	"github.com/perflab/perflab/internal/observe/cgroup"
 	"github.com/perflab/perflab/internal/observe/self"
 )
 
@@ -71,7 +73,7 @@ func (s *selfWatch) stop(lag time.Duration) shardSelf {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := analysis.StatOf(s.cpu)
-	me := shardSelf{Samples: st.N, CPUP99: st.P99, CPUMax: st.Max, CoresAvailable: s.cores, SchedLatP99: s.sched,
+	me := shardSelf{Samples: st.N, CPUP99: st.P99, CPUMax: st.Max, CoresAvailable: workerCores(s.cores), SchedLatP99: s.sched,
 		LagP99: lag.Seconds()}
 	what := "p99"
 	if !st.HasP99() {
@@ -91,11 +93,25 @@ const lagLimit = 5 * time.Millisecond
 func selfVerdict(me shardSelf, what string) (bool, string) {
 	switch {
 	case me.Samples > 0 && self.ClientBound(me.CPUP99, me.CoresAvailable):
-		return true, fmt.Sprintf("its CPU %s was %.2f of the %.0f cores it could use (≥ %.0f %%)", what, me.CPUP99,
+		return true, fmt.Sprintf("its CPU %s was %.2f of the %.3g cores it could use (≥ %.0f %%)", what, me.CPUP99,
 			me.CoresAvailable, 100*self.ClientBoundFraction)
 	case me.LagP99 > lagLimit.Seconds():
 		return true, fmt.Sprintf("it dispatched arrivals late: lag p99 %v > %v",
 			time.Duration(me.LagP99*float64(time.Second)).Round(time.Microsecond), lagLimit)
 	}
 	return false, ""
+}
+
+// workerCores is the CPU the worker may use: the cores it may run on
+// (affinity), or its cgroup's CPU limit when lower (a Kubernetes pod's:
+// its node's cores are all in its affinity).
+func workerCores(affinity float64) float64 {
+	root := cgroupRoot()
+	if root == "" {
+		return affinity
+	}
+	if limit, ok, err := cgroup.CPULimit("/proc", root, os.Getpid()); err == nil && ok && (limit < affinity || affinity == 0) {
+		return limit
+	}
+	return affinity
 }
