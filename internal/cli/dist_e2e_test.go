@@ -206,3 +206,38 @@ func victimPID(t *testing.T, store string, i int) int {
 	t.Fatal("worker never delivered an interval")
 	return 0
 }
+
+// TestDistributedRunInterrupted: Ctrl-C at the coordinator stops the
+// workers through the store; they write their ends, the report covers
+// what they measured, the run exits 130 and no worker is left running.
+func TestDistributedRunInterrupted(t *testing.T) {
+	plan := fixedPlan(t, startTarget(t, "--latency", "5ms"), 100, 600)
+	store := t.TempDir()
+	cmd := perflabCmd("run", plan, "--workers", "2", "--store", store, "--out", t.TempDir())
+	done := make(chan result, 1)
+	go func() { done <- runCmd(t, cmd) }()
+	pids := []int{victimPID(t, store, 0), victimPID(t, store, 1)} // both deliver intervals
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.code != cli.ExitInterrupted {
+		t.Fatalf("exit %d, want %d:\n%s", r.code, cli.ExitInterrupted, r.stderr)
+	}
+	rows := shardsOf(t, runDir(t, r.stderr))
+	var total int64
+	for i, s := range rows {
+		if s.State != results.ShardInterrupted || s.Requests == 0 {
+			t.Errorf("worker %d: %+v, want interrupted with what it measured", i, s)
+		}
+		total += s.Requests
+	}
+	if n := recorded(t, runDir(t, r.stderr), "p/get"); n != total || len(rows) != 2 {
+		t.Errorf("the run holds %d requests, the %d workers' rows %d", n, len(rows), total)
+	}
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, 0); err == nil {
+			t.Errorf("worker pid %d still runs after the coordinator ended", pid)
+		}
+	}
+}

@@ -251,7 +251,8 @@ func htmlPhaseOf(id string, p *Phase, pc PhaseCharts) htmlPhase {
 		}
 		hp.Workloads = append(hp.Workloads, hw)
 	}
-	if d := (&doc{}); len(p.Workers) > 0 {
+	if len(p.Workers) > 0 {
+		d := &doc{}
 		workersSection(d, p, 4)
 		hp.Workers = docHTML(d)
 	}
