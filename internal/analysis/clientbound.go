@@ -49,7 +49,7 @@ func cpuWhy(r *Resources) string {
 	if r == nil || !r.ClientBound {
 		return ""
 	}
-	return fmt.Sprintf("generator CPU P99 %.3g of %.3g cores (≥ %.0f %%)", r.GeneratorCPU, r.CoresAvailable, 100*GeneratorCPULimit)
+	return CPUBound(r.GeneratorCPU, r.CoresAvailable, "P99")
 }
 
 // markClientBound records a reason the workload was client-bound, with its
@@ -85,6 +85,29 @@ func MarkClientBound(r *Resources, sums []*Summary) {
 	for _, s := range sums {
 		s.markClientBound(cpuWhy(r))
 	}
+}
+
+// MarkWorkersBound marks the workloads of a phase made by the workers of
+// a distributed run client-bound when any worker was, naming each such
+// worker and why (as "worker 2 (host): generator CPU P99 …"): every
+// workload's figures include that worker's share.
+func MarkWorkersBound(sums []*Summary, workers []string) {
+	if len(workers) == 0 {
+		return
+	}
+	for _, s := range sums {
+		s.markClientBound(strings.Join(workers, "; "))
+	}
+}
+
+// CPUBound is the rule's CPU signal for a generator (a worker of a
+// distributed run) that used cpu of the cores it could use: the reason it
+// was the limit, or "".
+func CPUBound(cpu, cores float64, what string) string {
+	if cores <= 0 || cpu < GeneratorCPULimit*cores {
+		return ""
+	}
+	return fmt.Sprintf("generator CPU %s %.3g of %.3g cores (≥ %.0f %%)", what, cpu, cores, 100*GeneratorCPULimit)
 }
 
 // GeneratorLimited says whether the generator, not the target, limited a

@@ -284,3 +284,17 @@ func BenchmarkSummarizeResources(b *testing.B) {
 		SummarizeResources(in)
 	}
 }
+
+func TestMarkWorkersBound(t *testing.T) {
+	sums := []*Summary{{}, {}}
+	MarkWorkersBound(sums, nil)
+	if sums[0].ClientBound || len(sums[0].Warnings) > 0 {
+		t.Fatal("marked without a client-bound worker")
+	}
+	MarkWorkersBound(sums, []string{"worker 2 (node-c): its CPU p99 was 1.9 of the 2 cores it could use"})
+	for _, s := range sums {
+		if !s.ClientBound || len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0], "client-bound: worker 2 (node-c)") {
+			t.Errorf("%+v", s)
+		}
+	}
+}

@@ -32,6 +32,9 @@ type planRun struct {
 	// prom reads the running cell's Prometheus-observed components after
 	// each phase; nil when it has none.
 	prom *promSampling
+	// dist, for a run made by workers, announces the phases to them and
+	// merges what they measured; nil: this process makes the load.
+	dist *coordinator
 }
 
 // running is a component of a cell: started by perflab (proc is set) or

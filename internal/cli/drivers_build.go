@@ -20,15 +20,8 @@ import (
 // caller to close.
 func (r *planRun) buildDrivers(pp phasePlan) ([]phaseWorkload, error) {
 	ws := slices.Clone(pp.workloads)
-	for _, independent := range []bool{true, false} {
-		for i := range ws {
-			if (ws[i].spec.needs == nil) != independent {
-				continue
-			}
-			if err := buildDriver(ws, i); err != nil {
-				return ws, fmt.Errorf("workload %s: %w", ws[i].desc.Short, err)
-			}
-		}
+	if err := buildAll(ws); err != nil {
+		return ws, err
 	}
 	for i := range ws {
 		w := &ws[i]
@@ -46,6 +39,22 @@ func (r *planRun) buildDrivers(pp phasePlan) ([]phaseWorkload, error) {
 		}
 	}
 	return ws, nil
+}
+
+// buildAll builds every workload's driver, those other workloads need
+// (ids_from) first. On error the drivers built are in ws, to close.
+func buildAll(ws []phaseWorkload) error {
+	for _, independent := range []bool{true, false} {
+		for i := range ws {
+			if (ws[i].spec.needs == nil) != independent {
+				continue
+			}
+			if err := buildDriver(ws, i); err != nil {
+				return fmt.Errorf("workload %s: %w", ws[i].desc.Short, err)
+			}
+		}
+	}
+	return nil
 }
 
 // buildDriver builds the driver of ws[i], from the driver of the workload
@@ -76,7 +85,8 @@ func buildDriver(ws []phaseWorkload, i int) error {
 // settleRate sets the schedule of a workload whose rate depends on its
 // built driver: a workload without a rate runs at the rate a driver.Rater
 // implies; a byte rate is divided by the payload the driver measured. It
-// returns the facts that say so and a line for the terminal.
+// keeps what it decided in w.resolved, for the workers of a distributed
+// run, and returns the facts that say so and a line for the terminal.
 func settleRate(w *phaseWorkload) ([]results.Fact, string, error) {
 	switch {
 	case unshaped(w.plan) && w.spec.impliesRate:
@@ -93,6 +103,7 @@ func settleRate(w *phaseWorkload) ([]results.Fact, string, error) {
 		if err := schedule(sw, w.length, 0, &w.eng, &w.desc); err != nil {
 			return nil, "", err
 		}
+		w.resolved.Rate = rps
 		text := figure(rps) + " requests/s, the " + w.desc.Driver + " driver's own: the plan sets no rate"
 		return []results.Fact{{Name: "rate (from the driver)", Value: text}}, "open-model rate " + text, nil
 	case w.spec.measured != nil && byteRated(w.plan):
@@ -104,6 +115,7 @@ func settleRate(w *phaseWorkload) ([]results.Fact, string, error) {
 		if err := schedule(w.plan, w.length, b, &w.eng, &w.desc); err != nil {
 			return nil, "", err
 		}
+		w.resolved.OpBytes = b
 		return byteRateFacts(w.plan, b, m)
 	}
 	return nil, "", nil

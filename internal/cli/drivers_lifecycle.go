@@ -110,6 +110,13 @@ func (r *planRun) readBack(ctx context.Context, ws []phaseWorkload, state string
 	wg.Wait()
 }
 
+// resultCheck is a read-back check as the run store keeps it.
+func resultCheck(c driver.Check) results.Check {
+	return results.Check{Name: c.Name, Expected: c.Expected, Found: c.Found, Unit: c.Unit,
+		Lost: c.State == driver.CheckLost, Note: c.Note, State: c.State, Late: c.Late,
+		LateBy: c.LateBy, Reason: c.Reason}
+}
+
 // recordChecks stores a workload's read-back checks and records an
 // event. A driver that could not check at all leaves one unverified
 // check, "read-back", with the reason. Unverified and late checks are
@@ -122,9 +129,7 @@ func (r *planRun) recordChecks(name string, checks []driver.Check, err error) {
 	rows := make([]results.Check, len(checks))
 	var parts []string
 	for i, c := range checks {
-		rows[i] = results.Check{Name: c.Name, Expected: c.Expected, Found: c.Found, Unit: c.Unit,
-			Lost: c.State == driver.CheckLost, Note: c.Note, State: c.State, Late: c.Late,
-			LateBy: c.LateBy, Reason: c.Reason}
+		rows[i] = resultCheck(c)
 		part := fmt.Sprintf("%s %s of %s", c.Name, figure(c.Found), figure(c.Expected))
 		switch c.State {
 		case driver.CheckLost:

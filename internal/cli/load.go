@@ -142,6 +142,10 @@ func loadCells(store *results.Run, meta results.Meta, wd workloadData, sums []*a
 	if err != nil {
 		return nil, err
 	}
+	shards, err := store.Shards()
+	if err != nil {
+		return nil, err
+	}
 	byIndex := map[int]*report.Cell{}
 	for _, c := range rows {
 		byIndex[c.Index] = &report.Cell{Index: c.Index, Name: c.Name, Vars: reportVars(c.Vars), State: c.State,
@@ -162,7 +166,7 @@ func loadCells(store *results.Run, meta results.Meta, wd workloadData, sums []*a
 	var out []*report.Cell
 	for _, idx := range cellIndices(byIndex) {
 		c := byIndex[idx]
-		if err := fillCell(store, meta, wd, c, phases, sums); err != nil {
+		if err := fillCell(store, meta, wd, c, phases, shards, sums); err != nil {
 			return nil, err
 		}
 		addPhaseWarnings(c, warns)
@@ -188,7 +192,8 @@ func addPhaseWarnings(c *report.Cell, warns []results.PhaseWarning) {
 
 // fillCell reads a cell's components and samples and builds its phases with
 // their resource figures.
-func fillCell(store *results.Run, meta results.Meta, wd workloadData, c *report.Cell, phases []results.Phase, sums []*analysis.Summary) error {
+func fillCell(store *results.Run, meta results.Meta, wd workloadData, c *report.Cell, phases []results.Phase,
+	shards []results.Shard, sums []*analysis.Summary) error {
 	comps, err := store.Components(c.Index)
 	if err != nil {
 		return err
@@ -208,6 +213,7 @@ func fillCell(store *results.Run, meta results.Meta, wd workloadData, c *report.
 	series := analysisSeries(samples)
 	c.Series = series
 	c.Phases = cellPhases(c.Index, phases, sums)
+	attachWorkers(c, shards)
 	for _, p := range c.Phases {
 		if len(series) == 0 || p.Window.End.IsZero() {
 			continue

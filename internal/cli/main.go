@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"golang.org/x/term"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/target"
@@ -39,14 +40,31 @@ type env struct {
 	// intervals, when set, is where a run writes its intervals instead of
 	// its store: tests put a failing writer there.
 	intervals func(*results.Run) intervalWriter
+	// workerExe, when set, is the perflab binary local workers run (tests:
+	// the test binary is not perflab).
+	workerExe string
+	// k8sClient, when set, is the cluster `perflab k8s run` talks to
+	// (tests: a fake clientset); else the kubeconfig's.
+	k8sClient func(kubeconfig, context string) (kubernetes.Interface, error)
 }
 
 const usage = `perflab — load tests that tell you how to size a service
 
 Usage:
-  perflab run PLAN.yaml [--profile NAME] [--repeat N] [--slo EXPR]… [--out DIR]
+  perflab run PLAN.yaml [--profile NAME] [--repeat N] [--slo EXPR]… [--out DIR] [--workers N [--store URL]]
                                            run a plan: start its components, sweep its matrix, run its profiles
-                                           (every cell N times, interleaved, for intervals across runs)
+                                           (every cell N times, interleaved, for intervals across runs;
+                                           the load made by N worker processes, merged into one run)
+  perflab worker [--store URL] [--run-id ID] [--index I] [--workers N] [--plan FILE]
+                                           one worker of a distributed run (started by perflab run --workers
+                                           or as a Kubernetes Indexed Job; flags default to PERFLAB_STORE,
+                                           PERFLAB_RUN_ID, JOB_COMPLETION_INDEX, PERFLAB_WORKERS)
+  perflab merge --store URL --run-id ID [--out DIR]
+                                           rebuild a distributed run's directory from its shared store alone
+  perflab k8s manifest PLAN.yaml --workers N --image IMG --store s3://… [--namespace NS] [--secret NAME] …
+                                           the Kubernetes objects of a distributed run, as YAML
+  perflab k8s run PLAN.yaml --workers N --image IMG --store s3://… [--kubeconfig PATH] [--context C] [--keep]
+                                           run a plan with its load made by an Indexed Job of N workers
   perflab search PLAN.yaml --slo EXPR [--profile NAME] [--start 100/s] [--max 100000/s] [--step-duration 20s]
                                            find the highest rate of the profile's workload that meets the SLO
   perflab plan check PLAN.yaml             validate a plan (every problem at file:line:col) without running it
@@ -82,6 +100,12 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if f, ok := stderr.(*os.File); ok {
 		e.tty = term.IsTerminal(int(f.Fd()))
 	}
+	return e.main(ctx, args)
+}
+
+// main runs the subcommand args name and returns the exit code.
+func (e *env) main(ctx context.Context, args []string) int {
+	stdout, stderr := e.stdout, e.stderr
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return ExitUsage
@@ -93,6 +117,12 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = e.runPlan(ctx, args[1:])
 	case "plan":
 		err = e.planCmd(args[1:])
+	case "worker":
+		err = e.workerCmd(ctx, args[1:])
+	case "merge":
+		err = e.mergeCmd(ctx, args[1:])
+	case "k8s":
+		err = e.k8sCmd(ctx, args[1:])
 	case "search":
 		err = e.search(ctx, args[1:])
 	case "demo":

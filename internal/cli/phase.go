@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/perflab/perflab/internal/driver"
@@ -30,10 +29,16 @@ func (r *planRun) runPhase(ctx context.Context, c plan.Cell, pp phasePlan) (stri
 	defer r.cleanup(ws) // after the read-back, before the drivers close
 	var sums []engine.Summary
 	if runErr == nil {
-		if runErr = r.prepare(ctx, ws); runErr == nil {
+		runErr = r.prepare(ctx, ws)
+		switch {
+		case runErr == nil && r.dist != nil:
+			sums, runErr = r.runShards(ctx, c, pr, ws)
+		case runErr == nil:
 			sums, runErr = r.runWorkloads(ctx, pr, ws)
 		}
-		r.recordFacts(ws)
+		if r.dist == nil { // a distributed run's facts are the workers', with their ends
+			r.recordFacts(ws)
+		}
 	}
 	state, msg := results.StateCompleted, ""
 	var crash *crashError
@@ -45,7 +50,10 @@ func (r *planRun) runPhase(ctx context.Context, c plan.Cell, pp phasePlan) (stri
 	case runErr != nil:
 		state, msg = results.StateFailed, runErr.Error()
 	}
-	if sums != nil { // the load ran
+	switch {
+	case sums != nil && r.dist != nil: // the workers' load ran
+		r.shardChecks(ctx, ws, state)
+	case sums != nil: // the load ran
 		r.readBack(ctx, ws, state)
 	}
 	r.endPhase(c, pr, start, sums, state, msg)
@@ -62,8 +70,6 @@ func closeDrivers(ws []phaseWorkload) {
 
 // runWorkloads runs ws concurrently and records how each ended.
 func (r *planRun) runWorkloads(ctx context.Context, pr plan.Profile, ws []phaseWorkload) ([]engine.Summary, error) {
-	sums := make([]engine.Summary, len(ws))
-	errs := make([]error, len(ws))
 	rate := 0.0 // a target rate on the progress line only when it is one workload's
 	if len(ws) == 1 {
 		rate = ws[0].desc.Rate
@@ -73,11 +79,7 @@ func (r *planRun) runWorkloads(ctx context.Context, pr plan.Profile, ws []phaseW
 		r.sink.Interval(name, iv)
 		r.progress.Interval(name, iv)
 	})
-	var wg sync.WaitGroup
-	for i := range ws {
-		wg.Go(func() { sums[i], errs[i] = engine.Run(ctx, r.kill, ws[i].eng, sink) })
-	}
-	wg.Wait()
+	sums, errs := runEngines(ctx, r.kill, ws, sink)
 	r.progress.End()
 	for i, w := range ws {
 		if errs[i] != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/perflab/perflab/internal/engine/pacer"
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/shard"
 	"github.com/perflab/perflab/internal/target"
 )
 
@@ -27,11 +28,12 @@ type phasePlan struct {
 // The workload as planned and its profile's duration are kept for a
 // schedule that needs the built driver (settleRate).
 type phaseWorkload struct {
-	spec   driverSpec
-	eng    engine.Workload
-	desc   results.Workload
-	plan   plan.Workload
-	length time.Duration
+	spec     driverSpec
+	eng      engine.Workload
+	desc     results.Workload
+	plan     plan.Workload
+	length   time.Duration
+	resolved shard.Resolved // what settleRate decided, for the workers of a distributed run
 }
 
 // loadPlan reads the plan at path and keeps the profiles list names

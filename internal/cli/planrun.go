@@ -23,10 +23,13 @@ func (e *env) runPlan(ctx context.Context, args []string) error {
 	repeat := fs.Int("repeat", 0, "run every cell `N` times, interleaved: repetition 1 of every cell, then 2, … (default: the plan's repeat, else 1)")
 	out := fs.String("out", "perflab-runs", "parent directory for the run directory")
 	jsonOut := fs.Bool("json", false, "print the JSON summary to stdout instead of the tables")
+	workers := fs.Int("workers", 0, "make the load with `N` worker processes on this machine, merged into one run (docs: Distributed runs)")
+	storeURL := fs.String("store", "", "with --workers: the workers' shared store, s3://BUCKET/PREFIX?endpoint=URL or a directory (default: a temporary directory)")
+	runID := fs.String("run-id", "", "with --workers and --store: start no worker, coordinate the N started elsewhere for run `ID` (kubectl apply of perflab k8s manifest)")
 	var slo listFlag
 	fs.Var(&slo, "slo", sloUsage+"; added to the plan's own slo")
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "Usage: perflab run PLAN.yaml [--profile NAME[,NAME…]] [--repeat N] [--slo EXPR]… [--out DIR] [--json]")
+		fmt.Fprintln(e.stderr, "Usage: perflab run PLAN.yaml [--profile NAME[,NAME…]] [--repeat N] [--slo EXPR]… [--out DIR] [--json] [--workers N [--store URL]]")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
@@ -40,6 +43,10 @@ func (e *env) runPlan(ctx context.Context, args []string) error {
 		return err
 	}
 	if err := checkRepeat(fs, *repeat); err != nil {
+		return err
+	}
+	dist, err := e.localDist(fs, *workers, *storeURL, *runID, *profiles)
+	if err != nil {
 		return err
 	}
 	p, err := loadPlan(pos[0], *profiles)
@@ -57,12 +64,13 @@ func (e *env) runPlan(ctx context.Context, args []string) error {
 		return invalidPlan(problems)
 	}
 	e.useScrubber(planScrubber(p))
-	return e.executePlan(ctx, p, b, *out, *jsonOut, shellJoin(append([]string{"perflab", "run"}, args...)), slo)
+	return e.executePlan(ctx, p, b, *out, *jsonOut, shellJoin(append([]string{"perflab", "run"}, args...)), slo, dist)
 }
 
 // executePlan creates the run directory and runs every cell; slo are the
 // --slo gates, judged with the plan's own.
-func (e *env) executePlan(ctx context.Context, p *plan.Plan, b plan.Builtins, out string, jsonOut bool, command string, slo []string) error {
+func (e *env) executePlan(ctx context.Context, p *plan.Plan, b plan.Builtins, out string, jsonOut bool, command string,
+	slo []string, dist *distOptions) error {
 	store, err := e.createPlanRun(out, p, &b, results.Meta{Name: p.Name, Command: command, Repeat: p.Repeat,
 		Extra: withSLO(nil, gateSpecs(p, slo))})
 	if err != nil {
@@ -76,8 +84,15 @@ func (e *env) executePlan(ctx context.Context, p *plan.Plan, b plan.Builtins, ou
 	r := &planRun{e: e, p: p, store: store, b: b, matrix: len(cells) > 1, cells: len(cells), stop: stop, kill: kill,
 		sink: sink, progress: report.NewProgress(e.stderr, e.tty)}
 	var failed []string
+	if dist != nil {
+		if r.dist, err = e.startCoordinator(stop, p, store, *dist); err != nil {
+			failed = append(failed, "the workers: "+oneLine(err.Error()))
+			r.dist.broken = failed[0]
+		}
+		defer func() { r.dist.close(e, stop.Err() != nil, kill.Err() != nil) }()
+	}
 	for _, c := range cells {
-		if stop.Err() != nil {
+		if stop.Err() != nil || r.dist != nil && r.dist.broken != "" {
 			break
 		}
 		if state, msg := r.runCell(c); state == results.StateFailed {

@@ -135,3 +135,35 @@ type Preparer interface {
 type Cleaner interface {
 	Cleanup(ctx context.Context, progress Progress) error
 }
+
+// Sharder is implemented by drivers whose writes would collide if every
+// worker of a distributed run made the same ones: Shard, called once
+// before the first Do, makes the driver worker index's part of of (the
+// remote_write driver writes its share of the targets, the s3 driver names
+// its new objects after the worker, the otlp driver draws its own trace
+// IDs). An error means the driver cannot be split so: the worker stops.
+type Sharder interface {
+	Shard(index, of int) error
+}
+
+// Handoff is implemented by drivers whose workers use what the
+// coordinator's driver of a distributed run prepared, such as the s3
+// driver's objects under a key prefix chosen when it was built: Handoff,
+// after Prepare, says what the workers need to know; Adopt, called on each
+// worker's driver before its load, takes it.
+type Handoff interface {
+	Handoff() map[string]string
+	Adopt(map[string]string) error
+}
+
+// ShardVerifier is implemented by Verifiers whose read-back of a
+// distributed run must see every worker's writes at once, because they
+// land under one identity (the remote_write driver's job label) and a
+// worker cannot count its own apart: each worker's driver gives what it had
+// acknowledged (ReadBackState) and the coordinator's driver checks all of
+// it together (VerifyShards), instead of each worker calling Verify.
+type ShardVerifier interface {
+	Verifier
+	ReadBackState() ([]byte, error)
+	VerifyShards(ctx context.Context, states [][]byte) ([]Check, error)
+}

@@ -15,7 +15,7 @@ const controlTick = 50 * time.Millisecond
 // wrk or warp). VUs beyond the schedule's current value finish their
 // operation and leave.
 func (r *run) runClosed(stop context.Context) Summary {
-	maxVUs := r.w.Conc.Max()
+	maxVUs := r.w.Shard.part(r.w.Conc.Max())
 	if r.fixedConcurrency() {
 		r.first = make([]time.Time, maxVUs)
 		r.last = make([]time.Time, maxVUs)
@@ -28,6 +28,7 @@ func (r *run) runClosed(stop context.Context) Summary {
 		if over {
 			break
 		}
+		want = r.w.Shard.part(want)
 		for len(quit) < want {
 			q := make(chan struct{})
 			quit = append(quit, q)

@@ -49,7 +49,9 @@ type Workload struct {
 	Grace    time.Duration      // how long in-flight operations may finish after the schedule ends
 	Interval time.Duration      // recording interval, default 1 s
 	Driver   driver.Driver
-	Clock    Clock // nil: the machine's clock
+	Clock    Clock     // nil: the machine's clock
+	StartAt  time.Time // when set, the load starts then (Run waits) and interval k covers [StartAt+k·Interval, …)
+	Shard    Shard     // one shard of a distributed run; the zero Shard is the whole workload
 }
 
 // Sink receives each interval as it closes. It is called from one goroutine
@@ -69,7 +71,7 @@ type Summary struct {
 	Start     time.Time
 	End       time.Time
 	LoadEnd   time.Time // when the schedule stopped issuing operations
-	Scheduled uint64    // arrivals the schedule issued (open model)
+	Scheduled uint64    // arrivals the schedule issued (open model; a shard's own)
 	// Dropped counts the arrivals that were not served: those that found
 	// no free VU at VUsMax, or were still waiting in the backlog when the
 	// schedule ended, and those the dispatcher never issued (Unissued).
@@ -131,7 +133,7 @@ func (w *Workload) Validate() []error {
 	if w.Interval < 0 {
 		add("interval %v must be >= 0", w.Interval)
 	}
-	return errs
+	return append(errs, w.Shard.validate()...)
 }
 
 // Duration is the length of w's schedule.
@@ -160,7 +162,8 @@ func Run(stop, kill context.Context, w Workload, sink Sink) (Summary, error) {
 	if clk == nil {
 		clk = realClock{}
 	}
-	start := clk.Now()
+	w = w.sharded()
+	start := startAt(stop, clk, w.StartAt)
 	r := &run{
 		w:     w,
 		clk:   clk,
@@ -176,9 +179,12 @@ func Run(stop, kill context.Context, w Workload, sink Sink) (Summary, error) {
 	go r.flushLoop(sink, stopFlush, flushed)
 
 	var sum Summary
-	if w.Model == Open {
+	switch {
+	case stop.Err() != nil: // stopped before the load began
+		sum.LoadEnd = time.Now()
+	case w.Model == Open:
 		sum = r.runOpen(stop)
-	} else {
+	default:
 		sum = r.runClosed(stop)
 	}
 	sum.Start = start

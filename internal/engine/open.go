@@ -119,7 +119,7 @@ func (d *dispatcher) step() (over bool) {
 		d.elapsed = min(elapsed, d.dur)
 		return true
 	}
-	wait, allIssued := d.w.Rate.Pace(elapsed, d.n)
+	wait, allIssued := d.w.Shard.pace(d.w.Rate, elapsed, d.n)
 	if allIssued {
 		wait = d.dur - elapsed // the schedule lasts its whole duration
 	} else if q := d.lastWake.Add(d.w.Quantum).Sub(d.start) - elapsed; wait > 0 && !d.lastWake.IsZero() && elapsed+q < d.dur {
@@ -143,7 +143,7 @@ func (d *dispatcher) step() (over bool) {
 			return false
 		}
 		elapsed = d.lastWake.Sub(d.start)
-		if wait, _ = d.w.Rate.Pace(elapsed, d.n); wait > 0 {
+		if wait, _ = d.w.Shard.pace(d.w.Rate, elapsed, d.n); wait > 0 {
 			return false
 		}
 	}
@@ -180,7 +180,8 @@ func (d *dispatcher) wait(wait time.Duration) {
 func (d *dispatcher) end() Summary {
 	d.rec.AddDropped(int64(len(d.backlog)))
 	d.pool.close()
-	unissued := d.w.Rate.Due(d.elapsed) - min(d.n, d.w.Rate.Due(d.elapsed))
+	due := d.w.Shard.due(d.w.Rate.Due(d.elapsed))
+	unissued := due - min(d.n, due)
 	return Summary{LoadEnd: d.clk.Now(), Scheduled: d.n, Unissued: unissued,
 		Dropped: d.dropped + uint64(len(d.backlog)) + unissued}
 }

@@ -62,6 +62,7 @@ type htmlPhase struct {
 	Facts     []string
 	Charts    []htmlChart
 	Workloads []htmlWorkload
+	Workers   template.HTML
 	Resources *htmlResources
 }
 
@@ -253,6 +254,11 @@ func htmlPhaseOf(id string, p *Phase, pc PhaseCharts) htmlPhase {
 			hw.Driver = docHTML(d)
 		}
 		hp.Workloads = append(hp.Workloads, hw)
+	}
+	if len(p.Workers) > 0 {
+		d := &doc{}
+		workersSection(d, p, 4)
+		hp.Workers = docHTML(d)
 	}
 	hp.Resources = htmlResourcesOf(p.Resources)
 	return hp

@@ -56,6 +56,7 @@ type jsonPhase struct {
 	WarmupSeconds float64        `json:"warmup_seconds"`
 	Window        jsonSpan       `json:"window"`
 	Workloads     []string       `json:"workloads"`
+	Workers       []jsonWorker   `json:"workers,omitempty"` // a distributed phase's
 	Resources     *jsonResources `json:"resources"`
 }
 
@@ -137,7 +138,7 @@ func toJSONCell(c *Cell) jsonCell {
 	for _, p := range c.Phases {
 		jp := jsonPhase{Profile: p.Profile, Implicit: p.Implicit, State: p.State, Message: p.Message,
 			Start: utc(p.Start), LoadEnd: utc(p.LoadEnd), WarmupSeconds: p.Warmup.Seconds(),
-			Window: span(p.Window), Workloads: []string{}, Resources: toJSONResources(p.Resources)}
+			Window: span(p.Window), Workloads: []string{}, Workers: jsonWorkers(p.Workers), Resources: toJSONResources(p.Resources)}
 		for _, s := range p.Workloads {
 			jp.Workloads = append(jp.Workloads, s.Workload.Name)
 		}

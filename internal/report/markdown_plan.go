@@ -159,6 +159,9 @@ func markdownPhase(b *strings.Builder, p *Phase, level int) {
 		markdownWorkload(b, s, level+1)
 		markdownDriver(b, p.Drivers[s.Workload.Name], level+2)
 	}
+	d := &doc{}
+	workersSection(d, p, level+1)
+	d.markdown(b)
 	markdownResources(b, p.Resources, level+1)
 }
 

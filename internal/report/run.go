@@ -98,6 +98,9 @@ type Phase struct {
 	// Drivers is what the drivers of its workloads told, by workload name;
 	// a workload whose driver told nothing has no entry.
 	Drivers map[string]*DriverNotes
+	// Workers are the workers of a distributed run, by index; none when
+	// one process made the load.
+	Workers []Worker
 }
 
 // cells returns r.Cells, or for a Run built without them, one implicit cell

@@ -183,7 +183,7 @@ func initDB(db *sql.DB, meta Meta) error {
 		return err
 	}
 	defer func() { _ = tx.Rollback() }()
-	if _, err := tx.Exec(schema + driverSchema + measureSchema + phaseWarningSchema + stopSchema); err != nil {
+	if _, err := tx.Exec(schema + driverSchema + measureSchema + phaseWarningSchema + stopSchema + shardSchema); err != nil {
 		return fmt.Errorf("cannot create schema: %w", err)
 	}
 	for k, v := range metaRows(meta) {

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -28,6 +31,7 @@ func (r Run) partKey(phase, w, seq int) string {
 }
 func (r Run) endKey(phase, w int) string { return r.shardPrefix(phase, w) + "end.json" }
 func (r Run) abortKey() string           { return r.ID + "/abort.json" }
+func (r Run) stopKey(phase int) string   { return fmt.Sprintf("%s/phases/%d/stop.json", r.ID, phase) }
 func (r Run) doneKey() string            { return r.ID + "/done.json" }
 
 // Manifest is what the coordinator says of the run before any worker
@@ -37,6 +41,17 @@ type Manifest struct {
 	Plan    string    `json:"plan"` // the plan's text
 	Created time.Time `json:"created"`
 	Version string    `json:"version"` // the coordinator's perflab version
+	// Repeat and Profiles are the plan's repetitions and the profiles
+	// selected (--repeat, --profile), "" for all.
+	Repeat   int    `json:"repeat,omitempty"`
+	Profiles string `json:"profiles,omitempty"`
+	// RunDir is the coordinator's run directory, what {{run_dir}} stands
+	// for on every worker.
+	RunDir string `json:"run_dir,omitempty"`
+	// Name and Meta are the run's name and what its run store records of
+	// it besides (the plan as described, the SLO gates), for perflab merge.
+	Name string            `json:"name,omitempty"`
+	Meta map[string]string `json:"meta,omitempty"`
 }
 
 // Hello is what a worker says of itself when it starts.
@@ -54,19 +69,38 @@ type Hello struct {
 // so that their intervals line up), and per workload what the coordinator
 // resolved for it (a rate derived from a byte rate, say).
 type Announcement struct {
-	Phase     int                 `json:"phase"`
-	Cell      int                 `json:"cell"`
-	Profile   string              `json:"profile"`
-	StartAt   time.Time           `json:"start_at"`
+	Phase      int           `json:"phase"`
+	Cell       int           `json:"cell"`
+	CellName   string        `json:"cell_name,omitempty"`
+	Vars       []Var         `json:"vars,omitempty"`       // the cell's matrix variables
+	Repetition int           `json:"repetition,omitempty"` // of a repeated run, from 1
+	Profile    string        `json:"profile"`
+	Warmup     time.Duration `json:"warmup_ns,omitempty"` // the profile's warm-up, when the plan sets one
+	StartAt    time.Time     `json:"start_at"`
+	// Workloads are the profile's workloads by their name in the plan.
 	Workloads map[string]Resolved `json:"workloads,omitempty"`
 	Extra     map[string]string   `json:"extra,omitempty"`
 }
 
+// Var is a matrix variable's value in a cell.
+type Var struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
 // Resolved is what the coordinator decided of one workload before the
-// phase: a rate in operations per second when the plan gave it in other
-// units.
+// phase: its name in the run, its rate when the plan left it to the
+// driver, the payload size that turned a byte rate into operations, and
+// what its driver prepared for the workers' drivers (driver.Handoff).
 type Resolved struct {
-	Rate float64 `json:"rate,omitempty"`
+	Name    string            `json:"name,omitempty"`
+	Rate    float64           `json:"rate,omitempty"`     // operations/s a driver.Rater implied: the plan gives no rate
+	OpBytes float64           `json:"op_bytes,omitempty"` // bytes per operation dividing the plan's byte rates
+	Driver  map[string]string `json:"driver,omitempty"`
+	// Detail is what the coordinator records of the workload (its
+	// description in the run store), in the form the command running the
+	// workers defines, so that the run can be rebuilt from the store alone.
+	Detail json.RawMessage `json:"detail,omitempty"`
 }
 
 // Abort is the coordinator's request that every worker stop.
@@ -138,6 +172,24 @@ func (r Run) Announce(ctx context.Context, a Announcement) error {
 	return putJSON(ctx, r.Store, r.startKey(a.Phase), a)
 }
 
+// Phases is the number of every phase announced, in order.
+func (r Run) Phases(ctx context.Context) ([]int, error) {
+	keys, err := r.Store.List(ctx, r.ID+"/phases/")
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, k := range keys {
+		rest, ok := strings.CutPrefix(k, r.ID+"/phases/")
+		num, file, _ := strings.Cut(rest, "/")
+		if n, err := strconv.Atoi(num); ok && err == nil && file == "start.json" {
+			out = append(out, n)
+		}
+	}
+	sort.Ints(out)
+	return out, nil
+}
+
 // Announcement reads a phase's announcement; found is false before it is made.
 func (r Run) Announcement(ctx context.Context, phase int) (a Announcement, found bool, err error) {
 	found, err = getJSON(ctx, r.Store, r.startKey(phase), &a)
@@ -152,6 +204,18 @@ func (r Run) PutAbort(ctx context.Context, reason string) error {
 // Aborted reads the coordinator's request to stop, if it made one.
 func (r Run) Aborted(ctx context.Context) (a Abort, found bool, err error) {
 	found, err = getJSON(ctx, r.Store, r.abortKey(), &a)
+	return a, found, err
+}
+
+// StopPhase asks every worker to stop its load of one phase (a component
+// of the cell crashed); unlike PutAbort, the run goes on.
+func (r Run) StopPhase(ctx context.Context, phase int, reason string) error {
+	return putJSON(ctx, r.Store, r.stopKey(phase), Abort{Reason: reason, Time: time.Now()})
+}
+
+// PhaseStopped reads the coordinator's request to stop a phase, if it made one.
+func (r Run) PhaseStopped(ctx context.Context, phase int) (a Abort, found bool, err error) {
+	found, err = getJSON(ctx, r.Store, r.stopKey(phase), &a)
 	return a, found, err
 }
 

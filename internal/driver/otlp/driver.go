@@ -78,6 +78,8 @@ type Driver struct {
 	meanTrace, meanSpans float64
 	sampled              int // traces measured for meanTrace
 
+	streams uint64 // a worker's random streams start here (Shard), apart from the other workers'
+
 	requests, sent, partials atomic.Int64
 }
 
@@ -133,7 +135,7 @@ func New(c Config) (*Driver, error) {
 
 // newIngestState gives VU vu its own generator, on its own random stream.
 func (d *Driver) newIngestState(vu int) *ingestState {
-	g := newGenerator(d.shape, d.seed, uint64(vu)+1) // stream 0 is measure's
+	g := newGenerator(d.shape, d.seed, d.streams+uint64(vu)+1) // stream 0 is measure's
 	return &ingestState{gen: g, enc: newEncoder(g.services), traces: make([]trace, d.cfg.Batch)}
 }
 

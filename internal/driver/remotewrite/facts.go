@@ -27,7 +27,7 @@ func (d *Driver) NewSeriesPerMinute() float64 {
 	if d.cfg.Churn.Percent == 0 {
 		return 0
 	}
-	perEvery := float64(d.gen.targets) * d.cfg.Churn.Percent / 100 * float64(d.gen.spt)
+	perEvery := float64(d.gen.local) * d.cfg.Churn.Percent / 100 * float64(d.gen.spt)
 	return perEvery / d.cfg.Churn.Every.Minutes()
 }
 
@@ -38,7 +38,7 @@ func (d *Driver) Facts() []driver.Fact {
 	queued, queuedSamples := d.retry.waiting()
 	facts := []driver.Fact{
 		{Name: "protocol", Value: "remote write 1.0"},
-		{Name: "targets", Value: strconv.FormatUint(d.gen.targets, 10)},
+		{Name: "targets", Value: strconv.FormatUint(d.gen.local, 10)},
 		{Name: "series per target", Value: strconv.FormatUint(d.gen.spt, 10)},
 		{Name: "active series", Value: strconv.FormatInt(d.ActiveSeries(), 10)},
 		{Name: "scrape interval", Value: d.cfg.ScrapeInterval.String()},

@@ -23,11 +23,19 @@ import (
 // floor(k × targets × share) replacements have been made. A replaced slot
 // gets a new instance id, id = slot + generation × targets, so every
 // instance label value ever used is distinct.
+//
+// A generator of one shard of a distributed run (shard) writes only the
+// slots first, first+stride, …: its local slot l is slot first + l·stride
+// of the whole load, with the instance ids that slot has there, so the
+// shards' series are disjoint and together the whole load's.
 type generator struct {
 	tmpl     []tseries
 	spt      uint64 // series per target
-	targets  uint64
-	active   uint64 // targets × spt
+	targets  uint64 // of the whole load
+	local    uint64 // the slots this generator writes: targets, or a shard's part
+	first    uint64 // the whole load's slot of local slot 0
+	stride   uint64 // … and the step between local slots
+	active   uint64 // local × spt
 	share    float64
 	every    time.Duration
 	job      string
@@ -53,6 +61,8 @@ func newGenerator(c Config) *generator {
 		tmpl:    tmpl,
 		spt:     uint64(len(tmpl)),
 		targets: uint64(c.Targets),
+		local:   uint64(c.Targets),
+		stride:  1,
 		active:  uint64(len(tmpl)) * uint64(c.Targets),
 		share:   c.Churn.Percent / 100,
 		every:   c.Churn.Every,
@@ -100,17 +110,30 @@ func (g *generator) generation(slot, k uint64) uint64 {
 // buildEpoch makes the state of epoch k, reusing prev's strings for slots
 // that did not change.
 func (g *generator) buildEpoch(prev *epochState, k uint64) *epochState {
-	es := &epochState{k: k, ids: make([]uint64, g.targets), inst: make([]string, g.targets)}
-	for slot := range g.targets {
+	es := &epochState{k: k, ids: make([]uint64, g.local), inst: make([]string, g.local)}
+	for l := range g.local {
+		slot := g.first + l*g.stride
 		id := slot + g.generation(slot, k)*g.targets
-		es.ids[slot] = id
-		if prev != nil && prev.ids[slot] == id {
-			es.inst[slot] = prev.inst[slot]
+		es.ids[l] = id
+		if prev != nil && prev.ids[l] == id {
+			es.inst[l] = prev.inst[l]
 		} else {
-			es.inst[slot] = instanceName(id)
+			es.inst[l] = instanceName(id)
 		}
 	}
 	return es
+}
+
+// shard makes g the generator of shard index of of: the slots t with
+// t mod of == index. Call it before the first fill.
+func (g *generator) shard(index, of int) {
+	g.first, g.stride = uint64(index), uint64(of)
+	g.local = 0
+	if g.first < g.targets {
+		g.local = (g.targets-g.first-1)/g.stride + 1
+	}
+	g.active = g.local * g.spt
+	g.epoch.Store(g.buildEpoch(nil, 0))
 }
 
 // instanceName is an address-like instance label value, distinct per id.
@@ -193,7 +216,7 @@ func (g *generator) fill(st *vuState, n int, now time.Time) {
 		}
 		if ti++; ti == g.spt {
 			ti = 0
-			if slot++; slot == g.targets {
+			if slot++; slot == g.local {
 				slot = 0
 				round++
 			}

@@ -88,10 +88,17 @@ func (a *ackLog) snapshot() (series, samples, first, last int64) {
 // not lost (a request that timed out or failed may have been stored all
 // the same). Without a QueryURL there is nothing to check: nil, nil.
 func (d *Driver) Verify(ctx context.Context) ([]driver.Check, error) {
+	var rb readBack
+	rb.Series, rb.Samples, rb.First, rb.Last = d.acks.snapshot()
+	return d.verify(ctx, rb)
+}
+
+// verify compares what the receiver holds with what was acknowledged.
+func (d *Driver) verify(ctx context.Context, acked readBack) ([]driver.Check, error) {
 	if d.cfg.QueryURL == "" {
 		return nil, nil
 	}
-	series, samples, first, last := d.acks.snapshot()
+	series, samples, first, last := acked.Series, acked.Samples, acked.First, acked.Last
 	if samples == 0 {
 		note := "nothing was acknowledged, so there is nothing to read back"
 		return []driver.Check{

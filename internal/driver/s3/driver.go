@@ -101,6 +101,11 @@ type Driver struct {
 	creds   string // where the credentials came from, for Facts
 	states  driver.VUs[vuState]
 
+	// A worker of a distributed run (Shard): its index of workers, its
+	// random streams apart from the other workers'. workers is 0 otherwise.
+	worker, workers int
+	streams         uint64
+
 	fixedHigh     atomic.Int64 // fixed names [0, fixedHigh) may have been written
 	fixedDeleted  atomic.Int64 // DELETE without PUT: fixed names [0, n) claimed for deletion
 	createdBucket atomic.Bool
@@ -159,7 +164,7 @@ func New(c Config) (*Driver, error) {
 		creds: creds,
 	}
 	epoch := time.Now()
-	d.states.New = func(vu int) *vuState { return newVUState(vu, c.Seed, epoch) }
+	d.states.New = func(vu int) *vuState { return newVUState(vu, c.Seed, d.streams+uint64(vu), epoch) }
 	return d, nil
 }
 
@@ -217,11 +222,17 @@ func (d *Driver) fixedName(i int) string {
 	return string(append(buf, s...))
 }
 
-// freshName is the key of the n-th object VU vu PUT under a new name.
+// freshName is the key of the n-th object VU vu PUT under a new name:
+// "put-<vu>-<n>", or a worker's "put-w<worker>-<vu>-<n>".
 func (d *Driver) freshName(vu int, n int64) string {
-	buf := make([]byte, 0, len(d.prefix)+32)
+	buf := make([]byte, 0, len(d.prefix)+40)
 	buf = append(buf, d.prefix...)
 	buf = append(buf, "put-"...)
+	if d.workers > 1 {
+		buf = append(buf, 'w')
+		buf = strconv.AppendInt(buf, int64(d.worker), 10)
+		buf = append(buf, '-')
+	}
 	buf = strconv.AppendInt(buf, int64(vu), 10)
 	buf = append(buf, '-')
 	return string(strconv.AppendInt(buf, n, 10))

@@ -84,7 +84,7 @@ func (d *Driver) remove(ctx context.Context, st *vuState) error {
 		key = d.freshName(st.vu, st.oldest)
 		st.oldest++
 	case d.spec.deleteFix:
-		if i := d.fixedDeleted.Add(1) - 1; i < int64(d.objects) {
+		if i := d.fixedIndex(d.fixedDeleted.Add(1) - 1); i < int64(d.objects) {
 			key = d.fixedName(int(i))
 			break
 		}

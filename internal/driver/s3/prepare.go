@@ -145,7 +145,9 @@ func (d *Driver) written() (ranges []keyRange, total int64) {
 		}
 		total += n
 	}
-	add(-1, d.fixedHigh.Load())
+	if d.workers <= 1 { // a worker's fixed names are the coordinator's to remove
+		add(-1, d.fixedHigh.Load())
+	}
 	d.states.Each(func(st *vuState) { add(st.vu, st.next.Load()) })
 	return ranges, total
 }

@@ -39,8 +39,8 @@ type vuState struct {
 	traced    context.Context // ... and it with the trace attached
 }
 
-func newVUState(vu int, seed uint64, epoch time.Time) *vuState {
-	s := &vuState{vu: vu, rng: newRNG(seed, uint64(vu)), buf: make([]byte, readBufSize), epoch: epoch}
+func newVUState(vu int, seed, stream uint64, epoch time.Time) *vuState {
+	s := &vuState{vu: vu, rng: newRNG(seed, stream), buf: make([]byte, readBufSize), epoch: epoch}
 	s.trace = &httptrace.ClientTrace{
 		GotConn:              s.gotConn,
 		GotFirstResponseByte: func() { s.firstByte.Store(s.now()) },

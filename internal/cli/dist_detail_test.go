@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/shard"
+)
+
+func endOfWorker(t *testing.T, w int, d shardDetail, errText string) *shard.End {
+	t.Helper()
+	b, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &shard.End{Worker: w, Error: errText, Detail: b}
+}
+
+// TestPhaseShardsAddUp: the workers' ends make one workload end (arrivals
+// and VUs added up, the last load end, the window all were in), facts
+// once or per worker where they differ, checks added up, and a row per
+// worker naming the one that was lost.
+func TestPhaseShardsAddUp(t *testing.T) {
+	at := time.Unix(1_800_000_000, 0)
+	sw := func(sched uint64, loadEnd, ws, we time.Duration, acked string) shardWorkload {
+		return shardWorkload{Name: "p/w", Start: at, LoadEnd: at.Add(loadEnd), End: at.Add(loadEnd + time.Second),
+			Scheduled: sched, Dropped: 1, MaxVUs: 3, WindowStart: at.Add(ws), WindowEnd: at.Add(we), WindowRule: "rule",
+			Facts:  []wireFact{{"series per target", "400"}, {"samples acknowledged", acked}},
+			Checks: []wireCheck{{Name: "samples", Expected: 100, Found: 100, Unit: "samples"}}}
+	}
+	ps := newPhaseShards(3, at, map[int]shard.Hello{2: {Host: "c"}})
+	ps.count(0, nil)
+	ps.end(0, endOfWorker(t, 0, shardDetail{Host: "a", Workloads: []shardWorkload{sw(334, 10*time.Second, time.Second, 10*time.Second, "5")}},
+		""))
+	w1 := sw(333, 11*time.Second, 2*time.Second, 9*time.Second, "6")
+	w1.Checks[0].Found, w1.Checks[0].State, w1.Checks[0].Note = 90, driver.CheckLost, "10 samples missing"
+	ps.end(1, endOfWorker(t, 1, shardDetail{Host: "b", Workloads: []shardWorkload{w1},
+		Self: shardSelf{Samples: 12, CPUP99: 1.9, CPUMax: 2, CoresAvailable: 2, ClientBound: true, ClientWhy: "cpu"}}, ""))
+	ps.fail(2, results.ShardLost, "never wrote its end")
+	ps.fail(0, results.ShardFailed, "too late: it ended") // ended already: kept completed
+
+	s, ok := ps.summary("p/w", true)
+	if !ok || s.Scheduled != 667 || s.Dropped != 2 || s.MaxVUs != 6 || !s.LoadEnd.Equal(at.Add(11*time.Second)) ||
+		!s.Window.Start.Equal(at.Add(2*time.Second)) || !s.Window.End.Equal(at.Add(9*time.Second)) {
+		t.Errorf("closed-model summary %+v", s)
+	}
+	if s, _ := ps.summary("p/w", false); !s.Window.Start.Equal(at.Add(2*time.Second)) || !s.Window.End.Equal(at.Add(10*time.Second)) {
+		t.Errorf("open-model window %+v, want from the latest start to the latest end", s.Window)
+	}
+	facts := ps.facts("p/w")
+	var names []string
+	for _, f := range facts {
+		names = append(names, f.Name+"="+f.Value)
+	}
+	if got := strings.Join(names, ", "); got != "series per target=400, samples acknowledged (worker 0)=5, samples acknowledged (worker 1)=6" {
+		t.Errorf("facts: %s", got)
+	}
+	checks, _ := ps.checks("p/w")
+	if len(checks) != 1 || checks[0].Expected != 200 || checks[0].Found != 190 || checks[0].State != driver.CheckLost ||
+		!strings.Contains(checks[0].Note, "worker 1: 10 samples missing") {
+		t.Errorf("checks %+v", checks)
+	}
+	rows := ps.rows(0, "p")
+	if rows[0].State != results.ShardCompleted || rows[1].Host != "b" || !rows[1].ClientBound || rows[1].CPUP99 != 1.9 ||
+		rows[2].State != results.ShardLost || rows[2].Host != "c" || rows[2].HasCPU {
+		t.Errorf("rows %+v", rows)
+	}
+	if failed := ps.failed(); len(failed) != 1 || failed[0] != "worker 2 (c): never wrote its end" {
+		t.Errorf("failed %q", failed)
+	}
+}
+
+func TestWorkerRefusesBadInvocations(t *testing.T) {
+	t.Setenv("PERFLAB_STORE", "")
+	t.Setenv("PERFLAB_RUN_ID", "")
+	t.Setenv("JOB_COMPLETION_INDEX", "x")
+	t.Setenv("PERFLAB_WORKERS", "")
+	var out, errOut strings.Builder
+	code := Main(t.Context(), []string{"worker", "--workers", "2", "--wait", "0s"}, &out, &errOut)
+	if code != ExitUsage {
+		t.Fatalf("exit %d, want %d", code, ExitUsage)
+	}
+	for _, want := range []string{`JOB_COMPLETION_INDEX="x" is not a whole number`, "give --store or set PERFLAB_STORE",
+		"give --run-id or set PERFLAB_RUN_ID", "--wait 0s must be > 0"} {
+		if !strings.Contains(errOut.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut.String())
+		}
+	}
+	errOut.Reset()
+	code = Main(t.Context(), []string{"worker", "--store", t.TempDir(), "--run-id", "r", "--index", "3", "--workers", "2"}, &out, &errOut)
+	if code != ExitUsage || !strings.Contains(errOut.String(), "index 3 is not one of the 2 workers") {
+		t.Errorf("exit %d: %s", code, errOut.String())
+	}
+}
+
+func TestSelfVerdict(t *testing.T) {
+	for _, c := range []struct {
+		me    shardSelf
+		bound bool
+		why   string
+	}{
+		{shardSelf{Samples: 12, CPUP99: 0.95, CoresAvailable: 1}, true, "generator CPU p99 0.95 of 1 cores"},
+		// Lag alone, on a worker whose CPU was far from its limit, is the
+		// machine's doing, not the worker's limit (issue 11).
+		{shardSelf{Samples: 12, CPUP99: 0.2, CoresAvailable: 2, LagP99: 0.020}, false, ""},
+		{shardSelf{Samples: 12, CPUP99: 0.5, CoresAvailable: 1, LagP99: 0.001}, false, ""},
+		{shardSelf{CPUP99: 0, CoresAvailable: 0}, false, ""},
+	} {
+		bound, why := selfVerdict(c.me, "p99")
+		if bound != c.bound || !strings.Contains(why, c.why) {
+			t.Errorf("%+v: %v %q, want %v %q", c.me, bound, why, c.bound, c.why)
+		}
+	}
+}
+
+// TestShardChecksTakeTheWorstState: a check late on one worker and
+// unverified on another is unverified, naming the worker and its reason,
+// with the late data and the longest delay kept; one that was fine on
+// every worker stays ok.
+func TestShardChecksTakeTheWorstState(t *testing.T) {
+	at := time.Unix(1_800_000_000, 0)
+	ps := newPhaseShards(2, at, nil)
+	checks := [][]wireCheck{
+		{{Name: "traces", Expected: 50, Found: 50, State: driver.CheckLate, Late: 4, LateByNs: int64(3 * time.Second)},
+			{Name: "spans", Expected: 500, Found: 500, State: driver.CheckOK}},
+		{{Name: "traces", Expected: 50, Found: 20, State: driver.CheckUnverified, Reason: "status 503"},
+			{Name: "spans", Expected: 500, Found: 500, State: driver.CheckOK}},
+	}
+	for w, cs := range checks {
+		ps.count(w, nil)
+		ps.end(w, endOfWorker(t, w, shardDetail{Workloads: []shardWorkload{{Name: "p/w", Start: at, Checks: cs}}}, ""))
+	}
+	got, _ := ps.checks("p/w")
+	if len(got) != 2 {
+		t.Fatalf("checks %+v", got)
+	}
+	tr, sp := got[0], got[1]
+	if tr.State != driver.CheckUnverified || tr.Expected != 100 || tr.Found != 70 || tr.Late != 4 || tr.LateBy != 3*time.Second ||
+		!strings.Contains(tr.Reason, "worker 1: unverified: status 503") {
+		t.Errorf("traces: %+v", tr)
+	}
+	if sp.State != driver.CheckOK || sp.Expected != 1000 || sp.Found != 1000 {
+		t.Errorf("spans: %+v", sp)
+	}
+}

@@ -1,0 +1,262 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/engine"
+	"github.com/perflab/perflab/internal/report"
+	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/shard"
+)
+
+// mergeCmd is `perflab merge --store URL --run-id ID [--out DIR]`: it
+// rebuilds the run directory of a distributed run from its shared store
+// alone (when the coordinator died, or to check it), with the merge the
+// coordinator does as the run goes: every phase's workloads, their
+// intervals merged by index, their ends added up, the workers' facts,
+// checks and rows. It exits 1 when a worker failed or never ended.
+func (e *env) mergeCmd(ctx context.Context, args []string) error {
+	fs := newFlagSet("merge", e)
+	storeURL := fs.String("store", "", "the shared store: s3://BUCKET/PREFIX?endpoint=URL or a directory (default $PERFLAB_STORE)")
+	runID := fs.String("run-id", "", "the run's id in the store (default $PERFLAB_RUN_ID)")
+	out := fs.String("out", "perflab-runs", "parent directory for the run directory")
+	jsonOut := fs.Bool("json", false, "print the JSON summary to stdout instead of the tables")
+	fs.Usage = func() {
+		fmt.Fprintln(e.stderr, "Usage: perflab merge --store URL --run-id ID [--out DIR] [--json]")
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return flagError(err)
+	}
+	*storeURL, *runID = orEnv(*storeURL, "PERFLAB_STORE"), orEnv(*runID, "PERFLAB_RUN_ID")
+	switch {
+	case len(pos) > 0:
+		return usageErrorf("perflab merge takes no arguments, got %q", pos)
+	case *storeURL == "" || *runID == "":
+		return usageErrorf("perflab merge needs --store and --run-id (or PERFLAB_STORE and PERFLAB_RUN_ID)")
+	}
+	store, err := shard.Open(*storeURL)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	run := shard.Run{Store: store, ID: *runID}
+	m, found, err := run.Manifest(ctx)
+	if err == nil && !found {
+		err = fmt.Errorf("no run %s in %s", run.ID, store.Where())
+	}
+	if err != nil {
+		return &runError{err: err, hint: "the run id is the one perflab printed when the run started (perflab: run r…)", code: ExitFailed}
+	}
+	rs, err := e.createRun(*out, results.Meta{Name: m.Name, Command: shellJoin(append([]string{"perflab", "merge"}, args...)),
+		Repeat: m.Repeat, Extra: m.Meta})
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	sink, _ := e.newStoreSink(rs, ctx)
+	failed, err := mergeRun(ctx, e, rs, sink, run, m.Workers)
+	if err != nil {
+		sink.fail(err)
+	}
+	return e.finish(rs, sink, *jsonOut, func(rep *report.Run) (results.Status, error) {
+		return judgePlan(rep, false, sink.err(), failed)
+	})
+}
+
+// merger rebuilds a run store from a shared store, phase by phase.
+type merger struct {
+	e      *env
+	rs     *results.Run
+	sink   *storeSink
+	run    shard.Run
+	n      int
+	hellos map[int]shard.Hello
+	cell   *results.Cell // the cell being rebuilt
+	state  string        // … its state so far
+	msg    string
+}
+
+// mergeRun rebuilds every phase of run into rs; failed names the cells
+// whose workers failed.
+func mergeRun(ctx context.Context, e *env, rs *results.Run, sink *storeSink, run shard.Run, n int) ([]string, error) {
+	hellos, err := run.Hellos(ctx)
+	if err != nil {
+		return nil, err
+	}
+	phases, err := run.Phases(ctx)
+	if err != nil {
+		return nil, err
+	}
+	mg := &merger{e: e, rs: rs, sink: sink, run: run, n: n, hellos: hellos}
+	var failed []string
+	for _, k := range phases {
+		a, _, err := run.Announcement(ctx, k)
+		if err != nil {
+			return failed, err
+		}
+		if mg.cell == nil || mg.cell.Index != a.Cell {
+			failed = mg.endCell(failed)
+			mg.startCell(a)
+		}
+		if err := mg.phase(ctx, a); err != nil {
+			return failed, err
+		}
+	}
+	return mg.endCell(failed), nil
+}
+
+func (mg *merger) startCell(a shard.Announcement) {
+	c := results.Cell{Index: a.Cell, Name: a.CellName, Started: a.StartAt}
+	for _, v := range a.Vars {
+		c.Vars = append(c.Vars, results.Var{Name: v.Name, Value: v.Value})
+	}
+	if a.Repetition > 0 {
+		c.Vars = append(c.Vars, results.Var{Name: results.RepetitionVar, Value: strconv.Itoa(a.Repetition)})
+	}
+	if err := mg.rs.AddCell(c); err != nil {
+		mg.sink.fail(err)
+	}
+	mg.cell, mg.state, mg.msg = &c, results.StateCompleted, ""
+}
+
+// endCell records the cell's end: failed when a phase's workers failed.
+func (mg *merger) endCell(failed []string) []string {
+	if mg.cell == nil {
+		return failed
+	}
+	if err := mg.rs.EndCell(mg.cell.Index, mg.state, mg.msg, time.Time{}); err != nil {
+		mg.sink.fail(err)
+	}
+	if mg.state == results.StateFailed {
+		failed = append(failed, fmt.Sprintf("cell %s: %s", mg.cell.Name, mg.msg))
+	}
+	return failed
+}
+
+// phase rebuilds one phase: its workloads as the coordinator described
+// them, every part its workers wrote, merged, and their ends.
+func (mg *merger) phase(ctx context.Context, a shard.Announcement) error {
+	if err := mg.rs.AddPhase(results.Phase{Cell: a.Cell, Profile: a.Profile, Start: a.StartAt, Warmup: a.Warmup}); err != nil {
+		return err
+	}
+	names := make([]string, 0, len(a.Workloads))
+	closed := map[string]bool{}
+	for short, res := range a.Workloads {
+		var w results.Workload
+		if err := json.Unmarshal(res.Detail, &w); err != nil {
+			return fmt.Errorf("cannot read workload %s of phase %d: %w", short, a.Phase, err)
+		}
+		if err := mg.rs.AddWorkload(w); err != nil {
+			return err
+		}
+		names = append(names, w.Name)
+		closed[w.Name] = w.Model == results.ModelClosed
+	}
+	sort.Strings(names)
+	ps, err := mg.read(ctx, a)
+	if err != nil {
+		return err
+	}
+	sums := mg.ends(a, ps, names, closed)
+	state, msg := results.StateCompleted, ""
+	switch failed := ps.failed(); {
+	case len(failed) > 0:
+		state, msg = results.StateFailed, joinLines(failed)
+	case anyInterrupted(ps):
+		state, msg = results.StateInterrupted, "the coordinator stopped the workers"
+	}
+	p := results.Phase{Cell: a.Cell, Profile: a.Profile, State: state, Message: msg, LoadEnd: time.Now()}
+	if w, ok := phaseWindow(a.StartAt, a.Warmup, sums); ok {
+		p.LoadEnd, p.WindowStart, p.WindowEnd, p.WindowRule = w.loadEnd, w.Start, w.End, w.Rule
+	}
+	if state != results.StateCompleted && mg.state == results.StateCompleted {
+		mg.state, mg.msg = state, msg
+	}
+	return mg.rs.EndPhase(p)
+}
+
+// read reads every part and end the workers wrote of the phase and writes
+// the merged intervals; a worker without an end is lost.
+func (mg *merger) read(ctx context.Context, a shard.Announcement) (*phaseShards, error) {
+	f := shard.NewFollower(mg.run, a.Phase, mg.n)
+	m := shard.NewMerger(mg.n)
+	ps := newPhaseShards(mg.n, a.StartAt, mg.hellos)
+	got, ended, err := f.Poll(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for w, ivs := range got {
+		ps.count(w, ivs)
+		m.Add(w, ivs)
+	}
+	for _, w := range ended {
+		ps.end(w, f.Ends()[w])
+	}
+	for w := range mg.n {
+		ps.fail(w, results.ShardLost, fmt.Sprintf("never wrote its end (%d parts read)", f.Parts()[w]))
+	}
+	for _, iv := range m.Rest() {
+		mg.sink.Interval(iv.Workload, iv.Interval)
+	}
+	return ps, nil
+}
+
+// ends records how each workload ended over the workers, their facts and
+// checks, and a row per worker; it returns the workloads' summaries.
+func (mg *merger) ends(a shard.Announcement, ps *phaseShards, names []string, closed map[string]bool) []engine.Summary {
+	var sums []engine.Summary
+	for _, name := range names {
+		s, ok := ps.summary(name, closed[name])
+		if !ok {
+			continue
+		}
+		sums = append(sums, s)
+		fail := func(err error) {
+			if err != nil {
+				mg.sink.fail(err)
+			}
+		}
+		fail(mg.rs.EndWorkload(name, endOf(s, a.Warmup, "the plan")))
+		fail(mg.rs.AddFacts(name, ps.facts(name)))
+		checks, note := ps.checks(name)
+		if len(ps.readBacks(name)) > 0 {
+			note = "not redone by perflab merge: the coordinator reads back every worker's writes at once"
+		}
+		if len(checks) > 0 {
+			fail(mg.rs.AddChecks(name, resultChecks(checks)))
+		} else if note != "" {
+			fail(mg.rs.AddFacts(name, []results.Fact{{Name: "read-back", Value: note}}))
+		}
+	}
+	for _, row := range ps.rows(a.Cell, a.Profile) {
+		if err := mg.rs.AddShard(row); err != nil {
+			mg.sink.fail(err)
+		}
+	}
+	return sums
+}
+
+func anyInterrupted(ps *phaseShards) bool {
+	for _, st := range ps.state {
+		if st == results.ShardInterrupted {
+			return true
+		}
+	}
+	return false
+}
+
+// resultChecks are read-back checks as the run store keeps them.
+func resultChecks(cs []driver.Check) []results.Check {
+	out := make([]results.Check, len(cs))
+	for i, c := range cs {
+		out[i] = resultCheck(c)
+	}
+	return out
+}

@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/observe"
+	"github.com/perflab/perflab/internal/observe/cgroup"
+	"github.com/perflab/perflab/internal/observe/self"
+)
+
+// selfWatch samples a worker's own process every second over its load:
+// its CPU, the cores it may use and the Go scheduler's latency.
+type selfWatch struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	mu     sync.Mutex
+	cpu    []float64
+	cores  float64
+	sched  float64
+}
+
+// watchSelf starts sampling the worker at from (its load's start), until
+// stop is called.
+func watchSelf(from time.Time) *selfWatch {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &selfWatch{cancel: cancel, done: make(chan struct{})}
+	src, err := self.New("")
+	if err != nil {
+		close(s.done)
+		return s
+	}
+	smp := &observe.Sampler{Interval: time.Second, Components: map[string][]observe.Source{generatorName: {src}},
+		Sink: s.add, OnError: func(string, error) {}}
+	go func() {
+		defer close(s.done)
+		t := time.NewTimer(time.Until(from))
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		_ = smp.Run(ctx)
+	}()
+	return s
+}
+
+func (s *selfWatch) add(_ time.Time, points map[string][]observe.Point) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range points[generatorName] {
+		switch p.Metric {
+		case observe.CPUCores:
+			s.cpu = append(s.cpu, p.Value)
+		case observe.CoresAvailable:
+			s.cores = p.Value
+		case observe.SchedLatP99Seconds:
+			s.sched = max(s.sched, p.Value)
+		}
+	}
+}
+
+// stop takes the last sample and returns the figures and the verdict,
+// given the p99 of the worker's open-model dispatch lag.
+func (s *selfWatch) stop(lag time.Duration) shardSelf {
+	s.cancel()
+	<-s.done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := analysis.StatOf(s.cpu)
+	me := shardSelf{Samples: st.N, CPUP99: st.P99, CPUMax: st.Max, CoresAvailable: workerCores(s.cores), SchedLatP99: s.sched,
+		LagP99: lag.Seconds()}
+	what := "p99"
+	if !st.HasP99() {
+		me.CPUP99, what = st.Max, "maximum"
+	}
+	me.ClientBound, me.ClientWhy = selfVerdict(me, what)
+	return me
+}
+
+// selfVerdict says whether a worker was client-bound by its CPU (what:
+// p99 or maximum), by the rule every verdict follows
+// (analysis.GeneratorLimited): its dispatch lag is recorded but never a
+// reason on its own, and the arrivals it did not issue count in the merged
+// workloads' verdict.
+func selfVerdict(me shardSelf, what string) (bool, string) {
+	if me.Samples == 0 {
+		return false, ""
+	}
+	why := analysis.CPUBound(me.CPUP99, me.CoresAvailable, what)
+	return why != "", why
+}
+
+// workerCores is the CPU the worker may use: the cores it may run on
+// (affinity), or its cgroup's CPU limit when lower (a Kubernetes pod's:
+// its node's cores are all in its affinity).
+func workerCores(affinity float64) float64 {
+	root := cgroupRoot()
+	if root == "" {
+		return affinity
+	}
+	if limit, ok, err := cgroup.CPULimit("/proc", root, os.Getpid()); err == nil && ok && (limit < affinity || affinity == 0) {
+		return limit
+	}
+	return affinity
+}

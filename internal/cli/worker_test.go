@@ -1,0 +1,190 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/shard"
+)
+
+// fakeCoordinator is the store side of a coordinator, for a worker under
+// test: the manifest of plan for n workers, and phase 0 of profile p
+// announced to start soon.
+func fakeCoordinator(t *testing.T, planPath string, n int) (shard.Run, string) {
+	t.Helper()
+	dir := t.TempDir()
+	store, err := shard.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := shard.Run{Store: store, ID: "rw"}
+	text, err := os.ReadFile(planPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := run.PutManifest(ctx, shard.Manifest{Workers: n, Plan: string(text)}); err != nil {
+		t.Fatal(err)
+	}
+	a := shard.Announcement{Phase: 0, CellName: "default", Profile: "p", StartAt: time.Now().Add(300 * time.Millisecond),
+		Workloads: map[string]shard.Resolved{"get": {Name: "p/get"}}}
+	if err := run.Announce(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	return run, dir
+}
+
+// startWorker runs worker index of n in this process; its exit code comes
+// on the channel.
+func startWorker(t *testing.T, dir, planPath string, index, n int, stderr io.Writer) <-chan int {
+	t.Helper()
+	code := make(chan int, 1)
+	go func() {
+		e := &env{stdout: io.Discard, stderr: stderr}
+		code <- e.main(context.Background(), []string{"worker", "--store", dir, "--run-id", "rw", "--index", itoa(index),
+			"--workers", itoa(n), "--plan", planPath, "--wait", "1m"})
+	}()
+	return code
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// awaitEnd follows worker w of phase 0 until its end, and returns what it
+// delivered.
+func awaitEnd(t *testing.T, run shard.Run, w, n int) (int64, *shard.End) {
+	t.Helper()
+	f := shard.NewFollower(run, 0, n)
+	var ops int64
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		got, _, err := f.Poll(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, iv := range got[w] {
+			for _, op := range iv.Ops {
+				ops += op.Classes.Total()
+			}
+		}
+		if e := f.Ends()[w]; e != nil {
+			return ops, e
+		}
+		time.Sleep(50 * time.Millisecond) // polling the store for the worker's end
+	}
+	t.Fatal("the worker never wrote its end")
+	return 0, nil
+}
+
+// TestWorkerRunsItsShareAndEnds: worker 1 of 2 issues exactly its stride
+// of the schedule from the announced start, says so in its end, and exits
+// 0 when the coordinator says the run is done.
+func TestWorkerRunsItsShareAndEnds(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	planPath := httpPlan(t, srv.URL, 101, 2*time.Second)
+	run, dir := fakeCoordinator(t, planPath, 2)
+	code := startWorker(t, dir, planPath, 1, 2, io.Discard)
+	ops, end := awaitEnd(t, run, 1, 2)
+	var d shardDetail
+	if err := json.Unmarshal(end.Detail, &d); err != nil {
+		t.Fatal(err)
+	}
+	a, _, _ := run.Announcement(context.Background(), 0)
+	if end.Error != "" || ops != 101 || hits.Load() != 101 || len(d.Workloads) != 1 || d.Workloads[0].Scheduled != 101 ||
+		!d.Workloads[0].Start.Equal(a.StartAt) {
+		t.Errorf("worker 1 of 2 of 202 arrivals: error %q, %d operations delivered, %d hits, detail %+v; want 101 from %v",
+			end.Error, ops, hits.Load(), d, a.StartAt)
+	}
+	if err := run.PutDone(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if c := <-code; c != ExitOK {
+		t.Errorf("exit %d after done, want 0", c)
+	}
+}
+
+// TestWorkerStopsOnAbort: the coordinator's abort stops the load; the
+// worker's end says it was interrupted, and it exits 0.
+func TestWorkerStopsOnAbort(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer srv.Close()
+	planPath := httpPlan(t, srv.URL, 50, time.Hour)
+	run, dir := fakeCoordinator(t, planPath, 1)
+	code := startWorker(t, dir, planPath, 0, 1, io.Discard)
+	awaitFile(t, filepath.Join(dir, "rw", "phases", "0", "shard-0", "part-000000.json")) // its load runs
+	if err := run.PutAbort(context.Background(), "test"); err != nil {
+		t.Fatal(err)
+	}
+	_, end := awaitEnd(t, run, 0, 1)
+	var d shardDetail
+	if err := json.Unmarshal(end.Detail, &d); err != nil {
+		t.Fatal(err)
+	}
+	if end.Error != "" || !d.Workloads[0].Interrupted {
+		t.Errorf("end %+v, detail %+v: want interrupted, no error", end, d)
+	}
+	if c := <-code; c != ExitOK {
+		t.Errorf("exit %d after an abort, want 0", c)
+	}
+}
+
+// TestWorkerStopsWhenTheStoreFails: once the worker cannot write its
+// intervals it stops its load (what it measures would be lost) and exits
+// 1, having issued far fewer requests than its schedule holds.
+func TestWorkerStopsWhenTheStoreFails(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	planPath := httpPlan(t, srv.URL, 50, time.Hour)
+	_, dir := fakeCoordinator(t, planPath, 1)
+	var stderr lockedBuffer
+	code := startWorker(t, dir, planPath, 0, 1, &stderr)
+	shardDir := filepath.Join(dir, "rw", "phases", "0", "shard-0")
+	awaitFile(t, filepath.Join(shardDir, "part-000000.json"))
+	// The shard's directory becomes a file: every later write fails.
+	if err := os.RemoveAll(shardDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(shardDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c := <-code; c != ExitFailed {
+		t.Errorf("exit %d, want 1:\n%s", c, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "stopping: cannot write worker 0's intervals") || hits.Load() >= 50*3600 {
+		t.Errorf("%d requests of an hour's 180000; stderr:\n%s", hits.Load(), stderr.String())
+	}
+}
+
+func TestWorkerRefusesAnotherPlan(t *testing.T) {
+	planPath := httpPlan(t, "http://127.0.0.1:1/", 1, time.Second)
+	_, dir := fakeCoordinator(t, planPath, 1)
+	other := httpPlan(t, "http://127.0.0.1:2/", 1, time.Second)
+	var stderr lockedBuffer
+	if c := <-startWorker(t, dir, other, 0, 1, &stderr); c != ExitUsage || !strings.Contains(stderr.String(), "is not the one the coordinator runs") {
+		t.Errorf("exit %d:\n%s", c, stderr.String())
+	}
+}
+
+// awaitFile waits until path exists (a worker wrote it).
+func awaitFile(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for _, err := os.Stat(path); err != nil; _, err = os.Stat(path) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never came", path)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the store
+	}
+}

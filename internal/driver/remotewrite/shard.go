@@ -1,0 +1,81 @@
+package remotewrite
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/perflab/perflab/internal/driver"
+)
+
+var (
+	_ driver.Sharder       = (*Driver)(nil)
+	_ driver.ShardVerifier = (*Driver)(nil)
+)
+
+// Shard makes the driver worker index's part of of in a distributed run:
+// it writes the targets t with t mod of == index, under the instance
+// labels they have in the whole load, so the workers' series are disjoint
+// and together the plan's active series. Each request keeps the whole
+// load's batch: the coordinator's rate (the whole load's) split among the
+// workers then passes each worker's series once per scrape interval. A
+// worker whose share of the series is smaller than a batch, or who has no
+// target at all, is refused. Call Shard before the first Do.
+func (d *Driver) Shard(index, of int) error {
+	if of < 1 || index < 0 || index >= of {
+		return fmt.Errorf("cannot make remote write worker %d of %d", index, of)
+	}
+	if of == 1 {
+		return nil
+	}
+	whole := d.gen.active
+	d.gen.shard(index, of)
+	switch {
+	case d.gen.local == 0:
+		return fmt.Errorf("remote write worker %d of %d has none of the %d targets: run at most %d workers", index, of, d.gen.targets, d.gen.targets)
+	case d.gen.active < uint64(d.batch):
+		return fmt.Errorf("remote write worker %d of %d writes %d of the %d series, fewer than a batch of %d: lower batch or the number of workers",
+			index, of, d.gen.active, whole, d.batch)
+	}
+	return nil
+}
+
+// readBack is what a worker acknowledged, for VerifyShards.
+type readBack struct {
+	Series  int64 `json:"series"`
+	Samples int64 `json:"samples"`
+	First   int64 `json:"first_ms"`
+	Last    int64 `json:"last_ms"`
+}
+
+// ReadBackState is what the driver had acknowledged: series (each once),
+// samples, and the first and last sample time.
+func (d *Driver) ReadBackState() ([]byte, error) {
+	var rb readBack
+	rb.Series, rb.Samples, rb.First, rb.Last = d.acks.snapshot()
+	return json.Marshal(rb)
+}
+
+// VerifyShards reads back what every worker acknowledged, as Verify does
+// for one driver: the workers' series are disjoint (Shard), so the
+// series and samples each acknowledged add up, over the span from the
+// first worker's first sample to the last one's last.
+func (d *Driver) VerifyShards(ctx context.Context, states [][]byte) ([]driver.Check, error) {
+	var sum readBack
+	for i, s := range states {
+		var rb readBack
+		if err := json.Unmarshal(s, &rb); err != nil {
+			return nil, fmt.Errorf("cannot read worker %d's acknowledgements: %w", i, err)
+		}
+		if rb.Samples == 0 {
+			continue
+		}
+		if sum.First == 0 || rb.First < sum.First {
+			sum.First = rb.First
+		}
+		sum.Last = max(sum.Last, rb.Last)
+		sum.Series += rb.Series
+		sum.Samples += rb.Samples
+	}
+	return d.verify(ctx, sum)
+}
