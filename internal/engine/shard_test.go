@@ -180,3 +180,24 @@ func TestShardsDueAddUpToTheWhole(t *testing.T) {
 		t.Errorf("shard 2 of 3 has %d of the first 3 arrivals, want 1 (the arrival 2)", got)
 	}
 }
+
+// stoppedClock is a clock far from the machine's that never moves.
+type stoppedClock struct{ at time.Time }
+
+func (c stoppedClock) Now() time.Time               { return c.at }
+func (stoppedClock) NewTimer(d time.Duration) Timer { return realTimer{time.NewTimer(d)} }
+
+// A run stopped before its load began reads every time it reports off the
+// workload's clock, as a run that went ahead does: its load ends when it
+// starts and ends, not at the machine's now.
+func TestStopBeforeTheStartKeepsToTheWorkloadsClock(t *testing.T) {
+	stop, cancel := context.WithCancel(context.Background())
+	cancel()
+	at := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	w := Workload{Name: "w", Model: Open, Rate: pacer.Constant(10, time.Second), VUsMax: 1, Driver: fake(instant),
+		Clock: stoppedClock{at}}
+	sum, err := Run(stop, context.Background(), w, nil)
+	if err != nil || !sum.Start.Equal(at) || !sum.LoadEnd.Equal(at) || !sum.End.Equal(at) {
+		t.Errorf("start %v, load end %v, end %v, %v; want all at %v", sum.Start, sum.LoadEnd, sum.End, err, at)
+	}
+}
