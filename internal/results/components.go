@@ -37,7 +37,7 @@ type Component struct {
 }
 
 // stopSchema is the table of how perflab stopped the components it
-// started. It is additive to format version 2 (docs/format/results.md): a
+// started. It is additive to format version 3 (docs/format/results.md): a
 // store written before it has none, and reads as having no stops.
 const stopSchema = `
 CREATE TABLE component_stops (
