@@ -149,7 +149,7 @@ func (r *Run) ComponentStopped(cell int, name string, s Stop) error {
 	id, err := r.componentID(cell, name)
 	if err == nil {
 		_, err = r.db.Exec(`INSERT OR REPLACE INTO component_stops (component_id, time_ns, grace_ns, killed, how)
-			VALUES (?, ?, ?, ?, ?)`, id, s.Time.UnixNano(), int64(s.Grace), s.Killed, s.How)
+			VALUES (?, ?, ?, ?, ?)`, id, s.Time.UnixNano(), int64(s.Grace), s.Killed, r.text(s.How))
 	}
 	if err != nil {
 		return fmt.Errorf("cannot %s: %w", what, err)

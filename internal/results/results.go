@@ -186,10 +186,11 @@ func Create(parent string, meta Meta) (*Run, error) {
 // CreateScrubbed is Create with scrub applied to every text the run
 // stores, meta's included: messages, error samples, operation names,
 // facts, checks, targets, params, cell names and variables, component
-// exit texts and metrics URLs, window rules. It is where a caller removes
-// secrets before anything reaches the disk; scrub must be safe for
-// concurrent use. Workload, profile and component names, which other
-// calls refer to, and histograms are stored as given.
+// exit and stop texts and metrics URLs, window rules, workers' hosts and
+// messages. It is where a caller removes secrets before anything reaches
+// the disk; scrub must be safe for concurrent use. Workload, profile and
+// component names, which other calls refer to, and histograms are stored
+// as given.
 func CreateScrubbed(parent string, meta Meta, scrub func(string) string) (*Run, error) {
 	if meta.Started.IsZero() {
 		meta.Started = time.Now()
