@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -56,14 +57,11 @@ func cpuWhy(r *Resources) string {
 // scheduler lag as a supporting figure, in ClientWhy and in the one
 // warning that says so.
 func (s *Summary) markClientBound(why string) {
-	if why == "" || strings.Contains(s.ClientWhy, why) {
+	whys := addWhy(s.ClientWhy, why)
+	if whys == s.ClientWhy {
 		return
 	}
-	s.ClientBound = true
-	if s.ClientWhy != "" {
-		s.ClientWhy += "; "
-	}
-	s.ClientWhy += why
+	s.ClientBound, s.ClientWhy = true, whys
 	text := "client-bound: " + s.ClientWhy
 	if s.Lag.Count > 0 && s.Lag.P99 > lagLimit {
 		text += fmt.Sprintf(" (scheduler lag p99 %v)", s.Lag.P99.Round(time.Microsecond))
@@ -76,6 +74,18 @@ func (s *Summary) markClientBound(why string) {
 		}
 	}
 	s.Warnings = append([]string{text}, s.Warnings...)
+}
+
+// addWhy is the "; "-separated reasons whys with those of why added that
+// it does not have yet, in order.
+func addWhy(whys, why string) string {
+	have := strings.Split(whys, "; ")
+	for _, w := range strings.Split(why, "; ") {
+		if !slices.Contains(have, w) {
+			have = append(have, w)
+		}
+	}
+	return strings.Join(slices.DeleteFunc(have, func(w string) bool { return w == "" }), "; ")
 }
 
 // MarkClientBound carries a client-bound verdict of the phase's resources

@@ -96,12 +96,12 @@ func (r *Resources) judgeGenerator() {
 		if s, ok := c.Metrics[observe.CoresAvailable]; ok && s.Max > 0 {
 			r.CoresAvailable = s.Max
 		}
-		if !c.CPU.HasP99() || r.CoresAvailable <= 0 {
+		if !c.CPU.HasP99() {
 			return
 		}
-		if c.CPU.P99 >= GeneratorCPULimit*r.CoresAvailable {
+		if why := CPUBound(c.CPU.P99, r.CoresAvailable, "P99"); why != "" {
 			r.ClientBound, r.GeneratorCPU = true, c.CPU.P99
-			r.warn("client-bound: %s; the generator, not the system under test, may have been the limit", cpuWhy(r))
+			r.warn("client-bound: %s; the generator, not the system under test, may have been the limit", why)
 		}
 		return
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/perflab/perflab/internal/stats"
 )
@@ -168,10 +167,7 @@ func PoolSummaries(reps [][]*Summary) []*Summary {
 			p.DroppedTotal += s.DroppedTotal
 			p.RequestsTotal += s.RequestsTotal
 			p.ErrorsTotal += s.ErrorsTotal
-			p.ClientBound = p.ClientBound || s.ClientBound
-			if s.ClientWhy != "" && !strings.Contains(p.ClientWhy, s.ClientWhy) {
-				p.ClientWhy = strings.TrimPrefix(p.ClientWhy+"; "+s.ClientWhy, "; ")
-			}
+			p.ClientBound, p.ClientWhy = p.ClientBound || s.ClientBound, addWhy(p.ClientWhy, s.ClientWhy)
 			p.LinkBound = p.LinkBound || s.LinkBound
 			if s.Lag.P99 > p.Lag.P99 {
 				p.Lag = s.Lag

@@ -109,3 +109,22 @@ func TestPoolRepetitions(t *testing.T) {
 		t.Fatalf("insights of the pooled phase: %+v, %v", in, err)
 	}
 }
+
+// A pooled workload is client-bound when any repetition was, and names
+// each reason once, in the order the repetitions gave them.
+func TestPoolSummariesJoinClientBoundReasons(t *testing.T) {
+	rep := func(whys ...string) []*Summary {
+		s := &Summary{Workload: Workload{Name: "w"}}
+		for _, why := range whys {
+			s.markClientBound(why)
+		}
+		return []*Summary{s}
+	}
+	pooled := PoolSummaries([][]*Summary{rep(), rep("cpu"), rep("cpu", "unissued"), rep("unissued")})
+	if len(pooled) != 1 || !pooled[0].ClientBound || pooled[0].ClientWhy != "cpu; unissued" {
+		t.Errorf("pooled %+v, want client-bound by \"cpu; unissued\"", pooled)
+	}
+	if pooled := PoolSummaries([][]*Summary{rep(), rep()}); pooled[0].ClientBound || pooled[0].ClientWhy != "" {
+		t.Errorf("pooled %+v, want not client-bound", pooled[0])
+	}
+}

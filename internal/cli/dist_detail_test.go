@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/engine"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/shard"
 )
@@ -71,6 +72,22 @@ func TestPhaseShardsAddUp(t *testing.T) {
 	}
 	if failed := ps.failed(); len(failed) != 1 || failed[0] != "worker 2 (c): never wrote its end" {
 		t.Errorf("failed %q", failed)
+	}
+}
+
+// TestPhaseShardsAddUpUnissued: the arrivals each worker's dispatcher did
+// not issue travel in its end and add up, so that the merged workload
+// end records them and the one client-bound rule sees them.
+func TestPhaseShardsAddUpUnissued(t *testing.T) {
+	at := time.Unix(1_800_000_000, 0)
+	ps := newPhaseShards(2, at, nil)
+	for w, unissued := range []uint64{300, 200} {
+		s := engine.Summary{Start: at, LoadEnd: at.Add(time.Second), End: at.Add(time.Second),
+			Scheduled: 500, Unissued: unissued, Dropped: unissued}
+		ps.end(w, endOfWorker(t, w, shardDetail{Workloads: []shardWorkload{shardWorkloadOf("p/w", s)}}, ""))
+	}
+	if s, ok := ps.summary("p/w", false); !ok || s.Scheduled != 1000 || s.Unissued != 500 || s.Dropped != 500 {
+		t.Errorf("scheduled %d, unissued %d, dropped %d; want 1000, 500, 500", s.Scheduled, s.Unissued, s.Dropped)
 	}
 }
 

@@ -181,7 +181,7 @@ func Run(stop, kill context.Context, w Workload, sink Sink) (Summary, error) {
 	var sum Summary
 	switch {
 	case stop.Err() != nil: // stopped before the load began
-		sum.LoadEnd = time.Now()
+		sum.LoadEnd = clk.Now()
 	case w.Model == Open:
 		sum = r.runOpen(stop)
 	default:

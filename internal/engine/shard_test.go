@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/perflab/perflab/internal/driver"
@@ -178,5 +179,55 @@ func TestShardsDueAddUpToTheWhole(t *testing.T) {
 	}
 	if got := (Shard{Index: 2, Of: 3}).due(3); got != 1 {
 		t.Errorf("shard 2 of 3 has %d of the first 3 arrivals, want 1 (the arrival 2)", got)
+	}
+}
+
+// stoppedClock is a clock far from the machine's that never moves.
+type stoppedClock struct{ at time.Time }
+
+func (c stoppedClock) Now() time.Time               { return c.at }
+func (stoppedClock) NewTimer(d time.Duration) Timer { return realTimer{time.NewTimer(d)} }
+
+// A run stopped before its load began reads every time it reports off the
+// workload's clock, as a run that went ahead does: its load ends when it
+// starts and ends, not at the machine's now.
+func TestStopBeforeTheStartKeepsToTheWorkloadsClock(t *testing.T) {
+	stop, cancel := context.WithCancel(context.Background())
+	cancel()
+	at := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	w := Workload{Name: "w", Model: Open, Rate: pacer.Constant(10, time.Second), VUsMax: 1, Driver: fake(instant),
+		Clock: stoppedClock{at}}
+	sum, err := Run(stop, context.Background(), w, nil)
+	if err != nil || !sum.Start.Equal(at) || !sum.LoadEnd.Equal(at) || !sum.End.Equal(at) {
+		t.Errorf("start %v, load end %v, end %v, %v; want all at %v", sum.Start, sum.LoadEnd, sum.End, err, at)
+	}
+}
+
+// At a rate no shard can reach, each shard counts as not issued only its
+// own arrivals: the shards' issued and not-issued arrivals together are
+// the whole schedule's, each counted once.
+func TestShardsCountTheirOwnUnissuedArrivals(t *testing.T) {
+	const n = 3
+	rate := pacer.Constant(1_000_000, 200*time.Millisecond)
+	sums := make([]Summary, n)
+	synctest.Test(t, func(t *testing.T) {
+		at := time.Now().Add(time.Millisecond)
+		var wg sync.WaitGroup
+		for i := range n {
+			w := Workload{Name: "w", Model: Open, Rate: rate, VUsMax: 10, Driver: fake(instant),
+				Clock: bubbleClock{cost: 50 * time.Microsecond}, StartAt: at, Shard: Shard{Index: i, Of: n}}
+			wg.Go(func() { sums[i], _ = runW(t, w) })
+		}
+		wg.Wait()
+	})
+	var due uint64
+	for i, s := range sums {
+		if s.Unissued == 0 || s.Scheduled == 0 {
+			t.Errorf("shard %d issued %d, left %d; want some of each", i, s.Scheduled, s.Unissued)
+		}
+		due += s.Scheduled + s.Unissued
+	}
+	if due != rate.Total() {
+		t.Errorf("the shards' arrivals issued and not issued add up to %d, want the schedule's %d", due, rate.Total())
 	}
 }

@@ -37,7 +37,7 @@ type Component struct {
 }
 
 // stopSchema is the table of how perflab stopped the components it
-// started. It is additive to format version 2 (docs/format/results.md): a
+// started. It is additive to format version 3 (docs/format/results.md): a
 // store written before it has none, and reads as having no stops.
 const stopSchema = `
 CREATE TABLE component_stops (
@@ -149,7 +149,7 @@ func (r *Run) ComponentStopped(cell int, name string, s Stop) error {
 	id, err := r.componentID(cell, name)
 	if err == nil {
 		_, err = r.db.Exec(`INSERT OR REPLACE INTO component_stops (component_id, time_ns, grace_ns, killed, how)
-			VALUES (?, ?, ?, ?, ?)`, id, s.Time.UnixNano(), int64(s.Grace), s.Killed, s.How)
+			VALUES (?, ?, ?, ?, ?)`, id, s.Time.UnixNano(), int64(s.Grace), s.Killed, r.text(s.How))
 	}
 	if err != nil {
 		return fmt.Errorf("cannot %s: %w", what, err)

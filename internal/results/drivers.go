@@ -11,7 +11,7 @@ import (
 // They are additive to format version 2 (docs/format/results.md): a store
 // written before them has neither, and reads as having no facts and no
 // checks. The checks' state, late, late_by_ns and reason columns were
-// added later still: a store without them reads as checks whose state
+// added to version 3 later still: a store without them reads as checks whose state
 // follows lost.
 const driverSchema = `
 CREATE TABLE facts (

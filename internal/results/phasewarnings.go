@@ -8,7 +8,7 @@ import (
 // phaseWarningSchema is the table of warnings about a phase's resource
 // figures that their source gave when it was read (a Prometheus query with
 // no series, a stale series, a partial answer …). It is additive to format
-// version 2: a store written before it reads as having none.
+// version 3: a store written before it reads as having none.
 const phaseWarningSchema = `
 CREATE TABLE phase_warnings (
 	cell      INTEGER NOT NULL,

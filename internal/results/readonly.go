@@ -41,13 +41,7 @@ func OpenReadOnly(dir string) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot open run %s: %w", dir, err)
 	}
-	db, err := openRO(filepath.Join(src, DBName), immutable)
-	var version int
-	if err == nil {
-		if version, err = checkVersion(db); err != nil {
-			_ = db.Close()
-		}
-	}
+	db, version, err := versioned(openRO(filepath.Join(src, DBName), immutable))
 	if err != nil {
 		if src != dir {
 			_ = os.RemoveAll(src)
@@ -168,16 +162,5 @@ func openRO(path string, immutable bool) (*sql.DB, error) {
 	if immutable {
 		q.Set("immutable", "1")
 	}
-	q.Add("_pragma", "busy_timeout(10000)")
-	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}
-	db, err := sql.Open("sqlite", u.String())
-	if err != nil {
-		return nil, err
-	}
-	db.SetMaxOpenConns(1)
-	if err := db.Ping(); err != nil {
-		_ = db.Close()
-		return nil, err
-	}
-	return db, nil
+	return openSQLite(abs, q)
 }

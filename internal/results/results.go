@@ -186,10 +186,11 @@ func Create(parent string, meta Meta) (*Run, error) {
 // CreateScrubbed is Create with scrub applied to every text the run
 // stores, meta's included: messages, error samples, operation names,
 // facts, checks, targets, params, cell names and variables, component
-// exit texts and metrics URLs, window rules. It is where a caller removes
-// secrets before anything reaches the disk; scrub must be safe for
-// concurrent use. Workload, profile and component names, which other
-// calls refer to, and histograms are stored as given.
+// exit and stop texts and metrics URLs, window rules, workers' hosts and
+// messages. It is where a caller removes secrets before anything reaches
+// the disk; scrub must be safe for concurrent use. Workload, profile and
+// component names, which other calls refer to, and histograms are stored
+// as given.
 func CreateScrubbed(parent string, meta Meta, scrub func(string) string) (*Run, error) {
 	if meta.Started.IsZero() {
 		meta.Started = time.Now()
@@ -251,18 +252,25 @@ func Open(dir string) (*Run, error) {
 	if _, err := os.Stat(filepath.Join(dir, DBName)); err != nil {
 		return nil, fmt.Errorf("cannot open run %s: %w", dir, err)
 	}
-	db, err := openDB(dir, false)
-	var version int
-	if err == nil {
-		version, err = checkVersion(db)
-		if err != nil {
-			_ = db.Close()
-		}
-	}
+	db, version, err := versioned(openDB(dir, false))
 	if err != nil {
 		return nil, fmt.Errorf("cannot open run %s: %w", dir, err)
 	}
 	return newRun(dir, db, version), nil
+}
+
+// versioned is db, opened with err, and its format version; a database
+// it refuses (checkVersion) is closed.
+func versioned(db *sql.DB, err error) (*sql.DB, int, error) {
+	if err != nil {
+		return nil, 0, err
+	}
+	version, err := checkVersion(db)
+	if err != nil {
+		_ = db.Close()
+		return nil, 0, err
+	}
+	return db, version, nil
 }
 
 // FormatVersion is the results format version the run's database was
@@ -285,10 +293,17 @@ func openDB(dir string, create bool) (*sql.DB, error) {
 	if create {
 		q.Set("mode", "rwc")
 	}
-	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Set("_txlock", "immediate")
+	return openSQLite(path, q)
+}
+
+// openSQLite opens the database at the absolute path with the URI
+// parameters q and a busy timeout for readers in other processes, on one
+// connection, and checks that it answers.
+func openSQLite(path string, q url.Values) (*sql.DB, error) {
+	q.Add("_pragma", "busy_timeout(10000)")
 	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path), RawQuery: q.Encode()}
 	db, err := sql.Open("sqlite", u.String())
 	if err != nil {

@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,5 +70,42 @@ func TestCreateScrubbed(t *testing.T) {
 	ivs, err := r.Intervals("get")
 	if err != nil || len(ivs) != 1 || ivs[0].Ops["GET /"].Samples[stats.Timeout] != "bad token [redacted]" || ivs[0].Ops["GET / [redacted]"] == nil {
 		t.Errorf("intervals read back: %v %+v", err, ivs)
+	}
+}
+
+// TestScrubbedShardsAndStops: a worker's row keeps its profile as given,
+// the key that joins it to its phase, and a component's stop is scrubbed
+// like its exit text.
+func TestScrubbedShardsAndStops(t *testing.T) {
+	const secret = "s3cr3t-value"
+	r, err := CreateScrubbed(t.TempDir(), testMeta(), strings.NewReplacer(secret, "[redacted]").Replace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	profile := "p-" + secret
+	if err := r.AddPhase(Phase{Cell: 0, Profile: profile}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.AddShard(Shard{Cell: 0, Profile: profile, State: ShardFailed, Message: "token " + secret}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.AddComponent(Component{Cell: 0, Name: "c", Kind: KindRun}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.ComponentStopped(0, "c", Stop{Time: testStart, How: "exit status 1: " + secret}); err != nil {
+		t.Fatal(err)
+	}
+	phases, err1 := r.Phases()
+	shards, err2 := r.Shards()
+	comps, err3 := r.Components(0)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		t.Fatal(err)
+	}
+	if len(phases) != 1 || len(shards) != 1 || shards[0].Profile != phases[0].Profile || shards[0].Message != "token [redacted]" {
+		t.Errorf("phases %+v, shards %+v: want the worker under its phase's profile, its message scrubbed", phases, shards)
+	}
+	if len(comps) != 1 || comps[0].Stop == nil || comps[0].Stop.How != "exit status 1: [redacted]" {
+		t.Errorf("components %+v: want the stop scrubbed", comps)
 	}
 }

@@ -74,7 +74,7 @@ func (r *Run) AddShard(s Shard) error {
 	defer r.mu.Unlock()
 	_, err := r.db.Exec(`INSERT INTO shards (cell, profile, idx, host, state, message, requests, rate,
 		cpu_p99, cpu_max, cores, lag_p99_s, client_bound, client_why) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		s.Cell, r.text(s.Profile), s.Index, r.text(s.Host), s.State, r.text(s.Message), s.Requests, s.Rate, cpuP99, cpuMax, cores, lag,
+		s.Cell, s.Profile, s.Index, r.text(s.Host), s.State, r.text(s.Message), s.Requests, s.Rate, cpuP99, cpuMax, cores, lag,
 		s.ClientBound, r.text(s.ClientWhy))
 	if err != nil {
 		return fmt.Errorf("cannot %s: %w", what, err)
