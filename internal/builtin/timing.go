@@ -27,7 +27,8 @@ type waiter interface {
 }
 
 // fineClock waits on a Go timer, then on a fine timer for the last
-// clock.Coarse: opened on a request's first wait, held to its end.
+// clock.Coarse: opened on a request's first wait, held to its end
+// (clock.Waiter).
 type fineClock struct{}
 
 func (fineClock) now() time.Time { return time.Now() }
@@ -57,44 +58,8 @@ func sleep(ctx context.Context, c answerClock, d time.Duration) bool {
 }
 
 // fineWaiter waits for the deadlines of one request, such as the tokens of
-// a stream: a Go timer for the coarse part of each wait, and one fine
-// timer (package clock) for the last stretch, opened once rather than for
-// every token.
-type fineWaiter struct {
-	coarse *time.Timer
-	fine   *clock.Timer // nil until needed; stays nil when timerfd is unavailable: Timer.Sleep falls back to time.Sleep
-}
+// a stream, on one clock.Waiter.
+type fineWaiter struct{ w clock.Waiter }
 
-// until waits until t, or until ctx is done, and reports whether ctx is
-// still live. Only the last clock.Coarse of a wait ignores ctx.
-func (w *fineWaiter) until(ctx context.Context, t time.Time) bool {
-	if d := time.Until(t) - clock.Coarse; d > 0 {
-		if w.coarse == nil {
-			w.coarse = time.NewTimer(d)
-		} else {
-			w.coarse.Reset(d)
-		}
-		select {
-		case <-w.coarse.C:
-		case <-ctx.Done():
-			w.coarse.Stop()
-			return false
-		}
-	}
-	if rest := time.Until(t); rest > 0 {
-		if w.fine == nil {
-			w.fine, _ = clock.NewTimer()
-		}
-		w.fine.Sleep(rest)
-	}
-	return ctx.Err() == nil
-}
-
-func (w *fineWaiter) close() {
-	if w.coarse != nil {
-		w.coarse.Stop()
-	}
-	if w.fine != nil {
-		_ = w.fine.Close()
-	}
-}
+func (f *fineWaiter) until(ctx context.Context, t time.Time) bool { return f.w.Until(ctx, t) }
+func (f *fineWaiter) close()                                      { f.w.Close() }

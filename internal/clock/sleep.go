@@ -69,25 +69,54 @@ func Sleep(ctx context.Context, d time.Duration) bool {
 
 // Until waits until t, or until ctx is done; see Sleep.
 func Until(ctx context.Context, t time.Time) bool {
+	var w Waiter
+	defer w.Close()
+	return w.Until(ctx, t)
+}
+
+// Waiter waits for a series of deadlines in one goroutine, such as the
+// tokens of a stream: a Go timer for the coarse part of each wait, and one
+// fine timer for the last Coarse, opened on the first wait that needs it
+// and held until Close rather than opened for every deadline. The zero
+// Waiter is ready to use.
+type Waiter struct {
+	coarse *time.Timer
+	fine   *Timer // nil until needed; stays nil when timerfd is unavailable: Timer.Sleep falls back to time.Sleep
+}
+
+// Until waits until t, or until ctx is done, and reports whether ctx is
+// still live. Only the last Coarse of a wait ignores ctx.
+func (w *Waiter) Until(ctx context.Context, t time.Time) bool {
 	if d := time.Until(t) - Coarse; d > 0 {
-		timer := time.NewTimer(d)
+		if w.coarse == nil {
+			w.coarse = time.NewTimer(d)
+		} else {
+			w.coarse.Reset(d)
+		}
 		select {
-		case <-timer.C:
+		case <-w.coarse.C:
 		case <-ctx.Done():
-			timer.Stop()
+			w.coarse.Stop()
 			return false
 		}
 	}
 	if rest := time.Until(t); rest > 0 {
-		ft, err := NewTimer()
-		if err != nil {
-			time.Sleep(rest)
-		} else {
-			ft.Sleep(rest)
-			ft.Close()
+		if w.fine == nil {
+			w.fine, _ = NewTimer()
 		}
+		w.fine.Sleep(rest)
 	}
 	return ctx.Err() == nil
+}
+
+// Close releases the Waiter's timers.
+func (w *Waiter) Close() {
+	if w.coarse != nil {
+		w.coarse.Stop()
+	}
+	if w.fine != nil {
+		_ = w.fine.Close()
+	}
 }
 
 // Spin is how much of a wait UntilSpun spends spinning.

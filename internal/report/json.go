@@ -30,7 +30,7 @@ type jsonRun struct {
 	Cells     []jsonCell     `json:"cells"`
 	Gateway   []jsonOverhead `json:"gateway_overhead,omitempty"`
 	SLO       *jsonSLO       `json:"slo,omitempty"`
-	// Repeat and Repeated are a repeated run's (summary 2.6).
+	// Repeat and Repeated are a repeated run's (summary 2.5).
 	Repeat   int            `json:"repeat,omitempty"`
 	Repeated []jsonRepeated `json:"repeated,omitempty"`
 }
@@ -62,7 +62,7 @@ type jsonWorkload struct {
 	// Measures are the driver's measures, every operation together (2.4).
 	Measures map[string]jsonQ `json:"measures_ms,omitempty"`
 	// Unissued and ClientWhy: arrivals the dispatcher did not issue, and
-	// the signals of a client-bound verdict (summary 2.6).
+	// the signals of a client-bound verdict (summary 3).
 	Unissued    uint64   `json:"unissued"`
 	ClientBound bool     `json:"client_bound"`
 	ClientWhy   string   `json:"client_bound_reason,omitempty"`
@@ -71,7 +71,7 @@ type jsonWorkload struct {
 	// Facts and Checks are what the workload's driver told (summary 2.1).
 	Facts  []jsonFact  `json:"facts,omitempty"`
 	Checks []jsonCheck `json:"checks,omitempty"`
-	// Schedule is the ramping schedule of a workload with stages (2.6).
+	// Schedule is the ramping schedule of a workload with stages (3).
 	Schedule *jsonSchedule `json:"schedule,omitempty"`
 }
 

@@ -19,7 +19,7 @@ type jsonCell struct {
 	Started    time.Time        `json:"started,omitzero"`
 	Ended      time.Time        `json:"ended,omitzero"`
 	Components []jsonComponent  `json:"components"`
-	Warnings   []string         `json:"warnings,omitempty"` // summary 2.6
+	Warnings   []string         `json:"warnings,omitempty"` // summary 3
 	Phases     []jsonPhase      `json:"phases"`
 	Insights   *jsonInsights    `json:"insights,omitempty"`
 	SideBySide []jsonSideBySide `json:"side_by_side,omitempty"`
@@ -35,7 +35,7 @@ type jsonComponent struct {
 	DataDirs   []string  `json:"data_dirs,omitempty"`
 	Exited     time.Time `json:"exited,omitzero"`
 	ExitText   string    `json:"exit_text,omitempty"`
-	Stop       *jsonStop `json:"stop,omitempty"` // summary 2.6
+	Stop       *jsonStop `json:"stop,omitempty"` // summary 3
 }
 
 // jsonStop is how perflab stopped a component it started.
@@ -56,7 +56,7 @@ type jsonPhase struct {
 	WarmupSeconds float64        `json:"warmup_seconds"`
 	Window        jsonSpan       `json:"window"`
 	Workloads     []string       `json:"workloads"`
-	Workers       []jsonWorker   `json:"workers,omitempty"` // a distributed phase's
+	Workers       []jsonWorker   `json:"workers,omitempty"` // a distributed phase's (summary 3)
 	Resources     *jsonResources `json:"resources"`
 }
 
@@ -72,7 +72,7 @@ type jsonResources struct {
 	StepSeconds    float64              `json:"step_seconds"`
 	CoresAvailable float64              `json:"cores_available"`
 	ClientBound    bool                 `json:"client_bound"`
-	GeneratorCPU   float64              `json:"generator_cpu_cores,omitempty"` // the P99 that made it so (summary 2.6)
+	GeneratorCPU   float64              `json:"generator_cpu_cores,omitempty"` // the P99 that made it so (summary 3)
 	Warnings       []string             `json:"warnings"`
 	Components     []jsonCompResources  `json:"components"`
 	Totals         map[string]jsonTotal `json:"totals"`
@@ -88,7 +88,7 @@ type jsonCompResources struct {
 	CPU          *jsonStat           `json:"cpu_cores"`
 	Disk         *jsonDisk           `json:"disk"`
 	Metrics      map[string]jsonStat `json:"metrics"`
-	// Named are the metrics the plan listed (metric_names), by name (2.6).
+	// Named are the metrics the plan listed (metric_names), by name (3).
 	Named map[string]jsonNamedMetric `json:"named_metrics,omitempty"`
 }
 

@@ -33,7 +33,14 @@ func StartNginx(t testing.TB, locations string) (baseURL string) {
 // and stops it when the test ends.
 func startNginxTest(t testing.TB, httpExtra, locations string) (baseURL string) {
 	t.Helper()
-	return startServer(t, server{
+	return startNginxProcess(t, httpExtra, locations).URL
+}
+
+// startNginxProcess is startNginxTest, also telling the master's pid and
+// the prefix directory.
+func startNginxProcess(t testing.TB, httpExtra, locations string) Started {
+	t.Helper()
+	return startServerProcess(t, server{
 		name: "nginx",
 		bin:  RequireBinary(t, "nginx"),
 		args: func(dir string, port int) ([]string, error) {

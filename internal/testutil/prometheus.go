@@ -59,7 +59,9 @@ func StartPrometheusOnData(t testing.TB, dataDir string) (baseURL string) {
 	return startPrometheusWith(t, PrometheusConfig(15*time.Second), dataDir)
 }
 
-func startPrometheusWith(t testing.TB, config, dataDir string) string {
+// startPrometheusWith starts Prometheus with config, its TSDB in dataDir
+// (a temporary directory when ""), and flags added to its command line.
+func startPrometheusWith(t testing.TB, config, dataDir string, flags ...string) string {
 	t.Helper()
 	bin := RequireBinary(t, "prometheus")
 	return startServer(t, server{
@@ -73,8 +75,8 @@ func startPrometheusWith(t testing.TB, config, dataDir string) string {
 			if data == "" {
 				data = filepath.Join(dir, "data")
 			}
-			return []string{"--config.file=" + conf, "--storage.tsdb.path=" + data,
-				"--storage.tsdb.retention.time=3650d", "--web.listen-address=127.0.0.1:" + strconv.Itoa(port)}, nil
+			return append([]string{"--config.file=" + conf, "--storage.tsdb.path=" + data,
+				"--storage.tsdb.retention.time=3650d", "--web.listen-address=127.0.0.1:" + strconv.Itoa(port)}, flags...), nil
 		},
 		bin:   bin,
 		ready: func(status int, _ string) bool { return status == http.StatusOK },
@@ -141,13 +143,5 @@ func StartNginxExporter(t testing.TB, statusURL string) Started {
 // directory (which its command line names).
 func StartNginxWithStatus(t testing.TB) Started {
 	t.Helper()
-	return startServerProcess(t, server{
-		name: "nginx",
-		bin:  RequireBinary(t, "nginx"),
-		args: func(dir string, port int) ([]string, error) {
-			return writeNginxConfig(dir, port, "", "location = /stub_status { stub_status; }\n        "+DefaultNginxLocations)
-		},
-		up:   nginxUp,
-		logs: []string{"error.log"},
-	})
+	return startNginxProcess(t, "", "location = /stub_status { stub_status; }\n        "+DefaultNginxLocations)
 }

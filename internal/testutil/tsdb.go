@@ -1,13 +1,12 @@
 package testutil
 
 import (
-	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // StartVictoriaMetrics starts a single-node VictoriaMetrics on 127.0.0.1 at
@@ -45,23 +44,5 @@ func StartVictoriaMetrics(t testing.TB, flags ...string) (baseURL string) {
 // added to the command line.
 func StartPrometheus(t testing.TB, flags ...string) (baseURL string) {
 	t.Helper()
-	bin := RequireBinary(t, "prometheus")
-	return startServer(t, server{
-		name: "prometheus",
-		args: func(dir string, port int) ([]string, error) {
-			conf := filepath.Join(dir, "prometheus.yml")
-			if err := os.WriteFile(conf, []byte("# written by perflab testutil\nglobal:\n  scrape_interval: 15s\n"), 0o644); err != nil {
-				return nil, fmt.Errorf("cannot write prometheus config: %w", err)
-			}
-			return append([]string{
-				"--config.file=" + conf,
-				"--storage.tsdb.path=" + filepath.Join(dir, "data"),
-				"--web.listen-address=127.0.0.1:" + strconv.Itoa(port),
-				"--web.enable-remote-write-receiver",
-			}, flags...), nil
-		},
-		bin:   bin,
-		ready: func(status int, _ string) bool { return status == http.StatusOK },
-		path:  "/-/ready",
-	})
+	return startPrometheusWith(t, PrometheusConfig(15*time.Second), "", append([]string{"--web.enable-remote-write-receiver"}, flags...)...)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/perflab/perflab/internal/driver"
 )
@@ -40,26 +41,29 @@ func (d *Driver) Shard(index, of int) error {
 	return nil
 }
 
-// readBack is what a worker acknowledged, for VerifyShards.
+// readBack is what a driver (a worker, for VerifyShards) acknowledged:
+// series, samples, the first and last sample time, and when it had the
+// last acknowledgement, from which late data is timed.
 type readBack struct {
-	Series  int64 `json:"series"`
-	Samples int64 `json:"samples"`
-	First   int64 `json:"first_ms"`
-	Last    int64 `json:"last_ms"`
+	Series  int64     `json:"series"`
+	Samples int64     `json:"samples"`
+	First   int64     `json:"first_ms"`
+	Last    int64     `json:"last_ms"`
+	AckedAt time.Time `json:"last_acked_at"`
 }
 
 // ReadBackState is what the driver had acknowledged: series (each once),
-// samples, and the first and last sample time.
+// samples, the first and last sample time and when the last
+// acknowledgement came.
 func (d *Driver) ReadBackState() ([]byte, error) {
-	var rb readBack
-	rb.Series, rb.Samples, rb.First, rb.Last = d.acks.snapshot()
-	return json.Marshal(rb)
+	return json.Marshal(d.acks.readBack())
 }
 
 // VerifyShards reads back what every worker acknowledged, as Verify does
 // for one driver: the workers' series are disjoint (Shard), so the
 // series and samples each acknowledged add up, over the span from the
-// first worker's first sample to the last one's last.
+// first worker's first sample to the last one's last; late data is timed
+// from the last acknowledgement any worker had.
 func (d *Driver) VerifyShards(ctx context.Context, states [][]byte) ([]driver.Check, error) {
 	var sum readBack
 	for i, s := range states {
@@ -74,6 +78,9 @@ func (d *Driver) VerifyShards(ctx context.Context, states [][]byte) ([]driver.Ch
 			sum.First = rb.First
 		}
 		sum.Last = max(sum.Last, rb.Last)
+		if rb.AckedAt.After(sum.AckedAt) {
+			sum.AckedAt = rb.AckedAt
+		}
 		sum.Series += rb.Series
 		sum.Samples += rb.Samples
 	}

@@ -2,6 +2,7 @@ package remotewrite
 
 import (
 	"context"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -105,6 +106,60 @@ func TestShardedReadBack(t *testing.T) {
 	for i, want := range []float64{float64(series), float64(samples)} {
 		if c := checks[i]; c.State == driver.CheckLost || c.Expected != want || c.Found != want {
 			t.Errorf("%s: %+v, want %v expected and found", c.Name, c, want)
+		}
+	}
+}
+
+// TestShardedReadBackTimesLateDataFromTheWorkersWrites: what the
+// coordinator's driver finds only on a re-check is late by the time since
+// the last write a worker had acknowledged, not since the coordinator's
+// own last write (it made none). Two workers write 4 batches each on a
+// fake clock that then stands still; the query API shows everything on its
+// third ask, 1.5 s (0.5 + 1 s of backoff) after the first.
+func TestShardedReadBackTimesLateDataFromTheWorkersWrites(t *testing.T) {
+	_, write := startReceiver(t, nil)
+	api := &queryAPI{answer: func(_ string, n int) (int, float64) {
+		if n < 3 {
+			return 200, 0
+		}
+		return 200, 1
+	}, asks: map[string]int{}, status: map[string]int{}}
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	c := Config{URL: write, QueryURL: srv.URL, Targets: 2, SeriesPerTarget: 400, Batch: 200, VerifyWait: 45 * time.Second}
+	clk := testutil.NewFakeClock(time.Now())
+	var states [][]byte
+	var series, samples int64
+	for i := range 2 {
+		d := newTestDriver(t, c)
+		d.clock = clk
+		if err := d.Shard(i, 2); err != nil {
+			t.Fatal(err)
+		}
+		for range 4 {
+			if r := doOnce(d, 0); r.Message != "" {
+				t.Fatal(r.Message)
+			}
+		}
+		st, err := d.ReadBackState()
+		if err != nil {
+			t.Fatal(err)
+		}
+		states = append(states, st)
+		s, n, _, _ := d.acks.snapshot()
+		series, samples = series+s, samples+n
+	}
+	coord := newTestDriver(t, c)
+	coord.clock = clk
+	api.first = coord.gen.names()[0]
+	api.want = map[string]float64{"count": float64(series), "sum": float64(samples)}
+	checks, err := coord.VerifyShards(context.Background(), states)
+	if err != nil || len(checks) != 2 {
+		t.Fatalf("VerifyShards = %+v, %v", checks, err)
+	}
+	for _, ch := range checks {
+		if ch.State != driver.CheckLate || ch.Found != ch.Expected || ch.Late != ch.Expected || ch.LateBy != 1500*time.Millisecond {
+			t.Errorf("%s: %+v, want all late by 1.5s", ch.Name, ch)
 		}
 	}
 }

@@ -65,17 +65,17 @@ func setRange(set []uint64, lo, hi uint32) int {
 	return n
 }
 
-// lastAcked is when the last batch was acknowledged.
-func (a *ackLog) lastAcked() time.Time {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.lastAt
-}
-
 func (a *ackLog) snapshot() (series, samples, first, last int64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.series, a.samples, a.first, a.last
+}
+
+// readBack is what was acknowledged, for a read-back of it.
+func (a *ackLog) readBack() readBack {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return readBack{Series: a.series, Samples: a.samples, First: a.first, Last: a.last, AckedAt: a.lastAt}
 }
 
 // Verify asks the receiver's Prometheus API (Config.QueryURL) how many
@@ -88,12 +88,11 @@ func (a *ackLog) snapshot() (series, samples, first, last int64) {
 // not lost (a request that timed out or failed may have been stored all
 // the same). Without a QueryURL there is nothing to check: nil, nil.
 func (d *Driver) Verify(ctx context.Context) ([]driver.Check, error) {
-	var rb readBack
-	rb.Series, rb.Samples, rb.First, rb.Last = d.acks.snapshot()
-	return d.verify(ctx, rb)
+	return d.verify(ctx, d.acks.readBack())
 }
 
-// verify compares what the receiver holds with what was acknowledged.
+// verify compares what the receiver holds with what was acknowledged;
+// what shows only on a re-check is late by the time since acked.AckedAt.
 func (d *Driver) verify(ctx context.Context, acked readBack) ([]driver.Check, error) {
 	if d.cfg.QueryURL == "" {
 		return nil, nil
@@ -113,10 +112,9 @@ func (d *Driver) verify(ctx context.Context, acked readBack) ([]driver.Check, er
 		{want: samples, queries: countQueries("sum", d.gen.names(), d.cfg.Job, window)},
 	}
 	rounds := d.pollCounts(ctx, counts, at)
-	ackedAt := d.acks.lastAcked()
 	return []driver.Check{
-		counts[0].check("series", "series", "series", d.cfg.Job, ackedAt, rounds),
-		counts[1].check("samples", "sample", "samples", d.cfg.Job, ackedAt, rounds),
+		counts[0].check("series", "series", "series", d.cfg.Job, acked.AckedAt, rounds),
+		counts[1].check("samples", "sample", "samples", d.cfg.Job, acked.AckedAt, rounds),
 	}, nil
 }
 
