@@ -30,6 +30,7 @@ type shardWorkload struct {
 	End         time.Time       `json:"end"`
 	Scheduled   uint64          `json:"scheduled"`
 	Dropped     uint64          `json:"dropped"`
+	Unissued    uint64          `json:"unissued,omitempty"` // due, not issued by its dispatcher (engine.Summary)
 	MaxVUs      int             `json:"max_vus"`
 	Interrupted bool            `json:"interrupted,omitempty"`
 	WindowStart time.Time       `json:"window_start"`
@@ -74,7 +75,7 @@ type shardSelf struct {
 
 func shardWorkloadOf(name string, s engine.Summary) shardWorkload {
 	return shardWorkload{Name: name, Start: s.Start, LoadEnd: s.LoadEnd, End: s.End, Scheduled: s.Scheduled,
-		Dropped: s.Dropped, MaxVUs: s.MaxVUs, Interrupted: s.Interrupted,
+		Dropped: s.Dropped, Unissued: s.Unissued, MaxVUs: s.MaxVUs, Interrupted: s.Interrupted,
 		WindowStart: s.Window.Start, WindowEnd: s.Window.End, WindowRule: s.Window.Rule}
 }
 
@@ -216,7 +217,7 @@ func (ps *phaseShards) workload(name string) []shardWorkload {
 }
 
 // summary is how the named workload ended over every worker that said:
-// arrivals scheduled and dropped and VUs added up, the last load end, and
+// arrivals scheduled, dropped and not issued and VUs added up, the last load end, and
 // the window: of a closed model, the span every worker was in its steady
 // state; of an open model, from the latest worker's start of it to the
 // end of the load (the last worker's: a worker whose load ended a moment
@@ -235,6 +236,7 @@ func (ps *phaseShards) summary(name string, closed bool) (engine.Summary, bool) 
 		s.LoadEnd, s.End = later(s.LoadEnd, sw.LoadEnd), later(s.End, sw.End)
 		s.Scheduled += sw.Scheduled
 		s.Dropped += sw.Dropped
+		s.Unissued += sw.Unissued
 		s.MaxVUs += sw.MaxVUs
 		s.Interrupted = s.Interrupted || sw.Interrupted
 		s.Window.Start = later(s.Window.Start, sw.WindowStart)
