@@ -38,7 +38,7 @@ type shardWorkload struct {
 	WindowRule  string          `json:"window_rule"`
 	Facts       []wireFact      `json:"facts,omitempty"`
 	Checks      []wireCheck     `json:"checks,omitempty"`
-	CheckNote   string          `json:"check_note,omitempty"` // why there are no checks: skipped, or could not check
+	CheckNote   string          `json:"check_note,omitempty"` // why there are no checks: skipped
 	ReadBack    json.RawMessage `json:"read_back,omitempty"`  // what a driver.ShardVerifier acknowledged
 	Cleanup     string          `json:"cleanup_error,omitempty"`
 }

@@ -250,8 +250,10 @@ func (r *planRun) warnSkew(ps *phaseShards, at time.Time) {
 }
 
 // shardChecks records the read-back of a distributed phase: the workers'
-// checks added up, or, for a driver that reads back every worker's writes
-// at once (driver.ShardVerifier), its check of what they acknowledged.
+// checks added up (those a worker could not make unverified, as
+// settledChecks has them), with, for a driver that reads back every
+// worker's writes at once (driver.ShardVerifier), its check of what they
+// acknowledged.
 func (r *planRun) shardChecks(ctx context.Context, ws []phaseWorkload, state string) {
 	ps := r.dist.last
 	if ps == nil {
@@ -259,22 +261,15 @@ func (r *planRun) shardChecks(ctx context.Context, ws []phaseWorkload, state str
 	}
 	for _, w := range ws {
 		name := w.desc.Name
-		if sv, ok := w.eng.Driver.(driver.ShardVerifier); ok && r.dist.n > 1 {
-			states := ps.readBacks(name)
-			if state != results.StateCompleted || len(states) == 0 {
-				if _, note := ps.checks(name); note != "" {
-					r.addFacts(name, []results.Fact{{Name: "read-back", Value: note}})
-				}
-				continue
-			}
+		checks, note := ps.checks(name)
+		sv, ok := w.eng.Driver.(driver.ShardVerifier)
+		if states := ps.readBacks(name); ok && r.dist.n > 1 && state == results.StateCompleted && len(states) > 0 {
 			fmt.Fprintf(r.e.stderr, "perflab: read-back checks of %s, over %d workers\n", name, len(states))
 			vctx, cancel := context.WithTimeout(ctx, verifyTimeout+w.spec.verifyWait)
-			checks, err := sv.VerifyShards(vctx, states)
+			all, err := sv.VerifyShards(vctx, states)
 			cancel()
-			r.recordChecks(name, checks, err)
-			continue
+			checks = append(settledChecks(all, err), checks...)
 		}
-		checks, note := ps.checks(name)
 		switch {
 		case len(checks) > 0:
 			r.recordChecks(name, checks, nil)

@@ -229,9 +229,10 @@ func (mg *merger) ends(a shard.Announcement, ps *phaseShards, names []string, cl
 		if len(ps.readBacks(name)) > 0 {
 			note = "not redone by perflab merge: the coordinator reads back every worker's writes at once"
 		}
-		if len(checks) > 0 {
+		if len(checks) > 0 { // a worker's own, or one it could not make
 			fail(mg.rs.AddChecks(name, resultChecks(checks)))
-		} else if note != "" {
+		}
+		if note != "" {
 			fail(mg.rs.AddFacts(name, []results.Fact{{Name: "read-back", Value: note}}))
 		}
 	}

@@ -254,7 +254,10 @@ func (w *worker) afterLoad(d *shardDetail, ws []phaseWorkload, state string) {
 		case w.n > 1 && isShardVerifier(v):
 			rb, err := v.(driver.ShardVerifier).ReadBackState()
 			if err != nil {
-				sw.CheckNote = "could not check: " + w.scrub.String(err.Error())
+				sw.Checks = checksToWire(settledChecks(nil, err))
+				for j := range sw.Checks {
+					sw.Checks[j].Reason = w.scrub.String(sw.Checks[j].Reason)
+				}
 			}
 			sw.ReadBack = rb
 		default:
@@ -262,12 +265,10 @@ func (w *worker) afterLoad(d *shardDetail, ws []phaseWorkload, state string) {
 				ctx, cancel := context.WithTimeout(w.kill, verifyTimeout+pw.spec.verifyWait)
 				defer cancel()
 				checks, err := v.Verify(ctx)
-				if err != nil {
-					sw.CheckNote = "could not check: " + w.scrub.String(err.Error())
-				}
-				sw.Checks = checksToWire(checks)
+				sw.Checks = checksToWire(settledChecks(checks, err))
 				for j := range sw.Checks {
 					sw.Checks[j].Note = w.scrub.String(sw.Checks[j].Note)
+					sw.Checks[j].Reason = w.scrub.String(sw.Checks[j].Reason)
 				}
 			})
 		}
