@@ -11,6 +11,7 @@ import (
 	"github.com/perflab/perflab/internal/driver"
 	"github.com/perflab/perflab/internal/engine"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/shard"
 )
 
 // blindVerifier is a driver whose read-back cannot check at all: Verify
@@ -123,4 +124,33 @@ func (o *okShardVerifier) ReadBackState() ([]byte, error)                 { retu
 func (o *okShardVerifier) VerifyShards(_ context.Context, states [][]byte) ([]driver.Check, error) {
 	o.states = len(states)
 	return []driver.Check{{Name: "samples", Expected: 10, Found: 10, State: driver.CheckOK}}, nil
+}
+
+// TestWorkerEndIsScrubbed: whatever text of a worker's end holds a
+// credential of the plan (its error, a driver's fact, a check's note or
+// reason, a cleanup error) reaches the shared store scrubbed.
+func TestWorkerEndIsScrubbed(t *testing.T) {
+	const secret = "s3cr3t-token-value"
+	store, err := shard.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := shard.Run{Store: store, ID: "rs"}
+	w := &worker{e: &env{stdout: io.Discard, stderr: io.Discard}, run: run, stop: context.Background(), kill: context.Background(),
+		scrub: secretSet{secret: "${TOKEN}"}.scrubber()}
+	d := shardDetail{Workloads: []shardWorkload{{Name: "p/w", CheckNote: "skipped " + secret, Cleanup: "delete " + secret,
+		Facts:  []wireFact{{Name: "endpoint", Value: "http://u:" + secret + "@h/"}},
+		Checks: []wireCheck{{Name: "samples", State: driver.CheckUnverified, Reason: "401: bad token " + secret, Note: "echo " + secret}}}}}
+	_ = w.finish(shard.NewUploader(run, 0, 0), d, errors.New("refused "+secret))
+	f := shard.NewFollower(run, 0, 1)
+	if _, _, err := f.Poll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	end := f.Ends()[0]
+	if end == nil {
+		t.Fatal("no end written")
+	}
+	if text := end.Error + string(end.Detail); strings.Contains(text, secret) || !strings.Contains(text, "${TOKEN}") {
+		t.Errorf("the end is not scrubbed: %s", text)
+	}
 }

@@ -40,12 +40,13 @@ func (w *worker) phase(a shard.Announcement) error {
 }
 
 // finish writes what is left of the worker's intervals and its end, with
-// err as its failure. It returns err, or the store's failure.
+// err as its failure, scrubbed. It returns err, or the store's failure.
 func (w *worker) finish(up *shard.Uploader, d shardDetail, err error) error {
 	var e shard.End
 	if err != nil {
 		e.Error = w.scrub.String(err.Error())
 	}
+	d.scrub(w.scrub)
 	detail, jerr := json.Marshal(d)
 	if jerr != nil {
 		return &runError{err: fmt.Errorf("cannot encode worker %d's end: %w", w.index, jerr), code: ExitFailed}
@@ -242,9 +243,6 @@ func (w *worker) afterLoad(d *shardDetail, ws []phaseWorkload, state string) {
 		sw := &d.Workloads[i]
 		if desc, ok := pw.eng.Driver.(driver.Describer); ok {
 			sw.Facts = factsToWire(desc.Facts())
-			for j := range sw.Facts {
-				sw.Facts[j].Value = w.scrub.String(sw.Facts[j].Value)
-			}
 		}
 		v, ok := pw.eng.Driver.(driver.Verifier)
 		switch {
@@ -255,9 +253,6 @@ func (w *worker) afterLoad(d *shardDetail, ws []phaseWorkload, state string) {
 			rb, err := v.(driver.ShardVerifier).ReadBackState()
 			if err != nil {
 				sw.Checks = checksToWire(settledChecks(nil, err))
-				for j := range sw.Checks {
-					sw.Checks[j].Reason = w.scrub.String(sw.Checks[j].Reason)
-				}
 			}
 			sw.ReadBack = rb
 		default:
@@ -266,10 +261,6 @@ func (w *worker) afterLoad(d *shardDetail, ws []phaseWorkload, state string) {
 				defer cancel()
 				checks, err := v.Verify(ctx)
 				sw.Checks = checksToWire(settledChecks(checks, err))
-				for j := range sw.Checks {
-					sw.Checks[j].Note = w.scrub.String(sw.Checks[j].Note)
-					sw.Checks[j].Reason = w.scrub.String(sw.Checks[j].Reason)
-				}
 			})
 		}
 	}
@@ -294,7 +285,7 @@ func (w *worker) cleanup(d *shardDetail, ws []phaseWorkload) {
 		err := c.Cleanup(ctx, nil)
 		cancel()
 		if err != nil {
-			d.Workloads[i].Cleanup = w.scrub.String(err.Error())
+			d.Workloads[i].Cleanup = err.Error()
 			fmt.Fprintf(w.e.stderr, "perflab: worker %d: warning: cannot clean up after workload %s: %s\n", w.index, ws[i].eng.Name, d.Workloads[i].Cleanup)
 		}
 	}
