@@ -63,14 +63,16 @@ func (e *env) runPlan(ctx context.Context, args []string) error {
 	if problems := checkPlan(p, b); len(problems) > 0 {
 		return invalidPlan(problems)
 	}
-	e.useScrubber(planScrubber(p))
 	return e.executePlan(ctx, p, b, *out, *jsonOut, shellJoin(append([]string{"perflab", "run"}, args...)), slo, dist)
 }
 
-// executePlan creates the run directory and runs every cell; slo are the
-// --slo gates, judged with the plan's own.
+// executePlan creates the run directory and runs every cell, the plan's
+// credentials scrubbed from all it stores and prints (perflab run and
+// perflab k8s run alike); slo are the --slo gates, judged with the plan's
+// own.
 func (e *env) executePlan(ctx context.Context, p *plan.Plan, b plan.Builtins, out string, jsonOut bool, command string,
 	slo []string, dist *distOptions) error {
+	e.useScrubber(planScrubber(p))
 	store, err := e.createPlanRun(out, p, &b, results.Meta{Name: p.Name, Command: command, Repeat: p.Repeat,
 		Extra: withSLO(nil, gateSpecs(p, slo))})
 	if err != nil {
