@@ -129,7 +129,7 @@ func (r *planRun) follow(ctx context.Context, a shard.Announcement, ps *phaseSha
 			ps.end(w, f.Ends()[w])
 			m.End(w)
 		}
-		r.giveUp(ps, m, failed, results.ShardFailed, "")
+		r.giveUp(ps, m, results.ShardFailed, func(w int) string { return failed[w] })
 		r.mergeReady(m.Ready())
 		if allEnded(ps) {
 			break
@@ -139,31 +139,27 @@ func (r *planRun) follow(ctx context.Context, a shard.Announcement, ps *phaseSha
 			deadline = r.stopWorkers(ctx, a, deadline)
 		}
 		if time.Now().After(deadline) {
-			r.giveUp(ps, m, nil, results.ShardLost, fmt.Sprintf("never wrote its end (%s parts read)", partsRead(f)))
+			lost := fmt.Sprintf("never wrote its end (%s parts read)", partsRead(f))
+			r.giveUp(ps, m, results.ShardLost, func(int) string { return lost })
 			break
 		}
 		select {
 		case <-t.C:
 		case <-r.kill.Done():
-			r.giveUp(ps, m, nil, results.ShardLost, "not waited for: stopped at once by a second interrupt")
+			r.giveUp(ps, m, results.ShardLost, func(int) string { return "not waited for: stopped at once by a second interrupt" })
 		}
 	}
 	r.mergeReady(m.Rest())
 	r.warnSkew(ps, a.StartAt)
 }
 
-// giveUp marks the workers that have not ended failed with their reason
-// in bad, or, with bad nil, every one of them with why.
-func (r *planRun) giveUp(ps *phaseShards, m *shard.Merger, bad map[int]string, state, why string) {
+// giveUp gives up the workers that have not ended and for which why
+// gives a reason: each is marked state (failed, lost) with it.
+func (r *planRun) giveUp(ps *phaseShards, m *shard.Merger, state string, why func(w int) string) {
 	for w := range ps.state {
-		if ps.ended(w) {
+		reason := why(w)
+		if ps.ended(w) || reason == "" {
 			continue
-		}
-		reason := why
-		if bad != nil {
-			if reason = bad[w]; reason == "" {
-				continue
-			}
 		}
 		ps.fail(w, state, reason)
 		m.End(w)
