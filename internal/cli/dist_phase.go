@@ -185,15 +185,17 @@ func partsRead(f *shard.Follower) string {
 }
 
 // stopWorkers tells the workers to stop: the whole run on an interrupt
-// (they exit after this phase), this phase alone when a component
-// crashed (the next cell may run). It returns how long they get.
+// or a failed run store (they exit after this phase), saying which; this
+// phase alone when a component crashed (the next cell may run). It
+// returns how long they get.
 func (r *planRun) stopWorkers(ctx context.Context, a shard.Announcement, deadline time.Time) time.Time {
 	d := r.dist
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
 	var err error
 	if r.stop.Err() != nil {
-		err = d.run.PutAbort(wctx, "stopped by a signal")
+		_, why := stopped(r.stop)
+		err = d.run.PutAbort(wctx, why)
 	} else {
 		err = d.run.StopPhase(wctx, a.Phase, oneLine(fmt.Sprint(context.Cause(ctx))))
 	}
