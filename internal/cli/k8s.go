@@ -161,29 +161,6 @@ func addParamFiles(dir string, w plan.Workload, out map[string][]byte) []error {
 	return errs
 }
 
-// k8sPlan loads and checks the plan of `perflab k8s manifest|run`, with
-// --profile and --repeat.
-func k8sPlan(fs *flag.FlagSet, path string, kf *k8sFlags) (*plan.Plan, plan.Builtins, error) {
-	if err := checkRepeat(fs, kf.repeat); err != nil {
-		return nil, plan.Builtins{}, err
-	}
-	p, err := loadPlan(path, kf.profiles)
-	if err != nil {
-		return nil, plan.Builtins{}, err
-	}
-	if err := applyRepeat(fs, p, kf.repeat); err != nil {
-		return nil, plan.Builtins{}, err
-	}
-	b, err := builtins("RUN_DIR")
-	if err != nil {
-		return nil, b, &runError{err: err, code: ExitFailed}
-	}
-	if problems := checkPlan(p, b); len(problems) > 0 {
-		return nil, b, invalidPlan(problems)
-	}
-	return p, b, nil
-}
-
 // k8sManifest is `perflab k8s manifest PLAN --workers N --image IMG
 // --store URL [...]`: the YAML of the objects `perflab k8s run` creates,
 // to apply by hand (then run the coordinator's side with perflab merge).
@@ -202,7 +179,7 @@ func (e *env) k8sManifest(args []string) error {
 	if len(pos) != 1 {
 		return usageErrorf("perflab k8s manifest needs exactly one plan file, got %d arguments", len(pos))
 	}
-	p, _, err := k8sPlan(fs, pos[0], kf)
+	p, _, err := checkedPlan(fs, pos[0], kf.profiles, kf.repeat, "RUN_DIR")
 	if err != nil {
 		return err
 	}
