@@ -91,8 +91,7 @@ func (r *planRun) readBack(ctx context.Context, ws []phaseWorkload, state string
 			continue
 		}
 		if state != results.StateCompleted {
-			why := map[string]string{results.StateFailed: "failed", results.StateInterrupted: "was interrupted"}[state]
-			r.addFacts(w.desc.Name, []results.Fact{{Name: "read-back", Value: "skipped: the profile " + why}})
+			r.addFacts(w.desc.Name, []results.Fact{{Name: "read-back", Value: readBackSkipped(state)}})
 			continue
 		}
 		note := ""
@@ -115,6 +114,12 @@ func resultCheck(c driver.Check) results.Check {
 	return results.Check{Name: c.Name, Expected: c.Expected, Found: c.Found, Unit: c.Unit,
 		Lost: c.State == driver.CheckLost, Note: c.Note, State: c.State, Late: c.Late,
 		LateBy: c.LateBy, Reason: c.Reason}
+}
+
+// readBackSkipped is the read-back fact of a phase that did not complete
+// (state), in one process or on a worker.
+func readBackSkipped(state string) string {
+	return "skipped: the profile " + map[string]string{results.StateFailed: "failed", results.StateInterrupted: "was interrupted"}[state]
 }
 
 // settledChecks are a driver's read-back checks as perflab records them,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/perflab/perflab/internal/driver"
@@ -168,7 +169,7 @@ func (mg *merger) phase(ctx context.Context, a shard.Announcement) error {
 	state, msg := results.StateCompleted, ""
 	switch failed := ps.failed(); {
 	case len(failed) > 0:
-		state, msg = results.StateFailed, joinLines(failed)
+		state, msg = results.StateFailed, strings.Join(failed, "; ")
 	case anyInterrupted(ps):
 		state, msg = results.StateInterrupted, "the coordinator stopped the workers"
 	}

@@ -248,7 +248,7 @@ func (w *worker) afterLoad(d *shardDetail, ws []phaseWorkload, state string) {
 		switch {
 		case !ok:
 		case state != results.StateCompleted:
-			sw.CheckNote = "skipped: the profile " + map[string]string{results.StateFailed: "failed", results.StateInterrupted: "was interrupted"}[state]
+			sw.CheckNote = readBackSkipped(state)
 		case w.n > 1 && isShardVerifier(v):
 			rb, err := v.(driver.ShardVerifier).ReadBackState()
 			if err != nil {
