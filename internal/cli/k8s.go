@@ -199,14 +199,12 @@ func (e *env) k8sManifest(args []string) error {
 		if _, err := e.stdout.Write(y); err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stderr, "perflab: once applied, its workers wait for their coordinator: perflab run %s --workers %d --store '%s' --run-id %s\n",
-			p.File, o.Workers, o.Store, o.RunID)
-		return nil
+	} else {
+		if err := os.WriteFile(*out, y, 0o644); err != nil {
+			return &runError{err: fmt.Errorf("cannot write %s: %w", *out, err), code: ExitFailed}
+		}
+		fmt.Fprintf(e.stderr, "perflab: wrote %s: run %s, %d workers\n", *out, o.RunID, o.Workers)
 	}
-	if err := os.WriteFile(*out, y, 0o644); err != nil {
-		return &runError{err: fmt.Errorf("cannot write %s: %w", *out, err), code: ExitFailed}
-	}
-	fmt.Fprintf(e.stderr, "perflab: wrote %s: run %s, %d workers\n", *out, o.RunID, o.Workers)
 	fmt.Fprintf(e.stderr, "perflab: once applied, its workers wait for their coordinator: perflab run %s --workers %d --store '%s' --run-id %s\n",
 		p.File, o.Workers, o.Store, o.RunID)
 	return nil
