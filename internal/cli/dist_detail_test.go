@@ -110,8 +110,12 @@ func TestSelfVerdict(t *testing.T) {
 		{shardSelf{Samples: 12, CPUP99: 0.2, CoresAvailable: 2, LagP99: 0.020}, false, ""},
 		{shardSelf{Samples: 12, CPUP99: 0.5, CoresAvailable: 1, LagP99: 0.001}, false, ""},
 		{shardSelf{CPUP99: 0, CoresAvailable: 0}, false, ""},
+		// Fewer samples than a P99 needs: no CPU verdict, as a single
+		// process's generator gets none (Resources.judgeGenerator), however
+		// high the few samples were.
+		{shardSelf{Samples: 5, CPUP99: 1, CPUMax: 1, CoresAvailable: 1}, false, ""},
 	} {
-		bound, why := selfVerdict(c.me, "p99")
+		bound, why := selfVerdict(c.me)
 		if bound != c.bound || !strings.Contains(why, c.why) {
 			t.Errorf("%+v: %v %q, want %v %q", c.me, bound, why, c.bound, c.why)
 		}
