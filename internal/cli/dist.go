@@ -218,11 +218,7 @@ func describeHosts(hosts map[string]int) string {
 
 // describeFailed is "worker 1: exit status 2; worker 3: OOMKilled", by index.
 func describeFailed(bad map[int]string) string {
-	idx := make([]int, 0, len(bad))
-	for i := range bad {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
+	idx := sortedKeys(bad)
 	parts := make([]string, len(idx))
 	for i, w := range idx {
 		parts[i] = fmt.Sprintf("worker %d: %s", w, bad[w])

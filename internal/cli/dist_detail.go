@@ -38,7 +38,7 @@ type shardWorkload struct {
 	WindowRule  string          `json:"window_rule"`
 	Facts       []wireFact      `json:"facts,omitempty"`
 	Checks      []wireCheck     `json:"checks,omitempty"`
-	CheckNote   string          `json:"check_note,omitempty"` // why there are no checks: skipped, or could not check
+	CheckNote   string          `json:"check_note,omitempty"` // why there are no checks: skipped
 	ReadBack    json.RawMessage `json:"read_back,omitempty"`  // what a driver.ShardVerifier acknowledged
 	Cleanup     string          `json:"cleanup_error,omitempty"`
 }
@@ -71,6 +71,25 @@ type shardSelf struct {
 	LagP99         float64 `json:"lag_p99_s"`           // the open-model workloads' dispatch lag
 	ClientBound    bool    `json:"client_bound"`
 	ClientWhy      string  `json:"client_why,omitempty"`
+}
+
+// scrub takes the plan's credentials out of every text of d, before it
+// leaves the worker for the shared store: what drivers say (facts, checks,
+// errors) may hold one, as an interval's error samples may
+// (scrubInterval).
+func (d *shardDetail) scrub(s *scrubber) {
+	for i := range d.Workloads {
+		sw := &d.Workloads[i]
+		for j := range sw.Facts {
+			sw.Facts[j].Name, sw.Facts[j].Value = s.String(sw.Facts[j].Name), s.String(sw.Facts[j].Value)
+		}
+		for j := range sw.Checks {
+			c := &sw.Checks[j]
+			c.Name, c.Note, c.Reason = s.String(c.Name), s.String(c.Note), s.String(c.Reason)
+		}
+		sw.CheckNote, sw.Cleanup, sw.WindowRule = s.String(sw.CheckNote), s.String(sw.Cleanup), s.String(sw.WindowRule)
+	}
+	d.Self.ClientWhy = s.String(d.Self.ClientWhy)
 }
 
 func shardWorkloadOf(name string, s engine.Summary) shardWorkload {

@@ -126,8 +126,12 @@ func TestSelfVerdict(t *testing.T) {
 		{shardSelf{Samples: 12, CPUP99: 0.2, CoresAvailable: 2, LagP99: 0.020}, false, ""},
 		{shardSelf{Samples: 12, CPUP99: 0.5, CoresAvailable: 1, LagP99: 0.001}, false, ""},
 		{shardSelf{CPUP99: 0, CoresAvailable: 0}, false, ""},
+		// Fewer samples than a P99 needs: no CPU verdict, as a single
+		// process's generator gets none (Resources.judgeGenerator), however
+		// high the few samples were.
+		{shardSelf{Samples: 5, CPUP99: 1, CPUMax: 1, CoresAvailable: 1}, false, ""},
 	} {
-		bound, why := selfVerdict(c.me, "p99")
+		bound, why := selfVerdict(c.me)
 		if bound != c.bound || !strings.Contains(why, c.why) {
 			t.Errorf("%+v: %v %q, want %v %q", c.me, bound, why, c.bound, c.why)
 		}
@@ -162,5 +166,27 @@ func TestShardChecksTakeTheWorstState(t *testing.T) {
 	}
 	if sp.State != driver.CheckOK || sp.Expected != 1000 || sp.Found != 1000 {
 		t.Errorf("spans: %+v", sp)
+	}
+}
+
+// TestShardEndsCarryUnissued: the arrivals a worker's dispatcher did not
+// issue reach the merged workload, added up over the workers, as a single
+// process records them: the client-bound rule's schedule signal must see
+// them in a distributed run too.
+func TestShardEndsCarryUnissued(t *testing.T) {
+	at := time.Unix(1_800_000_000, 0)
+	ps := newPhaseShards(2, at, nil)
+	for w, unissued := range []uint64{30, 12} {
+		sum := engine.Summary{Start: at, LoadEnd: at.Add(10 * time.Second), End: at.Add(11 * time.Second), Scheduled: 470,
+			Unissued: unissued, Window: engine.Window{Start: at.Add(time.Second), End: at.Add(10 * time.Second), Rule: "rule"}}
+		ps.count(w, nil)
+		ps.end(w, endOfWorker(t, w, shardDetail{Workloads: []shardWorkload{shardWorkloadOf("p/w", sum)}}, ""))
+	}
+	s, ok := ps.summary("p/w", false)
+	if !ok || s.Scheduled != 940 || s.Unissued != 42 {
+		t.Errorf("summary %+v, want 940 scheduled and 42 unissued", s)
+	}
+	if end := endOf(s, 0, "the plan"); end.Unissued != 42 {
+		t.Errorf("the workload's end holds %d unissued, want 42", end.Unissued)
 	}
 }

@@ -129,7 +129,7 @@ func (r *planRun) follow(ctx context.Context, a shard.Announcement, ps *phaseSha
 			ps.end(w, f.Ends()[w])
 			m.End(w)
 		}
-		r.giveUp(ps, m, failed, results.ShardFailed, "")
+		r.giveUp(ps, m, results.ShardFailed, func(w int) string { return failed[w] })
 		r.mergeReady(m.Ready())
 		if allEnded(ps) {
 			break
@@ -139,31 +139,27 @@ func (r *planRun) follow(ctx context.Context, a shard.Announcement, ps *phaseSha
 			deadline = r.stopWorkers(ctx, a, deadline)
 		}
 		if time.Now().After(deadline) {
-			r.giveUp(ps, m, nil, results.ShardLost, fmt.Sprintf("never wrote its end (%s parts read)", partsRead(f)))
+			lost := fmt.Sprintf("never wrote its end (%s parts read)", partsRead(f))
+			r.giveUp(ps, m, results.ShardLost, func(int) string { return lost })
 			break
 		}
 		select {
 		case <-t.C:
 		case <-r.kill.Done():
-			r.giveUp(ps, m, nil, results.ShardLost, "not waited for: stopped at once by a second interrupt")
+			r.giveUp(ps, m, results.ShardLost, func(int) string { return "not waited for: stopped at once by a second interrupt" })
 		}
 	}
 	r.mergeReady(m.Rest())
 	r.warnSkew(ps, a.StartAt)
 }
 
-// giveUp marks the workers that have not ended failed with their reason
-// in bad, or, with bad nil, every one of them with why.
-func (r *planRun) giveUp(ps *phaseShards, m *shard.Merger, bad map[int]string, state, why string) {
+// giveUp gives up the workers that have not ended and for which why
+// gives a reason: each is marked state (failed, lost) with it.
+func (r *planRun) giveUp(ps *phaseShards, m *shard.Merger, state string, why func(w int) string) {
 	for w := range ps.state {
-		if ps.ended(w) {
+		reason := why(w)
+		if ps.ended(w) || reason == "" {
 			continue
-		}
-		reason := why
-		if bad != nil {
-			if reason = bad[w]; reason == "" {
-				continue
-			}
 		}
 		ps.fail(w, state, reason)
 		m.End(w)
@@ -189,15 +185,17 @@ func partsRead(f *shard.Follower) string {
 }
 
 // stopWorkers tells the workers to stop: the whole run on an interrupt
-// (they exit after this phase), this phase alone when a component
-// crashed (the next cell may run). It returns how long they get.
+// or a failed run store (they exit after this phase), saying which; this
+// phase alone when a component crashed (the next cell may run). It
+// returns how long they get.
 func (r *planRun) stopWorkers(ctx context.Context, a shard.Announcement, deadline time.Time) time.Time {
 	d := r.dist
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
 	var err error
 	if r.stop.Err() != nil {
-		err = d.run.PutAbort(wctx, "stopped by a signal")
+		_, why := stopped(r.stop)
+		err = d.run.PutAbort(wctx, why)
 	} else {
 		err = d.run.StopPhase(wctx, a.Phase, oneLine(fmt.Sprint(context.Cause(ctx))))
 	}
@@ -250,8 +248,10 @@ func (r *planRun) warnSkew(ps *phaseShards, at time.Time) {
 }
 
 // shardChecks records the read-back of a distributed phase: the workers'
-// checks added up, or, for a driver that reads back every worker's writes
-// at once (driver.ShardVerifier), its check of what they acknowledged.
+// checks added up (those a worker could not make unverified, as
+// settledChecks has them), with, for a driver that reads back every
+// worker's writes at once (driver.ShardVerifier), its check of what they
+// acknowledged.
 func (r *planRun) shardChecks(ctx context.Context, ws []phaseWorkload, state string) {
 	ps := r.dist.last
 	if ps == nil {
@@ -259,22 +259,15 @@ func (r *planRun) shardChecks(ctx context.Context, ws []phaseWorkload, state str
 	}
 	for _, w := range ws {
 		name := w.desc.Name
-		if sv, ok := w.eng.Driver.(driver.ShardVerifier); ok && r.dist.n > 1 {
-			states := ps.readBacks(name)
-			if state != results.StateCompleted || len(states) == 0 {
-				if _, note := ps.checks(name); note != "" {
-					r.addFacts(name, []results.Fact{{Name: "read-back", Value: note}})
-				}
-				continue
-			}
+		checks, note := ps.checks(name)
+		sv, ok := w.eng.Driver.(driver.ShardVerifier)
+		if states := ps.readBacks(name); ok && r.dist.n > 1 && state == results.StateCompleted && len(states) > 0 {
 			fmt.Fprintf(r.e.stderr, "perflab: read-back checks of %s, over %d workers\n", name, len(states))
 			vctx, cancel := context.WithTimeout(ctx, verifyTimeout+w.spec.verifyWait)
-			checks, err := sv.VerifyShards(vctx, states)
+			all, err := sv.VerifyShards(vctx, states)
 			cancel()
-			r.recordChecks(name, checks, err)
-			continue
+			checks = append(settledChecks(all, err), checks...)
 		}
-		checks, note := ps.checks(name)
 		switch {
 		case len(checks) > 0:
 			r.recordChecks(name, checks, nil)

@@ -91,8 +91,7 @@ func (r *planRun) readBack(ctx context.Context, ws []phaseWorkload, state string
 			continue
 		}
 		if state != results.StateCompleted {
-			why := map[string]string{results.StateFailed: "failed", results.StateInterrupted: "was interrupted"}[state]
-			r.addFacts(w.desc.Name, []results.Fact{{Name: "read-back", Value: "skipped: the profile " + why}})
+			r.addFacts(w.desc.Name, []results.Fact{{Name: "read-back", Value: readBackSkipped(state)}})
 			continue
 		}
 		note := ""
@@ -117,15 +116,28 @@ func resultCheck(c driver.Check) results.Check {
 		LateBy: c.LateBy, Reason: c.Reason}
 }
 
-// recordChecks stores a workload's read-back checks and records an
-// event. A driver that could not check at all leaves one unverified
-// check, "read-back", with the reason. Unverified and late checks are
-// said on the terminal as they come.
-func (r *planRun) recordChecks(name string, checks []driver.Check, err error) {
+// readBackSkipped is the read-back fact of a phase that did not complete
+// (state), in one process or on a worker.
+func readBackSkipped(state string) string {
+	return "skipped: the profile " + map[string]string{results.StateFailed: "failed", results.StateInterrupted: "was interrupted"}[state]
+}
+
+// settledChecks are a driver's read-back checks as perflab records them,
+// in one process or on a worker: when the driver could not check at all
+// (err), one unverified check, "read-back", with the reason.
+func settledChecks(checks []driver.Check, err error) []driver.Check {
 	if err != nil {
-		checks = []driver.Check{{Name: "read-back", State: driver.CheckUnverified, Reason: err.Error(),
+		return []driver.Check{{Name: "read-back", State: driver.CheckUnverified, Reason: err.Error(),
 			Note: "the driver could not read back anything"}}
 	}
+	return checks
+}
+
+// recordChecks stores a workload's read-back checks (settledChecks) and
+// records an event. Unverified and late checks are said on the terminal
+// as they come.
+func (r *planRun) recordChecks(name string, checks []driver.Check, err error) {
+	checks = settledChecks(checks, err)
 	rows := make([]results.Check, len(checks))
 	var parts []string
 	for i, c := range checks {

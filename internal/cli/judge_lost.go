@@ -26,7 +26,7 @@ func judgeLost(r *report.Run) (results.Status, error) {
 	for i, name := range names {
 		var short []string
 		for _, c := range checks[i] {
-			short = append(short, fmt.Sprintf("%s: %s of %s found, %s short", c.Name, num(c.Found), withUnit(c.Expected, c.Unit),
+			short = append(short, fmt.Sprintf("%s: %s of %s found, %s short", c.Name, figure(c.Found), withUnit(c.Expected, c.Unit),
 				withUnit(c.Shortfall(), c.Unit)))
 		}
 		parts = append(parts, fmt.Sprintf("workload %s lost data (%s)", name, strings.Join(short, "; ")))
@@ -61,11 +61,9 @@ func judgeUnverified(r *report.Run, status results.Status, runErr error) (result
 	return status, &runError{err: errors.New(status.Message), hint: unverifiedHint, code: ExitFailed}
 }
 
-func num(v float64) string { return figure(v) }
-
 func withUnit(v float64, unit string) string {
 	if unit == "" {
-		return num(v)
+		return figure(v)
 	}
-	return num(v) + " " + unit
+	return figure(v) + " " + unit
 }

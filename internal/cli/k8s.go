@@ -161,29 +161,6 @@ func addParamFiles(dir string, w plan.Workload, out map[string][]byte) []error {
 	return errs
 }
 
-// k8sPlan loads and checks the plan of `perflab k8s manifest|run`, with
-// --profile and --repeat.
-func k8sPlan(fs *flag.FlagSet, path string, kf *k8sFlags) (*plan.Plan, plan.Builtins, error) {
-	if err := checkRepeat(fs, kf.repeat); err != nil {
-		return nil, plan.Builtins{}, err
-	}
-	p, err := loadPlan(path, kf.profiles)
-	if err != nil {
-		return nil, plan.Builtins{}, err
-	}
-	if err := applyRepeat(fs, p, kf.repeat); err != nil {
-		return nil, plan.Builtins{}, err
-	}
-	b, err := builtins("RUN_DIR")
-	if err != nil {
-		return nil, b, &runError{err: err, code: ExitFailed}
-	}
-	if problems := checkPlan(p, b); len(problems) > 0 {
-		return nil, b, invalidPlan(problems)
-	}
-	return p, b, nil
-}
-
 // k8sManifest is `perflab k8s manifest PLAN --workers N --image IMG
 // --store URL [...]`: the YAML of the objects `perflab k8s run` creates,
 // to apply by hand (then run the coordinator's side with perflab merge).
@@ -202,7 +179,7 @@ func (e *env) k8sManifest(args []string) error {
 	if len(pos) != 1 {
 		return usageErrorf("perflab k8s manifest needs exactly one plan file, got %d arguments", len(pos))
 	}
-	p, _, err := k8sPlan(fs, pos[0], kf)
+	p, _, err := checkedPlan(fs, pos[0], kf.profiles, kf.repeat, "RUN_DIR")
 	if err != nil {
 		return err
 	}
@@ -222,14 +199,12 @@ func (e *env) k8sManifest(args []string) error {
 		if _, err := e.stdout.Write(y); err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stderr, "perflab: once applied, its workers wait for their coordinator: perflab run %s --workers %d --store '%s' --run-id %s\n",
-			p.File, o.Workers, o.Store, o.RunID)
-		return nil
+	} else {
+		if err := os.WriteFile(*out, y, 0o644); err != nil {
+			return &runError{err: fmt.Errorf("cannot write %s: %w", *out, err), code: ExitFailed}
+		}
+		fmt.Fprintf(e.stderr, "perflab: wrote %s: run %s, %d workers\n", *out, o.RunID, o.Workers)
 	}
-	if err := os.WriteFile(*out, y, 0o644); err != nil {
-		return &runError{err: fmt.Errorf("cannot write %s: %w", *out, err), code: ExitFailed}
-	}
-	fmt.Fprintf(e.stderr, "perflab: wrote %s: run %s, %d workers\n", *out, o.RunID, o.Workers)
 	fmt.Fprintf(e.stderr, "perflab: once applied, its workers wait for their coordinator: perflab run %s --workers %d --store '%s' --run-id %s\n",
 		p.File, o.Workers, o.Store, o.RunID)
 	return nil

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -55,7 +54,7 @@ func (e *env) k8sRun(ctx context.Context, args []string) error {
 	if *startIn <= 0 {
 		return usageErrorf("--start-timeout %v must be > 0", *startIn)
 	}
-	p, b, err := k8sPlan(fs, pos[0], kf)
+	p, b, err := checkedPlan(fs, pos[0], kf.profiles, kf.repeat, "RUN_DIR")
 	if err != nil {
 		return err
 	}
@@ -74,7 +73,6 @@ func (e *env) k8sRun(ctx context.Context, args []string) error {
 	if err != nil {
 		return &runError{err: err, hint: "check --kubeconfig and --context (kubectl config get-contexts)", code: ExitFailed}
 	}
-	b.RunDir = filepath.Join(*out, "RUN_DIR")
 	dist := &distOptions{workers: o.Workers, store: o.Store, runID: o.RunID, profiles: kf.profiles, helloIn: *startIn,
 		launch: &k8sWorkers{e: e, client: client, objs: objs, keep: *keep}}
 	command := shellJoin(append([]string{"perflab", "k8s", "run"}, args...))

@@ -234,3 +234,64 @@ func TestK8sRunLeavesAnotherRunsObjectsAlone(t *testing.T) {
 		t.Errorf("the other run's Job was deleted: %v", err)
 	}
 }
+
+// TestK8sRunScrubsAsRunDoes: the coordinator of perflab k8s run scrubs
+// the plan's credentials from what it stores and prints as perflab run
+// does: here a component's literal credential, printed to its log.
+func TestK8sRunScrubsAsRunDoes(t *testing.T) {
+	const secret = "literal-component-secret"
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer srv.Close()
+	planPath := filepath.Join(t.TempDir(), "plan.yaml")
+	text := fmt.Sprintf(`name: k8s-secrets
+components:
+  - name: printer
+    run:
+      command: sh
+      args: ["-c", "echo key=$ROOT_SECRET_KEY; exec sleep 600"]
+      env: {ROOT_SECRET_KEY: %s}
+profiles:
+  - name: p
+    duration: 1s
+    workloads:
+      - {name: get, driver: http, rate: 10/s, params: {url: %q}}
+`, secret, srv.URL)
+	if err := os.WriteFile(planPath, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	store, runID, out := t.TempDir(), "rtest-scrub", t.TempDir()
+	e, stderr := k8sEnv(fake.NewClientset())
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Go(func() {
+			we := &env{stdout: io.Discard, stderr: io.Discard}
+			we.main(t.Context(), []string{"worker", "--store", store, "--run-id", runID, "--index", fmt.Sprint(i),
+				"--workers", "2", "--plan", planPath, "--wait", "1m"})
+		})
+	}
+	code := e.main(t.Context(), []string{"k8s", "run", planPath, "--workers", "2", "--image", "perflab:test", "--store", store,
+		"--run-id", runID, "--out", out})
+	wg.Wait()
+	if code != ExitOK {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	logs, _ := filepath.Glob(filepath.Join(out, "*", "logs", "cell-0", "printer.stdout.log"))
+	if len(logs) != 1 {
+		t.Fatalf("component logs %v", logs)
+	}
+	if b, err := os.ReadFile(logs[0]); err != nil || !strings.Contains(string(b), "key=[redacted]") {
+		t.Errorf("the component's log is not scrubbed: %v\n%s", err, b)
+	}
+	err := filepath.WalkDir(out, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if b, err := os.ReadFile(path); err == nil && bytes.Contains(b, []byte(secret)) {
+			t.Errorf("%s holds the credential", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

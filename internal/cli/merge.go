@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/perflab/perflab/internal/driver"
@@ -168,7 +169,7 @@ func (mg *merger) phase(ctx context.Context, a shard.Announcement) error {
 	state, msg := results.StateCompleted, ""
 	switch failed := ps.failed(); {
 	case len(failed) > 0:
-		state, msg = results.StateFailed, joinLines(failed)
+		state, msg = results.StateFailed, strings.Join(failed, "; ")
 	case anyInterrupted(ps):
 		state, msg = results.StateInterrupted, "the coordinator stopped the workers"
 	}
@@ -229,9 +230,10 @@ func (mg *merger) ends(a shard.Announcement, ps *phaseShards, names []string, cl
 		if len(ps.readBacks(name)) > 0 {
 			note = "not redone by perflab merge: the coordinator reads back every worker's writes at once"
 		}
-		if len(checks) > 0 {
+		if len(checks) > 0 { // a worker's own, or one it could not make
 			fail(mg.rs.AddChecks(name, resultChecks(checks)))
-		} else if note != "" {
+		}
+		if note != "" {
 			fail(mg.rs.AddFacts(name, []results.Fact{{Name: "read-back", Value: note}}))
 		}
 	}

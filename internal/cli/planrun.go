@@ -42,35 +42,24 @@ func (e *env) runPlan(ctx context.Context, args []string) error {
 	if err := checkSLOFlags(slo); err != nil {
 		return err
 	}
-	if err := checkRepeat(fs, *repeat); err != nil {
-		return err
-	}
 	dist, err := e.localDist(fs, *workers, *storeURL, *runID, *profiles)
 	if err != nil {
 		return err
 	}
-	p, err := loadPlan(pos[0], *profiles)
+	p, b, err := checkedPlan(fs, pos[0], *profiles, *repeat, filepath.Join(*out, "RUN_DIR"))
 	if err != nil {
 		return err
 	}
-	if err := applyRepeat(fs, p, *repeat); err != nil {
-		return err
-	}
-	b, err := builtins(filepath.Join(*out, "RUN_DIR"))
-	if err != nil {
-		return &runError{err: err, code: ExitFailed}
-	}
-	if problems := checkPlan(p, b); len(problems) > 0 {
-		return invalidPlan(problems)
-	}
-	e.useScrubber(planScrubber(p))
 	return e.executePlan(ctx, p, b, *out, *jsonOut, shellJoin(append([]string{"perflab", "run"}, args...)), slo, dist)
 }
 
-// executePlan creates the run directory and runs every cell; slo are the
-// --slo gates, judged with the plan's own.
+// executePlan creates the run directory and runs every cell, the plan's
+// credentials scrubbed from all it stores and prints (perflab run and
+// perflab k8s run alike); slo are the --slo gates, judged with the plan's
+// own.
 func (e *env) executePlan(ctx context.Context, p *plan.Plan, b plan.Builtins, out string, jsonOut bool, command string,
 	slo []string, dist *distOptions) error {
+	e.useScrubber(planScrubber(p))
 	store, err := e.createPlanRun(out, p, &b, results.Meta{Name: p.Name, Command: command, Repeat: p.Repeat,
 		Extra: withSLO(nil, gateSpecs(p, slo))})
 	if err != nil {
@@ -125,6 +114,32 @@ func (e *env) createPlanRun(out string, p *plan.Plan, b *plan.Builtins, meta res
 		return nil, &runError{err: fmt.Errorf("cannot locate the run directory: %w", err), code: ExitFailed}
 	}
 	return store, nil
+}
+
+// checkedPlan loads the plan at path for perflab run, plan check and
+// k8s: only the profiles --profile names (all when empty), repeated as
+// --repeat says when given, and checked with the builtins of runDir, the
+// run directory as the plan's checks see it. Every problem is listed;
+// nothing is started.
+func checkedPlan(fs *flag.FlagSet, path, profiles string, repeat int, runDir string) (*plan.Plan, plan.Builtins, error) {
+	if err := checkRepeat(fs, repeat); err != nil {
+		return nil, plan.Builtins{}, err
+	}
+	p, err := loadPlan(path, profiles)
+	if err != nil {
+		return nil, plan.Builtins{}, err
+	}
+	if err := applyRepeat(fs, p, repeat); err != nil {
+		return nil, plan.Builtins{}, err
+	}
+	b, err := builtins(runDir)
+	if err != nil {
+		return nil, b, &runError{err: err, code: ExitFailed}
+	}
+	if problems := checkPlan(p, b); len(problems) > 0 {
+		return nil, b, invalidPlan(problems)
+	}
+	return p, b, nil
 }
 
 // checkRepeat refuses a --repeat out of range before anything is read or
@@ -193,22 +208,9 @@ func (e *env) planCmd(args []string) error {
 	if len(pos) != 1 {
 		return usageErrorf("perflab plan check needs exactly one plan file, got %d arguments", len(pos))
 	}
-	if err := checkRepeat(fs, *repeat); err != nil {
-		return err
-	}
-	p, err := loadPlan(pos[0], *profiles)
+	p, _, err := checkedPlan(fs, pos[0], *profiles, *repeat, "RUN_DIR")
 	if err != nil {
 		return err
-	}
-	if err := applyRepeat(fs, p, *repeat); err != nil {
-		return err
-	}
-	b, err := builtins("RUN_DIR")
-	if err != nil {
-		return &runError{err: err, code: ExitFailed}
-	}
-	if problems := checkPlan(p, b); len(problems) > 0 {
-		return invalidPlan(problems)
 	}
 	describePlan(e, p)
 	return nil

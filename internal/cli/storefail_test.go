@@ -145,3 +145,38 @@ profiles:
 		t.Errorf("the server answered %d requests after the store failed; the load was not stopped", n)
 	}
 }
+
+// TestDistributedStoreFailureStopsTheWorkers is TestPlanStoreFailureStopsTheLoad
+// for a run whose load two workers make: the coordinator's store failure
+// stops them too, through the shared store, and tells them why.
+func TestDistributedStoreFailureStopsTheWorkers(t *testing.T) {
+	var served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served.Add(1) }))
+	defer srv.Close()
+	planPath := httpPlan(t, srv.URL+"/", 100, 60*time.Second)
+	store, runID, out := t.TempDir(), "rfull", filepath.Join(t.TempDir(), "runs")
+	var logs [2]lockedBuffer
+	codes := make(chan int, 2)
+	for i := range logs {
+		go func() {
+			we := &env{stdout: &bytes.Buffer{}, stderr: &logs[i]}
+			codes <- we.main(context.Background(), []string{"worker", "--store", store, "--run-id", runID, "--index", fmt.Sprint(i),
+				"--workers", "2", "--plan", planPath, "--wait", "1m"})
+		}()
+	}
+	e, stderr := storeFailEnv(1)
+	err := e.runPlan(context.Background(), []string{planPath, "--workers", "2", "--store", store, "--run-id", runID, "--out", out})
+	checkStoreFailure(t, e, stderr, err, out, 1)
+	for range logs {
+		<-codes
+	}
+	// About 200 requests before the failure; the whole schedule 6000.
+	if n := served.Load(); n > 6000/4 {
+		t.Errorf("the server answered %d requests after the store failed; the workers were not stopped", n)
+	}
+	for i := range logs {
+		if !strings.Contains(logs[i].String(), "the coordinator aborted the run: stopped: the run store failed") {
+			t.Errorf("worker %d was not told why it was stopped:\n%s", i, logs[i].String())
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -9,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/perflab/perflab/internal/observe/self"
@@ -73,7 +73,7 @@ func (e *env) workerCmd(ctx context.Context, args []string) error {
 	}
 	problems = append(problems, workerProblems(*storeURL, *runID, *index, *workers, *wait)...)
 	if len(problems) > 0 {
-		return usageErrorf("perflab worker: %s", joinLines(problems))
+		return usageErrorf("perflab worker: %s", strings.Join(problems, "; "))
 	}
 	store, err := shard.Open(*storeURL)
 	if err != nil {
@@ -128,17 +128,6 @@ func workerProblems(store, runID string, index, workers int, wait time.Duration)
 		out = append(out, fmt.Sprintf("--wait %v must be > 0", wait))
 	}
 	return out
-}
-
-func joinLines(lines []string) string {
-	var b bytes.Buffer
-	for i, l := range lines {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(l)
-	}
-	return b.String()
 }
 
 // join waits for the coordinator's manifest, loads the plan it names (the

@@ -40,12 +40,13 @@ func (w *worker) phase(a shard.Announcement) error {
 }
 
 // finish writes what is left of the worker's intervals and its end, with
-// err as its failure. It returns err, or the store's failure.
+// err as its failure, scrubbed. It returns err, or the store's failure.
 func (w *worker) finish(up *shard.Uploader, d shardDetail, err error) error {
 	var e shard.End
 	if err != nil {
 		e.Error = w.scrub.String(err.Error())
 	}
+	d.scrub(w.scrub)
 	detail, jerr := json.Marshal(d)
 	if jerr != nil {
 		return &runError{err: fmt.Errorf("cannot encode worker %d's end: %w", w.index, jerr), code: ExitFailed}
@@ -242,19 +243,16 @@ func (w *worker) afterLoad(d *shardDetail, ws []phaseWorkload, state string) {
 		sw := &d.Workloads[i]
 		if desc, ok := pw.eng.Driver.(driver.Describer); ok {
 			sw.Facts = factsToWire(desc.Facts())
-			for j := range sw.Facts {
-				sw.Facts[j].Value = w.scrub.String(sw.Facts[j].Value)
-			}
 		}
 		v, ok := pw.eng.Driver.(driver.Verifier)
 		switch {
 		case !ok:
 		case state != results.StateCompleted:
-			sw.CheckNote = "skipped: the profile " + map[string]string{results.StateFailed: "failed", results.StateInterrupted: "was interrupted"}[state]
+			sw.CheckNote = readBackSkipped(state)
 		case w.n > 1 && isShardVerifier(v):
 			rb, err := v.(driver.ShardVerifier).ReadBackState()
 			if err != nil {
-				sw.CheckNote = "could not check: " + w.scrub.String(err.Error())
+				sw.Checks = checksToWire(settledChecks(nil, err))
 			}
 			sw.ReadBack = rb
 		default:
@@ -262,13 +260,7 @@ func (w *worker) afterLoad(d *shardDetail, ws []phaseWorkload, state string) {
 				ctx, cancel := context.WithTimeout(w.kill, verifyTimeout+pw.spec.verifyWait)
 				defer cancel()
 				checks, err := v.Verify(ctx)
-				if err != nil {
-					sw.CheckNote = "could not check: " + w.scrub.String(err.Error())
-				}
-				sw.Checks = checksToWire(checks)
-				for j := range sw.Checks {
-					sw.Checks[j].Note = w.scrub.String(sw.Checks[j].Note)
-				}
+				sw.Checks = checksToWire(settledChecks(checks, err))
 			})
 		}
 	}
@@ -293,7 +285,7 @@ func (w *worker) cleanup(d *shardDetail, ws []phaseWorkload) {
 		err := c.Cleanup(ctx, nil)
 		cancel()
 		if err != nil {
-			d.Workloads[i].Cleanup = w.scrub.String(err.Error())
+			d.Workloads[i].Cleanup = err.Error()
 			fmt.Fprintf(w.e.stderr, "perflab: worker %d: warning: cannot clean up after workload %s: %s\n", w.index, ws[i].eng.Name, d.Workloads[i].Cleanup)
 		}
 	}

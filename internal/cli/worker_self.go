@@ -74,24 +74,24 @@ func (s *selfWatch) stop(lag time.Duration) shardSelf {
 	st := analysis.StatOf(s.cpu)
 	me := shardSelf{Samples: st.N, CPUP99: st.P99, CPUMax: st.Max, CoresAvailable: workerCores(s.cores), SchedLatP99: s.sched,
 		LagP99: lag.Seconds()}
-	what := "p99"
 	if !st.HasP99() {
-		me.CPUP99, what = st.Max, "maximum"
+		me.CPUP99 = st.Max // shown as such in the workers table; no verdict rests on it
 	}
-	me.ClientBound, me.ClientWhy = selfVerdict(me, what)
+	me.ClientBound, me.ClientWhy = selfVerdict(me)
 	return me
 }
 
-// selfVerdict says whether a worker was client-bound by its CPU (what:
-// p99 or maximum), by the rule every verdict follows
-// (analysis.GeneratorLimited): its dispatch lag is recorded but never a
-// reason on its own, and the arrivals it did not issue count in the merged
-// workloads' verdict.
-func selfVerdict(me shardSelf, what string) (bool, string) {
-	if me.Samples == 0 {
+// selfVerdict says whether a worker was client-bound by its CPU p99, by
+// the rule every verdict follows (analysis.GeneratorLimited): as a single
+// process's generator, only with the samples a P99 needs
+// (analysis.MinSamplesP99); its dispatch lag is recorded but never a
+// reason on its own, and the arrivals it did not issue count in the
+// merged workloads' verdict.
+func selfVerdict(me shardSelf) (bool, string) {
+	if me.Samples < analysis.MinSamplesP99 {
 		return false, ""
 	}
-	why := analysis.CPUBound(me.CPUP99, me.CoresAvailable, what)
+	why := analysis.CPUBound(me.CPUP99, me.CoresAvailable, "p99")
 	return why != "", why
 }
 

@@ -188,3 +188,35 @@ func awaitFile(t *testing.T, path string) {
 		time.Sleep(20 * time.Millisecond) // polling the store
 	}
 }
+
+// TestRunCoordinatesWorkersStartedElsewhere: perflab run --workers N
+// --store URL --run-id ID (the coordinator of workers it did not start,
+// as perflab k8s manifest says to run it) merges their load: a launcher
+// that knows of no failure fails no worker.
+func TestRunCoordinatesWorkersStartedElsewhere(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	planPath := httpPlan(t, srv.URL, 50, 2*time.Second)
+	store, runID := t.TempDir(), "rext"
+	codes := make(chan int, 2)
+	for i := range 2 {
+		go func() {
+			we := &env{stdout: io.Discard, stderr: io.Discard}
+			codes <- we.main(context.Background(), []string{"worker", "--store", store, "--run-id", runID, "--index", itoa(i),
+				"--workers", "2", "--plan", planPath, "--wait", "1m"})
+		}()
+	}
+	var stderr lockedBuffer
+	e := &env{stdout: io.Discard, stderr: &stderr}
+	code := e.main(context.Background(), []string{"run", planPath, "--workers", "2", "--store", store, "--run-id", runID,
+		"--out", t.TempDir()})
+	for range 2 {
+		if c := <-codes; c != ExitOK {
+			t.Errorf("a worker exited %d", c)
+		}
+	}
+	if code != ExitOK || hits.Load() != 100 {
+		t.Errorf("exit %d, %d requests; want 0 and 2 s × 50/s:\n%s", code, hits.Load(), stderr.String())
+	}
+}

@@ -119,18 +119,7 @@ func describeComponent(c Component) componentJSON {
 	if r := c.Run; r != nil {
 		rj := &runJSON{Command: r.Command, Args: r.Args, Dir: r.Dir, StopGrace: dur(r.StopGrace)}
 		if len(r.Env) > 0 {
-			var b bytes.Buffer
-			b.WriteByte('{')
-			for i, e := range r.Env {
-				if i > 0 {
-					b.WriteByte(',')
-				}
-				writeString(&b, e.Name)
-				b.WriteByte(':')
-				writeString(&b, e.Value)
-			}
-			b.WriteByte('}')
-			rj.Env = b.Bytes()
+			rj.Env = orderedObject(len(r.Env), func(i int) (string, any) { return r.Env[i].Name, r.Env[i].Value })
 		}
 		if r.Ready != nil {
 			rj.Ready = &readyJSON{HTTP: r.Ready.HTTP, TCP: r.Ready.TCP, Timeout: dur(r.Ready.Timeout)}
@@ -174,16 +163,23 @@ func matrixJSON(vars []Variable) json.RawMessage {
 	if len(vars) == 0 {
 		return nil
 	}
+	return orderedObject(len(vars), func(i int) (string, any) { return vars[i].Name, append([]string{}, vars[i].Values...) })
+}
+
+// orderedObject is a JSON object of n members in their order (a Go map
+// would sort them): member i's key and value as member gives them.
+func orderedObject(n int, member func(i int) (key string, value any)) json.RawMessage {
 	var b bytes.Buffer
 	b.WriteByte('{')
-	for i, v := range vars {
+	for i := range n {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		writeString(&b, v.Name)
+		k, v := member(i)
+		writeString(&b, k)
 		b.WriteByte(':')
-		values, _ := json.Marshal(append([]string{}, v.Values...)) // strings always marshal
-		b.Write(values)
+		value, _ := json.Marshal(v) // strings and lists of them always marshal
+		b.Write(value)
 	}
 	b.WriteByte('}')
 	return b.Bytes()

@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -366,18 +365,7 @@ func describePrometheus(p *Prometheus) *promJSON {
 		pj.Split = &splitJSON{Label: p.SplitLabel, Regex: p.SplitRegex}
 	}
 	if len(p.Queries) > 0 {
-		var b bytes.Buffer
-		b.WriteByte('{')
-		for i, q := range p.Queries {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeString(&b, q.Metric)
-			b.WriteByte(':')
-			writeString(&b, q.Expr)
-		}
-		b.WriteByte('}')
-		pj.Queries = b.Bytes()
+		pj.Queries = orderedObject(len(p.Queries), func(i int) (string, any) { return p.Queries[i].Metric, p.Queries[i].Expr })
 	}
 	return pj
 }
