@@ -112,7 +112,8 @@ func (e *env) httpCmd(ctx context.Context, args []string) error {
 	}
 	e.useScrubber(f.scrubber(pos[0]))
 	return e.execute(ctx, job{name: f.name, command: redactCommand(append([]string{"perflab", "http"}, args...)),
-		out: f.out, warmup: f.warmup, jsonOut: f.jsonOut, workloads: []plannedWorkload{pw}, slo: f.slo})
+		out: f.out, warmup: f.warmup, jsonOut: f.jsonOut, workloads: []plannedWorkload{pw}, slo: f.slo,
+		sampleEvery: sampleEveryFor(f.duration)}) // the generator itself, for the client-bound rule
 }
 
 // workload validates every flag at once and builds the workload; given

@@ -26,7 +26,7 @@ type job struct {
 	jsonOut   bool // print summary.json to stdout instead of the table
 	workloads []plannedWorkload
 	// observed are components sampled while the workloads run, with the
-	// generator, every sampleEvery; none: nothing is sampled.
+	// generator, every sampleEvery; a zero sampleEvery samples nothing.
 	observed    []observed
 	sampleEvery time.Duration
 	slo         []string // SLO gates judged on every workload
@@ -67,7 +67,7 @@ func (e *env) execute(ctx context.Context, j job) error {
 	defer release()
 	sink, stop := e.newStoreSink(store, stop)
 	stopSampling := func() {}
-	if len(j.observed) > 0 {
+	if j.sampleEvery > 0 {
 		sm, err := e.startSampling(store, 0, j.sampleEvery, append(j.observed, generator(0)), sink)
 		if err != nil {
 			sink.fail(err)
