@@ -278,9 +278,7 @@ func (s *Summary) judge() {
 			s.Lag.P99.Round(time.Microsecond), lagLimit))
 	}
 	if s.Dropped > 0 {
-		s.Warnings = append(s.Warnings, fmt.Sprintf(
-			"pool limit: %d arrivals dropped in the window: every VU was busy at vus.max %d while the target was slow (not client-bound); raise vus.max or expect the target to be overloaded",
-			s.Dropped, s.Workload.VUsMax))
+		s.Warnings = append(s.Warnings, s.poolLimitText())
 	}
 	if s.Workload.TargetRate > 0 && s.Rate < 0.95*s.Workload.TargetRate {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("achieved %.1f ops/s, below the target %.1f ops/s", s.Rate, s.Workload.TargetRate))
@@ -289,6 +287,21 @@ func (s *Summary) judge() {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("only %d requests in the window: p99 and above rest on fewer than 100 samples", s.Requests))
 	}
 }
+
+// poolLimitText is the warning of arrivals dropped at vus.max: the
+// target's slowness, unless the generator was found at its limit, when the
+// drops say nothing of the target.
+func (s *Summary) poolLimitText() string {
+	cause := "while the target was slow (not client-bound); raise vus.max or expect the target to be overloaded"
+	if s.ClientBound {
+		cause = "while the generator was at its limit (client-bound): the target need not have been slow"
+	}
+	return fmt.Sprintf("%s%d arrivals dropped in the window: every VU was busy at vus.max %d %s",
+		poolLimitPrefix, s.Dropped, s.Workload.VUsMax, cause)
+}
+
+// poolLimitPrefix begins the warning of arrivals dropped at vus.max.
+const poolLimitPrefix = "pool limit: "
 
 // DisplayName is the workload's name as reports show it under its profile.
 func (w Workload) DisplayName() string {

@@ -153,3 +153,18 @@ func hasWarning(s *Summary, part string) bool {
 	}
 	return false
 }
+
+// Arrivals dropped at vus.max in a phase whose generator was at the limit
+// of its cores are not put down to a slow target: the pool-limit warning
+// must not contradict the client-bound verdict beside it.
+func TestPoolDropsOfAClientBoundPhaseAreNotTheTargets(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	s := Summarize(Workload{Model: "open", Scheduled: 306, VUsMax: 7, Window: Window{Start: t0, End: t0.Add(3 * time.Second)}}, intervals(t0, 3))
+	if !hasWarning(s, "target was slow") {
+		t.Fatalf("no pool limit put down to the target before the verdict: %q", s.Warnings)
+	}
+	MarkClientBound(&Resources{ClientBound: true, GeneratorCPU: 1, CoresAvailable: 1}, []*Summary{s})
+	if !s.ClientBound || hasWarning(s, "not client-bound") || hasWarning(s, "target was slow") || !hasWarning(s, "pool limit: 3 arrivals dropped") {
+		t.Errorf("client-bound %v, warnings %q", s.ClientBound, s.Warnings)
+	}
+}
