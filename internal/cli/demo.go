@@ -61,22 +61,15 @@ func (e *env) demo(ctx context.Context, args []string) error {
 	}
 	// The target's CPU and memory (its process, and its own /metrics) and
 	// perflab's own, sampled while the load runs.
-	every := sampleEveryFor(*each)
+	every := time.Second
+	if *each < 10*time.Second {
+		every = 500 * time.Millisecond
+	}
 	metrics := url + "/metrics"
 	tgt := observed{comp: results.Component{Name: "target", Kind: results.KindRun, PID: pid, MetricsURL: metrics},
 		sources: append(processSources(pid, ""), endpointSources(metrics, nil, nil, every)...)}
 	return e.execute(ctx, job{name: "demo", command: "perflab demo " + strings.Join(args, " "), out: *out, workloads: ws,
 		observed: []observed{tgt}, sampleEvery: every})
-}
-
-// sampleEveryFor is how often a run of load lasting d samples its
-// components and the generator: every second, or every half second when
-// d is under 10 s, so that a P99 rests on enough samples.
-func sampleEveryFor(d time.Duration) time.Duration {
-	if d < 10*time.Second {
-		return 500 * time.Millisecond
-	}
-	return time.Second
 }
 
 // startTarget runs `perflab target http` on a free loopback port and returns

@@ -113,7 +113,16 @@ func (e *env) httpCmd(ctx context.Context, args []string) error {
 	e.useScrubber(f.scrubber(pos[0]))
 	return e.execute(ctx, job{name: f.name, command: redactCommand(append([]string{"perflab", "http"}, args...)),
 		out: f.out, warmup: f.warmup, jsonOut: f.jsonOut, workloads: []plannedWorkload{pw}, slo: f.slo,
-		sampleEvery: sampleEveryFor(f.duration)}) // the generator itself, for the client-bound rule
+		sampleEvery: sampleEveryFor(f.duration, f.warmup)}) // the generator itself, for the client-bound rule
+}
+
+// sampleEveryFor is how often perflab http samples the generator over a
+// load of duration d: a twelfth of the steady-state window (what is left
+// after the warm-up, or after the first second), between 100 ms and 1 s,
+// so that the window holds the samples a P99 of its CPU needs.
+func sampleEveryFor(d, warmup time.Duration) time.Duration {
+	every := (d - max(warmup, time.Second)) / 12
+	return min(max(every.Truncate(10*time.Millisecond), 100*time.Millisecond), time.Second)
 }
 
 // workload validates every flag at once and builds the workload; given
