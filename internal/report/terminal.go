@@ -64,8 +64,11 @@ func (p *Progress) Interval(workload string, iv *stats.Interval) {
 	if p.target > 0 {
 		line += fmt.Sprintf(" (target %s)", rateText(p.target))
 	}
-	line += fmt.Sprintf("  p50 %s p99 %s  errors %d  dropped %d  VUs %d",
-		dur(all.Latency.Quantile(0.5)), dur(all.Latency.Quantile(0.99)), p.errors, p.dropped, iv.VUs)
+	p50, p99 := "–", "–" // no request succeeded: no latency, not 0
+	if all.Latency.Count() > 0 {
+		p50, p99 = dur(all.Latency.Quantile(0.5)), dur(all.Latency.Quantile(0.99))
+	}
+	line += fmt.Sprintf("  p50 %s p99 %s  errors %d  dropped %d  VUs %d", p50, p99, p.errors, p.dropped, iv.VUs)
 	switch {
 	case p.tty:
 		fmt.Fprintf(p.w, "\r\033[K%s", line)
