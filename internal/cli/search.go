@@ -203,8 +203,11 @@ func (e *env) finishSearch(store *results.Run, sink *storeSink, s *searcher, jud
 	if runErr == nil && res.Sustained == 0 {
 		status = results.Status{State: results.StateCompleted, Ended: time.Now(), ExitCode: ExitFailed,
 			Message: "capacity search: no rate met the SLO"}
-		runErr = &runError{err: errors.New(status.Message + "; " + strings.ReplaceAll(searchWhy(res), "**", "")), code: ExitFailed,
-			hint: "search.md lists each step with the gates it failed; lower --start, or check the target with perflab run"}
+		hint := "search.md lists each step with the gates it failed; lower --start, or check the target with perflab run"
+		if len(res.Steps) > 0 && res.Steps[0].TooFewToJudge() {
+			hint = "no gate failed, but the first step had too few requests to judge them: lengthen --step-duration or raise --start"
+		}
+		runErr = &runError{err: errors.New(status.Message + "; " + strings.ReplaceAll(searchWhy(res), "**", "")), code: ExitFailed, hint: hint}
 	}
 	finishErr := store.Finish(status)
 	rep.State, rep.Message, rep.Ended = status.State, status.Message, status.Ended
