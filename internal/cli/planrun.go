@@ -53,7 +53,7 @@ func (e *env) runPlan(ctx context.Context, args []string) error {
 	if err != nil {
 		return &runError{err: err, code: ExitFailed}
 	}
-	if problems := checkPlan(p, b); len(problems) > 0 {
+	if problems := append(checkPlan(p, b), commandProblems(p, b)...); len(problems) > 0 {
 		return invalidPlan(problems)
 	}
 	e.useScrubber(planScrubber(p))
@@ -194,6 +194,9 @@ func (e *env) planCmd(args []string) error {
 	}
 	if problems := checkPlan(p, b); len(problems) > 0 {
 		return invalidPlan(problems)
+	}
+	for _, w := range commandProblems(p, b) {
+		fmt.Fprintf(e.stderr, "perflab: warning: %v (perflab run refuses the plan on this machine)\n", w)
 	}
 	describePlan(e, p)
 	return nil

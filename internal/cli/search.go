@@ -125,7 +125,7 @@ func checkSearch(f searchFlags, path string) (*searchConfig, error) {
 	if cfg.b, err = builtins(filepath.Join(f.out, "RUN_DIR")); err != nil {
 		return nil, &runError{err: err, code: ExitFailed}
 	}
-	if problems := checkPlan(cfg.p, cfg.b); len(problems) > 0 {
+	if problems := append(checkPlan(cfg.p, cfg.b), commandProblems(cfg.p, cfg.b)...); len(problems) > 0 {
 		return nil, invalidPlan(problems)
 	}
 	return cfg, nil
