@@ -172,8 +172,8 @@ func Run(stop, kill context.Context, w Workload, sink Sink) (Summary, error) {
 	r.opCtx = opCtx
 
 	flushed := make(chan struct{})
-	stopFlush := make(chan time.Time)
-	go r.flushLoop(sink, stopFlush, flushed)
+	cutFlush, stopFlush := make(chan time.Time), make(chan time.Time)
+	go r.flushLoop(sink, cutFlush, stopFlush, flushed)
 
 	var sum Summary
 	if w.Model == Open {
@@ -183,6 +183,12 @@ func Run(stop, kill context.Context, w Workload, sink Sink) (Summary, error) {
 	}
 	sum.Start = start
 	sum.Interrupted = stop.Err() != nil
+	if sum.Interrupted {
+		// Close the interval the load stopped in, as a schedule's end
+		// falls on a boundary: else the window, which ends with the
+		// load, holds none of it.
+		cutFlush <- sum.LoadEnd
+	}
 	r.drain(kill, cancelOps)
 	sum.End = clk.Now()
 	stopFlush <- sum.End
@@ -222,8 +228,10 @@ func shardsFor(w Workload) int {
 // start, and the last one, partial, when told the run ended. Told late,
 // or at the moment its timer fires, it still closes every whole interval
 // that ended before the run did at its own boundary, so that the
-// intervals of a run do not depend on which of the two came first.
-func (r *run) flushLoop(sink Sink, stop <-chan time.Time, done chan<- struct{}) {
+// intervals of a run do not depend on which of the two came first. Told
+// of a cut (the load stopped early), it closes the intervals up to it
+// the same way, and then one last interval, the drain, at the end.
+func (r *run) flushLoop(sink Sink, cut, stop <-chan time.Time, done chan<- struct{}) {
 	defer close(done)
 	next := r.start.Add(r.w.Interval)
 	t := r.clk.NewTimer(next.Sub(r.clk.Now()))
@@ -234,15 +242,28 @@ func (r *run) flushLoop(sink Sink, stop <-chan time.Time, done chan<- struct{}) 
 			r.emit(sink, next)
 			next = next.Add(r.w.Interval)
 			t.Reset(next.Sub(r.clk.Now()))
-		case end := <-stop:
-			for ; !next.After(end); next = next.Add(r.w.Interval) {
-				r.emit(sink, next)
-			}
-			if last := next.Add(-r.w.Interval); end.After(last) || last.Equal(r.start) {
-				r.emit(sink, end) // the partial one; the only one of a run stopped at its start
+		case at := <-cut:
+			t.Stop()
+			r.closeUpTo(sink, next, at)
+			if end := <-stop; end.After(at) {
+				r.emit(sink, end) // the drain
 			}
 			return
+		case end := <-stop:
+			r.closeUpTo(sink, next, end)
+			return
 		}
+	}
+}
+
+// closeUpTo closes the whole intervals from the boundary next up to end,
+// then the partial one ending at end.
+func (r *run) closeUpTo(sink Sink, next, end time.Time) {
+	for ; !next.After(end); next = next.Add(r.w.Interval) {
+		r.emit(sink, next)
+	}
+	if last := next.Add(-r.w.Interval); end.After(last) || last.Equal(r.start) {
+		r.emit(sink, end) // the partial one; the only one of a run stopped at its start
 	}
 }
 

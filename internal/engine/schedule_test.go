@@ -86,7 +86,7 @@ func TestFlushLoopClosesWholeIntervalsBeforeTheLastOne(t *testing.T) {
 				}
 			})
 			stop, done := make(chan time.Time), make(chan struct{})
-			go r.flushLoop(sink, stop, done)
+			go r.flushLoop(sink, nil, stop, done)
 			time.Sleep(3*time.Second + 200*time.Microsecond) // the run ends just after the third boundary
 			go func() { stop <- time.Now() }()
 			synctest.Wait() // the end waits to be taken, and the timer has fired
@@ -118,4 +118,41 @@ func TestFlushLoopAddsNoEmptyInterval(t *testing.T) {
 	if len(c.intervals) != 3 {
 		t.Errorf("%d intervals for 3 s", len(c.intervals))
 	}
+}
+
+// A run stopped mid-interval (Ctrl-C, a crashed component) closes the
+// interval it stopped in at the end of its load, as a schedule's end falls
+// on a boundary: the window, which ends with the load, then holds it, and
+// the operations still in flight land in the drain after it.
+func TestStoppedRunClosesTheIntervalAtTheEndOfItsLoad(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		stop, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		w := Workload{Name: "w", Model: Open, Rate: pacer.Constant(100, time.Hour), VUsMax: 10, Grace: time.Second,
+			Clock: bubbleClock{}, Driver: fake(func(_ context.Context, _ int, r *driver.Result) {
+				r.Op = "op"
+				time.Sleep(5 * time.Millisecond)
+			})}
+		go func() { time.Sleep(2500 * time.Millisecond); cancel() }()
+		c := &collect{}
+		sum, err := Run(stop, context.Background(), w, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var in int64 // operations in the intervals inside the window
+		for _, iv := range c.intervals {
+			if !iv.Start.Before(sum.Window.Start) && !iv.End.After(sum.Window.End) {
+				for _, st := range iv.Ops {
+					in += st.Classes.Total()
+				}
+			}
+		}
+		// Window 1 s → 2.5 s: the operations intended from 0.995 s to
+		// 2.495 s end in it, 150 of them; without the cut, only the 100
+		// of 1 s → 2 s.
+		if !sum.Interrupted || !sum.Window.End.Equal(sum.LoadEnd) || in != 150 {
+			t.Errorf("window %v → %v (load end +%v): %d operations in it, want 150",
+				sum.Window.Start.Sub(sum.Start), sum.Window.End.Sub(sum.Start), sum.LoadEnd.Sub(sum.Start), in)
+		}
+	})
 }
