@@ -1,0 +1,26 @@
+package cli_test
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// perflab report on the directory of a run still going says it is in
+// progress: it was told the run was killed.
+func TestReportOfARunInProgress(t *testing.T) {
+	url := startTarget(t, "--latency", "1ms")
+	cmd := exec.Command(perflab, "http", url, "--rate", "50/s", "--duration", "1h", "--out", t.TempDir())
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Signal(os.Interrupt)
+	dir := waitForProgress(t, stderr)
+	md := run(t, "report", dir)
+	if md.code != 0 || strings.Contains(md.stdout, "killed") || !strings.Contains(md.stdout, "| State | running: in progress") {
+		t.Errorf("report of a run in progress: exit %d\n%s%s", md.code, md.stdout, md.stderr)
+	}
+}
