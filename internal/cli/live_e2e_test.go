@@ -24,3 +24,14 @@ func TestReportOfARunInProgress(t *testing.T) {
 		t.Errorf("report of a run in progress: exit %d\n%s%s", md.code, md.stdout, md.stderr)
 	}
 }
+
+// A directory that holds no run is a bad argument, as the exit codes
+// say: 2, not the 1 of a run that failed.
+func TestNoRunDirectoryIsABadArgument(t *testing.T) {
+	empty := t.TempDir()
+	for _, args := range [][]string{{"report", empty}, {"size", empty + "/none"}, {"compare", empty, empty}} {
+		if r := run(t, args...); r.code != 2 || !strings.Contains(r.stderr, "cannot open run") {
+			t.Errorf("perflab %s: exit %d, want 2\n%s", strings.Join(args, " "), r.code, r.stderr)
+		}
+	}
+}
