@@ -124,6 +124,7 @@ func Terminal(w io.Writer, r *Run) error {
 	}
 	terminalMeasures(w, r)
 	terminalDriver(w, r)
+	terminalOverheads(w, r.Overheads)
 	fmt.Fprintf(w, "latency is measured from each operation's intended start%s; %s\n", latencyScope(r), windowNote(r))
 	if err := terminalResources(w, r); err != nil {
 		return err
