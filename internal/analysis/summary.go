@@ -277,6 +277,7 @@ func (s *Summary) judge() {
 			"arrivals went out late: scheduler lag p99 %v (> %v); latency, measured from each intended start, includes the delay; lag alone does not make a run client-bound, since a busy machine delays the dispatcher too",
 			s.Lag.P99.Round(time.Microsecond), lagLimit))
 	}
+	s.judgeDispatchDelay()
 	if s.Dropped > 0 {
 		s.Warnings = append(s.Warnings, s.poolLimitText())
 	}
@@ -286,6 +287,28 @@ func (s *Summary) judge() {
 	if s.Requests > 0 && s.Requests < 100 {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("only %d requests in the window: p99 and above rest on fewer than 100 samples", s.Requests))
 	}
+}
+
+// DispatchShare is the share of the latency p50 at or above which the
+// scheduler lag p50 is pointed out: the latency then shows the generator's
+// dispatch as much as the target.
+const DispatchShare = 0.25
+
+// judgeDispatchDelay warns when a fast target's latency, counted from
+// each intended start, is largely the dispatcher's delay: arrivals due
+// within a dispatch quantum go out together, up to a quantum late, which
+// at 20,000/s against nginx made a p50 of 770 µs out of 130 µs of service.
+func (s *Summary) judgeDispatchDelay() {
+	if s.Workload.Model != "open" || s.Lag.Count == 0 || s.Latency.Count == 0 || s.Lag.P50 <= 0 ||
+		float64(s.Lag.P50) < DispatchShare*float64(s.Latency.P50) {
+		return
+	}
+	text := fmt.Sprintf("scheduler lag p50 %v is %.0f %% of the latency p50 %v: the latency, counted from each intended start, shows the generator's dispatch as much as the target",
+		s.Lag.P50.Round(time.Microsecond), 100*float64(s.Lag.P50)/float64(s.Latency.P50), s.Latency.P50.Round(time.Microsecond))
+	if len(s.Ops) == 1 && s.Ops[0].Service.Count > 0 {
+		text += fmt.Sprintf("; the service time from the actual start, p50 %v, is the target's alone", s.Ops[0].Service.P50.Round(time.Microsecond))
+	}
+	s.Warnings = append(s.Warnings, text+" (arrivals due within a dispatch quantum go out together: perflab http --dispatch-quantum 1ns sends each on its own, at more CPU)")
 }
 
 // poolLimitText is the warning of arrivals dropped at vus.max: the

@@ -168,3 +168,29 @@ func TestPoolDropsOfAClientBoundPhaseAreNotTheTargets(t *testing.T) {
 		t.Errorf("client-bound %v, warnings %q", s.ClientBound, s.Warnings)
 	}
 }
+
+// At a high rate against a fast target the dispatcher's delay (up to one
+// dispatch quantum) is most of the latency p50: the report says so and
+// gives the service time; at a latency well above it, it says nothing.
+func TestDispatchDelayThatIsMostOfTheLatency(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	for _, tt := range []struct {
+		latency time.Duration
+		warn    bool
+	}{{800 * time.Microsecond, true}, {10 * time.Millisecond, false}} {
+		st := stats.NewOpStats()
+		lag := stats.NewHist()
+		for range 1000 {
+			st.Latency.Record(tt.latency)
+			st.Service.Record(tt.latency - 600*time.Microsecond)
+			lag.Record(500 * time.Microsecond)
+		}
+		st.Classes[stats.OK] = 1000
+		ivs := []*stats.Interval{{Start: t0, End: t0.Add(time.Second), Ops: map[string]*stats.OpStats{"GET /": st}, Lag: lag}}
+		s := Summarize(Workload{Model: "open", Scheduled: 1000, Window: Window{Start: t0, End: t0.Add(time.Second)}}, ivs)
+		got := hasWarning(s, "of the latency p50") && hasWarning(s, "the service time from the actual start, p50 ")
+		if got != tt.warn {
+			t.Errorf("latency %v, lag 500µs: warned %v, want %v: %q", tt.latency, got, tt.warn, s.Warnings)
+		}
+	}
+}
