@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
@@ -33,5 +35,17 @@ func TestNoRunDirectoryIsABadArgument(t *testing.T) {
 		if r := run(t, args...); r.code != 2 || !strings.Contains(r.stderr, "cannot open run") {
 			t.Errorf("perflab %s: exit %d, want 2\n%s", strings.Join(args, " "), r.code, r.stderr)
 		}
+	}
+}
+
+// Every request answered 404 is not a server that is down: the hint
+// points at the path, not at reachability.
+func TestAllFailedHintFollowsTheErrorClass(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	r := run(t, "http", srv.URL+"/wrong", "--rate", "20/s", "--duration", "1s", "--out", t.TempDir())
+	if r.code != 1 || !strings.Contains(r.stderr, "hint: GET "+srv.URL+"/wrong answers, with a 4xx status: check the URL's path") ||
+		strings.Contains(r.stderr, "is up and reachable") {
+		t.Errorf("exit %d\n%s", r.code, r.stderr)
 	}
 }

@@ -177,9 +177,38 @@ func judgeRun(r *report.Run, interrupted bool, storeErr error) (results.Status, 
 		}
 		msg := fmt.Sprintf("every request of workload %q failed (%s)", s.Workload.Name, firstError(s))
 		return results.Status{State: "failed", Ended: now, Message: msg, ExitCode: ExitFailed},
-			&runError{err: errors.New(msg), hint: fmt.Sprintf("check that %s is up and reachable from this machine", s.Workload.Target), code: ExitFailed}
+			&runError{err: errors.New(msg), hint: allFailedHint(s), code: ExitFailed}
 	}
 	return results.Status{State: "completed", Ended: now, ExitCode: ExitOK}, nil
+}
+
+// allFailedHint says what to check when every request of s failed, by the
+// class most of them failed with: a refused connection and a 404 need
+// different fixes.
+func allFailedHint(s *analysis.Summary) string {
+	counts := map[string]int64{}
+	top := ""
+	for _, op := range s.Ops {
+		for _, e := range op.Errors {
+			counts[e.Class] += e.Count
+			if top == "" || counts[e.Class] > counts[top] {
+				top = e.Class
+			}
+		}
+	}
+	switch top {
+	case stats.Status4xx.String():
+		return fmt.Sprintf("%s answers, with a 4xx status: check the URL's path, the method, and the headers or credentials it needs", s.Workload.Target)
+	case stats.RateLimited.String():
+		return fmt.Sprintf("%s answers, refusing every request for its rate (429): lower the rate, or raise its limit", s.Workload.Target)
+	case stats.Status5xx.String():
+		return fmt.Sprintf("%s answers, but fails every request (5xx): its logs say why", s.Workload.Target)
+	case stats.TLS.String():
+		return "the TLS handshake failed: trust the server's CA (--cacert, ca_file) or skip verification (--insecure), and check the certificate's name"
+	case stats.Protocol.String():
+		return fmt.Sprintf("%s answers, but not in the protocol asked: check --proto (proto) and the URL's scheme", s.Workload.Target)
+	}
+	return fmt.Sprintf("check that %s is up and reachable from this machine", s.Workload.Target)
 }
 
 func firstError(s *analysis.Summary) string {
