@@ -144,9 +144,14 @@ func (f *httpFlags) workload(rawURL string, given func(string) bool) (plannedWor
 	desc := results.Workload{Name: "http", Driver: "http", Target: cfg.Method + " " + redactURL(rawURL),
 		Duration: f.duration, Grace: f.grace}
 	f.model(&w, &desc, given, bad)
-	_, gateErrs := analysis.ParseGates(f.slo)
+	gates, gateErrs := analysis.ParseGates(f.slo)
 	for _, err := range gateErrs {
 		bad("--slo: %v", err)
+	}
+	for _, g := range gates {
+		if g.Workload != "" && g.Workload != w.Name {
+			bad("--slo '%s': perflab http runs one workload, %q, not %q", g.Expr, w.Name, g.Workload)
+		}
 	}
 	if len(problems) == 0 {
 		for _, err := range w.Validate() { // what the checks above missed, if anything

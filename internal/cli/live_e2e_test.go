@@ -49,3 +49,29 @@ func TestAllFailedHintFollowsTheErrorClass(t *testing.T) {
 		t.Errorf("exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+// An --slo gate scoped to a workload the plan does not have is refused
+// before anything starts: judged after the run, it had insufficient data
+// and failed a run a typo had wasted.
+func TestSLOGateOnAnUnknownWorkloadIsRefused(t *testing.T) {
+	path := writePlan(t, `
+name: slo-typo
+profiles:
+  - name: low
+    duration: 1s
+    workloads:
+      - {name: get, driver: http, rate: 1/s, params: {url: "http://127.0.0.1:9/"}}
+`)
+	out := t.TempDir()
+	r := run(t, "run", path, "--out", out, "--slo", `p99{workload="gte"} < 1s`, "--slo", `p99{workload="low/get"} < 1s`)
+	if r.code != 2 || !strings.Contains(r.stderr, `no workload "gte" (they have get)`) || strings.Contains(r.stderr, `"low/get"`) {
+		t.Errorf("exit %d, want 2 naming gte alone:\n%s", r.code, r.stderr)
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Errorf("a run directory was created: %v", entries)
+	}
+	r = run(t, "http", "http://127.0.0.1:9/", "--out", out, "--slo", `p99{workload="web"} < 1s`)
+	if r.code != 2 || !strings.Contains(r.stderr, `perflab http runs one workload, "http", not "web"`) {
+		t.Errorf("perflab http: exit %d\n%s", r.code, r.stderr)
+	}
+}

@@ -46,6 +46,9 @@ func (e *env) runPlan(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkSLOWorkloads(p, slo); err != nil {
+		return err
+	}
 	if err := applyRepeat(fs, p, *repeat); err != nil {
 		return err
 	}

@@ -113,6 +113,9 @@ func checkSearch(f searchFlags, path string) (*searchConfig, error) {
 	if cfg.p, err = loadPlan(path, f.profile); err != nil {
 		return nil, err
 	}
+	if err := checkSLOWorkloads(cfg.p, f.slo); err != nil {
+		return nil, err
+	}
 	if err := searchShape(cfg.p, f.stepDuration); err != nil {
 		return nil, err
 	}
