@@ -10,6 +10,7 @@ package analysis
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/perflab/perflab/internal/stats"
@@ -315,12 +316,30 @@ func (s *Summary) judgeDispatchDelay() {
 // target's slowness, unless the generator was found at its limit, when the
 // drops say nothing of the target.
 func (s *Summary) poolLimitText() string {
-	cause := "while the target was slow (not client-bound); raise vus.max or expect the target to be overloaded"
+	cause := "while the target was slow (not client-bound)" + s.busyVUs() + "; raise vus.max or expect the target to be overloaded"
 	if s.ClientBound {
 		cause = "while the generator was at its limit (client-bound): the target need not have been slow"
 	}
 	return fmt.Sprintf("%s%d arrivals dropped in the window: every VU was busy at vus.max %d %s",
 		poolLimitPrefix, s.Dropped, s.Workload.VUsMax, cause)
+}
+
+// busyVUs is how many VUs the target rate keeps busy at the operations'
+// mean service time (Little's law), to set beside vus.max; "" without
+// the figures.
+func (s *Summary) busyVUs() string {
+	var n int64
+	var sum float64
+	for _, op := range s.Ops {
+		n += op.Service.Count
+		sum += float64(op.Service.Count) * op.Service.Mean.Seconds()
+	}
+	if n == 0 || s.Workload.TargetRate <= 0 {
+		return ""
+	}
+	mean := time.Duration(sum / float64(n) * float64(time.Second))
+	return fmt.Sprintf(": at %s/s, operations of %v on average keep about %.0f VUs busy",
+		sig3(s.Workload.TargetRate), mean.Round(10*time.Microsecond), max(1, math.Round(s.Workload.TargetRate*mean.Seconds())))
 }
 
 // poolLimitPrefix begins the warning of arrivals dropped at vus.max.

@@ -194,3 +194,21 @@ func TestDispatchDelayThatIsMostOfTheLatency(t *testing.T) {
 		}
 	}
 }
+
+// The pool-limit warning says how many VUs the rate keeps busy at the
+// operations' service time (Little's law), so a vus.max too small for a
+// fast target is told from a target that slowed down.
+func TestPoolLimitSaysHowManyVUsTheRateNeeds(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	st := stats.NewOpStats()
+	for range 80 {
+		st.Latency.Record(50 * time.Millisecond)
+		st.Service.Record(50 * time.Millisecond)
+	}
+	st.Classes[stats.OK] = 80
+	ivs := []*stats.Interval{{Start: t0, End: t0.Add(2 * time.Second), Ops: map[string]*stats.OpStats{"GET /": st}, Dropped: 120, Lag: stats.NewHist()}}
+	s := Summarize(Workload{Model: "open", TargetRate: 100, VUsMax: 2, Scheduled: 200, Window: Window{Start: t0, End: t0.Add(2 * time.Second)}}, ivs)
+	if !hasWarning(s, "every VU was busy at vus.max 2 while the target was slow (not client-bound): at 100/s, operations of 50ms on average keep about 5 VUs busy") {
+		t.Errorf("warnings %q", s.Warnings)
+	}
+}
