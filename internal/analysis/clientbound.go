@@ -67,13 +67,18 @@ func (s *Summary) markClientBound(why string) {
 		text += fmt.Sprintf(" (scheduler lag p99 %v)", s.Lag.P99.Round(time.Microsecond))
 	}
 	text += "; throughput and latency may show the generator's limit, not the target's"
+	found := false
 	for i, w := range s.Warnings {
-		if strings.HasPrefix(w, "client-bound: ") {
-			s.Warnings[i] = text
-			return
+		switch {
+		case strings.HasPrefix(w, "client-bound: "):
+			s.Warnings[i], found = text, true
+		case strings.HasPrefix(w, poolLimitPrefix): // no longer the target's alone
+			s.Warnings[i] = s.poolLimitText()
 		}
 	}
-	s.Warnings = append([]string{text}, s.Warnings...)
+	if !found {
+		s.Warnings = append([]string{text}, s.Warnings...)
+	}
 }
 
 // addWhy is the "; "-separated reasons whys with those of why added that

@@ -172,6 +172,7 @@ func ParseGate(expr string) (Gate, error) {
 	if g.Metric = s.ident(); g.Metric == "" {
 		return Gate{}, s.errorf(s.pos, "want a metric name, like p99 or error_rate")
 	}
+	s.decimalQuantile(&g)
 	m, builtin := gateMetrics[g.Metric]
 	s.skipSpace()
 	if s.peek() == '{' {
@@ -208,6 +209,23 @@ func ParseGate(expr string) (Gate, error) {
 	}
 	g.Threshold = v
 	return g, nil
+}
+
+// decimalQuantile reads a quantile written as the reports head it, p99.9,
+// as the metric it is (p999): the dot is no comparison, and a user who
+// copies the column's name must not be told so.
+func (s *gateScanner) decimalQuantile(g *Gate) {
+	if s.peek() != '.' {
+		return
+	}
+	end := s.pos + 1
+	for end < len(s.rs) && unicode.IsDigit(s.rs[end]) {
+		end++
+	}
+	name := g.Metric + string(s.rs[s.pos+1:end])
+	if _, ok := gateMetrics[name]; ok && end > s.pos+1 && strings.HasPrefix(name, "p") {
+		g.Metric, s.pos = name, end
+	}
 }
 
 // comparison reads one of the comparison operators.

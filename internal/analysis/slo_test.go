@@ -27,6 +27,9 @@ func TestParseGate(t *testing.T) {
 		{`p99{op="GET /"} < 200ms`, Gate{Metric: "p99", Op: "GET /", Cmp: "<", Threshold: 0.2}},
 		{`p999 { workload = "query" , op="say \"hi\" \\" } > 1µs`, Gate{Metric: "p999", Workload: "query", Op: `say "hi" \`, Cmp: ">", Threshold: 1e-6}},
 		{`dropped{workload="w"} == 0`, Gate{Metric: "dropped", Workload: "w", Cmp: "==", Threshold: 0}},
+		// p99.9 as the reports head the column is p999
+		{"p99.9 < 1s", Gate{Metric: "p999", Cmp: "<", Threshold: 1}},
+		{`p99.9{op="GET /"}<=5ms`, Gate{Metric: "p999", Op: "GET /", Cmp: "<=", Threshold: 0.005}},
 	}
 	for _, tt := range tests {
 		got, err := ParseGate(tt.expr)
@@ -52,6 +55,7 @@ func TestParseGateErrors(t *testing.T) {
 		{"< 1s", 1, "want a metric name"},
 		{"p99 200ms", 5, "want a comparison (<, <=, >, >=, == or !=) after p99"},
 		{"p99 = 1s", 5, "want a comparison"},
+		{"p99.5 < 1s", 4, "want a comparison (<, <=, >, >=, == or !=) after p99"},
 		{"p99 < ", 7, "want a threshold after <"},
 		{"p99 < 200", 7, `p99 threshold "200": want a duration with a unit, like 200ms or 1.5s`},
 		{"p99 < -5ms", 7, "want a duration with a unit"},

@@ -153,3 +153,62 @@ func hasWarning(s *Summary, part string) bool {
 	}
 	return false
 }
+
+// Arrivals dropped at vus.max in a phase whose generator was at the limit
+// of its cores are not put down to a slow target: the pool-limit warning
+// must not contradict the client-bound verdict beside it.
+func TestPoolDropsOfAClientBoundPhaseAreNotTheTargets(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	s := Summarize(Workload{Model: "open", Scheduled: 306, VUsMax: 7, Window: Window{Start: t0, End: t0.Add(3 * time.Second)}}, intervals(t0, 3))
+	if !hasWarning(s, "target was slow") {
+		t.Fatalf("no pool limit put down to the target before the verdict: %q", s.Warnings)
+	}
+	MarkClientBound(&Resources{ClientBound: true, GeneratorCPU: 1, CoresAvailable: 1}, []*Summary{s})
+	if !s.ClientBound || hasWarning(s, "not client-bound") || hasWarning(s, "target was slow") || !hasWarning(s, "pool limit: 3 arrivals dropped") {
+		t.Errorf("client-bound %v, warnings %q", s.ClientBound, s.Warnings)
+	}
+}
+
+// At a high rate against a fast target the dispatcher's delay (up to one
+// dispatch quantum) is most of the latency p50: the report says so and
+// gives the service time; at a latency well above it, it says nothing.
+func TestDispatchDelayThatIsMostOfTheLatency(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	for _, tt := range []struct {
+		latency time.Duration
+		warn    bool
+	}{{800 * time.Microsecond, true}, {10 * time.Millisecond, false}} {
+		st := stats.NewOpStats()
+		lag := stats.NewHist()
+		for range 1000 {
+			st.Latency.Record(tt.latency)
+			st.Service.Record(tt.latency - 600*time.Microsecond)
+			lag.Record(500 * time.Microsecond)
+		}
+		st.Classes[stats.OK] = 1000
+		ivs := []*stats.Interval{{Start: t0, End: t0.Add(time.Second), Ops: map[string]*stats.OpStats{"GET /": st}, Lag: lag}}
+		s := Summarize(Workload{Model: "open", Scheduled: 1000, Window: Window{Start: t0, End: t0.Add(time.Second)}}, ivs)
+		got := hasWarning(s, "of the latency p50") && hasWarning(s, "the service time from the actual start, p50 ")
+		if got != tt.warn {
+			t.Errorf("latency %v, lag 500µs: warned %v, want %v: %q", tt.latency, got, tt.warn, s.Warnings)
+		}
+	}
+}
+
+// The pool-limit warning says how many VUs the rate keeps busy at the
+// operations' service time (Little's law), so a vus.max too small for a
+// fast target is told from a target that slowed down.
+func TestPoolLimitSaysHowManyVUsTheRateNeeds(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	st := stats.NewOpStats()
+	for range 80 {
+		st.Latency.Record(50 * time.Millisecond)
+		st.Service.Record(50 * time.Millisecond)
+	}
+	st.Classes[stats.OK] = 80
+	ivs := []*stats.Interval{{Start: t0, End: t0.Add(2 * time.Second), Ops: map[string]*stats.OpStats{"GET /": st}, Dropped: 120, Lag: stats.NewHist()}}
+	s := Summarize(Workload{Model: "open", TargetRate: 100, VUsMax: 2, Scheduled: 200, Window: Window{Start: t0, End: t0.Add(2 * time.Second)}}, ivs)
+	if !hasWarning(s, "every VU was busy at vus.max 2 while the target was slow (not client-bound): at 100/s, operations of 50ms on average keep about 5 VUs busy") {
+		t.Errorf("warnings %q", s.Warnings)
+	}
+}

@@ -114,3 +114,40 @@ profiles:
 		t.Errorf("%d samples of the scraped metric in the window", scraped)
 	}
 }
+
+// perflab http samples the generator as a plan's run does: without its
+// CPU, the client-bound rule could only look at unissued arrivals, and a
+// generator at the limit of its cores passed for a slow target.
+func TestHTTPCommandWatchesTheGenerator(t *testing.T) {
+	url := startTarget(t, "--latency", "1ms")
+	r := run(t, "http", url, "--rate", "50/s", "--duration", "3s", "--out", t.TempDir())
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	s, _, _ := readRunAs[struct {
+		Cells []struct {
+			Phases []struct {
+				Resources *struct {
+					Cores      float64 `json:"cores_available"`
+					Components []struct {
+						Kind string `json:"kind"`
+						CPU  *stat  `json:"cpu_cores"`
+					} `json:"components"`
+				} `json:"resources"`
+			} `json:"phases"`
+		} `json:"cells"`
+	}](t, r)
+	if len(s.Cells) != 1 || len(s.Cells[0].Phases) != 1 || s.Cells[0].Phases[0].Resources == nil {
+		t.Fatalf("no resources of the phase in summary.json: %+v", s.Cells)
+	}
+	res := s.Cells[0].Phases[0].Resources
+	gen, p99 := 0, false // the rule takes the CPU's P99, which needs 10 samples
+	for _, c := range res.Components {
+		if c.Kind == "generator" && c.CPU != nil {
+			gen, p99 = c.CPU.Samples, c.CPU.P99 != nil
+		}
+	}
+	if !p99 || res.Cores < 1 {
+		t.Errorf("generator CPU samples %d (a P99: %v), cores available %v: the client-bound rule has no CPU to judge", gen, p99, res.Cores)
+	}
+}

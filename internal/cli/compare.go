@@ -110,9 +110,9 @@ type loadedRun struct {
 }
 
 func loadForCompare(dir string) (*loadedRun, error) {
-	store, err := results.OpenReadOnly(dir)
+	store, err := openRun(dir, "directories")
 	if err != nil {
-		return nil, &runError{err: err, hint: "give directories perflab printed as 'run directory'", code: ExitFailed}
+		return nil, err
 	}
 	defer store.Close()
 	fail := func(err error) (*loadedRun, error) { return nil, &runError{err: err, code: ExitFailed} }

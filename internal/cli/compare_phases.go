@@ -221,7 +221,25 @@ func compareWorkload(label string, ra, rb []phaseRef) []analysis.Comparison {
 	rateA, latA, ivsA := side(ra)
 	rateB, latB, ivsB := side(rb)
 	cs := workloadComparisons(label, rateA, rateB, latA, latB)
-	return slices.Insert(cs, 1, analysis.CompareErrorRate(label, ivsA, ivsB))
+	cs = slices.Insert(cs, 1, analysis.CompareErrorRate(label, ivsA, ivsB))
+	warns := clientBoundWarnings("A", ra)
+	warns = append(warns, clientBoundWarnings("B", rb)...)
+	cs[0].Ratio.Warnings = append(cs[0].Ratio.Warnings, warns...) // once, on the workload's first row
+	return cs
+}
+
+// clientBoundWarnings say of each run of a side whose workload was
+// client-bound that its figures may be the generator's limit, not the
+// system's: a difference then says nothing of the systems.
+func clientBoundWarnings(side string, refs []phaseRef) []string {
+	var out []string
+	for _, r := range refs {
+		if r.sum.ClientBound {
+			out = append(out, fmt.Sprintf("%s (%s) was client-bound: %s; this workload's figures there may be the generator's limit, not the system's",
+				side, r.run.dir, r.sum.ClientWhy))
+		}
+	}
+	return out
 }
 
 // workloadComparisons compares two sides' request rates and p50 and p99

@@ -105,3 +105,25 @@ func TestCompareStagesByTheirSchedule(t *testing.T) {
 		t.Errorf("differences %q, want %q", diffs, want)
 	}
 }
+
+// A side whose workload was client-bound is named in a warning: its rate
+// and latency may be the generator's limit, so a difference says nothing
+// of the systems.
+func TestCompareWarnsOfAClientBoundSide(t *testing.T) {
+	ref := func(dir string, bound bool) []phaseRef {
+		sum := &analysis.Summary{Workload: analysis.Workload{Name: "w"}, ClientBound: bound}
+		if bound {
+			sum.ClientWhy = "generator CPU P99 1.9 of 2 cores (≥ 90 %)"
+		}
+		return []phaseRef{{run: &loadedRun{dir: dir}, sum: sum}}
+	}
+	cs := compareWorkload("workload w", ref("runs/a", false), ref("runs/b", true))
+	var all []string
+	for _, c := range cs {
+		all = append(all, c.Ratio.Warnings...)
+	}
+	text := strings.Join(all, "\n")
+	if strings.Count(text, "client-bound") != 1 || !strings.Contains(text, "B (runs/b) was client-bound: generator CPU P99 1.9 of 2 cores") {
+		t.Errorf("warnings:\n%s", text)
+	}
+}

@@ -112,7 +112,17 @@ func (e *env) httpCmd(ctx context.Context, args []string) error {
 	}
 	e.useScrubber(f.scrubber(pos[0]))
 	return e.execute(ctx, job{name: f.name, command: redactCommand(append([]string{"perflab", "http"}, args...)),
-		out: f.out, warmup: f.warmup, jsonOut: f.jsonOut, workloads: []plannedWorkload{pw}, slo: f.slo})
+		out: f.out, warmup: f.warmup, jsonOut: f.jsonOut, workloads: []plannedWorkload{pw}, slo: f.slo,
+		sampleEvery: sampleEveryFor(f.duration, f.warmup)}) // the generator itself, for the client-bound rule
+}
+
+// sampleEveryFor is how often perflab http samples the generator over a
+// load of duration d: a twelfth of the steady-state window (what is left
+// after the warm-up, or after the first second), between 100 ms and 1 s,
+// so that the window holds the samples a P99 of its CPU needs.
+func sampleEveryFor(d, warmup time.Duration) time.Duration {
+	every := (d - max(warmup, time.Second)) / 12
+	return min(max(every.Truncate(10*time.Millisecond), 100*time.Millisecond), time.Second)
 }
 
 // workload validates every flag at once and builds the workload; given
@@ -134,9 +144,14 @@ func (f *httpFlags) workload(rawURL string, given func(string) bool) (plannedWor
 	desc := results.Workload{Name: "http", Driver: "http", Target: cfg.Method + " " + redactURL(rawURL),
 		Duration: f.duration, Grace: f.grace}
 	f.model(&w, &desc, given, bad)
-	_, gateErrs := analysis.ParseGates(f.slo)
+	gates, gateErrs := analysis.ParseGates(f.slo)
 	for _, err := range gateErrs {
 		bad("--slo: %v", err)
+	}
+	for _, g := range gates {
+		if g.Workload != "" && g.Workload != w.Name {
+			bad("--slo '%s': perflab http runs one workload, %q, not %q", g.Expr, w.Name, g.Workload)
+		}
 	}
 	if len(problems) == 0 {
 		for _, err := range w.Validate() { // what the checks above missed, if anything

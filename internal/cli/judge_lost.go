@@ -14,6 +14,25 @@ import (
 const lostHint = "the system under test acknowledged writes it does not return: " +
 	"report.md's read-back checks say how much of what is missing"
 
+// noneFoundHint is lostHint when no check found anything of what was
+// written: then a visibility delay longer than the read-back's wait, or a
+// query_url that reads elsewhere, is as likely as a loss.
+const noneFoundHint = "none of what was written was found: either the system lost it all, or it shows writes later " +
+	"than the read-back waited (raise verify_wait: VictoriaMetrics hides the last 30 s by default), or query_url reads " +
+	"another system or tenant than url writes to"
+
+// noneFound reports whether every check that lost data found nothing.
+func noneFound(checks [][]report.Check) bool {
+	for _, cs := range checks {
+		for _, c := range cs {
+			if c.Found > 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // judgeLost fails a run in which a read-back check found acknowledged data
 // missing, naming each workload and its shortfall. The error is nil when
 // no check lost data.
@@ -32,8 +51,12 @@ func judgeLost(r *report.Run) (results.Status, error) {
 		parts = append(parts, fmt.Sprintf("workload %s lost data (%s)", name, strings.Join(short, "; ")))
 	}
 	msg := strings.Join(parts, "; ")
+	hint := lostHint
+	if noneFound(checks) {
+		hint = noneFoundHint
+	}
 	return results.Status{State: results.StateFailed, Ended: time.Now(), Message: msg, ExitCode: ExitFailed},
-		&runError{err: errors.New(msg), hint: lostHint, code: ExitFailed}
+		&runError{err: errors.New(msg), hint: hint, code: ExitFailed}
 }
 
 // unverifiedHint is what a run whose read-back got no answer tells its

@@ -179,7 +179,7 @@ func (e *env) k8sManifest(args []string) error {
 	if len(pos) != 1 {
 		return usageErrorf("perflab k8s manifest needs exactly one plan file, got %d arguments", len(pos))
 	}
-	p, _, err := checkedPlan(fs, pos[0], kf.profiles, kf.repeat, "RUN_DIR")
+	p, _, err := checkedPlan(fs, pos[0], kf.profiles, kf.repeat, "RUN_DIR", false)
 	if err != nil {
 		return err
 	}

@@ -54,7 +54,7 @@ func (e *env) k8sRun(ctx context.Context, args []string) error {
 	if *startIn <= 0 {
 		return usageErrorf("--start-timeout %v must be > 0", *startIn)
 	}
-	p, b, err := checkedPlan(fs, pos[0], kf.profiles, kf.repeat, "RUN_DIR")
+	p, b, err := checkedPlan(fs, pos[0], kf.profiles, kf.repeat, "RUN_DIR", true)
 	if err != nil {
 		return err
 	}

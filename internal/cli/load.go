@@ -81,6 +81,9 @@ func readRun(store *results.Run) (*report.Run, workloadData, error) {
 		return nil, wd, err
 	}
 	r.Overheads = gatewayOverheads(wd, ws, r.Workloads, r.Cells)
+	if r.State == results.StateRunning && runIsLive(store, meta) {
+		markInProgress(r)
+	}
 	if r.Search, err = loadSearch(store, r); err != nil {
 		return nil, wd, err
 	}
@@ -122,7 +125,7 @@ func analysisWorkload(w results.Workload, end results.WorkloadEnd, ended bool, i
 	} else if len(ivs) > 0 {
 		// Killed before the workload ended: take what was recorded, minus the first interval.
 		a.Start, a.LoadEnd = ivs[0].Start, ivs[len(ivs)-1].End
-		a.Window = analysis.Window{Start: ivs[0].End, End: a.LoadEnd, Rule: "run killed: recorded intervals after the first"}
+		a.Window = analysis.Window{Start: ivs[0].End, End: a.LoadEnd, Rule: killedRule}
 	}
 	if w.Model == results.ModelClosed {
 		a.VUsMax = w.Concurrency
@@ -277,7 +280,7 @@ func workloadsWindow(sums []*analysis.Summary) analysis.Window {
 			w.End = s.Window.End
 		}
 	}
-	w.Rule = "the phase did not end (run killed): the span of its workloads' windows"
+	w.Rule = phaseKilledRule
 	return w
 }
 

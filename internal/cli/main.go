@@ -75,7 +75,7 @@ Usage:
   perflab target gateway --upstream URL [--delay D]
                                            serve the built-in gateway: a reverse proxy adding a fixed delay
   perflab report RUN_DIR [--format md|html|json] [--write]
-                                           render the report of a finished (or killed) run to stdout
+                                           render the report of a finished, killed or running run to stdout
                                            (--write: write its report files into RUN_DIR again)
   perflab size RUN_DIR [--strategy p99|vpa|krr] [--headroom 25%] [--limit-factor 1.5] [--at LOAD]
                                            suggested sizes of a run with other settings, or predicted at a load

@@ -127,13 +127,5 @@ func endpointSources(metricsURL string, metricNames, dataDirs []string, interval
 	return out
 }
 
-// cgroupRoot is where the cgroup v2 hierarchy is mounted: /sys/fs/cgroup on
-// a unified host, /sys/fs/cgroup/unified on a hybrid one; "" without v2.
-func cgroupRoot() string {
-	for _, dir := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
-		if _, err := os.Stat(filepath.Join(dir, "cgroup.controllers")); err == nil {
-			return dir
-		}
-	}
-	return ""
-}
+// cgroupRoot is where the cgroup v2 hierarchy is mounted (cgroup.Root).
+func cgroupRoot() string { return cgroup.Root() }

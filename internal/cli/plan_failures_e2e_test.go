@@ -272,3 +272,38 @@ func waitListening(t *testing.T, port int) {
 	}
 	t.Fatalf("nothing listens on port %d", port)
 }
+
+// A component whose command is not on this machine is refused before
+// anything starts, at its position (exit 2, no run directory), as the
+// first component of the plan would otherwise be started, waited for and
+// stopped before the cell failed; plan check, which may check a plan
+// meant for another machine, warns.
+func TestRunRefusesAMissingCommand(t *testing.T) {
+	path := writePlan(t, `
+name: missing
+components:
+  - name: first
+    run: {command: "{{perflab}}", args: [target, http, --addr, "127.0.0.1:0"]}
+  - name: server
+    run:
+      command: perflab-no-such-server
+profiles:
+  - name: p
+    duration: 1s
+    workloads:
+      - {name: get, driver: http, rate: 1/s, params: {url: "http://127.0.0.1:9/"}}
+`)
+	out := t.TempDir()
+	r := run(t, "run", path, "--out", out)
+	want := `plan.yaml:8:16: component server: command "perflab-no-such-server" is not found in PATH`
+	if r.code != 2 || !strings.Contains(r.stderr, want) {
+		t.Errorf("exit %d, want 2 and %q:\n%s", r.code, want, r.stderr)
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Errorf("a run directory was created: %v", entries)
+	}
+	r = run(t, "plan", "check", path)
+	if r.code != 0 || !strings.Contains(r.stderr, "warning: ") || !strings.Contains(r.stderr, want) {
+		t.Errorf("plan check: exit %d, want 0 and a warning %q:\n%s", r.code, want, r.stderr)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"sort"
 	"strings"
 	"time"
@@ -155,6 +156,7 @@ func checkPlan(p *plan.Plan, b plan.Builtins) []error {
 			for _, e := range componentSpec(comp, "", nil).Validate() {
 				add(c.Name, errorAt(p.File, comp.Pos("run"), "component %s: %v", comp.Name, e))
 			}
+
 		}
 	}
 	sort.SliceStable(order, func(i, j int) bool { return posOf(first[order[i]]).less(posOf(first[order[j]])) })
@@ -166,6 +168,58 @@ func checkPlan(p *plan.Plan, b plan.Builtins) []error {
 		out = append(out, errors.New(msg))
 	}
 	return out
+}
+
+// commandProblems lists the components of p whose command cannot be
+// started on this machine, each at its position: perflab run refuses
+// them before it starts anything, plan check warns (the plan may be meant
+// for another machine).
+func commandProblems(p *plan.Plan, b plan.Builtins) []error {
+	var out []error
+	seen := map[string]bool{}
+	for _, c := range p.RunCells(p.Repeat) {
+		inst, err := p.Expand(c, b)
+		if err != nil {
+			continue // checkPlan reports it
+		}
+		for _, comp := range inst.Components {
+			if comp.Run == nil {
+				continue
+			}
+			if e := commandProblem(comp.Run.Command); e != nil {
+				err := errorAt(p.File, comp.Run.Pos("command"), "component %s: %v", comp.Name, e)
+				if !seen[err.Error()] {
+					seen[err.Error()] = true
+					out = append(out, err)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// commandProblem says why a component's command could not be started: a
+// bare name not found in PATH, or a path (made absolute by Expand) that is
+// no executable file; nil when it can be, or when it is empty (Validate
+// says so).
+func commandProblem(command string) error {
+	if command == "" {
+		return nil
+	}
+	if !strings.Contains(command, "/") {
+		if _, err := exec.LookPath(command); err != nil {
+			return fmt.Errorf("command %q is not found in PATH: install it, or give its path", command)
+		}
+		return nil
+	}
+	info, err := os.Stat(command)
+	switch {
+	case err != nil:
+		return fmt.Errorf("command %q: no such file", command)
+	case info.IsDir() || info.Mode()&0o111 == 0:
+		return fmt.Errorf("command %q is not an executable file", command)
+	}
+	return nil
 }
 
 // driverOf is the factory of w's driver; an unknown driver is a problem

@@ -46,8 +46,11 @@ func (e *env) runPlan(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, b, err := checkedPlan(fs, pos[0], *profiles, *repeat, filepath.Join(*out, "RUN_DIR"))
+	p, b, err := checkedPlan(fs, pos[0], *profiles, *repeat, filepath.Join(*out, "RUN_DIR"), true)
 	if err != nil {
+		return err
+	}
+	if err := checkSLOWorkloads(p, slo); err != nil {
 		return err
 	}
 	return e.executePlan(ctx, p, b, *out, *jsonOut, shellJoin(append([]string{"perflab", "run"}, args...)), slo, dist)
@@ -121,7 +124,7 @@ func (e *env) createPlanRun(out string, p *plan.Plan, b *plan.Builtins, meta res
 // --repeat says when given, and checked with the builtins of runDir, the
 // run directory as the plan's checks see it. Every problem is listed;
 // nothing is started.
-func checkedPlan(fs *flag.FlagSet, path, profiles string, repeat int, runDir string) (*plan.Plan, plan.Builtins, error) {
+func checkedPlan(fs *flag.FlagSet, path, profiles string, repeat int, runDir string, here bool) (*plan.Plan, plan.Builtins, error) {
 	if err := checkRepeat(fs, repeat); err != nil {
 		return nil, plan.Builtins{}, err
 	}
@@ -136,7 +139,11 @@ func checkedPlan(fs *flag.FlagSet, path, profiles string, repeat int, runDir str
 	if err != nil {
 		return nil, b, &runError{err: err, code: ExitFailed}
 	}
-	if problems := checkPlan(p, b); len(problems) > 0 {
+	problems := checkPlan(p, b)
+	if here {
+		problems = append(problems, commandProblems(p, b)...)
+	}
+	if len(problems) > 0 {
 		return nil, b, invalidPlan(problems)
 	}
 	return p, b, nil
@@ -208,9 +215,12 @@ func (e *env) planCmd(args []string) error {
 	if len(pos) != 1 {
 		return usageErrorf("perflab plan check needs exactly one plan file, got %d arguments", len(pos))
 	}
-	p, _, err := checkedPlan(fs, pos[0], *profiles, *repeat, "RUN_DIR")
+	p, b, err := checkedPlan(fs, pos[0], *profiles, *repeat, "RUN_DIR", false)
 	if err != nil {
 		return err
+	}
+	for _, w := range commandProblems(p, b) {
+		fmt.Fprintf(e.stderr, "perflab: warning: %v (perflab run refuses the plan on this machine)\n", w)
 	}
 	describePlan(e, p)
 	return nil

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
@@ -28,9 +30,9 @@ func (e *env) report(args []string) error {
 	if *write && set(fs, "format") {
 		return usageErrorf("--write writes every format; --format chooses what is printed without it")
 	}
-	store, err := results.OpenReadOnly(pos[0])
+	store, err := openRun(pos[0], "the directory")
 	if err != nil {
-		return &runError{err: err, hint: "give the directory perflab printed as 'run directory'", code: ExitFailed}
+		return err
 	}
 	defer store.Close()
 	r, err := loadRun(store)
@@ -52,4 +54,19 @@ func (e *env) report(args []string) error {
 	}
 	r.Charts = writtenCharts(store.Dir(), r)
 	return report.Markdown(e.stdout, r)
+}
+
+// openRun opens the run directory dir given on the command line, read-only.
+// A directory without a run in it is a bad argument (exit 2); a run that
+// cannot be read is a failure. what names the argument in the hint.
+func openRun(dir, what string) (*results.Run, error) {
+	store, err := results.OpenReadOnly(dir)
+	if err == nil {
+		return store, nil
+	}
+	code := ExitFailed
+	if errors.Is(err, fs.ErrNotExist) {
+		code = ExitUsage
+	}
+	return nil, &runError{err: err, hint: "give " + what + " perflab printed as 'run directory'", code: code}
 }

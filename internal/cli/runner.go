@@ -26,7 +26,7 @@ type job struct {
 	jsonOut   bool // print summary.json to stdout instead of the table
 	workloads []plannedWorkload
 	// observed are components sampled while the workloads run, with the
-	// generator, every sampleEvery; none: nothing is sampled.
+	// generator, every sampleEvery; a zero sampleEvery samples nothing.
 	observed    []observed
 	sampleEvery time.Duration
 	slo         []string // SLO gates judged on every workload
@@ -67,7 +67,7 @@ func (e *env) execute(ctx context.Context, j job) error {
 	defer release()
 	sink, stop := e.newStoreSink(store, stop)
 	stopSampling := func() {}
-	if len(j.observed) > 0 {
+	if j.sampleEvery > 0 {
 		sm, err := e.startSampling(store, 0, j.sampleEvery, append(j.observed, generator(0)), sink)
 		if err != nil {
 			sink.fail(err)
@@ -177,9 +177,38 @@ func judgeRun(r *report.Run, interrupted bool, storeErr error) (results.Status, 
 		}
 		msg := fmt.Sprintf("every request of workload %q failed (%s)", s.Workload.Name, firstError(s))
 		return results.Status{State: "failed", Ended: now, Message: msg, ExitCode: ExitFailed},
-			&runError{err: errors.New(msg), hint: fmt.Sprintf("check that %s is up and reachable from this machine", s.Workload.Target), code: ExitFailed}
+			&runError{err: errors.New(msg), hint: allFailedHint(s), code: ExitFailed}
 	}
 	return results.Status{State: "completed", Ended: now, ExitCode: ExitOK}, nil
+}
+
+// allFailedHint says what to check when every request of s failed, by the
+// class most of them failed with: a refused connection and a 404 need
+// different fixes.
+func allFailedHint(s *analysis.Summary) string {
+	counts := map[string]int64{}
+	top := ""
+	for _, op := range s.Ops {
+		for _, e := range op.Errors {
+			counts[e.Class] += e.Count
+			if top == "" || counts[e.Class] > counts[top] {
+				top = e.Class
+			}
+		}
+	}
+	switch top {
+	case stats.Status4xx.String():
+		return fmt.Sprintf("%s answers, with a 4xx status: check the URL's path, the method, and the headers or credentials it needs", s.Workload.Target)
+	case stats.RateLimited.String():
+		return fmt.Sprintf("%s answers, refusing every request for its rate (429): lower the rate, or raise its limit", s.Workload.Target)
+	case stats.Status5xx.String():
+		return fmt.Sprintf("%s answers, but fails every request (5xx): its logs say why", s.Workload.Target)
+	case stats.TLS.String():
+		return "the TLS handshake failed: trust the server's CA (--cacert, ca_file) or skip verification (--insecure), and check the certificate's name"
+	case stats.Protocol.String():
+		return fmt.Sprintf("%s answers, but not in the protocol asked: check --proto (proto) and the URL's scheme", s.Workload.Target)
+	}
+	return fmt.Sprintf("check that %s is up and reachable from this machine", s.Workload.Target)
 }
 
 func firstError(s *analysis.Summary) string {

@@ -113,6 +113,9 @@ func checkSearch(f searchFlags, path string) (*searchConfig, error) {
 	if cfg.p, err = loadPlan(path, f.profile); err != nil {
 		return nil, err
 	}
+	if err := checkSLOWorkloads(cfg.p, f.slo); err != nil {
+		return nil, err
+	}
 	if err := searchShape(cfg.p, f.stepDuration); err != nil {
 		return nil, err
 	}
@@ -125,7 +128,7 @@ func checkSearch(f searchFlags, path string) (*searchConfig, error) {
 	if cfg.b, err = builtins(filepath.Join(f.out, "RUN_DIR")); err != nil {
 		return nil, &runError{err: err, code: ExitFailed}
 	}
-	if problems := checkPlan(cfg.p, cfg.b); len(problems) > 0 {
+	if problems := append(checkPlan(cfg.p, cfg.b), commandProblems(cfg.p, cfg.b)...); len(problems) > 0 {
 		return nil, invalidPlan(problems)
 	}
 	return cfg, nil
@@ -203,8 +206,11 @@ func (e *env) finishSearch(store *results.Run, sink *storeSink, s *searcher, jud
 	if runErr == nil && res.Sustained == 0 {
 		status = results.Status{State: results.StateCompleted, Ended: time.Now(), ExitCode: ExitFailed,
 			Message: "capacity search: no rate met the SLO"}
-		runErr = &runError{err: errors.New(status.Message + "; " + strings.ReplaceAll(searchWhy(res), "**", "")), code: ExitFailed,
-			hint: "search.md lists each step with the gates it failed; lower --start, or check the target with perflab run"}
+		hint := "search.md lists each step with the gates it failed; lower --start, or check the target with perflab run"
+		if len(res.Steps) > 0 && res.Steps[0].TooFewToJudge() {
+			hint = "no gate failed, but the first step had too few requests to judge them: lengthen --step-duration or raise --start"
+		}
+		runErr = &runError{err: errors.New(status.Message + "; " + strings.ReplaceAll(searchWhy(res), "**", "")), code: ExitFailed, hint: hint}
 	}
 	finishErr := store.Finish(status)
 	rep.State, rep.Message, rep.Ended = status.State, status.Message, status.Ended

@@ -9,7 +9,6 @@ import (
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/report"
-	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/units"
 )
 
@@ -49,9 +48,9 @@ func (e *env) size(args []string) error {
 	if o.Strategy.Name == "vpa" && set(fs, "headroom") {
 		fmt.Fprintln(e.stderr, "perflab: note: strategy vpa uses its own margin of 15 %, not --headroom")
 	}
-	store, err := results.OpenReadOnly(pos[0])
+	store, err := openRun(pos[0], "the directory")
 	if err != nil {
-		return &runError{err: err, hint: "give the directory perflab printed as 'run directory'", code: ExitFailed}
+		return err
 	}
 	defer store.Close()
 	r, err := loadRun(store)

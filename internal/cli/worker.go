@@ -156,7 +156,7 @@ func (w *worker) join(planPath string) error {
 	w.b = plan.Builtins{Perflab: exe, RunDir: m.RunDir}
 	w.host, _ = os.Hostname()
 	cores, _ := self.CoresAvailable()
-	h := shard.Hello{Index: w.index, Host: w.host, PID: os.Getpid(), CoresAvailable: workerCores(float64(cores)), Version: Version, Time: time.Now()}
+	h := shard.Hello{Index: w.index, Host: w.host, PID: os.Getpid(), CoresAvailable: cores, Version: Version, Time: time.Now()}
 	if err := w.run.PutHello(w.stop, h); err != nil {
 		return &runError{err: fmt.Errorf("cannot register worker %d: %w", w.index, err), code: ExitFailed}
 	}

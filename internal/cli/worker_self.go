@@ -2,13 +2,11 @@ package cli
 
 import (
 	"context"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/observe"
-	"github.com/perflab/perflab/internal/observe/cgroup"
 	"github.com/perflab/perflab/internal/observe/self"
 )
 
@@ -72,7 +70,7 @@ func (s *selfWatch) stop(lag time.Duration) shardSelf {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := analysis.StatOf(s.cpu)
-	me := shardSelf{Samples: st.N, CPUP99: st.P99, CPUMax: st.Max, CoresAvailable: workerCores(s.cores), SchedLatP99: s.sched,
+	me := shardSelf{Samples: st.N, CPUP99: st.P99, CPUMax: st.Max, CoresAvailable: s.cores, SchedLatP99: s.sched,
 		LagP99: lag.Seconds()}
 	if !st.HasP99() {
 		me.CPUP99 = st.Max // shown as such in the workers table; no verdict rests on it
@@ -93,18 +91,4 @@ func selfVerdict(me shardSelf) (bool, string) {
 	}
 	why := analysis.CPUBound(me.CPUP99, me.CoresAvailable, "p99")
 	return why != "", why
-}
-
-// workerCores is the CPU the worker may use: the cores it may run on
-// (affinity), or its cgroup's CPU limit when lower (a Kubernetes pod's:
-// its node's cores are all in its affinity).
-func workerCores(affinity float64) float64 {
-	root := cgroupRoot()
-	if root == "" {
-		return affinity
-	}
-	if limit, ok, err := cgroup.CPULimit("/proc", root, os.Getpid()); err == nil && ok && (limit < affinity || affinity == 0) {
-		return limit
-	}
-	return affinity
 }

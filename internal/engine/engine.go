@@ -175,8 +175,8 @@ func Run(stop, kill context.Context, w Workload, sink Sink) (Summary, error) {
 	r.opCtx = opCtx
 
 	flushed := make(chan struct{})
-	stopFlush := make(chan time.Time)
-	go r.flushLoop(sink, stopFlush, flushed)
+	cutFlush, stopFlush := make(chan cut), make(chan time.Time)
+	go r.flushLoop(sink, cutFlush, stopFlush, flushed)
 
 	var sum Summary
 	switch {
@@ -189,6 +189,15 @@ func Run(stop, kill context.Context, w Workload, sink Sink) (Summary, error) {
 	}
 	sum.Start = start
 	sum.Interrupted = stop.Err() != nil
+	// Close the intervals of the load before the drain cancels what is
+	// still in flight: those operations, failed as interrupted, belong
+	// to the drain, not to the window's last interval. A run stopped
+	// early also closes the interval it stopped in, as a schedule's end
+	// falls on a boundary: else the window, which ends with the load,
+	// holds none of it.
+	c := cut{at: sum.LoadEnd, partial: sum.Interrupted, done: make(chan struct{})}
+	cutFlush <- c
+	<-c.done
 	r.drain(kill, cancelOps)
 	sum.End = clk.Now()
 	stopFlush <- sum.End
@@ -224,12 +233,23 @@ func shardsFor(w Workload) int {
 	return min(max(n, 1), 4*runtime.GOMAXPROCS(0))
 }
 
+// cut tells flushLoop that the load ended at at: it closes the whole
+// intervals up to it, and with partial (the run was stopped early) the
+// one that at ends, before it closes done.
+type cut struct {
+	at      time.Time
+	partial bool
+	done    chan struct{}
+}
+
 // flushLoop closes an interval at every multiple of w.Interval from the
 // start, and the last one, partial, when told the run ended. Told late,
 // or at the moment its timer fires, it still closes every whole interval
 // that ended before the run did at its own boundary, so that the
-// intervals of a run do not depend on which of the two came first.
-func (r *run) flushLoop(sink Sink, stop <-chan time.Time, done chan<- struct{}) {
+// intervals of a run do not depend on which of the two came first. Told
+// of the load's end (cut), it closes the intervals up to it the same way;
+// after a partial cut, one last interval, the drain, closes at the end.
+func (r *run) flushLoop(sink Sink, cuts <-chan cut, stop <-chan time.Time, done chan<- struct{}) {
 	defer close(done)
 	next := r.start.Add(r.w.Interval)
 	t := r.clk.NewTimer(next.Sub(r.clk.Now()))
@@ -240,15 +260,37 @@ func (r *run) flushLoop(sink Sink, stop <-chan time.Time, done chan<- struct{}) 
 			r.emit(sink, next)
 			next = next.Add(r.w.Interval)
 			t.Reset(next.Sub(r.clk.Now()))
-		case end := <-stop:
-			for ; !next.After(end); next = next.Add(r.w.Interval) {
-				r.emit(sink, next)
+		case c := <-cuts:
+			if !c.partial {
+				for ; !next.After(c.at); next = next.Add(r.w.Interval) {
+					r.emit(sink, next)
+				}
+				t.Reset(next.Sub(r.clk.Now()))
+				close(c.done)
+				continue
 			}
-			if last := next.Add(-r.w.Interval); end.After(last) || last.Equal(r.start) {
-				r.emit(sink, end) // the partial one; the only one of a run stopped at its start
+			t.Stop()
+			r.closeUpTo(sink, next, c.at)
+			close(c.done)
+			if end := <-stop; end.After(c.at) {
+				r.emit(sink, end) // the drain
 			}
 			return
+		case end := <-stop:
+			r.closeUpTo(sink, next, end)
+			return
 		}
+	}
+}
+
+// closeUpTo closes the whole intervals from the boundary next up to end,
+// then the partial one ending at end.
+func (r *run) closeUpTo(sink Sink, next, end time.Time) {
+	for ; !next.After(end); next = next.Add(r.w.Interval) {
+		r.emit(sink, next)
+	}
+	if last := next.Add(-r.w.Interval); end.After(last) || last.Equal(r.start) || r.rec.Pending() {
+		r.emit(sink, end) // the partial one; the only one of a run stopped at its start; never lose a sample
 	}
 }
 

@@ -86,7 +86,7 @@ func TestFlushLoopClosesWholeIntervalsBeforeTheLastOne(t *testing.T) {
 				}
 			})
 			stop, done := make(chan time.Time), make(chan struct{})
-			go r.flushLoop(sink, stop, done)
+			go r.flushLoop(sink, nil, stop, done)
 			time.Sleep(3*time.Second + 200*time.Microsecond) // the run ends just after the third boundary
 			go func() { stop <- time.Now() }()
 			synctest.Wait() // the end waits to be taken, and the timer has fired
@@ -105,7 +105,9 @@ func TestFlushLoopClosesWholeIntervalsBeforeTheLastOne(t *testing.T) {
 	}
 }
 
-// A run that ends on an interval boundary has no empty last interval.
+// A run that ends on an interval boundary has no empty last interval: its
+// three whole intervals, and the drain only for the operation cancelled
+// at the end (it belongs to no interval of the load).
 func TestFlushLoopAddsNoEmptyInterval(t *testing.T) {
 	w := Workload{Name: "w", Model: Closed, Conc: pacer.FixedConcurrency(1, 3*time.Second), Driver: fake(func(ctx context.Context, _ int, r *driver.Result) {
 		r.Op = "op"
@@ -114,8 +116,94 @@ func TestFlushLoopAddsNoEmptyInterval(t *testing.T) {
 		case <-ctx.Done():
 		}
 	})}
-	_, c := runFake(t, w)
-	if len(c.intervals) != 3 {
-		t.Errorf("%d intervals for 3 s", len(c.intervals))
+	sum, c := runFake(t, w)
+	for i, iv := range c.intervals {
+		n := int64(0)
+		for _, st := range iv.Ops {
+			n += st.Classes.Total()
+		}
+		if n == 0 || i < 3 && iv.End.Sub(sum.Start) != time.Duration(i+1)*time.Second || i >= 4 {
+			t.Errorf("interval %d of %d: %v → %v, %d operations", i, len(c.intervals), iv.Start.Sub(sum.Start), iv.End.Sub(sum.Start), n)
+		}
 	}
+}
+
+// A run stopped mid-interval (Ctrl-C, a crashed component) closes the
+// interval it stopped in at the end of its load, as a schedule's end falls
+// on a boundary: the window, which ends with the load, then holds it, and
+// the operations still in flight land in the drain after it.
+func TestStoppedRunClosesTheIntervalAtTheEndOfItsLoad(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		stop, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		w := Workload{Name: "w", Model: Open, Rate: pacer.Constant(100, time.Hour), VUsMax: 10, Grace: time.Second,
+			Clock: bubbleClock{}, Driver: fake(func(_ context.Context, _ int, r *driver.Result) {
+				r.Op = "op"
+				time.Sleep(5 * time.Millisecond)
+			})}
+		go func() { time.Sleep(2500 * time.Millisecond); cancel() }()
+		c := &collect{}
+		sum, err := Run(stop, context.Background(), w, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var in int64 // operations in the intervals inside the window
+		for _, iv := range c.intervals {
+			if !iv.Start.Before(sum.Window.Start) && !iv.End.After(sum.Window.End) {
+				for _, st := range iv.Ops {
+					in += st.Classes.Total()
+				}
+			}
+		}
+		// Window 1 s → 2.5 s: the operations intended from 0.995 s to
+		// 2.495 s end in it, 150 of them; without the cut, only the 100
+		// of 1 s → 2 s.
+		if !sum.Interrupted || !sum.Window.End.Equal(sum.LoadEnd) || in != 150 {
+			t.Errorf("window %v → %v (load end +%v): %d operations in it, want 150",
+				sum.Window.Start.Sub(sum.Start), sum.Window.End.Sub(sum.Start), sum.LoadEnd.Sub(sum.Start), in)
+		}
+	})
+}
+
+// With no grace, the operations in flight when the schedule ends are
+// cancelled at once: they fail as interrupted in the drain, after the
+// load's last interval, never in it, however late the flush of that
+// interval runs (the window ends with the load, and a run with --grace 0
+// had 4 interrupted errors in its steady state).
+func TestOperationsCancelledAtTheEndLandInTheDrain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := Workload{Name: "w", Model: Open, Rate: pacer.Constant(100, 3*time.Second), VUsMax: 10, Grace: 0,
+			Clock: bubbleClock{}, Driver: fake(func(ctx context.Context, vu int, r *driver.Result) {
+				r.Op = "op"
+				select {
+				case <-time.After(50 * time.Millisecond):
+				case <-ctx.Done():
+					r.Class, r.Message = stats.Interrupted, ctx.Err().Error()
+				}
+			})}
+		c := &collect{}
+		sink := SinkFunc(func(name string, iv *stats.Interval) {
+			c.Interval(name, iv)
+			if iv.Index == 1 {
+				time.Sleep(1002 * time.Millisecond) // busy when the load ends: its last interval closes late
+			}
+		})
+		sum, err := Run(context.Background(), context.Background(), w, sink)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var inWindow, after int64
+		for _, iv := range c.intervals {
+			for _, st := range iv.Ops {
+				if iv.End.After(sum.Window.End) {
+					after += st.Classes[stats.Interrupted]
+				} else {
+					inWindow += st.Classes[stats.Interrupted]
+				}
+			}
+		}
+		if inWindow != 0 || after == 0 {
+			t.Errorf("interrupted: %d in the window, %d after it; want 0 and the ones in flight", inWindow, after)
+		}
+	})
 }

@@ -123,3 +123,6 @@ func (w Workload) Pos(key string) Pos { return w.at.pos(key) }
 
 // Pos is Workload.Pos for a component ("run", "metrics", …).
 func (c Component) Pos(key string) Pos { return c.at.pos(key) }
+
+// Pos is Workload.Pos for how a component is started ("command", "dir", …).
+func (r Run) Pos(key string) Pos { return r.at.pos(key) }

@@ -52,6 +52,7 @@ func newTimePlot(ylabel string, sp chartSpan) *plot.Plot {
 	pl := plot.New()
 	pl.X.Label.Text = "seconds since the start of the load (shaded: steady-state window)"
 	pl.Y.Label.Text = ylabel
+	pl.X.Tick.Marker, pl.Y.Tick.Marker = tidyTicks{plot.DefaultTicks{}}, tidyTicks{plot.DefaultTicks{}}
 	pl.Y.Min = 0
 	pl.X.Min, pl.X.Max = 0, math.Max(sp.x(sp.end), 1)
 	pl.Legend.Top = true
@@ -324,7 +325,7 @@ func spectrumPlot(spectra []namedSpectrum) (*plot.Plot, error) {
 	pl.X.Label.Text = "percentile"
 	pl.Y.Label.Text = "latency (ms)"
 	pl.X.Scale = plot.LogScale{}
-	pl.X.Tick.Marker = percentileTicks{}
+	pl.X.Tick.Marker, pl.Y.Tick.Marker = percentileTicks{}, tidyTicks{plot.DefaultTicks{}}
 	pl.Y.Min = 0
 	pl.Legend.Top, pl.Legend.Left = true, true
 	pl.Add(plotter.NewGrid())
@@ -338,6 +339,39 @@ func spectrumPlot(spectra []namedSpectrum) (*plot.Plot, error) {
 		}
 	}
 	return pl, nil
+}
+
+// tidyTicks drops the decimal zeros that every label of a Ticker shares:
+// gonum's DefaultTicks writes steps of 2.5 with two decimals at any
+// magnitude (0.00, 25000.00, 50000.00); tidied they read 0, 25000, 50000,
+// and 0.00, 2.50, 5.00 read 0.0, 2.5, 5.0.
+type tidyTicks struct{ plot.Ticker }
+
+func (t tidyTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := t.Ticker.Ticks(lo, hi)
+	for {
+		trim, dot := false, false
+		for _, tk := range ticks {
+			if tk.Label == "" {
+				continue
+			}
+			if !strings.Contains(tk.Label, ".") || strings.ContainsAny(tk.Label, "eE") || !strings.HasSuffix(tk.Label, "0") && !strings.HasSuffix(tk.Label, ".") {
+				return ticks
+			}
+			trim, dot = true, strings.HasSuffix(tk.Label, ".")
+		}
+		if !trim {
+			return ticks
+		}
+		for i := range ticks {
+			if ticks[i].Label != "" {
+				ticks[i].Label = ticks[i].Label[:len(ticks[i].Label)-1]
+			}
+		}
+		if dot {
+			return ticks
+		}
+	}
 }
 
 // percentileTicks mark 1/(1−q) = 10^k as the percentile q: 90 %, 99 %, ….

@@ -47,6 +47,12 @@ const (
 	CheckUnverified = "unverified"
 )
 
+// NoneFound qualifies a check that found nothing of what was written:
+// data lost whole looks the same as data the system shows later than the
+// read-back waited, or a query_url that reads another system or tenant.
+const NoneFound = "(none found: so it looks too when the system shows writes later than verify_wait, " +
+	"as VictoriaMetrics hides the last 30 s by default, or when query_url reads another system or tenant)"
+
 // Shortfall is how much of what was expected was not found.
 func (c Check) Shortfall() float64 { return max(c.Expected-c.Found, 0) }
 
@@ -83,6 +89,9 @@ func (r *Run) ChecksIn(state string) (workloads []string, checks [][]Check) {
 func (c Check) result(mark func(string) string) string {
 	switch c.State {
 	case CheckLost:
+		if c.Found == 0 && c.Expected > 0 {
+			return mark("LOST") + " " + amount(c.Shortfall(), c.Unit) + " " + NoneFound
+		}
 		return mark("LOST") + " " + amount(c.Shortfall(), c.Unit)
 	case CheckUnverified:
 		return mark("UNVERIFIED") + ": " + c.Reason

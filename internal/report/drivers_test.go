@@ -96,3 +96,18 @@ func TestDriverNotes(t *testing.T) {
 		t.Errorf("LostChecks() = %v, %+v", names, lost)
 	}
 }
+
+// A check that found nothing of what was written says that a system that
+// shows writes late, or a query_url reading elsewhere, looks the same: a
+// VictoriaMetrics read back within its 30 s latency offset is not lost.
+func TestLostCheckThatFoundNothing(t *testing.T) {
+	none := Check{Name: "samples", Expected: 24000, Unit: "samples", State: CheckLost, Lost: true}
+	some := Check{Name: "samples", Expected: 24000, Found: 100, Unit: "samples", State: CheckLost, Lost: true}
+	id := func(s string) string { return s }
+	if got := none.result(id); !strings.HasPrefix(got, "LOST 24000 samples (none found: ") || !strings.Contains(got, "verify_wait") {
+		t.Errorf("nothing found: %q", got)
+	}
+	if got := some.result(id); got != "LOST 23900 samples" {
+		t.Errorf("some found: %q", got)
+	}
+}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,22 +18,30 @@ func sizeText(v float64) string { return units.FormatBytes(v) }
 // minute, with two or three significant digits and no exponent: 12.4, 1.46,
 // 0.52, 0.052; below 0.001 "<0.001".
 func num3(v float64) string {
-	a := math.Abs(v)
-	switch {
+	switch a := math.Abs(v); {
 	case v == 0:
 		return "0"
 	case a < 0.001:
 		return "<0.001"
-	case a >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case a >= 10:
-		return fmt.Sprintf("%.1f", v)
-	case a >= 0.1:
-		return fmt.Sprintf("%.2f", v)
-	case a >= 0.01:
-		return fmt.Sprintf("%.3f", v)
 	}
-	return fmt.Sprintf("%.4f", v)
+	// Each precision up to the magnitude at which it would show a fourth
+	// digit; judged on the rounded figure, so that 0.09999 is 0.10 (not
+	// 0.100) and 9.999 is 10.0 (not 10.00).
+	for _, p := range []struct {
+		below  float64
+		digits int
+	}{{0.01, 4}, {0.1, 3}, {10, 2}, {100, 1}} {
+		if s := strconv.FormatFloat(v, 'f', p.digits, 64); math.Abs(roundTo(v, p.digits)) < p.below {
+			return s
+		}
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+// roundTo is v rounded to digits decimals, as FormatFloat rounds it.
+func roundTo(v float64, digits int) float64 {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'f', digits, 64), 64)
+	return r
 }
 
 // p99Text prints a Stat's P99 with f, or "–" when the sample cannot

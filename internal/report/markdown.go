@@ -55,12 +55,15 @@ func heading(b *strings.Builder, level int, format string, args ...any) {
 	fmt.Fprintf(b, "\n%s %s\n\n", strings.Repeat("#", level), fmt.Sprintf(format, args...))
 }
 
-func stateText(r *Run) string { return stateOf(r.State, r.Message, "") }
+func stateText(r *Run) string { return stateOf(r.State, r.Message, "", r.InProgress) }
 
 // stateOf is a run's, cell's or phase's state with its message; "running"
-// means it was killed during, which names the cell or phase.
-func stateOf(state, message, during string) string {
+// means it was killed during, which names the cell or phase, unless it is
+// in progress (its perflab still runs).
+func stateOf(state, message, during string, inProgress bool) string {
 	switch {
+	case state == "running" && inProgress:
+		return "running: in progress; figures cover what was recorded so far"
 	case state == "running" && during == "":
 		return "incomplete (the run was killed; figures cover what was recorded)"
 	case state == "running":

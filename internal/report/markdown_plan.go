@@ -55,7 +55,7 @@ func cellFacts(c *Cell) []string {
 	return out
 }
 
-func cellStateText(c *Cell) string { return stateOf(c.State, c.Message, "this cell") }
+func cellStateText(c *Cell) string { return stateOf(c.State, c.Message, "this cell", c.InProgress) }
 
 // markdownComponents writes the table of a cell's components with how any
 // of them exited.
@@ -181,7 +181,7 @@ func phaseFacts(p *Phase) []string {
 	return facts
 }
 
-func phaseStateText(p *Phase) string { return stateOf(p.State, p.Message, "this phase") }
+func phaseStateText(p *Phase) string { return stateOf(p.State, p.Message, "this phase", p.InProgress) }
 
 // markdownMatrix writes the matrix summary (matrixTable), then a note for
 // every cell that did not complete and every component that exited during

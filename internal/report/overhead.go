@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -70,6 +71,25 @@ func overheadWorkload(d *doc, ov *analysis.Overhead) {
 			dash(ov.MemoryMetric), dash(ov.CPUMetric))
 	}
 	d.para(interval)
+}
+
+// terminalOverheads gives each gateway overhead's headline, as the
+// report's section closes it: the added latency at each quantile.
+func terminalOverheads(w io.Writer, ovs []*analysis.Overhead) {
+	for _, ov := range ovs {
+		var parts []string
+		for _, a := range ov.Added {
+			parts = append(parts, "p"+quantileLabel(a.Quantile)+" "+addedText(a))
+		}
+		if len(parts) == 0 {
+			continue
+		}
+		name := ov.Workload.Name
+		if ov.Component != "" {
+			name += " through " + ov.Component
+		}
+		fmt.Fprintf(w, "%s: gateway overhead %s\n", name, strings.Join(parts, ", "))
+	}
 }
 
 // overheadTitle names the workload with its profile and cell.

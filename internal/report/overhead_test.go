@@ -103,3 +103,22 @@ func TestSignedDur(t *testing.T) {
 		}
 	}
 }
+
+// The terminal gives the headline too: a user of the Bifrost method reads
+// the overhead where the run ends, not only in report.md.
+func TestOverheadOnTheTerminal(t *testing.T) {
+	r := singleRun()
+	r.Overheads = overheads()
+	var term bytes.Buffer
+	if err := Terminal(&term, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"p/chat through gw: gateway overhead p50 +2.10 ms (95 % CI +2.05 ms to +2.16 ms), p90 +2.10 ms",
+		"p/get: gateway overhead p50 ~ (+50 µs, no interval)",
+	} {
+		if !strings.Contains(term.String(), want) {
+			t.Errorf("the terminal lacks %q:\n%s", want, term.String())
+		}
+	}
+}

@@ -88,6 +88,7 @@ func TestFormatting(t *testing.T) {
 	}{
 		{num3(0), "0"}, {num3(0.0004), "<0.001"}, {num3(0.0052), "0.0052"}, {num3(0.052), "0.052"},
 		{num3(0.52), "0.52"}, {num3(1.456), "1.46"}, {num3(10.62), "10.6"}, {num3(123.4), "123"},
+		{num3(0.09999), "0.10"}, {num3(0.009999), "0.010"}, {num3(9.999), "10.0"}, {num3(99.97), "100"}, {num3(-0.09999), "-0.10"},
 		{sizeText(64 * mib), "64 MiB"}, {sizeText(1000 * mib), "1000 MiB"}, {sizeText(1023.4 * mib), "1023 MiB"},
 		{sizeText(1024 * mib), "1 GiB"}, {sizeText(1222 * mib), "1.19 GiB"}, {sizeText(512), "512 B"},
 		{p99Text(analysis.Stat{N: 9, Max: 3}, num3), "–"}, {p99Text(analysis.Stat{N: 10, P99: 3}, num3), "3.00"},

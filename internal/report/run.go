@@ -17,6 +17,10 @@ type Run struct {
 	Ended   time.Time
 	State   string // completed, interrupted, failed, running (a killed run)
 	Message string
+	// InProgress is set on a run that reads running because it still
+	// runs (its perflab process is alive), not because it was killed; so
+	// on its cells and phases that are running.
+	InProgress bool
 	// Workloads is every workload of every phase in the order they were
 	// added: the flat list summary.json's "workloads" holds.
 	Workloads []*analysis.Summary
@@ -61,6 +65,7 @@ type Cell struct {
 	Implicit   bool   // the cell of a run without a plan: it has no name, state or times of its own
 	State      string // running (killed), completed, failed, interrupted
 	Message    string
+	InProgress bool // running, and its perflab still runs (Run.InProgress)
 	Started    time.Time
 	Ended      time.Time
 	Components []analysis.Component
@@ -85,16 +90,17 @@ type Cell struct {
 // Phase is one profile run in one cell, or, in a run without a plan, one
 // workload.
 type Phase struct {
-	Profile   string // "" for an implicit phase
-	Implicit  bool   // one workload of a run without a plan
-	State     string
-	Message   string
-	Start     time.Time
-	LoadEnd   time.Time
-	Warmup    time.Duration
-	Window    analysis.Window // the window of Resources
-	Workloads []*analysis.Summary
-	Resources *analysis.Resources // nil when nothing was sampled
+	Profile    string // "" for an implicit phase
+	Implicit   bool   // one workload of a run without a plan
+	State      string
+	Message    string
+	InProgress bool // running, and its perflab still runs (Run.InProgress)
+	Start      time.Time
+	LoadEnd    time.Time
+	Warmup     time.Duration
+	Window     analysis.Window // the window of Resources
+	Workloads  []*analysis.Summary
+	Resources  *analysis.Resources // nil when nothing was sampled
 	// Drivers is what the drivers of its workloads told, by workload name;
 	// a workload whose driver told nothing has no entry.
 	Drivers map[string]*DriverNotes

@@ -55,6 +55,22 @@ type SearchStep struct {
 	Why         string // why the step did not pass
 }
 
+// TooFewToJudge reports whether the step did not pass only because some
+// gate had insufficient data: none failed, it achieved its rate and the
+// generator kept up. A longer or faster step would have more data.
+func (st SearchStep) TooFewToJudge() bool {
+	insufficient := false
+	for _, g := range st.Gates {
+		switch g.State {
+		case analysis.GateFail:
+			return false
+		case analysis.GateInsufficient:
+			insufficient = true
+		}
+	}
+	return insufficient && !st.ClientBound && !strings.Contains(st.Why, "achieved ")
+}
+
 // searchResult is the result in one sentence.
 func searchResult(s *Search) string {
 	switch {
@@ -82,6 +98,9 @@ func searchLimit(s *Search) string {
 	case "max":
 		return fmt.Sprintf("--max: every rate up to %s passed; the capacity is above it", rateText(s.Max))
 	case "start":
+		if len(s.Steps) > 0 && s.Steps[0].TooFewToJudge() {
+			return fmt.Sprintf("the start rate %s had too few requests in its window to judge every gate (none failed); lengthen --step-duration or raise --start", rateText(s.Start))
+		}
 		return fmt.Sprintf("the start rate %s already failed; lower --start", rateText(s.Start))
 	}
 	return "the search stopped early: " + s.Stopped

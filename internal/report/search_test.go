@@ -87,3 +87,26 @@ func TestReadSearchJSON(t *testing.T) {
 		t.Error("a summary.json was read as a search")
 	}
 }
+
+// A start step that failed no gate but had too few requests for one
+// (error_rate < 0.1% needs 1000) says so, and does not advise a lower
+// --start, which would give even fewer.
+func TestSearchStartWithTooFewRequests(t *testing.T) {
+	gate := func(state analysis.GateState) Gate {
+		return Gate{Verdict: analysis.Verdict{Gate: analysis.Gate{Expr: "error_rate < 0.1%"}, State: state}}
+	}
+	for _, tt := range []struct {
+		gates []Gate
+		want  string
+	}{
+		{[]Gate{{Verdict: analysis.Verdict{State: analysis.GatePass}}, gate(analysis.GateInsufficient)}, "too few requests in its window to judge every gate (none failed); lengthen --step-duration"},
+		{[]Gate{gate(analysis.GateFail), gate(analysis.GateInsufficient)}, "the start rate 100/s already failed; lower --start"},
+	} {
+		s := searchFixture()
+		s.Steps = []SearchStep{{N: 1, Rate: 100, Achieved: 100, Gates: tt.gates, Why: "error_rate < 0.1%: insufficient data"}}
+		s.Sustained, s.Failed, s.Limit = 0, 100, "start"
+		if got := searchLimit(s); !strings.Contains(got, tt.want) {
+			t.Errorf("gates %v: limit %q, want it to say %q", tt.gates, got, tt.want)
+		}
+	}
+}

@@ -12,6 +12,9 @@ func TestStateTexts(t *testing.T) {
 		{cellStateText(&Cell{State: "failed", Message: "boom"}), "failed: boom"},
 		{phaseStateText(&Phase{State: "running"}), "incomplete (the run was killed during this phase)"},
 		{phaseStateText(&Phase{State: "interrupted"}), "interrupted"},
+		// still going: its perflab runs
+		{stateText(&Run{State: "running", InProgress: true}), "running: in progress; figures cover what was recorded so far"},
+		{cellStateText(&Cell{State: "running", InProgress: true}), "running: in progress; figures cover what was recorded so far"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)

@@ -24,8 +24,8 @@ type Progress struct {
 	start    time.Time
 	duration time.Duration
 	target   float64
-	errors   int64
-	dropped  int64
+	errors   map[string]int64 // by workload: a phase runs several at once
+	dropped  map[string]int64
 	n        int
 }
 
@@ -39,7 +39,7 @@ func (p *Progress) Begin(workload string, duration time.Duration, targetRate flo
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.workload, p.start, p.duration, p.target = workload, time.Now(), duration, targetRate
-	p.errors, p.dropped, p.n = 0, 0, 0
+	p.errors, p.dropped, p.n = map[string]int64{}, map[string]int64{}, 0
 }
 
 // Interval implements engine.Sink.
@@ -51,8 +51,11 @@ func (p *Progress) Interval(workload string, iv *stats.Interval) {
 	for _, st := range iv.Ops {
 		all.Merge(st)
 	}
-	p.errors += all.Classes.Errors()
-	p.dropped += iv.Dropped
+	if p.errors == nil { // Interval before Begin
+		p.errors, p.dropped = map[string]int64{}, map[string]int64{}
+	}
+	p.errors[workload] += all.Classes.Errors()
+	p.dropped[workload] += iv.Dropped
 	secs := iv.End.Sub(iv.Start).Seconds()
 	rate := 0.0
 	if secs > 0 {
@@ -64,8 +67,11 @@ func (p *Progress) Interval(workload string, iv *stats.Interval) {
 	if p.target > 0 {
 		line += fmt.Sprintf(" (target %s)", rateText(p.target))
 	}
-	line += fmt.Sprintf("  p50 %s p99 %s  errors %d  dropped %d  VUs %d",
-		dur(all.Latency.Quantile(0.5)), dur(all.Latency.Quantile(0.99)), p.errors, p.dropped, iv.VUs)
+	p50, p99 := "–", "–" // no request succeeded: no latency, not 0
+	if all.Latency.Count() > 0 {
+		p50, p99 = dur(all.Latency.Quantile(0.5)), dur(all.Latency.Quantile(0.99))
+	}
+	line += fmt.Sprintf("  p50 %s p99 %s  errors %d  dropped %d  VUs %d", p50, p99, p.errors[workload], p.dropped[workload], iv.VUs)
 	switch {
 	case p.tty:
 		fmt.Fprintf(p.w, "\r\033[K%s", line)
@@ -122,6 +128,7 @@ func Terminal(w io.Writer, r *Run) error {
 	terminalMeasures(w, r)
 	terminalDriver(w, r)
 	terminalWorkers(w, r)
+	terminalOverheads(w, r.Overheads)
 	fmt.Fprintf(w, "latency is measured from each operation's intended start%s; %s\n", latencyScope(r), windowNote(r))
 	if err := terminalResources(w, r); err != nil {
 		return err

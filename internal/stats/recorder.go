@@ -251,6 +251,27 @@ func (r *Recorder) RecordLag(d time.Duration) {
 // SetVUs records the number of live VUs.
 func (r *Recorder) SetVUs(n int64) { r.vus.Store(n) }
 
+// Pending reports whether anything was recorded since the last Flush: an
+// operation, or a dropped arrival.
+func (r *Recorder) Pending() bool {
+	if r.dropped.Load() != 0 {
+		return true
+	}
+	for i := range r.shards {
+		s := &r.shards[i]
+		s.mu.Lock()
+		n := 0
+		for _, st := range s.cur {
+			n += int(st.Classes.Total())
+		}
+		s.mu.Unlock()
+		if n > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // Flush closes the current interval at end and returns it. Samples recorded
 // concurrently with Flush land in this interval or the next, never in both.
 func (r *Recorder) Flush(end time.Time) *Interval {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
@@ -80,6 +81,10 @@ func (c Config) Validate() []error {
 	switch u, err := url.Parse(c.URL); {
 	case c.URL == "":
 		add("url is required")
+	case !strings.Contains(c.URL, "://"):
+		// 127.0.0.1:8080 parses as an error, localhost:8080 as scheme
+		// "localhost": neither message says what is missing.
+		add("url %q has no scheme: write http://%s (or https://)", c.URL, c.URL)
 	case err != nil:
 		add("cannot parse url: %w", err)
 	case u.Scheme != "http" && u.Scheme != "https":

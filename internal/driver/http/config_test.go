@@ -49,6 +49,8 @@ func TestValidateListsEveryProblem(t *testing.T) {
 		{"h2 over http", Config{URL: "http://127.0.0.1/", Proto: ProtoH2}, []string{"h2 needs an https:// url"}},
 		{"no host", Config{URL: "http:///path"}, []string{"host is missing"}},
 		{"unparsable", Config{URL: "http://[::1"}, []string{"cannot parse url"}},
+		{"no scheme", Config{URL: "127.0.0.1:8080/x"}, []string{`url "127.0.0.1:8080/x" has no scheme: write http://127.0.0.1:8080/x`}},
+		{"no scheme, a name", Config{URL: "localhost:8080"}, []string{`url "localhost:8080" has no scheme: write http://localhost:8080`}},
 		{"CA without certificates", Config{URL: "https://127.0.0.1/", CAFile: notPEM}, []string{"no PEM certificates"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -132,6 +132,60 @@ func readCPUStat(path string) (cpuStat, error) {
 	return s, nil
 }
 
+// Root is where the cgroup v2 hierarchy is mounted: /sys/fs/cgroup on a
+// unified host, /sys/fs/cgroup/unified on a hybrid one; "" without v2.
+func Root() string {
+	for _, dir := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
+		if _, err := os.Stat(filepath.Join(dir, "cgroup.controllers")); err == nil {
+			return dir
+		}
+	}
+	return ""
+}
+
+// CPUQuota is the smallest CPU quota, in cores, of the cgroup v2 of process
+// pid and of its ancestors up to cgroupRoot (cpu.max "QUOTA PERIOD", as a
+// container's CPU limit sets it); false when none has one.
+func CPUQuota(procRoot, cgroupRoot string, pid int) (float64, bool) {
+	if cgroupRoot == "" {
+		return 0, false
+	}
+	dir, err := PathOfPID(procRoot, cgroupRoot, pid)
+	if err != nil {
+		return 0, false
+	}
+	root := filepath.Clean(cgroupRoot)
+	quota, found := 0.0, false
+	for dir = filepath.Clean(dir); strings.HasPrefix(dir, root); dir = filepath.Dir(dir) {
+		if q, ok := readCPUMax(filepath.Join(dir, "cpu.max")); ok && (!found || q < quota) {
+			quota, found = q, true
+		}
+		if dir == root {
+			break
+		}
+	}
+	return quota, found
+}
+
+// readCPUMax reads a cpu.max file: "QUOTA PERIOD" in microseconds, or
+// "max PERIOD" without a quota.
+func readCPUMax(path string) (float64, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 || f[0] == "max" {
+		return 0, false
+	}
+	quota, err1 := strconv.ParseFloat(f[0], 64)
+	period, err2 := strconv.ParseFloat(f[1], 64)
+	if err1 != nil || err2 != nil || quota <= 0 || period <= 0 {
+		return 0, false
+	}
+	return quota / period, true
+}
+
 // PathOfPID returns the cgroup v2 directory of process pid: the path on its
 // "0::" line of <procRoot>/<pid>/cgroup, under cgroupRoot (where cgroup2 is
 // mounted, usually /sys/fs/cgroup).

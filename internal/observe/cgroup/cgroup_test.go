@@ -172,3 +172,36 @@ func TestRealOwnCgroup(t *testing.T) {
 		}
 	}
 }
+
+// A container's CPU limit is its cgroup's cpu.max, or an ancestor's (a
+// Kubernetes pod's); the smallest counts.
+func TestCPUQuota(t *testing.T) {
+	root := t.TempDir()
+	procRoot := filepath.Join(root, "proc")
+	cg := filepath.Join(root, "cgroup")
+	write := func(path, text string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(procRoot, "7", "cgroup"), "0::/kubepods/pod1/ctr\n")
+	write(filepath.Join(procRoot, "8", "cgroup"), "0::/free\n")
+	write(filepath.Join(cg, "cpu.max"), "max 100000\n")
+	write(filepath.Join(cg, "kubepods", "cpu.max"), "max 100000\n")
+	write(filepath.Join(cg, "kubepods", "pod1", "cpu.max"), "150000 100000\n")
+	write(filepath.Join(cg, "kubepods", "pod1", "ctr", "cpu.max"), "200000 100000\n")
+	write(filepath.Join(cg, "free", "cpu.max"), "max 100000\n")
+	if q, ok := CPUQuota(procRoot, cg, 7); !ok || q != 1.5 {
+		t.Errorf("pod limit 1.5 under a container limit of 2: %v, %v", q, ok)
+	}
+	if q, ok := CPUQuota(procRoot, cg, 8); ok {
+		t.Errorf("no limit: %v", q)
+	}
+	if _, ok := CPUQuota(procRoot, "", 7); ok {
+		t.Error("a quota without cgroup v2")
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strings"
 	"time"
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
@@ -240,7 +241,7 @@ func (s *Source) Query(ctx context.Context, start, end time.Time) (*Result, erro
 		res.Warnings, s.pending = append(res.Warnings, s.pending...), nil
 	}
 	if len(errs) == len(s.queries) && len(errs) > 0 {
-		return nil, fmt.Errorf("cannot query prometheus at %s: %w", s.cfg.URL, errors.Join(errs...))
+		return nil, fmt.Errorf("cannot query prometheus at %s: %w", s.cfg.URL, sameCause(s.queries, errs))
 	}
 	for _, q := range s.queries {
 		if answered, ok := had[q.metric]; ok {
@@ -250,6 +251,27 @@ func (s *Source) Query(ctx context.Context, start, end time.Time) (*Result, erro
 	s.checkWindow(start, end, res)
 	s.checkRestarts(start, end, res)
 	return res, nil
+}
+
+// sameCause is the error of every query failing, on one line (it lands in
+// a report's list of warnings): the cause once when every query failed
+// alike (Prometheus down), else each query's, "; "-separated.
+func sameCause(qs []query, errs []error) error {
+	var names []string
+	for _, q := range qs {
+		names = append(names, q.metric)
+	}
+	first := errors.Unwrap(errs[0])
+	for _, err := range errs[1:] {
+		if first == nil || errors.Unwrap(err) == nil || errors.Unwrap(err).Error() != first.Error() {
+			msgs := make([]string, len(errs))
+			for i, err := range errs {
+				msgs[i] = err.Error()
+			}
+			return errors.New(strings.Join(msgs, "; "))
+		}
+	}
+	return fmt.Errorf("%w (every query: %s)", first, strings.Join(names, ", "))
 }
 
 func (r *Result) warn(format string, a ...any) {

@@ -84,7 +84,13 @@ func TestEveryQueryFailingIsAnError(t *testing.T) {
 	f := newFakeAPI(t)
 	s := kubernetesSource(t, f, nil)
 	f.srv.Close()
-	if _, err := s.Query(t.Context(), winStart, winEnd); err == nil {
+	_, err := s.Query(t.Context(), winStart, winEnd)
+	if err == nil {
 		t.Fatal("no error with the API gone")
+	}
+	// One line, the cause once: it is a warning in the report's list, and
+	// every query failed alike.
+	if msg := err.Error(); strings.Contains(msg, "\n") || strings.Count(msg, "connection refused") != 1 || !strings.Contains(msg, "(every query: ") {
+		t.Errorf("error %q", msg)
 	}
 }

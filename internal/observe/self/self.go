@@ -14,12 +14,14 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"runtime/metrics"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/perflab/perflab/internal/observe"
+	"github.com/perflab/perflab/internal/observe/cgroup"
 	"github.com/perflab/perflab/internal/observe/proc"
 )
 
@@ -62,7 +64,7 @@ func (s *Self) Sample(ctx context.Context, now time.Time) ([]observe.Point, erro
 	if err != nil {
 		return nil, err
 	}
-	points = append(points, observe.Point{Metric: observe.CoresAvailable, Value: float64(cores)})
+	points = append(points, observe.Point{Metric: observe.CoresAvailable, Value: cores})
 	metrics.Read(s.sample)
 	if s.sample[0].Value.Kind() != metrics.KindFloat64Histogram {
 		return points, nil // not in this Go version
@@ -75,14 +77,25 @@ func (s *Self) Sample(ctx context.Context, now time.Time) ([]observe.Point, erro
 	return points, nil
 }
 
-// CoresAvailable returns the number of CPUs the current process may run on
-// (its scheduler affinity mask). A CPU quota of its cgroup is not counted.
-func CoresAvailable() (int, error) {
+// CoresAvailable returns how many cores the current process can keep
+// busy: the CPUs of its scheduler affinity mask, fewer when GOMAXPROCS is
+// lower (Go sets it from a cgroup's CPU limit, rounded up) or when its
+// cgroup v2, or an ancestor, has a CPU quota (a container's CPU limit,
+// which may be a fraction: 1.5).
+func CoresAvailable() (float64, error) {
+	return coresAvailable("/proc", cgroup.Root())
+}
+
+func coresAvailable(procRoot, cgroupRoot string) (float64, error) {
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
 		return 0, fmt.Errorf("cannot read the CPU affinity: %w", err)
 	}
-	return set.Count(), nil
+	cores := float64(min(set.Count(), runtime.GOMAXPROCS(0)))
+	if q, ok := cgroup.CPUQuota(procRoot, cgroupRoot, os.Getpid()); ok {
+		cores = min(cores, q)
+	}
+	return cores, nil
 }
 
 // quantileSince returns the q-quantile of the observations h gained since

@@ -98,3 +98,18 @@ func TestSelfOfThisProcess(t *testing.T) {
 		t.Errorf("storage rates of perflab itself: %v", points)
 	}
 }
+
+// A generator held to fewer cores than its affinity mask has (GOMAXPROCS,
+// which Go sets from a container's CPU limit) counts those: else a
+// generator at the limit of a 1-core container on a 16-core node never
+// reached 90 % of 16 cores and was never client-bound.
+func TestCoresAvailableHeedsGOMAXPROCS(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	cores, err := CoresAvailable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cores != 1 {
+		t.Errorf("%v cores with GOMAXPROCS 1", cores)
+	}
+}

@@ -1,0 +1,54 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// An interval in which every request failed has no latency: the progress
+// line says so, and does not show 0 (a target that died mid-run looked
+// infinitely fast).
+func TestProgressWithoutSuccessShowsNoLatency(t *testing.T) {
+	t0 := time.Now()
+	rec := stats.NewRecorder(1, t0)
+	for i := 0; i < 10; i++ {
+		at := t0.Add(time.Duration(i) * 10 * time.Millisecond)
+		rec.Record(0, &stats.Sample{Op: "GET /", Intended: at, Start: at, End: at.Add(50 * time.Microsecond),
+			Class: stats.Connect, Message: "connection refused"})
+	}
+	var out bytes.Buffer
+	p := NewProgress(&out, false)
+	p.Begin("http", 10*time.Second, 100)
+	p.Interval("http", rec.Flush(t0.Add(time.Second)))
+	if line := out.String(); !strings.Contains(line, "p50 – p99 –") || !strings.Contains(line, "errors 10") {
+		t.Errorf("progress line %q", line)
+	}
+}
+
+// In a phase of several workloads each progress line counts the errors of
+// the workload it names, not of all of them together.
+func TestProgressCountsEachWorkloadsErrors(t *testing.T) {
+	t0 := time.Now()
+	var out bytes.Buffer
+	p := NewProgress(&out, false)
+	p.PlainEvery = 1
+	p.Begin("laptop", 10*time.Second, 0)
+	for i, w := range []string{"write", "alerts", "write"} {
+		rec := stats.NewRecorder(1, t0.Add(time.Duration(i)*time.Second))
+		at := t0.Add(time.Duration(i) * time.Second)
+		class := stats.OK
+		if w == "write" {
+			class = stats.Status5xx
+		}
+		rec.Record(0, &stats.Sample{Op: "op", Intended: at, Start: at, End: at.Add(time.Millisecond), Class: class, Message: "boom"})
+		p.Interval(w, rec.Flush(at.Add(time.Second)))
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[1], "alerts") || !strings.Contains(lines[1], "errors 0") || !strings.Contains(lines[2], "errors 2") {
+		t.Errorf("progress lines:\n%s", out.String())
+	}
+}
