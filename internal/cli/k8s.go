@@ -62,6 +62,20 @@ func addK8sFlags(fs *flag.FlagSet) *k8sFlags {
 	return kf
 }
 
+// objects are the Kubernetes objects of a run of p, with the options they
+// were built from.
+func (kf *k8sFlags) objects(p *plan.Plan) (k8s.Options, k8s.Objects, error) {
+	o, err := kf.options(p)
+	if err != nil {
+		return o, k8s.Objects{}, err
+	}
+	objs, err := k8s.Build(o)
+	if err != nil {
+		return o, objs, usageErrorf("%v", err)
+	}
+	return o, objs, nil
+}
+
 // options are the k8s options of the flags, for plan p; every problem is
 // listed.
 func (kf *k8sFlags) options(p *plan.Plan) (k8s.Options, error) {
@@ -183,13 +197,9 @@ func (e *env) k8sManifest(args []string) error {
 	if err != nil {
 		return err
 	}
-	o, err := kf.options(p)
+	o, objs, err := kf.objects(p)
 	if err != nil {
 		return err
-	}
-	objs, err := k8s.Build(o)
-	if err != nil {
-		return usageErrorf("%v", err)
 	}
 	y, err := objs.YAML()
 	if err != nil {

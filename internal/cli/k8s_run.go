@@ -58,13 +58,9 @@ func (e *env) k8sRun(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	o, err := kf.options(p)
+	o, objs, err := kf.objects(p)
 	if err != nil {
 		return err
-	}
-	objs, err := k8s.Build(o)
-	if err != nil {
-		return usageErrorf("%v", err)
 	}
 	if !strings.HasPrefix(o.Store, "s3://") {
 		fmt.Fprintf(e.stderr, "perflab: warning: the store %s is a path: the Job mounts no volume for it, so the workers reach it only if you add one\n", o.Store)
