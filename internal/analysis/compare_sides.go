@@ -132,6 +132,26 @@ func OneRunGuard(r Ratio) Ratio {
 	return r
 }
 
+// OneInvocationGuard is the MinRunEffect rule for a comparison whose side
+// holds several runs that are all the repetitions of one invocation
+// (perflab run --repeat N): repetitions interleaved with each other share
+// that invocation's time and machine, so their spread measures the
+// variation within it, not between it and a run made at another time. A
+// significant ratio within 1 ± MinRunEffect becomes "~", with a warning
+// that names the side.
+func OneInvocationGuard(c Comparison, side string) Comparison {
+	r := c.Ratio
+	if r.Significance != Significant || r.Value >= 1+MinRunEffect || r.Value <= 1/(1+MinRunEffect) {
+		return c
+	}
+	c.Ratio.Significance = NotSignificant
+	c.Ratio.Warnings = append(c.Ratio.Warnings, fmt.Sprintf("the interval %.3g–%.3g excludes 1, but %s's runs are the repetitions of one run: "+
+		"they vary less among themselves than two runs made at different times, which commonly differ by a few percent; "+
+		"a difference under %.0f %% is shown as ~ unless each side has runs of several invocations", r.Low, r.High, side, 100*MinRunEffect))
+	c.Phrase = "~"
+	return c
+}
+
 // CompareErrorRate compares the share of a subject's requests that failed,
 // each side one list of intervals (its window) per run, so that a reader
 // sees beside the latency, which is of successful requests only, how many

@@ -87,3 +87,21 @@ func TestCompareQuantileAndRates(t *testing.T) {
 		t.Errorf("%d intervals in a 2 s window", len(w))
 	}
 }
+
+// TestOneInvocationGuard: three repetitions of one run each side, 2.4 %
+// apart with a tight interval (as two runs of the same work made at
+// different times were in CI), are "~"; twice the CPU stays a difference.
+func TestOneInvocationGuard(t *testing.T) {
+	small := CompareResource("heavy", CompareCPU, [][]float64{{0.410}, {0.412}, {0.409}}, [][]float64{{0.400}, {0.401}, {0.399}}, DefaultBootstrap())
+	if small.Phrase == "~" {
+		t.Fatalf("the test needs a ratio the runs' interval supports: %+v", small)
+	}
+	g := OneInvocationGuard(small, "A")
+	if g.Phrase != "~" || g.Ratio.Significance != NotSignificant || !strings.Contains(g.Ratio.Warnings[len(g.Ratio.Warnings)-1], "A's runs are the repetitions of one run") {
+		t.Errorf("2.4 %% from one invocation a side: %+v", g)
+	}
+	big := CompareResource("light", CompareCPU, [][]float64{{0.2}, {0.21}, {0.19}}, [][]float64{{0.4}, {0.41}, {0.39}}, DefaultBootstrap())
+	if g := OneInvocationGuard(big, "A"); g.Phrase != "x2.0 more CPU" || g.Ratio.Significance != Significant {
+		t.Errorf("twice the CPU: %+v", g)
+	}
+}

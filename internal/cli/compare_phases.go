@@ -63,12 +63,40 @@ func comparePhases(a, b []*loadedRun, common []string) []report.ComparisonGroup 
 		if !seen {
 			gi = len(groups)
 			index[ra[0].phase] = gi
-			groups = append(groups, report.ComparisonGroup{Name: phaseTitle(ra[0]), Comparisons: compareComponents(ra, rb)})
+			groups = append(groups, report.ComparisonGroup{Name: phaseTitle(ra[0]), Comparisons: oneInvocation(compareComponents(ra, rb), ra, rb)})
 		}
 		label := "workload " + ra[0].sum.Workload.DisplayName()
-		groups[gi].Comparisons = append(groups[gi].Comparisons, compareWorkload(label, ra, rb)...)
+		groups[gi].Comparisons = append(groups[gi].Comparisons, oneInvocation(compareWorkload(label, ra, rb), ra, rb)...)
 	}
 	return groups
+}
+
+// oneInvocation applies analysis.OneInvocationGuard to comparisons of runs
+// where a side's several runs all come from one run directory (the
+// repetitions of one perflab run --repeat N).
+func oneInvocation(cs []analysis.Comparison, ra, rb []phaseRef) []analysis.Comparison {
+	for _, side := range []struct {
+		name string
+		refs []phaseRef
+	}{{"A", ra}, {"B", rb}} {
+		if len(side.refs) < 2 || !oneDir(side.refs) {
+			continue
+		}
+		for i := range cs {
+			cs[i] = analysis.OneInvocationGuard(cs[i], side.name)
+		}
+	}
+	return cs
+}
+
+// oneDir says whether every run of refs is in the same run directory.
+func oneDir(refs []phaseRef) bool {
+	for _, r := range refs {
+		if r.run.dir != refs[0].run.dir {
+			return false
+		}
+	}
+	return true
 }
 
 func phaseTitle(r phaseRef) string {
