@@ -2,9 +2,7 @@ package cli_test
 
 import (
 	"bufio"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"io"
 	"io/fs"
 	"maps"
@@ -21,31 +19,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/testutil"
 )
-
-// treeHash is every file under dir, by path relative to dir, with the
-// SHA-256 of its content.
-func treeHash(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		sum := sha256.Sum256(b)
-		out[rel] = hex.EncodeToString(sum[:])
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
 
 // readersLeave runs each reading command on the run directory dir and
 // checks that it succeeds and leaves every file of dir as it was, creating
@@ -57,7 +32,7 @@ func readersLeave(t *testing.T, dir string) {
 		{"report", dir}, {"report", dir, "--format", "json"}, {"report", dir, "--format", "html"},
 		{"size", dir}, {"size", dir, "--strategy", "krr"}, {"compare", dir, dir},
 	} {
-		before := treeHash(t, dir)
+		before := testutil.TreeHash(t, dir)
 		changes := watchDir(t, dir)
 		r := run(t, args...)
 		if r.code != 0 {
@@ -66,7 +41,7 @@ func readersLeave(t *testing.T, dir string) {
 		if ch := changes(); len(ch) > 0 {
 			t.Errorf("perflab %s wrote in the run directory: %v", strings.Join(args, " "), ch)
 		}
-		if after := treeHash(t, dir); !maps.Equal(before, after) {
+		if after := testutil.TreeHash(t, dir); !maps.Equal(before, after) {
 			t.Errorf("perflab %s changed the run directory:\nbefore %v\nafter  %v", strings.Join(args, " "), before, after)
 		}
 	}
@@ -174,14 +149,14 @@ func reportWrite(t *testing.T, dir string) {
 	if err := os.CopyFS(d, os.DirFS(dir)); err != nil {
 		t.Fatal(err)
 	}
-	before := treeHash(t, d)
+	before := testutil.TreeHash(t, d)
 	if err := os.Remove(filepath.Join(d, "report.md")); err != nil {
 		t.Fatal(err)
 	}
 	if r := run(t, "report", d, "--write"); r.code != 0 {
 		t.Fatalf("report --write: exit %d\n%s", r.code, r.stderr)
 	}
-	after := treeHash(t, d)
+	after := testutil.TreeHash(t, d)
 	if after[results.DBName] != before[results.DBName] {
 		t.Error("report --write changed results.db")
 	}

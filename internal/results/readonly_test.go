@@ -1,9 +1,7 @@
 package results
 
 import (
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"io/fs"
 	"maps"
 	"os"
@@ -14,35 +12,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
-)
 
-// treeHash is every file under dir, by path relative to dir, with the
-// SHA-256 of its content.
-func treeHash(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		sum := sha256.Sum256(b)
-		out[rel] = hex.EncodeToString(sum[:])
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
+	"github.com/perflab/perflab/internal/testutil"
+)
 
 func checkSameTree(t *testing.T, dir string, before map[string]string) {
 	t.Helper()
-	after := treeHash(t, dir)
+	after := testutil.TreeHash(t, dir)
 	if !maps.Equal(before, after) {
 		t.Errorf("the run directory changed:\nbefore %v\nafter  %v", before, after)
 	}
@@ -145,7 +121,7 @@ func TestOpenReadOnlyChangesNothing(t *testing.T) {
 		if err := os.Chmod(dir, mode); err != nil {
 			t.Fatal(err)
 		}
-		before := treeHash(t, dir)
+		before := testutil.TreeHash(t, dir)
 		ro := readAll(t, dir)
 		checkThree(t, ro)
 		if err := ro.AddEvent(Event{Kind: "note", Message: "x"}); err == nil {
@@ -183,7 +159,7 @@ func TestOpenReadOnlyLiveAndKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	killWriter(t, cmd)
-	before := treeHash(t, dir)
+	before := testutil.TreeHash(t, dir)
 	if _, ok := before[DBName+"-wal"]; !ok {
 		t.Fatalf("the killed run left no WAL; the test did not exercise recovery: %v", before)
 	}
