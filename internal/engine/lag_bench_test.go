@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/perflab/perflab/internal/engine"
 	"github.com/perflab/perflab/internal/engine/pacer"
 	"github.com/perflab/perflab/internal/observe"
+	"github.com/perflab/perflab/internal/observe/observetest"
 	"github.com/perflab/perflab/internal/observe/scrape"
 	"github.com/perflab/perflab/internal/observe/self"
 	"github.com/perflab/perflab/internal/stats"
@@ -44,7 +44,7 @@ import (
 //	nice -n -20 /tmp/engine.test -test.run '^$' -test.bench SamplerLag -test.benchtime 2x
 func BenchmarkSamplerLag(b *testing.B) {
 	dir := b.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "metrics"), []byte(metricsText(1000)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "metrics"), []byte(observetest.Exposition(1000)), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	url := testutil.StartNginx(b, fmt.Sprintf(`location = /metrics { default_type "text/plain; version=0.0.4"; alias %s/metrics; }`, dir)) + "/metrics"
@@ -138,32 +138,4 @@ func (e expfmtSource) Sample(ctx context.Context, _ time.Time) ([]observe.Point,
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	_, err = p.TextToMetricFamilies(&buf)
 	return nil, err
-}
-
-// metricsText is an exposition of about lines lines, shaped like a real
-// service's: the Go runtime's families, then latency histograms per
-// handler and code.
-func metricsText(lines int) string {
-	var b strings.Builder
-	b.WriteString("# TYPE go_goroutines gauge\ngo_goroutines 42\n")
-	b.WriteString("# TYPE go_memstats_heap_inuse_bytes gauge\ngo_memstats_heap_inuse_bytes 1.2345678e+07\n")
-	b.WriteString("# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total 12.5\n")
-	b.WriteString("# TYPE process_resident_memory_bytes gauge\nprocess_resident_memory_bytes 9.8304e+07\n")
-	b.WriteString("# TYPE go_gc_duration_seconds summary\ngo_gc_duration_seconds{quantile=\"0.5\"} 2.1e-05\ngo_gc_duration_seconds_sum 0.0042\ngo_gc_duration_seconds_count 17\n")
-	buckets := []string{"0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10", "+Inf"}
-	n := 11
-	for h := 0; n < lines; h++ {
-		handler := fmt.Sprintf("/api/v1/endpoint_%d", h)
-		fmt.Fprintf(&b, "# HELP http_request_duration_seconds_%d Latency of %s.\n# TYPE http_request_duration_seconds_%d histogram\n", h, handler, h)
-		n += 2
-		for _, code := range []string{"200", "404", "500"} {
-			for i, le := range buckets {
-				fmt.Fprintf(&b, "http_request_duration_seconds_%d_bucket{handler=%q,code=%q,le=%q} %d\n", h, handler, code, le, 100*(i+1))
-			}
-			fmt.Fprintf(&b, "http_request_duration_seconds_%d_sum{handler=%q,code=%q} 123.456\n", h, handler, code)
-			fmt.Fprintf(&b, "http_request_duration_seconds_%d_count{handler=%q,code=%q} 1200\n", h, handler, code)
-			n += len(buckets) + 2
-		}
-	}
-	return b.String()
 }

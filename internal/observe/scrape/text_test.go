@@ -116,7 +116,7 @@ func TestTextReaderRejectsWhatExpfmtRejects(t *testing.T) {
 // Reading a 1,000-line /metrics every second must not load the process
 // that paces the load: expfmt's parser made 34,000 allocations of it.
 func TestScraperReadsWithLittleGarbage(t *testing.T) {
-	body := []byte(exposition1000(1000))
+	body := []byte(observetest.Exposition(1000))
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		_, _ = w.Write(body)
