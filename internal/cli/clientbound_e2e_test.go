@@ -2,8 +2,6 @@ package cli_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,57 +16,21 @@ import (
 func TestHeavySamplerAtALowRateIsNotClientBound(t *testing.T) {
 	nginx := testutil.RequireBinary(t, "nginx")
 	port := testutil.FreePort(t)
-	dir := t.TempDir()
 	var metrics strings.Builder
 	for i := 0; i < 1000; i++ {
 		fmt.Fprintf(&metrics, "http_requests_total{handler=\"/api/v1/endpoint_%d\",code=\"200\"} %d\n", i, 1000+i)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "metrics"), []byte(metrics.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	user := ""
-	if os.Geteuid() == 0 {
-		user = "user root;"
-	}
-	conf := fmt.Sprintf(`worker_processes 1;
-pid %[1]s/nginx.pid;
-error_log stderr warn;
-%[2]s
-events { worker_connections 64; }
-http {
-    access_log off;
-    client_body_temp_path %[1]s/client_body;
-    proxy_temp_path %[1]s/proxy;
-    fastcgi_temp_path %[1]s/fastcgi;
-    uwsgi_temp_path %[1]s/uwsgi;
-    scgi_temp_path %[1]s/scgi;
-    server {
-        listen 127.0.0.1:%[3]d;
-        location = /metrics { default_type "text/plain; version=0.0.4"; alias %[1]s/metrics; }
-        location / { return 200 "ok\n"; }
-    }
-}
-`, dir, user, port)
-	if err := os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	component := nginxComponent(t, nginx, port, []byte(metrics.String()))
 	path := writePlan(t, fmt.Sprintf(`
 name: heavy-sampler
 sample_interval: 1s
-components:
-  - name: nginx
-    run:
-      command: %[1]s
-      args: [-p, %[2]s, -e, stderr, -c, nginx.conf, -g, "daemon off;"]
-      ready: {http: "http://127.0.0.1:%[3]d/"}
-    metrics: http://127.0.0.1:%[3]d/metrics
-    metric_names: [http_requests_total]
+components:%[1]s    metric_names: [http_requests_total]
 profiles:
   - name: low
     duration: 6s
     workloads:
-      - {name: get, driver: http, rate: 2/s, params: {url: "http://127.0.0.1:%[3]d/"}}
-`, nginx, dir, port))
+      - {name: get, driver: http, rate: 2/s, params: {url: "http://127.0.0.1:%[2]d/"}}
+`, component, port))
 	r := run(t, "run", path, "--out", t.TempDir())
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)

@@ -209,7 +209,7 @@ func TestRunPlanMatrix(t *testing.T) {
 	comps := []string{"fast", "slow"}
 	if nginx != "" {
 		portN := testutil.FreePort(t)
-		components += nginxComponent(t, nginx, portN)
+		components += nginxComponent(t, nginx, portN, nil)
 		lowLoad += fmt.Sprintf("\n      - {name: n, driver: http, rate: 50/s, params: {url: \"http://127.0.0.1:%d/\"}}", portN)
 		highLoad += fmt.Sprintf("\n      - {name: n, driver: http, rate: 150/s, params: {url: \"http://127.0.0.1:%d/\"}}", portN)
 		comps = append(comps, "nginx")
@@ -251,12 +251,22 @@ profiles:
 	}
 }
 
-// nginxComponent is a plan component that runs nginx on port.
-func nginxComponent(t *testing.T, bin string, port int) string {
+// nginxComponent is a plan component that runs nginx on port. With
+// metrics, nginx also serves that text at /metrics, and the component
+// scrapes it.
+func nginxComponent(t *testing.T, bin string, port int, metrics []byte) string {
 	dir := t.TempDir()
 	user := ""
 	if os.Geteuid() == 0 {
 		user = "user root;"
+	}
+	scrape, location := "", ""
+	if metrics != nil {
+		if err := os.WriteFile(filepath.Join(dir, "metrics"), metrics, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		location = fmt.Sprintf(`location = /metrics { default_type "text/plain; version=0.0.4"; alias %s/metrics; }`, dir)
+		scrape = fmt.Sprintf("    metrics: http://127.0.0.1:%d/metrics\n", port)
 	}
 	conf := fmt.Sprintf(`worker_processes 1;
 pid %[1]s/nginx.pid;
@@ -273,10 +283,11 @@ http {
     scgi_temp_path %[1]s/scgi;
     server {
         listen 127.0.0.1:%[3]d;
+        %[4]s
         location / { return 200 "ok\n"; }
     }
 }
-`, dir, user, port)
+`, dir, user, port, location)
 	if err := os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +298,7 @@ http {
       args: [-p, %s, -e, stderr, -c, nginx.conf, -g, "daemon off;"]
       ready: {http: "http://127.0.0.1:%d/"}
     data_dirs: [%s]
-`, bin, dir, port, dir)
+`, bin, dir, port, dir) + scrape
 }
 
 // checkMatrixLoad checks the workloads' counts against the rates and that
