@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -41,22 +40,12 @@ func failingRun(mixed bool) *Run {
 // is the successful requests' (20 ms), not pulled down by the refusals;
 // each also gives every request's, and says which is which.
 func TestReportsSeparateFailedLatency(t *testing.T) {
-	r := failingRun(false)
-	var term, md, html bytes.Buffer
-	if err := Terminal(&term, r); err != nil {
-		t.Fatal(err)
-	}
-	if err := Markdown(&md, r); err != nil {
-		t.Fatal(err)
-	}
-	if err := HTML(&html, r); err != nil {
-		t.Fatal(err)
-	}
+	out := render(t, failingRun(false))
 	for name, wants := range map[string][]string{
-		term.String(): {"GET /       400  100.0/s  40.00 %  20.0 ms  20.0 ms", "GET / (all requests)                                50 µs  20.0 ms", "over successful requests (every request's in the rows marked all requests)"},
-		md.String(): {"| GET / | latency, successful requests (from intended start) | 20.0 ms |", "| GET / | latency, failed requests | 50 µs |",
+		out.term: {"GET /       400  100.0/s  40.00 %  20.0 ms  20.0 ms", "GET / (all requests)                                50 µs  20.0 ms", "over successful requests (every request's in the rows marked all requests)"},
+		out.md: {"| GET / | latency, successful requests (from intended start) | 20.0 ms |", "| GET / | latency, failed requests | 50 µs |",
 			"| GET / | latency, all requests | 50 µs |", "are of successful requests only"},
-		html.String(): {"latency, all requests", "are of successful requests only"},
+		out.html: {"latency, all requests", "are of successful requests only"},
 	} {
 		for _, want := range wants {
 			if !strings.Contains(name, want) {
@@ -64,11 +53,7 @@ func TestReportsSeparateFailedLatency(t *testing.T) {
 			}
 		}
 	}
-	var js bytes.Buffer
-	if err := JSON(&js, r); err != nil {
-		t.Fatal(err)
-	}
-	var out struct {
+	var got struct {
 		Workloads []struct {
 			LatencyOf string `json:"latency_of"`
 			Latency   jsonQ  `json:"latency_ms"`
@@ -82,10 +67,10 @@ func TestReportsSeparateFailedLatency(t *testing.T) {
 			} `json:"operations"`
 		} `json:"workloads"`
 	}
-	if err := json.Unmarshal(js.Bytes(), &out); err != nil {
+	if err := json.Unmarshal([]byte(out.js), &got); err != nil {
 		t.Fatal(err)
 	}
-	w, op := out.Workloads[0], out.Workloads[0].Ops[0]
+	w, op := got.Workloads[0], got.Workloads[0].Ops[0]
 	if w.LatencyOf != "successful" || w.Latency.P50 < 19.98 || w.All == nil || w.All.Count != 400 || w.All.P50 > 0.1 {
 		t.Errorf("workload latency %+v, all %+v, of %q", w.Latency, w.All, w.LatencyOf)
 	}
@@ -98,27 +83,17 @@ func TestReportsSeparateFailedLatency(t *testing.T) {
 // TestReportsOfOldStoreSayLatencyIsOfAllRequests: a run read from a store
 // that kept failed requests with the successful ones is labelled so.
 func TestReportsOfOldStoreSayLatencyIsOfAllRequests(t *testing.T) {
-	r := failingRun(true)
-	var term, md, js bytes.Buffer
-	if err := Terminal(&term, r); err != nil {
-		t.Fatal(err)
-	}
-	if err := Markdown(&md, r); err != nil {
-		t.Fatal(err)
-	}
-	if err := JSON(&js, r); err != nil {
-		t.Fatal(err)
-	}
+	out := render(t, failingRun(true))
 	for text, want := range map[string]string{
-		term.String(): "over all requests, failed ones too (the run's store, results format 2 or older, did not keep them apart)",
-		md.String():   "| GET / | latency, all requests (from intended start) | 50 µs |",
-		js.String():   `"latency_of": "all"`,
+		out.term: "over all requests, failed ones too (the run's store, results format 2 or older, did not keep them apart)",
+		out.md:   "| GET / | latency, all requests (from intended start) | 50 µs |",
+		out.js:   `"latency_of": "all"`,
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("no %q in\n%s", want, text)
 		}
 	}
-	if strings.Contains(js.String(), "latency_all_ms") || strings.Contains(md.String(), "failed requests |") {
+	if strings.Contains(out.js, "latency_all_ms") || strings.Contains(out.md, "failed requests |") {
 		t.Error("an old store's report shows a failed-requests latency it does not have")
 	}
 }

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -25,13 +24,7 @@ func TestNamedMetricsReported(t *testing.T) {
 		observe.MetricPrefix + "cache_bytes":          ticks(end, 16, constant(3*mib)),
 	}}
 	p.Resources = analysis.SummarizeResources(analysis.ResourceInput{Window: p.Window, Components: r.Cells[0].Components, Series: series})
-	var md, page, js bytes.Buffer
-	for _, f := range []func() error{func() error { return Markdown(&md, r) }, func() error { return HTML(&page, r) },
-		func() error { return JSON(&js, r) }} {
-		if err := f(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	out := render(t, r)
 	for _, want := range []string{
 		"#### Listed metrics\n\nThe metrics each component's `metric_names` lists, summed over their series; a counter as its rate per second.\n",
 		"| Component | Metric | P99 | Max | Avg |",
@@ -39,17 +32,17 @@ func TestNamedMetricsReported(t *testing.T) {
 		"| target | `go_goroutines` | 26 | 26 | 19 |", // 12…26 over the 15 samples of the window
 		"| target | `http_requests_total` (rate) | 250/s | 250/s | 250/s |",
 	} {
-		if !strings.Contains(md.String(), want) {
+		if !strings.Contains(out.md, want) {
 			t.Errorf("report.md lacks %q", want)
 		}
 	}
-	if strings.Contains(md.String(), "1M") {
-		t.Errorf("report.md shows the counter's cumulative value:\n%s", md.String())
+	if strings.Contains(out.md, "1M") {
+		t.Errorf("report.md shows the counter's cumulative value:\n%s", out.md)
 	}
-	if !strings.Contains(page.String(), `<tr><td>target</td><td><code>http_requests_total</code> (rate)</td><td class="n">250/s</td>`) {
+	if !strings.Contains(out.html, `<tr><td>target</td><td><code>http_requests_total</code> (rate)</td><td class="n">250/s</td>`) {
 		t.Error("report.html lacks the counter's rate")
 	}
-	var out struct {
+	var got struct {
 		Cells []struct {
 			Phases []struct {
 				Resources *struct {
@@ -65,10 +58,10 @@ func TestNamedMetricsReported(t *testing.T) {
 			} `json:"phases"`
 		} `json:"cells"`
 	}
-	if err := json.Unmarshal(js.Bytes(), &out); err != nil {
+	if err := json.Unmarshal([]byte(out.js), &got); err != nil {
 		t.Fatal(err)
 	}
-	c := out.Cells[0].Phases[0].Resources.Components[0]
+	c := got.Cells[0].Phases[0].Resources.Components[0]
 	if n := c.Named["http_requests_total"]; c.Name != "target" || !n.Counter || n.Max != 250 || n.Samples != 15 || c.Named["go_goroutines"].Counter {
 		t.Errorf("summary.json %+v", c)
 	}

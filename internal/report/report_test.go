@@ -118,6 +118,22 @@ func TestBytesPS(t *testing.T) {
 	}
 }
 
+// rendered is r in every format a run is written in.
+type rendered struct{ md, html, js, term string }
+
+// render renders r as Markdown, HTML, summary.json and terminal output.
+func render(t *testing.T, r *Run) rendered {
+	t.Helper()
+	var md, page, js, term bytes.Buffer
+	for _, f := range []func() error{func() error { return Markdown(&md, r) }, func() error { return HTML(&page, r) },
+		func() error { return JSON(&js, r) }, func() error { return Terminal(&term, r) }} {
+		if err := f(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return rendered{md: md.String(), html: page.String(), js: js.String(), term: term.String()}
+}
+
 // goldenRun renders r as Markdown, summary.json and terminal output,
 // compares each with testdata/name.{md,json,txt} and checks the JSON is
 // valid; it returns the three for further checks.

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"strings"
@@ -56,13 +55,7 @@ func stagesRun() *Run {
 // arrival rate of 0/s and no target.
 func TestStagesReported(t *testing.T) {
 	r := stagesRun()
-	var md, page, js bytes.Buffer
-	for _, f := range []func() error{func() error { return Markdown(&md, r) }, func() error { return HTML(&page, r) },
-		func() error { return JSON(&js, r) }} {
-		if err := f(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	out := render(t, r)
 	const sched = "ramp 10 → 200/s over 30 s, 200/s for 60 s"
 	for _, want := range []string{
 		"- Load model: open (arrival rate " + sched + ": 170.1/s on average over the window; VUs 10–100, peak 12 used;",
@@ -72,19 +65,19 @@ func TestStagesReported(t *testing.T) {
 		"| ramp | get | 134.2/s | 170.1/s (schedule mean) |",
 		"| steady | get | 100.0/s | 100/s |",
 	} {
-		if !strings.Contains(md.String(), want) {
+		if !strings.Contains(out.md, want) {
 			t.Errorf("report.md lacks %q", want)
 		}
 	}
 	for _, bad := range []string{"arrival rate 0/s", "| stages |"} {
-		if strings.Contains(md.String(), bad) {
+		if strings.Contains(out.md, bad) {
 			t.Errorf("report.md has %q", bad)
 		}
 	}
-	if !strings.Contains(page.String(), `<td class="n">`+sched+"</td>") || !strings.Contains(page.String(), `<td class="n">170.1/s (schedule mean)</td>`) {
+	if !strings.Contains(out.html, `<td class="n">`+sched+"</td>") || !strings.Contains(out.html, `<td class="n">170.1/s (schedule mean)</td>`) {
 		t.Errorf("report.html lacks the schedule or its mean")
 	}
-	var out struct {
+	var got struct {
 		Workloads []struct {
 			TargetRate float64 `json:"target_rate"`
 			Schedule   *struct {
@@ -98,15 +91,15 @@ func TestStagesReported(t *testing.T) {
 			} `json:"schedule"`
 		} `json:"workloads"`
 	}
-	if err := json.Unmarshal(js.Bytes(), &out); err != nil {
+	if err := json.Unmarshal([]byte(out.js), &got); err != nil {
 		t.Fatal(err)
 	}
-	ramp := out.Workloads[0]
+	ramp := got.Workloads[0]
 	if math.Abs(ramp.TargetRate-(15150-(10+10+190.0/30)/2)/89) > 1e-9 || ramp.Schedule == nil || ramp.Schedule.Unit != "ops/s" ||
 		ramp.Schedule.Start != 10 || len(ramp.Schedule.Stages) != 2 || ramp.Schedule.Stages[0].Seconds != 30 || ramp.Schedule.Text != sched {
 		t.Errorf("summary.json workload: %+v %+v", ramp, ramp.Schedule)
 	}
-	if out.Workloads[1].Schedule != nil {
+	if got.Workloads[1].Schedule != nil {
 		t.Errorf("a constant rate has a schedule in summary.json")
 	}
 }
