@@ -105,3 +105,27 @@ func TestOneInvocationGuard(t *testing.T) {
 		t.Errorf("twice the CPU: %+v", g)
 	}
 }
+
+// TestSideBySideGuard: two systems compared over three repetitions, 2.4 %
+// apart in each (as two built-in targets of the same work were in CI),
+// are "~" with a warning that says why; twice the CPU stays a difference
+// and a wide "~" gains no warning.
+func TestSideBySideGuard(t *testing.T) {
+	small := CompareResource("components", CompareCPU, [][]float64{{0.300}, {0.301}, {0.299}}, [][]float64{{0.307}, {0.308}, {0.306}}, DefaultBootstrap())
+	if small.Phrase == "~" {
+		t.Fatalf("the test needs a ratio the repetitions' interval supports: %+v", small)
+	}
+	g := SideBySideGuard(small)
+	if g.Phrase != "~" || g.Ratio.Significance != NotSignificant || len(g.Ratio.Warnings) == 0 ||
+		!strings.Contains(g.Ratio.Warnings[len(g.Ratio.Warnings)-1], "two systems side by side differ by a few percent") {
+		t.Errorf("2.4 %% side by side: %+v", g)
+	}
+	big := CompareResource("components", CompareCPU, [][]float64{{0.15}, {0.16}, {0.15}}, [][]float64{{0.3}, {0.31}, {0.29}}, DefaultBootstrap())
+	if g := SideBySideGuard(big); g.Phrase != "x2.0 more CPU" || g.Ratio.Significance != Significant {
+		t.Errorf("twice the CPU: %+v", g)
+	}
+	wide := CompareResource("components", CompareCPU, [][]float64{{0.2}, {0.4}, {0.3}}, [][]float64{{0.3}, {0.2}, {0.31}}, DefaultBootstrap())
+	if g := SideBySideGuard(wide); g.Phrase != "~" || len(g.Ratio.Warnings) != len(wide.Ratio.Warnings) {
+		t.Errorf("an interval that includes 1: %+v", g)
+	}
+}

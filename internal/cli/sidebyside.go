@@ -62,6 +62,11 @@ func sideBySide(meta results.Meta, wd workloadData, cells []*report.Cell) ([]rep
 				g.Comparisons = comparePairedWorkloads(wd.ivs, reps, pr.A, pr.B)
 				s.Notes = append(s.Notes, paramNotes(wd.defs[wa.Workload.Name], wd.defs[wb.Workload.Name])...)
 			}
+			if s.Repetitions > 0 {
+				for i := range g.Comparisons {
+					g.Comparisons[i] = analysis.SideBySideGuard(g.Comparisons[i])
+				}
+			}
 			if len(g.Comparisons) > 0 {
 				s.Groups = append(s.Groups, g)
 			}

@@ -190,8 +190,9 @@ func sideBySideMethod(s SideBySide) string {
 		return fmt.Sprintf("The two ran at the same time, on the same machine and the same load, in each of %d repetitions: "+
 			"%s / %s of the mean over the %d repetitions of each one's figure (the mean of its window's samples for resources and request rates, "+
 			"its latency quantile over the window for latency), with Fieller's 95 %% interval for the ratio of two means, "+
-			"so the interval comes from the variation between the %d repetitions; ~ when it includes 1.",
-			s.Repetitions, s.B, s.A, s.Repetitions, s.Repetitions)
+			"so the interval comes from the variation between the %d repetitions; ~ when it includes 1 or the difference is under %.0f %%, "+
+			"since two systems side by side differ by a few percent whatever their work, which the repetitions do not see.",
+			s.Repetitions, s.B, s.A, s.Repetitions, s.Repetitions, 100*analysis.MinRunEffect)
 	}
 	return fmt.Sprintf("The two ran at the same time, on the same machine and the same load: %s / %s of the means of each window's samples "+
 		"(resources every sample, rates every interval) and of the latency quantiles, with 95 %% intervals by block bootstrap over time; "+
