@@ -106,7 +106,11 @@ func (r *planRun) cellBody(c plan.Cell) (string, string) {
 	defer crashed(nil)
 	watchCtx, unwatch := context.WithCancel(context.Background())
 	defer unwatch() // before the components are stopped: a stop is no crash
-	r.prom = r.startPromSampling(c.Index, comps)
+	var promErr error
+	if r.prom, promErr = r.startPromSampling(c.Index, comps); promErr != nil {
+		r.recordComponents(c.Index, comps, nil)
+		return results.StateFailed, promErr.Error()
+	}
 	sm := r.recordComponents(c.Index, comps, func() { r.watch(watchCtx, c.Index, comps, crashed) })
 	run := r.runPhases
 	if r.phases != nil {

@@ -42,10 +42,14 @@ type promPhase struct {
 }
 
 // startPromSampling builds the sources of the cell's components with
-// observe: prometheus, settles each one's step (recorded as a note) and
-// starts the worker; nil when the cell has none. A source that cannot be
-// built is a warning: its component has no figures.
-func (r *planRun) startPromSampling(cell int, comps []*running) *promSampling {
+// observe: prometheus, settles each one's step (recorded as a note),
+// checks that each can be queried and starts the worker; nil when the
+// cell has none. A source that cannot be built is a warning: its
+// component has no figures. A source whose API cannot be reached, refuses
+// the credentials or refuses a query is an error, before any load: the
+// run would measure nothing of that component. A query without series yet
+// is said on stderr; the phases' warnings record it if it stays so.
+func (r *planRun) startPromSampling(cell int, comps []*running) (*promSampling, error) {
 	ps := &promSampling{r: r, cell: cell, taken: map[string]string{generatorName: ""}, last: map[string]time.Time{},
 		wake: make(chan struct{}, 1), stopped: make(chan struct{})}
 	for _, rc := range comps {
@@ -60,13 +64,20 @@ func (r *planRun) startPromSampling(cell int, comps []*running) *promSampling {
 		}
 		note := src.Resolve(r.stop)
 		r.note(fmt.Sprintf("component %s is read from Prometheus at %s: %s", rc.plan.Name, redactURL(rc.plan.Prometheus.URL), note))
+		warns, err := src.Check(r.stop, time.Now())
+		for _, w := range warns {
+			fmt.Fprintf(r.e.stderr, "perflab: warning: component %s: %s\n", rc.plan.Name, w)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("component %s (observe: prometheus): %w; no load was sent: check its prometheus url, credentials and queries", rc.plan.Name, err)
+		}
 		ps.sources = append(ps.sources, promSource{pc: rc.plan, kind: componentKind(rc), src: src})
 	}
 	if len(ps.sources) == 0 {
-		return nil
+		return nil, nil
 	}
 	go ps.work()
-	return ps
+	return ps, nil
 }
 
 // promConfig is the promapi configuration of a plan component.

@@ -307,3 +307,46 @@ profiles:
 		t.Errorf("plan check: exit %d, want 0 and a warning %q:\n%s", r.code, want, r.stderr)
 	}
 }
+
+// TestRunPlanPrometheusUnreachable: a component read from a Prometheus
+// that nothing listens on fails its cell before any load, with a message
+// that names the component, the cause and what to check; the old run
+// sent the whole profile's load and only then warned that the component
+// had no figures.
+func TestRunPlanPrometheusUnreachable(t *testing.T) {
+	port, prom := testutil.FreePort(t), testutil.FreePort(t)
+	path := writePlan(t, fmt.Sprintf(`
+name: promgone
+components:
+  - name: web
+    run:
+      command: "{{perflab}}"
+      args: [target, http, --addr, "127.0.0.1:%[1]d"]
+      ready: {http: "http://127.0.0.1:%[1]d/health"}
+  - name: ingester
+    observe: prometheus
+    prometheus: {url: "http://127.0.0.1:%[2]d", preset: kubernetes, namespace: tempo, pod: "tempo-ingester-.*"}
+profiles:
+  - name: load
+    duration: 30s
+    workloads:
+      - {name: get, driver: http, rate: 50/s, params: {url: "http://127.0.0.1:%[1]d/"}}
+`, port, prom))
+	r := run(t, "run", path, "--out", t.TempDir())
+	if r.code != 1 {
+		t.Errorf("exit %d, want 1\n%s", r.code, r.stderr)
+	}
+	s, _, _ := readRun(t, r)
+	if len(s.Cells) != 1 {
+		t.Fatalf("%d cells", len(s.Cells))
+	}
+	c := s.Cells[0]
+	for _, want := range []string{"component ingester (observe: prometheus)", "connection refused", "no load was sent"} {
+		if !strings.Contains(c.Message, want) {
+			t.Errorf("cell message lacks %q: %s", want, c.Message)
+		}
+	}
+	if c.State != "failed" || len(c.Phases) != 0 {
+		t.Errorf("cell %s with %d phases, want failed before the first", c.State, len(c.Phases))
+	}
+}

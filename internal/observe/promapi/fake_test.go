@@ -31,6 +31,7 @@ type fakeAPI struct {
 	resets   map[string]float64 // resets(...) query containing key → value per series of that key
 	warnings []string           // added to every answer
 	partial  bool
+	refuse   string // a query containing it is answered 400 bad_data, as Prometheus answers bad PromQL
 
 	mu      sync.Mutex
 	queries []rangeCall // every query_range request
@@ -119,6 +120,21 @@ func (f *fakeAPI) queryRange(w http.ResponseWriter, r *http.Request) {
 func (f *fakeAPI) instant(w http.ResponseWriter, r *http.Request) {
 	q := r.Form.Get("query")
 	var result []map[string]any
+	if f.refuse != "" && strings.Contains(q, f.refuse) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_ = json.NewEncoder(w).Encode(map[string]string{"status": "error", "errorType": "bad_data",
+			"error": `1:5: parse error: unexpected "(" in aggregation`})
+		return
+	}
+	if !strings.Contains(q, "resets(") {
+		ts := formFloat(r, "time")
+		for _, s := range f.match(q) {
+			if v := s.value(time.UnixMilli(int64(math.Round(ts * 1000)))); !math.IsNaN(v) {
+				result = append(result, map[string]any{"metric": s.labels, "value": [2]any{ts, strconv.FormatFloat(v, 'g', -1, 64)}})
+			}
+		}
+	}
 	for key, v := range f.resets {
 		if !strings.HasPrefix(q, "sum by") || !strings.Contains(q, "resets(") || !strings.Contains(q, key) {
 			continue

@@ -286,3 +286,48 @@ func alignUp(t time.Time, step time.Duration) time.Time {
 	}
 	return t
 }
+
+// Check asks the API each query at now, before any load, so that a source
+// that cannot work stops the run before it starts rather than after the
+// load has run unobserved. It is an error when no query can be answered
+// (the API cannot be reached, refuses the credentials, answers 5xx) or
+// when the API refuses a query as bad PromQL. A required query with no
+// series now is a warning: the component may not have been scraped yet,
+// but if nothing appears it will have no figures, and the selectors are
+// the first thing to check. Check is called after Resolve.
+func (s *Source) Check(ctx context.Context, now time.Time) ([]string, error) {
+	if s.step <= 0 {
+		return nil, errors.New("cannot check prometheus: Resolve was not called")
+	}
+	var warns []string
+	var errs []error
+	for _, q := range s.queries {
+		vec, err := s.instant(ctx, q, q.expr, now)
+		warns, s.pending = append(warns, s.pending...), nil
+		if badQuery(err) {
+			return warns, fmt.Errorf("prometheus at %s refused the query of %s (%s): %w", s.cfg.URL, q.metric, q.expr, err)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", q.metric, err))
+			continue
+		}
+		if len(vec) == 0 && !q.optional {
+			warns = append(warns, fmt.Sprintf("no series for %s yet: %s returns nothing at %s UTC; if none appear, there will be no %s figures (check the selectors)",
+				q.metric, q.expr, clock(now), q.metric))
+		}
+	}
+	if len(errs) == len(s.queries) && len(errs) > 0 {
+		return warns, fmt.Errorf("cannot query prometheus at %s: %w", s.cfg.URL, sameCause(s.queries, errs))
+	}
+	for _, err := range errs {
+		warns = append(warns, fmt.Sprintf("cannot query %v", err))
+	}
+	return warns, nil
+}
+
+// badQuery says whether err is the API refusing a query as invalid:
+// Prometheus answers 400 with errorType bad_data, VictoriaMetrics 422.
+func badQuery(err error) bool {
+	var e *v1.Error
+	return errors.As(err, &e) && (e.Type == v1.ErrBadData || e.Type == "422" || e.Type == "400")
+}
