@@ -1,30 +1,54 @@
 package cli
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
+	"net"
+	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
-	httpdriver "github.com/perflab/perflab/internal/driver/http"
-	"github.com/perflab/perflab/internal/engine"
-	"github.com/perflab/perflab/internal/engine/pacer"
-	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/plan"
 )
 
-// The demo target: 10 ms ± 2 ms, 1 KiB responses, 0.2 % errors.
-var demoTarget = []string{"--latency", "10ms", "--jitter", "2ms", "--size", "1KiB", "--error-rate", "0.002"}
+// demoPlan is the plan perflab demo runs: the built-in HTTP target (10 ms
+// ± 2 ms, 1 KiB responses, 0.2 % errors) started on a loopback port and
+// driven by one workload at four rates, one profile (a t-shirt size) each, so that the report has what a plan
+// run has — sizes per profile, the scaling of the target's CPU and memory
+// with the load, Kubernetes resources — from one command. %[1]s is the
+// target's address, %[2]s each profile's duration, %[3]s the sample
+// interval.
+const demoPlan = `name: demo
+description: the built-in HTTP target at four open-model rates
+sample_interval: %[3]s
+components:
+  - name: target
+    run:
+      command: "{{perflab}}"
+      args: [target, http, --addr, "%[1]s", --latency, 10ms, --jitter, 2ms, --size, 1KiB, --error-rate, "0.002"]
+      ready: {http: "http://%[1]s/health"}
+    metrics: http://%[1]s/metrics
+profiles:
+  - name: small
+    duration: %[2]s
+    workloads:
+      - {name: get, driver: http, rate: 250/s, vus: {min: 5, max: 200}, params: {url: "http://%[1]s/", timeout: 5s}}
+  - name: medium
+    duration: %[2]s
+    workloads:
+      - {name: get, driver: http, rate: 500/s, vus: {min: 10, max: 300}, params: {url: "http://%[1]s/", timeout: 5s}}
+  - name: large
+    duration: %[2]s
+    workloads:
+      - {name: get, driver: http, rate: 750/s, vus: {min: 15, max: 400}, params: {url: "http://%[1]s/", timeout: 5s}}
+  - name: xlarge
+    duration: %[2]s
+    workloads:
+      - {name: get, driver: http, rate: 1000/s, vus: {min: 20, max: 500}, params: {url: "http://%[1]s/", timeout: 5s}}
+`
 
-// demo starts the built-in HTTP target as a child process on loopback and
-// drives it at two load levels.
+// demo runs demoPlan: the built-in HTTP target as a component on a free
+// loopback port, loaded at four rates, with the report of perflab run.
 func (e *env) demo(ctx context.Context, args []string) error {
 	fs := newFlagSet("demo", e)
 	out := fs.String("out", "perflab-runs", "parent directory for the run directory")
@@ -32,93 +56,45 @@ func (e *env) demo(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return flagError(err)
 	}
-	if *each <= 0 {
-		return usageErrorf("--duration %v must be > 0", *each)
+	if fs.NArg() > 0 {
+		return usageErrorf("perflab demo takes no arguments, got %q", fs.Args())
 	}
-	url, pid, stopTarget, err := startTarget(ctx, e.stderr)
-	if err != nil {
-		return &runError{err: err, hint: "the demo runs `perflab target http` as a child process; try it by hand to see why it fails", code: ExitFailed}
+	if *each < time.Second {
+		return usageErrorf("--duration %v: want 1s or more (each load level is at least one interval)", *each)
 	}
-	defer stopTarget()
-	fmt.Fprintf(e.stderr, "demo target (%s) at %s\n", strings.Join(demoTarget, " "), url)
-	var ws []plannedWorkload
-	for _, lvl := range []struct {
-		name           string
-		rate           float64
-		vusMin, vusMax int
-	}{{"low", 200, 5, 200}, {"high", 1000, 20, 500}} {
-		d, err := httpdriver.New(httpdriver.Config{URL: url, Method: "GET", Timeout: 5 * time.Second, Proto: "auto"})
-		if err != nil {
-			return err
-		}
-		params, _ := json.Marshal(map[string]any{"method": "GET", "target_args": demoTarget})
-		ws = append(ws, plannedWorkload{
-			eng: engine.Workload{Name: lvl.name, Model: engine.Open, Rate: pacer.Constant(lvl.rate, *each),
-				VUsMin: lvl.vusMin, VUsMax: lvl.vusMax, Grace: 5 * time.Second, Driver: d},
-			desc: results.Workload{Name: lvl.name, Driver: "http", Model: "open", Target: "GET " + url, Rate: lvl.rate,
-				VUsMin: lvl.vusMin, VUsMax: lvl.vusMax, Duration: *each, Grace: 5 * time.Second, Params: params},
-		})
-	}
-	// The target's CPU and memory (its process, and its own /metrics) and
-	// perflab's own, sampled while the load runs.
 	every := time.Second
 	if *each < 10*time.Second {
 		every = 500 * time.Millisecond
 	}
-	metrics := url + "/metrics"
-	tgt := observed{comp: results.Component{Name: "target", Kind: results.KindRun, PID: pid, MetricsURL: metrics},
-		sources: append(processSources(pid, ""), endpointSources(metrics, nil, nil, every)...)}
-	return e.execute(ctx, job{name: "demo", command: "perflab demo " + strings.Join(args, " "), out: *out, workloads: ws,
-		observed: []observed{tgt}, sampleEvery: every})
+	addr, err := freeLoopbackAddr()
+	if err != nil {
+		return &runError{err: err, code: ExitFailed}
+	}
+	p, err := plan.Parse("perflab demo", []byte(fmt.Sprintf(demoPlan, addr, *each, every)))
+	if err != nil {
+		return fmt.Errorf("the demo's own plan: %w", err)
+	}
+	b, err := builtins(filepath.Join(*out, "RUN_DIR"))
+	if err != nil {
+		return &runError{err: err, code: ExitFailed}
+	}
+	if problems := checkPlan(p, b); len(problems) > 0 {
+		return fmt.Errorf("the demo's own plan: %w", invalidPlan(problems))
+	}
+	fmt.Fprintf(e.stderr, "demo: the built-in target at http://%s, 250/s, 500/s, 750/s and 1000/s for %v each\n", addr, *each)
+	return e.executePlan(ctx, p, b, *out, false, shellJoin(append([]string{"perflab", "demo"}, args...)), nil, nil)
 }
 
-// startTarget runs `perflab target http` on a free loopback port and returns
-// its URL once it listens, its pid, and a function that stops it.
-func startTarget(ctx context.Context, logs io.Writer) (string, int, func(), error) {
-	self, err := os.Executable()
+// freeLoopbackAddr is a 127.0.0.1 address with a port the kernel has just
+// given out and taken back, for a component that must be told its port.
+func freeLoopbackAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", 0, nil, fmt.Errorf("cannot find perflab's own executable: %w", err)
+		return "", fmt.Errorf("cannot find a free port on 127.0.0.1 for the demo target: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, self, append([]string{"target", "http", "--addr", "127.0.0.1:0"}, demoTarget...)...)
-	var errs bytes.Buffer // the target's own messages, shown only if it fails to start
-	cmd.Stderr = &errs
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return "", 0, nil, fmt.Errorf("cannot start the demo target: %w", err)
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		return "", err
 	}
-	if err := cmd.Start(); err != nil {
-		return "", 0, nil, fmt.Errorf("cannot start the demo target: %w", err)
-	}
-	stop := func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	}
-	line := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		if sc.Scan() {
-			line <- sc.Text()
-		}
-		close(line)
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	select {
-	case l, ok := <-line:
-		if i := strings.Index(l, "http://"); ok && i >= 0 {
-			return strings.TrimSpace(l[i:]), cmd.Process.Pid, stop, nil
-		}
-		stop()
-		fmt.Fprint(logs, errs.String())
-		return "", 0, nil, errors.New("the demo target exited before it listened")
-	case <-time.After(10 * time.Second):
-		stop()
-		return "", 0, nil, errors.New("the demo target did not listen within 10s")
-	}
+	return strings.TrimSpace(addr), nil
 }

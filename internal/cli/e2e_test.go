@@ -232,6 +232,11 @@ func TestDroppedArrivalsAreCounted(t *testing.T) {
 	}
 }
 
+// TestDemo: perflab demo runs its plan — the built-in target as a
+// component, one workload at four rates — and writes what perflab run
+// writes: each profile's workload and the target's resources, sizes per
+// profile and the scaling of the target's CPU with the load, without a
+// warning that the load could not be fitted.
 func TestDemo(t *testing.T) {
 	out := t.TempDir()
 	r := run(t, "demo", "--duration", "3s", "--out", out)
@@ -246,27 +251,43 @@ func TestDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := parseSummary(t, b)
-	if s.State != "completed" || len(s.Workloads) != 2 {
+	var s planSummary
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.State != "completed" || len(s.Workloads) != 4 {
 		t.Fatalf("state %q with %d workloads", s.State, len(s.Workloads))
 	}
-	low, high := s.Workloads[0], s.Workloads[1]
-	if low.Requests == 0 || high.Requests < 3*low.Requests {
-		t.Errorf("low %d, high %d requests: the two levels are 200/s and 1000/s", low.Requests, high.Requests)
+	for i, want := range []struct {
+		profile string
+		rate    int64
+	}{{"small", 250}, {"medium", 500}, {"large", 750}, {"xlarge", 1000}} {
+		w := s.Workloads[i]
+		// The window leaves out the first interval: about 2 s of 3.
+		if w.Profile != want.profile || w.Short != "get" || w.Requests < want.rate || w.Requests > 3*want.rate {
+			t.Errorf("workload %d: %s/%s with %d requests, want %s/get at %d/s", i, w.Profile, w.Short, w.Requests, want.profile, want.rate)
+		}
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Workload `low`", "Workload `high`", "Steady-state window", "p99.9"} {
+	for _, want := range []string{"Profile `small`", "Profile `xlarge`", "Steady-state window", "p99.9", "## Suggested sizes", "## Scaling",
+		"| target | CPU |"} {
 		if !bytes.Contains(md, []byte(want)) {
 			t.Errorf("report.md lacks %q", want)
 		}
 	}
+	if bytes.Contains(md, []byte("no workload ran in every profile")) || strings.Contains(r.stderr, "warning:") {
+		t.Errorf("the demo warns:\n%s", r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "sizes", "default-xlarge.yaml")); err != nil {
+		t.Errorf("sizes of the xlarge profile: %v", err)
+	}
 	checkDemoResources(t, b, string(md))
 	// The report command renders the same run again.
 	again := run(t, "report", dir, "--format", "json")
-	if again.code != 0 || parseSummary(t, []byte(again.stdout)).Workloads[1].Requests != high.Requests {
+	if again.code != 0 || parseSummary(t, []byte(again.stdout)).Workloads[3].Requests != s.Workloads[3].Requests {
 		t.Errorf("perflab report disagrees with summary.json (exit %d)\n%s", again.code, again.stderr)
 	}
 }

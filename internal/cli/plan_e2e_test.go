@@ -373,7 +373,7 @@ func checkDemoResources(t *testing.T, summaryJSON []byte, md string) {
 	if err := json.Unmarshal(summaryJSON, &s); err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Cells) != 1 || len(s.Cells[0].Phases) != 2 {
+	if len(s.Cells) != 1 || len(s.Cells[0].Phases) != 4 {
 		t.Fatalf("demo: %d cells", len(s.Cells))
 	}
 	if kind, _, _, ok := s.Cells[0].component("target"); !ok || kind != "run" {

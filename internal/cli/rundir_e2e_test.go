@@ -123,7 +123,7 @@ func copyTree(t *testing.T, dir string) string {
 // size and compare read, from the run directory and from a read-only copy,
 // without changing or creating a file.
 func TestFinishedRunIsOneFileReadersChangeNothing(t *testing.T) {
-	r := run(t, "demo", "--duration", "2s", "--out", t.TempDir())
+	r := run(t, "demo", "--duration", "1s", "--out", t.TempDir())
 	if r.code != 0 {
 		t.Fatalf("demo: exit %d\n%s", r.code, r.stderr)
 	}
