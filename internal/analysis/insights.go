@@ -370,16 +370,19 @@ const (
 	VerdictLinear    = "linear"
 	VerdictConstant  = "constant"
 	VerdictNotLinear = "not linear"
-	VerdictUnclear   = "no clear trend" // the slope is not significant, but the figures spread too widely to call constant
-	VerdictTooFew    = "too few profiles"
+	VerdictUnclear   = "no clear trend" // the slope is not significant, the figures spread too widely to call constant, and no line fits them
+	VerdictTooFew    = "too few profiles" // fewer than MinFitPoints, or a line fits but too few points to tell its slope from chance
 	VerdictNoFit     = "no fit"
 )
 
 // Verdict is what the fit supports saying, by the rules of Observe: linear
 // (not Poor, slope significant), constant (slope not significant, spread
 // at most ConstantSpread), not linear (Poor, slope significant), no clear
-// trend (slope not significant, wider spread); too few profiles below
-// MinFitPoints.
+// trend (slope not significant, wider spread, Poor); too few profiles
+// below MinFitPoints, and when the slope is not significant though a line
+// fits (not Poor) and the spread is wide: with three profiles the test
+// has one degree of freedom, and a line of R² 0.99 through figures that
+// double is not chance the data can rule out, nor a trend it can deny.
 func (s Scaling) Verdict() string {
 	f := s.Fit
 	switch {
@@ -391,6 +394,9 @@ func (s Scaling) Verdict() string {
 		lo, hi, mean := spread(s.Points)
 		if mean > 0 && (hi-lo)/mean <= ConstantSpread {
 			return VerdictConstant
+		}
+		if !f.Poor {
+			return VerdictTooFew
 		}
 		return VerdictUnclear
 	case f.Poor:

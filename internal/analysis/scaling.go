@@ -124,6 +124,9 @@ func (f *Fit) judge(sse float64) {
 		if f.Constant {
 			f.Notes = append(f.Notes, fmt.Sprintf("the slope is not significantly different from 0 (t = %.2f, |t| < %.2f at %.0f %%, %d degrees of freedom)",
 				tv, crit, 100*FitConfidence, f.N-2))
+			if f.R2 >= PoorFitR2 {
+				f.Notes = append(f.Notes, fmt.Sprintf("a line fits (R² %.2f), but %d points are too few to tell its slope from chance: run more profiles", f.R2, f.N))
+			}
 		}
 	}
 }

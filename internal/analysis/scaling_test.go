@@ -161,3 +161,36 @@ func TestFitScaling(t *testing.T) {
 		t.Errorf("ing memory fit %+v", mem.Fit)
 	}
 }
+
+// TestScalingVerdicts: each verdict of a fit, next to the figures that
+// would make it wrong. Three profiles whose CPU lies on a line of R² 0.99
+// (the demo's 0.06, 0.14 and 0.20 cores at 200, 600 and 1000 requests/s)
+// were "no clear trend"; they are too few profiles to tell, and a fourth
+// makes them linear.
+func TestScalingVerdicts(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		xs, ys []float64
+		want   string
+	}{
+		{"two profiles", []float64{1, 2}, []float64{1, 2}, VerdictTooFew},
+		{"three on a line, one degree of freedom", []float64{200, 600, 1000}, []float64{0.06, 0.14, 0.20}, VerdictTooFew},
+		{"four on a line", []float64{200, 600, 1000, 1400}, []float64{0.06, 0.14, 0.20, 0.29}, VerdictLinear},
+		{"flat within 20 %", []float64{1, 2, 3, 4}, []float64{1.0, 1.05, 0.97, 1.02}, VerdictConstant},
+		{"flat, three profiles", []float64{1, 2, 3}, []float64{1.0, 1.05, 0.97}, VerdictConstant},
+		{"scattered", []float64{1, 2, 3, 4}, []float64{1, 3, 1, 3}, VerdictUnclear},
+		{"a step", []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, []float64{1, 1, 1, 1, 1, 1, 1, 1, 1, 10, 10, 10}, VerdictNotLinear},
+	} {
+		f, err := FitLine(tc.xs, tc.ys)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		sc := Scaling{Fit: &f}
+		for i := range tc.xs {
+			sc.Points = append(sc.Points, ScalingValue{Load: tc.xs[i], Value: tc.ys[i]})
+		}
+		if got := sc.Verdict(); got != tc.want {
+			t.Errorf("%s: %q, want %q (R² %.3f, slope %.3g ± %.3g, notes %q)", tc.name, got, tc.want, f.R2, f.Slope, f.SlopeSE, f.Notes)
+		}
+	}
+}
