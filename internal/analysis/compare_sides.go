@@ -177,7 +177,9 @@ func minEffectGuard(c Comparison, why string) Comparison {
 // sees beside the latency, which is of successful requests only, how many
 // requests it leaves out. With one run per side the ratio has no interval:
 // a share of requests has no per-interval series whose spread would
-// measure how two runs differ. With more, Fieller's interval of the runs'
+// measure how two runs differ, and a difference under MinRunEffect (none
+// included) is "~", as OneRunGuard makes it of a ratio with an interval.
+// With more, Fieller's interval of the runs'
 // rates (CompareRuns). When either side has no errors the ratio says
 // nothing, and the phrase says which side had none.
 func CompareErrorRate(subject string, a, b [][]*stats.Interval) Comparison {
@@ -189,6 +191,11 @@ func CompareErrorRate(subject string, a, b [][]*stats.Interval) Comparison {
 	} else {
 		c.Ratio = newRatio(meanOr0(ra), meanOr0(rb), len(ra), len(rb), "failed / all requests over each window; one run per side gives no interval")
 		c.Ratio.Significance = NoInterval
+		if v := c.Ratio.Value; v < 1+MinRunEffect && v > 1/(1+MinRunEffect) { // the MinRunEffect rule, as OneRunGuard
+			c.Ratio.Significance = NotSignificant
+			c.Ratio.Warnings = append(c.Ratio.Warnings, fmt.Sprintf("with one run per side, error rates within %.0f %% of each other are within what two runs of the same system differ by",
+				100*MinRunEffect))
+		}
 	}
 	ea, eb := c.Ratio.A, c.Ratio.B
 	switch {

@@ -129,3 +129,74 @@ func TestSideBySideGuard(t *testing.T) {
 		t.Errorf("an interval that includes 1: %+v", g)
 	}
 }
+
+// TestMinRunEffectGuardsAtTheEdge: each of the three guards turns a
+// significant ratio into "~" just inside 1 ± MinRunEffect (1/1.05 to
+// 1.05), on either side of 1, and leaves one just outside it as the
+// difference it is: a guard loosened or tightened either way fails here.
+func TestMinRunEffectGuardsAtTheEdge(t *testing.T) {
+	guards := map[string]func(Comparison) Comparison{
+		"OneRunGuard": func(c Comparison) Comparison {
+			c.Ratio = OneRunGuard(c.Ratio)
+			c.Phrase = c.Ratio.Phrase(c.What)
+			return c
+		},
+		"OneInvocationGuard": func(c Comparison) Comparison { return OneInvocationGuard(c, "A") },
+		"SideBySideGuard":    SideBySideGuard,
+	}
+	for _, tt := range []struct {
+		value  float64
+		phrase string // "~" when the guard must hide the difference
+	}{
+		{1.049, "~"},
+		{1.051, "x1.05 more CPU"},
+		{1 / 1.049, "~"},
+		{0.951, "x1.05 less CPU"}, // 5.2 % less: 0.951 < 1/1.05 = 0.9524, though above 1 − 0.05
+		{1.5, "x1.5 more CPU"},
+		{1 / 1.5, "x1.5 less CPU"},
+	} {
+		r := Ratio{A: 1, B: tt.value, Value: tt.value, Low: tt.value * 0.99, High: tt.value * 1.01, Significance: Significant}
+		for name, guard := range guards {
+			c := guard(Comparison{What: CompareCPU, Ratio: r, Phrase: r.Phrase(CompareCPU)})
+			if c.Phrase != tt.phrase || (c.Ratio.Significance == Significant) != (tt.phrase != "~") || (len(c.Ratio.Warnings) > 0) != (tt.phrase == "~") {
+				t.Errorf("%s of a significant %v: %q, %v, warnings %q; want %q", name, tt.value, c.Phrase, c.Ratio.Significance, c.Ratio.Warnings, tt.phrase)
+			}
+		}
+	}
+}
+
+// TestOneRunErrorRateWithinTheRunEffect: one run per side gives the error
+// rates no interval, so the ratio is a point estimate marked "(no CI)";
+// but two runs of the same system commonly differ by a few percent, and
+// a difference under MinRunEffect, or none at all, is no "higher error
+// rate": it is "~", as any other one-run comparison within it is.
+func TestOneRunErrorRateWithinTheRunEffect(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	// each interval 1000 requests, failures of 1 in every failEvery
+	run := func(failed int64) [][]*stats.Interval {
+		var ivs []*stats.Interval
+		for i := range 4 {
+			st := stats.NewOpStats()
+			st.Classes[stats.OK], st.Classes[stats.Status5xx] = 1000-failed, failed
+			ivs = append(ivs, &stats.Interval{Start: t0.Add(time.Duration(i) * time.Second), End: t0.Add(time.Duration(i+1) * time.Second),
+				Ops: map[string]*stats.OpStats{"GET /": st}})
+		}
+		return [][]*stats.Interval{ivs}
+	}
+	for _, tt := range []struct {
+		name   string
+		a, b   int64 // failures per 1000
+		phrase string
+	}{
+		{"the same error rate", 100, 100, "~"},
+		{"3 % more errors", 100, 103, "~"},
+		{"3 % fewer errors", 103, 100, "~"},
+		{"twice the errors", 100, 200, "x2.0 higher error rate (no CI)"},
+		{"half the errors", 200, 100, "x2.0 lower error rate (no CI)"},
+	} {
+		c := CompareErrorRate("workload get", run(tt.a), run(tt.b))
+		if c.Phrase != tt.phrase {
+			t.Errorf("%s: %q, want %q (%+v)", tt.name, c.Phrase, tt.phrase, c.Ratio)
+		}
+	}
+}

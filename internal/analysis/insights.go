@@ -370,7 +370,7 @@ const (
 	VerdictLinear    = "linear"
 	VerdictConstant  = "constant"
 	VerdictNotLinear = "not linear"
-	VerdictUnclear   = "no clear trend" // the slope is not significant, the figures spread too widely to call constant, and no line fits them
+	VerdictUnclear   = "no clear trend"   // the slope is not significant, the figures spread too widely to call constant, and no line fits them
 	VerdictTooFew    = "too few profiles" // fewer than MinFitPoints, or a line fits but too few points to tell its slope from chance
 	VerdictNoFit     = "no fit"
 )

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -133,5 +134,95 @@ func TestObserveTotalOfOneComponentIsNotRepeated(t *testing.T) {
 	two := fitted(t, "db", MetricCPU, 2, 4, 6, 8)
 	if obs := Observe(nil, []Scaling{one, two, fitted(t, TotalComponent, MetricCPU, 3, 6, 9, 12)}); len(obs) != 3 {
 		t.Errorf("two components: %+v", obs)
+	}
+}
+
+// TestConstantOnlyWithinItsSpread: a resource whose slope is not
+// significant is "constant across load" when its figures stay within
+// ConstantSpread of their mean, and not when they spread further (both
+// lines here are flat: a slope of exactly 0, an R² of 0).
+func TestConstantOnlyWithinItsSpread(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		ys       []float64
+		constant bool
+	}{
+		{"within 14 %", []float64{1.15e9, 1.0e9, 1.0e9, 1.15e9}, true},
+		{"spread 26 %", []float64{1.3e9, 1.0e9, 1.0e9, 1.3e9}, false},
+	} {
+		sc := fitted(t, "ingester", MetricMemory, tt.ys...)
+		if !sc.Fit.Constant || !sc.Fit.Poor {
+			t.Fatalf("%s: the fixture needs a flat, poor fit: %+v", tt.name, sc.Fit)
+		}
+		obs := Observe(nil, []Scaling{sc})
+		said := len(obs) == 1 && obs[0].Kind == ObsConstant && strings.HasPrefix(obs[0].Text, "ingester memory is constant across load")
+		if said != tt.constant || len(obs) > 1 || !tt.constant && len(obs) > 0 {
+			t.Errorf("%s: observations %+v, want constant %v", tt.name, obs, tt.constant)
+		}
+		want := VerdictUnclear
+		if tt.constant {
+			want = VerdictConstant
+		}
+		if got := sc.Verdict(); got != want {
+			t.Errorf("%s: verdict %q, want %q", tt.name, got, want)
+		}
+	}
+}
+
+// sharesOf is a phase whose components a, b and c used the given CPU and
+// memory P99s, and whose generator used more than all of them.
+func sharesOf(a, b, c float64) *Resources {
+	st := func(v float64) Stat { return Stat{N: 100, P99: v, Max: v, Avg: v} }
+	r := &Resources{Components: []ComponentResources{
+		{Component: Component{Name: "a"}, CPU: st(a), Memory: st(a * 1e9)},
+		{Component: Component{Name: "b"}, CPU: st(b), Memory: st(b * 1e9)},
+		{Component: Component{Name: "c"}, CPU: st(c), Memory: st(c * 1e9)},
+		{Component: Component{Name: "perflab", Kind: KindGenerator}, CPU: st(5), Memory: st(5e9)},
+	}}
+	r.CPU = Total{Components: 3, Sum: st(a + b + c), Summed: st(a + b + c)}
+	r.Memory = Total{Components: 3, Sum: st((a + b + c) * 1e9), Summed: st((a + b + c) * 1e9)}
+	return r
+}
+
+// TestPrimaryConsumerAtItsShare: the largest component is named "the
+// primary consumer" from PrimaryShare (40 %) of the sum of the
+// components' P99s in every phase, not below it, and the generator, which
+// used more than all of them, is never named: it is not the system.
+func TestPrimaryConsumerAtItsShare(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		shares [][3]float64
+		named  bool
+	}{
+		{"45 % in both phases", [][3]float64{{0.45, 0.30, 0.25}, {0.45, 0.35, 0.20}}, true},
+		{"36 % in one phase", [][3]float64{{0.45, 0.30, 0.25}, {0.36, 0.32, 0.32}}, false},
+	} {
+		var phases []Phase
+		for i, s := range tt.shares {
+			phases = append(phases, Phase{Profile: fmt.Sprint(i), Resources: sharesOf(s[0], s[1], s[2])})
+		}
+		obs := Observe(phases, nil)
+		if len(obs) != map[bool]int{true: 2}[tt.named] {
+			t.Errorf("%s: observations %+v", tt.name, obs)
+		}
+		for _, o := range obs {
+			if o.Kind != ObsShare || o.Component != "a" || !strings.HasPrefix(o.Text, "a accounts for ") {
+				t.Errorf("%s: %+v, want a named the primary consumer", tt.name, o)
+			}
+		}
+	}
+}
+
+// TestFallingIsNotScaling: a resource that falls in a line with load is
+// said to fall, not to scale.
+func TestFallingIsNotScaling(t *testing.T) {
+	for _, tt := range []struct {
+		ys   []float64
+		verb string
+	}{{[]float64{1, 2, 3, 4}, "scales linearly"}, {[]float64{4, 3, 2, 1}, "falls linearly"}} {
+		obs := Observe(nil, []Scaling{fitted(t, "cache", MetricCPU, tt.ys...)})
+		if len(obs) != 1 || obs[0].Kind != ObsLinear || !strings.HasPrefix(obs[0].Text, "cache CPU "+tt.verb+" with load") {
+			t.Errorf("%v: %+v, want %q", tt.ys, obs, tt.verb)
+		}
 	}
 }

@@ -298,3 +298,31 @@ func TestMarkWorkersBound(t *testing.T) {
 		}
 	}
 }
+
+// TestExitAfterTheWindowIsNoExitInIt: a component that exited after the
+// window (in a later phase, or as its cell ended) gets no "exited"
+// warning on this window's figures, nor a sizing warning; one that exited
+// inside it gets both.
+func TestExitAfterTheWindowIsNoExitInIt(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		at   time.Duration // after t0; the window is 0–20 s
+		warn bool
+	}{
+		{"exits at 15 s", 15 * time.Second, true},
+		{"exits at 20 s, the window's end", 20 * time.Second, true},
+		{"exits at 21 s", 21 * time.Second, false},
+		{"exits a minute later", 80 * time.Second, false},
+	} {
+		in := threeComponents()
+		in.Components[1].Exited, in.Components[1].ExitText = t0.Add(tt.at), "exit status 1"
+		res := SummarizeResources(in)
+		warned := slices.ContainsFunc(res.Warnings, func(s string) bool { return strings.HasPrefix(s, "component b exited at ") })
+		if warned != tt.warn {
+			t.Errorf("%s: warned %v, want %v: %q", tt.name, warned, tt.warn, res.Warnings)
+		}
+		if si := SizingInputs(in, 0); si[1].Exited != tt.warn {
+			t.Errorf("%s: sizing input exited %v, want %v", tt.name, si[1].Exited, tt.warn)
+		}
+	}
+}

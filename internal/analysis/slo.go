@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"sort"
 	"strconv"
 	"strings"
@@ -330,6 +331,11 @@ func parseThreshold(kind gateKind, v string) (float64, string) {
 		f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
 		if pct {
 			f /= 100
+			// the double nearest the percentage written, as a measured
+			// 7/1000 is 0.007's: f / 100 makes 0.7% 0.006999…
+			if r, ok := new(big.Rat).SetString(strings.TrimSpace(num)); ok {
+				f, _ = r.Quo(r, big.NewRat(100, 1)).Float64()
+			}
 		}
 		if err != nil || !(f >= 0 && f <= 1) {
 			return 0, "want a fraction from 0 to 1 or a percentage, like 0.001 or 0.1%"

@@ -215,8 +215,8 @@ func gateErrorRate(sc gateScope) gateFigure {
 
 func gateSuccessRate(sc gateScope) gateFigure {
 	f := gateErrorRate(sc)
-	if f.why == "" {
-		f.v = 1 - f.v
+	if reqs, ok := sc.counts(); f.why == "" {
+		f.v = float64(ok) / float64(reqs) // not 1 − error_rate, which rounds twice
 	}
 	return f
 }

@@ -272,3 +272,72 @@ func TestFormatFigure(t *testing.T) {
 		}
 	}
 }
+
+// TestGateVerdictsAtTheirEdges: each gate state next to the figures that
+// would make it another. A figure exactly at the threshold fails a strict
+// comparison and passes an inclusive one, a percentage too (0.7 % is not
+// 0.7 / 100 = 0.006999…, and 93 successes of 100 are not 1 − 0.07 =
+// 0.92999…: either made "error_rate <= 0.7%" fail at 0.7 %); a quantile gets a figure from
+// MinCountFor values, not one fewer; a rate held under t passes from ⌈1/t⌉
+// requests, not one fewer; a figure the run could not supply is never a
+// pass, even when its value would be.
+func TestGateVerdictsAtTheirEdges(t *testing.T) {
+	// 1000 requests over 10 s, one of them failed; 3 arrivals dropped.
+	one := &Summary{Workload: Workload{Name: "one"}, Intervals: 10, Seconds: 10, Dropped: 3,
+		Ops: []Op{opSummary("GET /", 1, 10, [2]int64{1000, 10})}}
+	// 999 requests with no failure; 99 and 100 latencies.
+	clean := &Summary{Workload: Workload{Name: "clean"}, Intervals: 10, Seconds: 10, Ops: []Op{opSummary("GET /", 0, 10, [2]int64{999, 10})}}
+	// 1000 requests, 7 of them failed: 0.7 %, a percentage that is no
+	// exact binary fraction.
+	seven := &Summary{Workload: Workload{Name: "seven"}, Intervals: 10, Seconds: 10, Ops: []Op{opSummary("GET /", 7, 10, [2]int64{1000, 10})}}
+	// 100 requests, 7 of them failed: 1 − 0.07 is 0.9299999999999999.
+	hundred := &Summary{Workload: Workload{Name: "hundred"}, Intervals: 10, Seconds: 10, Ops: []Op{opSummary("GET /", 7, 10, [2]int64{100, 10})}}
+	p99of99 := &Summary{Workload: Workload{Name: "99"}, Intervals: 1, Seconds: 1, Ops: []Op{opSummary("GET /", 0, 1, [2]int64{99, 10})}}
+	p99of100 := &Summary{Workload: Workload{Name: "100"}, Intervals: 1, Seconds: 1, Ops: []Op{opSummary("GET /", 0, 1, [2]int64{100, 10})}}
+	extra := map[string]Supplied{"lost_traces": {Value: 0, Why: "the read-back of traces is unverified: HTTP 503"}, "lost_spans": {Value: 0}}
+	for _, tt := range []struct {
+		expr  string
+		sum   *Summary
+		state GateState
+	}{
+		{"dropped < 3", one, GateFail},
+		{"dropped <= 3", one, GatePass},
+		{"dropped == 3", one, GatePass},
+		{"dropped != 3", one, GateFail},
+		{"rate >= 100/s", one, GatePass},
+		{"rate > 100/s", one, GateFail},
+		{"errors > 1", one, GateFail},
+		{"errors >= 1", one, GatePass},
+		{"error_rate < 0.1%", one, GateFail},  // 1 of 1000 is 0.1 %
+		{"error_rate <= 0.1%", one, GatePass}, // and rests on 1000 requests
+		{"success_rate >= 99.9%", one, GatePass},
+		{"error_rate <= 0.7%", seven, GatePass},
+		{"error_rate < 0.7%", seven, GateFail},
+		{"error_rate <= 0.007", seven, GatePass},
+		{"success_rate >= 99.3%", seven, GatePass},
+		{"success_rate > 99.3%", seven, GateFail},
+		{"success_rate >= 93%", hundred, GatePass},
+		{"success_rate > 93%", hundred, GateFail},
+		{"error_rate < 0.1%", clean, GateInsufficient}, // 0 of 999: one failure more would not have crossed it
+		{"success_rate > 99.9%", clean, GateInsufficient},
+		{"error_rate < 0.2%", clean, GatePass}, // 999 ≥ ⌈1/0.002⌉ = 500
+		{"error_rate > 0.1%", clean, GateFail}, // a failing rate needs no count
+		{"p99 < 1s", p99of99, GateInsufficient},
+		{"p99 < 1s", p99of100, GatePass},
+		{"p99 > 1s", p99of100, GateFail},
+		{"lost_traces == 0", one, GateInsufficient},
+		{"lost_spans == 0", one, GatePass},
+	} {
+		g, err := ParseGate(tt.expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs, err := EvaluateGates([]Gate{g}, []*Summary{tt.sum}, extra)
+		if err != nil || len(vs) != 1 {
+			t.Fatalf("%s on %s: %+v, %v", tt.expr, tt.sum.Workload.Name, vs, err)
+		}
+		if v := vs[0]; v.State != tt.state || v.Pass != (tt.state == GatePass) {
+			t.Errorf("%s on %s: %v (measured %q, %s), want %v", tt.expr, tt.sum.Workload.Name, v.State, v.Measured, v.Note, tt.state)
+		}
+	}
+}

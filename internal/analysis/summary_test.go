@@ -212,3 +212,71 @@ func TestPoolLimitSaysHowManyVUsTheRateNeeds(t *testing.T) {
 		t.Errorf("warnings %q", s.Warnings)
 	}
 }
+
+// Arrivals dropped at vus.max are a pool limit of the steady state only
+// when some fell in the window: drops while the pool grew during the
+// warm-up count in the run's total but make no verdict on the window.
+func TestPoolLimitOnlyForDropsInTheWindow(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	for _, tt := range []struct {
+		name  string
+		start time.Duration // the window's start; it ends at 4 s
+		warn  bool
+	}{
+		{"drops in the window", 0, true},
+		{"drops only in the warm-up", time.Second, false},
+	} {
+		ivs := intervals(t0, 4)
+		for i, iv := range ivs {
+			iv.Dropped = map[bool]int64{true: 40}[i == 0]
+		}
+		s := Summarize(Workload{Model: "open", VUsMax: 5, Scheduled: 444, Window: Window{Start: t0.Add(tt.start), End: t0.Add(4 * time.Second)}}, ivs)
+		if got := hasWarning(s, "pool limit: "); got != tt.warn || s.DroppedTotal != 40 {
+			t.Errorf("%s: pool limit %v, want %v (%d dropped in the window, %d in all): %q", tt.name, got, tt.warn, s.Dropped, s.DroppedTotal, s.Warnings)
+		}
+		if s.ClientBound {
+			t.Errorf("%s: drops at vus.max made the workload client-bound", tt.name)
+		}
+	}
+}
+
+// oneInterval is one second of n successful requests of 1 ms each.
+func oneInterval(t0 time.Time, n int64) []*stats.Interval {
+	st := stats.NewOpStats()
+	for range n {
+		st.Latency.Record(time.Millisecond)
+	}
+	st.Classes[stats.OK] = n
+	return []*stats.Interval{{Start: t0, End: t0.Add(time.Second), Ops: map[string]*stats.OpStats{"GET /": st}, Lag: stats.NewHist()}}
+}
+
+// The summary's other judgements, each next to the figures that would
+// make it wrong: too few requests for a p99 (fewer than 100), a rate
+// below the target (under 95 % of it), and a window too short for the
+// steady state (no whole interval in it).
+func TestSummaryWarningsBothWays(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	one := Window{Start: t0, End: t0.Add(time.Second)}
+	for _, tt := range []struct {
+		name     string
+		w        Workload
+		requests int64
+		warning  string
+		warn     bool
+	}{
+		{"99 requests", Workload{Model: "closed", Window: one}, 99, "only 99 requests in the window: p99 and above rest on fewer than 100 samples", true},
+		{"100 requests", Workload{Model: "closed", Window: one}, 100, "requests in the window: p99", false},
+		{"achieved 100 of 110/s", Workload{Model: "open", TargetRate: 110, Scheduled: 100, Window: one}, 100,
+			"achieved 100.0 ops/s, below the target 110.0 ops/s", true},
+		{"achieved 100 of 105/s", Workload{Model: "open", TargetRate: 105, Scheduled: 100, Window: one}, 100, "below the target", false},
+		{"closed model, no target", Workload{Model: "closed", Window: one}, 100, "below the target", false},
+		{"no whole interval in the window", Workload{Model: "closed", Window: Window{Start: t0.Add(100 * time.Millisecond), End: t0.Add(time.Second)}}, 100,
+			"the run is too short for a steady-state window", true},
+		{"a whole interval in the window", Workload{Model: "closed", Window: one}, 100, "too short", false},
+	} {
+		s := Summarize(tt.w, oneInterval(t0, tt.requests))
+		if got := hasWarning(s, tt.warning); got != tt.warn {
+			t.Errorf("%s: warned %v, want %v: %q", tt.name, got, tt.warn, s.Warnings)
+		}
+	}
+}

@@ -332,11 +332,14 @@ func same(vs []string) bool {
 // checks adds up the named workload's read-back checks over the workers,
 // by check name: what each acknowledged, found and found late. The merged
 // check is in the worst state a worker's was in (lost, then unverified,
-// then late), naming the workers. note says why there are none when no
+// then late), naming the workers. A lost one finds no more than the
+// losing workers' shortfalls leave: another worker's finding more than it
+// acknowledged makes up no loss. note says why there are none when no
 // worker checked.
 func (ps *phaseShards) checks(name string) (out []driver.Check, note string) {
 	idx := map[string]int{}
 	var said [][]string // per check: what workers said of a check not ok
+	var short []float64 // per check: what the workers that lost data missed
 	for w, d := range ps.details {
 		for _, sw := range workloadOf(d, name) {
 			if sw.CheckNote != "" && note == "" {
@@ -348,7 +351,7 @@ func (ps *phaseShards) checks(name string) (out []driver.Check, note string) {
 					i = len(out)
 					idx[c.Name] = i
 					out = append(out, driver.Check{Name: c.Name, Unit: c.Unit, State: driver.CheckOK})
-					said = append(said, nil)
+					said, short = append(said, nil), append(short, 0)
 				}
 				m := &out[i]
 				m.Expected += c.Expected
@@ -360,7 +363,7 @@ func (ps *phaseShards) checks(name string) (out []driver.Check, note string) {
 				}
 				switch c.State {
 				case driver.CheckLost:
-					said[i] = append(said[i], fmt.Sprintf("worker %d: %s", w, c.Note))
+					said[i], short[i] = append(said[i], fmt.Sprintf("worker %d: %s", w, c.Note)), short[i]+max(c.Expected-c.Found, 0)
 				case driver.CheckUnverified:
 					said[i] = append(said[i], fmt.Sprintf("worker %d: unverified: %s", w, c.Reason))
 				}
@@ -374,6 +377,9 @@ func (ps *phaseShards) checks(name string) (out []driver.Check, note string) {
 		}
 		if out[i].State == driver.CheckUnverified {
 			out[i].Reason = strings.Join(said[i], "; ")
+		}
+		if out[i].State == driver.CheckLost {
+			out[i].Found = min(out[i].Found, out[i].Expected-short[i])
 		}
 	}
 	return out, note

@@ -190,3 +190,39 @@ func TestShardEndsCarryUnissued(t *testing.T) {
 		t.Errorf("the workload's end holds %d unissued, want 42", end.Unissued)
 	}
 }
+
+// TestShardChecksKeepEachWorkersLoss: a worker's loss is not made up by
+// another worker's read-back that found more than it acknowledged (a
+// timed-out request stored all the same): the merged check is lost by
+// what the losing worker missed, not "LOST 0"; and the states do not
+// get worse than the worst worker's: late and ok are late, lost and
+// unverified lost.
+func TestShardChecksKeepEachWorkersLoss(t *testing.T) {
+	at := time.Unix(1_800_000_000, 0)
+	ps := newPhaseShards(2, at, nil)
+	checks := [][]wireCheck{
+		{{Name: "samples", Expected: 100, Found: 90, State: driver.CheckLost, Note: "10 samples missing"},
+			{Name: "series", Expected: 10, Found: 10, State: driver.CheckLate, Late: 2},
+			{Name: "exemplars", Expected: 10, Found: 5, State: driver.CheckLost}},
+		{{Name: "samples", Expected: 100, Found: 110, State: driver.CheckOK},
+			{Name: "series", Expected: 10, Found: 10, State: driver.CheckOK},
+			{Name: "exemplars", Expected: 10, State: driver.CheckUnverified, Reason: "HTTP 503"}},
+	}
+	for w, cs := range checks {
+		ps.count(w, nil)
+		ps.end(w, endOfWorker(t, w, shardDetail{Workloads: []shardWorkload{{Name: "p/w", Start: at, Checks: cs}}}, ""))
+	}
+	got, _ := ps.checks("p/w")
+	if len(got) != 3 {
+		t.Fatalf("checks %+v", got)
+	}
+	if s := got[0]; s.State != driver.CheckLost || s.Expected != 200 || s.Expected-s.Found != 10 {
+		t.Errorf("samples: %+v, want lost, 10 of 200 missing", s)
+	}
+	if s := got[1]; s.State != driver.CheckLate || s.Late != 2 {
+		t.Errorf("series: %+v, want late", s)
+	}
+	if s := got[2]; s.State != driver.CheckLost {
+		t.Errorf("exemplars: %+v, want lost", s)
+	}
+}

@@ -141,14 +141,15 @@ func loadSLO(store *results.Run, meta results.Meta, sums []*analysis.Summary) ([
 }
 
 // checkFigures are the figures each workload's checks supply, by workload
-// name: lost_<check> = expected − found; none, with the reason, for a
+// name: lost_<check> = expected − found, or 0 when more was found (as
+// the report's shortfall); none, with the reason, for a
 // check that is unverified, so that a gate on it has insufficient data.
 func checkFigures(checks map[string][]results.Check) map[string]map[string]analysis.Supplied {
 	out := map[string]map[string]analysis.Supplied{}
 	for w, cs := range checks {
 		out[w] = map[string]analysis.Supplied{}
 		for _, c := range cs {
-			f := analysis.Supplied{Value: c.Expected - c.Found}
+			f := analysis.Supplied{Value: max(c.Expected-c.Found, 0)} // more found than acknowledged is no loss
 			if c.State == results.CheckUnverified {
 				f = analysis.Supplied{Why: fmt.Sprintf("the read-back of %s is unverified: %s", c.Name, c.Reason)}
 			}

@@ -66,3 +66,25 @@ func TestShellJoin(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
+
+// TestLostFigureOfACheckThatFoundMore: a read-back that found more than
+// was acknowledged (a request that timed out was stored all the same)
+// lost nothing: lost_<check> is 0, as the report's shortfall is, and
+// "lost_samples == 0" passes; one that found less still fails it.
+func TestLostFigureOfACheckThatFoundMore(t *testing.T) {
+	sums := []*analysis.Summary{{Workload: analysis.Workload{Name: "p/push", Short: "push", Profile: "p"}}}
+	figures := checkFigures(map[string][]results.Check{"p/push": {
+		{Name: "samples", Expected: 1000, Found: 1025, State: results.CheckOK},
+		{Name: "series", Expected: 10, Found: 9, State: results.CheckLost},
+	}})
+	got := judgeGates([]gateSpec{{Expr: "lost_samples == 0"}, {Expr: "lost_series == 0"}}, sums, figures)
+	if len(got) != 2 {
+		t.Fatalf("%d verdicts: %+v", len(got), got)
+	}
+	if g := got[0]; g.State != analysis.GatePass || g.Measured != "0" {
+		t.Errorf("lost_samples with 25 more found than acknowledged: %v, measured %q", g.State, g.Measured)
+	}
+	if g := got[1]; g.State != analysis.GateFail || g.Measured != "1" {
+		t.Errorf("lost_series with 1 of 10 missing: %v, measured %q", g.State, g.Measured)
+	}
+}

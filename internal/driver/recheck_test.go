@@ -58,3 +58,30 @@ func TestRecheckStopsWithTheContext(t *testing.T) {
 		t.Errorf("Recheck = %d, %v; want 1 look, context.Canceled", n, err)
 	}
 }
+
+// TestSettle: each state of a check fires from its own evidence and from
+// nothing less: lost only on an answer that showed data missing (a check
+// that got no answer is unverified, never lost), late only when some was
+// found on a re-check, ok only when all was found at the first look.
+func TestSettle(t *testing.T) {
+	for _, tt := range []struct {
+		name             string
+		lost, unanswered bool
+		late             float64
+		state, reason    string
+	}{
+		{"all found at once", false, false, 0, driver.CheckOK, ""},
+		{"all found, some on a re-check", false, false, 3, driver.CheckLate, ""},
+		{"no answer at the end", false, true, 0, driver.CheckUnverified, "HTTP 503"},
+		{"no answer, after some showed late", false, true, 3, driver.CheckUnverified, "HTTP 503"},
+		{"an answer showed data missing", true, false, 0, driver.CheckLost, ""},
+		{"missing, after some showed late", true, false, 3, driver.CheckLost, ""},
+		{"missing in one answer, no answer to another", true, true, 0, driver.CheckLost, ""},
+	} {
+		c := driver.Check{Name: "samples", Late: tt.late}
+		c.Settle(tt.lost, tt.unanswered, "HTTP 503")
+		if c.State != tt.state || c.Reason != tt.reason {
+			t.Errorf("%s: %s (%q), want %s (%q)", tt.name, c.State, c.Reason, tt.state, tt.reason)
+		}
+	}
+}

@@ -110,3 +110,40 @@ func TestSearchStartWithTooFewRequests(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchLimitNamesWhatStoppedIt: the limit names the generator only
+// for a search that ended client-bound, and the step it was at; one that
+// was stopped says so, not that the target failed; and a start step with
+// insufficient data is "too few requests" only when nothing else explains
+// it: the generator at its limit, or a rate it did not achieve.
+func TestSearchLimitNamesWhatStoppedIt(t *testing.T) {
+	for _, tt := range []struct {
+		limit, stopped string
+		want, not      string
+	}{
+		{"target", "", "the target: at 400/s the SLO failed while the generator kept up", "it was client-bound"},
+		{"generator", "", "the generator: at 800/s it was client-bound (generator CPU P99 1.9 of 2 cores)", "the target:"},
+		{"stopped", "interrupted by a signal", "the search stopped early: interrupted by a signal", "the target:"},
+	} {
+		s := searchFixture()
+		s.Steps = append(s.Steps, SearchStep{N: 5, Rate: 800, ClientBound: true, ClientWhy: "generator CPU P99 1.9 of 2 cores"})
+		s.Limit, s.Stopped = tt.limit, tt.stopped
+		if got := searchLimit(s); !strings.HasPrefix(got, tt.want) || strings.Contains(got, tt.not) {
+			t.Errorf("limit %s: %q, want %q", tt.limit, got, tt.want)
+		}
+	}
+	insufficient := Gate{Verdict: analysis.Verdict{Gate: analysis.Gate{Expr: "p99 < 1s"}, State: analysis.GateInsufficient}}
+	for _, tt := range []struct {
+		name string
+		step SearchStep
+		few  bool
+	}{
+		{"only too few requests", SearchStep{Gates: []Gate{insufficient}, Why: "p99 < 1s: insufficient data"}, true},
+		{"client-bound", SearchStep{Gates: []Gate{insufficient}, ClientBound: true, Why: "p99 < 1s: insufficient data; client-bound: cpu"}, false},
+		{"rate not achieved", SearchStep{Gates: []Gate{insufficient}, Why: "p99 < 1s: insufficient data; achieved 50.0/s, under 95 % of the rate"}, false},
+	} {
+		if got := tt.step.TooFewToJudge(); got != tt.few {
+			t.Errorf("%s: too few to judge %v, want %v", tt.name, got, tt.few)
+		}
+	}
+}

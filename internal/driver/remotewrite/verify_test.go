@@ -169,3 +169,32 @@ func TestVerifyUnverifiedSamples(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyIsNotLostWithoutAnAnswerShowingIt: two read-backs that look
+// like a loss and are none. A receiver holding more than was
+// acknowledged (a request that timed out was stored all the same) lost
+// nothing; one whose last answers were 503s after a first that showed
+// three quarters is unverified: the loss is not known, and may be a delay.
+func TestVerifyIsNotLostWithoutAnAnswerShowingIt(t *testing.T) {
+	t.Run("more than acknowledged", func(t *testing.T) {
+		checks, _ := verifyWith(t, 5*time.Second, func(string, int) (int, float64) { return 200, 1.25 }, false)
+		for _, c := range checks {
+			if c.State != driver.CheckOK || c.Found != 1.25*c.Expected || !strings.Contains(c.Note, "more than acknowledged") {
+				t.Errorf("%s: %+v, want ok, a quarter more found", c.Name, c)
+			}
+		}
+	})
+	t.Run("a partial answer, then none", func(t *testing.T) {
+		checks, _ := verifyWith(t, 5*time.Second, func(_ string, n int) (int, float64) {
+			if n == 1 {
+				return 200, 0.75
+			}
+			return 503, 0
+		}, false)
+		for _, c := range checks {
+			if c.State != driver.CheckUnverified || c.Found != 0.75*c.Expected || !strings.Contains(c.Reason, "HTTP 503") {
+				t.Errorf("%s: %+v, want unverified with what the last answer showed", c.Name, c)
+			}
+		}
+	})
+}

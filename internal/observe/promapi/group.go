@@ -118,11 +118,21 @@ func (s *Source) checkSeries(q query, had bool, start, end time.Time, res *Resul
 	}
 }
 
-// checkWindow warns when the step leaves too few points in the window.
+// minValuesP99 is the fewest values of a series a P99 is given for:
+// analysis.MinSamplesP99 (the observers come before the analysis).
+const minValuesP99 = 10
+
+// checkWindow warns when the step leaves fewer values in the window,
+// (start, end] as the analysis takes it, than a P99 needs.
 func (s *Source) checkWindow(start, end time.Time, res *Result) {
-	if w := end.Sub(start); s.step > w/5 {
-		res.warn("step %v is more than a fifth of the window (%v): at most %d values per series, too few for a P99; lower the step or lengthen the profile",
-			s.step, w.Round(time.Second), int(w/s.step)+1)
+	first, last := alignDown(start, s.step).Add(s.step), alignDown(end, s.step)
+	n := 0
+	if !last.Before(first) {
+		n = int(last.Sub(first)/s.step) + 1
+	}
+	if n < minValuesP99 {
+		res.warn("step %v leaves %d values per series in the window (%v): too few for a P99, which needs %d; lower the step or lengthen the profile",
+			s.step, n, end.Sub(start).Round(time.Second), minValuesP99)
 	}
 }
 

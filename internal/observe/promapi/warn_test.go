@@ -2,9 +2,12 @@ package promapi
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/perflab/perflab/internal/analysis"
 )
 
 func TestWarnings(t *testing.T) {
@@ -41,7 +44,7 @@ func TestWarnings(t *testing.T) {
 			"came with a warning: too many samples, result truncated"},
 		{"partial", func(f *fakeAPI) { f.partial = true }, nil, "was partial (isPartial: true)"},
 		{"step too coarse", func(f *fakeAPI) {}, func(c *Config) { c.Step = 15 * time.Second },
-			"step 15s is more than a fifth of the window (1m0s)"},
+			"step 15s leaves 4 values per series in the window (1m0s): too few for a P99"},
 		{"counter reset", func(f *fakeAPI) { f.resets["container_cpu_usage_seconds_total"] = 2 }, nil,
 			"counter container_cpu_usage_seconds_total{"},
 		{"restart after an OOM kill", func(f *fakeAPI) {
@@ -92,5 +95,38 @@ func TestEveryQueryFailingIsAnError(t *testing.T) {
 	// every query failed alike.
 	if msg := err.Error(); strings.Contains(msg, "\n") || strings.Count(msg, "connection refused") != 1 || !strings.Contains(msg, "(every query: ") {
 		t.Errorf("error %q", msg)
+	}
+}
+
+// TestStepTooCoarseForAP99: the step is too coarse exactly when it leaves
+// a series fewer values in the window, (start, end] as the analysis takes
+// it, than a P99 needs (analysis.MinSamplesP99); a step that leaves enough
+// is not. Over the 60 s window a 10 s step leaves 6 values: no P99, and
+// the report must say the step is why.
+func TestStepTooCoarseForAP99(t *testing.T) {
+	if minValuesP99 != analysis.MinSamplesP99 {
+		t.Fatalf("minValuesP99 %d, analysis.MinSamplesP99 %d", minValuesP99, analysis.MinSamplesP99)
+	}
+	for _, tc := range []struct {
+		step   time.Duration
+		values int // in (winStart, winEnd]
+	}{{5 * time.Second, 12}, {6 * time.Second, 10}, {7 * time.Second, 9}, {10 * time.Second, 6}, {12 * time.Second, 5}, {15 * time.Second, 4}} {
+		f := newFakeAPI(t)
+		f.answers["container_cpu_usage_seconds_total"] = []fakeSeries{constant(0.5, "pod", "tempo-ingester-0")}
+		f.answers["container_memory_working_set_bytes"] = []fakeSeries{constant(1<<20, "pod", "tempo-ingester-0")}
+		res := queryWindow(t, kubernetesSource(t, f, func(c *Config) { c.Step = tc.step }))
+		warned := slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "too few for a P99") })
+		if warned != (tc.values < analysis.MinSamplesP99) {
+			t.Errorf("step %v (%d values): warned %v: %q", tc.step, tc.values, warned, res.Warnings)
+		}
+		got := 0
+		for _, p := range res.Series["tempo-ingester"]["working_set_bytes"] {
+			if p.T.After(winStart) && !p.T.After(winEnd) {
+				got++
+			}
+		}
+		if got != tc.values {
+			t.Errorf("step %v: %d values in the window, want %d", tc.step, got, tc.values)
+		}
 	}
 }

@@ -1,0 +1,164 @@
+package cli
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/report"
+	"github.com/perflab/perflab/internal/results"
+)
+
+// runWithChecks is a run of one workload, p/write, whose driver made
+// checks, and that sent requests of which failed failed.
+func runWithChecks(requests, failed int64, checks ...report.Check) *report.Run {
+	s := &analysis.Summary{Workload: analysis.Workload{Name: "p/write", Target: "http://127.0.0.1:1/"},
+		RequestsTotal: requests, ErrorsTotal: failed}
+	return &report.Run{Workloads: []*analysis.Summary{s}, Cells: []*report.Cell{{Phases: []*report.Phase{{Profile: "p",
+		Workloads: []*analysis.Summary{s}, Drivers: map[string]*report.DriverNotes{"p/write": {Checks: checks}}}}}}}
+}
+
+// verdict is a status and error as the run's end reports them.
+type verdict struct {
+	state string
+	code  int
+	msg   string // part of the error's message; "" when there is no error
+	hint  string // part of the error's hint
+}
+
+func checkVerdict(t *testing.T, name string, status results.Status, err error, want verdict) {
+	t.Helper()
+	var re *runError
+	if status.State != want.state || status.ExitCode != want.code || (err == nil) != (want.msg == "") {
+		t.Errorf("%s: %s, exit %d, error %v; want %s, exit %d, error %q", name, status.State, status.ExitCode, err, want.state, want.code, want.msg)
+		return
+	}
+	if err == nil {
+		return
+	}
+	if !errors.As(err, &re) || re.code != want.code || !strings.Contains(err.Error(), want.msg) || !strings.Contains(re.hint, want.hint) {
+		t.Errorf("%s: error %v (hint %q), want %q (hint %q)", name, err, re.hint, want.msg, want.hint)
+	}
+}
+
+// TestJudgeReadBack: a run fails as LOST only on a check that lost data,
+// and exits 1 as unverified only on a check that got no answer in a run
+// that otherwise completed; ok and late checks leave it completed. A loss
+// where nothing was found says it may be a delay or another tenant.
+func TestJudgeReadBack(t *testing.T) {
+	ok := report.Check{Name: "series", Expected: 10, Found: 10, Unit: "series", State: report.CheckOK}
+	late := report.Check{Name: "samples", Expected: 100, Found: 100, Unit: "samples", State: report.CheckLate, Late: 40}
+	lost := report.Check{Name: "samples", Expected: 100, Found: 90, Unit: "samples", State: report.CheckLost, Lost: true}
+	none := report.Check{Name: "samples", Expected: 100, Unit: "samples", State: report.CheckLost, Lost: true}
+	unverified := report.Check{Name: "samples", Expected: 100, Unit: "samples", State: report.CheckUnverified, Reason: "HTTP 503"}
+	completed := results.Status{State: results.StateCompleted, ExitCode: ExitOK}
+	for _, tt := range []struct {
+		name     string
+		checks   []report.Check
+		lost, un verdict // judgeLost's, and judgeUnverified's of a completed run
+	}{
+		{"ok", []report.Check{ok}, verdict{}, verdict{state: "completed"}},
+		{"late", []report.Check{ok, late}, verdict{}, verdict{state: "completed"}},
+		{"lost", []report.Check{ok, lost}, verdict{"failed", ExitFailed, "workload p/write lost data (samples: 90 of 100 samples found, 10 samples short)", lostHint},
+			verdict{state: "completed"}},
+		{"one found", []report.Check{{Name: "samples", Expected: 100, Found: 1, Unit: "samples", State: report.CheckLost, Lost: true}},
+			verdict{"failed", ExitFailed, "1 of 100 samples found, 99 samples short", lostHint}, verdict{state: "completed"}},
+		{"none found", []report.Check{none}, verdict{"failed", ExitFailed, "0 of 100 samples found, 100 samples short", noneFoundHint}, verdict{state: "completed"}},
+		{"unverified", []report.Check{ok, unverified}, verdict{},
+			verdict{"completed", ExitFailed, "read-back unverified: workload p/write: samples: HTTP 503", unverifiedHint}},
+	} {
+		r := runWithChecks(1000, 0, tt.checks...)
+		status, err := judgeLost(r)
+		if tt.lost.state == "" {
+			if err != nil || status.State != "" {
+				t.Errorf("%s: judgeLost %+v, %v; want no verdict", tt.name, status, err)
+			}
+		} else {
+			checkVerdict(t, tt.name+": judgeLost", status, err, tt.lost)
+		}
+		status, err = judgeUnverified(r, completed, nil)
+		checkVerdict(t, tt.name+": judgeUnverified", status, err, tt.un)
+	}
+	// A run that failed or met another verdict keeps it: unverified adds nothing.
+	r := runWithChecks(1000, 0, unverified)
+	failed := results.Status{State: results.StateFailed, ExitCode: ExitFailed, Message: "boom"}
+	if status, err := judgeUnverified(r, failed, nil); status != failed || err != nil {
+		t.Errorf("a failed run: %+v, %v", status, err)
+	}
+	sloErr := &runError{err: errors.New("SLO not met"), code: ExitFailed}
+	if status, err := judgeUnverified(r, completed, sloErr); status != completed || err != sloErr {
+		t.Errorf("a run that missed its SLO: %+v, %v", status, err)
+	}
+}
+
+// TestJudgeRunAndPlan: a run fails when every request of a workload
+// failed, not when all but one did; it is interrupted by a signal and
+// failed by its store, whatever else; a plan fails on a failed cell, and
+// on lost data only when nothing else already ended it.
+func TestJudgeRunAndPlan(t *testing.T) {
+	storeErr := errors.New("no space left on device")
+	lost := report.Check{Name: "samples", Expected: 100, Found: 90, Unit: "samples", State: report.CheckLost, Lost: true}
+	for _, tt := range []struct {
+		name        string
+		r           *report.Run
+		interrupted bool
+		store       error
+		failed      []string // failed cells; nil judges as a single run (judgeRun)
+		want        verdict
+	}{
+		{"every request failed", runWithChecks(500, 500), false, nil, nil,
+			verdict{"failed", ExitFailed, `every request of workload "p/write" failed`, "check that http://127.0.0.1:1/ is up"}},
+		{"all but one failed", runWithChecks(500, 499), false, nil, nil, verdict{state: "completed"}},
+		{"no request", runWithChecks(0, 0), false, nil, nil, verdict{state: "completed"}},
+		{"interrupted", runWithChecks(500, 500), true, nil, nil, verdict{"interrupted", ExitInterrupted, "run interrupted", ""}},
+		{"store failed", runWithChecks(500, 0), true, storeErr, nil, verdict{"failed", ExitFailed, "could not write every interval", "free disk space"}},
+		{"plan: a cell failed", runWithChecks(500, 0), false, nil, []string{"cell a: boom"}, verdict{"failed", ExitFailed, "1 cell failed: cell a: boom", "report.md"}},
+		{"plan: no cell failed", runWithChecks(500, 0), false, nil, []string{}, verdict{state: "completed"}},
+		{"plan: lost data", runWithChecks(500, 0, lost), false, nil, []string{}, verdict{"failed", ExitFailed, "lost data", lostHint}},
+		{"plan: lost data, interrupted", runWithChecks(500, 0, lost), true, nil, []string{}, verdict{"interrupted", ExitInterrupted, "run interrupted", ""}},
+		{"plan: lost data and a failed cell", runWithChecks(500, 0, lost), false, nil, []string{"cell a: boom"}, verdict{"failed", ExitFailed, "1 cell failed", ""}},
+	} {
+		var status results.Status
+		var err error
+		if tt.failed == nil {
+			status, err = judgeRun(tt.r, tt.interrupted, tt.store)
+		} else {
+			status, err = judgePlan(tt.r, tt.interrupted, tt.store, tt.failed)
+		}
+		checkVerdict(t, tt.name, status, err, tt.want)
+	}
+}
+
+// TestJudgeSLOExit: a completed run exits 1 when a gate failed or had
+// insufficient data, and 0 only when every gate passed; a run already
+// ended by something else keeps its verdict.
+func TestJudgeSLOExit(t *testing.T) {
+	gate := func(expr string, s analysis.GateState) report.Gate {
+		return report.Gate{Verdict: analysis.Verdict{Expr: expr, Workload: "p/write", State: s, Pass: s == analysis.GatePass}}
+	}
+	completed := results.Status{State: results.StateCompleted, ExitCode: ExitOK}
+	for _, tt := range []struct {
+		name  string
+		gates []report.Gate
+		want  verdict
+	}{
+		{"every gate passed", []report.Gate{gate("p99 < 1s", analysis.GatePass), gate("dropped == 0", analysis.GatePass)}, verdict{state: "completed"}},
+		{"no gates", nil, verdict{state: "completed"}},
+		{"a gate failed", []report.Gate{gate("p99 < 1s", analysis.GatePass), gate("dropped == 0", analysis.GateFail)},
+			verdict{"completed", ExitFailed, "SLO not met: dropped == 0 failed on p/write", "SLO section"}},
+		{"insufficient data", []report.Gate{gate("p99 < 1s", analysis.GateInsufficient)},
+			verdict{"completed", ExitFailed, "SLO not met: p99 < 1s had insufficient data on p/write", "SLO section"}},
+	} {
+		r := runWithChecks(500, 0)
+		r.SLO = tt.gates
+		status, err := judgeSLO(r, completed, nil)
+		checkVerdict(t, tt.name, status, err, tt.want)
+	}
+	r := runWithChecks(500, 0)
+	r.SLO = []report.Gate{gate("p99 < 1s", analysis.GateFail)}
+	interrupted := results.Status{State: results.StateInterrupted, ExitCode: ExitInterrupted}
+	if status, err := judgeSLO(r, interrupted, nil); status != interrupted || err != nil {
+		t.Errorf("an interrupted run: %+v, %v", status, err)
+	}
+}
