@@ -332,9 +332,10 @@ func same(vs []string) bool {
 // checks adds up the named workload's read-back checks over the workers,
 // by check name: what each acknowledged, found and found late. The merged
 // check is in the worst state a worker's was in (lost, then unverified,
-// then late), naming the workers. A lost one finds no more than the
-// losing workers' shortfalls leave: another worker's finding more than it
-// acknowledged makes up no loss. note says why there are none when no
+// then late), naming the workers. A lost one is short by exactly what the
+// losing workers missed: another worker's finding more than it
+// acknowledged makes up no loss, and a worker that could not check adds
+// none (its data is unknown, and the note names it). note says why there are none when no
 // worker checked.
 func (ps *phaseShards) checks(name string) (out []driver.Check, note string) {
 	idx := map[string]int{}
@@ -379,7 +380,9 @@ func (ps *phaseShards) checks(name string) (out []driver.Check, note string) {
 			out[i].Reason = strings.Join(said[i], "; ")
 		}
 		if out[i].State == driver.CheckLost {
-			out[i].Found = min(out[i].Found, out[i].Expected-short[i])
+			// What the losing workers missed, no more: an unverified
+			// worker's data is unknown (its note says so), not lost.
+			out[i].Found = out[i].Expected - short[i]
 		}
 	}
 	return out, note

@@ -222,7 +222,8 @@ func TestShardChecksKeepEachWorkersLoss(t *testing.T) {
 	if s := got[1]; s.State != driver.CheckLate || s.Late != 2 {
 		t.Errorf("series: %+v, want late", s)
 	}
-	if s := got[2]; s.State != driver.CheckLost {
-		t.Errorf("exemplars: %+v, want lost", s)
+	// 5 known lost on worker 0; worker 1's 10 are unknown, not lost.
+	if s := got[2]; s.State != driver.CheckLost || s.Expected-s.Found != 5 || !strings.Contains(s.Note, "worker 1: unverified: HTTP 503") {
+		t.Errorf("exemplars: %+v, want lost, 5 of 20 missing, worker 1 named unverified", s)
 	}
 }
