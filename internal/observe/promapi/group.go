@@ -95,11 +95,12 @@ func (s *Source) checkSeries(q query, had bool, start, end time.Time, res *Resul
 		}
 		return
 	}
-	first, last := alignUp(start, s.step), alignDown(end, s.step)
+	// The window's steps as the analysis takes them: (start, end].
+	first, last := alignDown(start, s.step).Add(s.step), alignDown(end, s.step)
 	want := int(last.Sub(first)/s.step) + 1
 	for _, name := range sortedNames(res.Series) {
 		all, has := res.Series[name][q.metric]
-		pts := inWindow(all, start, end)
+		pts := inWindow(all, start.Add(time.Nanosecond), end)
 		switch {
 		case !has && !q.optional:
 			res.warn("component %s has no %s series, though others have", name, q.metric)

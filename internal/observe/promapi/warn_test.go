@@ -30,7 +30,7 @@ func TestWarnings(t *testing.T) {
 		}, nil, "ends at 17:24:30 UTC, before the window's last step at 17:25:00: it went stale"},
 		{"starts late", func(f *fakeAPI) {
 			f.answers["container_memory_working_set_bytes"] = []fakeSeries{between(1, mid, time.Time{}, "pod", "tempo-ingester-0")}
-		}, nil, "starts at 17:24:30 UTC, after the window's first step at 17:24:00"},
+		}, nil, "starts at 17:24:30 UTC, after the window's first step at 17:24:05"},
 		{"gaps", func(f *fakeAPI) {
 			f.answers["container_memory_working_set_bytes"] = []fakeSeries{{labels: map[string]string{"pod": "tempo-ingester-0"},
 				value: func(t time.Time) float64 {
@@ -39,7 +39,7 @@ func TestWarnings(t *testing.T) {
 					}
 					return 1
 				}}}
-		}, nil, "has values at 12 of the window's 13 steps"},
+		}, nil, "has values at 11 of the window's 12 steps"},
 		{"api warnings", func(f *fakeAPI) { f.warnings = []string{"too many samples, result truncated"} }, nil,
 			"came with a warning: too many samples, result truncated"},
 		{"partial", func(f *fakeAPI) { f.partial = true }, nil, "was partial (isPartial: true)"},
