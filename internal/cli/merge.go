@@ -174,7 +174,7 @@ func (mg *merger) phase(ctx context.Context, a shard.Announcement) error {
 		state, msg = results.StateInterrupted, "the coordinator stopped the workers"
 	}
 	p := results.Phase{Cell: a.Cell, Profile: a.Profile, State: state, Message: msg, LoadEnd: time.Now()}
-	if w, ok := phaseWindow(a.StartAt, a.Warmup, sums); ok {
+	if w, ok := phaseWindow(a.Warmup, sums); ok {
 		p.LoadEnd, p.WindowStart, p.WindowEnd, p.WindowRule = w.loadEnd, w.Start, w.End, w.Rule
 	}
 	if state != results.StateCompleted && mg.state == results.StateCompleted {

@@ -56,7 +56,7 @@ func (r *planRun) runPhase(ctx context.Context, c plan.Cell, pp phasePlan) (stri
 	case sums != nil: // the load ran
 		r.readBack(ctx, ws, state)
 	}
-	r.endPhase(c, pr, start, sums, state, msg)
+	r.endPhase(c, pr, sums, state, msg)
 	return state, msg
 }
 
@@ -93,9 +93,9 @@ func (r *planRun) runWorkloads(ctx context.Context, pr plan.Profile, ws []phaseW
 }
 
 // endPhase records the phase's end and its steady-state window.
-func (r *planRun) endPhase(c plan.Cell, pr plan.Profile, start time.Time, sums []engine.Summary, state, msg string) {
+func (r *planRun) endPhase(c plan.Cell, pr plan.Profile, sums []engine.Summary, state, msg string) {
 	p := results.Phase{Cell: c.Index, Profile: pr.Name, State: state, Message: msg, LoadEnd: time.Now()}
-	w, ok := phaseWindow(start, pr.Warmup, sums)
+	w, ok := phaseWindow(pr.Warmup, sums)
 	if ok {
 		p.LoadEnd, p.WindowStart, p.WindowEnd, p.WindowRule = w.loadEnd, w.Start, w.End, w.Rule
 	}
@@ -113,13 +113,19 @@ type window struct {
 }
 
 // phaseWindow is the window a phase's resource figures are taken over:
-// from the end of the plan's warm-up, or without one from the moment every
-// workload was in its steady state, to the moment the first left it.
-func phaseWindow(start time.Time, warmup time.Duration, sums []engine.Summary) (window, bool) {
+// from the end of the plan's warm-up, counted from the moment the load
+// started (after the drivers' preparation; in a distributed run, the
+// announced instant), or without one from the moment every workload was
+// in its steady state, to the moment the first left it.
+func phaseWindow(warmup time.Duration, sums []engine.Summary) (window, bool) {
 	var w window
+	var start time.Time
 	for _, s := range sums {
 		if s.Start.IsZero() {
 			continue
+		}
+		if start.IsZero() || s.Start.Before(start) {
+			start = s.Start
 		}
 		if s.LoadEnd.After(w.loadEnd) {
 			w.loadEnd = s.LoadEnd

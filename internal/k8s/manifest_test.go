@@ -124,6 +124,25 @@ func TestValidateListsEveryProblem(t *testing.T) {
 	}
 }
 
+// A store URL with credentials in it would put them into the Job's
+// environment and the printed coordinator command: it is refused, without
+// repeating it; so is a scheme no worker can open.
+func TestValidateRefusesAStoreWithCredentialsOrAnUnknownScheme(t *testing.T) {
+	for _, store := range []string{"s3://AKIA:hunter2@b/p?endpoint=http://minio:9000", "ftp://b/p"} {
+		o := testOptions()
+		o.Store = store
+		errs := o.Validate()
+		if len(errs) != 1 || !strings.Contains(errs[0].Error(), "store") || strings.Contains(errs[0].Error(), "hunter2") {
+			t.Errorf("store %s: %v", store, errs)
+		}
+	}
+	o := testOptions()
+	o.Store = "/mnt/shared/runs"
+	if errs := o.Validate(); len(errs) > 0 {
+		t.Errorf("a volume path refused: %v", errs)
+	}
+}
+
 func TestYAMLHoldsEveryObjectInCreationOrder(t *testing.T) {
 	objs, err := Build(testOptions())
 	if err != nil {

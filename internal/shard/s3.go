@@ -3,6 +3,7 @@ package shard
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -47,9 +48,9 @@ func NewS3(u *url.URL) (*S3, error) {
 	if err != nil || (ep.Scheme != "http" && ep.Scheme != "https") || ep.Host == "" {
 		return nil, fmt.Errorf("cannot open the shared store s3://%s: endpoint %q must be an http:// or https:// URL", u.Host, q.Get("endpoint"))
 	}
-	access, secret, token := os.Getenv("PERFLAB_S3_ACCESS_KEY"), os.Getenv("PERFLAB_S3_SECRET_KEY"), ""
-	if access == "" {
-		access, secret, token = os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"), os.Getenv("AWS_SESSION_TOKEN")
+	access, secret, token, err := s3Credentials()
+	if err != nil {
+		return nil, fmt.Errorf("cannot open the shared store s3://%s: %w", u.Host, err)
 	}
 	lookup := minio.BucketLookupAuto
 	if q.Get("path_style") == "1" || q.Get("path_style") == "true" {
@@ -73,6 +74,31 @@ func NewS3(u *url.URL) (*S3, error) {
 	}
 	return &S3{client: client, bucket: u.Host, prefix: prefix,
 		where: fmt.Sprintf("s3://%s/%s at %s", u.Host, prefix, ep.Host)}, nil
+}
+
+// s3Credentials is the store's key pair from the environment:
+// PERFLAB_S3_ACCESS_KEY and PERFLAB_S3_SECRET_KEY, else AWS_ACCESS_KEY_ID,
+// AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN. A pair with one half
+// missing, or none at all, is refused: the requests would go unsigned and
+// the service's answer ("Anonymous users cannot…") would not say which
+// variable is missing.
+func s3Credentials() (access, secret, token string, err error) {
+	pairs := [][2]string{{"PERFLAB_S3_ACCESS_KEY", "PERFLAB_S3_SECRET_KEY"}, {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"}}
+	for i, p := range pairs {
+		access, secret = os.Getenv(p[0]), os.Getenv(p[1])
+		switch {
+		case access != "" && secret != "":
+			if i == 1 {
+				token = os.Getenv("AWS_SESSION_TOKEN")
+			}
+			return access, secret, token, nil
+		case access != "":
+			return "", "", "", fmt.Errorf("%s is set but %s is not", p[0], p[1])
+		case secret != "":
+			return "", "", "", fmt.Errorf("%s is set but %s is not", p[1], p[0])
+		}
+	}
+	return "", "", "", errors.New("no credentials: set PERFLAB_S3_ACCESS_KEY and PERFLAB_S3_SECRET_KEY (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) in the environment")
 }
 
 // Where is the bucket, prefix and endpoint.

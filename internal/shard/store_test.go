@@ -115,3 +115,29 @@ func TestS3StoreRefusesCredentialsInTheURL(t *testing.T) {
 		}
 	}
 }
+
+// A store whose credentials are missing, or half given, is refused when
+// it is opened, naming the variable, before anything is started: unsigned
+// requests would fail only at the first write, with the service's words.
+func TestS3StoreRefusesMissingCredentials(t *testing.T) {
+	for _, v := range []string{"PERFLAB_S3_ACCESS_KEY", "PERFLAB_S3_SECRET_KEY", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"} {
+		t.Setenv(v, "")
+	}
+	const u = "s3://bucket/p?endpoint=http://127.0.0.1:1"
+	if _, err := Open(u); err == nil || !strings.Contains(err.Error(), "PERFLAB_S3_ACCESS_KEY") {
+		t.Errorf("no credentials: err = %v", err)
+	}
+	t.Setenv("PERFLAB_S3_ACCESS_KEY", "AKIA")
+	if _, err := Open(u); err == nil || !strings.Contains(err.Error(), "PERFLAB_S3_SECRET_KEY is not") {
+		t.Errorf("access key alone: err = %v", err)
+	}
+	t.Setenv("PERFLAB_S3_ACCESS_KEY", "")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "hunter2")
+	if _, err := Open(u); err == nil || !strings.Contains(err.Error(), "AWS_ACCESS_KEY_ID is not") || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("secret key alone: err = %v", err)
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIA")
+	if _, err := Open(u); err != nil {
+		t.Errorf("the AWS pair: %v", err)
+	}
+}
