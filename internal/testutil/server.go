@@ -66,8 +66,11 @@ func startServerProcess(t testing.TB, s server) Started {
 		p, err = startProcess(s, dir, port)
 		if err == nil {
 			t.Cleanup(func() {
+				// The server is not perflab's: one slow to honour SIGTERM
+				// (versitygw once took over 10 s on a loaded machine) is
+				// killed and said, not a failure of the test that used it.
 				if err := p.stop(); err != nil {
-					t.Errorf("cannot stop %s: %v", s.name, err)
+					t.Logf("%s: %v", s.name, err)
 				}
 			})
 			return Started{URL: "http://127.0.0.1:" + strconv.Itoa(port), PID: p.cmd.Process.Pid, Dir: dir}
