@@ -120,11 +120,15 @@ func runQuantiles(runs [][]*stats.Hist, q float64) []float64 {
 	return out
 }
 
+// withinRunEffect says whether ratio v is within 1 ± MinRunEffect: above
+// 1/(1+MinRunEffect) and below 1+MinRunEffect, alike in both directions.
+func withinRunEffect(v float64) bool { return v < 1+MinRunEffect && v > 1/(1+MinRunEffect) }
+
 // OneRunGuard applies the MinRunEffect rule to a ratio from one run per
 // side: a significant ratio within 1 ± MinRunEffect becomes "~", with a
 // warning that says why.
 func OneRunGuard(r Ratio) Ratio {
-	if r.Significance == Significant && r.Value < 1+MinRunEffect && r.Value > 1/(1+MinRunEffect) {
+	if r.Significance == Significant && withinRunEffect(r.Value) {
 		r.Significance = NotSignificant
 		r.Warnings = append(r.Warnings, fmt.Sprintf("the interval %.3g–%.3g excludes 1, but with one run per side a difference under %.0f %% is within what two runs of the same system differ by; repeat the runs to support it",
 			r.Low, r.High, 100*MinRunEffect))
@@ -163,7 +167,7 @@ func SideBySideGuard(c Comparison) Comparison {
 // verb, for MinRunEffect in percent).
 func minEffectGuard(c Comparison, why string) Comparison {
 	r := c.Ratio
-	if r.Significance != Significant || r.Value >= 1+MinRunEffect || r.Value <= 1/(1+MinRunEffect) {
+	if r.Significance != Significant || !withinRunEffect(r.Value) {
 		return c
 	}
 	c.Ratio.Significance = NotSignificant
@@ -191,7 +195,7 @@ func CompareErrorRate(subject string, a, b [][]*stats.Interval) Comparison {
 	} else {
 		c.Ratio = newRatio(meanOr0(ra), meanOr0(rb), len(ra), len(rb), "failed / all requests over each window; one run per side gives no interval")
 		c.Ratio.Significance = NoInterval
-		if v := c.Ratio.Value; v < 1+MinRunEffect && v > 1/(1+MinRunEffect) { // the MinRunEffect rule, as OneRunGuard
+		if withinRunEffect(c.Ratio.Value) {
 			c.Ratio.Significance = NotSignificant
 			c.Ratio.Warnings = append(c.Ratio.Warnings, fmt.Sprintf("with one run per side, error rates within %.0f %% of each other are within what two runs of the same system differ by",
 				100*MinRunEffect))

@@ -9,7 +9,6 @@ package k8s
 import (
 	"bytes"
 	"fmt"
-	"net/url"
 	"path"
 	"regexp"
 	"sort"
@@ -22,6 +21,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
+
+	"github.com/perflab/perflab/internal/shard"
 )
 
 // Labels every object carries, so that a run's objects can be listed and
@@ -95,8 +96,8 @@ func (o *Options) Validate() []error {
 	}
 	if o.Store == "" {
 		add("a shared store is needed (--store s3://bucket/prefix?endpoint=… or a volume path)")
-	} else if p := storeProblem(o.Store); p != "" {
-		add("store: %s", p)
+	} else if err := shard.CheckURL(o.Store); err != nil {
+		add("store: %v (the workers would refuse it; credentials go to them through --secret, never in the URL)", err)
 	}
 	if msgs := validation.IsValidLabelValue(o.RunID); o.RunID == "" || len(msgs) > 0 {
 		add("run id %q must be a valid label value: %s", o.RunID, strings.Join(msgs, "; "))
@@ -116,24 +117,6 @@ func (o *Options) Validate() []error {
 		add("deadline %v must be >= 0", o.Deadline)
 	}
 	return errs
-}
-
-// storeProblem is what is wrong with a store URL that the workers would
-// only find when they start: credentials in it (they would be written
-// into the Job and the coordinator's command; the URL is not repeated),
-// or a scheme the store does not know (see shard.Open).
-func storeProblem(store string) string {
-	u, err := url.Parse(store)
-	if err != nil || u.Scheme == "" || len(u.Scheme) == 1 {
-		return "" // a path
-	}
-	switch {
-	case u.User != nil:
-		return "the URL holds credentials: give them to the workers through --secret (PERFLAB_S3_ACCESS_KEY, PERFLAB_S3_SECRET_KEY), never in the URL"
-	case u.Scheme != "s3" && u.Scheme != "file":
-		return fmt.Sprintf("scheme %q is not s3:// or file://", u.Scheme)
-	}
-	return ""
 }
 
 // Build returns the objects of a run. Call Validate first.

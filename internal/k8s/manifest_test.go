@@ -128,7 +128,8 @@ func TestValidateListsEveryProblem(t *testing.T) {
 // environment and the printed coordinator command: it is refused, without
 // repeating it; so is a scheme no worker can open.
 func TestValidateRefusesAStoreWithCredentialsOrAnUnknownScheme(t *testing.T) {
-	for _, store := range []string{"s3://AKIA:hunter2@b/p?endpoint=http://minio:9000", "ftp://b/p"} {
+	for _, store := range []string{"s3://AKIA:hunter2@b/p?endpoint=http://minio:9000", "ftp://b/p", "ftp://AKIA:hunter2@b/p",
+		"s3:///p", "s3://b/p?endpoint=minio:9000", "file://host/dir"} {
 		o := testOptions()
 		o.Store = store
 		errs := o.Validate()

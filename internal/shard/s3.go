@@ -34,20 +34,11 @@ var _ Store = (*S3)(nil)
 // AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN; a URL holding credentials
 // is refused, so that none is ever written into a manifest or a report.
 func NewS3(u *url.URL) (*S3, error) {
-	if u.User != nil {
-		return nil, fmt.Errorf("cannot open the shared store s3://%s: put credentials in PERFLAB_S3_ACCESS_KEY and PERFLAB_S3_SECRET_KEY (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), not in the URL", u.Host)
-	}
-	if u.Host == "" {
-		return nil, fmt.Errorf("cannot open the shared store %q: no bucket (s3://BUCKET/PREFIX)", u.Redacted())
+	ep, err := s3Endpoint(u)
+	if err != nil {
+		return nil, err
 	}
 	q := u.Query()
-	ep, err := url.Parse(q.Get("endpoint"))
-	if q.Get("endpoint") == "" {
-		ep, err = url.Parse("https://s3.amazonaws.com")
-	}
-	if err != nil || (ep.Scheme != "http" && ep.Scheme != "https") || ep.Host == "" {
-		return nil, fmt.Errorf("cannot open the shared store s3://%s: endpoint %q must be an http:// or https:// URL", u.Host, q.Get("endpoint"))
-	}
 	access, secret, token, err := s3Credentials()
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the shared store s3://%s: %w", u.Host, err)
@@ -74,6 +65,26 @@ func NewS3(u *url.URL) (*S3, error) {
 	}
 	return &S3{client: client, bucket: u.Host, prefix: prefix,
 		where: fmt.Sprintf("s3://%s/%s at %s", u.Host, prefix, ep.Host)}, nil
+}
+
+// s3Endpoint checks an s3:// store URL — no credentials in it, a bucket,
+// an http(s) endpoint — and returns the endpoint.
+func s3Endpoint(u *url.URL) (*url.URL, error) {
+	if u.User != nil {
+		return nil, fmt.Errorf("cannot open the shared store s3://%s: put credentials in PERFLAB_S3_ACCESS_KEY and PERFLAB_S3_SECRET_KEY (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), not in the URL", u.Host)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("cannot open the shared store %q: no bucket (s3://BUCKET/PREFIX)", u.Redacted())
+	}
+	q := u.Query()
+	ep, err := url.Parse(q.Get("endpoint"))
+	if q.Get("endpoint") == "" {
+		ep, err = url.Parse("https://s3.amazonaws.com")
+	}
+	if err != nil || (ep.Scheme != "http" && ep.Scheme != "https") || ep.Host == "" {
+		return nil, fmt.Errorf("cannot open the shared store s3://%s: endpoint %q must be an http:// or https:// URL", u.Host, q.Get("endpoint"))
+	}
+	return ep, nil
 }
 
 // s3Credentials is the store's key pair from the environment:

@@ -34,23 +34,47 @@ type Store interface {
 // NewS3), or "file:///DIR" or a plain path (a directory, such as a volume
 // every worker mounts).
 func Open(raw string) (Store, error) {
+	kind, u, err := parseURL(raw)
+	switch {
+	case err != nil:
+		return nil, err
+	case kind == "s3":
+		return NewS3(u)
+	}
+	return NewDir(u.Path)
+}
+
+// CheckURL says what is wrong with a store URL without opening the store:
+// what Open would refuse before it creates a directory or reads
+// credentials, for a store that other processes (a Job's workers) open.
+func CheckURL(raw string) error {
+	kind, u, err := parseURL(raw)
+	if err == nil && kind == "s3" {
+		_, err = s3Endpoint(u)
+	}
+	return err
+}
+
+// parseURL tells a store URL's kind, "s3" or "dir", and its URL (for a
+// directory, its Path is the directory).
+func parseURL(raw string) (string, *url.URL, error) {
 	if raw == "" {
-		return nil, errors.New("cannot open the shared store: no URL given")
+		return "", nil, errors.New("cannot open the shared store: no URL given")
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme == "" || len(u.Scheme) == 1 { // "C:" is not a scheme
-		return NewDir(raw)
+		return "dir", &url.URL{Path: raw}, nil
 	}
 	switch u.Scheme {
 	case "file":
 		if u.Host != "" && u.Host != "localhost" {
-			return nil, fmt.Errorf("cannot open the shared store %q: a file URL names a local path (file:///dir)", raw)
+			return "", nil, fmt.Errorf("cannot open the shared store %q: a file URL names a local path (file:///dir)", u.Redacted())
 		}
-		return NewDir(u.Path)
+		return "dir", u, nil
 	case "s3":
-		return NewS3(u)
+		return "s3", u, nil
 	}
-	return nil, fmt.Errorf("cannot open the shared store %q: scheme %q is not s3:// or file://", raw, u.Scheme)
+	return "", nil, fmt.Errorf("cannot open the shared store %q: scheme %q is not s3:// or file://", u.Redacted(), u.Scheme)
 }
 
 // Dir is a store in a directory.
