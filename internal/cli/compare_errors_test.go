@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/results/resultstest"
 	"github.com/perflab/perflab/internal/stats"
 )
 
@@ -16,13 +17,13 @@ import (
 // the others are answered after 20 ms.
 func writeFailingStore(t *testing.T, dir string, failEvery int) string {
 	t.Helper()
-	store, err := results.Create(dir, results.Meta{Name: "errors", Started: loadT0})
-	must(t, err)
+	store, err := results.Create(dir, results.Meta{Name: "errors", Started: resultstest.T0})
+	resultstest.Must(t, err)
 	defer store.Close()
-	must(t, store.AddWorkload(results.Workload{Name: "get", Driver: "http", Model: results.ModelOpen, Target: "GET http://x", Rate: 100}))
-	rec := stats.NewRecorder(1, loadT0)
+	resultstest.Must(t, store.AddWorkload(results.Workload{Name: "get", Driver: "http", Model: results.ModelOpen, Target: "GET http://x", Rate: 100}))
+	rec := stats.NewRecorder(1, resultstest.T0)
 	for i := range 30 {
-		start := loadT0.Add(time.Duration(i) * time.Second)
+		start := resultstest.T0.Add(time.Duration(i) * time.Second)
 		for j := range 100 {
 			s := &stats.Sample{Op: "GET /", Intended: start, Start: start, End: start.Add(20 * time.Millisecond)}
 			if j%5 < failEvery {
@@ -30,12 +31,12 @@ func writeFailingStore(t *testing.T, dir string, failEvery int) string {
 			}
 			rec.Record(0, s)
 		}
-		must(t, store.WriteInterval("get", rec.Flush(start.Add(time.Second))))
+		resultstest.Must(t, store.WriteInterval("get", rec.Flush(start.Add(time.Second))))
 	}
-	end := loadT0.Add(30 * time.Second)
-	must(t, store.EndWorkload("get", results.WorkloadEnd{Start: loadT0, LoadEnd: end, End: end, Scheduled: 3000,
-		WindowStart: loadT0, WindowEnd: end, WindowRule: "whole load"}))
-	must(t, store.Finish(results.Status{State: "completed"}))
+	end := resultstest.T0.Add(30 * time.Second)
+	resultstest.Must(t, store.EndWorkload("get", results.WorkloadEnd{Start: resultstest.T0, LoadEnd: end, End: end, Scheduled: 3000,
+		WindowStart: resultstest.T0, WindowEnd: end, WindowRule: "whole load"}))
+	resultstest.Must(t, store.Finish(results.Status{State: "completed"}))
 	return store.Dir()
 }
 

@@ -5,9 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perflab/perflab/internal/analysis"
-	"github.com/perflab/perflab/internal/report"
-	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/results/resultstest"
 )
 
 type compareOut struct {
@@ -79,51 +77,8 @@ func TestCompareRefusesDifferentWorkloads(t *testing.T) {
 		t.Errorf("mixed: exit %d: %s", code, errs)
 	}
 	// No workload in common.
-	code, _, errs = mainOut("compare", a, writeLoadPlan(t, t.TempDir()))
+	code, _, errs = mainOut("compare", a, resultstest.WritePlanRun(t, t.TempDir()))
 	if code != ExitUsage || !strings.Contains(errs, "no workload has the same name in both") {
 		t.Errorf("nothing in common: exit %d: %s", code, errs)
-	}
-}
-
-// TestCompareStagesByTheirSchedule: the same ramp stored in the two forms
-// of docs/format/results.md is no difference; another start is one, told
-// in words.
-func TestCompareStagesByTheirSchedule(t *testing.T) {
-	loaded := func(dir, stages string) *loadedRun {
-		w := results.Workload{Name: "get", Driver: "http", Model: results.ModelOpen, Stages: json.RawMessage(stages)}
-		return &loadedRun{dir: dir, run: &report.Run{Workloads: []*analysis.Summary{{Workload: analysis.Workload{Name: "get"}}}},
-			defs: map[string]results.Workload{"get": w}, base: map[string]string{"get": "get"}}
-	}
-	old := loaded("a", `[{"duration":30000000000,"target":200}]`)
-	same := loaded("b", `{"start":0,"stages":[{"duration":30000000000,"target":200}]}`)
-	other := loaded("c", `{"start":10,"stages":[{"duration":30000000000,"target":200}]}`)
-	if diffs, _ := workloadDifferences("get", old, same); len(diffs) != 0 {
-		t.Errorf("the same schedule differs: %q", diffs)
-	}
-	diffs, _ := workloadDifferences("get", old, other)
-	if want := "workload get: stages ramp 0 → 200/s over 30 s in a, ramp 10 → 200/s over 30 s in c"; len(diffs) != 1 || diffs[0] != want {
-		t.Errorf("differences %q, want %q", diffs, want)
-	}
-}
-
-// A side whose workload was client-bound is named in a warning: its rate
-// and latency may be the generator's limit, so a difference says nothing
-// of the systems.
-func TestCompareWarnsOfAClientBoundSide(t *testing.T) {
-	ref := func(dir string, bound bool) []phaseRef {
-		sum := &analysis.Summary{Workload: analysis.Workload{Name: "w"}, ClientBound: bound}
-		if bound {
-			sum.ClientWhy = "generator CPU P99 1.9 of 2 cores (≥ 90 %)"
-		}
-		return []phaseRef{{run: &loadedRun{dir: dir}, sum: sum}}
-	}
-	cs := compareWorkload("workload w", ref("runs/a", false), ref("runs/b", true))
-	var all []string
-	for _, c := range cs {
-		all = append(all, c.Ratio.Warnings...)
-	}
-	text := strings.Join(all, "\n")
-	if strings.Count(text, "client-bound") != 1 || !strings.Contains(text, "B (runs/b) was client-bound: generator CPU P99 1.9 of 2 cores") {
-		t.Errorf("warnings:\n%s", text)
 	}
 }

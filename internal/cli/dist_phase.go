@@ -87,7 +87,7 @@ func phaseDeadline(start time.Time, pr plan.Profile, ws []phaseWorkload) time.Ti
 	for _, w := range ws {
 		grace = max(grace, w.eng.Grace)
 		if _, ok := w.eng.Driver.(driver.Verifier); ok {
-			verify = max(verify, verifyTimeout+w.spec.verifyWait)
+			verify = max(verify, verifyTimeout+w.spec.VerifyWait)
 		}
 		if _, ok := w.eng.Driver.(driver.Cleaner); ok {
 			clean += cleanupTimeout
@@ -263,7 +263,7 @@ func (r *planRun) shardChecks(ctx context.Context, ws []phaseWorkload, state str
 		sv, ok := w.eng.Driver.(driver.ShardVerifier)
 		if states := ps.readBacks(name); ok && r.dist.n > 1 && state == results.StateCompleted && len(states) > 0 {
 			fmt.Fprintf(r.e.stderr, "perflab: read-back checks of %s, over %d workers\n", name, len(states))
-			vctx, cancel := context.WithTimeout(ctx, verifyTimeout+w.spec.verifyWait)
+			vctx, cancel := context.WithTimeout(ctx, verifyTimeout+w.spec.VerifyWait)
 			all, err := sv.VerifyShards(vctx, states)
 			cancel()
 			checks = append(settledChecks(all, err), checks...)

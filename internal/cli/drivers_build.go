@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/driver/registry"
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/units"
@@ -46,7 +47,7 @@ func (r *planRun) buildDrivers(pp phasePlan) ([]phaseWorkload, error) {
 func buildAll(ws []phaseWorkload) error {
 	for _, independent := range []bool{true, false} {
 		for i := range ws {
-			if (ws[i].spec.needs == nil) != independent {
+			if (ws[i].spec.Needs == nil) != independent {
 				continue
 			}
 			if err := buildDriver(ws, i); err != nil {
@@ -61,20 +62,20 @@ func buildAll(ws []phaseWorkload) error {
 // it needs when it needs one (built already).
 func buildDriver(ws []phaseWorkload, i int) error {
 	w := &ws[i]
-	need := w.spec.needs
+	need := w.spec.Needs
 	if need == nil {
-		d, err := w.spec.new()
+		d, err := w.spec.New()
 		if err != nil {
 			return err
 		}
 		w.eng.Driver = d
 		return nil
 	}
-	j := slices.IndexFunc(ws, func(o phaseWorkload) bool { return o.desc.Short == need.name })
-	if j < 0 || ws[j].eng.Driver == nil || ws[j].spec.kind != need.kind {
-		return fmt.Errorf("ids_from: no %s workload %q in the profile", need.kind, need.name)
+	j := slices.IndexFunc(ws, func(o phaseWorkload) bool { return o.desc.Short == need.Name })
+	if j < 0 || ws[j].eng.Driver == nil || ws[j].spec.Kind != need.Kind {
+		return fmt.Errorf("ids_from: no %s workload %q in the profile", need.Kind, need.Name)
 	}
-	d, err := need.build(ws[j].eng.Driver)
+	d, err := need.Build(ws[j].eng.Driver)
 	if err != nil {
 		return err
 	}
@@ -89,7 +90,7 @@ func buildDriver(ws []phaseWorkload, i int) error {
 // run, and returns the facts that say so and a line for the terminal.
 func settleRate(w *phaseWorkload) ([]results.Fact, string, error) {
 	switch {
-	case unshaped(w.plan) && w.spec.impliesRate:
+	case unshaped(w.plan) && w.spec.ImpliesRate:
 		rater, ok := w.eng.Driver.(driver.Rater)
 		if !ok {
 			return nil, "", fmt.Errorf("the %s driver implies no rate: give rate, concurrency or stages", w.desc.Driver)
@@ -106,9 +107,9 @@ func settleRate(w *phaseWorkload) ([]results.Fact, string, error) {
 		w.resolved.Rate = rps
 		text := figure(rps) + " requests/s, the " + w.desc.Driver + " driver's own: the plan sets no rate"
 		return []results.Fact{{Name: "rate (from the driver)", Value: text}}, "open-model rate " + text, nil
-	case w.spec.measured != nil && byteRated(w.plan):
-		m := w.spec.measured
-		b := m.bytes(w.eng.Driver)
+	case w.spec.Measured != nil && byteRated(w.plan):
+		m := w.spec.Measured
+		b := m.Bytes(w.eng.Driver)
 		if !(b > 0) || math.IsInf(b, 0) {
 			return nil, "", fmt.Errorf("cannot turn a byte rate into requests: the driver measured %v bytes per request", b)
 		}
@@ -123,7 +124,7 @@ func settleRate(w *phaseWorkload) ([]results.Fact, string, error) {
 
 // byteRateFacts states how a workload's byte rates became request and
 // item rates: the rate asked, the measured payload, the rates derived.
-func byteRateFacts(w plan.Workload, opBytes float64, m *measuredOp) ([]results.Fact, string, error) {
+func byteRateFacts(w plan.Workload, opBytes float64, m *registry.Measured) ([]results.Fact, string, error) {
 	rates := []plan.Rate{w.Rate}
 	if len(w.Stages) > 0 {
 		rates = []plan.Rate{w.StartRate}
@@ -136,22 +137,22 @@ func byteRateFacts(w plan.Workload, opBytes float64, m *measuredOp) ([]results.F
 		ops := r.BytesPerSecond / opBytes
 		asked = append(asked, r.String())
 		reqs = append(reqs, figure(ops))
-		items = append(items, figure(ops*float64(m.perOp)))
+		items = append(items, figure(ops*float64(m.PerOp)))
 	}
 	if asked[0] == "" {
 		asked[0] = "0/s"
 	}
 	sep := " → "
 	per := fmt.Sprintf("%s (%.0f B): %d per request × %.0f B, the mean %s size measured", units.FormatBytes(opBytes), opBytes,
-		m.perOp, opBytes/float64(m.perOp), m.item)
+		m.PerOp, opBytes/float64(m.PerOp), m.Item)
 	facts := []results.Fact{
 		{Name: "byte rate (plan)", Value: strings.Join(asked, sep)},
 		{Name: "bytes per request", Value: per},
 		{Name: "requests/s (derived)", Value: strings.Join(reqs, sep)},
-		{Name: m.item + "s/s (derived)", Value: strings.Join(items, sep)},
+		{Name: m.Item + "s/s (derived)", Value: strings.Join(items, sep)},
 	}
 	line := fmt.Sprintf("%s ÷ %s per request = %s requests/s, %s %ss/s", strings.Join(asked, sep), units.FormatBytes(opBytes),
-		strings.Join(reqs, sep), strings.Join(items, sep), m.item)
+		strings.Join(reqs, sep), strings.Join(items, sep), m.Item)
 	return facts, line, nil
 }
 

@@ -95,12 +95,12 @@ func (r *planRun) readBack(ctx context.Context, ws []phaseWorkload, state string
 			continue
 		}
 		note := ""
-		if w.spec.verifyWait > 0 {
-			note = fmt.Sprintf(" (waiting up to %v for it to show)", w.spec.verifyWait)
+		if w.spec.VerifyWait > 0 {
+			note = fmt.Sprintf(" (waiting up to %v for it to show)", w.spec.VerifyWait)
 		}
 		fmt.Fprintf(r.e.stderr, "perflab: read-back checks of %s%s\n", w.desc.Name, note)
 		wg.Go(func() {
-			vctx, cancel := context.WithTimeout(ctx, verifyTimeout+w.spec.verifyWait)
+			vctx, cancel := context.WithTimeout(ctx, verifyTimeout+w.spec.VerifyWait)
 			defer cancel()
 			checks, err := v.Verify(vctx)
 			r.recordChecks(w.desc.Name, checks, err)

@@ -5,29 +5,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/driver/registry"
 	"github.com/perflab/perflab/internal/plan"
 )
-
-// measuredOp is the payload of one operation of a driver that knows its
-// size only once built (otlp ingest measures its mean trace): bytes gives
-// it; each operation carries perOp items (item: "trace").
-type measuredOp struct {
-	bytes func(driver.Driver) float64
-	item  string
-	perOp int
-}
-
-// dependency is another workload of the same profile whose built driver a
-// workload's driver needs (an otlp query workload's ids_from): the name,
-// where the plan gives it, the kind that workload must be, and how to build
-// this driver from that one.
-type dependency struct {
-	name  string
-	at    locator
-	kind  string
-	build func(dep driver.Driver) (driver.Driver, error)
-}
 
 // unshaped reports whether a workload gives no rate, concurrency or
 // stages: it runs at the rate its driver implies, if its driver implies
@@ -49,15 +29,15 @@ func byteRated(w plan.Workload) bool {
 // driver implies a rate of its own; a byte rate of a driver that measures
 // its payload when built, over a stand-in 1 byte. The real figures replace
 // them when the phase starts (settleRate).
-func provisional(w plan.Workload, spec driverSpec) (plan.Workload, float64, error) {
-	opBytes := float64(spec.opBytes)
-	if spec.measured != nil {
+func provisional(w plan.Workload, spec registry.Spec) (plan.Workload, float64, error) {
+	opBytes := float64(spec.OpBytes)
+	if spec.Measured != nil {
 		opBytes = 1
 	}
 	if !unshaped(w) {
 		return w, opBytes, nil
 	}
-	if !spec.impliesRate {
+	if !spec.ImpliesRate {
 		return w, 0, fmt.Errorf("workload %q needs rate (open model), concurrency (closed model) or stages: "+
 			"the %s driver implies no rate of its own", w.Name, w.Driver)
 	}
@@ -72,30 +52,30 @@ func provisional(w plan.Workload, spec driverSpec) (plan.Workload, float64, erro
 func checkNeeds(p *plan.Plan, pr plan.Profile, ws []phaseWorkload) []error {
 	var errs []error
 	for _, w := range ws {
-		need := w.spec.needs
+		need := w.spec.Needs
 		if need == nil {
 			continue
 		}
-		i := slices.IndexFunc(pr.Workloads, func(o plan.Workload) bool { return o.Name == need.name })
+		i := slices.IndexFunc(pr.Workloads, func(o plan.Workload) bool { return o.Name == need.Name })
 		if i < 0 {
 			var names []string
 			for _, o := range pr.Workloads {
 				names = append(names, o.Name)
 			}
-			errs = append(errs, need.at.errorf(p.File, "params: ids_from: profile %s has no workload %q (it has %s)",
-				pr.Name, need.name, strings.Join(names, ", ")))
+			errs = append(errs, plan.ErrorAt(p.File, need.At, "params: ids_from: profile %s has no workload %q (it has %s)",
+				pr.Name, need.Name, strings.Join(names, ", ")))
 			continue
 		}
-		kind, drv := ws[i].spec.kind, pr.Workloads[i].Driver
-		if ws[i].spec.new == nil && strings.HasPrefix(need.kind, drv+" ") {
+		kind, drv := ws[i].spec.Kind, pr.Workloads[i].Driver
+		if ws[i].spec.New == nil && strings.HasPrefix(need.Kind, drv+" ") {
 			continue // the same driver, with problems of its own: they are reported
 		}
-		if kind != need.kind {
+		if kind != need.Kind {
 			if kind == "" {
 				kind = drv
 			}
-			errs = append(errs, need.at.errorf(p.File, "params: ids_from: workload %q (%s) is not an %s workload",
-				need.name, kind, need.kind))
+			errs = append(errs, plan.ErrorAt(p.File, need.At, "params: ids_from: workload %q (%s) is not an %s workload",
+				need.Name, kind, need.Kind))
 		}
 	}
 	return errs

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	otlpdriver "github.com/perflab/perflab/internal/driver/otlp"
+	"github.com/perflab/perflab/internal/driver/registry"
 	"github.com/perflab/perflab/internal/plan"
 )
 
@@ -133,9 +134,9 @@ profiles:
 	wantProblems(t, errs)
 	var stored []string
 	for _, w := range p.Profiles[0].Workloads {
-		stored = append(stored, string(storedParams(w.Params, w.Driver)))
+		stored = append(stored, string(registry.StoredParams(w.Params, w.Driver)))
 	}
-	described, err := describedPlan(p)
+	described, err := registry.DescribedPlan(p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,13 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
 	httpdriver "github.com/perflab/perflab/internal/driver/http"
+	"github.com/perflab/perflab/internal/driver/registry"
 	"github.com/perflab/perflab/internal/engine"
 	"github.com/perflab/perflab/internal/engine/pacer"
 	"github.com/perflab/perflab/internal/results"
@@ -141,7 +141,7 @@ func (f *httpFlags) workload(rawURL string, given func(string) bool) (plannedWor
 	}
 	f.checkTimes(bad)
 	w := engine.Workload{Name: "http", Grace: f.grace}
-	desc := results.Workload{Name: "http", Driver: "http", Target: cfg.Method + " " + redactURL(rawURL),
+	desc := results.Workload{Name: "http", Driver: "http", Target: cfg.Method + " " + registry.RedactURL(rawURL),
 		Duration: f.duration, Grace: f.grace}
 	f.model(&w, &desc, given, bad)
 	gates, gateErrs := analysis.ParseGates(f.slo)
@@ -189,7 +189,7 @@ func (f *httpFlags) scrubber(rawURL string) *scrubber {
 			set.literal(v)
 		}
 	}
-	set.literal(urlPassword(rawURL))
+	set.literal(registry.URLPassword(rawURL))
 	return set.scrubber()
 }
 
@@ -340,23 +340,14 @@ func redactHeaders(h http.Header) map[string]string {
 	return out
 }
 
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
-	}
-	u.User = url.User("[redacted]")
-	return u.String()
-}
-
 // redactCommand masks the values of sensitive headers and URL credentials;
 // ${VAR} references are kept as written since they hold no secret.
 func redactCommand(args []string) string {
 	out := make([]string, len(args))
 	for i, a := range args {
-		out[i] = redactURL(a)
+		out[i] = registry.RedactURL(a)
 		if i > 0 && (args[i-1] == "-H" || args[i-1] == "--H") {
-			if k, v, ok := strings.Cut(a, ":"); ok && httpdriver.SensitiveHeader(k) && !isEnvRef(strings.TrimSpace(v)) {
+			if k, v, ok := strings.Cut(a, ":"); ok && httpdriver.SensitiveHeader(k) && !registry.IsEnvRef(strings.TrimSpace(v)) {
 				out[i] = k + ": [redacted]"
 			}
 		}
@@ -367,18 +358,4 @@ func redactCommand(args []string) string {
 		}
 	}
 	return shellJoin(out)
-}
-
-// isEnvRef reports whether a header value holds no literal secret: only
-// ${VAR} references, perhaps after an auth scheme word such as "Bearer".
-func isEnvRef(v string) bool {
-	if !strings.Contains(v, "${") {
-		return false
-	}
-	rest := strings.TrimSpace(os.Expand(v, func(string) string { return "" }))
-	switch strings.ToLower(rest) {
-	case "", "bearer", "basic", "token":
-		return true
-	}
-	return false
 }

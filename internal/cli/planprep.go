@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perflab/perflab/internal/driver/registry"
 	"github.com/perflab/perflab/internal/engine"
 	"github.com/perflab/perflab/internal/engine/pacer"
 	"github.com/perflab/perflab/internal/plan"
@@ -29,7 +30,7 @@ type phasePlan struct {
 // The workload as planned and its profile's duration are kept for a
 // schedule that needs the built driver (settleRate).
 type phaseWorkload struct {
-	spec     driverSpec
+	spec     registry.Spec
 	eng      engine.Workload
 	desc     results.Workload
 	plan     plan.Workload
@@ -46,7 +47,7 @@ func loadPlan(path, profiles string) (*plan.Plan, error) {
 		if !errors.As(err, &pe) {
 			return nil, &runError{err: err, hint: "give the path of a plan file (docs/format/plan.md)", code: ExitUsage}
 		}
-		problems := planErrors(err)
+		problems := plan.Problems(err)
 		if p != nil {
 			problems = append(problems, paramProblems(p)...)
 		}
@@ -66,14 +67,14 @@ func paramProblems(p *plan.Plan) []error {
 	var out []error
 	for _, pr := range p.Profiles {
 		for _, w := range pr.Workloads {
-			factory, err := driverOf(p, w)
+			err := checkDriver(p, w)
 			if err != nil && w.Driver != "" { // a missing driver is the plan's problem, reported already
 				out = append(out, err)
 			}
 			if err != nil || w.Params.IsZero() {
 				continue
 			}
-			_, errs := factory(driverInput{params: w.Params, file: p.File, dir: p.Dir})
+			_, errs := registry.Decode(w.Driver, registry.Input{Params: w.Params, File: p.File, Dir: p.Dir})
 			for _, err := range errs {
 				if !strings.Contains(err.Error(), "{{") {
 					out = append(out, err)
@@ -124,7 +125,7 @@ func checkPlan(p *plan.Plan, b plan.Builtins) []error {
 	var reserved []error
 	for _, c := range p.Components {
 		if c.Name == generatorName {
-			reserved = append(reserved, errorAt(p.File, c.Pos("name"), "component name %q is perflab's own in reports; choose another", c.Name))
+			reserved = append(reserved, plan.ErrorAt(p.File, c.Pos("name"), "component name %q is perflab's own in reports; choose another", c.Name))
 		}
 	}
 	byMsg := map[string][]string{}
@@ -140,7 +141,7 @@ func checkPlan(p *plan.Plan, b plan.Builtins) []error {
 	for _, c := range cells {
 		inst, err := p.Expand(c, b)
 		if err != nil {
-			for _, e := range planErrors(err) {
+			for _, e := range plan.Problems(err) {
 				add(c.Name, e)
 			}
 			continue
@@ -154,13 +155,13 @@ func checkPlan(p *plan.Plan, b plan.Builtins) []error {
 				continue
 			}
 			for _, e := range componentSpec(comp, "", nil).Validate() {
-				add(c.Name, errorAt(p.File, comp.Pos("run"), "component %s: %v", comp.Name, e))
+				add(c.Name, plan.ErrorAt(p.File, comp.Pos("run"), "component %s: %v", comp.Name, e))
 			}
 
 		}
 	}
 	sort.SliceStable(order, func(i, j int) bool { return posOf(first[order[i]]).less(posOf(first[order[j]])) })
-	out := append(reserved, gatewayProblems(p)...)
+	out := append(reserved, registry.GatewayProblems(p)...)
 	for _, msg := range order {
 		if in := byMsg[msg]; len(in) < len(cells) {
 			msg += fmt.Sprintf(" (in cell %s)", strings.Join(in, "; "))
@@ -187,7 +188,7 @@ func commandProblems(p *plan.Plan, b plan.Builtins) []error {
 				continue
 			}
 			if e := commandProblem(comp.Run.Command); e != nil {
-				err := errorAt(p.File, comp.Run.Pos("command"), "component %s: %v", comp.Name, e)
+				err := plan.ErrorAt(p.File, comp.Run.Pos("command"), "component %s: %v", comp.Name, e)
 				if !seen[err.Error()] {
 					seen[err.Error()] = true
 					out = append(out, err)
@@ -222,18 +223,13 @@ func commandProblem(command string) error {
 	return nil
 }
 
-// driverOf is the factory of w's driver; an unknown driver is a problem
-// at its position.
-func driverOf(p *plan.Plan, w plan.Workload) (driverFactory, error) {
-	if d, ok := drivers[w.Driver]; ok {
-		return d.factory(), nil
+// checkDriver says when w names a driver perflab does not have, at its
+// position.
+func checkDriver(p *plan.Plan, w plan.Workload) error {
+	if registry.Has(w.Driver) {
+		return nil
 	}
-	return nil, errorAt(p.File, w.Pos("driver"), "unknown driver %q; perflab has %s", w.Driver, driverNames())
-}
-
-// errorAt is a problem at pos in the plan file.
-func errorAt(file string, pos plan.Pos, format string, a ...any) error {
-	return plan.Error{File: file, Line: pos.Line, Col: pos.Col, Msg: fmt.Sprintf(format, a...)}
+	return plan.ErrorAt(p.File, w.Pos("driver"), "unknown driver %q; perflab has %s", w.Driver, registry.Names())
 }
 
 // position is where an error is in the plan file; errors without one
@@ -268,12 +264,11 @@ func prepareCell(p *plan.Plan, inst *plan.Instance, matrix bool) ([]phasePlan, [
 }
 
 func prepareWorkload(p *plan.Plan, c plan.Cell, pr plan.Profile, w plan.Workload, matrix bool) (phaseWorkload, []error) {
-	at := func(key string, format string, a ...any) error { return errorAt(p.File, w.Pos(key), format, a...) }
-	factory, err := driverOf(p, w)
-	if err != nil {
+	at := func(key string, format string, a ...any) error { return plan.ErrorAt(p.File, w.Pos(key), format, a...) }
+	if err := checkDriver(p, w); err != nil {
 		return phaseWorkload{}, []error{err}
 	}
-	spec, errs := factory(driverInput{params: w.Params, file: p.File, dir: p.Dir})
+	spec, errs := registry.Decode(w.Driver, registry.Input{Params: w.Params, File: p.File, Dir: p.Dir})
 	if len(errs) > 0 {
 		return phaseWorkload{}, errs
 	}
@@ -283,7 +278,7 @@ func prepareWorkload(p *plan.Plan, c plan.Cell, pr plan.Profile, w plan.Workload
 	}
 	pw := phaseWorkload{spec: spec, eng: engine.Workload{Name: name}, plan: w, length: pr.Duration,
 		desc: results.Workload{Name: name, Short: w.Name, Cell: c.Index, Profile: pr.Name, Driver: w.Driver,
-			Target: spec.target, Params: storedParams(w.Params, w.Driver)}}
+			Target: spec.Target, Params: registry.StoredParams(w.Params, w.Driver)}}
 	sw, opBytes, err := provisional(w, spec)
 	if err != nil {
 		return phaseWorkload{}, []error{at("", "%v", err)}

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perflab/perflab/internal/driver/registry"
 	"github.com/perflab/perflab/internal/plan"
+	"github.com/perflab/perflab/internal/readback"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 )
@@ -64,7 +66,7 @@ func (e *env) executePlan(ctx context.Context, p *plan.Plan, b plan.Builtins, ou
 	slo []string, dist *distOptions) error {
 	e.useScrubber(planScrubber(p))
 	store, err := e.createPlanRun(out, p, &b, results.Meta{Name: p.Name, Command: command, Repeat: p.Repeat,
-		Extra: withSLO(nil, gateSpecs(p, slo))})
+		Extra: readback.WithSLO(nil, gateSpecs(p, slo))})
 	if err != nil {
 		return err
 	}
@@ -100,7 +102,7 @@ func (e *env) executePlan(ctx context.Context, p *plan.Plan, b plan.Builtins, ou
 // (secrets masked) and its file, and b.RunDir the run directory, absolute
 // because components run in the plan's directory, not perflab's.
 func (e *env) createPlanRun(out string, p *plan.Plan, b *plan.Builtins, meta results.Meta) (*results.Run, error) {
-	described, err := describedPlan(p)
+	described, err := registry.DescribedPlan(p)
 	if err != nil {
 		return nil, &runError{err: err, code: ExitFailed}
 	}

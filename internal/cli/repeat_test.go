@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/readback"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/results/resultstest"
 	"github.com/perflab/perflab/internal/stats"
 )
 
@@ -36,9 +38,9 @@ func writeRepeatedStore(t *testing.T, dir string, rs repeatedStore) string {
 	if rs.pairs {
 		plan = `{"name":"rep","profiles":[{"name":"steady","duration":"30s"}],"compare":[{"a":"light","b":"heavy"},{"a":"get-light","b":"get-heavy"}]}`
 	}
-	store, err := results.Create(dir, results.Meta{Name: "rep", Started: loadT0, GoMaxProcs: 2, Repeat: rs.repeat,
+	store, err := results.Create(dir, results.Meta{Name: "rep", Started: resultstest.T0, GoMaxProcs: 2, Repeat: rs.repeat,
 		Extra: map[string]string{"plan": plan}})
-	must(t, err)
+	resultstest.Must(t, err)
 	defer store.Close()
 	combos := rs.combos
 	if len(combos) == 0 {
@@ -51,7 +53,7 @@ func writeRepeatedStore(t *testing.T, dir string, rs repeatedStore) string {
 			idx++
 		}
 	}
-	must(t, store.Finish(results.Status{State: "completed"}))
+	resultstest.Must(t, store.Finish(results.Status{State: "completed"}))
 	return store.Dir()
 }
 
@@ -67,20 +69,20 @@ func writeRepetition(t *testing.T, store *results.Run, idx, rep int, combo strin
 	if rs.once {
 		vars, name, prefix = nil, "default", ""
 	}
-	start := loadT0.Add(time.Duration(idx) * time.Minute)
+	start := resultstest.T0.Add(time.Duration(idx) * time.Minute)
 	end := start.Add(30 * time.Second)
-	must(t, store.AddCell(results.Cell{Index: idx, Name: name, Vars: vars, Started: start}))
+	resultstest.Must(t, store.AddCell(results.Cell{Index: idx, Name: name, Vars: vars, Started: start}))
 	for _, c := range []string{"light", "heavy"} {
-		must(t, store.AddComponent(results.Component{Cell: idx, Name: c, Group: c, Kind: results.KindRun, PID: 40}))
+		resultstest.Must(t, store.AddComponent(results.Component{Cell: idx, Name: c, Group: c, Kind: results.KindRun, PID: 40}))
 	}
-	must(t, store.AddComponent(results.Component{Cell: idx, Name: "perflab", Kind: results.KindGenerator}))
-	must(t, store.AddPhase(results.Phase{Cell: idx, Profile: "steady", Start: start}))
+	resultstest.Must(t, store.AddComponent(results.Component{Cell: idx, Name: "perflab", Kind: results.KindGenerator}))
+	resultstest.Must(t, store.AddPhase(results.Phase{Cell: idx, Profile: "steady", Start: start}))
 	for _, w := range []struct {
 		short string
 		lat   time.Duration
 	}{{"get-light", 10 * time.Millisecond}, {"get-heavy", 20 * time.Millisecond}} {
 		wn := prefix + "steady/" + w.short
-		must(t, store.AddWorkload(results.Workload{Name: wn, Short: w.short, Cell: idx, Profile: "steady", Driver: "http",
+		resultstest.Must(t, store.AddWorkload(results.Workload{Name: wn, Short: w.short, Cell: idx, Profile: "steady", Driver: "http",
 			Model: results.ModelOpen, Target: "GET http://x/" + w.short, Rate: float64(rs.requests), VUsMin: 1, VUsMax: 50, Duration: 30 * time.Second}))
 		for k := range 30 {
 			st := stats.NewOpStats()
@@ -88,22 +90,22 @@ func writeRepetition(t *testing.T, store *results.Run, idx, rep int, combo strin
 				st.Latency.Record(w.lat)
 			}
 			st.Classes[stats.OK] = int64(rs.requests)
-			must(t, store.WriteInterval(wn, &stats.Interval{Index: k, Start: start.Add(time.Duration(k) * time.Second),
+			resultstest.Must(t, store.WriteInterval(wn, &stats.Interval{Index: k, Start: start.Add(time.Duration(k) * time.Second),
 				End: start.Add(time.Duration(k+1) * time.Second), Ops: map[string]*stats.OpStats{"GET /": st}, Lag: stats.NewHist()}))
 		}
-		must(t, store.EndWorkload(wn, results.WorkloadEnd{Start: start, LoadEnd: end, End: end, Scheduled: uint64(30 * rs.requests),
+		resultstest.Must(t, store.EndWorkload(wn, results.WorkloadEnd{Start: start, LoadEnd: end, End: end, Scheduled: uint64(30 * rs.requests),
 			WindowStart: start, WindowEnd: end, WindowRule: "whole load"}))
 	}
 	for k := range 30 {
 		wobble := 1 + 0.02*math.Sin(float64(k)) // one run's samples vary a little
-		must(t, store.WriteSamples(idx, start.Add(time.Duration(k+1)*time.Second), map[string][]results.Sample{
-			"light":   {{Metric: "cpu_cores", Value: cpu * wobble}, {Metric: "rss_bytes", Value: 100 * loadMiB}},
-			"heavy":   {{Metric: "cpu_cores", Value: rs.heavyX * cpu * wobble}, {Metric: "rss_bytes", Value: 100 * loadMiB}},
+		resultstest.Must(t, store.WriteSamples(idx, start.Add(time.Duration(k+1)*time.Second), map[string][]results.Sample{
+			"light":   {{Metric: "cpu_cores", Value: cpu * wobble}, {Metric: "rss_bytes", Value: 100 * resultstest.MiB}},
+			"heavy":   {{Metric: "cpu_cores", Value: rs.heavyX * cpu * wobble}, {Metric: "rss_bytes", Value: 100 * resultstest.MiB}},
 			"perflab": {{Metric: "cpu_cores", Value: 0.1}, {Metric: "cores_available", Value: 2}}}))
 	}
-	must(t, store.EndPhase(results.Phase{Cell: idx, Profile: "steady", LoadEnd: end, WindowStart: start, WindowEnd: end,
+	resultstest.Must(t, store.EndPhase(results.Phase{Cell: idx, Profile: "steady", LoadEnd: end, WindowStart: start, WindowEnd: end,
 		WindowRule: "whole load", State: "completed"}))
-	must(t, store.EndCell(idx, "completed", "", end))
+	resultstest.Must(t, store.EndCell(idx, "completed", "", end))
 }
 
 // TestLoadRepeated: the cells of a repeated run are grouped by
@@ -113,10 +115,10 @@ func TestLoadRepeated(t *testing.T) {
 	dir := writeRepeatedStore(t, t.TempDir(), repeatedStore{repeat: 3, combos: []string{"off", "1GiB"},
 		light: []float64{0.20, 0.22, 0.18}, heavyX: 2, pairs: true, requests: 50})
 	store, err := results.Open(dir)
-	must(t, err)
+	resultstest.Must(t, err)
 	defer store.Close()
-	r, err := loadRun(store)
-	must(t, err)
+	r, err := readback.Load(store)
+	resultstest.Must(t, err)
 	if r.Repeat != 3 || len(r.Cells) != 6 || len(r.Repeated) != 2 {
 		t.Fatalf("repeat %d, %d cells, %d combinations; want 3, 6, 2", r.Repeat, len(r.Cells), len(r.Repeated))
 	}
@@ -171,10 +173,10 @@ func TestLoadRepeated(t *testing.T) {
 func TestRepetitionVariableWithoutRepeat(t *testing.T) {
 	dir := writeRepeatedStore(t, t.TempDir(), repeatedStore{light: []float64{0.2, 0.2}, heavyX: 2, pairs: true, requests: 50})
 	store, err := results.Open(dir)
-	must(t, err)
+	resultstest.Must(t, err)
 	defer store.Close()
-	r, err := loadRun(store)
-	must(t, err)
+	r, err := readback.Load(store)
+	resultstest.Must(t, err)
 	if r.Repeated != nil || r.Cells[0].Insights == nil || r.Cells[1].SideBySide == nil || r.Cells[0].Repetition != 0 {
 		t.Errorf("repeated %v, cell 0 insights %v", r.Repeated, r.Cells[0].Insights)
 	}
@@ -203,7 +205,7 @@ func TestCompareRepeatedRuns(t *testing.T) {
 			} `json:"comparisons"`
 		} `json:"groups"`
 	}
-	must(t, json.Unmarshal([]byte(out), &c))
+	resultstest.Must(t, json.Unmarshal([]byte(out), &c))
 	if len(c.Groups) != 1 || c.Groups[0].Name != "Profile `steady`" || !strings.Contains(c.Method, "3 on side A, 3 on side B") {
 		t.Fatalf("groups %+v, method %q", c.Groups, c.Method)
 	}
@@ -239,9 +241,9 @@ func TestRunRepeatFlag(t *testing.T) {
 	dir := t.TempDir()
 	plan := filepath.Join(dir, "plan.yaml")
 	body := "name: x\nprofiles: [{name: a, duration: 1s, workloads: [{name: w, driver: http, rate: 1/s, params: {url: \"http://127.0.0.1:1/\"}}]}]\n"
-	must(t, os.WriteFile(plan, []byte(body), 0o644))
+	resultstest.Must(t, os.WriteFile(plan, []byte(body), 0o644))
 	bad := filepath.Join(dir, "bad.yaml")
-	must(t, os.WriteFile(bad, []byte("name: x\nrepeat: 0\n"+body[len("name: x\n"):]), 0o644))
+	resultstest.Must(t, os.WriteFile(bad, []byte("name: x\nrepeat: 0\n"+body[len("name: x\n"):]), 0o644))
 	out := filepath.Join(dir, "runs")
 	for _, tc := range []struct {
 		args []string

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 
+	"github.com/perflab/perflab/internal/readback"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 )
@@ -35,12 +36,12 @@ func (e *env) report(args []string) error {
 		return err
 	}
 	defer store.Close()
-	r, err := loadRun(store)
+	r, err := readback.Load(store)
 	if err != nil {
 		return &runError{err: err, code: ExitFailed}
 	}
 	if *write {
-		if err := writeReports(store, r); err != nil {
+		if err := readback.WriteReports(store, r); err != nil {
 			return &runError{err: err, hint: "the run directory must be writable, with free space", code: ExitFailed}
 		}
 		fmt.Fprintf(e.stderr, "report:        %s (and report.html)\nsummary:       %s\n", store.Path("report.md"), store.Path("summary.json"))
@@ -52,7 +53,7 @@ func (e *env) report(args []string) error {
 	case "html":
 		return report.HTML(e.stdout, r)
 	}
-	r.Charts = writtenCharts(store.Dir(), r)
+	r.Charts = readback.WrittenCharts(store.Dir(), r)
 	return report.Markdown(e.stdout, r)
 }
 

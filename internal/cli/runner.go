@@ -12,6 +12,7 @@ import (
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/driver"
 	"github.com/perflab/perflab/internal/engine"
+	"github.com/perflab/perflab/internal/readback"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/stats"
@@ -58,7 +59,7 @@ func (e *env) createRun(out string, meta results.Meta) (*results.Run, error) {
 // execute runs j, writes its run directory and reports, and says where they
 // are. The error, if any, carries the exit code.
 func (e *env) execute(ctx context.Context, j job) error {
-	store, err := e.createRun(j.out, results.Meta{Name: j.name, Command: j.command, Extra: withSLO(nil, gateSpecs(nil, j.slo))})
+	store, err := e.createRun(j.out, results.Meta{Name: j.name, Command: j.command, Extra: readback.WithSLO(nil, gateSpecs(nil, j.slo))})
 	if err != nil {
 		return err
 	}
@@ -123,7 +124,7 @@ func endOf(sum engine.Summary, warmup time.Duration, by string) results.Workload
 // reports and prints the summary (as JSON with jsonOut). When the store
 // failed (sink), it still writes what it can, and its error says so first.
 func (e *env) finish(store *results.Run, sink *storeSink, jsonOut bool, judge func(*report.Run) (results.Status, error)) error {
-	r, err := loadRun(store)
+	r, err := readback.Load(store)
 	if err != nil {
 		if sink.err() != nil {
 			return e.storeFailure(store, nil, sink.err(), nil, []error{err})
@@ -136,7 +137,7 @@ func (e *env) finish(store *results.Run, sink *storeSink, jsonOut bool, judge fu
 	finishErr := store.Finish(status)
 	r.State, r.Message, r.Ended = status.State, status.Message, status.Ended
 	var others []error
-	if err := writeReports(store, r); err != nil {
+	if err := readback.WriteReports(store, r); err != nil {
 		others = append(others, err)
 	}
 	if jsonOut {
@@ -222,30 +223,4 @@ func firstError(s *analysis.Summary) string {
 		return "no operation completed"
 	}
 	return strings.Join(parts, "; ")
-}
-
-// writeReports writes the run's report files into its directory: as many
-// as it can, so that one that cannot be written (a full disk) does not cost
-// the others; the error lists those that failed.
-func writeReports(store *results.Run, r *report.Run) error {
-	var errs []error
-	if err := writeCharts(store, r); err != nil {
-		errs = append(errs, err)
-	}
-	for _, f := range []struct {
-		name   string
-		render func(*os.File) error
-	}{
-		{"report.md", func(f *os.File) error { return report.Markdown(f, r) }},
-		{"report.html", func(f *os.File) error { return report.HTML(f, r) }},
-		{"summary.json", func(f *os.File) error { return report.JSON(f, r) }},
-	} {
-		if err := writeFile(store.Path(f.name), f.render); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := writeSizeFiles(store, r); err != nil {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	httpdriver "github.com/perflab/perflab/internal/driver/http"
+	"github.com/perflab/perflab/internal/driver/registry"
 	"github.com/perflab/perflab/internal/plan"
 )
 
@@ -100,7 +101,7 @@ func planScrubber(p *plan.Plan) *scrubber {
 	}
 	for _, pr := range p.Profiles {
 		for _, w := range pr.Workloads {
-			keys := declaredKeys(w.Driver)
+			keys := registry.Keys(w.Driver)
 			var params map[string]any
 			if raw, err := w.Params.JSON(); err == nil && json.Unmarshal(raw, &params) == nil {
 				for _, k := range keys.Secret {
@@ -116,7 +117,7 @@ func planScrubber(p *plan.Plan) *scrubber {
 						}
 					}
 				}
-				eachString(params, func(s string) string { set.literal(urlPassword(s)); return s })
+				registry.EachString(params, func(s string) string { set.literal(registry.URLPassword(s)); return s })
 			}
 			for _, name := range keys.SecretEnv {
 				set.env(os.Getenv(name), "${"+name+"}")
@@ -142,7 +143,7 @@ func (set secretSet) component(c plan.Component) {
 		}
 	}
 	if pr := c.Prometheus; pr != nil {
-		set.literal(urlPassword(pr.URL))
+		set.literal(registry.URLPassword(pr.URL))
 	}
 }
 

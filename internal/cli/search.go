@@ -13,6 +13,7 @@ import (
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/plan"
+	"github.com/perflab/perflab/internal/readback"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/units"
@@ -44,7 +45,7 @@ type searchConfig struct {
 	start, max float64
 	p          *plan.Plan
 	b          plan.Builtins
-	gates      []gateSpec // unscoped: the search has one workload
+	gates      []readback.GateSpec // unscoped: the search has one workload
 	command    string
 }
 
@@ -120,7 +121,7 @@ func checkSearch(f searchFlags, path string) (*searchConfig, error) {
 		return nil, err
 	}
 	for _, g := range gateSpecs(cfg.p, f.slo) {
-		cfg.gates = append(cfg.gates, gateSpec{Expr: g.Expr})
+		cfg.gates = append(cfg.gates, readback.GateSpec{Expr: g.Expr})
 	}
 	if len(cfg.gates) == 0 {
 		return nil, usageErrorf("perflab search needs an SLO to search against: --slo 'p99 < 200ms' (repeatable), or slo: in the plan's profile or workload")
@@ -194,7 +195,7 @@ func (e *env) runSearch(ctx context.Context, cfg *searchConfig) error {
 // When the store failed (sink), it still writes what it can, and its error
 // says so first.
 func (e *env) finishSearch(store *results.Run, sink *storeSink, s *searcher, judge func(*report.Run) (results.Status, error)) error {
-	rep, err := loadRun(store)
+	rep, err := readback.Load(store)
 	if err != nil {
 		if sink.err() != nil {
 			return e.storeFailure(store, nil, sink.err(), nil, []error{err})
@@ -216,13 +217,13 @@ func (e *env) finishSearch(store *results.Run, sink *storeSink, s *searcher, jud
 	rep.State, rep.Message, rep.Ended = status.State, status.Message, status.Ended
 	rep.Search = res
 	var others []error
-	if err := writeReports(store, rep); err != nil {
+	if err := readback.WriteReports(store, rep); err != nil {
 		others = append(others, err)
 	}
-	if err := writeFile(store.Path("search.md"), func(f *os.File) error { return report.SearchMarkdown(f, res) }); err != nil {
+	if err := readback.WriteFile(store.Path("search.md"), func(f *os.File) error { return report.SearchMarkdown(f, res) }); err != nil {
 		others = append(others, err)
 	}
-	if err := writeFile(store.Path("search.json"), func(f *os.File) error { return report.SearchJSON(f, res) }); err != nil {
+	if err := readback.WriteFile(store.Path("search.json"), func(f *os.File) error { return report.SearchJSON(f, res) }); err != nil {
 		others = append(others, err)
 	}
 	if err := report.SearchTerminal(e.stdout, res); err != nil {
@@ -245,20 +246,4 @@ func searchWhy(s *report.Search) string {
 		return "no step ran"
 	}
 	return fmt.Sprintf("at %s: %s", rateStr(s.Steps[0].Rate), s.Steps[0].Why)
-}
-
-// writeFile creates path and fills it with render.
-func writeFile(path string, render func(*os.File) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("cannot write %s: %w", filepath.Base(path), err)
-	}
-	err = render(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("cannot write %s: %w", filepath.Base(path), err)
-	}
-	return nil
 }

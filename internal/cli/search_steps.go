@@ -10,6 +10,7 @@ import (
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/plan"
+	"github.com/perflab/perflab/internal/readback"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/stats"
@@ -77,7 +78,7 @@ func (s *searcher) run(ctx context.Context, c plan.Cell, phases []phasePlan) (st
 // judge reads the step's figures from the store and judges its gates.
 func (s *searcher) judge(n int, rate float64, phase, workload string) (report.SearchStep, error) {
 	st := report.SearchStep{N: n, Phase: phase, Rate: rate, Bisect: s.cs.Failed > 0 && s.cs.Passed > 0}
-	rep, err := loadRun(s.r.store)
+	rep, err := readback.Load(s.r.store)
 	if err != nil {
 		return st, err
 	}
@@ -94,9 +95,9 @@ func (s *searcher) judge(n int, rate float64, phase, workload string) (report.Se
 	if err != nil {
 		return st, err
 	}
-	st.Gates = judgeGates(s.cfg.gates, []*analysis.Summary{sum}, checkFigures(checks))
+	st.Gates = readback.JudgeGates(s.cfg.gates, []*analysis.Summary{sum}, readback.CheckFigures(checks))
 	fillStep(&st, sum)
-	limited, limitWhy := analysis.GeneratorLimited(sum, phaseResources(rep, phase))
+	limited, limitWhy := analysis.GeneratorLimited(sum, readback.PhaseResources(rep, phase))
 	var why []string
 	for _, g := range st.Gates {
 		switch g.State {
@@ -169,23 +170,10 @@ func (s *searcher) result(rep *report.Run) *report.Search {
 	}
 	for _, st := range s.steps {
 		if st.Rate == out.Sustained && st.Pass {
-			out.Resources = phaseResources(rep, st.Phase)
+			out.Resources = readback.PhaseResources(rep, st.Phase)
 		}
 	}
 	return out
-}
-
-// phaseResources are the resource figures of the phase that ran profile;
-// nil when it has none.
-func phaseResources(rep *report.Run, profile string) *analysis.Resources {
-	for _, c := range rep.Cells {
-		for _, p := range c.Phases {
-			if p.Profile == profile {
-				return p.Resources
-			}
-		}
-	}
-	return nil
 }
 
 // stepLine is a step's outcome on one line of progress.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/readback"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/units"
 )
@@ -53,9 +54,9 @@ func (e *env) size(args []string) error {
 		return err
 	}
 	defer store.Close()
-	r, err := loadRun(store)
+	r, err := readback.Load(store)
 	if err == nil {
-		err = reinsight(store, r, o)
+		err = readback.Reinsight(store, r, o)
 	}
 	if err != nil {
 		return &runError{err: err, code: ExitFailed}

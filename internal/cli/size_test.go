@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/readback"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/results/resultstest"
 	"github.com/perflab/perflab/internal/stats"
 )
 
@@ -28,21 +30,21 @@ func writeScaledStore(t *testing.T, dir string, cpu float64, rate int) string {
 // writeStoreOf is writeScaledStore with the bytes each request of s, m and
 // l sends.
 func writeStoreOf(t *testing.T, dir string, cpu float64, rate int, sent [3]int) string {
-	store, err := results.Create(dir, results.Meta{Name: "sizing", Started: loadT0, GoMaxProcs: 2})
-	must(t, err)
+	store, err := results.Create(dir, results.Meta{Name: "sizing", Started: resultstest.T0, GoMaxProcs: 2})
+	resultstest.Must(t, err)
 	defer store.Close()
-	must(t, store.AddCell(results.Cell{Index: 0, Name: "default", Started: loadT0}))
-	must(t, store.AddComponent(results.Component{Name: "app", Kind: results.KindRun, PID: 42}))
-	must(t, store.AddComponent(results.Component{Name: "perflab", Kind: results.KindGenerator}))
+	resultstest.Must(t, store.AddCell(results.Cell{Index: 0, Name: "default", Started: resultstest.T0}))
+	resultstest.Must(t, store.AddComponent(results.Component{Name: "app", Kind: results.KindRun, PID: 42}))
+	resultstest.Must(t, store.AddComponent(results.Component{Name: "perflab", Kind: results.KindGenerator}))
 	for i, p := range []struct {
 		name string
 		rate int
 	}{{"s", 100 * rate}, {"m", 200 * rate}, {"l", 400 * rate}} {
-		start := loadT0.Add(time.Duration(i) * time.Minute)
+		start := resultstest.T0.Add(time.Duration(i) * time.Minute)
 		end := start.Add(36 * time.Second)
-		must(t, store.AddPhase(results.Phase{Profile: p.name, Start: start}))
+		resultstest.Must(t, store.AddPhase(results.Phase{Profile: p.name, Start: start}))
 		w := "default/" + p.name + "/get"
-		must(t, store.AddWorkload(results.Workload{Name: w, Short: "get", Profile: p.name, Driver: "http",
+		resultstest.Must(t, store.AddWorkload(results.Workload{Name: w, Short: "get", Profile: p.name, Driver: "http",
 			Model: results.ModelOpen, Target: "GET http://app", Rate: float64(p.rate), VUsMin: 1, VUsMax: 50, Duration: 36 * time.Second}))
 		for k := range 36 {
 			st := stats.NewOpStats()
@@ -51,19 +53,19 @@ func writeStoreOf(t *testing.T, dir string, cpu float64, rate int, sent [3]int) 
 				st.Service.Record(time.Millisecond)
 			}
 			st.Classes[stats.OK], st.BytesSent = int64(p.rate), int64(sent[i]*p.rate)
-			must(t, store.WriteInterval(w, &stats.Interval{Index: k, Start: start.Add(time.Duration(k) * time.Second),
+			resultstest.Must(t, store.WriteInterval(w, &stats.Interval{Index: k, Start: start.Add(time.Duration(k) * time.Second),
 				End: start.Add(time.Duration(k+1) * time.Second), Ops: map[string]*stats.OpStats{"GET /": st}, Lag: stats.NewHist()}))
-			must(t, store.WriteSamples(0, start.Add(time.Duration(k+1)*time.Second), map[string][]results.Sample{
-				"app":     {{Metric: "cpu_cores", Value: cpu * (0.1 + 0.001*float64(p.rate))}, {Metric: "rss_bytes", Value: (100 + 0.25*float64(p.rate)) * loadMiB}},
+			resultstest.Must(t, store.WriteSamples(0, start.Add(time.Duration(k+1)*time.Second), map[string][]results.Sample{
+				"app":     {{Metric: "cpu_cores", Value: cpu * (0.1 + 0.001*float64(p.rate))}, {Metric: "rss_bytes", Value: (100 + 0.25*float64(p.rate)) * resultstest.MiB}},
 				"perflab": {{Metric: "cpu_cores", Value: 0.1}, {Metric: "cores_available", Value: 2}}}))
 		}
-		must(t, store.EndWorkload(w, results.WorkloadEnd{Start: start, LoadEnd: end, End: end, Scheduled: uint64(36 * p.rate),
+		resultstest.Must(t, store.EndWorkload(w, results.WorkloadEnd{Start: start, LoadEnd: end, End: end, Scheduled: uint64(36 * p.rate),
 			WindowStart: start, WindowEnd: end, WindowRule: "whole load"}))
-		must(t, store.EndPhase(results.Phase{Profile: p.name, LoadEnd: end, WindowStart: start, WindowEnd: end,
+		resultstest.Must(t, store.EndPhase(results.Phase{Profile: p.name, LoadEnd: end, WindowStart: start, WindowEnd: end,
 			WindowRule: "whole load", State: "completed"}))
 	}
-	must(t, store.EndCell(0, "completed", "", loadT0.Add(3*time.Minute)))
-	must(t, store.Finish(results.Status{State: "completed"}))
+	resultstest.Must(t, store.EndCell(0, "completed", "", resultstest.T0.Add(3*time.Minute)))
+	resultstest.Must(t, store.Finish(results.Status{State: "completed"}))
 	return store.Dir()
 }
 
@@ -152,7 +154,7 @@ func TestSizeRefusesBadFlags(t *testing.T) {
 		}
 	}
 	// A run whose cells have one profile each has nothing to predict from.
-	code, _, errs = mainOut("size", writeLoadPlan(t, t.TempDir()), "--at", "100/s")
+	code, _, errs = mainOut("size", resultstest.WritePlanRun(t, t.TempDir()), "--at", "100/s")
 	if code != ExitFailed || !strings.Contains(errs, "no cell of the run has scaling fits") || !strings.Contains(errs, "hint: a fit needs two or more profiles") {
 		t.Errorf("exit %d: %s", code, errs)
 	}
@@ -162,11 +164,11 @@ func TestSizeRefusesBadFlags(t *testing.T) {
 // suggested size.
 func TestWriteReportsWritesSizes(t *testing.T) {
 	store, err := results.Open(writeSizingStore(t, t.TempDir()))
-	must(t, err)
+	resultstest.Must(t, err)
 	defer store.Close()
-	r, err := loadRun(store)
-	must(t, err)
-	must(t, writeReports(store, r))
+	r, err := readback.Load(store)
+	resultstest.Must(t, err)
+	resultstest.Must(t, readback.WriteReports(store, r))
 	for _, name := range []string{"s", "m", "l"} {
 		b, err := os.ReadFile(store.Path("sizes/default-" + name + ".yaml"))
 		if err != nil || !strings.Contains(string(b), "app:\n  resources:\n") {
@@ -174,7 +176,7 @@ func TestWriteReportsWritesSizes(t *testing.T) {
 		}
 	}
 	md, err := os.ReadFile(store.Path("report.md"))
-	must(t, err)
+	resultstest.Must(t, err)
 	if !strings.Contains(string(md), "## Scaling") || !strings.Contains(string(md), "The run directory holds this size as `sizes/default-l.yaml`") {
 		t.Errorf("report.md lacks the sizes and scaling:\n%s", md)
 	}

@@ -1,43 +1,18 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/plan"
+	"github.com/perflab/perflab/internal/readback"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 )
 
-// sloMetaKey is the run meta key that holds the run's SLO gates (JSON), so
-// that `perflab report` judges them again from the store.
-const sloMetaKey = "slo"
-
 const sloUsage = `SLO gate judged on every workload over its steady-state window, e.g. 'p99 < 200ms', 'error_rate < 0.1%', 'dropped == 0' (repeatable); the command exits 1 when a gate fails or has insufficient data`
-
-// gateSpec is one SLO gate as stored with a run, with the workloads it
-// applies to: every workload (no profile), a profile's, or one workload
-// of a profile.
-type gateSpec struct {
-	Expr     string `json:"expr"`
-	Profile  string `json:"profile,omitempty"`
-	Workload string `json:"workload,omitempty"` // the workload's name in its profile
-}
-
-// source says where the gate came from, for reports.
-func (g gateSpec) source() string {
-	switch {
-	case g.Workload != "":
-		return "plan: workload " + g.Profile + "/" + g.Workload
-	case g.Profile != "":
-		return "plan: profile " + g.Profile
-	}
-	return "command line"
-}
 
 // checkSLOFlags parses the --slo expressions, reporting every one that
 // does not parse as a usage error.
@@ -88,147 +63,22 @@ func checkSLOWorkloads(p *plan.Plan, exprs []string) error {
 
 // gateSpecs are the gates of a run: those of p's profiles and workloads
 // (p may be nil), then the command line's.
-func gateSpecs(p *plan.Plan, flags []string) []gateSpec {
-	var out []gateSpec
+func gateSpecs(p *plan.Plan, flags []string) []readback.GateSpec {
+	var out []readback.GateSpec
 	if p != nil {
 		for _, pr := range p.Profiles {
 			for _, expr := range pr.SLO {
-				out = append(out, gateSpec{Expr: expr, Profile: pr.Name})
+				out = append(out, readback.GateSpec{Expr: expr, Profile: pr.Name})
 			}
 			for _, w := range pr.Workloads {
 				for _, expr := range w.SLO {
-					out = append(out, gateSpec{Expr: expr, Profile: pr.Name, Workload: w.Name})
+					out = append(out, readback.GateSpec{Expr: expr, Profile: pr.Name, Workload: w.Name})
 				}
 			}
 		}
 	}
 	for _, expr := range flags {
-		out = append(out, gateSpec{Expr: expr})
-	}
-	return out
-}
-
-// withSLO adds the gates to a run's meta extras; none adds nothing.
-func withSLO(extra map[string]string, specs []gateSpec) map[string]string {
-	if len(specs) == 0 {
-		return extra
-	}
-	if extra == nil {
-		extra = map[string]string{}
-	}
-	b, _ := json.Marshal(specs)
-	extra[sloMetaKey] = string(b)
-	return extra
-}
-
-// loadSLO judges the gates stored with a run on its workloads' summaries.
-// Figures a gate may name besides the built-in metrics come from the
-// workloads' read-back checks: lost_<check> is expected − found.
-func loadSLO(store *results.Run, meta results.Meta, sums []*analysis.Summary) ([]report.Gate, error) {
-	text := meta.Extra[sloMetaKey]
-	if text == "" {
-		return nil, nil
-	}
-	var specs []gateSpec
-	if err := json.Unmarshal([]byte(text), &specs); err != nil {
-		return nil, fmt.Errorf("cannot read the run's SLO gates: %w", err)
-	}
-	checks, err := store.Checks()
-	if err != nil {
-		return nil, err
-	}
-	return judgeGates(specs, sums, checkFigures(checks)), nil
-}
-
-// checkFigures are the figures each workload's checks supply, by workload
-// name: lost_<check> = expected − found, or 0 when more was found (as
-// the report's shortfall); none, with the reason, for a
-// check that is unverified, so that a gate on it has insufficient data.
-func checkFigures(checks map[string][]results.Check) map[string]map[string]analysis.Supplied {
-	out := map[string]map[string]analysis.Supplied{}
-	for w, cs := range checks {
-		out[w] = map[string]analysis.Supplied{}
-		for _, c := range cs {
-			f := analysis.Supplied{Value: max(c.Expected-c.Found, 0)} // more found than acknowledged is no loss
-			if c.State == results.CheckUnverified {
-				f = analysis.Supplied{Why: fmt.Sprintf("the read-back of %s is unverified: %s", c.Name, c.Reason)}
-			}
-			out[w]["lost_"+c.Name] = f
-		}
-	}
-	return out
-}
-
-// judgeGates evaluates every gate on the summaries it applies to. A gate
-// on a figure the run supplies is judged on each of those workloads that
-// supplies it; when none does, its verdict is insufficient data.
-func judgeGates(specs []gateSpec, sums []*analysis.Summary, figures map[string]map[string]analysis.Supplied) []report.Gate {
-	var out []report.Gate
-	for _, spec := range specs {
-		add := func(vs ...analysis.Verdict) {
-			for _, v := range vs {
-				out = append(out, report.Gate{Verdict: v, Source: spec.source()})
-			}
-		}
-		g, err := analysis.ParseGate(spec.Expr)
-		if err != nil {
-			add(analysis.Verdict{Expr: spec.Expr, State: analysis.GateInsufficient, Note: err.Error()})
-			continue
-		}
-		scoped := gateScope(spec, sums)
-		if slices.Contains(analysis.GateMetrics(), g.Metric) {
-			vs, _ := analysis.EvaluateGates([]analysis.Gate{g}, scoped, nil) // built-in metrics: no error
-			add(vs...)
-			continue
-		}
-		add(suppliedVerdicts(g, scoped, figures)...)
-	}
-	return out
-}
-
-// suppliedVerdicts judges a gate on a figure the run supplies on each
-// workload that supplies it.
-func suppliedVerdicts(g analysis.Gate, sums []*analysis.Summary, figures map[string]map[string]analysis.Supplied) []analysis.Verdict {
-	var out []analysis.Verdict
-	var supplied []string
-	for _, s := range sums {
-		fs := figures[s.Workload.Name]
-		for k := range fs {
-			supplied = append(supplied, k)
-		}
-		if _, ok := fs[g.Metric]; !ok {
-			continue
-		}
-		vs, err := analysis.EvaluateGates([]analysis.Gate{g}, nil, fs)
-		if err != nil {
-			continue
-		}
-		for _, v := range vs {
-			v.Workload = s.Workload.Name
-			out = append(out, v)
-		}
-	}
-	if len(out) > 0 {
-		return out
-	}
-	note := fmt.Sprintf("no workload supplies %s; built-in metrics are %s", g.Metric, strings.Join(analysis.GateMetrics(), ", "))
-	if len(supplied) > 0 {
-		slices.Sort(supplied)
-		note += "; the workloads supply " + strings.Join(slices.Compact(supplied), ", ")
-	}
-	return []analysis.Verdict{{Expr: g.Expr, Gate: g, State: analysis.GateInsufficient, Note: note}}
-}
-
-// gateScope is the summaries a gate applies to.
-func gateScope(spec gateSpec, sums []*analysis.Summary) []*analysis.Summary {
-	if spec.Profile == "" {
-		return sums
-	}
-	var out []*analysis.Summary
-	for _, s := range sums {
-		if s.Workload.Profile == spec.Profile && (spec.Workload == "" || s.Workload.DisplayName() == spec.Workload) {
-			out = append(out, s)
-		}
+		out = append(out, readback.GateSpec{Expr: expr})
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/readback"
 	"github.com/perflab/perflab/internal/results"
 )
 
@@ -14,11 +15,11 @@ func TestGatesOnCheckFigures(t *testing.T) {
 		{Workload: analysis.Workload{Name: "c/p/push", Short: "push", Profile: "p"}},
 		{Workload: analysis.Workload{Name: "c/p/query", Short: "query", Profile: "p"}},
 	}
-	figures := checkFigures(map[string][]results.Check{
+	figures := readback.CheckFigures(map[string][]results.Check{
 		"c/p/push": {{Name: "samples", Expected: 1000, Found: 997}, {Name: "series", Expected: 10, Found: 10}},
 	})
-	specs := []gateSpec{{Expr: "lost_samples == 0", Profile: "p"}, {Expr: "lost_series == 0"}, {Expr: "lost_spans < 1", Profile: "p", Workload: "query"}}
-	got := judgeGates(specs, sums, figures)
+	specs := []readback.GateSpec{{Expr: "lost_samples == 0", Profile: "p"}, {Expr: "lost_series == 0"}, {Expr: "lost_spans < 1", Profile: "p", Workload: "query"}}
+	got := readback.JudgeGates(specs, sums, figures)
 	if len(got) != 3 {
 		t.Fatalf("%d verdicts: %+v", len(got), got)
 	}
@@ -42,11 +43,11 @@ func TestGatesOnCheckFigures(t *testing.T) {
 // that found everything passes lost_<check> == 0.
 func TestGatesOnUnverifiedChecks(t *testing.T) {
 	sums := []*analysis.Summary{{Workload: analysis.Workload{Name: "p/ingest", Short: "ingest", Profile: "p"}}}
-	figures := checkFigures(map[string][]results.Check{"p/ingest": {
+	figures := readback.CheckFigures(map[string][]results.Check{"p/ingest": {
 		{Name: "traces", Expected: 100, Found: 0, State: results.CheckUnverified, Reason: "HTTP 503 Service Unavailable"},
 		{Name: "spans", Expected: 900, Found: 900, State: results.CheckLate, Late: 300},
 	}})
-	got := judgeGates([]gateSpec{{Expr: "lost_traces == 0"}, {Expr: "lost_spans == 0"}}, sums, figures)
+	got := readback.JudgeGates([]readback.GateSpec{{Expr: "lost_traces == 0"}, {Expr: "lost_spans == 0"}}, sums, figures)
 	if len(got) != 2 {
 		t.Fatalf("%d verdicts: %+v", len(got), got)
 	}
@@ -73,11 +74,11 @@ func TestShellJoin(t *testing.T) {
 // "lost_samples == 0" passes; one that found less still fails it.
 func TestLostFigureOfACheckThatFoundMore(t *testing.T) {
 	sums := []*analysis.Summary{{Workload: analysis.Workload{Name: "p/push", Short: "push", Profile: "p"}}}
-	figures := checkFigures(map[string][]results.Check{"p/push": {
+	figures := readback.CheckFigures(map[string][]results.Check{"p/push": {
 		{Name: "samples", Expected: 1000, Found: 1025, State: results.CheckOK},
 		{Name: "series", Expected: 10, Found: 9, State: results.CheckLost},
 	}})
-	got := judgeGates([]gateSpec{{Expr: "lost_samples == 0"}, {Expr: "lost_series == 0"}}, sums, figures)
+	got := readback.JudgeGates([]readback.GateSpec{{Expr: "lost_samples == 0"}, {Expr: "lost_series == 0"}}, sums, figures)
 	if len(got) != 2 {
 		t.Fatalf("%d verdicts: %+v", len(got), got)
 	}

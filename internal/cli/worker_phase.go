@@ -257,7 +257,7 @@ func (w *worker) afterLoad(d *shardDetail, ws []phaseWorkload, state string) {
 			sw.ReadBack = rb
 		default:
 			wg.Go(func() {
-				ctx, cancel := context.WithTimeout(w.kill, verifyTimeout+pw.spec.verifyWait)
+				ctx, cancel := context.WithTimeout(w.kill, verifyTimeout+pw.spec.VerifyWait)
 				defer cancel()
 				checks, err := v.Verify(ctx)
 				sw.Checks = checksToWire(settledChecks(checks, err))

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -126,3 +127,21 @@ func (c Component) Pos(key string) Pos { return c.at.pos(key) }
 
 // Pos is Workload.Pos for how a component is started ("command", "dir", …).
 func (r Run) Pos(key string) Pos { return r.at.pos(key) }
+
+// ErrorAt is a problem at pos in the plan file.
+func ErrorAt(file string, pos Pos, format string, a ...any) error {
+	return Error{File: file, Line: pos.Line, Col: pos.Col, Msg: fmt.Sprintf(format, a...)}
+}
+
+// Problems is err as a list: the items of a plan.Errors, else err alone.
+func Problems(err error) []error {
+	var pe Errors
+	if errors.As(err, &pe) {
+		out := make([]error, len(pe))
+		for i, e := range pe {
+			out[i] = e
+		}
+		return out
+	}
+	return []error{err}
+}

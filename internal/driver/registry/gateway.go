@@ -1,4 +1,4 @@
-package cli
+package registry
 
 import (
 	"errors"
@@ -30,33 +30,33 @@ var componentName = regexp.MustCompile(`^[a-z0-9_-]+$`)
 // gateway.url (through the gateway); the workload's driver alternates
 // between the two (package interleave), so each side gets every other
 // arrival of the workload's schedule.
-func withGateway(f driverFactory) driverFactory {
-	return func(in driverInput) (driverSpec, []error) {
-		rest, block, found := in.params.Cut("gateway")
+func withGateway(f factory) factory {
+	return func(in Input) (Spec, []error) {
+		rest, block, found := in.Params.Cut("gateway")
 		if !found {
 			return f(in)
 		}
-		in.params = rest
+		in.Params = rest
 		direct, errs := f(in)
 		errs = append(errs, checkGateway(in, block)...)
 		via := in
 		var ok bool
-		if via.params, ok = rest.Replace("url", block, "url"); !ok {
-			return driverSpec{}, errs // checkGateway said why
+		if via.Params, ok = rest.Replace("url", block, "url"); !ok {
+			return Spec{}, errs // checkGateway said why
 		}
 		through, verrs := f(via)
 		errs = append(errs, newProblems(errs, verrs)...)
 		if len(errs) > 0 {
-			return driverSpec{}, errs
+			return Spec{}, errs
 		}
 		spec := direct
-		spec.target = direct.target + " direct; " + through.target + " through the gateway"
-		spec.new = func() (driver.Driver, error) {
-			d, err := direct.new()
+		spec.Target = direct.Target + " direct; " + through.Target + " through the gateway"
+		spec.New = func() (driver.Driver, error) {
+			d, err := direct.New()
 			if err != nil {
 				return nil, err
 			}
-			g, err := through.new()
+			g, err := through.New()
 			if err != nil {
 				if c, ok := d.(driver.Closer); ok {
 					c.Close()
@@ -71,11 +71,11 @@ func withGateway(f driverFactory) driverFactory {
 
 // checkGateway decodes a gateway block strictly and checks that it and
 // the rest of the params have a url.
-func checkGateway(in driverInput, block plan.Params) []error {
+func checkGateway(in Input, block plan.Params) []error {
 	var g gatewayParams
 	var errs []error
 	if err := block.Decode(&g); err != nil {
-		for _, e := range planErrors(err) {
+		for _, e := range plan.Problems(err) {
 			var pe plan.Error
 			if errors.As(e, &pe) && strings.HasPrefix(pe.Msg, "params") {
 				pe.Msg = "params.gateway" + strings.TrimPrefix(pe.Msg, "params")
@@ -87,13 +87,13 @@ func checkGateway(in driverInput, block plan.Params) []error {
 	}
 	at := locator{line: block.Pos().Line, col: block.Pos().Col}
 	if !g.URL.set || g.URL.V == "" {
-		errs = append(errs, at.errorf(in.file, "params.gateway: url is required: the gateway's URL, which takes the place of params.url"))
+		errs = append(errs, at.errorf(in.File, "params.gateway: url is required: the gateway's URL, which takes the place of params.url"))
 	}
-	if !in.params.Has("url") {
-		errs = append(errs, at.errorf(in.file, "params.gateway: the workload needs params.url, the upstream the gateway stands in front of"))
+	if !in.Params.Has("url") {
+		errs = append(errs, at.errorf(in.File, "params.gateway: the workload needs params.url, the upstream the gateway stands in front of"))
 	}
 	if g.Component.set && !componentName.MatchString(g.Component.V) {
-		errs = append(errs, g.Component.errorf(in.file, "params.gateway.component: %q is not a component name ([a-z0-9_-]+)", g.Component.V))
+		errs = append(errs, g.Component.errorf(in.File, "params.gateway.component: %q is not a component name ([a-z0-9_-]+)", g.Component.V))
 	}
 	return errs
 }
@@ -114,9 +114,9 @@ func newProblems(errs, more []error) []error {
 	return out
 }
 
-// gatewayProblems checks that every gateway block's component is a
+// GatewayProblems checks that every gateway block's component is a
 // component of the plan.
-func gatewayProblems(p *plan.Plan) []error {
+func GatewayProblems(p *plan.Plan) []error {
 	names := make([]string, 0, len(p.Components))
 	for _, c := range p.Components {
 		names = append(names, c.Name)

@@ -1,4 +1,4 @@
-package cli
+package readback
 
 import (
 	"fmt"
@@ -30,9 +30,9 @@ func cellInsights(c *report.Cell, series map[string]map[string][]analysis.Point,
 	return analysis.CellInsights(data, o)
 }
 
-// reinsight computes every cell's insights again with o, from the store's
+// Reinsight computes every cell's insights again with o, from the store's
 // samples; in a repeated run, every combination's from its repetitions'.
-func reinsight(store *results.Run, r *report.Run, o analysis.InsightOptions) error {
+func Reinsight(store *results.Run, r *report.Run, o analysis.InsightOptions) error {
 	if len(r.Repeated) > 0 {
 		meta, err := store.Meta()
 		if err != nil {

@@ -1,10 +1,9 @@
-package cli
+package registry
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/driver/interleave"
 	"github.com/perflab/perflab/internal/plan"
 )
@@ -15,14 +14,14 @@ func TestGatewayDriverSpec(t *testing.T) {
           body: "12345"
           gateway: {url: "http://127.0.0.1:2/gw/x", component: gw}
 `)
-	spec, errs := withGateway(httpDriver)(driverInput{params: ps, file: "p.yaml", dir: "/"})
+	spec, errs := withGateway(httpDriver)(Input{Params: ps, File: "p.yaml", Dir: "/"})
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	if spec.target != "POST http://127.0.0.1:1/x direct; POST http://127.0.0.1:2/gw/x through the gateway" || spec.opBytes != 5 {
-		t.Errorf("target %q, %d bytes per operation", spec.target, spec.opBytes)
+	if spec.Target != "POST http://127.0.0.1:1/x direct; POST http://127.0.0.1:2/gw/x through the gateway" || spec.OpBytes != 5 {
+		t.Errorf("target %q, %d bytes per operation", spec.Target, spec.OpBytes)
 	}
-	d, err := spec.new()
+	d, err := spec.New()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,9 +29,9 @@ func TestGatewayDriverSpec(t *testing.T) {
 		t.Errorf("driver %T, want *interleave.Driver", d)
 	}
 	d.(*interleave.Driver).Close()
-	plain, errs := withGateway(httpDriver)(driverInput{params: params(t, `          url: "http://127.0.0.1:1/"`+"\n"), file: "p.yaml"})
-	if len(errs) > 0 || plain.target != "GET http://127.0.0.1:1/" {
-		t.Errorf("without a gateway: %q, %v", plain.target, errs)
+	plain, errs := withGateway(httpDriver)(Input{Params: params(t, `          url: "http://127.0.0.1:1/"`+"\n"), File: "p.yaml"})
+	if len(errs) > 0 || plain.Target != "GET http://127.0.0.1:1/" {
+		t.Errorf("without a gateway: %q, %v", plain.Target, errs)
 	}
 }
 
@@ -55,7 +54,7 @@ func TestGatewayDriverProblemsInPlace(t *testing.T) {
           gateway: "http://127.0.0.1:2/"
 `, []string{`p.yaml:11:20: params.gateway: want a mapping`}},
 	} {
-		_, errs := withGateway(httpDriver)(driverInput{params: params(t, c.params), file: "p.yaml", dir: "/"})
+		_, errs := withGateway(httpDriver)(Input{Params: params(t, c.params), File: "p.yaml", Dir: "/"})
 		var got []string
 		for _, err := range errs {
 			got = append(got, err.Error())
@@ -89,45 +88,8 @@ profiles:
 	if err != nil {
 		t.Fatal(err)
 	}
-	errs := gatewayProblems(p)
+	errs := GatewayProblems(p)
 	if len(errs) != 1 || errs[0].Error() != `p.yaml:11:95: params.gateway.component: no component "gw" in the plan; it has components up` {
 		t.Errorf("problems %v", errs)
-	}
-}
-
-func TestOverheadPairs(t *testing.T) {
-	ops := func(names ...string) []analysis.Op {
-		var out []analysis.Op
-		for _, n := range names {
-			out = append(out, analysis.Op{Name: n})
-		}
-		return out
-	}
-	for _, c := range []struct {
-		ops  []analysis.Op
-		want string
-	}{
-		{ops("direct: chat", "gateway: chat", "direct: embed", "gateway: embed"), "direct: chat|gateway: chat direct: embed|gateway: embed"},
-		{ops("direct: GET /", "gateway: GET /gw/"), "direct: GET /|gateway: GET /gw/"},
-		{ops("direct: a", "direct: b", "gateway: c"), ""},
-		{ops("get"), ""},
-	} {
-		var got []string
-		for _, p := range overheadPairs(c.ops) {
-			got = append(got, p[0]+"|"+p[1])
-		}
-		if strings.Join(got, " ") != c.want {
-			t.Errorf("pairs %q, want %q", got, c.want)
-		}
-	}
-	if c, ok := storedGateway([]byte(`{"url":"x","gateway":{"url":"y","component":"gw"}}`)); !ok || c != "gw" {
-		t.Errorf("storedGateway: %q, %v", c, ok)
-	}
-	if _, ok := storedGateway([]byte(`{"url":"x"}`)); ok {
-		t.Error("storedGateway found a gateway in params without one")
-	}
-	comps := []analysis.Component{{Name: "a", Group: "gateway"}, {Name: "b"}}
-	if groupComponent(comps, "gateway") != "a" || groupComponent(append(comps, analysis.Component{Name: "c", Group: "gateway"}), "gateway") != "" {
-		t.Error("groupComponent")
 	}
 }

@@ -1,4 +1,4 @@
-package cli
+package registry
 
 import (
 	"cmp"
@@ -23,7 +23,7 @@ const (
 // built. A query workload's ids_from names the ingest workload of the same
 // profile whose written trace IDs it looks up. ca_file is relative to the
 // plan.
-func otlpDriver(in driverInput) (driverSpec, []error) {
+func otlpDriver(in Input) (Spec, []error) {
 	var cfg otlpdriver.Config
 	keys, errs := decodeConfig(in, &cfg)
 	keys.resolve(&cfg.CAFile)
@@ -31,15 +31,15 @@ func otlpDriver(in driverInput) (driverSpec, []error) {
 		errs = append(errs, keys.errorf("ids_from", "params: ids_from is for query mode: an ingest workload keeps its own trace IDs"))
 	}
 	if errs = append(errs, keys.place(cfg.Validate())...); len(errs) > 0 {
-		return driverSpec{}, errs
+		return Spec{}, errs
 	}
-	spec := driverSpec{target: otlpTarget(cfg), kind: kindOTLPIngest, verifyWait: otlpVerifyWait(cfg),
-		new: func() (driver.Driver, error) { return otlpdriver.New(cfg) }}
+	spec := Spec{Target: otlpTarget(cfg), Kind: kindOTLPIngest, VerifyWait: otlpVerifyWait(cfg),
+		New: func() (driver.Driver, error) { return otlpdriver.New(cfg) }}
 	if cfg.Mode == otlpdriver.ModeQuery {
-		spec.kind = kindOTLPQuery
+		spec.Kind = kindOTLPQuery
 		if cfg.IDsFrom != "" {
-			spec.needs = &dependency{name: cfg.IDsFrom, at: keys.at["ids_from"], kind: kindOTLPIngest,
-				build: func(dep driver.Driver) (driver.Driver, error) {
+			spec.Needs = &Dependency{Name: cfg.IDsFrom, At: keys.at["ids_from"].pos(), Kind: kindOTLPIngest,
+				Build: func(dep driver.Driver) (driver.Driver, error) {
 					c := cfg
 					c.Journal = dep.(*otlpdriver.Driver).Journal()
 					return otlpdriver.New(c)
@@ -48,7 +48,7 @@ func otlpDriver(in driverInput) (driverSpec, []error) {
 		return spec, nil
 	}
 	batch := max(cfg.Batch, 1)
-	spec.measured = &measuredOp{item: "trace", perOp: batch, bytes: func(d driver.Driver) float64 {
+	spec.Measured = &Measured{Item: "trace", PerOp: batch, Bytes: func(d driver.Driver) float64 {
 		return d.(*otlpdriver.Driver).MeanTraceBytes() * float64(batch)
 	}}
 	return spec, nil

@@ -1,4 +1,4 @@
-package cli
+package readback
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"reflect"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/driver/registry"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/stats"
@@ -170,7 +171,7 @@ func paramNotes(a, b results.Workload) []string {
 	pa, pb := paramMap(a.Params), paramMap(b.Params)
 	var out []string
 	for _, k := range unionKeys(pa, pb) {
-		if isPlace(a.Driver, k) || reflect.DeepEqual(pa[k], pb[k]) {
+		if registry.IsPlace(a.Driver, k) || reflect.DeepEqual(pa[k], pb[k]) {
 			continue
 		}
 		out = append(out, fmt.Sprintf("the workloads' param %s differs: %s for %s, %s for %s",

@@ -1,4 +1,4 @@
-package cli
+package readback
 
 import (
 	"fmt"
@@ -34,9 +34,9 @@ func writeCharts(store *results.Run, r *report.Run) error {
 	return nil
 }
 
-// writtenCharts are the charts of r whose files the run directory holds:
+// WrittenCharts are the charts of r whose files the run directory holds:
 // those a Markdown report rendered again may link.
-func writtenCharts(dir string, r *report.Run) []report.PhaseCharts {
+func WrittenCharts(dir string, r *report.Run) []report.PhaseCharts {
 	charts, err := report.Charts(r)
 	if err != nil {
 		return nil

@@ -1,4 +1,9 @@
-package cli
+// Package registry is every driver a plan can name, in one map literal:
+// how each decodes and checks a workload's params into a Spec (what the
+// load goes to, how to build the driver, what it needs of other workloads)
+// and which of its params say where the system is or hold credentials.
+// It opens nothing: plan checking decodes every workload of every cell.
+package registry
 
 import (
 	"encoding/json"
@@ -23,37 +28,37 @@ import (
 	"github.com/perflab/perflab/internal/plan"
 )
 
-// driverSpec is a workload's driver configuration, decoded and validated
+// Spec is a workload's driver configuration, decoded and validated
 // but not yet built: plan checking decodes every workload of every cell
 // without opening anything.
-type driverSpec struct {
-	target  string                        // what the load goes to, for reports, secrets redacted
-	opBytes int64                         // payload bytes of one operation, for byte rates; 0 when none
-	new     func() (driver.Driver, error) // builds the driver
+type Spec struct {
+	Target  string                        // what the load goes to, for reports, secrets redacted
+	OpBytes int64                         // payload bytes of one operation, for byte rates; 0 when none
+	New     func() (driver.Driver, error) // builds the driver
 
-	// Optional, see drivers_link.go.
-	kind        string        // what the workload is to others, e.g. "otlp ingest"
-	impliesRate bool          // its driver is a driver.Rater: without a rate in the plan, its rate is the workload's
-	measured    *measuredOp   // payload bytes of one operation, known once the driver is built
-	needs       *dependency   // another workload of the profile whose built driver this one needs
-	verifyWait  time.Duration // how long Verify may wait for written data to become visible
+	// Optional.
+	Kind        string        // what the workload is to others, e.g. "otlp ingest"
+	ImpliesRate bool          // its driver is a driver.Rater: without a rate in the plan, its rate is the workload's
+	Measured    *Measured     // payload bytes of one operation, known once the driver is built
+	Needs       *Dependency   // another workload of the profile whose built driver this one needs
+	VerifyWait  time.Duration // how long Verify may wait for written data to become visible
 }
 
-// driverInput is what a driver factory decodes: a workload's params, the
+// Input is what a driver factory decodes: a workload's params, the
 // plan file they are in (for error positions) and its directory, against
 // which relative paths resolve.
-type driverInput struct {
-	params    plan.Params
-	file, dir string
+type Input struct {
+	Params    plan.Params
+	File, Dir string
 }
 
-// driverFactory decodes a workload's params strictly. Every problem is
+// factory decodes a workload's params strictly. Every problem is
 // returned, each at its position in the plan file when it has one.
-type driverFactory func(in driverInput) (driverSpec, []error)
+type factory func(in Input) (Spec, []error)
 
-// driverEntry is a driver a plan can name.
-type driverEntry struct {
-	decode driverFactory
+// entry is a driver a plan can name.
+type entry struct {
+	decode factory
 	// params is a zero value of what the workload's params decode into
 	// (the driver's Config): it declares which of them are not the load.
 	params  driver.Keyed
@@ -61,7 +66,7 @@ type driverEntry struct {
 }
 
 // drivers is every driver a plan can name.
-var drivers = map[string]driverEntry{
+var drivers = map[string]entry{
 	"http":         {decode: httpDriver, params: httpParams{}, gateway: true},
 	"openai":       {decode: openaiDriver, params: openaidriver.Config{}, gateway: true},
 	"otlp":         {decode: otlpDriver, params: otlpdriver.Config{}},
@@ -71,7 +76,7 @@ var drivers = map[string]driverEntry{
 }
 
 // factory decodes the params of a workload of the driver.
-func (d driverEntry) factory() driverFactory {
+func (d entry) factory() factory {
 	if d.gateway {
 		return withGateway(d.decode)
 	}
@@ -80,7 +85,7 @@ func (d driverEntry) factory() driverFactory {
 
 // keys are the driver's declared ParamKeys, with the gateway block a
 // place: it says where the gateway is.
-func (d driverEntry) keys() driver.ParamKeys {
+func (d entry) keys() driver.ParamKeys {
 	k := d.params.ParamKeys()
 	if d.gateway {
 		k.Place = append(slices.Clip(k.Place), "gateway")
@@ -88,22 +93,48 @@ func (d driverEntry) keys() driver.ParamKeys {
 	return k
 }
 
-// declaredKeys are the declared ParamKeys of the driver called name; none
+// Keys are the declared ParamKeys of the driver called name; none
 // for a driver perflab does not have (a run made by another version).
-func declaredKeys(name string) driver.ParamKeys {
+func Keys(name string) driver.ParamKeys {
 	if d, ok := drivers[name]; ok {
 		return d.keys()
 	}
 	return driver.ParamKeys{}
 }
 
-func driverNames() string {
+func Names() string {
 	names := make([]string, 0, len(drivers))
 	for n := range drivers {
 		names = append(names, n)
 	}
 	slices.Sort(names)
 	return strings.Join(names, ", ")
+}
+
+// IsPlace reports whether the param key of the driver called name says
+// where a system is or how to reach it (its declared Place and Secret
+// keys) rather than what load it gets: two systems compared on the same
+// load differ in it.
+func IsPlace(name, key string) bool {
+	k := Keys(name)
+	return slices.Contains(k.Place, key) || slices.Contains(k.Secret, key)
+}
+
+// Has reports whether a plan can name the driver called name.
+func Has(name string) bool {
+	_, ok := drivers[name]
+	return ok
+}
+
+// Decode decodes the params of a workload of the driver called name
+// strictly, without opening anything: every problem is returned, each at
+// its position in the plan file when it has one.
+func Decode(name string, in Input) (Spec, []error) {
+	d, ok := drivers[name]
+	if !ok {
+		return Spec{}, []error{fmt.Errorf("unknown driver %q; perflab has %s", name, Names())}
+	}
+	return d.factory()(in)
 }
 
 // httpParams is the http driver's params: what `perflab http` takes as flags.
@@ -128,11 +159,11 @@ func (httpParams) ParamKeys() driver.ParamKeys {
 }
 
 // httpDriver decodes the params of an http workload.
-func httpDriver(in driverInput) (driverSpec, []error) {
+func httpDriver(in Input) (Spec, []error) {
 	var p httpParams
 	var errs []error
-	if err := in.params.Decode(&p); err != nil { // go on: what decoded may have problems too
-		errs = planErrors(err)
+	if err := in.Params.Decode(&p); err != nil { // go on: what decoded may have problems too
+		errs = plan.Problems(err)
 	}
 	cfg := httpdriver.Config{URL: p.URL.V, Method: strings.ToUpper(p.Method.V), Header: http.Header{},
 		Timeout: p.Timeout.V, Proto: p.Proto.V, CAFile: p.CAFile.V, InsecureSkipVerify: p.Insecure.V,
@@ -141,39 +172,39 @@ func httpDriver(in driverInput) (driverSpec, []error) {
 		cfg.Header.Add(k, v)
 	}
 	if cfg.CAFile != "" && !filepath.IsAbs(cfg.CAFile) {
-		cfg.CAFile = filepath.Join(in.dir, cfg.CAFile)
+		cfg.CAFile = filepath.Join(in.Dir, cfg.CAFile)
 	}
 	var err error
 	if cfg.Body, err = p.body(in); err != nil {
 		errs = append(errs, err)
 	}
 	if errs = append(errs, p.problems(cfg, in)...); len(errs) > 0 {
-		return driverSpec{}, errs
+		return Spec{}, errs
 	}
 	target := cfg.Method
 	if target == "" {
 		target = http.MethodGet
 	}
-	return driverSpec{
-		target:  target + " " + redactURL(cfg.URL),
-		opBytes: int64(len(cfg.Body)),
-		new:     func() (driver.Driver, error) { return httpdriver.New(cfg) },
+	return Spec{
+		Target:  target + " " + RedactURL(cfg.URL),
+		OpBytes: int64(len(cfg.Body)),
+		New:     func() (driver.Driver, error) { return httpdriver.New(cfg) },
 	}, nil
 }
 
 // body is the request body: body as written, or body_file's contents.
-func (p *httpParams) body(in driverInput) ([]byte, error) {
+func (p *httpParams) body(in Input) ([]byte, error) {
 	switch {
 	case p.Body.set && p.BodyFile.set:
-		return nil, p.BodyFile.errorf(in.file, "give body or body_file, not both")
+		return nil, p.BodyFile.errorf(in.File, "give body or body_file, not both")
 	case p.BodyFile.set:
 		path := p.BodyFile.V
 		if !filepath.IsAbs(path) {
-			path = filepath.Join(in.dir, path)
+			path = filepath.Join(in.Dir, path)
 		}
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return nil, p.BodyFile.errorf(in.file, "cannot read body_file: %v", err)
+			return nil, p.BodyFile.errorf(in.File, "cannot read body_file: %v", err)
 		}
 		return b, nil
 	case p.Body.set:
@@ -185,7 +216,7 @@ func (p *httpParams) body(in driverInput) ([]byte, error) {
 // problems is cfg.Validate with each problem at the position of the field
 // it is about: each field is validated alone first, on an otherwise valid
 // config; what only the whole config shows goes to proto (or the params).
-func (p *httpParams) problems(cfg httpdriver.Config, in driverInput) []error {
+func (p *httpParams) problems(cfg httpdriver.Config, in Input) []error {
 	const ok = "http://127.0.0.1/"
 	fields := []struct {
 		at   locator
@@ -205,17 +236,17 @@ func (p *httpParams) problems(cfg httpdriver.Config, in driverInput) []error {
 		for _, err := range f.solo.Validate() {
 			if msg := err.Error(); !seen[msg] {
 				seen[msg] = true
-				errs = append(errs, f.at.or(in.params.Pos()).errorf(in.file, "params: %s", msg))
+				errs = append(errs, f.at.or(in.Params.Pos()).errorf(in.File, "params: %s", msg))
 			}
 		}
 	}
 	return errs
 }
 
-// storedParams is a workload's params as stored with the run: as written
+// StoredParams is a workload's params as stored with the run: as written
 // in the plan (so ${VAR} references stay references) with credentials
 // written literally masked (maskSecrets, by the keys of the driver).
-func storedParams(params plan.Params, driverName string) json.RawMessage {
+func StoredParams(params plan.Params, driverName string) json.RawMessage {
 	raw, err := params.JSON()
 	if err != nil {
 		return json.RawMessage("{}")
@@ -224,7 +255,7 @@ func storedParams(params plan.Params, driverName string) json.RawMessage {
 	if json.Unmarshal(raw, &m) != nil {
 		return raw
 	}
-	maskSecrets(m, declaredKeys(driverName))
+	maskSecrets(m, Keys(driverName))
 	out, err := json.Marshal(m)
 	if err != nil {
 		return raw
@@ -232,9 +263,9 @@ func storedParams(params plan.Params, driverName string) json.RawMessage {
 	return out
 }
 
-// describedPlan is the plan as stored with a run (Plan.Describe), with
+// DescribedPlan is the plan as stored with a run (Plan.Describe), with
 // credentials written literally masked as in storedParams.
-func describedPlan(p *plan.Plan) (string, error) {
+func DescribedPlan(p *plan.Plan) (string, error) {
 	raw, err := p.Describe()
 	if err != nil {
 		return "", err
@@ -250,7 +281,7 @@ func describedPlan(p *plan.Plan) (string, error) {
 			w, _ := w.(map[string]any)
 			name, _ := w["driver"].(string)
 			if params, ok := w["params"].(map[string]any); ok {
-				maskSecrets(params, declaredKeys(name))
+				maskSecrets(params, Keys(name))
 			}
 		}
 	}
@@ -271,8 +302,11 @@ func (l locator) or(p plan.Pos) locator {
 	return locator{line: p.Line, col: p.Col}
 }
 
+// pos is where the field was; the zero Pos when it was not given.
+func (l locator) pos() plan.Pos { return plan.Pos{Line: l.line, Col: l.col} }
+
 func (l locator) errorf(file, format string, a ...any) error {
-	return errorAt(file, plan.Pos{Line: l.line, Col: l.col}, format, a...)
+	return plan.ErrorAt(file, plan.Pos{Line: l.line, Col: l.col}, format, a...)
 }
 
 // located is a params field that remembers its position, so that a
@@ -309,15 +343,22 @@ func hintOf(v any) string {
 	return "a string"
 }
 
-// planErrors flattens a plan.Errors into its items.
-func planErrors(err error) []error {
-	var pe plan.Errors
-	if errors.As(err, &pe) {
-		out := make([]error, len(pe))
-		for i, e := range pe {
-			out[i] = e
-		}
-		return out
-	}
-	return []error{err}
+// Measured is the payload of one operation of a driver that knows its
+// size only once built (otlp ingest measures its mean trace): bytes gives
+// it; each operation carries perOp items (item: "trace").
+type Measured struct {
+	Bytes func(driver.Driver) float64
+	Item  string
+	PerOp int
+}
+
+// Dependency is another workload of the same profile whose built driver a
+// workload's driver needs (an otlp query workload's ids_from): the name,
+// where the plan gives it, the kind that workload must be, and how to build
+// this driver from that one.
+type Dependency struct {
+	Name  string
+	At    plan.Pos
+	Kind  string
+	Build func(dep driver.Driver) (driver.Driver, error)
 }

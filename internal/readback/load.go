@@ -1,4 +1,4 @@
-package cli
+package readback
 
 import (
 	"errors"
@@ -13,12 +13,12 @@ import (
 	"github.com/perflab/perflab/internal/stats"
 )
 
-// loadRun reads a run directory's store into what reports show: every
+// Load reads a run directory's store into what reports show: every
 // workload's summary, and the cells with their phases, components and
 // resource figures. It works on finished runs, on runs killed mid-way, and
 // on version 1 stores. A run without a plan (no cells rows) is one implicit
 // cell 0 in which each workload is its own phase.
-func loadRun(store *results.Run) (*report.Run, error) {
+func Load(store *results.Run) (*report.Run, error) {
 	r, _, err := readRun(store)
 	return r, err
 }
@@ -109,7 +109,7 @@ func loadSearch(store *results.Run, r *report.Run) (*report.Search, error) {
 	s.Dir, s.Command = r.Dir, r.Command
 	for _, st := range s.Steps {
 		if st.Rate == s.Sustained && st.Pass {
-			s.Resources = phaseResources(r, st.Phase)
+			s.Resources = PhaseResources(r, st.Phase)
 		}
 	}
 	return s, nil

@@ -1,4 +1,4 @@
-package cli
+package readback
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package cli
+package registry
 
 import (
 	"github.com/perflab/perflab/internal/driver"
@@ -9,15 +9,15 @@ import (
 // DELETE and LIST against a bucket, with the objects it reads uploaded
 // before the load (Prepare) and everything it wrote removed after it
 // (Cleanup). ca_file is relative to the plan.
-func s3Driver(in driverInput) (driverSpec, []error) {
+func s3Driver(in Input) (Spec, []error) {
 	var cfg s3driver.Config
 	keys, errs := decodeConfig(in, &cfg)
 	keys.resolve(&cfg.CAFile)
 	if errs = append(errs, keys.place(cfg.Validate())...); len(errs) > 0 {
-		return driverSpec{}, errs
+		return Spec{}, errs
 	}
-	return driverSpec{
-		target: cfg.Redacted(),
-		new:    func() (driver.Driver, error) { return s3driver.New(cfg) },
+	return Spec{
+		Target: cfg.Redacted(),
+		New:    func() (driver.Driver, error) { return s3driver.New(cfg) },
 	}, nil
 }

@@ -1,4 +1,4 @@
-package cli
+package registry
 
 import (
 	"github.com/perflab/perflab/internal/driver"
@@ -8,15 +8,15 @@ import (
 // openaiDriver decodes the params of an openai workload: chat,
 // completions or embeddings requests, whole or streamed, to an
 // OpenAI-compatible API. prompts_file is relative to the plan.
-func openaiDriver(in driverInput) (driverSpec, []error) {
+func openaiDriver(in Input) (Spec, []error) {
 	var cfg openaidriver.Config
 	keys, errs := decodeConfig(in, &cfg)
 	keys.resolve(&cfg.PromptsFile)
 	if errs = append(errs, keys.place(cfg.Validate())...); len(errs) > 0 {
-		return driverSpec{}, errs
+		return Spec{}, errs
 	}
-	return driverSpec{
-		target: cfg.Redacted(),
-		new:    func() (driver.Driver, error) { return openaidriver.New(cfg) },
+	return Spec{
+		Target: cfg.Redacted(),
+		New:    func() (driver.Driver, error) { return openaidriver.New(cfg) },
 	}, nil
 }

@@ -1,7 +1,8 @@
-package cli
+package registry
 
 import (
 	"net/url"
+	"os"
 	"strings"
 
 	"github.com/perflab/perflab/internal/driver"
@@ -14,32 +15,32 @@ import (
 // header keys, and passwords in URLs anywhere.
 func maskSecrets(params map[string]any, keys driver.ParamKeys) {
 	for _, k := range keys.Secret {
-		if v, ok := params[k].(string); ok && v != "" && !isEnvRef(v) {
+		if v, ok := params[k].(string); ok && v != "" && !IsEnvRef(v) {
 			params[k] = "[redacted]"
 		}
 	}
 	for _, k := range keys.Headers {
 		if hs, ok := params[k].(map[string]any); ok {
 			for name, v := range hs {
-				if s, _ := v.(string); httpdriver.SensitiveHeader(name) && !isEnvRef(s) {
+				if s, _ := v.(string); httpdriver.SensitiveHeader(name) && !IsEnvRef(s) {
 					hs[name] = "[redacted]"
 				}
 			}
 		}
 	}
-	eachString(params, func(s string) string { return maskURLPassword(s) })
+	EachString(params, func(s string) string { return maskURLPassword(s) })
 }
 
-// eachString replaces every string in decoded YAML or JSON (mappings and
+// EachString replaces every string in decoded YAML or JSON (mappings and
 // lists walked) with f of it.
-func eachString(v any, f func(string) string) {
+func EachString(v any, f func(string) string) {
 	switch v := v.(type) {
 	case map[string]any:
 		for k, item := range v {
 			if s, ok := item.(string); ok {
 				v[k] = f(s)
 			} else {
-				eachString(item, f)
+				EachString(item, f)
 			}
 		}
 	case []any:
@@ -47,7 +48,7 @@ func eachString(v any, f func(string) string) {
 			if s, ok := item.(string); ok {
 				v[i] = f(s)
 			} else {
-				eachString(item, f)
+				EachString(item, f)
 			}
 		}
 	}
@@ -77,7 +78,7 @@ func expandNothing(s string) string {
 // maskURLPassword masks the password of a URL's user info, unless it is
 // a ${VAR} reference.
 func maskURLPassword(s string) string {
-	if p := urlPassword(s); p != "" && !onlyEnvRefs(p) {
+	if p := URLPassword(s); p != "" && !onlyEnvRefs(p) {
 		u, _ := url.Parse(s)
 		u.User = url.UserPassword(u.User.Username(), "[redacted]")
 		return u.String()
@@ -85,8 +86,8 @@ func maskURLPassword(s string) string {
 	return s
 }
 
-// urlPassword is the password in s's user info when s is a URL with one.
-func urlPassword(s string) string {
+// URLPassword is the password in s's user info when s is a URL with one.
+func URLPassword(s string) string {
 	if !strings.Contains(s, "://") || !strings.Contains(s, "@") {
 		return ""
 	}
@@ -96,4 +97,28 @@ func urlPassword(s string) string {
 	}
 	p, _ := u.User.Password()
 	return p
+}
+
+// RedactURL is raw with its user info hidden.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	u.User = url.User("[redacted]")
+	return u.String()
+}
+
+// IsEnvRef reports whether a header value holds no literal secret: only
+// ${VAR} references, perhaps after an auth scheme word such as "Bearer".
+func IsEnvRef(v string) bool {
+	if !strings.Contains(v, "${") {
+		return false
+	}
+	rest := strings.TrimSpace(os.Expand(v, func(string) string { return "" }))
+	switch strings.ToLower(rest) {
+	case "", "bearer", "basic", "token":
+		return true
+	}
+	return false
 }

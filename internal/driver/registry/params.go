@@ -1,30 +1,32 @@
-package cli
+package registry
 
 import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/perflab/perflab/internal/plan"
 )
 
 // paramKeys is where each top-level key of a workload's params is in the
 // plan file, for placing the problems a driver's Config.Validate finds,
 // which name the field they are about but know no positions.
 type paramKeys struct {
-	in driverInput
+	in Input
 	at map[string]locator
 }
 
 // decodeConfig decodes in's params strictly into cfg, a pointer to a
 // driver's Config (unknown keys, duplicates and wrong types at their
 // positions), and returns where each top-level key is.
-func decodeConfig(in driverInput, cfg any) (paramKeys, []error) {
+func decodeConfig(in Input, cfg any) (paramKeys, []error) {
 	var errs []error
-	if err := in.params.Decode(cfg); err != nil { // go on: what decoded may have problems too
-		errs = planErrors(err)
+	if err := in.Params.Decode(cfg); err != nil { // go on: what decoded may have problems too
+		errs = plan.Problems(err)
 	}
 	keys := paramKeys{in: in, at: map[string]locator{}}
 	var at map[string]located[any]
-	if in.params.Decode(&at) == nil {
+	if in.Params.Decode(&at) == nil {
 		for k, v := range at {
 			keys.at[k] = v.locator
 		}
@@ -36,14 +38,14 @@ func decodeConfig(in driverInput, cfg any) (paramKeys, []error) {
 // directory, as the plan format does for its own paths.
 func (k paramKeys) resolve(path *string) {
 	if *path != "" && !filepath.IsAbs(*path) {
-		*path = filepath.Join(k.in.dir, *path)
+		*path = filepath.Join(k.in.Dir, *path)
 	}
 }
 
 // errorf is a problem at key's position, or at the params when the plan
 // does not give key.
 func (k paramKeys) errorf(key, format string, a ...any) error {
-	return k.at[key].or(k.in.params.Pos()).errorf(k.in.file, format, a...)
+	return k.at[key].or(k.in.Params.Pos()).errorf(k.in.File, format, a...)
 }
 
 // place puts each of a Config's problems at the key it is about: the

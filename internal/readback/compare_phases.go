@@ -1,4 +1,4 @@
-package cli
+package readback
 
 import (
 	"fmt"
@@ -11,15 +11,15 @@ import (
 
 // phaseRef is where a workload ran in one run.
 type phaseRef struct {
-	run   *loadedRun
+	run   *Compared
 	cell  *report.Cell
 	phase *report.Phase
 	sum   *analysis.Summary
 }
 
-// findWorkloads is where the workload compared by name (loadedRun.base)
+// findWorkloads is where the workload compared by name (Compared.base)
 // ran in r: once, or in each repetition of a repeated run.
-func findWorkloads(r *loadedRun, name string) []phaseRef {
+func findWorkloads(r *Compared, name string) []phaseRef {
 	var out []phaseRef
 	for _, c := range r.run.Cells {
 		for _, p := range c.Phases {
@@ -35,7 +35,7 @@ func findWorkloads(r *loadedRun, name string) []phaseRef {
 
 // refs finds the workload in each run, in every repetition of a repeated
 // run, each a run of the comparison; false when a run lacks it.
-func refs(runs []*loadedRun, name string) ([]phaseRef, bool) {
+func refs(runs []*Compared, name string) ([]phaseRef, bool) {
 	var out []phaseRef
 	for _, r := range runs {
 		found := findWorkloads(r, name)
@@ -50,7 +50,7 @@ func refs(runs []*loadedRun, name string) ([]phaseRef, bool) {
 // comparePhases compares, for each phase of A's first run that ran one of
 // the common workloads, the components of the system under test, then each
 // common workload of the phase.
-func comparePhases(a, b []*loadedRun, common []string) []report.ComparisonGroup {
+func comparePhases(a, b []*Compared, common []string) []report.ComparisonGroup {
 	var groups []report.ComparisonGroup
 	index := map[*report.Phase]int{}
 	for _, name := range common {

@@ -1,4 +1,4 @@
-package cli
+package registry
 
 import (
 	"maps"
@@ -36,7 +36,7 @@ func TestDriversDeclareKeys(t *testing.T) {
 			t.Errorf("driver %s: gateway %v, place keys %v", name, d.gateway, got.Place)
 		}
 	}
-	if !isPlace("remote_write", "query_url") || !isPlace("s3", "secret_key") || isPlace("remote_write", "targets") {
+	if !IsPlace("remote_write", "query_url") || !IsPlace("s3", "secret_key") || IsPlace("remote_write", "targets") {
 		t.Errorf("isPlace does not follow the declarations")
 	}
 }
