@@ -11,6 +11,7 @@ import (
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/slo"
 )
 
 // sloMetaKey is the run meta key that holds the run's SLO gates (JSON), so
@@ -42,7 +43,7 @@ func (g gateSpec) source() string {
 // checkSLOFlags parses the --slo expressions, reporting every one that
 // does not parse as a usage error.
 func checkSLOFlags(exprs []string) error {
-	_, errs := analysis.ParseGates(exprs)
+	_, errs := slo.ParseGates(exprs)
 	if len(errs) == 0 {
 		return nil
 	}
@@ -59,7 +60,7 @@ func checkSLOFlags(exprs []string) error {
 // workload by its name in its profile ("get") or with the profile's (and
 // the cell's) in front ("low/get"); the last part must be one of them.
 func checkSLOWorkloads(p *plan.Plan, exprs []string) error {
-	gates, _ := analysis.ParseGates(exprs)
+	gates, _ := slo.ParseGates(exprs)
 	known := map[string]bool{}
 	var names []string
 	for _, pr := range p.Profiles {
@@ -170,14 +171,14 @@ func judgeGates(specs []gateSpec, sums []*analysis.Summary, figures map[string]m
 				out = append(out, report.Gate{Verdict: v, Source: spec.source()})
 			}
 		}
-		g, err := analysis.ParseGate(spec.Expr)
+		g, err := slo.ParseGate(spec.Expr)
 		if err != nil {
 			add(analysis.Verdict{Expr: spec.Expr, State: analysis.GateInsufficient, Note: err.Error()})
 			continue
 		}
 		scoped := gateScope(spec, sums)
-		if slices.Contains(analysis.GateMetrics(), g.Metric) {
-			vs, _ := analysis.EvaluateGates([]analysis.Gate{g}, scoped, nil) // built-in metrics: no error
+		if _, builtin := slo.KindOf(g.Metric); builtin {
+			vs, _ := analysis.EvaluateGates([]slo.Gate{g}, scoped, nil) // built-in metrics: no error
 			add(vs...)
 			continue
 		}
@@ -188,7 +189,7 @@ func judgeGates(specs []gateSpec, sums []*analysis.Summary, figures map[string]m
 
 // suppliedVerdicts judges a gate on a figure the run supplies on each
 // workload that supplies it.
-func suppliedVerdicts(g analysis.Gate, sums []*analysis.Summary, figures map[string]map[string]analysis.Supplied) []analysis.Verdict {
+func suppliedVerdicts(g slo.Gate, sums []*analysis.Summary, figures map[string]map[string]analysis.Supplied) []analysis.Verdict {
 	var out []analysis.Verdict
 	var supplied []string
 	for _, s := range sums {
@@ -199,7 +200,7 @@ func suppliedVerdicts(g analysis.Gate, sums []*analysis.Summary, figures map[str
 		if _, ok := fs[g.Metric]; !ok {
 			continue
 		}
-		vs, err := analysis.EvaluateGates([]analysis.Gate{g}, nil, fs)
+		vs, err := analysis.EvaluateGates([]slo.Gate{g}, nil, fs)
 		if err != nil {
 			continue
 		}
@@ -211,7 +212,7 @@ func suppliedVerdicts(g analysis.Gate, sums []*analysis.Summary, figures map[str
 	if len(out) > 0 {
 		return out
 	}
-	note := fmt.Sprintf("no workload supplies %s; built-in metrics are %s", g.Metric, strings.Join(analysis.GateMetrics(), ", "))
+	note := fmt.Sprintf("no workload supplies %s; built-in metrics are %s", g.Metric, strings.Join(slo.Metrics(), ", "))
 	if len(supplied) > 0 {
 		slices.Sort(supplied)
 		note += "; the workloads supply " + strings.Join(slices.Compact(supplied), ", ")
