@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/perflab/perflab/internal/slo"
 )
 
 // phase feeds the analysis one phase as the run report does: a workload
@@ -59,8 +61,8 @@ func TestClientBoundVerdict(t *testing.T) {
 		if lagged := tt.lag > lagLimit; hasWarning(sum, "arrivals went out late") != lagged {
 			t.Errorf("%s: lag %v shown %v, warnings %q", tt.name, tt.lag, !lagged, sum.Warnings)
 		}
-		g, _ := ParseGate("p99 < 1s")
-		vs, err := EvaluateGates([]Gate{g}, []*Summary{sum}, nil)
+		g, _ := slo.ParseGate("p99 < 1s")
+		vs, err := EvaluateGates([]slo.Gate{g}, []*Summary{sum}, nil)
 		if err != nil || len(vs) != 1 || strings.Contains(vs[0].Note, "client-bound") != bound {
 			t.Errorf("%s: gate %+v, %v", tt.name, vs, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/slo"
 	"github.com/perflab/perflab/internal/stats"
 )
 
@@ -77,8 +78,8 @@ func TestOldStoreLatencyIsOfAllRequests(t *testing.T) {
 	if !op.LatencyOfAll || !s.LatencyOfAll || op.HasFailedLatency() || op.Latency != op.AllLatency || op.Latency.Count != 4000 {
 		t.Errorf("old store: latency %+v, all %+v, of all %v", op.Latency, op.AllLatency, op.LatencyOfAll)
 	}
-	g, _ := ParseGate("p50 < 10ms")
-	vs, err := EvaluateGates([]Gate{g}, []*Summary{s}, nil)
+	g, _ := slo.ParseGate("p50 < 10ms")
+	vs, err := EvaluateGates([]slo.Gate{g}, []*Summary{s}, nil)
 	if err != nil || len(vs) != 1 || !strings.Contains(vs[0].Note, "latency of all 4000 requests, 2400 of them failed") {
 		t.Errorf("verdicts %+v, %v", vs, err)
 	}
@@ -101,11 +102,11 @@ func TestSLOJudgesLatencyOnSuccesses(t *testing.T) {
 		{"mean < 10ms", "21ms", GateFail, "over the 1600 successful requests"},
 		{"error_rate < 1%", "60%", GateFail, ""},
 	} {
-		g, err := ParseGate(tt.expr)
+		g, err := slo.ParseGate(tt.expr)
 		if err != nil {
 			t.Fatal(err)
 		}
-		vs, err := EvaluateGates([]Gate{g}, []*Summary{s}, nil)
+		vs, err := EvaluateGates([]slo.Gate{g}, []*Summary{s}, nil)
 		if err != nil || len(vs) != 1 {
 			t.Fatalf("%s: %+v, %v", tt.expr, vs, err)
 		}
@@ -131,11 +132,11 @@ func TestSLOLatencyWithoutSuccessIsInsufficient(t *testing.T) {
 		"max < 1s":             "no successful requests in the window",
 		"mean < 1s":            "no successful requests in the window",
 	} {
-		g, err := ParseGate(expr)
+		g, err := slo.ParseGate(expr)
 		if err != nil {
 			t.Fatal(err)
 		}
-		vs, err := EvaluateGates([]Gate{g}, []*Summary{s}, nil)
+		vs, err := EvaluateGates([]slo.Gate{g}, []*Summary{s}, nil)
 		if err != nil || len(vs) != 1 || vs[0].State != GateInsufficient || vs[0].Note != note {
 			t.Errorf("%s: %+v, %v; want insufficient data: %s", expr, vs, err, note)
 		}

@@ -263,14 +263,14 @@ func (in *Insights) LoadIn(basis LoadBasis, v float64) (load float64, note strin
 			why = " (" + in.LoadNote + ")"
 		}
 		return 0, "", fmt.Errorf("cannot predict at %s/s: the scaling fits follow the bytes/s of workload %s, not its requests/s%s; give the load as a byte rate, e.g. %s/s",
-			sig3(v), in.LoadWorkload, why, strings.ReplaceAll(units.FormatBytes(largest), " ", ""))
+			units.Sig3(v), in.LoadWorkload, why, strings.ReplaceAll(units.FormatBytes(largest), " ", ""))
 	case in.RequestBytes <= 0:
 		return 0, "", fmt.Errorf("cannot predict at %s/s: the scaling fits follow the requests/s of workload %s, whose requests moved no bytes to convert a byte rate with; give the load as a rate, e.g. %s/s",
-			units.FormatBytes(v), in.LoadWorkload, sig3(largest))
+			units.FormatBytes(v), in.LoadWorkload, units.Sig3(largest))
 	}
 	load = v / in.RequestBytes
 	note = fmt.Sprintf("%s/s is %s requests/s of workload %s: the fits follow its requests/s, and its requests moved %s each on average (sent and received) over the %d profiles measured",
-		units.FormatBytes(v), sig3(load), in.LoadWorkload, units.FormatBytes(in.RequestBytes), len(in.Loads))
+		units.FormatBytes(v), units.Sig3(load), in.LoadWorkload, units.FormatBytes(in.RequestBytes), len(in.Loads))
 	return load, note, nil
 }
 
@@ -307,7 +307,7 @@ func BytesSentPS(s *Summary) float64 {
 func LoadText(sums []*Summary) string {
 	var parts []string
 	for _, s := range sums {
-		t := fmt.Sprintf("%s %s/s", s.Workload.DisplayName(), sig3(s.Rate))
+		t := fmt.Sprintf("%s %s/s", s.Workload.DisplayName(), units.Sig3(s.Rate))
 		if b := BytesSentPS(s); b >= 1 {
 			t += fmt.Sprintf(" (%s/s sent)", units.FormatBytes(b))
 		}
@@ -354,8 +354,8 @@ func (in *Insights) PredictAt(load float64) []ScalingPrediction {
 // Settings names the options the strategy uses, as set: "headroom 25 %,
 // limit factor 1.5" for p99, "limit factor 1.5" for vpa, "" for krr.
 func (in *Insights) Settings() string {
-	h := fmt.Sprintf("headroom %s %%", sig3(100*in.Options.Headroom))
-	f := fmt.Sprintf("limit factor %s", sig3(in.Options.LimitFactor))
+	h := fmt.Sprintf("headroom %s %%", units.Sig3(100*in.Options.Headroom))
+	f := fmt.Sprintf("limit factor %s", units.Sig3(in.Options.LimitFactor))
 	switch in.Strategy.Name {
 	case "p99":
 		return h + ", " + f

@@ -141,7 +141,3 @@ func RoundUp(r Resource, v float64) Quantity {
 	steps := max(1, int64(math.Ceil(amount/float64(step)-1e-9)))
 	return Quantity{Resource: r, Amount: steps * step}
 }
-
-// Sig3 writes v with three significant digits, no exponent and no
-// trailing zeros, at any magnitude: 0.000123, 0.05, 1.5, 183, 1234.
-func Sig3(v float64) string { return sig3(v) }

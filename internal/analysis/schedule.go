@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/perflab/perflab/internal/units"
 )
 
 // Schedule is a workload's ramping schedule, as its plan's stages gave it:
@@ -90,11 +92,11 @@ func (s *Schedule) Text(unit string) string {
 	var parts []string
 	from := s.Start
 	for _, st := range s.Stages {
-		secs := sig3(st.Duration.Seconds()) + " s"
+		secs := units.Sig3(st.Duration.Seconds()) + " s"
 		if st.Target == from {
-			parts = append(parts, fmt.Sprintf("%s%s for %s", sig3(st.Target), unit, secs))
+			parts = append(parts, fmt.Sprintf("%s%s for %s", units.Sig3(st.Target), unit, secs))
 		} else {
-			parts = append(parts, fmt.Sprintf("ramp %s → %s%s over %s", sig3(from), sig3(st.Target), unit, secs))
+			parts = append(parts, fmt.Sprintf("ramp %s → %s%s over %s", units.Sig3(from), units.Sig3(st.Target), unit, secs))
 		}
 		from = st.Target
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perflab/perflab/internal/slo"
 	"github.com/perflab/perflab/internal/stats"
 )
 
@@ -41,13 +42,38 @@ func (s GateState) String() string {
 // for a figure the run supplies).
 type Verdict struct {
 	Expr     string
-	Gate     Gate
+	Gate     slo.Gate
 	Workload string  // the workload the figure is of; "" for a figure the run supplies
 	Measured string  // the figure with its unit, e.g. "183ms", "0.05%", "957/s"; "" when there is none
 	Value    float64 // in the metric's unit; NaN when there is no figure
 	State    GateState
 	Pass     bool // State == GatePass
 	Note     string
+}
+
+// gateMeasures measures each built-in metric (slo.Metrics) in a scope.
+var gateMeasures = map[string]func(gateScope) gateFigure{
+	"p50":                latencyQuantile(0.50),
+	"p90":                latencyQuantile(0.90),
+	"p99":                latencyQuantile(0.99),
+	"p999":               latencyQuantile(0.999),
+	"max":                gateLatencyMax,
+	"mean":               gateLatencyMean,
+	"ttfb_p50":           ttfbQuantile(0.50),
+	"ttfb_p99":           ttfbQuantile(0.99),
+	"ttft_p50":           measureQuantile(stats.TTFT, 0.50),
+	"ttft_p99":           measureQuantile(stats.TTFT, 0.99),
+	"itl_p50":            measureQuantile(stats.ITL, 0.50),
+	"itl_p99":            measureQuantile(stats.ITL, 0.99),
+	"tpot_p50":           measureQuantile(stats.TPOT, 0.50),
+	"tpot_p99":           measureQuantile(stats.TPOT, 0.99),
+	"output_tokens_rate": gateOutputTokensRate,
+	"error_rate":         gateErrorRate,
+	"success_rate":       gateSuccessRate,
+	"rate":               gateRate,
+	"requests":           gateRequests,
+	"errors":             gateErrors,
+	"dropped":            gateDropped,
 }
 
 // gateScope is the workload (and operation) a gate's figure is read from.
@@ -265,16 +291,16 @@ type Supplied struct {
 // supplies is evaluated once against extra. A gate that applies to no
 // workload gives one GateInsufficient verdict. A metric that is neither
 // built in nor in extra is an error that lists the known ones.
-func EvaluateGates(gates []Gate, sums []*Summary, extra map[string]Supplied) ([]Verdict, error) {
+func EvaluateGates(gates []slo.Gate, sums []*Summary, extra map[string]Supplied) ([]Verdict, error) {
 	var out []Verdict
 	for _, g := range gates {
-		m, builtin := gateMetrics[g.Metric]
+		kind, builtin := slo.KindOf(g.Metric)
 		if !builtin {
 			v, ok := extra[g.Metric]
 			if !ok {
 				return nil, unknownMetric(g, extra)
 			}
-			out = append(out, judgeGate(g, "", kindNumber, gateFigure{v: v.Value, why: v.Why}))
+			out = append(out, judgeGate(g, "", kind, gateFigure{v: v.Value, why: v.Why}))
 			continue
 		}
 		scopes, why := gateScopes(g, sums)
@@ -283,7 +309,7 @@ func EvaluateGates(gates []Gate, sums []*Summary, extra map[string]Supplied) ([]
 			continue
 		}
 		for _, sc := range scopes {
-			v := judgeGate(g, sc.sum.Workload.Name, m.kind, m.measure(sc))
+			v := judgeGate(g, sc.sum.Workload.Name, kind, gateMeasures[g.Metric](sc))
 			if sc.sum.ClientBound && v.State != GateInsufficient {
 				v.Note = strings.TrimPrefix(v.Note+"; "+clientBoundNote(sc.sum), "; ")
 			}
@@ -293,8 +319,8 @@ func EvaluateGates(gates []Gate, sums []*Summary, extra map[string]Supplied) ([]
 	return out, nil
 }
 
-func unknownMetric(g Gate, extra map[string]Supplied) error {
-	known := GateMetrics()
+func unknownMetric(g slo.Gate, extra map[string]Supplied) error {
+	known := slo.Metrics()
 	var run []string
 	for k := range extra {
 		run = append(run, k)
@@ -311,7 +337,7 @@ func unknownMetric(g Gate, extra map[string]Supplied) error {
 
 // gateScopes are the workloads (and operations) g applies to, or why
 // there are none.
-func gateScopes(g Gate, sums []*Summary) ([]gateScope, string) {
+func gateScopes(g slo.Gate, sums []*Summary) ([]gateScope, string) {
 	var out []gateScope
 	var names, ops []string
 	matched := false
@@ -352,13 +378,13 @@ func workloadWords(w string) string {
 }
 
 // judgeGate compares a figure with g's threshold.
-func judgeGate(g Gate, workload string, kind gateKind, f gateFigure) Verdict {
+func judgeGate(g slo.Gate, workload string, kind slo.Kind, f gateFigure) Verdict {
 	v := Verdict{Expr: g.Expr, Gate: g, Workload: workload, Value: math.NaN()}
 	if f.why != "" {
 		v.State, v.Note = GateInsufficient, f.why
 		return v
 	}
-	v.Value, v.Measured, v.Note = f.v, formatFigure(kind, f.v), f.note
+	v.Value, v.Measured, v.Note = f.v, kind.Format(f.v), f.note
 	if !compare(g.Cmp, f.v, g.Threshold) {
 		return v
 	}
@@ -374,8 +400,8 @@ func judgeGate(g Gate, workload string, kind gateKind, f gateFigure) Verdict {
 // passNeeds is the fewest requests a passing rate gate rests on: a rate
 // held under a threshold t (error_rate < t, success_rate > 1 − t) needs
 // ⌈1/t⌉ requests, so that a single failure could have crossed it.
-func passNeeds(g Gate, kind gateKind) int64 {
-	if kind != kindFraction {
+func passNeeds(g slo.Gate, kind slo.Kind) int64 {
+	if kind != slo.KindFraction {
 		return 0
 	}
 	t := g.Threshold
@@ -404,41 +430,6 @@ func compare(cmp string, v, t float64) bool {
 		return v != t
 	}
 	return false
-}
-
-// formatFigure writes a figure with its unit and three significant digits.
-func formatFigure(kind gateKind, v float64) string {
-	switch kind {
-	case kindDuration:
-		switch {
-		case v < 1e-3:
-			return sig3(v*1e6) + "µs"
-		case v < 1:
-			return sig3(v*1e3) + "ms"
-		}
-		return sig3(v) + "s"
-	case kindFraction:
-		return sig3(v*100) + "%"
-	case kindRate:
-		return sig3(v) + "/s"
-	case kindCount:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	}
-	return strconv.FormatFloat(v, 'g', -1, 64)
-}
-
-// sig3 writes v with three significant digits, no exponent and no
-// trailing zeros: 0.05, 1.5, 183, 1234.
-func sig3(v float64) string {
-	if v == 0 {
-		return "0"
-	}
-	prec := max(0, 2-int(math.Floor(math.Log10(math.Abs(v)))))
-	s := strconv.FormatFloat(v, 'f', prec, 64)
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	return s
 }
 
 // clientBoundNote says of a gate's figure that the generator was the limit,

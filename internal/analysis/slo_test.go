@@ -1,99 +1,14 @@
 package analysis
 
 import (
-	"errors"
 	"math"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/slo"
 	"github.com/perflab/perflab/internal/stats"
 )
-
-func TestParseGate(t *testing.T) {
-	tests := []struct {
-		expr string
-		want Gate
-	}{
-		{"p99 < 200ms", Gate{Metric: "p99", Cmp: "<", Threshold: 0.2}},
-		{"p50<=10ms", Gate{Metric: "p50", Cmp: "<=", Threshold: 0.01}},
-		{"  error_rate < 0.1% ", Gate{Metric: "error_rate", Cmp: "<", Threshold: 0.001}},
-		{"success_rate >= 0.999", Gate{Metric: "success_rate", Cmp: ">=", Threshold: 0.999}},
-		{"dropped == 0", Gate{Metric: "dropped", Cmp: "==", Threshold: 0}},
-		{"lost_samples == 0", Gate{Metric: "lost_samples", Cmp: "==", Threshold: 0}},
-		{"rate >= 950/s", Gate{Metric: "rate", Cmp: ">=", Threshold: 950}},
-		{"rate > 600/m", Gate{Metric: "rate", Cmp: ">", Threshold: 10}},
-		{"max != 1.5s", Gate{Metric: "max", Cmp: "!=", Threshold: 1.5}},
-		{`p99{op="GET /"} < 200ms`, Gate{Metric: "p99", Op: "GET /", Cmp: "<", Threshold: 0.2}},
-		{`p999 { workload = "query" , op="say \"hi\" \\" } > 1µs`, Gate{Metric: "p999", Workload: "query", Op: `say "hi" \`, Cmp: ">", Threshold: 1e-6}},
-		{`dropped{workload="w"} == 0`, Gate{Metric: "dropped", Workload: "w", Cmp: "==", Threshold: 0}},
-		// p99.9 as the reports head the column is p999
-		{"p99.9 < 1s", Gate{Metric: "p999", Cmp: "<", Threshold: 1}},
-		{`p99.9{op="GET /"}<=5ms`, Gate{Metric: "p999", Op: "GET /", Cmp: "<=", Threshold: 0.005}},
-	}
-	for _, tt := range tests {
-		got, err := ParseGate(tt.expr)
-		if err != nil {
-			t.Errorf("%q: %v", tt.expr, err)
-			continue
-		}
-		tt.want.Expr = strings.TrimSpace(tt.expr)
-		if got.Expr != tt.want.Expr || got.Metric != tt.want.Metric || got.Op != tt.want.Op || got.Workload != tt.want.Workload ||
-			got.Cmp != tt.want.Cmp || !closeTo(got.Threshold, tt.want.Threshold, 1e-12) {
-			t.Errorf("%q: %+v, want %+v", tt.expr, got, tt.want)
-		}
-	}
-}
-
-func TestParseGateErrors(t *testing.T) {
-	tests := []struct {
-		expr string
-		col  int
-		msg  string
-	}{
-		{"", 1, "want a metric name, like p99 or error_rate"},
-		{"< 1s", 1, "want a metric name"},
-		{"p99 200ms", 5, "want a comparison (<, <=, >, >=, == or !=) after p99"},
-		{"p99 = 1s", 5, "want a comparison"},
-		{"p99.5 < 1s", 4, "want a comparison (<, <=, >, >=, == or !=) after p99"},
-		{"p99 < ", 7, "want a threshold after <"},
-		{"p99 < 200", 7, `p99 threshold "200": want a duration with a unit, like 200ms or 1.5s`},
-		{"p99 < -5ms", 7, "want a duration with a unit"},
-		{"error_rate < 5x", 14, `error_rate threshold "5x": want a fraction from 0 to 1 or a percentage`},
-		{"error_rate < 150%", 14, "want a fraction from 0 to 1"},
-		{"rate >= fast", 9, `rate threshold "fast": want a rate, like 950/s`},
-		{"dropped == -1", 12, "want a plain number"},
-		{"p99x < 200ms", 1, `unknown metric "p99x": known metrics are dropped, error_rate, errors, itl_p50, itl_p99, max, mean, output_tokens_rate, p50, p90, p99, p999, rate, requests, success_rate, tpot_p50, tpot_p99, ttfb_p50, ttfb_p99, ttft_p50, ttft_p99; any other name is a figure the run supplies`},
-		{`lost{op="a"} == 0`, 1, `unknown metric "lost" takes no labels`},
-		{`p99{path="/"} < 1s`, 5, `want a label op="…" or workload="…"`},
-		{`p99{} < 1s`, 5, "want a label"},
-		{`p99{op="/"  < 1s`, 13, "want , or } after the value of op"},
-		{`p99{op="/} < 1s`, 8, "the quote opened here is not closed"},
-		{`p99{op=/} < 1s`, 8, "want a double-quoted value"},
-		{`p99{op "/"} < 1s`, 8, "want = after op"},
-		{`p99{op="a", op="b"} < 1s`, 13, "label op given twice"},
-		{`dropped{op="x"} == 0`, 9, `dropped has no per-operation figure: scope it with workload="…" only`},
-		{`p50{op="é"} < 1ms x`, 15, `p50 threshold "1ms x"`}, // columns count characters, not bytes
-	}
-	for _, tt := range tests {
-		_, err := ParseGate(tt.expr)
-		var ge *GateError
-		if !errors.As(err, &ge) {
-			t.Errorf("%q: error %v, want a GateError", tt.expr, err)
-			continue
-		}
-		if ge.Column != tt.col || !strings.Contains(ge.Msg, tt.msg) {
-			t.Errorf("%q: column %d %q, want column %d %q", tt.expr, ge.Column, ge.Msg, tt.col, tt.msg)
-		}
-		if !strings.HasPrefix(err.Error(), "cannot parse SLO gate ") {
-			t.Errorf("%q: %v", tt.expr, err)
-		}
-	}
-	_, errs := ParseGates([]string{"p99 < 1s", "p99 <", "bad"})
-	if len(errs) != 2 {
-		t.Errorf("ParseGates: %v, want both bad gates", errs)
-	}
-}
 
 // opSummary is an operation that took each of lats, with failed of its
 // requests timing out.
@@ -154,11 +69,11 @@ func TestMeasureGates(t *testing.T) {
 		{`output_tokens_rate >= 400/s`, "420/s", GatePass, ""},
 		{`output_tokens_rate{op="embed"} > 0`, "", GateInsufficient, "no output tokens were counted in the window"},
 	} {
-		g, err := ParseGate(tt.expr)
+		g, err := slo.ParseGate(tt.expr)
 		if err != nil {
 			t.Fatal(err)
 		}
-		vs, err := EvaluateGates([]Gate{g}, []*Summary{sum}, nil)
+		vs, err := EvaluateGates([]slo.Gate{g}, []*Summary{sum}, nil)
 		if err != nil || len(vs) != 1 {
 			t.Fatalf("%s: %+v, %v", tt.expr, vs, err)
 		}
@@ -209,11 +124,11 @@ func TestEvaluateGates(t *testing.T) {
 		{`ttfb_p50 < 1s`, []want{{"ingest", "", GateInsufficient, "p50 needs at least 2 TTFB samples; the window has 0"}, {"p1/query", "", GateInsufficient, ""}}},
 	}
 	for _, tt := range tests {
-		g, err := ParseGate(tt.expr)
+		g, err := slo.ParseGate(tt.expr)
 		if err != nil {
 			t.Fatal(err)
 		}
-		vs, err := EvaluateGates([]Gate{g}, gateFixture(), map[string]Supplied{"lost_samples": {}})
+		vs, err := EvaluateGates([]slo.Gate{g}, gateFixture(), map[string]Supplied{"lost_samples": {}})
 		if err != nil {
 			t.Fatalf("%s: %v", tt.expr, err)
 		}
@@ -235,8 +150,8 @@ func TestEvaluateGates(t *testing.T) {
 }
 
 func TestEvaluateGatesUnknownMetric(t *testing.T) {
-	g, _ := ParseGate("lost_sample == 0")
-	_, err := EvaluateGates([]Gate{g}, gateFixture(), map[string]Supplied{"lost_samples": {}, "acked": {Value: 5}})
+	g, _ := slo.ParseGate("lost_sample == 0")
+	_, err := EvaluateGates([]slo.Gate{g}, gateFixture(), map[string]Supplied{"lost_samples": {}, "acked": {Value: 5}})
 	if err == nil || !strings.Contains(err.Error(), `cannot evaluate SLO gate "lost_sample == 0": unknown metric "lost_sample": known metrics are dropped, error_rate`) ||
 		!strings.HasSuffix(err.Error(), "; the run supplies acked, lost_samples") {
 		t.Errorf("error %v", err)
@@ -246,30 +161,13 @@ func TestEvaluateGatesUnknownMetric(t *testing.T) {
 func TestEvaluateGatesClientBound(t *testing.T) {
 	sums := gateFixture()
 	MarkClientBound(&Resources{ClientBound: true, GeneratorCPU: 1.9, CoresAvailable: 2}, sums[1:])
-	g, _ := ParseGate(`p50{workload="query"} < 10ms`)
-	vs, err := EvaluateGates([]Gate{g}, sums, nil)
+	g, _ := slo.ParseGate(`p50{workload="query"} < 10ms`)
+	vs, err := EvaluateGates([]slo.Gate{g}, sums, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(vs) != 1 || !vs[0].Pass || vs[0].Note != "client-bound (generator CPU P99 1.9 of 2 cores (≥ 90 %)): the figure may show the generator's limit" {
 		t.Errorf("verdicts %+v", vs)
-	}
-}
-
-func TestFormatFigure(t *testing.T) {
-	tests := []struct {
-		kind gateKind
-		v    float64
-		want string
-	}{
-		{kindDuration, 0.18325, "183ms"}, {kindDuration, 1.2345, "1.23s"}, {kindDuration, 0.0000456, "45.6µs"},
-		{kindDuration, 1234, "1234s"}, {kindFraction, 0.0005, "0.05%"}, {kindFraction, 1, "100%"},
-		{kindRate, 957.34, "957/s"}, {kindCount, 3, "3"}, {kindNumber, 0.125, "0.125"}, {kindDuration, 0, "0µs"},
-	}
-	for _, tt := range tests {
-		if got := formatFigure(tt.kind, tt.v); got != tt.want {
-			t.Errorf("formatFigure(%v, %v) = %q, want %q", tt.kind, tt.v, got, tt.want)
-		}
 	}
 }
 
@@ -328,16 +226,30 @@ func TestGateVerdictsAtTheirEdges(t *testing.T) {
 		{"lost_traces == 0", one, GateInsufficient},
 		{"lost_spans == 0", one, GatePass},
 	} {
-		g, err := ParseGate(tt.expr)
+		g, err := slo.ParseGate(tt.expr)
 		if err != nil {
 			t.Fatal(err)
 		}
-		vs, err := EvaluateGates([]Gate{g}, []*Summary{tt.sum}, extra)
+		vs, err := EvaluateGates([]slo.Gate{g}, []*Summary{tt.sum}, extra)
 		if err != nil || len(vs) != 1 {
 			t.Fatalf("%s on %s: %+v, %v", tt.expr, tt.sum.Workload.Name, vs, err)
 		}
 		if v := vs[0]; v.State != tt.state || v.Pass != (tt.state == GatePass) {
 			t.Errorf("%s on %s: %v (measured %q, %s), want %v", tt.expr, tt.sum.Workload.Name, v.State, v.Measured, v.Note, tt.state)
 		}
+	}
+}
+
+// TestEveryMetricIsMeasured: the grammar's built-in metrics and the
+// measures here name the same metrics.
+func TestEveryMetricIsMeasured(t *testing.T) {
+	names := slo.Metrics()
+	for _, m := range names {
+		if gateMeasures[m] == nil {
+			t.Errorf("built-in metric %s has no measure", m)
+		}
+	}
+	if len(gateMeasures) != len(names) {
+		t.Errorf("%d measures for %d built-in metrics %v", len(gateMeasures), len(names), names)
 	}
 }

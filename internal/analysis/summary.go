@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/stats"
+	"github.com/perflab/perflab/internal/units"
 )
 
 // Workload is what analysis needs to know of one workload besides its intervals.
@@ -339,7 +340,7 @@ func (s *Summary) busyVUs() string {
 	}
 	mean := time.Duration(sum / float64(n) * float64(time.Second))
 	return fmt.Sprintf(": at %s/s, operations of %v on average keep about %.0f VUs busy",
-		sig3(s.Workload.TargetRate), mean.Round(10*time.Microsecond), max(1, math.Round(s.Workload.TargetRate*mean.Seconds())))
+		units.Sig3(s.Workload.TargetRate), mean.Round(10*time.Microsecond), max(1, math.Round(s.Workload.TargetRate*mean.Seconds())))
 }
 
 // poolLimitPrefix begins the warning of arrivals dropped at vus.max.

@@ -10,12 +10,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/perflab/perflab/internal/analysis"
 	httpdriver "github.com/perflab/perflab/internal/driver/http"
 	"github.com/perflab/perflab/internal/driver/registry"
 	"github.com/perflab/perflab/internal/engine"
 	"github.com/perflab/perflab/internal/engine/pacer"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/slo"
 	"github.com/perflab/perflab/internal/units"
 )
 
@@ -144,7 +144,7 @@ func (f *httpFlags) workload(rawURL string, given func(string) bool) (plannedWor
 	desc := results.Workload{Name: "http", Driver: "http", Target: cfg.Method + " " + registry.RedactURL(rawURL),
 		Duration: f.duration, Grace: f.grace}
 	f.model(&w, &desc, given, bad)
-	gates, gateErrs := analysis.ParseGates(f.slo)
+	gates, gateErrs := slo.ParseGates(f.slo)
 	for _, err := range gateErrs {
 		bad("--slo: %v", err)
 	}

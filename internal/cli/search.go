@@ -11,11 +11,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/readback"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/slo"
 	"github.com/perflab/perflab/internal/units"
 )
 
@@ -103,7 +103,7 @@ func checkSearch(f searchFlags, path string) (*searchConfig, error) {
 	if f.stepDuration < 2*time.Second {
 		bad("--step-duration %v: want at least 2s (the first second of each step is trimmed as warm-up)", f.stepDuration)
 	}
-	if _, errs := analysis.ParseGates(f.slo); len(errs) > 0 {
+	if _, errs := slo.ParseGates(f.slo); len(errs) > 0 {
 		for _, e := range errs {
 			bad("--slo: %v", e)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/perflab/perflab/internal/readback"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/slo"
 )
 
 const sloUsage = `SLO gate judged on every workload over its steady-state window, e.g. 'p99 < 200ms', 'error_rate < 0.1%', 'dropped == 0' (repeatable); the command exits 1 when a gate fails or has insufficient data`
@@ -17,7 +18,7 @@ const sloUsage = `SLO gate judged on every workload over its steady-state window
 // checkSLOFlags parses the --slo expressions, reporting every one that
 // does not parse as a usage error.
 func checkSLOFlags(exprs []string) error {
-	_, errs := analysis.ParseGates(exprs)
+	_, errs := slo.ParseGates(exprs)
 	if len(errs) == 0 {
 		return nil
 	}
@@ -34,7 +35,7 @@ func checkSLOFlags(exprs []string) error {
 // workload by its name in its profile ("get") or with the profile's (and
 // the cell's) in front ("low/get"); the last part must be one of them.
 func checkSLOWorkloads(p *plan.Plan, exprs []string) error {
-	gates, _ := analysis.ParseGates(exprs)
+	gates, _ := slo.ParseGates(exprs)
 	known := map[string]bool{}
 	var names []string
 	for _, pr := range p.Profiles {

@@ -31,7 +31,7 @@
 //	  - name: small
 //	    duration: 30s                 # required
 //	    warmup: 5s
-//	    slo: ["p99 < 200ms"]          # SLO gates on every workload (analysis.ParseGate)
+//	    slo: ["p99 < 200ms"]          # SLO gates on every workload (slo.ParseGate)
 //	    workloads:                    # required, run concurrently
 //	      - name: get
 //	        driver: http
@@ -144,7 +144,7 @@ type Profile struct {
 	Duration  time.Duration
 	Warmup    time.Duration // excluded from statistics
 	Workloads []Workload
-	SLO       []string // gates on every workload of the profile, as analysis.ParseGate reads them
+	SLO       []string // gates on every workload of the profile, as slo.ParseGate reads them
 	at        where
 }
 
@@ -173,7 +173,7 @@ type Workload struct {
 	Backlog          int // open model: arrivals that may wait for a VU at VUs.Max
 	Grace            time.Duration
 	Params           Params   // driver configuration, opaque here
-	SLO              []string // gates on this workload, as analysis.ParseGate reads them
+	SLO              []string // gates on this workload, as slo.ParseGate reads them
 	at               where
 }
 

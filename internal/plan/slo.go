@@ -8,7 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/slo"
 )
 
 // gates reads an slo list: SLO gate expressions such as "p99 < 200ms",
@@ -45,9 +45,9 @@ func (p Profile) Pos(key string) Pos { return p.at.pos(key) }
 
 // gate parses the i-th gate of a list at w and reports a problem at the
 // column it starts; ok is false when the gate does not parse.
-func (v *validator) gate(w where, i int, expr string) (analysis.Gate, bool) {
+func (v *validator) gate(w where, i int, expr string) (slo.Gate, bool) {
 	key := "slo." + strconv.Itoa(i)
-	g, err := analysis.ParseGate(expr)
+	g, err := slo.ParseGate(expr)
 	if err == nil {
 		return g, true
 	}
@@ -56,7 +56,7 @@ func (v *validator) gate(w where, i int, expr string) (analysis.Gate, bool) {
 	}
 	p := w.pos(key)
 	msg := err.Error()
-	var ge *analysis.GateError
+	var ge *slo.GateError
 	if errors.As(err, &ge) {
 		p.Col += ge.Column - 1
 		msg = fmt.Sprintf("slo %q: %s", ge.Expr, ge.Msg)

@@ -9,6 +9,7 @@ import (
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/slo"
 )
 
 // SLOMetaKey is the run meta key that holds the run's SLO gates (JSON), so
@@ -97,14 +98,14 @@ func JudgeGates(specs []GateSpec, sums []*analysis.Summary, figures map[string]m
 				out = append(out, report.Gate{Verdict: v, Source: spec.source()})
 			}
 		}
-		g, err := analysis.ParseGate(spec.Expr)
+		g, err := slo.ParseGate(spec.Expr)
 		if err != nil {
 			add(analysis.Verdict{Expr: spec.Expr, State: analysis.GateInsufficient, Note: err.Error()})
 			continue
 		}
 		scoped := gateScope(spec, sums)
-		if slices.Contains(analysis.GateMetrics(), g.Metric) {
-			vs, _ := analysis.EvaluateGates([]analysis.Gate{g}, scoped, nil) // built-in metrics: no error
+		if _, builtin := slo.KindOf(g.Metric); builtin {
+			vs, _ := analysis.EvaluateGates([]slo.Gate{g}, scoped, nil) // built-in metrics: no error
 			add(vs...)
 			continue
 		}
@@ -115,7 +116,7 @@ func JudgeGates(specs []GateSpec, sums []*analysis.Summary, figures map[string]m
 
 // suppliedVerdicts judges a gate on a figure the run supplies on each
 // workload that supplies it.
-func suppliedVerdicts(g analysis.Gate, sums []*analysis.Summary, figures map[string]map[string]analysis.Supplied) []analysis.Verdict {
+func suppliedVerdicts(g slo.Gate, sums []*analysis.Summary, figures map[string]map[string]analysis.Supplied) []analysis.Verdict {
 	var out []analysis.Verdict
 	var supplied []string
 	for _, s := range sums {
@@ -126,7 +127,7 @@ func suppliedVerdicts(g analysis.Gate, sums []*analysis.Summary, figures map[str
 		if _, ok := fs[g.Metric]; !ok {
 			continue
 		}
-		vs, err := analysis.EvaluateGates([]analysis.Gate{g}, nil, fs)
+		vs, err := analysis.EvaluateGates([]slo.Gate{g}, nil, fs)
 		if err != nil {
 			continue
 		}
@@ -138,7 +139,7 @@ func suppliedVerdicts(g analysis.Gate, sums []*analysis.Summary, figures map[str
 	if len(out) > 0 {
 		return out
 	}
-	note := fmt.Sprintf("no workload supplies %s; built-in metrics are %s", g.Metric, strings.Join(analysis.GateMetrics(), ", "))
+	note := fmt.Sprintf("no workload supplies %s; built-in metrics are %s", g.Metric, strings.Join(slo.Metrics(), ", "))
 	if len(supplied) > 0 {
 		slices.Sort(supplied)
 		note += "; the workloads supply " + strings.Join(slices.Compact(supplied), ", ")

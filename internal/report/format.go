@@ -83,9 +83,9 @@ func mdEscape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
 // millicores ("4.2 millicores", "0.31 millicores"); never "<0.001".
 func fitCores(v float64) string {
 	if v == 0 || math.Abs(v) >= 0.1 {
-		return analysis.Sig3(v) + " cores"
+		return units.Sig3(v) + " cores"
 	}
-	return analysis.Sig3(1000*v) + " millicores"
+	return units.Sig3(1000*v) + " millicores"
 }
 
 // fitBytes writes a memory figure of a scaling fit with three significant
@@ -94,7 +94,7 @@ func fitBytes(v float64) string {
 	if math.Abs(v) >= 100 {
 		return sizeText(v)
 	}
-	return analysis.Sig3(v) + " B"
+	return units.Sig3(v) + " B"
 }
 
 // belowZero is how a figure of a fit below zero is shown: CPU and memory

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/units"
 )
 
 // htmlResourcesOf is a phase's resource section: the memory and CPU
@@ -153,9 +154,9 @@ func metricValue(m analysis.NamedMetric) func(float64) string {
 			name string
 		}{{1e9, "G"}, {1e6, "M"}, {1e4, "k"}} {
 			if math.Abs(v) >= u.size {
-				return analysis.Sig3(v/u.size) + u.name + per
+				return units.Sig3(v/u.size) + u.name + per
 			}
 		}
-		return analysis.Sig3(v) + per
+		return units.Sig3(v) + per
 	}
 }

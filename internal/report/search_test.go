@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/slo"
 )
 
 // searchFixture is a search that passed 100 and 200/s, failed 400/s on
@@ -93,7 +94,7 @@ func TestReadSearchJSON(t *testing.T) {
 // --start, which would give even fewer.
 func TestSearchStartWithTooFewRequests(t *testing.T) {
 	gate := func(state analysis.GateState) Gate {
-		return Gate{Verdict: analysis.Verdict{Gate: analysis.Gate{Expr: "error_rate < 0.1%"}, State: state}}
+		return Gate{Verdict: analysis.Verdict{Gate: slo.Gate{Expr: "error_rate < 0.1%"}, State: state}}
 	}
 	for _, tt := range []struct {
 		gates []Gate
@@ -132,7 +133,7 @@ func TestSearchLimitNamesWhatStoppedIt(t *testing.T) {
 			t.Errorf("limit %s: %q, want %q", tt.limit, got, tt.want)
 		}
 	}
-	insufficient := Gate{Verdict: analysis.Verdict{Gate: analysis.Gate{Expr: "p99 < 1s"}, State: analysis.GateInsufficient}}
+	insufficient := Gate{Verdict: analysis.Verdict{Gate: slo.Gate{Expr: "p99 < 1s"}, State: analysis.GateInsufficient}}
 	for _, tt := range []struct {
 		name string
 		step SearchStep

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/slo"
 )
 
 // sloRun is singleRun with gates: on both workloads (100 requests a second
@@ -17,7 +18,7 @@ import (
 func sloRun(t *testing.T) *Run {
 	t.Helper()
 	r := singleRun()
-	gates, errs := analysis.ParseGates([]string{"p99 < 20ms", "p50 < 5ms", "error_rate < 0.01%", "lost_samples == 0"})
+	gates, errs := slo.ParseGates([]string{"p99 < 20ms", "p50 < 5ms", "error_rate < 0.01%", "lost_samples == 0"})
 	if errs != nil {
 		t.Fatal(errs)
 	}

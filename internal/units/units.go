@@ -93,22 +93,19 @@ func FormatBytes(n float64) string {
 		name string
 	}{{k * k * k * k, "TiB"}, {k * k * k, "GiB"}, {k * k, "MiB"}, {k, "KiB"}} {
 		if math.Abs(n) >= u.size {
-			return sig3(n/u.size) + " " + u.name
+			return Sig3(n/u.size) + " " + u.name
 		}
 	}
 	return fmt.Sprintf("%.0f B", n)
 }
 
-// sig3 prints v with three significant digits, no trailing zeros and never
-// an exponent: 1.5, 14.6, 146, 1010.
-func sig3(v float64) string {
-	prec := 2
-	switch a := math.Abs(v); {
-	case a >= 100:
-		prec = 0
-	case a >= 10:
-		prec = 1
+// Sig3 writes v with three significant digits, no exponent and no
+// trailing zeros, at any magnitude: 0.000123, 0.05, 1.5, 183, 1234.
+func Sig3(v float64) string {
+	if v == 0 {
+		return "0"
 	}
+	prec := max(0, 2-int(math.Floor(math.Log10(math.Abs(v)))))
 	s := strconv.FormatFloat(v, 'f', prec, 64)
 	if strings.Contains(s, ".") {
 		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")

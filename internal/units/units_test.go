@@ -54,3 +54,11 @@ func TestFormatBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestSig3(t *testing.T) {
+	for in, want := range map[float64]string{0: "0", 0.000123: "0.000123", 0.05: "0.05", 1.5: "1.5", 183.4: "183", 1234: "1234", 9.999: "10", -14.56: "-14.6"} {
+		if got := Sig3(in); got != want {
+			t.Errorf("Sig3(%v) = %q, want %q", in, got, want)
+		}
+	}
+}

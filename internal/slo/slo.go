@@ -1,17 +1,26 @@
-package analysis
+// Package slo is the grammar of SLO gates, the thresholds users write in
+// a plan's slo lists and with --slo:
+//
+//	gate       = metric [ "{" label { "," label } "}" ] comparison threshold
+//	label      = ( "op" | "workload" ) "=" quoted
+//	comparison = "<" | "<=" | ">" | ">=" | "==" | "!="
+//
+// with spaces anywhere between the parts. A metric is a built-in one
+// (Metrics: latency quantiles, error_rate, rate, dropped, …) or any other
+// name, a figure the run supplies, such as lost_samples from a read-back
+// check. Each built-in metric has a Kind, which says how its threshold is
+// written (a duration with a unit, a fraction or a percentage, a rate, a
+// count) and how its figure is shown.
+//
+// The package parses gates and reports where one goes wrong; it measures
+// nothing. internal/plan checks a plan's gates with it, and
+// internal/analysis evaluates gates against a run's summaries.
+package slo
 
 import (
 	"fmt"
-	"math"
-	"math/big"
-	"sort"
-	"strconv"
 	"strings"
-	"time"
 	"unicode"
-
-	"github.com/perflab/perflab/internal/stats"
-	"github.com/perflab/perflab/internal/units"
 )
 
 // Gate is one SLO threshold as users write it in plans and on the command
@@ -31,7 +40,7 @@ import (
 // to one operation, workload="…" to one workload (its name or its short
 // name within its profile); values are double-quoted with \" and \\
 // escapes. The comparisons are <, <=, >, >=, == and !=. The threshold's
-// form follows the metric (GateMetrics): a duration with a unit ("200ms"),
+// form follows the metric's Kind: a duration with a unit ("200ms"),
 // a fraction or a percentage ("0.001", "0.1%"), a rate ("950/s", "300/m",
 // "950"), or a plain number. Any other metric name is a figure the run
 // supplies (e.g. lost_samples from a read-back check), compared with a
@@ -55,60 +64,6 @@ type GateError struct {
 
 func (e *GateError) Error() string {
 	return fmt.Sprintf("cannot parse SLO gate %q: column %d: %s", e.Expr, e.Column, e.Msg)
-}
-
-// gateKind is how a metric's threshold is written and its figure shown.
-type gateKind uint8
-
-const (
-	kindDuration gateKind = iota // seconds
-	kindFraction                 // 0…1, written as a fraction or a percentage
-	kindRate                     // per second
-	kindCount
-	kindNumber // a figure the run supplies
-)
-
-// gateMetric is one built-in metric.
-type gateMetric struct {
-	kind    gateKind
-	perOp   bool // has a figure per operation
-	doc     string
-	measure func(gateScope) gateFigure
-}
-
-// gateMetrics is the registry of built-in metrics.
-var gateMetrics = map[string]gateMetric{
-	"p50":                {kindDuration, true, "latency p50 of successful requests, from the intended start", latencyQuantile(0.50)},
-	"p90":                {kindDuration, true, "latency p90 of successful requests", latencyQuantile(0.90)},
-	"p99":                {kindDuration, true, "latency p99 of successful requests", latencyQuantile(0.99)},
-	"p999":               {kindDuration, true, "latency p99.9 of successful requests", latencyQuantile(0.999)},
-	"max":                {kindDuration, true, "the largest latency of a successful request", gateLatencyMax},
-	"mean":               {kindDuration, true, "the mean latency of successful requests", gateLatencyMean},
-	"ttfb_p50":           {kindDuration, true, "time to first byte p50 of successful requests", ttfbQuantile(0.50)},
-	"ttfb_p99":           {kindDuration, true, "time to first byte p99 of successful requests", ttfbQuantile(0.99)},
-	"ttft_p50":           {kindDuration, true, "time to first token p50 (streams)", measureQuantile(stats.TTFT, 0.50)},
-	"ttft_p99":           {kindDuration, true, "time to first token p99 (streams)", measureQuantile(stats.TTFT, 0.99)},
-	"itl_p50":            {kindDuration, true, "inter-token latency p50, over every gap", measureQuantile(stats.ITL, 0.50)},
-	"itl_p99":            {kindDuration, true, "inter-token latency p99, over every gap", measureQuantile(stats.ITL, 0.99)},
-	"tpot_p50":           {kindDuration, true, "time per output token p50, one per stream", measureQuantile(stats.TPOT, 0.50)},
-	"tpot_p99":           {kindDuration, true, "time per output token p99, one per stream", measureQuantile(stats.TPOT, 0.99)},
-	"output_tokens_rate": {kindRate, true, "output tokens per second", gateOutputTokensRate},
-	"error_rate":         {kindFraction, true, "failed / all requests", gateErrorRate},
-	"success_rate":       {kindFraction, true, "successful / all requests", gateSuccessRate},
-	"rate":               {kindRate, true, "completed operations per second", gateRate},
-	"requests":           {kindCount, true, "requests in the window", gateRequests},
-	"errors":             {kindCount, true, "failed requests in the window", gateErrors},
-	"dropped":            {kindCount, false, "arrivals dropped in the window (every VU busy)", gateDropped},
-}
-
-// GateMetrics lists the built-in metrics, alphabetically.
-func GateMetrics() []string {
-	names := make([]string, 0, len(gateMetrics))
-	for n := range gateMetrics {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }
 
 // ParseGates parses every expression, reporting every one that fails.
@@ -174,12 +129,12 @@ func ParseGate(expr string) (Gate, error) {
 		return Gate{}, s.errorf(s.pos, "want a metric name, like p99 or error_rate")
 	}
 	s.decimalQuantile(&g)
-	m, builtin := gateMetrics[g.Metric]
+	m, builtin := metrics[g.Metric]
 	s.skipSpace()
 	if s.peek() == '{' {
 		if !builtin {
 			return Gate{}, s.errorf(metricAt, "unknown metric %q takes no labels: only built-in metrics (%s) are scoped",
-				g.Metric, strings.Join(GateMetrics(), ", "))
+				g.Metric, strings.Join(Metrics(), ", "))
 		}
 		if err := s.labels(&g, m); err != nil {
 			return Gate{}, err
@@ -196,14 +151,14 @@ func ParseGate(expr string) (Gate, error) {
 	if value == "" {
 		return Gate{}, s.errorf(valueAt, "want a threshold after %s", g.Cmp)
 	}
-	kind := kindNumber
+	kind := KindNumber
 	if builtin {
 		kind = m.kind
 	}
 	v, msg := parseThreshold(kind, value)
 	if msg != "" && !builtin {
 		return Gate{}, s.errorf(metricAt, "unknown metric %q: known metrics are %s; any other name is a figure the run supplies, compared with a plain number",
-			g.Metric, strings.Join(GateMetrics(), ", "))
+			g.Metric, strings.Join(Metrics(), ", "))
 	}
 	if msg != "" {
 		return Gate{}, s.errorf(valueAt, "%s threshold %q: %s", g.Metric, value, msg)
@@ -224,7 +179,7 @@ func (s *gateScanner) decimalQuantile(g *Gate) {
 		end++
 	}
 	name := g.Metric + string(s.rs[s.pos+1:end])
-	if _, ok := gateMetrics[name]; ok && end > s.pos+1 && strings.HasPrefix(name, "p") {
+	if _, ok := metrics[name]; ok && end > s.pos+1 && strings.HasPrefix(name, "p") {
 		g.Metric, s.pos = name, end
 	}
 }
@@ -242,7 +197,7 @@ func (s *gateScanner) comparison() string {
 }
 
 // labels reads {name="value", …} into g.
-func (s *gateScanner) labels(g *Gate, m gateMetric) error {
+func (s *gateScanner) labels(g *Gate, m metric) error {
 	s.pos++ // '{'
 	seen := map[string]bool{}
 	for {
@@ -311,46 +266,4 @@ func (s *gateScanner) quoted() (string, error) {
 		}
 	}
 	return "", s.errorf(open, "the quote opened here is not closed")
-}
-
-// parseThreshold reads a threshold of the given kind; msg says what is
-// wrong with it.
-func parseThreshold(kind gateKind, v string) (float64, string) {
-	switch kind {
-	case kindDuration:
-		if _, err := strconv.ParseFloat(v, 64); err == nil && v != "0" {
-			return 0, "want a duration with a unit, like 200ms or 1.5s"
-		}
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return 0, "want a duration with a unit, like 200ms or 1.5s"
-		}
-		return d.Seconds(), ""
-	case kindFraction:
-		num, pct := strings.CutSuffix(v, "%")
-		f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-		if pct {
-			f /= 100
-			// the double nearest the percentage written, as a measured
-			// 7/1000 is 0.007's: f / 100 makes 0.7% 0.006999…
-			if r, ok := new(big.Rat).SetString(strings.TrimSpace(num)); ok {
-				f, _ = r.Quo(r, big.NewRat(100, 1)).Float64()
-			}
-		}
-		if err != nil || !(f >= 0 && f <= 1) {
-			return 0, "want a fraction from 0 to 1 or a percentage, like 0.001 or 0.1%"
-		}
-		return f, ""
-	case kindRate:
-		r, err := units.ParseRate(v)
-		if err != nil {
-			return 0, "want a rate, like 950/s, 300/m or 950"
-		}
-		return r, ""
-	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || kind == kindCount && f < 0 {
-		return 0, "want a plain number, like 0 or 1000"
-	}
-	return f, ""
 }
