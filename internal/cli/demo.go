@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/plan"
+	"github.com/perflab/perflab/internal/run"
 )
 
 // demoPlan is the plan perflab demo runs: the built-in HTTP target (10 ms
@@ -74,12 +75,12 @@ func (e *env) demo(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("the demo's own plan: %w", err)
 	}
-	b, err := builtins(filepath.Join(*out, "RUN_DIR"))
+	b, err := run.Builtins(filepath.Join(*out, "RUN_DIR"))
 	if err != nil {
 		return &runError{err: err, code: ExitFailed}
 	}
-	if problems := checkPlan(p, b); len(problems) > 0 {
-		return fmt.Errorf("the demo's own plan: %w", invalidPlan(problems))
+	if problems := run.Check(p, b); len(problems) > 0 {
+		return fmt.Errorf("the demo's own plan: %w", run.InvalidPlan(problems))
 	}
 	fmt.Fprintf(e.stderr, "demo: the built-in target at http://%s, 250/s, 500/s, 750/s and 1000/s for %v each\n", addr, *each)
 	return e.executePlan(ctx, p, b, *out, false, shellJoin(append([]string{"perflab", "demo"}, args...)), nil, nil)

@@ -6,14 +6,17 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/shard"
 )
 
@@ -54,6 +57,7 @@ type launcher interface {
 // coordinator is the side of a distributed run that announces phases,
 // follows the workers' shards and merges them into the run store.
 type coordinator struct {
+	events run.Events
 	run    shard.Run
 	n      int
 	opts   distOptions
@@ -73,57 +77,67 @@ func newRunID() string {
 	return "r" + time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b)
 }
 
-// startCoordinator opens the shared store, writes the run's manifest,
-// starts the workers and waits until every one has registered.
-func (e *env) startCoordinator(ctx context.Context, p *plan.Plan, rs *results.Run, opts distOptions) (*coordinator, error) {
-	c := &coordinator{n: opts.workers, opts: opts}
+var _ run.Load = (*coordinator)(nil)
+
+// newCoordinator is the coordinator of a distributed run made as opts
+// says.
+func newCoordinator(opts distOptions) *coordinator { return &coordinator{n: opts.workers, opts: opts} }
+
+// Open opens the shared store, writes the run's manifest, starts the
+// workers and waits until every one has registered. When it fails, no
+// phase runs.
+func (c *coordinator) Open(ctx context.Context, rec *run.Record, p *plan.Plan) error {
+	c.events = rec.Events()
+	if err := c.open(ctx, rec, p); err != nil {
+		c.broken = "the workers: " + run.OneLine(err.Error())
+		return err
+	}
+	return nil
+}
+
+func (c *coordinator) open(ctx context.Context, rec *run.Record, p *plan.Plan) error {
+	rs := rec.Store
 	runDir, err := filepath.Abs(rs.Dir())
 	if err != nil {
-		return c, fmt.Errorf("cannot locate the run directory: %w", err)
+		return fmt.Errorf("cannot locate the run directory: %w", err)
 	}
-	if l, ok := opts.launch.(*localWorkers); ok {
+	if l, ok := c.opts.launch.(*localWorkers); ok {
 		l.logDir = filepath.Join(runDir, "logs", "workers")
 		if l.plan, err = filepath.Abs(p.File); err != nil {
-			return c, fmt.Errorf("cannot locate the plan: %w", err)
+			return fmt.Errorf("cannot locate the plan: %w", err)
 		}
 	}
-	url, err := c.open(ctx)
+	url, err := c.openStore(ctx)
 	if err != nil {
-		return c, err
+		return err
 	}
 	if err := c.putManifest(ctx, p, rs, runDir); err != nil {
-		return c, err
+		return err
 	}
-	fmt.Fprintf(e.stderr, "perflab: run %s: %d workers, shared store %s\n", c.run.ID, c.n, c.run.Store.Where())
+	c.events.Note(fmt.Sprintf("run %s: %d workers, shared store %s", c.run.ID, c.n, c.run.Store.Where()))
 	if err := c.opts.launch.start(ctx, c.run, url, c.n); err != nil {
-		return c, err
+		return err
 	}
-	if err := c.awaitHellos(ctx, e); err != nil {
-		return c, err
+	if err := c.awaitHellos(ctx); err != nil {
+		return err
 	}
-	for _, i := range sortedKeys(c.hellos) {
+	for _, i := range slices.Sorted(maps.Keys(c.hellos)) {
 		h := c.hellos[i]
 		if err := rs.AddEvent(results.Event{Kind: "worker", Message: fmt.Sprintf("worker %d registered: host %s, pid %d, %.0f cores, perflab %s",
 			i, h.Host, h.PID, h.CoresAvailable, h.Version)}); err != nil {
-			return c, err
+			return err
 		}
 	}
-	return c, nil
+	return nil
 }
 
-func sortedKeys[V any](m map[int]V) []int {
-	out := make([]int, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Ints(out)
-	return out
-}
+// Broken says why no phase runs any more: a worker failed.
+func (c *coordinator) Broken() string { return c.broken }
 
-// open opens the shared store (a new temporary directory when none is
+// openStore opens the shared store (a new temporary directory when none is
 // given) under the run's id (a new one when none is given), and returns
 // its URL for the workers.
-func (c *coordinator) open(ctx context.Context) (string, error) {
+func (c *coordinator) openStore(ctx context.Context) (string, error) {
 	url := c.opts.store
 	if url == "" {
 		dir, err := os.MkdirTemp("", "perflab-store-")
@@ -174,7 +188,7 @@ func (c *coordinator) putManifest(ctx context.Context, p *plan.Plan, rs *results
 
 // awaitHellos waits until every worker registered, one of them failed,
 // or opts.helloIn passes.
-func (c *coordinator) awaitHellos(ctx context.Context, e *env) error {
+func (c *coordinator) awaitHellos(ctx context.Context) error {
 	deadline := time.Now().Add(c.opts.helloIn)
 	t := time.NewTicker(followPoll)
 	defer t.Stop()
@@ -186,7 +200,7 @@ func (c *coordinator) awaitHellos(ctx context.Context, e *env) error {
 			for _, h := range hs {
 				hosts[h.Host]++
 			}
-			fmt.Fprintf(e.stderr, "perflab: %d workers registered on %s\n", len(hs), describeHosts(hosts))
+			c.events.Note(fmt.Sprintf("%d workers registered on %s", len(hs), describeHosts(hosts)))
 			return nil
 		}
 		if bad := c.opts.launch.failed(); len(bad) > 0 {
@@ -218,7 +232,7 @@ func describeHosts(hosts map[string]int) string {
 
 // describeFailed is "worker 1: exit status 2; worker 3: OOMKilled", by index.
 func describeFailed(bad map[int]string) string {
-	idx := sortedKeys(bad)
+	idx := slices.Sorted(maps.Keys(bad))
 	parts := make([]string, len(idx))
 	for i, w := range idx {
 		parts[i] = fmt.Sprintf("worker %d: %s", w, bad[w])
@@ -226,9 +240,9 @@ func describeFailed(bad map[int]string) string {
 	return strings.Join(parts, "; ")
 }
 
-// close tells the workers the run is over (done, or aborted when it was
+// Close tells the workers the run is over (done, or aborted when it was
 // stopped or broken), stops them and removes a temporary store.
-func (c *coordinator) close(e *env, interrupted, kill bool) {
+func (c *coordinator) Close(interrupted, kill bool) {
 	if c.owned {
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 		var err error
@@ -239,7 +253,7 @@ func (c *coordinator) close(e *env, interrupted, kill bool) {
 		}
 		cancel()
 		if err != nil {
-			fmt.Fprintf(e.stderr, "perflab: warning: cannot tell the workers the run is over: %v\n", err)
+			c.events.Warn(fmt.Sprintf("cannot tell the workers the run is over: %v", err))
 		}
 	}
 	if c.opts.launch != nil {
@@ -248,15 +262,6 @@ func (c *coordinator) close(e *env, interrupted, kill bool) {
 	if c.temp != "" && c.broken == "" {
 		os.RemoveAll(c.temp)
 	} else if c.temp != "" {
-		fmt.Fprintf(e.stderr, "perflab: the workers' store is kept in %s (perflab merge --store %s --run-id %s)\n", c.temp, c.temp, c.run.ID)
-	}
-}
-
-// workerRows records the workers' parts of a phase in the run store.
-func (r *planRun) workerRows(cell int, profile string, ps *phaseShards) {
-	for _, s := range ps.rows(cell, profile) {
-		if err := r.store.AddShard(s); err != nil {
-			r.sink.fail(err)
-		}
+		c.events.Note(fmt.Sprintf("the workers' store is kept in %s (perflab merge --store %s --run-id %s)", c.temp, c.temp, c.run.ID))
 	}
 }

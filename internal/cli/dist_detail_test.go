@@ -9,6 +9,7 @@ import (
 	"github.com/perflab/perflab/internal/driver"
 	"github.com/perflab/perflab/internal/engine"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/shard"
 )
 
@@ -186,7 +187,7 @@ func TestShardEndsCarryUnissued(t *testing.T) {
 	if !ok || s.Scheduled != 940 || s.Unissued != 42 {
 		t.Errorf("summary %+v, want 940 scheduled and 42 unissued", s)
 	}
-	if end := endOf(s, 0, "the plan"); end.Unissued != 42 {
+	if end := run.EndOf(s, 0, "the plan"); end.Unissued != 42 {
 		t.Errorf("the workload's end holds %d unissued, want 42", end.Unissued)
 	}
 }

@@ -10,11 +10,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perflab/perflab/internal/driver"
 	httpdriver "github.com/perflab/perflab/internal/driver/http"
 	"github.com/perflab/perflab/internal/driver/registry"
 	"github.com/perflab/perflab/internal/engine"
 	"github.com/perflab/perflab/internal/engine/pacer"
+	"github.com/perflab/perflab/internal/plan"
+	"github.com/perflab/perflab/internal/readback"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/slo"
 	"github.com/perflab/perflab/internal/units"
 )
@@ -111,9 +115,12 @@ func (e *env) httpCmd(ctx context.Context, args []string) error {
 		return err
 	}
 	e.useScrubber(f.scrubber(pos[0]))
-	return e.execute(ctx, job{name: f.name, command: redactCommand(append([]string{"perflab", "http"}, args...)),
-		out: f.out, warmup: f.warmup, jsonOut: f.jsonOut, workloads: []plannedWorkload{pw}, slo: f.slo,
-		sampleEvery: sampleEveryFor(f.duration, f.warmup)}) // the generator itself, for the client-bound rule
+	job := e.job(f.out, results.Meta{Name: f.name, Command: redactCommand(append([]string{"perflab", "http"}, args...)),
+		Extra: readback.WithSLO(nil, run.GateSpecs(nil, f.slo))})
+	job.Bare = &run.Phase{Profile: plan.Profile{Name: pw.Eng.Name, Duration: f.duration, Warmup: f.warmup},
+		Workloads: []run.Workload{pw}, WarmupBy: "the user"}
+	job.SampleEvery = sampleEveryFor(f.duration, f.warmup) // the generator itself, for the client-bound rule
+	return e.runJob(ctx, job, f.jsonOut)
 }
 
 // sampleEveryFor is how often perflab http samples the generator over a
@@ -127,7 +134,7 @@ func sampleEveryFor(d, warmup time.Duration) time.Duration {
 
 // workload validates every flag at once and builds the workload; given
 // tells the flags given on the command line.
-func (f *httpFlags) workload(rawURL string, given func(string) bool) (plannedWorkload, error) {
+func (f *httpFlags) workload(rawURL string, given func(string) bool) (run.Workload, error) {
 	var problems []string
 	bad := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
 	cfg := httpdriver.Config{URL: rawURL, Method: strings.ToUpper(f.method), Header: f.header(bad),
@@ -161,16 +168,16 @@ func (f *httpFlags) workload(rawURL string, given func(string) bool) (plannedWor
 		}
 	}
 	if len(problems) > 0 {
-		return plannedWorkload{}, usageErrorf("invalid arguments:\n  %s", strings.Join(problems, "\n  "))
+		return run.Workload{}, usageErrorf("invalid arguments:\n  %s", strings.Join(problems, "\n  "))
 	}
 	d, err := httpdriver.New(cfg)
 	if err != nil {
-		return plannedWorkload{}, usageErrorf("%v", err)
+		return run.Workload{}, usageErrorf("%v", err)
 	}
-	w.Driver = d
 	desc.Params, _ = json.Marshal(map[string]any{"method": cfg.Method, "headers": redactHeaders(cfg.Header),
 		"body_bytes": len(cfg.Body), "timeout": f.timeout.String(), "proto": f.proto})
-	return plannedWorkload{eng: w, desc: desc}, nil
+	spec := registry.Spec{Target: desc.Target, OpBytes: int64(len(cfg.Body)), New: func() (driver.Driver, error) { return d, nil }}
+	return run.Workload{Spec: spec, Eng: w, Desc: desc, Length: f.duration}, nil
 }
 
 // scrubber is the scrubber of the run: the values of the environment

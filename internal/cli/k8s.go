@@ -15,6 +15,7 @@ import (
 
 	"github.com/perflab/perflab/internal/k8s"
 	"github.com/perflab/perflab/internal/plan"
+	"github.com/perflab/perflab/internal/run"
 )
 
 // k8sCmd is `perflab k8s manifest|run`.
@@ -120,7 +121,7 @@ func (kf *k8sFlags) options(p *plan.Plan) (k8s.Options, error) {
 // they go into the ConfigMap beside it. A file outside the plan's
 // directory cannot.
 func planFiles(p *plan.Plan) (map[string][]byte, error) {
-	b, err := builtins("RUN_DIR")
+	b, err := run.Builtins("RUN_DIR")
 	if err != nil {
 		return nil, err
 	}

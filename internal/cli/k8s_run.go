@@ -69,8 +69,8 @@ func (e *env) k8sRun(ctx context.Context, args []string) error {
 	if err != nil {
 		return &runError{err: err, hint: "check --kubeconfig and --context (kubectl config get-contexts)", code: ExitFailed}
 	}
-	dist := &distOptions{workers: o.Workers, store: o.Store, runID: o.RunID, profiles: kf.profiles, helloIn: *startIn,
-		launch: &k8sWorkers{e: e, client: client, objs: objs, keep: *keep}}
+	dist := newCoordinator(distOptions{workers: o.Workers, store: o.Store, runID: o.RunID, profiles: kf.profiles, helloIn: *startIn,
+		launch: &k8sWorkers{e: e, client: client, objs: objs, keep: *keep}})
 	command := shellJoin(append([]string{"perflab", "k8s", "run"}, args...))
 	return e.executePlan(ctx, p, b, *out, *jsonOut, command, slo, dist)
 }

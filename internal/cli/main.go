@@ -17,18 +17,19 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/target"
 )
 
 // Version is perflab's version, printed by `perflab version` and stored in runs.
-const Version = "0.1.0"
+const Version = run.Version
 
 // Exit codes.
 const (
-	ExitOK          = 0
-	ExitFailed      = 1 // the run ran but failed: target unreachable, all requests failed, store errors
-	ExitUsage       = 2 // invalid arguments or plan; nothing was started
-	ExitInterrupted = 130
+	ExitOK          = run.ExitOK
+	ExitFailed      = run.ExitFailed      // the run ran but failed: target unreachable, all requests failed, store errors
+	ExitUsage       = run.ExitUsage       // invalid arguments or plan; nothing was started
+	ExitInterrupted = run.ExitInterrupted // interrupted by a signal
 )
 
 // env is what every subcommand writes to.
@@ -39,7 +40,7 @@ type env struct {
 	scrub  *scrubber // the run's, once known (useScrubber); nil scrubs nothing
 	// intervals, when set, is where a run writes its intervals instead of
 	// its store: tests put a failing writer there.
-	intervals func(*results.Run) intervalWriter
+	intervals func(*results.Run) run.IntervalWriter
 	// workerExe, when set, is the perflab binary local workers run (tests:
 	// the test binary is not perflab).
 	workerExe string
@@ -174,9 +175,13 @@ func (e *env) exit(err error) int {
 		return ExitOK
 	}
 	var ue *usageError
-	if errors.As(err, &ue) {
+	var f *run.Failure
+	switch {
+	case errors.As(err, &ue):
 		fmt.Fprintf(e.stderr, "perflab: %s\nRun 'perflab help' for usage.\n", ue.msg)
 		return ExitUsage
+	case errors.As(err, &f):
+		return e.failure(f)
 	}
 	fmt.Fprintf(e.stderr, "perflab: %s\n", err)
 	var re *runError
@@ -187,6 +192,23 @@ func (e *env) exit(err error) int {
 		return re.code
 	}
 	return ExitFailed
+}
+
+// failure shows a run's failure: what else went wrong first, then the
+// error and its hint. A job refused without a hint is a usage error.
+func (e *env) failure(f *run.Failure) int {
+	for _, err := range f.Also {
+		fmt.Fprintf(e.stderr, "perflab: also: %v\n", err)
+	}
+	if f.Code == ExitUsage && f.Hint == "" {
+		fmt.Fprintf(e.stderr, "perflab: %s\nRun 'perflab help' for usage.\n", f.Err)
+		return f.Code
+	}
+	fmt.Fprintf(e.stderr, "perflab: %s\n", f.Err)
+	if f.Hint != "" {
+		fmt.Fprintf(e.stderr, "hint: %s\n", f.Hint)
+	}
+	return f.Code
 }
 
 // signals returns two contexts: stop ends with the first SIGINT or SIGTERM

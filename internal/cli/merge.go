@@ -13,6 +13,7 @@ import (
 	"github.com/perflab/perflab/internal/engine"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/shard"
 )
 
@@ -47,35 +48,34 @@ func (e *env) mergeCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	run := shard.Run{Store: store, ID: *runID}
-	m, found, err := run.Manifest(ctx)
+	sr := shard.Run{Store: store, ID: *runID}
+	m, found, err := sr.Manifest(ctx)
 	if err == nil && !found {
-		err = fmt.Errorf("no run %s in %s", run.ID, store.Where())
+		err = fmt.Errorf("no run %s in %s", sr.ID, store.Where())
 	}
 	if err != nil {
 		return &runError{err: err, hint: "the run id is the one perflab printed when the run started (perflab: run r…)", code: ExitFailed}
 	}
-	rs, err := e.createRun(*out, results.Meta{Name: m.Name, Command: shellJoin(append([]string{"perflab", "merge"}, args...)),
-		Repeat: m.Repeat, Extra: m.Meta})
+	rec, err := run.Create(*out, results.Meta{Name: m.Name, Command: shellJoin(append([]string{"perflab", "merge"}, args...)),
+		Repeat: m.Repeat, Extra: m.Meta}, e.scrubFunc(), e.events())
 	if err != nil {
 		return err
 	}
-	defer rs.Close()
-	sink, _ := e.newStoreSink(rs, ctx)
-	failed, err := mergeRun(ctx, e, rs, sink, run, m.Workers)
+	defer rec.Store.Close()
+	failed, err := mergeRun(ctx, rec, sr, m.Workers)
 	if err != nil {
-		sink.fail(err)
+		rec.Fail(err)
 	}
-	return e.finish(rs, sink, *jsonOut, func(rep *report.Run) (results.Status, error) {
-		return judgePlan(rep, false, sink.err(), failed)
-	})
+	res, err := rec.Finish(func(rep *report.Run) (results.Status, error) {
+		return run.JudgePlan(rep, false, rec.Err(), failed)
+	}, nil)
+	return e.show(res, *jsonOut, err)
 }
 
 // merger rebuilds a run store from a shared store, phase by phase.
 type merger struct {
-	e      *env
+	rec    *run.Record
 	rs     *results.Run
-	sink   *storeSink
 	run    shard.Run
 	n      int
 	hellos map[int]shard.Hello
@@ -86,19 +86,19 @@ type merger struct {
 
 // mergeRun rebuilds every phase of run into rs; failed names the cells
 // whose workers failed.
-func mergeRun(ctx context.Context, e *env, rs *results.Run, sink *storeSink, run shard.Run, n int) ([]string, error) {
-	hellos, err := run.Hellos(ctx)
+func mergeRun(ctx context.Context, rec *run.Record, sr shard.Run, n int) ([]string, error) {
+	hellos, err := sr.Hellos(ctx)
 	if err != nil {
 		return nil, err
 	}
-	phases, err := run.Phases(ctx)
+	phases, err := sr.Phases(ctx)
 	if err != nil {
 		return nil, err
 	}
-	mg := &merger{e: e, rs: rs, sink: sink, run: run, n: n, hellos: hellos}
+	mg := &merger{rec: rec, rs: rec.Store, run: sr, n: n, hellos: hellos}
 	var failed []string
 	for _, k := range phases {
-		a, _, err := run.Announcement(ctx, k)
+		a, _, err := sr.Announcement(ctx, k)
 		if err != nil {
 			return failed, err
 		}
@@ -122,7 +122,7 @@ func (mg *merger) startCell(a shard.Announcement) {
 		c.Vars = append(c.Vars, results.Var{Name: results.RepetitionVar, Value: strconv.Itoa(a.Repetition)})
 	}
 	if err := mg.rs.AddCell(c); err != nil {
-		mg.sink.fail(err)
+		mg.rec.Fail(err)
 	}
 	mg.cell, mg.state, mg.msg = &c, results.StateCompleted, ""
 }
@@ -133,7 +133,7 @@ func (mg *merger) endCell(failed []string) []string {
 		return failed
 	}
 	if err := mg.rs.EndCell(mg.cell.Index, mg.state, mg.msg, time.Time{}); err != nil {
-		mg.sink.fail(err)
+		mg.rec.Fail(err)
 	}
 	if mg.state == results.StateFailed {
 		failed = append(failed, fmt.Sprintf("cell %s: %s", mg.cell.Name, mg.msg))
@@ -174,8 +174,8 @@ func (mg *merger) phase(ctx context.Context, a shard.Announcement) error {
 		state, msg = results.StateInterrupted, "the coordinator stopped the workers"
 	}
 	p := results.Phase{Cell: a.Cell, Profile: a.Profile, State: state, Message: msg, LoadEnd: time.Now()}
-	if w, ok := phaseWindow(a.Warmup, sums); ok {
-		p.LoadEnd, p.WindowStart, p.WindowEnd, p.WindowRule = w.loadEnd, w.Start, w.End, w.Rule
+	if w, ok := run.PhaseWindow(a.Warmup, sums); ok {
+		p.LoadEnd, p.WindowStart, p.WindowEnd, p.WindowRule = w.LoadEnd, w.Start, w.End, w.Rule
 	}
 	if state != results.StateCompleted && mg.state == results.StateCompleted {
 		mg.state, mg.msg = state, msg
@@ -204,7 +204,7 @@ func (mg *merger) read(ctx context.Context, a shard.Announcement) (*phaseShards,
 		ps.fail(w, results.ShardLost, fmt.Sprintf("never wrote its end (%d parts read)", f.Parts()[w]))
 	}
 	for _, iv := range m.Rest() {
-		mg.sink.Interval(iv.Workload, iv.Interval)
+		mg.rec.Interval(iv.Workload, iv.Interval)
 	}
 	return ps, nil
 }
@@ -221,10 +221,10 @@ func (mg *merger) ends(a shard.Announcement, ps *phaseShards, names []string, cl
 		sums = append(sums, s)
 		fail := func(err error) {
 			if err != nil {
-				mg.sink.fail(err)
+				mg.rec.Fail(err)
 			}
 		}
-		fail(mg.rs.EndWorkload(name, endOf(s, a.Warmup, "the plan")))
+		fail(mg.rs.EndWorkload(name, run.EndOf(s, a.Warmup, "the plan")))
 		fail(mg.rs.AddFacts(name, ps.facts(name)))
 		checks, note := ps.checks(name)
 		if len(ps.readBacks(name)) > 0 {
@@ -239,7 +239,7 @@ func (mg *merger) ends(a shard.Announcement, ps *phaseShards, names []string, cl
 	}
 	for _, row := range ps.rows(a.Cell, a.Profile) {
 		if err := mg.rs.AddShard(row); err != nil {
-			mg.sink.fail(err)
+			mg.rec.Fail(err)
 		}
 	}
 	return sums
@@ -258,7 +258,7 @@ func anyInterrupted(ps *phaseShards) bool {
 func resultChecks(cs []driver.Check) []results.Check {
 	out := make([]results.Check, len(cs))
 	for i, c := range cs {
-		out[i] = resultCheck(c)
+		out[i] = run.ResultCheck(c)
 	}
 	return out
 }

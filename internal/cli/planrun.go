@@ -2,18 +2,17 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/perflab/perflab/internal/driver/registry"
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/readback"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/run"
 )
 
 // runPlan is `perflab run PLAN.yaml [--profile NAME,…] [--repeat N] [--out
@@ -52,73 +51,68 @@ func (e *env) runPlan(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := checkSLOWorkloads(p, slo); err != nil {
+	if err := run.CheckSLOWorkloads(p, slo); err != nil {
 		return err
 	}
-	return e.executePlan(ctx, p, b, *out, *jsonOut, shellJoin(append([]string{"perflab", "run"}, args...)), slo, dist)
+	var load run.Load
+	if dist != nil {
+		load = newCoordinator(*dist)
+	}
+	return e.executePlan(ctx, p, b, *out, *jsonOut, shellJoin(append([]string{"perflab", "run"}, args...)), slo, load)
 }
 
-// executePlan creates the run directory and runs every cell, the plan's
-// credentials scrubbed from all it stores and prints (perflab run and
-// perflab k8s run alike); slo are the --slo gates, judged with the plan's
-// own.
+// executePlan runs p (perflab run, k8s run and demo alike), the plan's
+// credentials scrubbed from all it stores and prints; slo are the --slo
+// gates, judged with the plan's own; load, when set, makes the load (the
+// workers of a distributed run).
 func (e *env) executePlan(ctx context.Context, p *plan.Plan, b plan.Builtins, out string, jsonOut bool, command string,
-	slo []string, dist *distOptions) error {
+	slo []string, load run.Load) error {
 	e.useScrubber(planScrubber(p))
-	store, err := e.createPlanRun(out, p, &b, results.Meta{Name: p.Name, Command: command, Repeat: p.Repeat,
-		Extra: readback.WithSLO(nil, gateSpecs(p, slo))})
-	if err != nil {
-		return err
+	job := e.job(out, results.Meta{Name: p.Name, Command: command, Repeat: p.Repeat,
+		Extra: readback.WithSLO(nil, run.GateSpecs(p, slo))})
+	job.Plan, job.Builtins, job.SampleEvery, job.Load = p, b, p.SampleInterval, load
+	return e.runJob(ctx, job, jsonOut)
+}
+
+// job is a run job writing under out with meta, its events shown on the
+// terminal, scrubbed as e is.
+func (e *env) job(out string, meta results.Meta) run.Job {
+	return run.Job{Out: out, Meta: meta, Events: e.events(), Intervals: e.intervals, Scrub: e.scrubFunc()}
+}
+
+// scrubFunc is e's scrubber as a function; nil when it has none.
+func (e *env) scrubFunc() func(string) string {
+	if e.scrub == nil {
+		return nil
 	}
-	defer store.Close()
+	return e.scrub.String
+}
+
+// runJob runs job until it ends or a signal stops it, and shows its
+// report.
+func (e *env) runJob(ctx context.Context, job run.Job, jsonOut bool) error {
 	stop, kill, release := e.signals(ctx)
 	defer release()
-	sink, stop := e.newStoreSink(store, stop)
-	cells := p.RunCells(p.Repeat)
-	r := &planRun{e: e, p: p, store: store, b: b, matrix: len(cells) > 1, cells: len(cells), stop: stop, kill: kill,
-		sink: sink, progress: report.NewProgress(e.stderr, e.tty)}
-	var failed []string
-	if dist != nil {
-		if r.dist, err = e.startCoordinator(stop, p, store, *dist); err != nil {
-			failed = append(failed, "the workers: "+oneLine(err.Error()))
-			r.dist.broken = failed[0]
-		}
-		defer func() { r.dist.close(e, stop.Err() != nil, kill.Err() != nil) }()
-	}
-	for _, c := range cells {
-		if stop.Err() != nil || r.dist != nil && r.dist.broken != "" {
-			break
-		}
-		if state, msg := r.runCell(c); state == results.StateFailed {
-			failed = append(failed, fmt.Sprintf("cell %s: %s", c.Name, oneLine(msg)))
-		}
-	}
-	return e.finish(store, sink, jsonOut, func(rep *report.Run) (results.Status, error) {
-		return judgePlan(rep, stop.Err() != nil, r.sink.err(), failed)
-	})
+	res, err := run.Run(stop, kill, job)
+	return e.show(res, jsonOut, err)
 }
 
-// createPlanRun is createRun for a run of p: meta's extras get the plan
-// (secrets masked) and its file, and b.RunDir the run directory, absolute
-// because components run in the plan's directory, not perflab's.
-func (e *env) createPlanRun(out string, p *plan.Plan, b *plan.Builtins, meta results.Meta) (*results.Run, error) {
-	described, err := registry.DescribedPlan(p)
-	if err != nil {
-		return nil, &runError{err: err, code: ExitFailed}
+// show prints a finished run's report (as JSON with jsonOut) and where its
+// files are, and returns err, the run's failure, if any.
+func (e *env) show(res *run.Result, jsonOut bool, err error) error {
+	if res == nil || res.Report == nil {
+		return err
 	}
-	if meta.Extra == nil {
-		meta.Extra = map[string]string{}
+	render := report.Terminal
+	if jsonOut {
+		render = report.JSON
 	}
-	meta.Extra["plan"], meta.Extra["plan_file"] = described, p.File
-	store, err := e.createRun(out, meta)
-	if err != nil {
-		return nil, err
+	if rerr := render(e.stdout, res.Report); rerr != nil && err == nil {
+		err = &runError{err: rerr, code: ExitFailed}
 	}
-	if b.RunDir, err = filepath.Abs(store.Dir()); err != nil {
-		store.Close()
-		return nil, &runError{err: fmt.Errorf("cannot locate the run directory: %w", err), code: ExitFailed}
-	}
-	return store, nil
+	fmt.Fprintf(e.stderr, "run directory: %s\nreport:        %s (and report.html)\nsummary:       %s\n",
+		res.Dir, filepath.Join(res.Dir, "report.md"), filepath.Join(res.Dir, "summary.json"))
+	return err
 }
 
 // checkedPlan loads the plan at path for perflab run, plan check and
@@ -130,23 +124,23 @@ func checkedPlan(fs *flag.FlagSet, path, profiles string, repeat int, runDir str
 	if err := checkRepeat(fs, repeat); err != nil {
 		return nil, plan.Builtins{}, err
 	}
-	p, err := loadPlan(path, profiles)
+	p, err := run.LoadPlan(path, profiles)
 	if err != nil {
 		return nil, plan.Builtins{}, err
 	}
 	if err := applyRepeat(fs, p, repeat); err != nil {
 		return nil, plan.Builtins{}, err
 	}
-	b, err := builtins(runDir)
+	b, err := run.Builtins(runDir)
 	if err != nil {
 		return nil, b, &runError{err: err, code: ExitFailed}
 	}
-	problems := checkPlan(p, b)
+	problems := run.Check(p, b)
 	if here {
-		problems = append(problems, commandProblems(p, b)...)
+		problems = append(problems, run.CommandProblems(p, b)...)
 	}
 	if len(problems) > 0 {
-		return nil, b, invalidPlan(problems)
+		return nil, b, run.InvalidPlan(problems)
 	}
 	return p, b, nil
 }
@@ -172,35 +166,6 @@ func applyRepeat(fs *flag.FlagSet, p *plan.Plan, n int) error {
 	return nil
 }
 
-// judgePlan is judgeRun for a plan: a failed cell fails the run, after the
-// store errors and an interrupt.
-func judgePlan(r *report.Run, interrupted bool, storeErr error, failed []string) (results.Status, error) {
-	if status, err := judgeLost(r); err != nil && storeErr == nil && !interrupted && len(failed) == 0 {
-		return status, err
-	}
-	if storeErr != nil || interrupted || len(failed) == 0 {
-		return judgeRun(r, interrupted, storeErr)
-	}
-	noun := "cell"
-	if len(failed) > 1 {
-		noun = "cells"
-	}
-	msg := fmt.Sprintf("%d %s failed: %s", len(failed), noun, strings.Join(failed, "; "))
-	return results.Status{State: results.StateFailed, Ended: time.Now(), Message: msg, ExitCode: ExitFailed},
-		&runError{err: errors.New(msg), code: ExitFailed,
-			hint: "report.md says for each cell what failed; the components' output is under logs/ in the run directory"}
-}
-
-// oneLine joins a message's lines (such as a component's last log lines)
-// into one.
-func oneLine(s string) string {
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimSpace(l)
-	}
-	return strings.Join(lines, " ")
-}
-
 // planCmd is `perflab plan check PLAN.yaml`: validate a plan, drivers'
 // params included, without starting anything.
 func (e *env) planCmd(args []string) error {
@@ -221,7 +186,7 @@ func (e *env) planCmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	for _, w := range commandProblems(p, b) {
+	for _, w := range run.CommandProblems(p, b) {
 		fmt.Fprintf(e.stderr, "perflab: warning: %v (perflab run refuses the plan on this machine)\n", w)
 	}
 	describePlan(e, p)
@@ -249,7 +214,7 @@ func describePlan(e *env, p *plan.Plan) {
 	fmt.Fprintf(e.stdout, "  components: %s\n", strings.Join(comps, ", "))
 	var dims []string
 	for _, v := range p.Matrix {
-		dims = append(dims, fmt.Sprintf("%s (%s)", v.Name, plural(len(v.Values), "value")))
+		dims = append(dims, fmt.Sprintf("%s (%s)", v.Name, run.Plural(len(v.Values), "value")))
 	}
 	if len(dims) == 0 {
 		dims = []string{"no matrix"}

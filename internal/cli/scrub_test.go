@@ -3,6 +3,8 @@ package cli
 import (
 	"strings"
 	"testing"
+
+	"github.com/perflab/perflab/internal/plan"
 )
 
 // TestPlanScrubber: the scrubber of a plan replaces each credential it
@@ -10,7 +12,7 @@ import (
 // [redacted] when written literally; a value too short to tell from
 // other text is left.
 func TestPlanScrubber(t *testing.T) {
-	p, errs := checkText(t, `name: s
+	p, err := plan.ParseEnv("p.yaml", []byte(`name: s
 components:
   - name: c
     run: {command: x, env: {API_KEY: literal-env-key, MODE: fast-mode-value, T: "${TOKEN}"}}
@@ -29,8 +31,10 @@ profiles:
         driver: http
         rate: 1/s
         params: {url: "http://u:url-password@127.0.0.1:4/", headers: {Authorization: "Bearer literal-bearer", X-Trace: trace-value-1}}
-`, nil)
-	wantProblems(t, errs)
+`), func(k string) (string, bool) { return "s3cr3t", k == "TOKEN" })
+	if err != nil {
+		t.Fatal(err)
+	}
 	s := planScrubber(p)
 	in := "s3cr3t literal-env-key fast-mode-value prom-url-pass AKIALITERAL abc url-password Bearer literal-bearer trace-value-1"
 	want := "${TOKEN} [redacted] fast-mode-value [redacted] [redacted] abc [redacted] Bearer [redacted] trace-value-1"

@@ -15,16 +15,19 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/driver/registry"
 	"github.com/perflab/perflab/internal/engine"
 	"github.com/perflab/perflab/internal/engine/pacer"
+	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/stats"
 )
 
 // fullStore writes the first ok intervals to the run store and fails every
 // later one as a full disk would.
 type fullStore struct {
-	w  intervalWriter
+	w  run.IntervalWriter
 	ok int64
 	n  atomic.Int64
 }
@@ -48,7 +51,7 @@ func (d *countingDriver) Do(_ context.Context, _ int, r *driver.Result) {
 func storeFailEnv(ok int64) (*env, *bytes.Buffer) {
 	var stderr bytes.Buffer
 	return &env{stdout: &bytes.Buffer{}, stderr: &stderr,
-		intervals: func(r *results.Run) intervalWriter { return &fullStore{w: r, ok: ok} }}, &stderr
+		intervals: func(r *results.Run) run.IntervalWriter { return &fullStore{w: r, ok: ok} }}, &stderr
 }
 
 // checkStoreFailure checks what a run whose store failed after ok intervals
@@ -102,13 +105,15 @@ func TestStoreFailureStopsTheLoad(t *testing.T) {
 	d := &countingDriver{}
 	e, stderr := storeFailEnv(3)
 	out := t.TempDir()
-	j := job{name: "full", command: "test", out: out, workloads: []plannedWorkload{{
-		eng: engine.Workload{Name: "full", Model: engine.Open, Rate: pacer.Constant(rate, dur), VUsMin: 2, VUsMax: 50,
+	w := run.Workload{Spec: registry.Spec{Target: "test", New: func() (driver.Driver, error) { return d, nil }},
+		Eng: engine.Workload{Name: "full", Model: engine.Open, Rate: pacer.Constant(rate, dur), VUsMin: 2, VUsMax: 50,
 			Grace: time.Second, Interval: 50 * time.Millisecond, Driver: d},
-		desc: results.Workload{Name: "full", Driver: "test", Model: results.ModelOpen, Target: "test", Rate: rate,
+		Desc: results.Workload{Name: "full", Driver: "test", Model: results.ModelOpen, Target: "test", Rate: rate,
 			VUsMin: 2, VUsMax: 50, Duration: dur, Grace: time.Second},
-	}}}
-	err := e.execute(context.Background(), j)
+	}
+	j := e.job(out, results.Meta{Name: "full", Command: "test"})
+	j.Bare = &run.Phase{Profile: plan.Profile{Name: "full", Duration: dur}, Workloads: []run.Workload{w}, WarmupBy: "the user"}
+	err := e.runJob(context.Background(), j, false)
 	checkStoreFailure(t, e, stderr, err, out, 3)
 	// Three 50 ms intervals at 200/s are about 30 operations; the whole
 	// schedule 6000.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/perflab/perflab/internal/observe/self"
 	"github.com/perflab/perflab/internal/plan"
+	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/shard"
 )
 
@@ -228,7 +229,7 @@ func workerPlan(path string, m shard.Manifest) (*plan.Plan, error) {
 		return nil, &runError{err: fmt.Errorf("the plan %s is not the one the coordinator runs", path),
 			hint: "give every worker the coordinator's plan file, or no --plan to use the text the coordinator stored", code: ExitUsage}
 	}
-	return loadPlan(path, "")
+	return run.LoadPlan(path, "")
 }
 
 // loop runs every phase the coordinator announces, in order, until it

@@ -11,6 +11,7 @@ import (
 	"github.com/perflab/perflab/internal/driver"
 	"github.com/perflab/perflab/internal/engine"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/shard"
 )
 
@@ -35,7 +36,7 @@ func (b *blindShardVerifier) VerifyShards(context.Context, [][]byte) ([]driver.C
 func workerChecks(t *testing.T, d driver.Driver, index, n int) shardWorkload {
 	t.Helper()
 	w := &worker{e: &env{stdout: io.Discard, stderr: io.Discard}, index: index, n: n, kill: context.Background()}
-	ws := []phaseWorkload{{eng: engine.Workload{Name: "p/w", Driver: d}}}
+	ws := []run.Workload{{Eng: engine.Workload{Name: "p/w", Driver: d}}}
 	det := shardDetail{Workloads: []shardWorkload{{Name: "p/w", Start: time.Unix(1_800_000_000, 0)}}}
 	w.afterLoad(&det, ws, results.StateCompleted)
 	return det.Workloads[0]
@@ -89,13 +90,13 @@ func TestCoordinatorKeepsAWorkersUnverifiedReadBack(t *testing.T) {
 		ps.count(w, nil)
 		ps.end(w, endOfWorker(t, w, shardDetail{Workloads: []shardWorkload{sw}}, ""))
 	}
-	sink := &storeSink{w: rs, dir: rs.Dir()}
-	r := &planRun{e: &env{stdout: io.Discard, stderr: io.Discard}, store: rs, sink: sink, dist: &coordinator{n: 2, last: ps}}
+	rec := run.OpenRecord(rs, run.Discard{})
+	d := &coordinator{n: 2, last: ps}
 	checker := &okShardVerifier{}
-	r.shardChecks(context.Background(), []phaseWorkload{{eng: engine.Workload{Name: "p/w", Driver: checker}, desc: results.Workload{Name: "p/w"}}},
+	d.readBack(context.Background(), rec, []run.Workload{{Eng: engine.Workload{Name: "p/w", Driver: checker}, Desc: results.Workload{Name: "p/w"}}},
 		results.StateCompleted)
-	if sink.err() != nil {
-		t.Fatal(sink.err())
+	if rec.Err() != nil {
+		t.Fatal(rec.Err())
 	}
 	if checker.states != 1 {
 		t.Errorf("the coordinator checked %d workers' states, want the one given", checker.states)

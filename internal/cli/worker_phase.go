@@ -13,6 +13,7 @@ import (
 	"github.com/perflab/perflab/internal/engine"
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/shard"
 	"github.com/perflab/perflab/internal/stats"
 )
@@ -31,7 +32,7 @@ func (w *worker) phase(a shard.Announcement) error {
 		a.CellName, a.StartAt.Format("15:04:05.000"))
 	up := shard.NewUploader(w.run, a.Phase, w.index)
 	ws, err := w.build(a)
-	defer closeDrivers(ws)
+	defer run.CloseDrivers(ws)
 	if err != nil {
 		return w.finish(up, shardDetail{Host: w.host}, fmt.Errorf("cannot set up phase %d: %w", a.Phase, err))
 	}
@@ -69,7 +70,7 @@ func (w *worker) finish(up *shard.Uploader, d shardDetail, err error) error {
 
 // build makes the phase's workloads from the plan, as the coordinator
 // made them, with what it resolved of them, each the worker's shard.
-func (w *worker) build(a shard.Announcement) ([]phaseWorkload, error) {
+func (w *worker) build(a shard.Announcement) ([]run.Workload, error) {
 	vars := make([]plan.Var, len(a.Vars))
 	for i, v := range a.Vars {
 		vars[i] = plan.Var{Name: v.Name, Value: v.Value}
@@ -78,24 +79,24 @@ func (w *worker) build(a shard.Announcement) ([]phaseWorkload, error) {
 	if err != nil {
 		return nil, err
 	}
-	phases, errs := prepareCell(w.p, inst, false)
+	phases, errs := run.Compile(w.p, inst, false)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	i := slices.IndexFunc(phases, func(pp phasePlan) bool { return pp.profile.Name == a.Profile })
+	i := slices.IndexFunc(phases, func(pp run.Phase) bool { return pp.Profile.Name == a.Profile })
 	if i < 0 {
 		return nil, fmt.Errorf("the plan has no profile %q", a.Profile)
 	}
-	ws := slices.Clone(phases[i].workloads)
+	ws := slices.Clone(phases[i].Workloads)
 	if len(ws) != len(a.Workloads) {
 		return nil, fmt.Errorf("the coordinator announced %d workloads of profile %s, the plan has %d", len(a.Workloads), a.Profile, len(ws))
 	}
-	if err := buildAll(ws); err != nil {
+	if err := run.BuildAll(ws); err != nil {
 		return ws, err
 	}
 	for i := range ws {
 		if err := w.shardOf(&ws[i], a); err != nil {
-			return ws, fmt.Errorf("workload %s: %w", ws[i].plan.Name, err)
+			return ws, fmt.Errorf("workload %s: %w", ws[i].Plan.Name, err)
 		}
 	}
 	return ws, nil
@@ -104,26 +105,26 @@ func (w *worker) build(a shard.Announcement) ([]phaseWorkload, error) {
 // shardOf makes pw the worker's shard of the workload: its name in the
 // run, the schedule the coordinator resolved, what the coordinator's
 // driver handed off, the driver's own split, and the start.
-func (w *worker) shardOf(pw *phaseWorkload, a shard.Announcement) error {
-	res, ok := a.Workloads[pw.plan.Name]
+func (w *worker) shardOf(pw *run.Workload, a shard.Announcement) error {
+	res, ok := a.Workloads[pw.Plan.Name]
 	if !ok {
 		return errors.New("the coordinator did not announce it")
 	}
 	if err := applyResolved(pw, res); err != nil {
 		return err
 	}
-	if h, ok := pw.eng.Driver.(driver.Handoff); ok && len(res.Driver) > 0 {
+	if h, ok := pw.Eng.Driver.(driver.Handoff); ok && len(res.Driver) > 0 {
 		if err := h.Adopt(res.Driver); err != nil {
 			return err
 		}
 	}
-	if s, ok := pw.eng.Driver.(driver.Sharder); ok {
+	if s, ok := pw.Eng.Driver.(driver.Sharder); ok {
 		if err := s.Shard(w.index, w.n); err != nil {
 			return err
 		}
 	}
-	pw.eng.Name, pw.desc.Name = res.Name, res.Name
-	pw.eng.StartAt, pw.eng.Shard = a.StartAt, engine.Shard{Index: w.index, Of: w.n}
+	pw.Eng.Name, pw.Desc.Name = res.Name, res.Name
+	pw.Eng.StartAt, pw.Eng.Shard = a.StartAt, engine.Shard{Index: w.index, Of: w.n}
 	return nil
 }
 
@@ -131,16 +132,16 @@ func (w *worker) shardOf(pw *phaseWorkload, a shard.Announcement) error {
 // resolved: the rate its driver implied, or the payload size dividing its
 // byte rates. Without either, the worker settles it as the coordinator
 // would have.
-func applyResolved(pw *phaseWorkload, res shard.Resolved) error {
+func applyResolved(pw *run.Workload, res shard.Resolved) error {
 	switch {
 	case res.Rate > 0:
-		sw := pw.plan
+		sw := pw.Plan
 		sw.Rate = plan.Rate{PerSecond: res.Rate}
-		return schedule(sw, pw.length, 0, &pw.eng, &pw.desc)
+		return run.Schedule(sw, pw.Length, 0, &pw.Eng, &pw.Desc)
 	case res.OpBytes > 0:
-		return schedule(pw.plan, pw.length, res.OpBytes, &pw.eng, &pw.desc)
+		return run.Schedule(pw.Plan, pw.Length, res.OpBytes, &pw.Eng, &pw.Desc)
 	}
-	_, _, err := settleRate(pw)
+	_, _, err := run.SettleRate(pw)
 	return err
 }
 
@@ -148,7 +149,7 @@ func applyResolved(pw *phaseWorkload, res shard.Resolved) error {
 // intervals to the store every uploadEvery, until their schedule ends,
 // the coordinator aborts, a signal comes, or the store fails; then reads
 // back and cleans up. The detail says how each workload ended.
-func (w *worker) load(a shard.Announcement, up *shard.Uploader, ws []phaseWorkload) (shardDetail, error) {
+func (w *worker) load(a shard.Announcement, up *shard.Uploader, ws []run.Workload) (shardDetail, error) {
 	stop, cancel := context.WithCancelCause(w.stop)
 	defer cancel(nil)
 	go w.watchAbort(stop, cancel, a.Phase)
@@ -158,7 +159,7 @@ func (w *worker) load(a shard.Announcement, up *shard.Uploader, ws []phaseWorklo
 		defer close(flushed)
 		if err := up.Every(flushCtx, uploadEvery); err != nil && flushCtx.Err() == nil {
 			fmt.Fprintf(w.e.stderr, "perflab: worker %d: stopping: %v\n", w.index, err)
-			cancel(&storeHalted{err: err})
+			cancel(run.Halted(err))
 		}
 	}()
 	me := watchSelf(a.StartAt)
@@ -171,29 +172,16 @@ func (w *worker) load(a shard.Announcement, up *shard.Uploader, ws []phaseWorklo
 		lagMu.Unlock()
 		up.Interval(name, iv)
 	})
-	sums, errs := runEngines(stop, w.kill, ws, sink)
+	sums, errs := run.RunEngines(stop, w.kill, ws, sink)
 	d := shardDetail{Host: w.host, Self: me.stop(lag.Quantile(0.99))}
 	stopFlush()
 	<-flushed
 	for i, pw := range ws {
-		d.Workloads = append(d.Workloads, shardWorkloadOf(pw.eng.Name, sums[i]))
+		d.Workloads = append(d.Workloads, shardWorkloadOf(pw.Eng.Name, sums[i]))
 	}
 	state, err := loadOutcome(stop, errs)
 	w.afterLoad(&d, ws, state)
 	return d, err
-}
-
-// runEngines runs ws concurrently into sink until their schedules end or
-// stop does.
-func runEngines(stop, kill context.Context, ws []phaseWorkload, sink engine.Sink) ([]engine.Summary, []error) {
-	sums := make([]engine.Summary, len(ws))
-	errs := make([]error, len(ws))
-	var wg sync.WaitGroup
-	for i := range ws {
-		wg.Go(func() { sums[i], errs[i] = engine.Run(stop, kill, ws[i].eng, sink) })
-	}
-	wg.Wait()
-	return sums, errs
 }
 
 // loadOutcome is the state of a worker's load and its failure, if any:
@@ -203,14 +191,13 @@ func loadOutcome(stop context.Context, errs []error) (string, error) {
 		return results.StateFailed, err
 	}
 	cause := context.Cause(stop)
-	var h *storeHalted
 	switch {
 	case cause == nil:
 		return results.StateCompleted, nil
 	case errors.Is(cause, errAborted):
 		return results.StateInterrupted, nil
-	case errors.As(cause, &h):
-		return results.StateFailed, h
+	case run.IsHalted(cause):
+		return results.StateFailed, cause
 	}
 	return results.StateInterrupted, errors.New("stopped by a signal")
 }
@@ -237,30 +224,30 @@ func (w *worker) watchAbort(stop context.Context, cancel context.CancelCauseFunc
 
 // afterLoad adds to d each workload's driver facts and read-back, and
 // cleans up what the drivers wrote.
-func (w *worker) afterLoad(d *shardDetail, ws []phaseWorkload, state string) {
+func (w *worker) afterLoad(d *shardDetail, ws []run.Workload, state string) {
 	var wg sync.WaitGroup
 	for i, pw := range ws {
 		sw := &d.Workloads[i]
-		if desc, ok := pw.eng.Driver.(driver.Describer); ok {
+		if desc, ok := pw.Eng.Driver.(driver.Describer); ok {
 			sw.Facts = factsToWire(desc.Facts())
 		}
-		v, ok := pw.eng.Driver.(driver.Verifier)
+		v, ok := pw.Eng.Driver.(driver.Verifier)
 		switch {
 		case !ok:
 		case state != results.StateCompleted:
-			sw.CheckNote = readBackSkipped(state)
+			sw.CheckNote = run.ReadBackSkipped(state)
 		case w.n > 1 && isShardVerifier(v):
 			rb, err := v.(driver.ShardVerifier).ReadBackState()
 			if err != nil {
-				sw.Checks = checksToWire(settledChecks(nil, err))
+				sw.Checks = checksToWire(run.SettledChecks(nil, err))
 			}
 			sw.ReadBack = rb
 		default:
 			wg.Go(func() {
-				ctx, cancel := context.WithTimeout(w.kill, verifyTimeout+pw.spec.VerifyWait)
+				ctx, cancel := context.WithTimeout(w.kill, run.VerifyTimeout+pw.Spec.VerifyWait)
 				defer cancel()
 				checks, err := v.Verify(ctx)
-				sw.Checks = checksToWire(settledChecks(checks, err))
+				sw.Checks = checksToWire(run.SettledChecks(checks, err))
 			})
 		}
 	}
@@ -274,19 +261,19 @@ func isShardVerifier(v driver.Verifier) bool {
 }
 
 // cleanup runs each driver's Cleanup, last first, each bounded by
-// cleanupTimeout and cut short only by a second signal.
-func (w *worker) cleanup(d *shardDetail, ws []phaseWorkload) {
+// run.CleanupTimeout and cut short only by a second signal.
+func (w *worker) cleanup(d *shardDetail, ws []run.Workload) {
 	for i := len(ws) - 1; i >= 0; i-- {
-		c, ok := ws[i].eng.Driver.(driver.Cleaner)
+		c, ok := ws[i].Eng.Driver.(driver.Cleaner)
 		if !ok {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(w.kill, cleanupTimeout)
+		ctx, cancel := context.WithTimeout(w.kill, run.CleanupTimeout)
 		err := c.Cleanup(ctx, nil)
 		cancel()
 		if err != nil {
 			d.Workloads[i].Cleanup = err.Error()
-			fmt.Fprintf(w.e.stderr, "perflab: worker %d: warning: cannot clean up after workload %s: %s\n", w.index, ws[i].eng.Name, d.Workloads[i].Cleanup)
+			fmt.Fprintf(w.e.stderr, "perflab: worker %d: warning: cannot clean up after workload %s: %s\n", w.index, ws[i].Eng.Name, d.Workloads[i].Cleanup)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/observe"
 	"github.com/perflab/perflab/internal/observe/self"
+	"github.com/perflab/perflab/internal/run"
 )
 
 // selfWatch samples a worker's own process every second over its load:
@@ -31,7 +32,7 @@ func watchSelf(from time.Time) *selfWatch {
 		close(s.done)
 		return s
 	}
-	smp := &observe.Sampler{Interval: time.Second, Components: map[string][]observe.Source{generatorName: {src}},
+	smp := &observe.Sampler{Interval: time.Second, Components: map[string][]observe.Source{run.GeneratorName: {src}},
 		Sink: s.add, OnError: func(string, error) {}}
 	go func() {
 		defer close(s.done)
@@ -50,7 +51,7 @@ func watchSelf(from time.Time) *selfWatch {
 func (s *selfWatch) add(_ time.Time, points map[string][]observe.Point) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, p := range points[generatorName] {
+	for _, p := range points[run.GeneratorName] {
 		switch p.Metric {
 		case observe.CPUCores:
 			s.cpu = append(s.cpu, p.Value)

@@ -1,4 +1,4 @@
-package cli
+package run
 
 import (
 	"context"
@@ -16,8 +16,8 @@ import (
 	"github.com/perflab/perflab/internal/results"
 )
 
-// generatorName is the component that is perflab itself.
-const generatorName = "perflab"
+// GeneratorName is the component that is perflab itself.
+const GeneratorName = "perflab"
 
 // observed is a component with the sources that sample it.
 type observed struct {
@@ -34,8 +34,8 @@ type sampling struct {
 // startSampling records comps as the components of cell and samples them
 // every interval. Sample write errors go to sink; sampling errors are
 // warnings, shown and kept as events.
-func (e *env) startSampling(store *results.Run, cell int, interval time.Duration, comps []observed,
-	sink *storeSink) (*sampling, error) {
+func (r *runner) startSampling(cell int, interval time.Duration, comps []observed) (*sampling, error) {
+	store := r.rec.Store
 	sources := map[string][]observe.Source{}
 	for _, o := range comps {
 		if err := store.AddComponent(o.comp); err != nil {
@@ -54,12 +54,12 @@ func (e *env) startSampling(store *results.Run, cell int, interval time.Duration
 				}
 			}
 			if err := store.WriteSamples(cell, t, out); err != nil {
-				sink.fail(err)
+				r.rec.Fail(err)
 			}
 		},
 		OnError: func(name string, err error) {
 			msg := fmt.Sprintf("cannot sample %s: %v", name, err)
-			fmt.Fprintf(e.stderr, "perflab: warning: %s\n", msg)
+			r.events.Warn(msg)
 			_ = store.AddEvent(results.Event{Kind: "error", Message: msg})
 		},
 		OnGone: func(string, error) {}, // the crash watch reports exits, with their status
@@ -69,7 +69,7 @@ func (e *env) startSampling(store *results.Run, cell int, interval time.Duration
 	go func() {
 		defer close(sm.done)
 		if err := s.Run(ctx); err != nil {
-			sink.fail(fmt.Errorf("cannot sample: %w", err))
+			r.rec.Fail(fmt.Errorf("cannot sample: %w", err))
 		}
 	}()
 	return sm, nil
@@ -84,7 +84,7 @@ func (s *sampling) stop() {
 // generator is perflab itself as a component of cell: its CPU, memory,
 // available cores and scheduler latency tell when a run was client-bound.
 func generator(cell int) observed {
-	o := observed{comp: results.Component{Cell: cell, Name: generatorName, Kind: results.KindGenerator, PID: os.Getpid()}}
+	o := observed{comp: results.Component{Cell: cell, Name: GeneratorName, Kind: results.KindGenerator, PID: os.Getpid()}}
 	if s, err := self.New(""); err == nil {
 		o.sources = append(o.sources, s)
 	}

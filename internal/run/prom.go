@@ -1,4 +1,4 @@
-package cli
+package run
 
 import (
 	"fmt"
@@ -16,7 +16,7 @@ import (
 // its phases: one worker, so that phases are read and stored in the order
 // they ran, each once Prometheus has scraped the end of its window.
 type promSampling struct {
-	r       *planRun
+	r       *runner
 	cell    int
 	sources []promSource
 	taken   map[string]string    // component names in the cell's store → the plan component that owns them
@@ -50,29 +50,29 @@ type promPhase struct {
 // the credentials or refuses a query is an error, before any load: the
 // run would measure nothing of that component. A query without series yet
 // is said on stderr; the phases' warnings record it if it stays so.
-func (r *planRun) startPromSampling(cell int, comps []*running) (*promSampling, error) {
-	ps := &promSampling{r: r, cell: cell, taken: map[string]string{generatorName: ""}, last: map[string]time.Time{},
+func (r *runner) startPromSampling(cell int, comps []*running) (*promSampling, error) {
+	ps := &promSampling{r: r, cell: cell, taken: map[string]string{GeneratorName: ""}, last: map[string]time.Time{},
 		wake: make(chan struct{}, 1), stopped: make(chan struct{})}
 	for _, rc := range comps {
-		ps.taken[rc.plan.Name] = rc.plan.Name
-		if rc.plan.Observe != plan.ObservePrometheus || rc.plan.Prometheus == nil {
+		ps.taken[rc.comp.Name] = rc.comp.Name
+		if rc.comp.Observe != plan.ObservePrometheus || rc.comp.Prometheus == nil {
 			continue
 		}
-		src, err := promapi.New(promConfig(rc.plan))
+		src, err := promapi.New(promConfig(rc.comp))
 		if err != nil {
-			r.warn(fmt.Sprintf("component %s: %v", rc.plan.Name, err))
+			r.rec.warn(fmt.Sprintf("component %s: %v", rc.comp.Name, err))
 			continue
 		}
 		note := src.Resolve(r.stop)
-		r.note(fmt.Sprintf("component %s is read from Prometheus at %s: %s", rc.plan.Name, registry.RedactURL(rc.plan.Prometheus.URL), note))
+		r.rec.note(fmt.Sprintf("component %s is read from Prometheus at %s: %s", rc.comp.Name, registry.RedactURL(rc.comp.Prometheus.URL), note))
 		warns, err := src.Check(r.stop, time.Now())
 		for _, w := range warns {
-			fmt.Fprintf(r.e.stderr, "perflab: warning: component %s: %s\n", rc.plan.Name, w)
+			r.events.Warn(fmt.Sprintf("component %s: %s", rc.comp.Name, w))
 		}
 		if err != nil {
-			return nil, fmt.Errorf("component %s (observe: prometheus): %w; no load was sent: check its prometheus url, credentials and queries", rc.plan.Name, err)
+			return nil, fmt.Errorf("component %s (observe: prometheus): %w; no load was sent: check its prometheus url, credentials and queries", rc.comp.Name, err)
 		}
-		ps.sources = append(ps.sources, promSource{pc: rc.plan, kind: componentKind(rc), src: src})
+		ps.sources = append(ps.sources, promSource{pc: rc.comp, kind: componentKind(rc), src: src})
 	}
 	if len(ps.sources) == 0 {
 		return nil, nil
@@ -209,8 +209,8 @@ func (ps *promSampling) store(s promSource, res *promapi.Result) []string {
 			continue
 		}
 		if _, ok := ps.taken[name]; !ok {
-			if err := ps.r.store.AddComponent(ps.component(s, name)); err != nil {
-				ps.r.sink.fail(err)
+			if err := ps.r.rec.Store.AddComponent(ps.component(s, name)); err != nil {
+				ps.r.rec.Fail(err)
 				continue
 			}
 			ps.taken[name] = s.pc.Name
@@ -233,8 +233,8 @@ func (ps *promSampling) store(s promSource, res *promapi.Result) []string {
 	}
 	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
 	for _, t := range times {
-		if err := ps.r.store.WriteSamples(ps.cell, t, ticks[t]); err != nil {
-			ps.r.sink.fail(err)
+		if err := ps.r.rec.Store.WriteSamples(ps.cell, t, ticks[t]); err != nil {
+			ps.r.rec.Fail(err)
 			return warns
 		}
 		for name := range ticks[t] {
@@ -261,10 +261,10 @@ func (ps *promSampling) warnPhase(component, profile string, warns []string) {
 	rows := make([]results.PhaseWarning, len(warns))
 	for i, w := range warns {
 		rows[i] = results.PhaseWarning{Cell: ps.cell, Profile: profile, Component: component, Message: w}
-		fmt.Fprintf(ps.r.e.stderr, "perflab: warning: %s, profile %s: %s\n", component, profile, w)
+		ps.r.events.Warn(fmt.Sprintf("%s, profile %s: %s", component, profile, w))
 	}
-	if err := ps.r.store.AddPhaseWarnings(rows); err != nil {
-		ps.r.sink.fail(err)
+	if err := ps.r.rec.Store.AddPhaseWarnings(rows); err != nil {
+		ps.r.rec.Fail(err)
 	}
 }
 
@@ -274,26 +274,10 @@ func componentKind(rc *running) string {
 	switch {
 	case rc.proc != nil:
 		return results.KindRun
-	case rc.plan.Attach != nil:
+	case rc.comp.Attach != nil:
 		return results.KindAttach
-	case rc.plan.Observe == plan.ObservePrometheus:
+	case rc.comp.Observe == plan.ObservePrometheus:
 		return results.KindPrometheus
 	}
 	return results.KindAttach
-}
-
-// note and warn keep a message of the plan run as an event and show it on
-// stderr (the store and the terminal scrub it).
-func (r *planRun) note(msg string) {
-	fmt.Fprintf(r.e.stderr, "perflab: %s\n", msg)
-	if err := r.store.AddEvent(results.Event{Kind: "note", Message: msg}); err != nil {
-		r.sink.fail(err)
-	}
-}
-
-func (r *planRun) warn(msg string) {
-	fmt.Fprintf(r.e.stderr, "perflab: warning: %s\n", msg)
-	if err := r.store.AddEvent(results.Event{Kind: "error", Message: msg}); err != nil {
-		r.sink.fail(err)
-	}
 }

@@ -1,4 +1,4 @@
-package cli
+package run
 
 import (
 	"os"
@@ -30,7 +30,7 @@ func checkText(t *testing.T, text string, files map[string]string) (*plan.Plan, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p, checkPlan(p, plan.Builtins{Perflab: "/bin/true", RunDir: "RUN_DIR"})
+	return p, Check(p, plan.Builtins{Perflab: "/bin/true", RunDir: "RUN_DIR"})
 }
 
 func wantProblems(t *testing.T, errs []error, want ...string) {
@@ -169,24 +169,24 @@ profiles:
 	if err != nil {
 		t.Fatal(err)
 	}
-	phases, errs := prepareCell(p, inst, false)
+	phases, errs := Compile(p, inst, false)
 	wantProblems(t, errs)
-	ws := phases[0].workloads
+	ws := phases[0].Workloads
 	for i := range ws {
 		if err := buildDriver(ws, i); err != nil {
 			t.Fatal(err)
 		}
 	}
-	facts, line, err := settleRate(&ws[0])
-	series := ws[0].eng.Driver.(interface{ ActiveSeries() int64 }).ActiveSeries()
-	if want := float64(series) / 10 / 100; err != nil || ws[0].desc.Rate != want || len(facts) != 1 ||
+	facts, line, err := SettleRate(&ws[0])
+	series := ws[0].Eng.Driver.(interface{ ActiveSeries() int64 }).ActiveSeries()
+	if want := float64(series) / 10 / 100; err != nil || ws[0].Desc.Rate != want || len(facts) != 1 ||
 		!strings.Contains(line, "the remote_write driver's own") {
-		t.Errorf("remote_write: rate %v (want %v), facts %v, %q, %v", ws[0].desc.Rate, want, facts, line, err)
+		t.Errorf("remote_write: rate %v (want %v), facts %v, %q, %v", ws[0].Desc.Rate, want, facts, line, err)
 	}
-	facts, line, err = settleRate(&ws[1])
-	mean := ws[1].eng.Driver.(*otlpdriver.Driver).MeanTraceBytes()
-	if want := 2e6 / (mean * 2); err != nil || ws[1].desc.Rate != want || ws[1].eng.Duration() != 10*time.Second {
-		t.Errorf("otlp: rate %v, want %v (mean trace %v B): %v", ws[1].desc.Rate, want, mean, err)
+	facts, line, err = SettleRate(&ws[1])
+	mean := ws[1].Eng.Driver.(*otlpdriver.Driver).MeanTraceBytes()
+	if want := 2e6 / (mean * 2); err != nil || ws[1].Desc.Rate != want || ws[1].Eng.Duration() != 10*time.Second {
+		t.Errorf("otlp: rate %v, want %v (mean trace %v B): %v", ws[1].Desc.Rate, want, mean, err)
 	}
 	if len(facts) != 4 || facts[0].Value != "2MB/s" || facts[3].Name != "traces/s (derived)" ||
 		facts[3].Value != figure(2e6/mean) || !strings.Contains(line, "traces/s") {

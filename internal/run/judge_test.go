@@ -1,4 +1,4 @@
-package cli
+package run
 
 import (
 	"errors"
@@ -29,7 +29,7 @@ type verdict struct {
 
 func checkVerdict(t *testing.T, name string, status results.Status, err error, want verdict) {
 	t.Helper()
-	var re *runError
+	var re *Failure
 	if status.State != want.state || status.ExitCode != want.code || (err == nil) != (want.msg == "") {
 		t.Errorf("%s: %s, exit %d, error %v; want %s, exit %d, error %q", name, status.State, status.ExitCode, err, want.state, want.code, want.msg)
 		return
@@ -37,8 +37,8 @@ func checkVerdict(t *testing.T, name string, status results.Status, err error, w
 	if err == nil {
 		return
 	}
-	if !errors.As(err, &re) || re.code != want.code || !strings.Contains(err.Error(), want.msg) || !strings.Contains(re.hint, want.hint) {
-		t.Errorf("%s: error %v (hint %q), want %q (hint %q)", name, err, re.hint, want.msg, want.hint)
+	if !errors.As(err, &re) || re.Code != want.code || !strings.Contains(err.Error(), want.msg) || !strings.Contains(re.Hint, want.hint) {
+		t.Errorf("%s: error %v (hint %q), want %q (hint %q)", name, err, re.Hint, want.msg, want.hint)
 	}
 }
 
@@ -86,7 +86,7 @@ func TestJudgeReadBack(t *testing.T) {
 	if status, err := judgeUnverified(r, failed, nil); status != failed || err != nil {
 		t.Errorf("a failed run: %+v, %v", status, err)
 	}
-	sloErr := &runError{err: errors.New("SLO not met"), code: ExitFailed}
+	sloErr := &Failure{Err: errors.New("SLO not met"), Code: ExitFailed}
 	if status, err := judgeUnverified(r, completed, sloErr); status != completed || err != sloErr {
 		t.Errorf("a run that missed its SLO: %+v, %v", status, err)
 	}
@@ -124,7 +124,7 @@ func TestJudgeRunAndPlan(t *testing.T) {
 		if tt.failed == nil {
 			status, err = judgeRun(tt.r, tt.interrupted, tt.store)
 		} else {
-			status, err = judgePlan(tt.r, tt.interrupted, tt.store, tt.failed)
+			status, err = JudgePlan(tt.r, tt.interrupted, tt.store, tt.failed)
 		}
 		checkVerdict(t, tt.name, status, err, tt.want)
 	}

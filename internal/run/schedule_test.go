@@ -1,4 +1,4 @@
-package cli
+package run
 
 import (
 	"testing"
@@ -27,7 +27,7 @@ func TestStagesKeepTheirStart(t *testing.T) {
 	} {
 		var eng engine.Workload
 		var desc results.Workload
-		if err := schedule(tt.w, 2*time.Minute, 1000, &eng, &desc); err != nil {
+		if err := Schedule(tt.w, 2*time.Minute, 1000, &eng, &desc); err != nil {
 			t.Fatal(err)
 		}
 		s, err := analysis.ParseSchedule(desc.Stages)

@@ -1,4 +1,4 @@
-package cli
+package run
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 )
@@ -56,7 +57,7 @@ func judgeLost(r *report.Run) (results.Status, error) {
 		hint = noneFoundHint
 	}
 	return results.Status{State: results.StateFailed, Ended: time.Now(), Message: msg, ExitCode: ExitFailed},
-		&runError{err: errors.New(msg), hint: hint, code: ExitFailed}
+		failed(errors.New(msg), hint)
 }
 
 // unverifiedHint is what a run whose read-back got no answer tells its
@@ -81,7 +82,7 @@ func judgeUnverified(r *report.Run, status results.Status, runErr error) (result
 	}
 	status.Message = "read-back unverified: " + strings.Join(parts, "; ")
 	status.ExitCode = ExitFailed
-	return status, &runError{err: errors.New(status.Message), hint: unverifiedHint, code: ExitFailed}
+	return status, failed(errors.New(status.Message), unverifiedHint)
 }
 
 func withUnit(v float64, unit string) string {
@@ -89,4 +90,37 @@ func withUnit(v float64, unit string) string {
 		return figure(v)
 	}
 	return figure(v) + " " + unit
+}
+
+// judgeSLO turns a run that completed but did not meet its SLO into exit
+// status 1 with a hint; a run that failed for another reason keeps that.
+func judgeSLO(r *report.Run, status results.Status, runErr error) (results.Status, error) {
+	if runErr != nil || status.State != results.StateCompleted || report.SLOMet(r.SLO) {
+		return status, runErr
+	}
+	var missed []string
+	for _, g := range r.SLO {
+		if g.State == analysis.GatePass {
+			continue
+		}
+		what := "failed"
+		if g.State == analysis.GateInsufficient {
+			what = "had insufficient data"
+		}
+		m := fmt.Sprintf("%s %s", g.Expr, what)
+		if g.Workload != "" {
+			m += " on " + g.Workload
+		}
+		if g.Measured != "" {
+			m += " (" + g.Measured + ")"
+		}
+		missed = append(missed, m)
+	}
+	if len(missed) > 3 {
+		missed = append(missed[:3], fmt.Sprintf("and %d more", len(missed)-3))
+	}
+	status.Message = "SLO not met: " + strings.Join(missed, "; ")
+	status.ExitCode = ExitFailed
+	return status, failed(errors.New(status.Message),
+		"the report's SLO section lists every gate with its measured value; insufficient data needs a longer window or more load")
 }

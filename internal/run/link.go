@@ -1,4 +1,4 @@
-package cli
+package run
 
 import (
 	"fmt"
@@ -49,10 +49,10 @@ func provisional(w plan.Workload, spec registry.Spec) (plan.Workload, float64, e
 // another (ids_from) names a workload of the profile of the kind it needs.
 // ws are the profile's workloads in plan order, zero where they had
 // problems of their own.
-func checkNeeds(p *plan.Plan, pr plan.Profile, ws []phaseWorkload) []error {
+func checkNeeds(p *plan.Plan, pr plan.Profile, ws []Workload) []error {
 	var errs []error
 	for _, w := range ws {
-		need := w.spec.Needs
+		need := w.Spec.Needs
 		if need == nil {
 			continue
 		}
@@ -66,8 +66,8 @@ func checkNeeds(p *plan.Plan, pr plan.Profile, ws []phaseWorkload) []error {
 				pr.Name, need.Name, strings.Join(names, ", ")))
 			continue
 		}
-		kind, drv := ws[i].spec.Kind, pr.Workloads[i].Driver
-		if ws[i].spec.New == nil && strings.HasPrefix(need.Kind, drv+" ") {
+		kind, drv := ws[i].Spec.Kind, pr.Workloads[i].Driver
+		if ws[i].Spec.New == nil && strings.HasPrefix(need.Kind, drv+" ") {
 			continue // the same driver, with problems of its own: they are reported
 		}
 		if kind != need.Kind {

@@ -1,4 +1,4 @@
-package cli
+package run
 
 import (
 	"fmt"
@@ -19,39 +19,39 @@ import (
 // records the workloads, with the facts of any rate derived, in plan
 // order. On error it returns the workloads with what was built, for the
 // caller to close.
-func (r *planRun) buildDrivers(pp phasePlan) ([]phaseWorkload, error) {
-	ws := slices.Clone(pp.workloads)
-	if err := buildAll(ws); err != nil {
+func (r *runner) buildDrivers(ph Phase) ([]Workload, error) {
+	ws := slices.Clone(ph.Workloads)
+	if err := BuildAll(ws); err != nil {
 		return ws, err
 	}
 	for i := range ws {
 		w := &ws[i]
-		facts, line, err := settleRate(w)
+		facts, line, err := SettleRate(w)
 		if err != nil {
-			return ws, fmt.Errorf("workload %s: %w", w.desc.Short, err)
+			return ws, fmt.Errorf("workload %s: %w", w.Desc.Short, err)
 		}
-		if err := r.store.AddWorkload(w.desc); err != nil {
-			r.sink.fail(err)
+		if err := r.rec.Store.AddWorkload(w.Desc); err != nil {
+			r.rec.Fail(err)
 			return ws, err
 		}
-		r.addFacts(w.desc.Name, facts)
+		r.rec.Facts(w.Desc.Name, facts)
 		if line != "" {
-			fmt.Fprintf(r.e.stderr, "perflab: workload %s: %s\n", w.desc.Name, line)
+			r.events.Note(fmt.Sprintf("workload %s: %s", w.Desc.Name, line))
 		}
 	}
 	return ws, nil
 }
 
-// buildAll builds every workload's driver, those other workloads need
+// BuildAll builds every workload's driver, those other workloads need
 // (ids_from) first. On error the drivers built are in ws, to close.
-func buildAll(ws []phaseWorkload) error {
+func BuildAll(ws []Workload) error {
 	for _, independent := range []bool{true, false} {
 		for i := range ws {
-			if (ws[i].spec.Needs == nil) != independent {
+			if (ws[i].Spec.Needs == nil) != independent {
 				continue
 			}
 			if err := buildDriver(ws, i); err != nil {
-				return fmt.Errorf("workload %s: %w", ws[i].desc.Short, err)
+				return fmt.Errorf("workload %s: %w", ws[i].Desc.Short, err)
 			}
 		}
 	}
@@ -60,64 +60,64 @@ func buildAll(ws []phaseWorkload) error {
 
 // buildDriver builds the driver of ws[i], from the driver of the workload
 // it needs when it needs one (built already).
-func buildDriver(ws []phaseWorkload, i int) error {
+func buildDriver(ws []Workload, i int) error {
 	w := &ws[i]
-	need := w.spec.Needs
+	need := w.Spec.Needs
 	if need == nil {
-		d, err := w.spec.New()
+		d, err := w.Spec.New()
 		if err != nil {
 			return err
 		}
-		w.eng.Driver = d
+		w.Eng.Driver = d
 		return nil
 	}
-	j := slices.IndexFunc(ws, func(o phaseWorkload) bool { return o.desc.Short == need.Name })
-	if j < 0 || ws[j].eng.Driver == nil || ws[j].spec.Kind != need.Kind {
+	j := slices.IndexFunc(ws, func(o Workload) bool { return o.Desc.Short == need.Name })
+	if j < 0 || ws[j].Eng.Driver == nil || ws[j].Spec.Kind != need.Kind {
 		return fmt.Errorf("ids_from: no %s workload %q in the profile", need.Kind, need.Name)
 	}
-	d, err := need.Build(ws[j].eng.Driver)
+	d, err := need.Build(ws[j].Eng.Driver)
 	if err != nil {
 		return err
 	}
-	w.eng.Driver = d
+	w.Eng.Driver = d
 	return nil
 }
 
-// settleRate sets the schedule of a workload whose rate depends on its
+// SettleRate sets the schedule of a workload whose rate depends on its
 // built driver: a workload without a rate runs at the rate a driver.Rater
 // implies; a byte rate is divided by the payload the driver measured. It
-// keeps what it decided in w.resolved, for the workers of a distributed
+// keeps what it decided in w.Resolved, for the workers of a distributed
 // run, and returns the facts that say so and a line for the terminal.
-func settleRate(w *phaseWorkload) ([]results.Fact, string, error) {
+func SettleRate(w *Workload) ([]results.Fact, string, error) {
 	switch {
-	case unshaped(w.plan) && w.spec.ImpliesRate:
-		rater, ok := w.eng.Driver.(driver.Rater)
+	case unshaped(w.Plan) && w.Spec.ImpliesRate:
+		rater, ok := w.Eng.Driver.(driver.Rater)
 		if !ok {
-			return nil, "", fmt.Errorf("the %s driver implies no rate: give rate, concurrency or stages", w.desc.Driver)
+			return nil, "", fmt.Errorf("the %s driver implies no rate: give rate, concurrency or stages", w.Desc.Driver)
 		}
 		rps := rater.RequestsPerSecond()
 		if !(rps > 0) || math.IsInf(rps, 0) {
-			return nil, "", fmt.Errorf("the %s driver implies a rate of %v requests/s: give rate, concurrency or stages", w.desc.Driver, rps)
+			return nil, "", fmt.Errorf("the %s driver implies a rate of %v requests/s: give rate, concurrency or stages", w.Desc.Driver, rps)
 		}
-		sw := w.plan
+		sw := w.Plan
 		sw.Rate = plan.Rate{PerSecond: rps}
-		if err := schedule(sw, w.length, 0, &w.eng, &w.desc); err != nil {
+		if err := Schedule(sw, w.Length, 0, &w.Eng, &w.Desc); err != nil {
 			return nil, "", err
 		}
-		w.resolved.Rate = rps
-		text := figure(rps) + " requests/s, the " + w.desc.Driver + " driver's own: the plan sets no rate"
+		w.Resolved.Rate = rps
+		text := figure(rps) + " requests/s, the " + w.Desc.Driver + " driver's own: the plan sets no rate"
 		return []results.Fact{{Name: "rate (from the driver)", Value: text}}, "open-model rate " + text, nil
-	case w.spec.Measured != nil && byteRated(w.plan):
-		m := w.spec.Measured
-		b := m.Bytes(w.eng.Driver)
+	case w.Spec.Measured != nil && byteRated(w.Plan):
+		m := w.Spec.Measured
+		b := m.Bytes(w.Eng.Driver)
 		if !(b > 0) || math.IsInf(b, 0) {
 			return nil, "", fmt.Errorf("cannot turn a byte rate into requests: the driver measured %v bytes per request", b)
 		}
-		if err := schedule(w.plan, w.length, b, &w.eng, &w.desc); err != nil {
+		if err := Schedule(w.Plan, w.Length, b, &w.Eng, &w.Desc); err != nil {
 			return nil, "", err
 		}
-		w.resolved.OpBytes = b
-		return byteRateFacts(w.plan, b, m)
+		w.Resolved.OpBytes = b
+		return byteRateFacts(w.Plan, b, m)
 	}
 	return nil, "", nil
 }

@@ -1,0 +1,150 @@
+package run
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/readback"
+	"github.com/perflab/perflab/internal/report"
+	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// Result is what a run leaves: its directory and its report, read back
+// from the store (nil when the store could not be read).
+type Result struct {
+	Dir    string
+	Report *report.Run
+}
+
+// Judge decides a run's final state from its report.
+type Judge func(*report.Run) (results.Status, error)
+
+// Finisher is what a strategy adds to the end of a run: its own verdict
+// after the run's, and its own files in the run directory.
+type Finisher interface {
+	Judge(rep *report.Run, status results.Status, err error) (results.Status, error)
+	WriteFiles(store *results.Run, rep *report.Run) []error
+}
+
+// Finish reads the run back, decides its state with judge (then its SLO
+// gates and read-back checks, then f's verdict when f is set), records
+// it and writes the report files. When the store failed, it still writes
+// what it can, and its error says so first.
+func (r *Record) Finish(judge Judge, f Finisher) (*Result, error) {
+	res := &Result{Dir: r.Store.Dir()}
+	rep, err := readback.Load(r.Store)
+	if err != nil {
+		if r.Err() != nil {
+			return res, r.failure(nil, r.Err(), nil, []error{err})
+		}
+		return res, failed(err, "")
+	}
+	status, runErr := judge(rep)
+	status, runErr = judgeSLO(rep, status, runErr)
+	status, runErr = judgeUnverified(rep, status, runErr)
+	if f != nil {
+		status, runErr = f.Judge(rep, status, runErr)
+	}
+	finishErr := r.Store.Finish(status)
+	rep.State, rep.Message, rep.Ended = status.State, status.Message, status.Ended
+	res.Report = rep
+	var others []error
+	if err := readback.WriteReports(r.Store, rep); err != nil {
+		others = append(others, err)
+	}
+	if f != nil {
+		others = append(others, f.WriteFiles(r.Store, rep)...)
+	}
+	if r.Err() != nil || finishErr != nil {
+		return res, r.failure(rep, r.Err(), finishErr, others)
+	}
+	if len(others) > 0 {
+		return res, failed(errors.Join(others...), "")
+	}
+	return res, runErr
+}
+
+// judgeRun maps what happened to a final status and, for a failed or
+// interrupted run, an error with a hint.
+func judgeRun(r *report.Run, interrupted bool, storeErr error) (results.Status, error) {
+	now := time.Now()
+	switch {
+	case storeErr != nil:
+		msg := "could not write every interval to the run store: " + storeErr.Error()
+		return results.Status{State: "failed", Ended: now, Message: msg, ExitCode: ExitFailed},
+			failed(errors.New(msg), "check free disk space in the output directory")
+	case interrupted:
+		return results.Status{State: "interrupted", Ended: now, Message: "stopped by a signal", ExitCode: ExitInterrupted},
+			&Failure{Err: errors.New("run interrupted; the report covers what was measured"), Code: ExitInterrupted}
+	}
+	for _, s := range r.Workloads {
+		if !s.AllFailed() {
+			continue
+		}
+		msg := fmt.Sprintf("every request of workload %q failed (%s)", s.Workload.Name, firstError(s))
+		return results.Status{State: "failed", Ended: now, Message: msg, ExitCode: ExitFailed},
+			failed(errors.New(msg), allFailedHint(s))
+	}
+	return results.Status{State: "completed", Ended: now, ExitCode: ExitOK}, nil
+}
+
+// JudgePlan is judgeRun for a plan: a read-back that lost data fails the
+// run, then a failed cell (failed names them), after the store errors and
+// an interrupt.
+func JudgePlan(r *report.Run, interrupted bool, storeErr error, failedCells []string) (results.Status, error) {
+	if status, err := judgeLost(r); err != nil && storeErr == nil && !interrupted && len(failedCells) == 0 {
+		return status, err
+	}
+	if storeErr != nil || interrupted || len(failedCells) == 0 {
+		return judgeRun(r, interrupted, storeErr)
+	}
+	msg := fmt.Sprintf("%s failed: %s", Plural(len(failedCells), "cell"), strings.Join(failedCells, "; "))
+	return results.Status{State: results.StateFailed, Ended: time.Now(), Message: msg, ExitCode: ExitFailed},
+		failed(errors.New(msg), "report.md says for each cell what failed; the components' output is under logs/ in the run directory")
+}
+
+// allFailedHint says what to check when every request of s failed, by the
+// class most of them failed with: a refused connection and a 404 need
+// different fixes.
+func allFailedHint(s *analysis.Summary) string {
+	counts := map[string]int64{}
+	top := ""
+	for _, op := range s.Ops {
+		for _, e := range op.Errors {
+			counts[e.Class] += e.Count
+			if top == "" || counts[e.Class] > counts[top] {
+				top = e.Class
+			}
+		}
+	}
+	switch top {
+	case stats.Status4xx.String():
+		return fmt.Sprintf("%s answers, with a 4xx status: check the URL's path, the method, and the headers or credentials it needs", s.Workload.Target)
+	case stats.RateLimited.String():
+		return fmt.Sprintf("%s answers, refusing every request for its rate (429): lower the rate, or raise its limit", s.Workload.Target)
+	case stats.Status5xx.String():
+		return fmt.Sprintf("%s answers, but fails every request (5xx): its logs say why", s.Workload.Target)
+	case stats.TLS.String():
+		return "the TLS handshake failed: trust the server's CA (--cacert, ca_file) or skip verification (--insecure), and check the certificate's name"
+	case stats.Protocol.String():
+		return fmt.Sprintf("%s answers, but not in the protocol asked: check --proto (proto) and the URL's scheme", s.Workload.Target)
+	}
+	return fmt.Sprintf("check that %s is up and reachable from this machine", s.Workload.Target)
+}
+
+func firstError(s *analysis.Summary) string {
+	var parts []string
+	for _, op := range s.Ops {
+		for _, e := range op.Errors {
+			parts = append(parts, fmt.Sprintf("%d × %s: %s", e.Count, e.Class, e.Sample))
+		}
+	}
+	if len(parts) == 0 {
+		return "no operation completed"
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,272 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/plan"
+	"github.com/perflab/perflab/internal/readback"
+	"github.com/perflab/perflab/internal/report"
+	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// minAchieved is the share of its rate a step must achieve to pass: below
+// it the step did not run at the rate it stands for.
+const minAchieved = 0.95
+
+// SearchConfig is a capacity search: from Start, the rate multiplied by
+// Factor after each passing step up to Max, then Bisect bisections
+// between the last passing and the first failing rate; each step runs for
+// StepDuration and must meet every gate.
+type SearchConfig struct {
+	Start, Max, Factor float64
+	Bisect             int
+	StepDuration       time.Duration
+	Gates              []readback.GateSpec // unscoped: the search has one workload
+	Plan               *plan.Plan
+}
+
+// Search is the Strategy of a capacity search: it runs the steps as
+// phases of the plan's one cell, each a profile named step-NN with the
+// workload at the step's rate, and judges each on the search's gates. As
+// a Finisher it fails a run in which no rate met them, and writes
+// search.md and search.json.
+type Search struct {
+	cfg      SearchConfig
+	cs       analysis.CapacitySearch
+	steps    []report.SearchStep
+	profile  plan.Profile // as expanded for the cell
+	workload string       // the workload's name in its profile
+	target   string
+	stopped  string
+}
+
+var (
+	_ Strategy = (*Search)(nil)
+	_ Finisher = (*Search)(nil)
+)
+
+// NewSearch is the search cfg describes.
+func NewSearch(cfg SearchConfig) *Search {
+	return &Search{cfg: cfg, cs: analysis.CapacitySearch{Start: cfg.Start, Max: cfg.Max, Factor: cfg.Factor, Bisect: cfg.Bisect}}
+}
+
+// RunPhases is the cell's phase loop: step after step until the search is
+// done, the load is stopped, or a step fails to run.
+func (s *Search) RunPhases(ctx context.Context, c *Cell, phases []Phase) (string, string) {
+	pp := phases[0]
+	s.profile, s.workload, s.target = pp.Profile, pp.Profile.Workloads[0].Name, pp.Workloads[0].Desc.Target
+	for ctx.Err() == nil {
+		rate, done := s.cs.Next()
+		if done {
+			return results.StateCompleted, ""
+		}
+		n := len(s.steps) + 1
+		pr := s.profile
+		pr.Name, pr.Duration, pr.SLO = fmt.Sprintf("step-%02d", n), s.cfg.StepDuration, nil
+		w := pr.Workloads[0]
+		w.Rate, w.SLO = plan.Rate{PerSecond: rate}, nil
+		pr.Workloads = []plan.Workload{w}
+		pw, errs := CompileWorkload(s.cfg.Plan, c.Cell, pr, w, false)
+		if len(errs) > 0 {
+			return results.StateFailed, errors.Join(errs...).Error()
+		}
+		c.Events().Note(fmt.Sprintf("search step %d at %s", n, rateStr(rate)))
+		if state, msg := c.RunPhase(ctx, Phase{Profile: pr, Workloads: []Workload{pw}}); state != results.StateCompleted {
+			s.stopped = OneLine(msg)
+			return state, msg
+		}
+		st, err := s.judge(c.Record(), n, rate, pr.Name, pw.Desc.Name)
+		if err != nil {
+			return results.StateFailed, err.Error()
+		}
+		s.cs.Record(rate, st.Pass, st.ClientBound)
+		s.steps = append(s.steps, st)
+		c.Events().Note(fmt.Sprintf("step %d at %s: %s", n, rateStr(rate), stepLine(st)))
+	}
+	return results.StateCompleted, ""
+}
+
+// judge reads the step's figures from the store and judges its gates.
+func (s *Search) judge(rec *Record, n int, rate float64, phase, workload string) (report.SearchStep, error) {
+	st := report.SearchStep{N: n, Phase: phase, Rate: rate, Bisect: s.cs.Failed > 0 && s.cs.Passed > 0}
+	rep, err := readback.Load(rec.Store)
+	if err != nil {
+		return st, err
+	}
+	var sum *analysis.Summary
+	for _, w := range rep.Workloads {
+		if w.Workload.Name == workload {
+			sum = w
+		}
+	}
+	if sum == nil {
+		return st, fmt.Errorf("cannot find the figures of search step %d (workload %s)", n, workload)
+	}
+	checks, err := rec.Store.Checks()
+	if err != nil {
+		return st, err
+	}
+	st.Gates = readback.JudgeGates(s.cfg.Gates, []*analysis.Summary{sum}, readback.CheckFigures(checks))
+	fillStep(&st, sum)
+	limited, limitWhy := analysis.GeneratorLimited(sum, readback.PhaseResources(rep, phase))
+	var why []string
+	for _, g := range st.Gates {
+		switch g.State {
+		case analysis.GateFail:
+			why = append(why, fmt.Sprintf("%s: %s", g.Expr, g.Measured))
+		case analysis.GateInsufficient:
+			why = append(why, fmt.Sprintf("%s: insufficient data (%s)", g.Expr, g.Note))
+		}
+	}
+	if st.Achieved < minAchieved*rate {
+		why = append(why, fmt.Sprintf("achieved %.1f/s, under %.0f %% of the rate", st.Achieved, 100*minAchieved))
+	}
+	// Latency counts from each arrival's intended start, so a generator
+	// that lagged only made a passing step look worse: it still passes.
+	// A failing step is the generator's when it was the limit.
+	st.Pass = len(why) == 0
+	if limited && !st.Pass {
+		st.ClientBound, st.ClientWhy = true, limitWhy
+		why = append(why, "client-bound: "+limitWhy)
+	}
+	st.Why = strings.Join(why, "; ")
+	return st, nil
+}
+
+// fillStep copies the figures of the step's workload.
+func fillStep(st *report.SearchStep, sum *analysis.Summary) {
+	st.Achieved, st.Dropped = sum.Rate, sum.Dropped
+	var reqs, ok int64
+	for _, op := range sum.Ops {
+		reqs, ok = reqs+op.Requests, ok+op.OK
+	}
+	if reqs > 0 {
+		st.ErrorRate = float64(reqs-ok) / float64(reqs)
+	}
+	if len(sum.Ops) == 1 {
+		q := sum.Ops[0].Latency
+		st.P50, st.P99, st.Count = q.P50, q.P99, q.Count
+		return
+	}
+	merged := stats.NewHist()
+	for _, op := range sum.Ops {
+		if op.Whole != nil {
+			merged.Merge(op.Whole.Latency)
+		}
+	}
+	q := analysis.QuantilesOf(merged)
+	st.P50, st.P99, st.Count = q.P50, q.P99, q.Count
+}
+
+// result is the search's outcome, with the resources of the step at the
+// highest sustainable rate from the finished run.
+func (s *Search) result(rep *report.Run) *report.Search {
+	cfg := s.cfg
+	out := &report.Search{Plan: cfg.Plan.Name, Dir: rep.Dir, Command: rep.Command, Profile: cfg.Plan.Profiles[0].Name,
+		Workload: s.workload, Target: s.target, Start: cfg.Start, Max: cfg.Max, Factor: cfg.Factor, Bisect: cfg.Bisect,
+		StepDuration: cfg.StepDuration, Steps: s.steps, Sustained: s.cs.Passed, Failed: s.cs.Failed,
+		Limit: s.cs.Limit(), Stopped: s.stopped}
+	for _, g := range s.cfg.Gates {
+		out.Gates = append(out.Gates, g.Expr)
+	}
+	if s.stopped != "" {
+		out.Limit = "stopped"
+	}
+	var pts []analysis.RateLatency
+	for _, st := range s.steps {
+		pts = append(pts, analysis.RateLatency{Rate: st.Rate, P99: st.P99, Count: st.Count})
+	}
+	if k, ok := analysis.FindKnee(pts); ok {
+		out.Knee = &k
+	}
+	for _, st := range s.steps {
+		if st.Rate == out.Sustained && st.Pass {
+			out.Resources = readback.PhaseResources(rep, st.Phase)
+		}
+	}
+	return out
+}
+
+// stepLine is a step's outcome on one line of progress.
+func stepLine(st report.SearchStep) string {
+	line := fmt.Sprintf("%.1f/s achieved, p99 %v", st.Achieved, st.P99.Round(10*time.Microsecond))
+	if st.Pass {
+		return "pass (" + line + ")"
+	}
+	return "fail (" + line + "): " + st.Why
+}
+
+func rateStr(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) + "/s" }
+
+// Judge is the search's verdict after the run's: a run that completed
+// without any rate meeting the SLO fails. It also gives the report the
+// search's outcome.
+func (s *Search) Judge(rep *report.Run, status results.Status, err error) (results.Status, error) {
+	res := s.result(rep)
+	rep.Search = res
+	if err != nil || res.Sustained != 0 {
+		return status, err
+	}
+	status = results.Status{State: results.StateCompleted, Ended: time.Now(), ExitCode: ExitFailed,
+		Message: "capacity search: no rate met the SLO"}
+	hint := "search.md lists each step with the gates it failed; lower --start, or check the target with perflab run"
+	if len(res.Steps) > 0 && res.Steps[0].TooFewToJudge() {
+		hint = "no gate failed, but the first step had too few requests to judge them: lengthen --step-duration or raise --start"
+	}
+	return status, failed(errors.New(status.Message+"; "+strings.ReplaceAll(searchWhy(res), "**", "")), hint)
+}
+
+// WriteFiles writes the search's report, search.md and search.json, into
+// the run directory.
+func (s *Search) WriteFiles(store *results.Run, rep *report.Run) []error {
+	var errs []error
+	if err := readback.WriteFile(store.Path("search.md"), func(f *os.File) error { return report.SearchMarkdown(f, rep.Search) }); err != nil {
+		errs = append(errs, err)
+	}
+	if err := readback.WriteFile(store.Path("search.json"), func(f *os.File) error { return report.SearchJSON(f, rep.Search) }); err != nil {
+		errs = append(errs, err)
+	}
+	return errs
+}
+
+// searchWhy is why the first step failed.
+func searchWhy(s *report.Search) string {
+	if len(s.Steps) == 0 {
+		return "no step ran"
+	}
+	return fmt.Sprintf("at %s: %s", rateStr(s.Steps[0].Rate), s.Steps[0].Why)
+}
+
+// CheckSearchPlan checks that p is one cell with one profile holding one
+// open-model workload without stages, and a warm-up shorter than a step.
+func CheckSearchPlan(p *plan.Plan, step time.Duration) error {
+	if n := len(p.Cells()); n != 1 {
+		return Invalid("perflab search runs one configuration, and the plan's matrix has %d cells: remove the matrix or copy the plan per configuration", n)
+	}
+	if len(p.Profiles) != 1 {
+		var names []string
+		for _, pr := range p.Profiles {
+			names = append(names, pr.Name)
+		}
+		return Invalid("perflab search uses one profile: give --profile NAME (the plan has %s)", strings.Join(names, ", "))
+	}
+	pr := p.Profiles[0]
+	if len(pr.Workloads) != 1 {
+		return Invalid("perflab search raises the rate of one workload, and profile %s has %d: make a profile with the one to search with", pr.Name, len(pr.Workloads))
+	}
+	if w := pr.Workloads[0]; w.Model != plan.Open || len(w.Stages) > 0 {
+		return Invalid("workload %s of profile %s: perflab search needs an open-model workload at a constant rate (rate: …), not stages or a concurrency", w.Name, pr.Name)
+	}
+	if pr.Warmup >= step {
+		return Invalid("profile %s has a warm-up of %v, as long as a step (--step-duration %v)", pr.Name, pr.Warmup, step)
+	}
+	return nil
+}

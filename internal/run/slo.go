@@ -1,0 +1,65 @@
+package run
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/perflab/perflab/internal/plan"
+	"github.com/perflab/perflab/internal/readback"
+	"github.com/perflab/perflab/internal/slo"
+)
+
+// CheckSLOWorkloads refuses --slo gates scoped to a workload the plan's
+// selected profiles do not have: judged after the run, such a gate has
+// insufficient data and fails a run that a typo wasted. A gate names a
+// workload by its name in its profile ("get") or with the profile's (and
+// the cell's) in front ("low/get"); the last part must be one of them.
+func CheckSLOWorkloads(p *plan.Plan, exprs []string) error {
+	gates, _ := slo.ParseGates(exprs)
+	known := map[string]bool{}
+	var names []string
+	for _, pr := range p.Profiles {
+		for _, w := range pr.Workloads {
+			if !known[w.Name] {
+				names = append(names, w.Name)
+			}
+			known[w.Name] = true
+		}
+	}
+	var problems []string
+	for _, g := range gates {
+		if g.Workload == "" {
+			continue
+		}
+		if last := g.Workload[strings.LastIndex(g.Workload, "/")+1:]; !known[last] {
+			problems = append(problems, fmt.Sprintf("--slo '%s': the plan's profiles have no workload %q (they have %s)",
+				g.Expr, g.Workload, strings.Join(names, ", ")))
+		}
+	}
+	if len(problems) > 0 {
+		return Invalid("invalid SLO gate:\n  %s", strings.Join(problems, "\n  "))
+	}
+	return nil
+}
+
+// GateSpecs are the gates of a run: those of p's profiles and workloads
+// (p may be nil), then the command line's.
+func GateSpecs(p *plan.Plan, flags []string) []readback.GateSpec {
+	var out []readback.GateSpec
+	if p != nil {
+		for _, pr := range p.Profiles {
+			for _, expr := range pr.SLO {
+				out = append(out, readback.GateSpec{Expr: expr, Profile: pr.Name})
+			}
+			for _, w := range pr.Workloads {
+				for _, expr := range w.SLO {
+					out = append(out, readback.GateSpec{Expr: expr, Profile: pr.Name, Workload: w.Name})
+				}
+			}
+		}
+	}
+	for _, expr := range flags {
+		out = append(out, readback.GateSpec{Expr: expr})
+	}
+	return out
+}
