@@ -11,6 +11,7 @@ import (
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/secret"
 	"github.com/perflab/perflab/internal/target"
 )
 
@@ -195,7 +196,7 @@ func (r *planRun) recordComponents(cell int, comps []*running, started func()) *
 			continue // recorded as its parts, when Prometheus names them
 		}
 		o := observed{comp: results.Component{Cell: cell, Name: pc.Name, Group: pc.Group, Kind: componentKind(rc), PID: rc.pid,
-			MetricsURL: redactURL(pc.Metrics), DataDirs: pc.DataDirs}}
+			MetricsURL: secret.URL(pc.Metrics), DataDirs: pc.DataDirs}}
 		if started != nil && pc.Observe != plan.ObservePrometheus {
 			o.sources = append(processSources(rc.pid, rc.cgroup), endpointSources(pc.Metrics, pc.MetricNames, pc.DataDirs, interval)...)
 		}

@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -101,7 +103,7 @@ func (e *env) startCoordinator(ctx context.Context, p *plan.Plan, rs *results.Ru
 	if err := c.awaitHellos(ctx, e); err != nil {
 		return c, err
 	}
-	for _, i := range sortedKeys(c.hellos) {
+	for _, i := range slices.Sorted(maps.Keys(c.hellos)) {
 		h := c.hellos[i]
 		if err := rs.AddEvent(results.Event{Kind: "worker", Message: fmt.Sprintf("worker %d registered: host %s, pid %d, %.0f cores, perflab %s",
 			i, h.Host, h.PID, h.CoresAvailable, h.Version)}); err != nil {
@@ -109,15 +111,6 @@ func (e *env) startCoordinator(ctx context.Context, p *plan.Plan, rs *results.Ru
 		}
 	}
 	return c, nil
-}
-
-func sortedKeys[V any](m map[int]V) []int {
-	out := make([]int, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Ints(out)
-	return out
 }
 
 // open opens the shared store (a new temporary directory when none is
@@ -218,7 +211,7 @@ func describeHosts(hosts map[string]int) string {
 
 // describeFailed is "worker 1: exit status 2; worker 3: OOMKilled", by index.
 func describeFailed(bad map[int]string) string {
-	idx := sortedKeys(bad)
+	idx := slices.Sorted(maps.Keys(bad))
 	parts := make([]string, len(idx))
 	for i, w := range idx {
 		parts[i] = fmt.Sprintf("worker %d: %s", w, bad[w])

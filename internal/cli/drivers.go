@@ -21,6 +21,7 @@ import (
 	"github.com/perflab/perflab/internal/driver/remotewrite"
 	s3driver "github.com/perflab/perflab/internal/driver/s3"
 	"github.com/perflab/perflab/internal/plan"
+	"github.com/perflab/perflab/internal/secret"
 )
 
 // driverSpec is a workload's driver configuration, decoded and validated
@@ -155,7 +156,7 @@ func httpDriver(in driverInput) (driverSpec, []error) {
 		target = http.MethodGet
 	}
 	return driverSpec{
-		target:  target + " " + redactURL(cfg.URL),
+		target:  target + " " + secret.URL(cfg.URL),
 		opBytes: int64(len(cfg.Body)),
 		new:     func() (driver.Driver, error) { return httpdriver.New(cfg) },
 	}, nil
@@ -214,7 +215,7 @@ func (p *httpParams) problems(cfg httpdriver.Config, in driverInput) []error {
 
 // storedParams is a workload's params as stored with the run: as written
 // in the plan (so ${VAR} references stay references) with credentials
-// written literally masked (maskSecrets, by the keys of the driver).
+// written literally masked (secret.MaskParams, by the keys of the driver).
 func storedParams(params plan.Params, driverName string) json.RawMessage {
 	raw, err := params.JSON()
 	if err != nil {
@@ -224,7 +225,7 @@ func storedParams(params plan.Params, driverName string) json.RawMessage {
 	if json.Unmarshal(raw, &m) != nil {
 		return raw
 	}
-	maskSecrets(m, declaredKeys(driverName))
+	secret.MaskParams(m, declaredKeys(driverName))
 	out, err := json.Marshal(m)
 	if err != nil {
 		return raw
@@ -250,7 +251,7 @@ func describedPlan(p *plan.Plan) (string, error) {
 			w, _ := w.(map[string]any)
 			name, _ := w["driver"].(string)
 			if params, ok := w["params"].(map[string]any); ok {
-				maskSecrets(params, declaredKeys(name))
+				secret.MaskParams(params, declaredKeys(name))
 			}
 		}
 	}

@@ -64,7 +64,7 @@ func TestHTTPDriverSpec(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	if spec.target != "POST http://%5Bredacted%5D@127.0.0.1:1/x" || spec.opBytes != 5 {
+	if spec.target != "POST http://u:xxxxx@127.0.0.1:1/x" || spec.opBytes != 5 {
 		t.Errorf("target %q, %d bytes per operation", spec.target, spec.opBytes)
 	}
 	stored := string(storedParams(ps, "http"))

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/perflab/perflab/internal/engine"
 	"github.com/perflab/perflab/internal/engine/pacer"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/secret"
 	"github.com/perflab/perflab/internal/units"
 )
 
@@ -111,7 +111,7 @@ func (e *env) httpCmd(ctx context.Context, args []string) error {
 		return err
 	}
 	e.useScrubber(f.scrubber(pos[0]))
-	return e.execute(ctx, job{name: f.name, command: redactCommand(append([]string{"perflab", "http"}, args...)),
+	return e.execute(ctx, job{name: f.name, command: recordedCommand(append([]string{"perflab", "http"}, args...)),
 		out: f.out, warmup: f.warmup, jsonOut: f.jsonOut, workloads: []plannedWorkload{pw}, slo: f.slo,
 		sampleEvery: sampleEveryFor(f.duration, f.warmup)}) // the generator itself, for the client-bound rule
 }
@@ -141,7 +141,7 @@ func (f *httpFlags) workload(rawURL string, given func(string) bool) (plannedWor
 	}
 	f.checkTimes(bad)
 	w := engine.Workload{Name: "http", Grace: f.grace}
-	desc := results.Workload{Name: "http", Driver: "http", Target: cfg.Method + " " + redactURL(rawURL),
+	desc := results.Workload{Name: "http", Driver: "http", Target: cfg.Method + " " + secret.URL(rawURL),
 		Duration: f.duration, Grace: f.grace}
 	f.model(&w, &desc, given, bad)
 	gates, gateErrs := analysis.ParseGates(f.slo)
@@ -168,29 +168,29 @@ func (f *httpFlags) workload(rawURL string, given func(string) bool) (plannedWor
 		return plannedWorkload{}, usageErrorf("%v", err)
 	}
 	w.Driver = d
-	desc.Params, _ = json.Marshal(map[string]any{"method": cfg.Method, "headers": redactHeaders(cfg.Header),
+	desc.Params, _ = json.Marshal(map[string]any{"method": cfg.Method, "headers": secret.Headers(cfg.Header),
 		"body_bytes": len(cfg.Body), "timeout": f.timeout.String(), "proto": f.proto})
 	return plannedWorkload{eng: w, desc: desc}, nil
 }
 
 // scrubber is the scrubber of the run: the values of the environment
 // variables the headers read, the credential-named headers' values written
-// literally and the password in the URL.
-func (f *httpFlags) scrubber(rawURL string) *scrubber {
-	set := secretSet{}
+// literally and the credentials in the URL (those secret.URL hides).
+func (f *httpFlags) scrubber(rawURL string) *secret.Scrubber {
+	set := secret.Set{}
 	for _, line := range f.headers {
 		k, v, _ := strings.Cut(line, ":")
 		v = strings.TrimSpace(v)
 		os.Expand(v, func(name string) string {
-			set.env(os.Getenv(name), "${"+name+"}")
+			set.Env(os.Getenv(name), "${"+name+"}")
 			return ""
 		})
-		if httpdriver.SensitiveHeader(k) {
-			set.literal(v)
+		if secret.SensitiveName(k) {
+			set.Literal(v)
 		}
 	}
-	set.literal(urlPassword(rawURL))
-	return set.scrubber()
+	set.URL(rawURL)
+	return set.Scrubber()
 }
 
 // header is the request header of the -H flags, ${VAR} read from the
@@ -326,59 +326,4 @@ func expandEnv(s string) (string, error) {
 		return "", fmt.Errorf("environment variable %s is not set", strings.Join(missing, ", "))
 	}
 	return out, nil
-}
-
-func redactHeaders(h http.Header) map[string]string {
-	out := map[string]string{}
-	for k, vs := range h {
-		v := strings.Join(vs, ", ")
-		if httpdriver.SensitiveHeader(k) {
-			v = "[redacted]"
-		}
-		out[k] = v
-	}
-	return out
-}
-
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
-	}
-	u.User = url.User("[redacted]")
-	return u.String()
-}
-
-// redactCommand masks the values of sensitive headers and URL credentials;
-// ${VAR} references are kept as written since they hold no secret.
-func redactCommand(args []string) string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		out[i] = redactURL(a)
-		if i > 0 && (args[i-1] == "-H" || args[i-1] == "--H") {
-			if k, v, ok := strings.Cut(a, ":"); ok && httpdriver.SensitiveHeader(k) && !isEnvRef(strings.TrimSpace(v)) {
-				out[i] = k + ": [redacted]"
-			}
-		}
-		if strings.HasPrefix(a, "-H=") || strings.HasPrefix(a, "--H=") {
-			if k, _, ok := strings.Cut(a, ":"); ok && httpdriver.SensitiveHeader(k) {
-				out[i] = k + ": [redacted]"
-			}
-		}
-	}
-	return shellJoin(out)
-}
-
-// isEnvRef reports whether a header value holds no literal secret: only
-// ${VAR} references, perhaps after an auth scheme word such as "Bearer".
-func isEnvRef(v string) bool {
-	if !strings.Contains(v, "${") {
-		return false
-	}
-	rest := strings.TrimSpace(os.Expand(v, func(string) string { return "" }))
-	switch strings.ToLower(rest) {
-	case "", "bearer", "basic", "token":
-		return true
-	}
-	return false
 }

@@ -55,7 +55,7 @@ func (e *env) mergeCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return &runError{err: err, hint: "the run id is the one perflab printed when the run started (perflab: run r…)", code: ExitFailed}
 	}
-	rs, err := e.createRun(*out, results.Meta{Name: m.Name, Command: shellJoin(append([]string{"perflab", "merge"}, args...)),
+	rs, err := e.createRun(*out, results.Meta{Name: m.Name, Command: recordedCommand(append([]string{"perflab", "merge"}, args...)),
 		Repeat: m.Repeat, Extra: m.Meta})
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"github.com/perflab/perflab/internal/observe/promapi"
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/secret"
 )
 
 // promSampling reads a cell's Prometheus-observed components after each of
@@ -63,7 +64,7 @@ func (r *planRun) startPromSampling(cell int, comps []*running) (*promSampling, 
 			continue
 		}
 		note := src.Resolve(r.stop)
-		r.note(fmt.Sprintf("component %s is read from Prometheus at %s: %s", rc.plan.Name, redactURL(rc.plan.Prometheus.URL), note))
+		r.note(fmt.Sprintf("component %s is read from Prometheus at %s: %s", rc.plan.Name, secret.URL(rc.plan.Prometheus.URL), note))
 		warns, err := src.Check(r.stop, time.Now())
 		for _, w := range warns {
 			fmt.Fprintf(r.e.stderr, "perflab: warning: component %s: %s\n", rc.plan.Name, w)

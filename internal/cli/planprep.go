@@ -14,6 +14,7 @@ import (
 	"github.com/perflab/perflab/internal/engine/pacer"
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/secret"
 	"github.com/perflab/perflab/internal/shard"
 	"github.com/perflab/perflab/internal/target"
 )
@@ -357,7 +358,7 @@ func storedStages(start float64, st []pacer.Stage) json.RawMessage {
 }
 
 // componentSpec is how the target package starts a component of the plan.
-func componentSpec(c plan.Component, logDir string, scrub *scrubber) target.Spec {
+func componentSpec(c plan.Component, logDir string, scrub *secret.Scrubber) target.Spec {
 	r := c.Run
 	s := target.Spec{Name: c.Name, Command: r.Command, Args: r.Args, Dir: r.Dir, StopGrace: r.StopGrace, LogDir: logDir}
 	if scrub != nil {

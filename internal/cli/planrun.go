@@ -53,7 +53,7 @@ func (e *env) runPlan(ctx context.Context, args []string) error {
 	if err := checkSLOWorkloads(p, slo); err != nil {
 		return err
 	}
-	return e.executePlan(ctx, p, b, *out, *jsonOut, shellJoin(append([]string{"perflab", "run"}, args...)), slo, dist)
+	return e.executePlan(ctx, p, b, *out, *jsonOut, recordedCommand(append([]string{"perflab", "run"}, args...)), slo, dist)
 }
 
 // executePlan creates the run directory and runs every cell, the plan's

@@ -74,7 +74,7 @@ func (e *env) search(ctx context.Context, args []string) error {
 		cfg.p.Repeat = 1
 	}
 	e.useScrubber(planScrubber(cfg.p))
-	cfg.command = shellJoin(append([]string{"perflab", "search"}, args...))
+	cfg.command = recordedCommand(append([]string{"perflab", "search"}, args...))
 	return e.runSearch(ctx, cfg)
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/perflab/perflab/internal/observe/self"
 	"github.com/perflab/perflab/internal/plan"
+	"github.com/perflab/perflab/internal/secret"
 	"github.com/perflab/perflab/internal/shard"
 )
 
@@ -36,7 +37,7 @@ type worker struct {
 	wait       time.Duration
 	// scrub takes the plan's credentials out of what the worker writes to
 	// the shared store and prints (see scrubber).
-	scrub *scrubber
+	scrub *secret.Scrubber
 }
 
 // workerCmd is `perflab worker`: one worker of a distributed run. It
