@@ -83,7 +83,7 @@ func (e *env) demo(ctx context.Context, args []string) error {
 		return fmt.Errorf("the demo's own plan: %w", run.InvalidPlan(problems))
 	}
 	fmt.Fprintf(e.stderr, "demo: the built-in target at http://%s, 250/s, 500/s, 750/s and 1000/s for %v each\n", addr, *each)
-	return e.executePlan(ctx, p, b, *out, false, shellJoin(append([]string{"perflab", "demo"}, args...)), nil, nil)
+	return e.executePlan(ctx, p, b, *out, false, recordedCommand(append([]string{"perflab", "demo"}, args...)), nil, nil)
 }
 
 // freeLoopbackAddr is a 127.0.0.1 address with a port the kernel has just

@@ -9,6 +9,7 @@ import (
 	"github.com/perflab/perflab/internal/driver"
 	"github.com/perflab/perflab/internal/engine"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/secret"
 	"github.com/perflab/perflab/internal/shard"
 )
 
@@ -75,7 +76,7 @@ type shardSelf struct {
 // leaves the worker for the shared store: what drivers say (facts, checks,
 // errors) may hold one, as an interval's error samples may
 // (scrubInterval).
-func (d *shardDetail) scrub(s *scrubber) {
+func (d *shardDetail) scrub(s *secret.Scrubber) {
 	for i := range d.Workloads {
 		sw := &d.Workloads[i]
 		for j := range sw.Facts {

@@ -19,6 +19,7 @@ import (
 	"github.com/perflab/perflab/internal/readback"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/run"
+	"github.com/perflab/perflab/internal/secret"
 	"github.com/perflab/perflab/internal/slo"
 	"github.com/perflab/perflab/internal/units"
 )
@@ -115,7 +116,7 @@ func (e *env) httpCmd(ctx context.Context, args []string) error {
 		return err
 	}
 	e.useScrubber(f.scrubber(pos[0]))
-	job := e.job(f.out, results.Meta{Name: f.name, Command: redactCommand(append([]string{"perflab", "http"}, args...)),
+	job := e.job(f.out, results.Meta{Name: f.name, Command: recordedCommand(append([]string{"perflab", "http"}, args...)),
 		Extra: readback.WithSLO(nil, run.GateSpecs(nil, f.slo))})
 	job.Bare = &run.Phase{Profile: plan.Profile{Name: pw.Eng.Name, Duration: f.duration, Warmup: f.warmup},
 		Workloads: []run.Workload{pw}, WarmupBy: "the user"}
@@ -148,7 +149,7 @@ func (f *httpFlags) workload(rawURL string, given func(string) bool) (run.Worklo
 	}
 	f.checkTimes(bad)
 	w := engine.Workload{Name: "http", Grace: f.grace}
-	desc := results.Workload{Name: "http", Driver: "http", Target: cfg.Method + " " + registry.RedactURL(rawURL),
+	desc := results.Workload{Name: "http", Driver: "http", Target: cfg.Method + " " + secret.URL(rawURL),
 		Duration: f.duration, Grace: f.grace}
 	f.model(&w, &desc, given, bad)
 	gates, gateErrs := slo.ParseGates(f.slo)
@@ -174,7 +175,7 @@ func (f *httpFlags) workload(rawURL string, given func(string) bool) (run.Worklo
 	if err != nil {
 		return run.Workload{}, usageErrorf("%v", err)
 	}
-	desc.Params, _ = json.Marshal(map[string]any{"method": cfg.Method, "headers": redactHeaders(cfg.Header),
+	desc.Params, _ = json.Marshal(map[string]any{"method": cfg.Method, "headers": secret.Headers(cfg.Header),
 		"body_bytes": len(cfg.Body), "timeout": f.timeout.String(), "proto": f.proto})
 	spec := registry.Spec{Target: desc.Target, OpBytes: int64(len(cfg.Body)), New: func() (driver.Driver, error) { return d, nil }}
 	return run.Workload{Spec: spec, Eng: w, Desc: desc, Length: f.duration}, nil
@@ -182,22 +183,22 @@ func (f *httpFlags) workload(rawURL string, given func(string) bool) (run.Worklo
 
 // scrubber is the scrubber of the run: the values of the environment
 // variables the headers read, the credential-named headers' values written
-// literally and the password in the URL.
-func (f *httpFlags) scrubber(rawURL string) *scrubber {
-	set := secretSet{}
+// literally and the credentials in the URL (those secret.URL hides).
+func (f *httpFlags) scrubber(rawURL string) *secret.Scrubber {
+	set := secret.Set{}
 	for _, line := range f.headers {
 		k, v, _ := strings.Cut(line, ":")
 		v = strings.TrimSpace(v)
 		os.Expand(v, func(name string) string {
-			set.env(os.Getenv(name), "${"+name+"}")
+			set.Env(os.Getenv(name), "${"+name+"}")
 			return ""
 		})
-		if httpdriver.SensitiveHeader(k) {
-			set.literal(v)
+		if secret.SensitiveName(k) {
+			set.Literal(v)
 		}
 	}
-	set.literal(registry.URLPassword(rawURL))
-	return set.scrubber()
+	set.URL(rawURL)
+	return set.Scrubber()
 }
 
 // header is the request header of the -H flags, ${VAR} read from the
@@ -333,36 +334,4 @@ func expandEnv(s string) (string, error) {
 		return "", fmt.Errorf("environment variable %s is not set", strings.Join(missing, ", "))
 	}
 	return out, nil
-}
-
-func redactHeaders(h http.Header) map[string]string {
-	out := map[string]string{}
-	for k, vs := range h {
-		v := strings.Join(vs, ", ")
-		if httpdriver.SensitiveHeader(k) {
-			v = "[redacted]"
-		}
-		out[k] = v
-	}
-	return out
-}
-
-// redactCommand masks the values of sensitive headers and URL credentials;
-// ${VAR} references are kept as written since they hold no secret.
-func redactCommand(args []string) string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		out[i] = registry.RedactURL(a)
-		if i > 0 && (args[i-1] == "-H" || args[i-1] == "--H") {
-			if k, v, ok := strings.Cut(a, ":"); ok && httpdriver.SensitiveHeader(k) && !registry.IsEnvRef(strings.TrimSpace(v)) {
-				out[i] = k + ": [redacted]"
-			}
-		}
-		if strings.HasPrefix(a, "-H=") || strings.HasPrefix(a, "--H=") {
-			if k, _, ok := strings.Cut(a, ":"); ok && httpdriver.SensitiveHeader(k) {
-				out[i] = k + ": [redacted]"
-			}
-		}
-	}
-	return shellJoin(out)
 }

@@ -71,7 +71,7 @@ func (e *env) k8sRun(ctx context.Context, args []string) error {
 	}
 	dist := newCoordinator(distOptions{workers: o.Workers, store: o.Store, runID: o.RunID, profiles: kf.profiles, helloIn: *startIn,
 		launch: &k8sWorkers{e: e, client: client, objs: objs, keep: *keep}})
-	command := shellJoin(append([]string{"perflab", "k8s", "run"}, args...))
+	command := recordedCommand(append([]string{"perflab", "k8s", "run"}, args...))
 	return e.executePlan(ctx, p, b, *out, *jsonOut, command, slo, dist)
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/run"
+	"github.com/perflab/perflab/internal/secret"
 	"github.com/perflab/perflab/internal/target"
 )
 
@@ -36,8 +37,8 @@ const (
 type env struct {
 	stdout io.Writer
 	stderr io.Writer
-	tty    bool      // stderr is a terminal: progress is drawn in place
-	scrub  *scrubber // the run's, once known (useScrubber); nil scrubs nothing
+	tty    bool             // stderr is a terminal: progress is drawn in place
+	scrub  *secret.Scrubber // the run's, once known (useScrubber); nil scrubs nothing
 	// intervals, when set, is where a run writes its intervals instead of
 	// its store: tests put a failing writer there.
 	intervals func(*results.Run) run.IntervalWriter

@@ -56,7 +56,7 @@ func (e *env) mergeCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return &runError{err: err, hint: "the run id is the one perflab printed when the run started (perflab: run r…)", code: ExitFailed}
 	}
-	rec, err := run.Create(*out, results.Meta{Name: m.Name, Command: shellJoin(append([]string{"perflab", "merge"}, args...)),
+	rec, err := run.Create(*out, results.Meta{Name: m.Name, Command: recordedCommand(append([]string{"perflab", "merge"}, args...)),
 		Repeat: m.Repeat, Extra: m.Meta}, e.scrubFunc(), e.events())
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perflab/perflab/internal/driver/registry"
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/readback"
 	"github.com/perflab/perflab/internal/report"
@@ -58,7 +59,7 @@ func (e *env) runPlan(ctx context.Context, args []string) error {
 	if dist != nil {
 		load = newCoordinator(*dist)
 	}
-	return e.executePlan(ctx, p, b, *out, *jsonOut, shellJoin(append([]string{"perflab", "run"}, args...)), slo, load)
+	return e.executePlan(ctx, p, b, *out, *jsonOut, recordedCommand(append([]string{"perflab", "run"}, args...)), slo, load)
 }
 
 // executePlan runs p (perflab run, k8s run and demo alike), the plan's
@@ -67,7 +68,7 @@ func (e *env) runPlan(ctx context.Context, args []string) error {
 // workers of a distributed run).
 func (e *env) executePlan(ctx context.Context, p *plan.Plan, b plan.Builtins, out string, jsonOut bool, command string,
 	slo []string, load run.Load) error {
-	e.useScrubber(planScrubber(p))
+	e.useScrubber(registry.Scrubber(p))
 	job := e.job(out, results.Meta{Name: p.Name, Command: command, Repeat: p.Repeat,
 		Extra: readback.WithSLO(nil, run.GateSpecs(p, slo))})
 	job.Plan, job.Builtins, job.SampleEvery, job.Load = p, b, p.SampleInterval, load

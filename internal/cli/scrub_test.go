@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/perflab/perflab/internal/driver/registry"
 	"github.com/perflab/perflab/internal/plan"
 )
 
@@ -35,7 +36,7 @@ profiles:
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := planScrubber(p)
+	s := registry.Scrubber(p)
 	in := "s3cr3t literal-env-key fast-mode-value prom-url-pass AKIALITERAL abc url-password Bearer literal-bearer trace-value-1"
 	want := "${TOKEN} [redacted] fast-mode-value [redacted] [redacted] abc [redacted] Bearer [redacted] trace-value-1"
 	if got := s.String(in); got != want {

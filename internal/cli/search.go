@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perflab/perflab/internal/driver/registry"
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/readback"
 	"github.com/perflab/perflab/internal/report"
@@ -71,8 +72,8 @@ func (e *env) search(ctx context.Context, args []string) error {
 		fmt.Fprintf(e.stderr, "perflab: note: perflab search runs each step once; the plan's repeat: %d is for perflab run\n", cfg.Plan.Repeat)
 		cfg.Plan.Repeat = 1
 	}
-	e.useScrubber(planScrubber(cfg.Plan))
-	cfg.command = shellJoin(append([]string{"perflab", "search"}, args...))
+	e.useScrubber(registry.Scrubber(cfg.Plan))
+	cfg.command = recordedCommand(append([]string{"perflab", "search"}, args...))
 	return e.runSearch(ctx, cfg)
 }
 

@@ -11,9 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perflab/perflab/internal/driver/registry"
 	"github.com/perflab/perflab/internal/observe/self"
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/run"
+	"github.com/perflab/perflab/internal/secret"
 	"github.com/perflab/perflab/internal/shard"
 )
 
@@ -37,7 +39,7 @@ type worker struct {
 	wait       time.Duration
 	// scrub takes the plan's credentials out of what the worker writes to
 	// the shared store and prints (see scrubber).
-	scrub *scrubber
+	scrub *secret.Scrubber
 }
 
 // workerCmd is `perflab worker`: one worker of a distributed run. It
@@ -148,7 +150,7 @@ func (w *worker) join(planPath string) error {
 	if w.p, err = workerPlan(planPath, m); err != nil {
 		return err
 	}
-	w.scrub = planScrubber(w.p)
+	w.scrub = registry.Scrubber(w.p)
 	w.e.useScrubber(w.scrub)
 	exe, err := os.Executable()
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/perflab/perflab/internal/engine"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/run"
+	"github.com/perflab/perflab/internal/secret"
 	"github.com/perflab/perflab/internal/shard"
 )
 
@@ -138,7 +139,7 @@ func TestWorkerEndIsScrubbed(t *testing.T) {
 	}
 	run := shard.Run{Store: store, ID: "rs"}
 	w := &worker{e: &env{stdout: io.Discard, stderr: io.Discard}, run: run, stop: context.Background(), kill: context.Background(),
-		scrub: secretSet{secret: "${TOKEN}"}.scrubber()}
+		scrub: envScrubber(secret, "${TOKEN}")}
 	d := shardDetail{Workloads: []shardWorkload{{Name: "p/w", CheckNote: "skipped " + secret, Cleanup: "delete " + secret,
 		Facts:  []wireFact{{Name: "endpoint", Value: "http://u:" + secret + "@h/"}},
 		Checks: []wireCheck{{Name: "samples", State: driver.CheckUnverified, Reason: "401: bad token " + secret, Note: "echo " + secret}}}}}
@@ -154,4 +155,12 @@ func TestWorkerEndIsScrubbed(t *testing.T) {
 	if text := end.Error + string(end.Detail); strings.Contains(text, secret) || !strings.Contains(text, "${TOKEN}") {
 		t.Errorf("the end is not scrubbed: %s", text)
 	}
+}
+
+// envScrubber is the scrubber of one value read from the environment as
+// ref.
+func envScrubber(value, ref string) *secret.Scrubber {
+	set := secret.Set{}
+	set.Env(value, ref)
+	return set.Scrubber()
 }

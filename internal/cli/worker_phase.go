@@ -14,6 +14,7 @@ import (
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/run"
+	"github.com/perflab/perflab/internal/secret"
 	"github.com/perflab/perflab/internal/shard"
 	"github.com/perflab/perflab/internal/stats"
 )
@@ -281,7 +282,7 @@ func (w *worker) cleanup(d *shardDetail, ws []run.Workload) {
 // scrubInterval takes the plan's credentials out of an interval's operation
 // names and error messages before it leaves the worker: a server may echo
 // a token in an error, a URL may hold one.
-func scrubInterval(iv *stats.Interval, s *scrubber) {
+func scrubInterval(iv *stats.Interval, s *secret.Scrubber) {
 	for name, op := range iv.Ops {
 		for c, msg := range op.Samples {
 			op.Samples[c] = s.String(msg)

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/perflab/perflab/internal/driver/registry"
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/secret"
 	"github.com/perflab/perflab/internal/target"
 )
 
@@ -193,7 +193,7 @@ func (r *runner) recordComponents(cell int, comps []*running, prom *promSampling
 			continue // recorded as its parts, when Prometheus names them
 		}
 		o := observed{comp: results.Component{Cell: cell, Name: pc.Name, Group: pc.Group, Kind: componentKind(rc), PID: rc.pid,
-			MetricsURL: registry.RedactURL(pc.Metrics), DataDirs: pc.DataDirs}}
+			MetricsURL: secret.URL(pc.Metrics), DataDirs: pc.DataDirs}}
 		if started != nil && pc.Observe != plan.ObservePrometheus {
 			o.sources = append(processSources(rc.pid, rc.cgroup), endpointSources(pc.Metrics, pc.MetricNames, pc.DataDirs, interval)...)
 		}

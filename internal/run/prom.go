@@ -6,10 +6,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/perflab/perflab/internal/driver/registry"
 	"github.com/perflab/perflab/internal/observe/promapi"
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/secret"
 )
 
 // promSampling reads a cell's Prometheus-observed components after each of
@@ -64,7 +64,7 @@ func (r *runner) startPromSampling(cell int, comps []*running) (*promSampling, e
 			continue
 		}
 		note := src.Resolve(r.stop)
-		r.rec.note(fmt.Sprintf("component %s is read from Prometheus at %s: %s", rc.comp.Name, registry.RedactURL(rc.comp.Prometheus.URL), note))
+		r.rec.note(fmt.Sprintf("component %s is read from Prometheus at %s: %s", rc.comp.Name, secret.URL(rc.comp.Prometheus.URL), note))
 		warns, err := src.Check(r.stop, time.Now())
 		for _, w := range warns {
 			r.events.Warn(fmt.Sprintf("component %s: %s", rc.comp.Name, w))

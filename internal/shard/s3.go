@@ -14,6 +14,8 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/perflab/perflab/internal/secret"
 )
 
 // S3 is a store in a bucket of an S3-compatible service, under a prefix.
@@ -74,7 +76,7 @@ func s3Endpoint(u *url.URL) (*url.URL, error) {
 		return nil, fmt.Errorf("cannot open the shared store s3://%s: put credentials in PERFLAB_S3_ACCESS_KEY and PERFLAB_S3_SECRET_KEY (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), not in the URL", u.Host)
 	}
 	if u.Host == "" {
-		return nil, fmt.Errorf("cannot open the shared store %q: no bucket (s3://BUCKET/PREFIX)", u.Redacted())
+		return nil, fmt.Errorf("cannot open the shared store %q: no bucket (s3://BUCKET/PREFIX)", secret.URL(u.String()))
 	}
 	q := u.Query()
 	ep, err := url.Parse(q.Get("endpoint"))
@@ -82,7 +84,7 @@ func s3Endpoint(u *url.URL) (*url.URL, error) {
 		ep, err = url.Parse("https://s3.amazonaws.com")
 	}
 	if err != nil || (ep.Scheme != "http" && ep.Scheme != "https") || ep.Host == "" {
-		return nil, fmt.Errorf("cannot open the shared store s3://%s: endpoint %q must be an http:// or https:// URL", u.Host, q.Get("endpoint"))
+		return nil, fmt.Errorf("cannot open the shared store s3://%s: endpoint %q must be an http:// or https:// URL", u.Host, secret.URL(q.Get("endpoint")))
 	}
 	return ep, nil
 }

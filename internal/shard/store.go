@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/perflab/perflab/internal/secret"
 )
 
 // Store holds a run's shared objects under keys such as
@@ -68,13 +70,13 @@ func parseURL(raw string) (string, *url.URL, error) {
 	switch u.Scheme {
 	case "file":
 		if u.Host != "" && u.Host != "localhost" {
-			return "", nil, fmt.Errorf("cannot open the shared store %q: a file URL names a local path (file:///dir)", u.Redacted())
+			return "", nil, fmt.Errorf("cannot open the shared store %q: a file URL names a local path (file:///dir)", secret.URL(raw))
 		}
 		return "dir", u, nil
 	case "s3":
 		return "s3", u, nil
 	}
-	return "", nil, fmt.Errorf("cannot open the shared store %q: scheme %q is not s3:// or file://", u.Redacted(), u.Scheme)
+	return "", nil, fmt.Errorf("cannot open the shared store %q: scheme %q is not s3:// or file://", secret.URL(raw), u.Scheme)
 }
 
 // Dir is a store in a directory.

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/perflab/perflab/internal/secret"
 )
 
 // NewPlainClient returns the net/http client of the drivers that post to
@@ -42,18 +44,6 @@ func SplitHeaders(headers map[string]string) (h http.Header, host string) {
 	return h, host
 }
 
-// SensitiveHeader reports whether a header's value is a secret that must
-// never be printed or stored.
-func SensitiveHeader(name string) bool {
-	n := strings.ToLower(name)
-	for _, s := range []string{"auth", "token", "key", "secret", "password", "cookie", "session", "credential"} {
-		if strings.Contains(n, s) {
-			return true
-		}
-	}
-	return false
-}
-
 // DescribeHeaders appends "; headers A: x, B: <redacted>" to b, by name,
 // the values of sensitive headers masked; nothing when there are none.
 func DescribeHeaders(b *strings.Builder, headers map[string]string) {
@@ -68,7 +58,7 @@ func DescribeHeaders(b *strings.Builder, headers map[string]string) {
 			sep = "; headers "
 		}
 		v := headers[n]
-		if SensitiveHeader(n) {
+		if secret.SensitiveName(n) {
 			v = "<redacted>"
 		}
 		fmt.Fprintf(b, "%s%s: %s", sep, n, v)

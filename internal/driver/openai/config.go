@@ -2,6 +2,7 @@ package openaidriver
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"net/url"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/secret"
 )
 
 // The endpoints Config.Endpoint names.
@@ -116,7 +118,7 @@ func (c Config) check() ([]Prompt, []error) {
 	if c.Timeout < 0 {
 		add("timeout %v is negative", c.Timeout)
 	}
-	for _, name := range sortedKeys(c.Headers) {
+	for _, name := range slices.Sorted(maps.Keys(c.Headers)) {
 		if !httpguts.ValidHeaderFieldName(name) {
 			add("header name %q is not valid", name)
 		} else if !httpguts.ValidHeaderFieldValue(c.Headers[name]) {
@@ -168,11 +170,11 @@ func endpointURL(base, endpoint string) (*url.URL, error) {
 	case err != nil:
 		return nil, fmt.Errorf("cannot parse url: %w", err)
 	case u.Scheme != "http" && u.Scheme != "https":
-		return nil, fmt.Errorf("url %q: scheme must be http or https", redactURL(u))
+		return nil, fmt.Errorf("url %q: scheme must be http or https", secret.URL(base))
 	case u.Host == "":
-		return nil, fmt.Errorf("url %q: host is missing", redactURL(u))
+		return nil, fmt.Errorf("url %q: host is missing", secret.URL(base))
 	case u.RawQuery != "" || u.Fragment != "":
-		return nil, fmt.Errorf("url %q: give the base URL, without query or fragment", redactURL(u))
+		return nil, fmt.Errorf("url %q: give the base URL, without query or fragment", secret.URL(base))
 	}
 	path := strings.TrimSuffix(u.Path, "/")
 	if !strings.HasSuffix(path, "/v1") {
@@ -186,7 +188,7 @@ func endpointURL(base, endpoint string) (*url.URL, error) {
 }
 
 // Redacted describes c in one line, for logs and reports, without any
-// secret: the URL without user info, the model and the request's shape;
+// secret: the URL as secret.URL shows it, the model and the request's shape;
 // whether an API key is set, but not the key; header names, not their
 // values. It works on an invalid Config too.
 func (c Config) Redacted() string {
@@ -196,9 +198,7 @@ func (c Config) Redacted() string {
 	if c.Stream {
 		b.WriteString(" streamed")
 	}
-	if u, err := url.Parse(c.URL); err == nil {
-		b.WriteString(" " + redactURL(u))
-	}
+	b.WriteString(" " + secret.URL(c.URL))
 	b.WriteString(" model " + strconv.Quote(c.Model))
 	if c.MaxTokens > 0 {
 		b.WriteString(", max_tokens " + strconv.Itoa(c.MaxTokens))
@@ -215,7 +215,7 @@ func (c Config) Redacted() string {
 		b.WriteString(", api_key set")
 	}
 	if len(c.Headers) > 0 {
-		b.WriteString(", headers " + strings.Join(sortedKeys(c.Headers), ", "))
+		b.WriteString(", headers " + strings.Join(slices.Sorted(maps.Keys(c.Headers)), ", "))
 	}
 	return b.String()
 }
@@ -225,25 +225,3 @@ func (c Config) String() string { return c.Redacted() }
 
 // GoString is Redacted too, for %#v.
 func (c Config) GoString() string { return "openaidriver.Config{" + c.Redacted() + "}" }
-
-// redactURL drops user info and query values.
-func redactURL(u *url.URL) string {
-	v := *u
-	v.User = nil
-	if q := v.Query(); len(q) > 0 {
-		for k := range q {
-			q[k] = []string{"REDACTED"}
-		}
-		v.RawQuery = q.Encode()
-	}
-	return v.String()
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}

@@ -49,7 +49,7 @@ func TestValidateCases(t *testing.T) {
 		{"streamed embeddings", func(c *Config) { c.Endpoint, c.Stream = EndpointEmbeddings, true }, "embeddings are not streamed"},
 		{"no url", func(c *Config) { c.URL = "" }, "url is required"},
 		{"no host", func(c *Config) { c.URL = "http://" }, "host is missing"},
-		{"query in base", func(c *Config) { c.URL = "http://h/v1?key=sk-1" }, `"http://h/v1?key=REDACTED": give the base URL`},
+		{"query in base", func(c *Config) { c.URL = "http://h/v1?key=sk-1" }, `"http://h/v1?key=xxxxx": give the base URL`},
 	}
 	for _, tt := range tests {
 		c := base
@@ -89,7 +89,7 @@ func TestRedacted(t *testing.T) {
 			t.Errorf("secret in %q", s)
 		}
 	}
-	want := `openai chat streamed https://api.example.com/v1 model "gpt-x", max_tokens 64, 2 prompts, api_key set, headers Api-Key, X-Bf-Vk`
+	want := `openai chat streamed https://user:xxxxx@api.example.com/v1 model "gpt-x", max_tokens 64, 2 prompts, api_key set, headers Api-Key, X-Bf-Vk`
 	if got := c.Redacted(); got != want {
 		t.Errorf("Redacted() =\n%s\nwant\n%s", got, want)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/perflab/perflab/internal/driver"
 	httpdriver "github.com/perflab/perflab/internal/driver/http"
+	"github.com/perflab/perflab/internal/secret"
 )
 
 // Modes, protocols and query APIs Config accepts.
@@ -192,8 +193,8 @@ func (c Config) shape() ShapeParams {
 	return p
 }
 
-// Redacted returns c with every header value masked, and the password of
-// user info in URLs, for logs and stored configs.
+// Redacted returns c with every header value masked and the credentials
+// in its URLs hidden (secret.URL), for logs and stored configs.
 func (c Config) Redacted() Config {
 	if c.Headers != nil {
 		h := make(map[string]string, len(c.Headers))
@@ -202,19 +203,8 @@ func (c Config) Redacted() Config {
 		}
 		c.Headers = h
 	}
-	c.Endpoint, c.QueryURL = redactURL(c.Endpoint), redactURL(c.QueryURL)
+	c.Endpoint, c.QueryURL = secret.URL(c.Endpoint), secret.URL(c.QueryURL)
 	return c
-}
-
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		return s
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "REDACTED")
-	}
-	return u.String()
 }
 
 // Validate reports every problem with c at once; nil means New will
@@ -348,9 +338,9 @@ func checkHTTPURL(field, s string) error {
 	case err != nil:
 		return fmt.Errorf("cannot parse %s: %w", field, err)
 	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Errorf("%s %q: scheme must be http or https", field, redactURL(s))
+		return fmt.Errorf("%s %q: scheme must be http or https", field, secret.URL(s))
 	case u.Host == "":
-		return fmt.Errorf("%s %q: host is missing", field, redactURL(s))
+		return fmt.Errorf("%s %q: host is missing", field, secret.URL(s))
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/perflab/perflab/internal/driver"
 	httpdriver "github.com/perflab/perflab/internal/driver/http"
+	"github.com/perflab/perflab/internal/secret"
 	"github.com/perflab/perflab/internal/stats"
 )
 
@@ -249,7 +250,7 @@ func (q *querier) facts() []driver.Fact {
 		return driver.Fact{Name: name, Value: strconv.FormatInt(v, 10)}
 	}
 	return []driver.Fact{
-		{Name: "query api", Value: q.api + " " + redactURL(q.base)},
+		{Name: "query api", Value: q.api + " " + secret.URL(q.base)},
 		{Name: "lookup delay", Value: q.delay.String()},
 		f("trace_by_id found", q.found.Load()),
 		f("trace_by_id not found (looked up again after the run)", q.notFound.Load()),

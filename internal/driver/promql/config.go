@@ -12,6 +12,7 @@ import (
 
 	"github.com/perflab/perflab/internal/driver"
 	httpdriver "github.com/perflab/perflab/internal/driver/http"
+	"github.com/perflab/perflab/internal/secret"
 )
 
 // Query types.
@@ -168,16 +169,12 @@ func (q Query) validate() []error {
 }
 
 // Redacted describes c for people and storage: the queries and where they
-// go, with the password in the URL and the values of secret headers
+// go, with the credentials in the URL (secret.URL) and the values of secret headers
 // (Authorization, tokens, keys, cookies, …) masked.
 func (c Config) Redacted() string {
 	d := c.withDefaults()
-	u := "<unparsable url>"
-	if pu, err := url.Parse(d.URL); err == nil {
-		u = pu.Redacted()
-	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "PromQL at %s: ", u)
+	fmt.Fprintf(&b, "PromQL at %s: ", secret.URL(d.URL))
 	if len(d.Queries) > 0 {
 		fmt.Fprintf(&b, "%d queries", len(d.Queries))
 		if d.RulesFile != "" {

@@ -62,7 +62,7 @@ func TestHTTPDriverSpec(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	if spec.Target != "POST http://%5Bredacted%5D@127.0.0.1:1/x" || spec.OpBytes != 5 {
+	if spec.Target != "POST http://u:xxxxx@127.0.0.1:1/x" || spec.OpBytes != 5 {
 		t.Errorf("target %q, %d bytes per operation", spec.Target, spec.OpBytes)
 	}
 	stored := string(StoredParams(ps, "http"))

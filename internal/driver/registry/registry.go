@@ -26,6 +26,7 @@ import (
 	"github.com/perflab/perflab/internal/driver/remotewrite"
 	s3driver "github.com/perflab/perflab/internal/driver/s3"
 	"github.com/perflab/perflab/internal/plan"
+	"github.com/perflab/perflab/internal/secret"
 )
 
 // Spec is a workload's driver configuration, decoded and validated
@@ -186,7 +187,7 @@ func httpDriver(in Input) (Spec, []error) {
 		target = http.MethodGet
 	}
 	return Spec{
-		Target:  target + " " + RedactURL(cfg.URL),
+		Target:  target + " " + secret.URL(cfg.URL),
 		OpBytes: int64(len(cfg.Body)),
 		New:     func() (driver.Driver, error) { return httpdriver.New(cfg) },
 	}, nil
@@ -245,7 +246,7 @@ func (p *httpParams) problems(cfg httpdriver.Config, in Input) []error {
 
 // StoredParams is a workload's params as stored with the run: as written
 // in the plan (so ${VAR} references stay references) with credentials
-// written literally masked (maskSecrets, by the keys of the driver).
+// written literally masked (secret.MaskParams, by the keys of the driver).
 func StoredParams(params plan.Params, driverName string) json.RawMessage {
 	raw, err := params.JSON()
 	if err != nil {
@@ -255,7 +256,7 @@ func StoredParams(params plan.Params, driverName string) json.RawMessage {
 	if json.Unmarshal(raw, &m) != nil {
 		return raw
 	}
-	maskSecrets(m, Keys(driverName))
+	secret.MaskParams(m, Keys(driverName))
 	out, err := json.Marshal(m)
 	if err != nil {
 		return raw
@@ -281,7 +282,7 @@ func DescribedPlan(p *plan.Plan) (string, error) {
 			w, _ := w.(map[string]any)
 			name, _ := w["driver"].(string)
 			if params, ok := w["params"].(map[string]any); ok {
-				maskSecrets(params, Keys(name))
+				secret.MaskParams(params, Keys(name))
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/perflab/perflab/internal/driver"
 	httpdriver "github.com/perflab/perflab/internal/driver/http"
+	"github.com/perflab/perflab/internal/secret"
 )
 
 // Defaults, in one place (Config.withDefaults).
@@ -195,7 +196,7 @@ func (c Config) Redacted() string {
 	d := c.withDefaults()
 	var b strings.Builder
 	fmt.Fprintf(&b, "remote write %d.0 to %s: %d targets × %d series, scrape interval %v, batch %d, job %q",
-		d.Version, redactURL(d.URL), d.Targets, d.SeriesPerTarget, d.ScrapeInterval, d.Batch, d.Job)
+		d.Version, secret.URL(d.URL), d.Targets, d.SeriesPerTarget, d.ScrapeInterval, d.Batch, d.Job)
 	if d.Churn.Percent > 0 {
 		fmt.Fprintf(&b, ", churn %v%% every %v", d.Churn.Percent, d.Churn.Every)
 	}
@@ -203,16 +204,8 @@ func (c Config) Redacted() string {
 		fmt.Fprintf(&b, ", %d retries", d.Retries)
 	}
 	if d.QueryURL != "" {
-		fmt.Fprintf(&b, ", read back from %s", redactURL(d.QueryURL))
+		fmt.Fprintf(&b, ", read back from %s", secret.URL(d.QueryURL))
 	}
 	httpdriver.DescribeHeaders(&b, d.Headers)
 	return b.String()
-}
-
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "<unparsable url>"
-	}
-	return u.Redacted()
 }

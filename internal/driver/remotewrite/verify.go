@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/secret"
 )
 
 // ackLog counts what the receiver acknowledged (2xx): samples, and which
@@ -266,7 +267,7 @@ func (d *Driver) queryScalar(ctx context.Context, query, at string) (float64, er
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	resp, err := d.client.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("cannot query %s: %w", redactURL(d.cfg.QueryURL), err)
+		return 0, fmt.Errorf("cannot query %s: %w", secret.URL(d.cfg.QueryURL), err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))

@@ -3,8 +3,9 @@ package s3driver
 import (
 	"crypto/x509"
 	"fmt"
+	"maps"
 	"net/url"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/perflab/perflab/internal/driver"
 	httpdriver "github.com/perflab/perflab/internal/driver/http"
+	"github.com/perflab/perflab/internal/secret"
 	"github.com/perflab/perflab/internal/units"
 )
 
@@ -210,7 +212,7 @@ func (c Config) parseEndpoint(add func(string, ...any)) *url.URL {
 		add("cannot parse endpoint: want a URL like http://127.0.0.1:9000")
 		return nil
 	}
-	shown := redactURL(u)
+	shown := secret.URL(c.Endpoint)
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https":
 		add("endpoint %q: scheme must be http or https", shown)
@@ -233,7 +235,7 @@ func (c Config) parseOps(add func(string, ...any)) weights[opKind] {
 	if len(c.Ops) == 0 {
 		return newWeights([]opKind{opGet}, []int{1})
 	}
-	names := sortedKeys(c.Ops)
+	names := slices.Sorted(maps.Keys(c.Ops))
 	var kinds []opKind
 	var ws []int
 	for _, name := range names {
@@ -271,7 +273,7 @@ func (c Config) parseSizes(add func(string, ...any)) (weights[int64], int64) {
 	var ws []int
 	var maxSize int64
 	bad := false
-	for _, text := range sortedKeys(raw) {
+	for _, text := range slices.Sorted(maps.Keys(raw)) {
 		n, err := units.ParseBytes(text)
 		w := raw[text]
 		switch {
@@ -326,20 +328,4 @@ func (c Config) parseKeys(s *spec, add func(string, ...any)) {
 			add("key_prefix %q is not a valid key prefix (no leading /, at most 512 bytes of UTF-8)", c.KeyPrefix)
 		}
 	}
-}
-
-// redactURL prints u without its user info.
-func redactURL(u *url.URL) string {
-	v := *u
-	v.User = nil
-	return v.String()
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

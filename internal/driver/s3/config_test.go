@@ -33,7 +33,7 @@ func TestValidateReportsEverything(t *testing.T) {
 	}
 	errs := c.Validate()
 	want := []string{
-		`endpoint "ftp://host/path": scheme must be http or https`,
+		`endpoint "ftp://user:xxxxx@host/path": scheme must be http or https`,
 		`bucket "ab" is not a valid bucket name`,
 		`path_style "sometimes" is unknown`,
 		`access_key and secret_key go together`,

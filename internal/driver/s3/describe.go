@@ -6,10 +6,11 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/secret"
 )
 
 // Redacted describes c in one line, for logs and reports, without any
-// credential: the endpoint without user info, the bucket, the mix, the
+// credential: the endpoint as secret.URL shows it, the bucket, the mix, the
 // sizes, the objects and where credentials come from. It works on an
 // invalid Config too, showing what it can.
 func (c Config) Redacted() string {
@@ -20,9 +21,9 @@ func (c Config) Redacted() string {
 		b.WriteString(s.ops.describe(opKind.String))
 	}
 	if s.endpoint != nil {
-		b.WriteString(" " + redactURL(s.endpoint))
-	} else if u, err := url.Parse(c.Endpoint); err == nil {
-		b.WriteString(" " + redactURL(u))
+		b.WriteString(" " + secret.URL(s.endpoint.String()))
+	} else if _, err := url.Parse(c.Endpoint); err == nil {
+		b.WriteString(" " + secret.URL(c.Endpoint))
 	}
 	b.WriteString(" bucket " + strconv.Quote(c.Bucket))
 	if len(s.sizes.values) > 0 {
@@ -64,7 +65,7 @@ func (d *Driver) Facts() []driver.Fact {
 	}
 	addressing := map[string]string{"": "auto", PathStyleAuto: "auto", PathStyleTrue: "path style", PathStyleFalse: "virtual-host style"}[d.cfg.PathStyle]
 	facts := []driver.Fact{
-		{Name: "endpoint", Value: redactURL(s.endpoint)},
+		{Name: "endpoint", Value: secret.URL(s.endpoint.String())},
 		{Name: "bucket", Value: d.bucket},
 		{Name: "addressing", Value: addressing},
 		{Name: "region", Value: d.cfg.Region},

@@ -13,6 +13,8 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/perflab/perflab/internal/secret"
 )
 
 // queryTimeout bounds one API call.
@@ -27,7 +29,7 @@ func newAPI(cfg Config) (v1.API, *partialWatch, error) {
 	}
 	c, err := api.NewClient(api.Config{Address: cfg.URL, RoundTripper: rt})
 	if err != nil {
-		return nil, nil, fmt.Errorf("cannot use prometheus url %q: %w", cfg.URL, err)
+		return nil, nil, fmt.Errorf("cannot use prometheus url %q: %w", secret.URL(cfg.URL), err)
 	}
 	pw := &partialWatch{Client: c}
 	return v1.NewAPI(pw), pw, nil

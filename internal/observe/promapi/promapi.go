@@ -21,12 +21,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+
+	"github.com/perflab/perflab/internal/secret"
 )
 
 // DefaultStep is the step used when neither the plan nor Prometheus'
@@ -185,7 +188,7 @@ func (s *Source) buildQueries() []query {
 	if p, ok := Presets[s.cfg.Preset]; ok {
 		qs = p.queries(s.cfg.Selector, promDuration(s.rateWindow()))
 	}
-	for _, m := range sortedKeys(s.cfg.Queries) {
+	for _, m := range slices.Sorted(maps.Keys(s.cfg.Queries)) {
 		q := query{metric: m, expr: s.cfg.Queries[m]}
 		if i := indexOf(qs, m); i >= 0 {
 			qs[i] = q
@@ -203,15 +206,6 @@ func indexOf(qs []query, metric string) int {
 		}
 	}
 	return -1
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // Query runs every query over the window [start, end] with one step of
@@ -241,7 +235,7 @@ func (s *Source) Query(ctx context.Context, start, end time.Time) (*Result, erro
 		res.Warnings, s.pending = append(res.Warnings, s.pending...), nil
 	}
 	if len(errs) == len(s.queries) && len(errs) > 0 {
-		return nil, fmt.Errorf("cannot query prometheus at %s: %w", s.cfg.URL, sameCause(s.queries, errs))
+		return nil, fmt.Errorf("cannot query prometheus at %s: %w", secret.URL(s.cfg.URL), sameCause(s.queries, errs))
 	}
 	for _, q := range s.queries {
 		if answered, ok := had[q.metric]; ok {
@@ -305,7 +299,7 @@ func (s *Source) Check(ctx context.Context, now time.Time) ([]string, error) {
 		vec, err := s.instant(ctx, q, q.expr, now)
 		warns, s.pending = append(warns, s.pending...), nil
 		if badQuery(err) {
-			return warns, fmt.Errorf("prometheus at %s refused the query of %s (%s): %w", s.cfg.URL, q.metric, q.expr, err)
+			return warns, fmt.Errorf("prometheus at %s refused the query of %s (%s): %w", secret.URL(s.cfg.URL), q.metric, q.expr, err)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", q.metric, err))
@@ -317,7 +311,7 @@ func (s *Source) Check(ctx context.Context, now time.Time) ([]string, error) {
 		}
 	}
 	if len(errs) == len(s.queries) && len(errs) > 0 {
-		return warns, fmt.Errorf("cannot query prometheus at %s: %w", s.cfg.URL, sameCause(s.queries, errs))
+		return warns, fmt.Errorf("cannot query prometheus at %s: %w", secret.URL(s.cfg.URL), sameCause(s.queries, errs))
 	}
 	for _, err := range errs {
 		warns = append(warns, fmt.Sprintf("cannot query %v", err))

@@ -1,0 +1,39 @@
+package secret
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestScrubber: a Set's scrubber replaces each credential, by its
+// reference when it came from the environment, by [redacted] when written
+// literally (after its auth scheme); a value too short to tell from other
+// text is left; a secret containing another is replaced whole.
+func TestScrubber(t *testing.T) {
+	set := Set{}
+	set.Env("s3cr3t", "${TOKEN}")
+	set.Env("s3cr3t", "${OTHER}") // the first reference stays
+	set.Env("abc", "${SHORT}")
+	for _, v := range []string{"literal-env-key", "Bearer literal-bearer", "abc", "${TOKEN}", "x-{{name}}", "", "s3cr3t-longer"} {
+		set.Literal(v)
+	}
+	set.URL("http://u:url-password@127.0.0.1:4/?api_key=query-key&model=m")
+	s := set.Scrubber()
+	in := "s3cr3t literal-env-key abc url-password query-key Bearer literal-bearer s3cr3t-longer model"
+	want := "${TOKEN} [redacted] abc [redacted] [redacted] Bearer [redacted] [redacted] model"
+	if got := s.String(in); got != want {
+		t.Errorf("scrubbed\n%s\nwant\n%s", got, want)
+	}
+	var none *Scrubber
+	if (Set{}).Scrubber() != nil || none.String("s3cr3t") != "s3cr3t" {
+		t.Error("an empty set scrubs")
+	}
+	var b strings.Builder
+	w := NewWriter(&b, s)
+	if n, err := w.Write([]byte("bad token Bearer literal-bearer\n")); err != nil || n != 32 {
+		t.Errorf("Write = %d, %v", n, err)
+	}
+	if b.String() != "bad token Bearer [redacted]\n" {
+		t.Errorf("through the writer: %q", b.String())
+	}
+}
