@@ -15,15 +15,20 @@
 //   - BytesRecv: response body bytes read (compression is disabled, so these
 //     are the bytes the server sent as the body). Status line, headers and
 //     framing are not counted. A body cut short counts what was read before
-//     the failure (fasthttp reads small bodies whole, so may report 0).
+//     the failure (fasthttp reads bodies up to 32 KiB whole, so may report
+//     0). Bodies are read through a fixed buffer per VU, whatever length a
+//     server announces, and Config.Timeout bounds the body too.
 //   - Class: stats.OK for 1xx–3xx (redirects are not followed), Status4xx
 //     or Status5xx by status code, else what Classify makes of the error.
 //
 // Connections: with MaxConns 0 every VU has its own keep-alive connection
 // (HTTP/1.1 and HTTP/2 alike), like wrk's connections, opened on its first
 // request and reopened when the server closes it; the response body is read
-// to the end so the connection is reused. With MaxConns > 0 the VUs share a
-// pool of at most MaxConns connections (HTTP/2 multiplexes streams on them).
+// to the end so the connection is reused. A connection whose response was
+// not read to its end (a timeout, an interrupt, a broken body) is closed,
+// never reused: what the server writes later is no answer to the next
+// request. With MaxConns > 0 the VUs share a pool of at most MaxConns
+// connections (HTTP/2 multiplexes streams on them).
 // Redirects are not followed, proxies from the environment not used.
 //
 // Two clients, chosen by measurement (CLIENT-CHOICE.md): HTTP/1.1 with a
@@ -38,7 +43,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/perflab/perflab/internal/driver/dial"
-	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -161,21 +165,6 @@ func statusMessage(code int, reason []byte) string {
 		text = http.StatusText(code)
 	}
 	return "HTTP " + strconv.Itoa(code) + " " + text
-}
-
-// drain reads body to the end into buf and returns the bytes read.
-func drain(body io.Reader, buf []byte) (int64, error) {
-	var n int64
-	for {
-		m, err := body.Read(buf)
-		n += int64(m)
-		if err == io.EOF {
-			return n, nil
-		}
-		if err != nil {
-			return n, err
-		}
-	}
 }
 
 // BodyClass is the class of an error met while reading a response body,

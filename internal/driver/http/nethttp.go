@@ -36,8 +36,13 @@ func (d *Driver) doNet(ctx context.Context, st *vuState, start int64, r *driver.
 		return
 	}
 	r.TTFB = st.ttfb(start, time.Duration(st.now()-start))
-	r.BytesRecv, err = drain(resp.Body, st.buf)
+	sink := &st.body
+	sink.reset(-1) // a body cut short is net/http's error
+	// A body not read to its end is closed early, which closes an HTTP/1.1
+	// connection and resets an HTTP/2 stream: neither is reused.
+	_, err = sink.ReadFrom(resp.Body)
 	resp.Body.Close()
+	r.BytesRecv = sink.n
 	switch {
 	case err != nil:
 		r.Class, r.Message = d.classifyNet(err, ctx, rctx)
