@@ -20,6 +20,8 @@
 //     server announces, and Config.Timeout bounds the body too.
 //   - Class: stats.OK for 1xx–3xx (redirects are not followed), Status4xx
 //     or Status5xx by status code, else what Classify makes of the error.
+//   - Message: for a 4xx or 5xx, the status and the start of the body, if
+//     it is text, on one line (at most 512 bytes of it: see statusMessage).
 //
 // Connections: with MaxConns 0 every VU has its own keep-alive connection
 // (HTTP/1.1 and HTTP/2 alike), like wrk's connections, opened on its first
@@ -44,7 +46,6 @@ import (
 	"fmt"
 	"github.com/perflab/perflab/internal/driver/dial"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/perflab/perflab/internal/driver"
@@ -65,6 +66,7 @@ const idleConnTimeout = 90 * time.Second
 type Driver struct {
 	name    string
 	body    []byte
+	secrets []string // of the request, cut from error samples (cutSecret)
 	timeout time.Duration
 	tmpl    *http.Request   // copied by every net/http Do
 	rt      *http.Transport // shared: MaxConns > 0, or vu < 0
@@ -91,6 +93,7 @@ func New(c Config) (*Driver, error) {
 	d := &Driver{
 		name:    c.Name,
 		body:    c.Body,
+		secrets: requestSecrets(tmpl.Header),
 		timeout: c.Timeout,
 		tmpl:    tmpl,
 		rt:      newTransport(c, dl),
@@ -155,16 +158,6 @@ func (d *Driver) Do(ctx context.Context, vu int, r *driver.Result) {
 
 func timeoutMessage(d time.Duration) string {
 	return fmt.Sprintf("request timed out after %v", d)
-}
-
-// statusMessage is "HTTP 404 Not Found": the code and the server's reason
-// phrase, or Go's when the server sent none.
-func statusMessage(code int, reason []byte) string {
-	text := string(reason)
-	if text == "" {
-		text = http.StatusText(code)
-	}
-	return "HTTP " + strconv.Itoa(code) + " " + text
 }
 
 // BodyClass is the class of an error met while reading a response body,

@@ -199,7 +199,7 @@ func (fc *fastClient) do(ctx context.Context, d *Driver, start int64, r *driver.
 	r.TTFB = fc.st.ttfb(start, time.Duration(fc.st.now()-start))
 	status := fc.resp.StatusCode()
 	sink := &fc.st.body
-	sink.reset(int64(fc.resp.Header.ContentLength()))
+	sink.reset(int64(fc.resp.Header.ContentLength()), status >= 400)
 	// BodyWriteTo reads through the sink's buffer (it is an io.ReaderFrom)
 	// and returns the connection to the HostClient only if the body was
 	// read to its end; on an error it closes it.
@@ -210,9 +210,9 @@ func (fc *fastClient) do(ctx context.Context, d *Driver, start int64, r *driver.
 		r.Class, r.Message = d.classifyFast(err, ctx)
 		r.Class = BodyClass(r.Class)
 	case status >= 500:
-		r.Class, r.Message = stats.Status5xx, statusMessage(status, fc.resp.Header.StatusMessage())
+		r.Class, r.Message = stats.Status5xx, statusMessage(status, string(fc.resp.Header.StatusMessage()), sink.head, sink.n, d.secrets)
 	case status >= 400:
-		r.Class, r.Message = stats.Status4xx, statusMessage(status, fc.resp.Header.StatusMessage())
+		r.Class, r.Message = stats.Status4xx, statusMessage(status, string(fc.resp.Header.StatusMessage()), sink.head, sink.n, d.secrets)
 	}
 }
 

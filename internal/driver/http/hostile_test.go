@@ -159,7 +159,7 @@ func TestDoUnfinishedBodyClosesConnection(t *testing.T) {
 	forEachRawClient(t, serve, func(t *testing.T, s *rawServer, cfg Config) {
 		cfg.Timeout = timeout
 		d := newDriver(t, cfg)
-		const n = 3
+		const n = 2
 		for i := range n {
 			r, took := do(context.Background(), d, 0)
 			if r.Class != stats.Timeout || took > timeout+time.Second {
@@ -258,7 +258,7 @@ func measure(d *Driver) (r driver.Result, took time.Duration, allocated uint64) 
 // bytes behind it must cost the client no more than its bounded buffers,
 // and the timeout bounds the whole exchange, body included.
 func TestDoMemoryIgnoresAnnouncedLength(t *testing.T) {
-	const timeout, announced, limit = 500 * time.Millisecond, 256 << 20, 8 << 20
+	const timeout, announced, limit = 300 * time.Millisecond, 256 << 20, 8 << 20
 	for _, tc := range []struct {
 		name   string
 		hangUp bool
@@ -287,7 +287,7 @@ func TestDoMemoryIgnoresAnnouncedLength(t *testing.T) {
 // TestDoMemoryIgnoresAnnouncedLengthH2C is the same over h2c: a stream
 // announcing 256 MiB that sends 10 bytes and goes silent.
 func TestDoMemoryIgnoresAnnouncedLengthH2C(t *testing.T) {
-	const timeout, limit = 500 * time.Millisecond, 8 << 20
+	const timeout, limit = 300 * time.Millisecond, 8 << 20
 	ts := startServer(t, modeH2C, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", "268435456")
 		_, _ = w.Write([]byte("only ten b"))
