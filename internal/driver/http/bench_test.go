@@ -66,14 +66,14 @@ func BenchmarkRoundTripBaseline(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	buf := make([]byte, drainBufSize)
+	sink := newBodySink()
 	b.ReportAllocs()
 	for b.Loop() {
 		resp, err := tr.RoundTrip(req)
 		if err != nil {
 			b.Fatal(err)
 		}
-		_, _ = drain(resp.Body, buf)
+		_, _ = sink.ReadFrom(resp.Body)
 		resp.Body.Close()
 	}
 }

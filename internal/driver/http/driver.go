@@ -15,15 +15,22 @@
 //   - BytesRecv: response body bytes read (compression is disabled, so these
 //     are the bytes the server sent as the body). Status line, headers and
 //     framing are not counted. A body cut short counts what was read before
-//     the failure (fasthttp reads small bodies whole, so may report 0).
+//     the failure (fasthttp reads bodies up to 32 KiB whole, so may report
+//     0). Bodies are read through a fixed buffer per VU, whatever length a
+//     server announces, and Config.Timeout bounds the body too.
 //   - Class: stats.OK for 1xx–3xx (redirects are not followed), Status4xx
 //     or Status5xx by status code, else what Classify makes of the error.
+//   - Message: for a 4xx or 5xx, the status and the start of the body, if
+//     it is text, on one line (at most 512 bytes of it: see statusMessage).
 //
 // Connections: with MaxConns 0 every VU has its own keep-alive connection
 // (HTTP/1.1 and HTTP/2 alike), like wrk's connections, opened on its first
 // request and reopened when the server closes it; the response body is read
-// to the end so the connection is reused. With MaxConns > 0 the VUs share a
-// pool of at most MaxConns connections (HTTP/2 multiplexes streams on them).
+// to the end so the connection is reused. A connection whose response was
+// not read to its end (a timeout, an interrupt, a broken body) is closed,
+// never reused: what the server writes later is no answer to the next
+// request. With MaxConns > 0 the VUs share a pool of at most MaxConns
+// connections (HTTP/2 multiplexes streams on them).
 // Redirects are not followed, proxies from the environment not used.
 //
 // Two clients, chosen by measurement (CLIENT-CHOICE.md): HTTP/1.1 with a
@@ -38,9 +45,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/perflab/perflab/internal/driver/dial"
-	"io"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/perflab/perflab/internal/driver"
@@ -61,6 +66,7 @@ const idleConnTimeout = 90 * time.Second
 type Driver struct {
 	name    string
 	body    []byte
+	secrets []string // of the request, cut from error samples (cutSecret)
 	timeout time.Duration
 	tmpl    *http.Request   // copied by every net/http Do
 	rt      *http.Transport // shared: MaxConns > 0, or vu < 0
@@ -87,6 +93,7 @@ func New(c Config) (*Driver, error) {
 	d := &Driver{
 		name:    c.Name,
 		body:    c.Body,
+		secrets: requestSecrets(tmpl.Header),
 		timeout: c.Timeout,
 		tmpl:    tmpl,
 		rt:      newTransport(c, dl),
@@ -151,31 +158,6 @@ func (d *Driver) Do(ctx context.Context, vu int, r *driver.Result) {
 
 func timeoutMessage(d time.Duration) string {
 	return fmt.Sprintf("request timed out after %v", d)
-}
-
-// statusMessage is "HTTP 404 Not Found": the code and the server's reason
-// phrase, or Go's when the server sent none.
-func statusMessage(code int, reason []byte) string {
-	text := string(reason)
-	if text == "" {
-		text = http.StatusText(code)
-	}
-	return "HTTP " + strconv.Itoa(code) + " " + text
-}
-
-// drain reads body to the end into buf and returns the bytes read.
-func drain(body io.Reader, buf []byte) (int64, error) {
-	var n int64
-	for {
-		m, err := body.Read(buf)
-		n += int64(m)
-		if err == io.EOF {
-			return n, nil
-		}
-		if err != nil {
-			return n, err
-		}
-	}
 }
 
 // BodyClass is the class of an error met while reading a response body,

@@ -168,10 +168,11 @@ func TestDoStatusClasses(t *testing.T) {
 		}{
 			{200, stats.OK, ""},
 			{302, stats.OK, ""}, // redirects are not followed
-			{404, stats.Status4xx, "HTTP 404 Not Found"},
-			{429, stats.Status4xx, "HTTP 429 Too Many Requests"},
-			{500, stats.Status5xx, "HTTP 500 Internal Server Error"},
-			{503, stats.Status5xx, "HTTP 503 Service Unavailable"},
+			// a failure's message holds the start of its body
+			{404, stats.Status4xx, "HTTP 404 Not Found: body"},
+			{429, stats.Status4xx, "HTTP 429 Too Many Requests: body"},
+			{500, stats.Status5xx, "HTTP 500 Internal Server Error: body"},
+			{503, stats.Status5xx, "HTTP 503 Service Unavailable: body"},
 		} {
 			d := newDriver(t, c.config(ts, "/"+strconv.Itoa(tc.code)))
 			for range 2 { // the second request reuses the connection: the body was drained

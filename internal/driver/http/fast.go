@@ -111,6 +111,9 @@ type fastClient struct {
 func newFastClient(t *fastTemplate, dl *dial.Dialer, st *vuState, timeout time.Duration) *fastClient {
 	fc := &fastClient{st: st, dl: dl, addr: t.addr}
 	t.build(&fc.req)
+	// With StreamResponseBody and MaxResponseBodySize, a body over
+	// wholeBodyMax, or of unknown length, streams through the VU's buffer:
+	// an announced Content-Length sizes no allocation.
 	fc.hc = &fasthttp.HostClient{
 		Addr:                          t.addr,
 		IsTLS:                         t.isTLS,
@@ -120,7 +123,8 @@ func newFastClient(t *fastTemplate, dl *dial.Dialer, st *vuState, timeout time.D
 		NoDefaultUserAgentHeader:      true,
 		DisableHeaderNamesNormalizing: true,
 		DisablePathNormalizing:        true,
-		StreamResponseBody:            true, // drain into the VU's buffer: memory stays flat
+		StreamResponseBody:            true,
+		MaxResponseBodySize:           wholeBodyMax,
 		DialTimeout:                   fc.dial,
 		RetryIfErr:                    fc.retry,
 	}
@@ -193,31 +197,23 @@ func (fc *fastClient) do(ctx context.Context, d *Driver, start int64, r *driver.
 		return
 	}
 	r.TTFB = fc.st.ttfb(start, time.Duration(fc.st.now()-start))
-	r.BytesRecv, err = fc.drain()
 	status := fc.resp.StatusCode()
+	sink := &fc.st.body
+	sink.reset(int64(fc.resp.Header.ContentLength()), status >= 400)
+	// BodyWriteTo reads through the sink's buffer (it is an io.ReaderFrom)
+	// and returns the connection to the HostClient only if the body was
+	// read to its end; on an error it closes it.
+	err = fc.resp.BodyWriteTo(sink)
+	r.BytesRecv = sink.n
 	switch {
 	case err != nil:
 		r.Class, r.Message = d.classifyFast(err, ctx)
 		r.Class = BodyClass(r.Class)
 	case status >= 500:
-		r.Class, r.Message = stats.Status5xx, statusMessage(status, fc.resp.Header.StatusMessage())
+		r.Class, r.Message = stats.Status5xx, statusMessage(status, string(fc.resp.Header.StatusMessage()), sink.head, sink.n, d.secrets)
 	case status >= 400:
-		r.Class, r.Message = stats.Status4xx, statusMessage(status, fc.resp.Header.StatusMessage())
+		r.Class, r.Message = stats.Status4xx, statusMessage(status, string(fc.resp.Header.StatusMessage()), sink.head, sink.n, d.secrets)
 	}
-}
-
-// drain reads the streamed body to the end into the VU's buffer; closing
-// the stream after EOF returns the connection to the HostClient.
-func (fc *fastClient) drain() (int64, error) {
-	stream := fc.resp.BodyStream()
-	if stream == nil { // no body, or HEAD
-		return int64(len(fc.resp.Body())), nil
-	}
-	n, err := drain(stream, fc.st.buf)
-	if cerr := fc.resp.CloseBodyStream(); err == nil {
-		err = cerr
-	}
-	return n, err
 }
 
 // watch arranges for the request in flight to be interrupted when ctx is

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
 	"net/http/httptrace"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/perflab/perflab/internal/driver"
@@ -36,17 +39,27 @@ func (d *Driver) doNet(ctx context.Context, st *vuState, start int64, r *driver.
 		return
 	}
 	r.TTFB = st.ttfb(start, time.Duration(st.now()-start))
-	r.BytesRecv, err = drain(resp.Body, st.buf)
+	sink := &st.body
+	sink.reset(-1, resp.StatusCode >= 400) // a body cut short is net/http's error
+	// A body not read to its end is closed early, which closes an HTTP/1.1
+	// connection and resets an HTTP/2 stream: neither is reused.
+	_, err = sink.ReadFrom(resp.Body)
 	resp.Body.Close()
+	r.BytesRecv = sink.n
 	switch {
 	case err != nil:
 		r.Class, r.Message = d.classifyNet(err, ctx, rctx)
 		r.Class = BodyClass(r.Class)
 	case resp.StatusCode >= 500:
-		r.Class, r.Message = stats.Status5xx, "HTTP "+resp.Status
+		r.Class, r.Message = stats.Status5xx, statusMessage(resp.StatusCode, reason(resp), sink.head, sink.n, d.secrets)
 	case resp.StatusCode >= 400:
-		r.Class, r.Message = stats.Status4xx, "HTTP "+resp.Status
+		r.Class, r.Message = stats.Status4xx, statusMessage(resp.StatusCode, reason(resp), sink.head, sink.n, d.secrets)
 	}
+}
+
+// reason is the reason phrase of resp's status line ("Not Found").
+func reason(resp *http.Response) string {
+	return strings.TrimPrefix(resp.Status, strconv.Itoa(resp.StatusCode)+" ")
 }
 
 // withTrace puts the VU's ClientTrace in ctx. httptrace composes it with a

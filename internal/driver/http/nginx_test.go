@@ -14,7 +14,8 @@ import (
 )
 
 // TestAgainstNginx drives a real nginx on both client paths: a static
-// file, a POST with a body, a 404, all on one keep-alive connection.
+// file, a POST with a body, a 404 with a body of its own (nginx's page
+// names its version), all on one keep-alive connection.
 func TestAgainstNginx(t *testing.T) {
 	static := t.TempDir()
 	file := bytes.Repeat([]byte("0123456789abcdef"), 64) // 1 KiB
@@ -23,7 +24,8 @@ func TestAgainstNginx(t *testing.T) {
 	}
 	base := testutil.StartNginx(t, fmt.Sprintf(`
         location /static/ { alias %s/; }
-        location = /upload { client_max_body_size 1m; return 201 "created\n"; }`, static))
+        location = /upload { client_max_body_size 1m; return 201 "created\n"; }
+        location = /missing { return 404 "no such thing\n"; }`, static))
 	body := bytes.Repeat([]byte("p"), 64<<10)
 	for _, path := range []struct {
 		name     string
@@ -38,7 +40,7 @@ func TestAgainstNginx(t *testing.T) {
 			}{
 				{Config{URL: base + "/static/1k"}, stats.OK, 1024, 0, ""},
 				{Config{URL: base + "/upload", Method: http.MethodPost, Body: body}, stats.OK, 8, 64 << 10, ""},
-				{Config{URL: base + "/missing"}, stats.Status4xx, -1, 0, "HTTP 404 Not Found"},
+				{Config{URL: base + "/missing"}, stats.Status4xx, -1, 0, "HTTP 404 Not Found: no such thing"},
 			} {
 				tc.c.MaxConns = path.maxConns
 				d := newDriver(t, tc.c)

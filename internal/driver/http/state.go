@@ -9,8 +9,8 @@ import (
 )
 
 // vuState is what one VU reuses from request to request: the ClientTrace
-// (built once, so tracing costs no allocation per request), the buffer the
-// response body is drained into, and the instants the trace records.
+// (built once, so tracing costs no allocation per request), the sink the
+// response body is read into, and the instants the trace records.
 //
 // The trace hooks we use, GotConn and GotFirstResponseByte, run before
 // RoundTrip returns the response. Only a request cut short (timeout,
@@ -22,15 +22,13 @@ type vuState struct {
 	firstByte atomic.Int64 // ns since epoch at the first response byte; 0 if none
 	connect   atomic.Int64 // dial+TLS time of a new connection; 0 if reused
 	trace     *httptrace.ClientTrace
-	buf       []byte
+	body      bodySink
 	rt        *http.Transport // the VU's own net/http transport, or nil
 	fast      *fastClient     // the VU's own fasthttp client, or nil
 }
 
-const drainBufSize = 32 << 10
-
 func newVUState(epoch time.Time) *vuState {
-	s := &vuState{epoch: epoch, buf: make([]byte, drainBufSize)}
+	s := &vuState{epoch: epoch, body: newBodySink()}
 	s.trace = &httptrace.ClientTrace{
 		GotConn:              s.gotConn,
 		GotFirstResponseByte: s.gotFirstResponseByte,

@@ -1,0 +1,303 @@
+package httpdriver
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// Hostile servers: raw TCP (or TLS) on 127.0.0.1, writing what they like,
+// for what an httptest handler cannot do: lie about the body, leave it
+// unfinished, write a second answer into the first.
+
+// rawServer runs serve on every connection it accepts; it counts them and
+// closes them, and waits for serve to return, when the test ends.
+type rawServer struct {
+	URL    string
+	CAFile string // TLS only
+	conns  atomic.Int64
+	done   chan struct{} // closed when the test ends
+}
+
+func startRaw(t *testing.T, useTLS bool, serve func(s *rawServer, c net.Conn, br *bufio.Reader)) *rawServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &rawServer{URL: "http://" + ln.Addr().String(), done: make(chan struct{})}
+	if useTLS {
+		cert := httptest.NewUnstartedServer(nil) // only for its certificate
+		cert.StartTLS()
+		conf := cert.TLS.Clone()
+		conf.NextProtos = []string{"http/1.1"}
+		s.CAFile = writeCA(t, cert.Certificate().Raw)
+		cert.Close()
+		ln = tls.NewListener(ln, conf)
+		s.URL = "https://" + ln.Addr().String()
+	}
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		open  []net.Conn
+		ended bool
+	)
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			if ended {
+				mu.Unlock()
+				c.Close()
+				return
+			}
+			open = append(open, c)
+			mu.Unlock()
+			s.conns.Add(1)
+			wg.Go(func() {
+				defer c.Close()
+				serve(s, c, bufio.NewReader(c))
+			})
+		}
+	})
+	t.Cleanup(func() {
+		close(s.done)
+		ln.Close()
+		mu.Lock()
+		ended = true
+		for _, c := range open {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	return s
+}
+
+// readRequest reads one request and its body; false when the client went.
+func readRequest(br *bufio.Reader) bool {
+	req, err := http.ReadRequest(br)
+	if err != nil {
+		return false
+	}
+	_, err = io.Copy(io.Discard, req.Body)
+	return err == nil
+}
+
+// sleep waits d, or less if the test ends; false then.
+func (s *rawServer) sleep(d time.Duration) bool {
+	select {
+	case <-time.After(d):
+		return true
+	case <-s.done:
+		return false
+	}
+}
+
+// rawClient is a client path over HTTP/1.1, with a raw server to talk to.
+type rawClient struct {
+	name     string
+	tls      bool
+	proto    string
+	maxConns int
+	fast     bool
+}
+
+// rawClients are the client paths that speak HTTP/1.1: fasthttp, and
+// net/http both per VU (TLS with ALPN) and with a shared pool.
+var rawClients = []rawClient{
+	{"fasthttp-h1", false, ProtoAuto, 0, true},
+	{"fasthttp-tls-h1", true, ProtoH1, 0, true},
+	{"nethttp-h1-pool", false, ProtoAuto, 64, false},
+	{"nethttp-tls-h1", true, ProtoAuto, 0, false},
+}
+
+func forEachRawClient(t *testing.T, serve func(s *rawServer, c net.Conn, br *bufio.Reader), f func(t *testing.T, s *rawServer, cfg Config)) {
+	for _, rc := range rawClients {
+		t.Run(rc.name, func(t *testing.T) {
+			s := startRaw(t, rc.tls, serve)
+			cfg := Config{URL: s.URL + "/", Proto: rc.proto, MaxConns: rc.maxConns, CAFile: s.CAFile}
+			if useFast(cfg.withDefaults()) != rc.fast {
+				t.Fatalf("client %s does not take the path it names", rc.name)
+			}
+			f(t, s, cfg)
+		})
+	}
+}
+
+// TestDoUnfinishedBodyClosesConnection: a 503 whose chunked body never
+// ends, then, after the client's timeout, a "200 OK" written into that
+// body. A connection whose response was not read to its end must not be
+// reused, or the stale bytes answer the next request.
+func TestDoUnfinishedBodyClosesConnection(t *testing.T) {
+	const timeout, staleAfter = 300 * time.Millisecond, 500 * time.Millisecond
+	serve := func(s *rawServer, c net.Conn, br *bufio.Reader) {
+		for readRequest(br) {
+			_, _ = c.Write([]byte("HTTP/1.1 503 Service Unavailable\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nbusy.\r\n"))
+			if !s.sleep(staleAfter) {
+				return
+			}
+			_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"))
+		}
+	}
+	forEachRawClient(t, serve, func(t *testing.T, s *rawServer, cfg Config) {
+		cfg.Timeout = timeout
+		d := newDriver(t, cfg)
+		const n = 2
+		for i := range n {
+			r, took := do(context.Background(), d, 0)
+			if r.Class != stats.Timeout || took > timeout+time.Second {
+				t.Errorf("request %d: got %v %q after %v, want a timeout", i, r.Class, r.Message, took)
+			}
+		}
+		if got := s.conns.Load(); got != n {
+			t.Errorf("%d requests cut short used %d connections, want %d (none reused)", n, got, n)
+		}
+	})
+}
+
+// TestDoEndlessBodyClosesConnection: a body that never ends. The next
+// request must not read the rest of it as its response ("cannot find
+// whitespace in the first line of response").
+func TestDoEndlessBodyClosesConnection(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	chunk := "10000\r\n" + strings.Repeat("x", 0x10000) + "\r\n"
+	serve := func(s *rawServer, c net.Conn, br *bufio.Reader) {
+		if !readRequest(br) {
+			return
+		}
+		_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"))
+		for s.sleep(10 * time.Millisecond) {
+			if _, err := c.Write([]byte(chunk)); err != nil {
+				return
+			}
+		}
+	}
+	forEachRawClient(t, serve, func(t *testing.T, s *rawServer, cfg Config) {
+		cfg.Timeout = timeout
+		d := newDriver(t, cfg)
+		for i := range 2 {
+			r, took := do(context.Background(), d, 0)
+			if r.Class != stats.Timeout || r.BytesRecv == 0 || took > timeout+time.Second {
+				t.Errorf("request %d: got %v %q (%d bytes) after %v, want a timeout after some body",
+					i, r.Class, r.Message, r.BytesRecv, took)
+			}
+		}
+		if got := s.conns.Load(); got != 2 {
+			t.Errorf("2 requests cut short used %d connections, want 2", got)
+		}
+	})
+}
+
+// TestDoUnfinishedBodyH2C: over HTTP/2 an abandoned stream is reset and
+// the connection stays; what the server writes late into it must not
+// answer the next request.
+func TestDoUnfinishedBodyH2C(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	ts := startServer(t, modeH2C, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte("busy."))
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-time.After(2 * timeout):
+			_, _ = w.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"))
+		}
+	}))
+	cfg := Config{URL: ts.URL + "/", Proto: ProtoH2C, Timeout: timeout}
+	d := newDriver(t, cfg)
+	for i := range 2 {
+		r, took := do(context.Background(), d, 0)
+		if r.Class != stats.Timeout || took > timeout+time.Second {
+			t.Errorf("request %d: got %v %q after %v, want a timeout", i, r.Class, r.Message, took)
+		}
+	}
+}
+
+// lyingBody announces size bytes, sends 10, then closes the connection
+// (hangUp) or goes silent.
+func lyingBody(size string, hangUp bool) func(s *rawServer, c net.Conn, br *bufio.Reader) {
+	return func(s *rawServer, c net.Conn, br *bufio.Reader) {
+		for readRequest(br) {
+			_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: " + size + "\r\n\r\nonly ten b"))
+			if hangUp || !s.sleep(time.Minute) {
+				return
+			}
+		}
+	}
+}
+
+// measure runs one Do on VU 0 and returns its Result, how long it took and
+// how many bytes were allocated meanwhile (by the whole process: the test
+// runs nothing else, and its servers allocate little).
+func measure(d *Driver) (r driver.Result, took time.Duration, allocated uint64) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	r, took = do(context.Background(), d, 0)
+	runtime.ReadMemStats(&after)
+	return r, took, after.TotalAlloc - before.TotalAlloc
+}
+
+// TestDoMemoryIgnoresAnnouncedLength: a Content-Length of 256 MiB with 10
+// bytes behind it must cost the client no more than its bounded buffers,
+// and the timeout bounds the whole exchange, body included.
+func TestDoMemoryIgnoresAnnouncedLength(t *testing.T) {
+	const timeout, announced, limit = 300 * time.Millisecond, 256 << 20, 8 << 20
+	for _, tc := range []struct {
+		name   string
+		hangUp bool
+		class  stats.Class
+	}{{"hang-up", true, stats.Protocol}, {"silent", false, stats.Timeout}} {
+		t.Run(tc.name, func(t *testing.T) {
+			forEachRawClient(t, lyingBody("268435456", tc.hangUp), func(t *testing.T, _ *rawServer, cfg Config) {
+				cfg.Timeout = timeout
+				d := newDriver(t, cfg)
+				for i := range 2 {
+					r, took, bytes := measure(d)
+					if r.Class != tc.class || r.BytesRecv != 10 || took > timeout+time.Second {
+						t.Errorf("request %d: got %v %q (%d bytes) after %v, want %v after 10 bytes within %v",
+							i, r.Class, r.Message, r.BytesRecv, took, tc.class, timeout+time.Second)
+					}
+					if bytes > limit {
+						t.Errorf("request %d: allocated %d MiB for a body announced as %d MiB, want under %d MiB",
+							i, bytes>>20, announced>>20, limit>>20)
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestDoMemoryIgnoresAnnouncedLengthH2C is the same over h2c: a stream
+// announcing 256 MiB that sends 10 bytes and goes silent.
+func TestDoMemoryIgnoresAnnouncedLengthH2C(t *testing.T) {
+	const timeout, limit = 300 * time.Millisecond, 8 << 20
+	ts := startServer(t, modeH2C, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "268435456")
+		_, _ = w.Write([]byte("only ten b"))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	d := newDriver(t, Config{URL: ts.URL + "/", Proto: ProtoH2C, Timeout: timeout})
+	r, took, bytes := measure(d)
+	if r.Class != stats.Timeout || r.BytesRecv != 10 || took > timeout+time.Second || bytes > limit {
+		t.Errorf("got %v %q (%d bytes) after %v, %d bytes allocated; want a timeout after 10 bytes within %v, under %d MiB",
+			r.Class, r.Message, r.BytesRecv, took, bytes, timeout+time.Second, limit>>20)
+	}
+}
