@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/perflab/perflab/internal/secret"
 )
 
 // Response bodies are read through a VU's fixed buffer and counted, never
@@ -145,12 +147,12 @@ func cutSecret(head []byte, secrets []string) []byte {
 }
 
 // requestSecrets are the values of the sensitive headers of a request
-// (SensitiveHeader), and of each the part after an authorization scheme
+// (secret.SensitiveName), and of each the part after an authorization scheme
 // ("Bearer xyz": xyz), for cutSecret.
 func requestSecrets(h http.Header) []string {
 	var secrets []string
 	for name, values := range h {
-		if !SensitiveHeader(name) {
+		if !secret.SensitiveName(name) {
 			continue
 		}
 		for _, v := range values {
