@@ -1,267 +1,48 @@
 package cli
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
+	"flag"
 	"fmt"
-	"maps"
 	"os"
-	"path/filepath"
-	"slices"
-	"sort"
-	"strings"
-	"time"
 
-	"github.com/perflab/perflab/internal/plan"
-	"github.com/perflab/perflab/internal/results"
-	"github.com/perflab/perflab/internal/run"
+	"github.com/perflab/perflab/internal/dist"
 	"github.com/perflab/perflab/internal/shard"
 )
 
-// Timings of a coordinator.
-const (
-	startMargin  = 2 * time.Second // from a phase's announcement to its start: every worker must have read it
-	followPoll   = 500 * time.Millisecond
-	abortGrace   = 15 * time.Second // after an abort, beyond the workloads' grace, how long workers get to end
-	skewWarning  = 50 * time.Millisecond
-	localHelloIn = 30 * time.Second // how long local workers get to register
-)
+// maxWorkers bounds --workers.
+const maxWorkers = 1024
 
-// distOptions are what a distributed run is told: how many workers, the
-// shared store, and how to start them.
-type distOptions struct {
-	workers  int
-	store    string // the shared store's URL; "" for a temporary directory (local workers only)
-	runID    string // "" for a new one
-	profiles string // --profile, for the workers
-	launch   launcher
-	helloIn  time.Duration // how long the workers get to register
-}
-
-// launcher starts the workers of a distributed run, and says which of
-// them failed before they wrote their end.
-type launcher interface {
-	// start starts the workers of run, told to use the store at url.
-	start(ctx context.Context, run shard.Run, url string, workers int) error
-	// failed is the workers known to have failed, with why.
-	failed() map[int]string
-	// stop ends the workers once the run is over: they have been told to
-	// exit; kill ends them at once.
-	stop(kill bool)
-	// logs says where a worker's output is, for a hint.
-	logs(worker int) string
-}
-
-// coordinator is the side of a distributed run that announces phases,
-// follows the workers' shards and merges them into the run store.
-type coordinator struct {
-	events run.Events
-	run    shard.Run
-	n      int
-	opts   distOptions
-	temp   string // a temporary store directory, removed at the end
-	hellos map[int]shard.Hello
-	owned  bool   // the manifest is this coordinator's: it may tell the workers to stop
-	phase  int    // the next phase's number
-	broken string // why no phase is announced any more: a worker failed
-	last   *phaseShards
-}
-
-// newRunID is a run id that is also a Kubernetes label value and name
-// suffix: lower case, digits and dashes.
-func newRunID() string {
-	b := make([]byte, 3)
-	_, _ = rand.Read(b)
-	return "r" + time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b)
-}
-
-var _ run.Load = (*coordinator)(nil)
-
-// newCoordinator is the coordinator of a distributed run made as opts
-// says.
-func newCoordinator(opts distOptions) *coordinator { return &coordinator{n: opts.workers, opts: opts} }
-
-// Open opens the shared store, writes the run's manifest, starts the
-// workers and waits until every one has registered. When it fails, no
-// phase runs.
-func (c *coordinator) Open(ctx context.Context, rec *run.Record, p *plan.Plan) error {
-	c.events = rec.Events()
-	if err := c.open(ctx, rec, p); err != nil {
-		c.broken = "the workers: " + run.OneLine(err.Error())
-		return err
+// localDist is the distributed run --workers and --store ask for: nil
+// without --workers.
+func (e *env) localDist(fs *flag.FlagSet, workers int, storeURL, runID, profiles string) (*dist.Options, error) {
+	if !set(fs, "workers") {
+		if storeURL != "" || runID != "" {
+			return nil, usageErrorf("--store and --run-id are of the workers of --workers N: give --workers too")
+		}
+		return nil, nil
 	}
-	return nil
-}
-
-func (c *coordinator) open(ctx context.Context, rec *run.Record, p *plan.Plan) error {
-	rs := rec.Store
-	runDir, err := filepath.Abs(rs.Dir())
-	if err != nil {
-		return fmt.Errorf("cannot locate the run directory: %w", err)
+	if workers < 1 || workers > maxWorkers {
+		return nil, usageErrorf("--workers %d: want 1 to %d", workers, maxWorkers)
 	}
-	if l, ok := c.opts.launch.(*localWorkers); ok {
-		l.logDir = filepath.Join(runDir, "logs", "workers")
-		if l.plan, err = filepath.Abs(p.File); err != nil {
-			return fmt.Errorf("cannot locate the plan: %w", err)
+	if storeURL != "" {
+		if _, err := shard.Open(storeURL); err != nil {
+			return nil, usageErrorf("--Store: %v", err)
 		}
 	}
-	url, err := c.openStore(ctx)
-	if err != nil {
-		return err
-	}
-	if err := c.putManifest(ctx, p, rs, runDir); err != nil {
-		return err
-	}
-	c.events.Note(fmt.Sprintf("run %s: %d workers, shared store %s", c.run.ID, c.n, c.run.Store.Where()))
-	if err := c.opts.launch.start(ctx, c.run, url, c.n); err != nil {
-		return err
-	}
-	if err := c.awaitHellos(ctx); err != nil {
-		return err
-	}
-	for _, i := range slices.Sorted(maps.Keys(c.hellos)) {
-		h := c.hellos[i]
-		if err := rs.AddEvent(results.Event{Kind: "worker", Message: fmt.Sprintf("worker %d registered: host %s, pid %d, %.0f cores, perflab %s",
-			i, h.Host, h.PID, h.CoresAvailable, h.Version)}); err != nil {
-			return err
+	if runID != "" {
+		if storeURL == "" {
+			return nil, usageErrorf("--run-id %s: the workers started elsewhere need the --store they share", runID)
 		}
+		return &dist.Options{Workers: workers, Store: storeURL, RunID: runID, Profiles: profiles, Launch: dist.External{},
+			HelloIn: dist.ExternalHelloIn}, nil
 	}
-	return nil
-}
-
-// Broken says why no phase runs any more: a worker failed.
-func (c *coordinator) Broken() string { return c.broken }
-
-// openStore opens the shared store (a new temporary directory when none is
-// given) under the run's id (a new one when none is given), and returns
-// its URL for the workers.
-func (c *coordinator) openStore(ctx context.Context) (string, error) {
-	url := c.opts.store
-	if url == "" {
-		dir, err := os.MkdirTemp("", "perflab-store-")
-		if err != nil {
-			return "", fmt.Errorf("cannot make the workers' store: %w", err)
-		}
-		c.temp, url = dir, dir
-	}
-	store, err := shard.Open(url)
-	if err != nil {
-		return "", err
-	}
-	if s3, ok := store.(*shard.S3); ok {
-		if err := s3.EnsureBucket(ctx); err != nil {
-			return "", err
-		}
-	}
-	if c.opts.runID == "" {
-		c.opts.runID = newRunID()
-	}
-	c.run = shard.Run{Store: store, ID: c.opts.runID}
-	return url, nil
-}
-
-// putManifest writes the run's manifest, refusing a run id the store has
-// already.
-func (c *coordinator) putManifest(ctx context.Context, p *plan.Plan, rs *results.Run, runDir string) error {
-	text, err := os.ReadFile(p.File)
-	if err != nil {
-		return fmt.Errorf("cannot read the plan: %w", err)
-	}
-	_, found, err := c.run.Manifest(ctx)
-	if err != nil {
-		return err
-	}
-	if found {
-		return fmt.Errorf("run %s exists in %s already: choose another run id", c.run.ID, c.run.Store.Where())
-	}
-	meta, err := rs.Meta()
-	if err != nil {
-		return err
-	}
-	err = c.run.PutManifest(ctx, shard.Manifest{Workers: c.n, Plan: string(text), Created: time.Now(), Version: Version,
-		Repeat: p.Repeat, Profiles: c.opts.profiles, RunDir: runDir, Name: meta.Name, Meta: meta.Extra})
-	c.owned = err == nil
-	return err
-}
-
-// awaitHellos waits until every worker registered, one of them failed,
-// or opts.helloIn passes.
-func (c *coordinator) awaitHellos(ctx context.Context) error {
-	deadline := time.Now().Add(c.opts.helloIn)
-	t := time.NewTicker(followPoll)
-	defer t.Stop()
-	for {
-		hs, err := c.run.Hellos(ctx)
-		if err == nil && len(hs) >= c.n {
-			c.hellos = hs
-			hosts := map[string]int{}
-			for _, h := range hs {
-				hosts[h.Host]++
-			}
-			c.events.Note(fmt.Sprintf("%d workers registered on %s", len(hs), describeHosts(hosts)))
-			return nil
-		}
-		if bad := c.opts.launch.failed(); len(bad) > 0 {
-			return fmt.Errorf("cannot start the workers: %s", describeFailed(bad))
-		}
-		if time.Now().After(deadline) {
-			return errors.Join(err, fmt.Errorf("%d of %d workers registered within %v", len(hs), c.n, c.opts.helloIn))
-		}
-		select {
-		case <-ctx.Done():
-			return errors.New("stopped by a signal before every worker registered")
-		case <-t.C:
-		}
-	}
-}
-
-func describeHosts(hosts map[string]int) string {
-	names := make([]string, 0, len(hosts))
-	for h := range hosts {
-		names = append(names, h)
-	}
-	sort.Strings(names)
-	parts := make([]string, len(names))
-	for i, h := range names {
-		parts[i] = fmt.Sprintf("%s (%d)", h, hosts[h])
-	}
-	return strings.Join(parts, ", ")
-}
-
-// describeFailed is "worker 1: exit status 2; worker 3: OOMKilled", by index.
-func describeFailed(bad map[int]string) string {
-	idx := slices.Sorted(maps.Keys(bad))
-	parts := make([]string, len(idx))
-	for i, w := range idx {
-		parts[i] = fmt.Sprintf("worker %d: %s", w, bad[w])
-	}
-	return strings.Join(parts, "; ")
-}
-
-// Close tells the workers the run is over (done, or aborted when it was
-// stopped or broken), stops them and removes a temporary store.
-func (c *coordinator) Close(interrupted, kill bool) {
-	if c.owned {
-		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	exe := e.workerExe
+	if exe == "" {
 		var err error
-		if interrupted || c.broken != "" {
-			err = c.run.PutAbort(ctx, "the run ended early")
-		} else {
-			err = c.run.PutDone(ctx)
-		}
-		cancel()
-		if err != nil {
-			c.events.Warn(fmt.Sprintf("cannot tell the workers the run is over: %v", err))
+		if exe, err = os.Executable(); err != nil {
+			return nil, &runError{err: fmt.Errorf("cannot find perflab's own executable: %w", err), code: ExitFailed}
 		}
 	}
-	if c.opts.launch != nil {
-		c.opts.launch.stop(kill)
-	}
-	if c.temp != "" && c.broken == "" {
-		os.RemoveAll(c.temp)
-	} else if c.temp != "" {
-		c.events.Note(fmt.Sprintf("the workers' store is kept in %s (perflab merge --store %s --run-id %s)", c.temp, c.temp, c.run.ID))
-	}
+	return &dist.Options{Workers: workers, Store: storeURL, Profiles: profiles, Launch: &dist.Local{Exe: exe},
+		HelloIn: dist.LocalHelloIn}, nil
 }

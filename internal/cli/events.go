@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"sync"
 	"time"
 
@@ -16,8 +15,7 @@ import (
 // preparation or cleanup, drawn in place on a terminal, else a line every
 // two seconds and one at the end.
 type terminal struct {
-	w        io.Writer
-	tty      bool
+	e        *env // its stderr at the time of writing: a worker learns its scrubber after it started
 	progress *report.Progress
 
 	mu     sync.Mutex
@@ -29,13 +27,12 @@ var _ run.Events = (*terminal)(nil)
 
 // events is the terminal view of a run's events for e.
 func (e *env) events() *terminal {
-	return &terminal{w: e.stderr, tty: e.tty, progress: report.NewProgress(e.stderr, e.tty),
-		shown: map[string]time.Time{}, showed: map[string]int64{}}
+	return &terminal{e: e, progress: report.NewProgress(e.stderr, e.tty), shown: map[string]time.Time{}, showed: map[string]int64{}}
 }
 
-func (t *terminal) Note(msg string)  { fmt.Fprintf(t.w, "perflab: %s\n", msg) }
-func (t *terminal) Warn(msg string)  { fmt.Fprintf(t.w, "perflab: warning: %s\n", msg) }
-func (t *terminal) Alert(msg string) { fmt.Fprintf(t.w, "\nperflab: %s\n", msg) }
+func (t *terminal) Note(msg string)  { fmt.Fprintf(t.e.stderr, "perflab: %s\n", msg) }
+func (t *terminal) Warn(msg string)  { fmt.Fprintf(t.e.stderr, "perflab: warning: %s\n", msg) }
+func (t *terminal) Alert(msg string) { fmt.Fprintf(t.e.stderr, "\nperflab: %s\n", msg) }
 
 func (t *terminal) LoadBegin(name string, d time.Duration, rate float64) {
 	t.progress.Begin(name, d, rate)
@@ -50,10 +47,10 @@ func (t *terminal) Count(label string, done, total int64) {
 	defer t.mu.Unlock()
 	last, ok := t.showed[label]
 	switch {
-	case t.tty:
-		fmt.Fprintf(t.w, "\r\033[Kperflab: %s %d/%d", label, done, total)
+	case t.e.tty:
+		fmt.Fprintf(t.e.stderr, "\r\033[Kperflab: %s %d/%d", label, done, total)
 	case time.Since(t.shown[label]) >= 2*time.Second || done == total && (!ok || last != done):
-		fmt.Fprintf(t.w, "perflab: %s %d/%d\n", label, done, total)
+		fmt.Fprintf(t.e.stderr, "perflab: %s %d/%d\n", label, done, total)
 		t.shown[label], t.showed[label] = time.Now(), done
 	}
 }
@@ -63,8 +60,8 @@ func (t *terminal) Count(label string, done, total int64) {
 func (t *terminal) CountEnd(label string, done, total int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.tty && total > 0 {
-		fmt.Fprintf(t.w, "\r\033[Kperflab: %s %d/%d\n", label, done, total)
+	if t.e.tty && total > 0 {
+		fmt.Fprintf(t.e.stderr, "\r\033[Kperflab: %s %d/%d\n", label, done, total)
 	}
 	delete(t.shown, label)
 	delete(t.showed, label)

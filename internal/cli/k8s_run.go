@@ -4,14 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/perflab/perflab/internal/dist"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
-
-	"github.com/perflab/perflab/internal/k8s"
-	"github.com/perflab/perflab/internal/shard"
 )
 
 // Timings of `perflab k8s run`.
@@ -69,10 +66,10 @@ func (e *env) k8sRun(ctx context.Context, args []string) error {
 	if err != nil {
 		return &runError{err: err, hint: "check --kubeconfig and --context (kubectl config get-contexts)", code: ExitFailed}
 	}
-	dist := newCoordinator(distOptions{workers: o.Workers, store: o.Store, runID: o.RunID, profiles: kf.profiles, helloIn: *startIn,
-		launch: &k8sWorkers{e: e, client: client, objs: objs, keep: *keep}})
+	load := dist.New(dist.Options{Workers: o.Workers, Store: o.Store, RunID: o.RunID, Profiles: kf.profiles, HelloIn: *startIn,
+		Launch: &dist.K8s{Events: e.events(), Client: client, Objects: objs, Keep: *keep}})
 	command := recordedCommand(append([]string{"perflab", "k8s", "run"}, args...))
-	return e.executePlan(ctx, p, b, *out, *jsonOut, command, slo, dist)
+	return e.executePlan(ctx, p, b, *out, *jsonOut, command, slo, load)
 }
 
 // kubeClient is the cluster the kubeconfig names: client-go's loading
@@ -93,103 +90,4 @@ func (e *env) kubeClient(path, context string) (kubernetes.Interface, error) {
 		return nil, fmt.Errorf("cannot make a Kubernetes client: %w", err)
 	}
 	return c, nil
-}
-
-// k8sWorkers are the workers of `perflab k8s run`: the pods of an Indexed
-// Job, watched until the run ends.
-type k8sWorkers struct {
-	e      *env
-	client kubernetes.Interface
-	objs   k8s.Objects
-	keep   bool
-
-	created bool // the objects are this run's: stop deletes them
-	mu      sync.Mutex
-	bad     map[int]string
-	pods    map[int]string
-	cancel  context.CancelFunc
-	watched chan struct{}
-}
-
-var _ launcher = (*k8sWorkers)(nil)
-
-// start creates the run's objects and watches the Job's pods, telling
-// every change of a worker's state.
-func (k *k8sWorkers) start(ctx context.Context, run shard.Run, _ string, _ int) error {
-	k.bad, k.pods = map[int]string{}, map[int]string{}
-	if err := k8s.Create(ctx, k.client, k.objs); err != nil {
-		return err
-	}
-	k.created = true
-	ns, name := k.objs.Job.Namespace, k.objs.Job.Name
-	fmt.Fprintf(k.e.stderr, "perflab: created Job %s/%s (run %s)\n", ns, name, run.ID)
-	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	k.cancel, k.watched = cancel, make(chan struct{})
-	go func() {
-		defer close(k.watched)
-		_, err := k8s.Wait(wctx, k.client, k.objs.Job, k8sPoll, k.changed)
-		if err != nil && wctx.Err() == nil {
-			fmt.Fprintf(k.e.stderr, "\nperflab: Job %s/%s: %v\n", ns, name, err)
-		}
-	}()
-	return nil
-}
-
-// changed tells a worker's new state and remembers the failed ones.
-func (k *k8sWorkers) changed(w k8s.WorkerState) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if w.Pod != "" {
-		k.pods[w.Index] = w.Pod
-	}
-	if w.Phase == "" {
-		return
-	}
-	fmt.Fprintf(k.e.stderr, "\nperflab: %s\n", w)
-	if w.Failed() {
-		why := string(w.Phase)
-		if w.Reason != "" {
-			why = w.Reason
-		}
-		k.bad[w.Index] = fmt.Sprintf("pod %s: %s", w.Pod, why)
-	}
-}
-
-func (k *k8sWorkers) failed() map[int]string {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	out := make(map[int]string, len(k.bad))
-	for i, why := range k.bad {
-		out[i] = why + "; kubectl -n " + k.objs.Job.Namespace + " logs " + k.pods[i]
-	}
-	return out
-}
-
-// stop stops watching and deletes the run's objects, unless --keep.
-func (k *k8sWorkers) stop(bool) {
-	if k.cancel != nil {
-		k.cancel()
-		<-k.watched
-	}
-	if !k.created {
-		return
-	}
-	ns, name := k.objs.Job.Namespace, k.objs.Job.Name
-	if k.keep {
-		fmt.Fprintf(k.e.stderr, "perflab: kept Job, ConfigMap and ServiceAccount %s/%s (--keep): kubectl -n %s delete job,configmap,serviceaccount %s\n",
-			ns, name, ns, name)
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), k8sDeleteWithin)
-	defer cancel()
-	if err := k8s.Delete(ctx, k.client, k.objs); err != nil {
-		fmt.Fprintf(k.e.stderr, "perflab: warning: %v; delete them with: kubectl -n %s delete job,configmap,serviceaccount %s\n", err, ns, name)
-		return
-	}
-	fmt.Fprintf(k.e.stderr, "perflab: deleted Job %s/%s and its ConfigMap and ServiceAccount\n", ns, name)
-}
-
-func (k *k8sWorkers) logs(i int) string {
-	return fmt.Sprintf("kubectl -n %s logs -l batch.kubernetes.io/job-completion-index=%d,%s=%s", k.objs.Job.Namespace, i,
-		k8s.LabelRunID, k.objs.Job.Labels[k8s.LabelRunID])
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perflab/perflab/internal/dist"
 	"github.com/perflab/perflab/internal/driver/registry"
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/readback"
@@ -44,7 +45,7 @@ func (e *env) runPlan(ctx context.Context, args []string) error {
 	if err := checkSLOFlags(slo); err != nil {
 		return err
 	}
-	dist, err := e.localDist(fs, *workers, *storeURL, *runID, *profiles)
+	opts, err := e.localDist(fs, *workers, *storeURL, *runID, *profiles)
 	if err != nil {
 		return err
 	}
@@ -56,8 +57,8 @@ func (e *env) runPlan(ctx context.Context, args []string) error {
 		return err
 	}
 	var load run.Load
-	if dist != nil {
-		load = newCoordinator(*dist)
+	if opts != nil {
+		load = dist.New(*opts)
 	}
 	return e.executePlan(ctx, p, b, *out, *jsonOut, recordedCommand(append([]string{"perflab", "run"}, args...)), slo, load)
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/dist"
 	"github.com/perflab/perflab/internal/shard"
 )
 
@@ -96,7 +97,7 @@ func TestWorkerRunsItsShareAndEnds(t *testing.T) {
 	run, dir := fakeCoordinator(t, planPath, 2)
 	code := startWorker(t, dir, planPath, 1, 2, io.Discard)
 	ops, end := awaitEnd(t, run, 1, 2)
-	var d shardDetail
+	var d dist.Detail
 	if err := json.Unmarshal(end.Detail, &d); err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +128,7 @@ func TestWorkerStopsOnAbort(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, end := awaitEnd(t, run, 0, 1)
-	var d shardDetail
+	var d dist.Detail
 	if err := json.Unmarshal(end.Detail, &d); err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +192,7 @@ func awaitFile(t *testing.T, path string) {
 
 // TestRunCoordinatesWorkersStartedElsewhere: perflab run --workers N
 // --store URL --run-id ID (the coordinator of workers it did not start,
-// as perflab k8s manifest says to run it) merges their load: a launcher
+// as perflab k8s manifest says to run it) merges their load: a Launcher
 // that knows of no failure fails no worker.
 func TestRunCoordinatesWorkersStartedElsewhere(t *testing.T) {
 	var hits atomic.Int64
@@ -218,5 +219,28 @@ func TestRunCoordinatesWorkersStartedElsewhere(t *testing.T) {
 	}
 	if code != ExitOK || hits.Load() != 100 {
 		t.Errorf("exit %d, %d requests; want 0 and 2 s × 50/s:\n%s", code, hits.Load(), stderr.String())
+	}
+}
+
+func TestWorkerRefusesBadInvocations(t *testing.T) {
+	t.Setenv("PERFLAB_STORE", "")
+	t.Setenv("PERFLAB_RUN_ID", "")
+	t.Setenv("JOB_COMPLETION_INDEX", "x")
+	t.Setenv("PERFLAB_WORKERS", "")
+	var out, errOut strings.Builder
+	code := Main(t.Context(), []string{"worker", "--workers", "2", "--wait", "0s"}, &out, &errOut)
+	if code != ExitUsage {
+		t.Fatalf("exit %d, want %d", code, ExitUsage)
+	}
+	for _, want := range []string{`JOB_COMPLETION_INDEX="x" is not a whole number`, "give --store or set PERFLAB_STORE",
+		"give --run-id or set PERFLAB_RUN_ID", "--wait 0s must be > 0"} {
+		if !strings.Contains(errOut.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut.String())
+		}
+	}
+	errOut.Reset()
+	code = Main(t.Context(), []string{"worker", "--store", t.TempDir(), "--run-id", "r", "--index", "3", "--workers", "2"}, &out, &errOut)
+	if code != ExitUsage || !strings.Contains(errOut.String(), "index 3 is not one of the 2 workers") {
+		t.Errorf("exit %d: %s", code, errOut.String())
 	}
 }

@@ -1,4 +1,4 @@
-package cli
+package worker
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/perflab/perflab/internal/dist"
 	"github.com/perflab/perflab/internal/driver"
 	"github.com/perflab/perflab/internal/engine"
 	"github.com/perflab/perflab/internal/plan"
@@ -19,23 +20,19 @@ import (
 	"github.com/perflab/perflab/internal/stats"
 )
 
-// storeTimeout bounds a worker's last writes: its remaining intervals and
-// its end.
-const storeTimeout = 30 * time.Second
-
 // errAborted is the cause of a worker's load stopped by the coordinator.
 var errAborted = errors.New("the coordinator aborted the run")
 
 // phase runs the worker's part of one announced phase and writes its end.
 // An error stops the worker (after its end says why).
-func (w *worker) phase(a shard.Announcement) error {
-	fmt.Fprintf(w.e.stderr, "perflab: worker %d: phase %d, profile %s of cell %s, from %s\n", w.index, a.Phase, a.Profile,
-		a.CellName, a.StartAt.Format("15:04:05.000"))
+func (w *Worker) phase(a shard.Announcement) error {
+	w.events.Note(fmt.Sprintf("worker %d: phase %d, profile %s of cell %s, from %s", w.index, a.Phase, a.Profile,
+		a.CellName, a.StartAt.Format("15:04:05.000")))
 	up := shard.NewUploader(w.run, a.Phase, w.index)
 	ws, err := w.build(a)
 	defer run.CloseDrivers(ws)
 	if err != nil {
-		return w.finish(up, shardDetail{Host: w.host}, fmt.Errorf("cannot set up phase %d: %w", a.Phase, err))
+		return w.finish(up, dist.Detail{Host: w.host}, fmt.Errorf("cannot set up phase %d: %w", a.Phase, err))
 	}
 	d, err := w.load(a, up, ws)
 	return w.finish(up, d, err)
@@ -43,35 +40,35 @@ func (w *worker) phase(a shard.Announcement) error {
 
 // finish writes what is left of the worker's intervals and its end, with
 // err as its failure, scrubbed. It returns err, or the store's failure.
-func (w *worker) finish(up *shard.Uploader, d shardDetail, err error) error {
+func (w *Worker) finish(up *shard.Uploader, d dist.Detail, err error) error {
 	var e shard.End
 	if err != nil {
 		e.Error = w.scrub.String(err.Error())
 	}
-	d.scrub(w.scrub)
+	d.Scrub(w.scrub)
 	detail, jerr := json.Marshal(d)
 	if jerr != nil {
-		return &runError{err: fmt.Errorf("cannot encode worker %d's end: %w", w.index, jerr), code: ExitFailed}
+		return &run.Failure{Err: fmt.Errorf("cannot encode worker %d's end: %w", w.index, jerr), Code: run.ExitFailed}
 	}
 	e.Detail = detail
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.kill), storeTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.kill), dist.StoreTimeout)
 	defer cancel()
 	if ferr := up.Finish(ctx, e); ferr != nil {
-		return &runError{err: errors.Join(err, ferr), code: ExitFailed,
-			hint: "the worker could not write to the shared store; the coordinator reports its shard lost"}
+		return &run.Failure{Err: errors.Join(err, ferr), Code: run.ExitFailed,
+			Hint: "the worker could not write to the shared store; the coordinator reports its shard lost"}
 	}
 	switch {
 	case err == nil:
 		return nil
 	case w.stop.Err() != nil:
-		return &runError{err: err, code: ExitInterrupted}
+		return &run.Failure{Err: err, Code: run.ExitInterrupted}
 	}
-	return &runError{err: err, code: ExitFailed}
+	return &run.Failure{Err: err, Code: run.ExitFailed}
 }
 
 // build makes the phase's workloads from the plan, as the coordinator
 // made them, with what it resolved of them, each the worker's shard.
-func (w *worker) build(a shard.Announcement) ([]run.Workload, error) {
+func (w *Worker) build(a shard.Announcement) ([]run.Workload, error) {
 	vars := make([]plan.Var, len(a.Vars))
 	for i, v := range a.Vars {
 		vars[i] = plan.Var{Name: v.Name, Value: v.Value}
@@ -106,7 +103,7 @@ func (w *worker) build(a shard.Announcement) ([]run.Workload, error) {
 // shardOf makes pw the worker's shard of the workload: its name in the
 // run, the schedule the coordinator resolved, what the coordinator's
 // driver handed off, the driver's own split, and the start.
-func (w *worker) shardOf(pw *run.Workload, a shard.Announcement) error {
+func (w *Worker) shardOf(pw *run.Workload, a shard.Announcement) error {
 	res, ok := a.Workloads[pw.Plan.Name]
 	if !ok {
 		return errors.New("the coordinator did not announce it")
@@ -150,7 +147,7 @@ func applyResolved(pw *run.Workload, res shard.Resolved) error {
 // intervals to the store every uploadEvery, until their schedule ends,
 // the coordinator aborts, a signal comes, or the store fails; then reads
 // back and cleans up. The detail says how each workload ended.
-func (w *worker) load(a shard.Announcement, up *shard.Uploader, ws []run.Workload) (shardDetail, error) {
+func (w *Worker) load(a shard.Announcement, up *shard.Uploader, ws []run.Workload) (dist.Detail, error) {
 	stop, cancel := context.WithCancelCause(w.stop)
 	defer cancel(nil)
 	go w.watchAbort(stop, cancel, a.Phase)
@@ -159,7 +156,7 @@ func (w *worker) load(a shard.Announcement, up *shard.Uploader, ws []run.Workloa
 	go func() {
 		defer close(flushed)
 		if err := up.Every(flushCtx, uploadEvery); err != nil && flushCtx.Err() == nil {
-			fmt.Fprintf(w.e.stderr, "perflab: worker %d: stopping: %v\n", w.index, err)
+			w.events.Note(fmt.Sprintf("worker %d: stopping: %v", w.index, err))
 			cancel(run.Halted(err))
 		}
 	}()
@@ -174,11 +171,11 @@ func (w *worker) load(a shard.Announcement, up *shard.Uploader, ws []run.Workloa
 		up.Interval(name, iv)
 	})
 	sums, errs := run.RunEngines(stop, w.kill, ws, sink)
-	d := shardDetail{Host: w.host, Self: me.stop(lag.Quantile(0.99))}
+	d := dist.Detail{Host: w.host, Self: me.stop(lag.Quantile(0.99))}
 	stopFlush()
 	<-flushed
 	for i, pw := range ws {
-		d.Workloads = append(d.Workloads, shardWorkloadOf(pw.Eng.Name, sums[i]))
+		d.Workloads = append(d.Workloads, dist.WorkloadOf(pw.Eng.Name, sums[i]))
 	}
 	state, err := loadOutcome(stop, errs)
 	w.afterLoad(&d, ws, state)
@@ -205,7 +202,7 @@ func loadOutcome(stop context.Context, errs []error) (string, error) {
 
 // watchAbort ends stop with errAborted once the coordinator aborts the
 // run or stops the phase.
-func (w *worker) watchAbort(stop context.Context, cancel context.CancelCauseFunc, phase int) {
+func (w *Worker) watchAbort(stop context.Context, cancel context.CancelCauseFunc, phase int) {
 	t := time.NewTicker(abortPoll)
 	defer t.Stop()
 	for {
@@ -225,12 +222,12 @@ func (w *worker) watchAbort(stop context.Context, cancel context.CancelCauseFunc
 
 // afterLoad adds to d each workload's driver facts and read-back, and
 // cleans up what the drivers wrote.
-func (w *worker) afterLoad(d *shardDetail, ws []run.Workload, state string) {
+func (w *Worker) afterLoad(d *dist.Detail, ws []run.Workload, state string) {
 	var wg sync.WaitGroup
 	for i, pw := range ws {
 		sw := &d.Workloads[i]
 		if desc, ok := pw.Eng.Driver.(driver.Describer); ok {
-			sw.Facts = factsToWire(desc.Facts())
+			sw.Facts = dist.FactsToWire(desc.Facts())
 		}
 		v, ok := pw.Eng.Driver.(driver.Verifier)
 		switch {
@@ -240,7 +237,7 @@ func (w *worker) afterLoad(d *shardDetail, ws []run.Workload, state string) {
 		case w.n > 1 && isShardVerifier(v):
 			rb, err := v.(driver.ShardVerifier).ReadBackState()
 			if err != nil {
-				sw.Checks = checksToWire(run.SettledChecks(nil, err))
+				sw.Checks = dist.ChecksToWire(run.SettledChecks(nil, err))
 			}
 			sw.ReadBack = rb
 		default:
@@ -248,7 +245,7 @@ func (w *worker) afterLoad(d *shardDetail, ws []run.Workload, state string) {
 				ctx, cancel := context.WithTimeout(w.kill, run.VerifyTimeout+pw.Spec.VerifyWait)
 				defer cancel()
 				checks, err := v.Verify(ctx)
-				sw.Checks = checksToWire(run.SettledChecks(checks, err))
+				sw.Checks = dist.ChecksToWire(run.SettledChecks(checks, err))
 			})
 		}
 	}
@@ -263,7 +260,7 @@ func isShardVerifier(v driver.Verifier) bool {
 
 // cleanup runs each driver's Cleanup, last first, each bounded by
 // run.CleanupTimeout and cut short only by a second signal.
-func (w *worker) cleanup(d *shardDetail, ws []run.Workload) {
+func (w *Worker) cleanup(d *dist.Detail, ws []run.Workload) {
 	for i := len(ws) - 1; i >= 0; i-- {
 		c, ok := ws[i].Eng.Driver.(driver.Cleaner)
 		if !ok {
@@ -274,7 +271,7 @@ func (w *worker) cleanup(d *shardDetail, ws []run.Workload) {
 		cancel()
 		if err != nil {
 			d.Workloads[i].Cleanup = err.Error()
-			fmt.Fprintf(w.e.stderr, "perflab: worker %d: warning: cannot clean up after workload %s: %s\n", w.index, ws[i].Eng.Name, d.Workloads[i].Cleanup)
+			w.events.Warn(fmt.Sprintf("worker %d: cannot clean up after workload %s: %s", w.index, ws[i].Eng.Name, d.Workloads[i].Cleanup))
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package cli
+package dist
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 // arrive (with the progress line), and records how each workload and each
 // worker ended. A worker that failed, or never ended, fails the phase,
 // naming it; what the others measured is kept.
-func (d *coordinator) Run(ctx context.Context, ph *run.PhaseRun) ([]engine.Summary, error) {
+func (d *Coordinator) Run(ctx context.Context, ph *run.PhaseRun) ([]engine.Summary, error) {
 	if d.broken != "" {
 		return nil, fmt.Errorf("no phase runs after a failed worker: %s", d.broken)
 	}
@@ -64,7 +64,7 @@ func (d *coordinator) Run(ctx context.Context, ph *run.PhaseRun) ([]engine.Summa
 
 // Facts records nothing: a distributed run's facts are the workers', with
 // their ends (Run).
-func (d *coordinator) Facts(*run.PhaseRun) {}
+func (d *Coordinator) Facts(*run.PhaseRun) {}
 
 // announcement is phase k of the run: the cell, the profile, the start,
 // and per workload what the coordinator resolved of it.
@@ -104,7 +104,7 @@ func phaseDeadline(start time.Time, pr plan.Profile, ws []run.Workload) time.Tim
 	for _, w := range ws {
 		length = max(length, w.Eng.Duration())
 	}
-	return start.Add(length + grace + verify + clean + storeTimeout + startMargin)
+	return start.Add(length + grace + verify + clean + StoreTimeout + startMargin)
 }
 
 // follow reads the workers' parts and ends until every worker ended,
@@ -112,15 +112,15 @@ func phaseDeadline(start time.Time, pr plan.Profile, ws []run.Workload) time.Tim
 // run's interval k as soon as all have delivered it. An interrupt (or a
 // crashed component) stops the workers: the run is aborted, or the phase
 // stopped, and they get their grace and abortGrace to end.
-func (d *coordinator) follow(ctx context.Context, ph *run.PhaseRun, a shard.Announcement, ps *phaseShards, deadline time.Time) {
+func (d *Coordinator) follow(ctx context.Context, ph *run.PhaseRun, a shard.Announcement, ps *phaseShards, deadline time.Time) {
 	f := shard.NewFollower(d.run, a.Phase, d.n)
 	m := shard.NewMerger(d.n)
 	t := time.NewTicker(followPoll)
 	defer t.Stop()
 	stopped, lastErr := false, error(nil)
 	for {
-		failed := d.opts.launch.failed() // before the poll: what a worker wrote before it died is read
-		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+		failed := d.opts.Launch.Failed() // before the poll: what a worker wrote before it died is read
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), StoreTimeout)
 		got, ended, err := f.Poll(pctx)
 		cancel()
 		if err != nil && (lastErr == nil || err.Error() != lastErr.Error()) {
@@ -161,7 +161,7 @@ func (d *coordinator) follow(ctx context.Context, ph *run.PhaseRun, a shard.Anno
 
 // giveUp gives up the workers that have not ended and for which why
 // gives a reason: each is marked state (failed, lost) with it.
-func (d *coordinator) giveUp(ph *run.PhaseRun, ps *phaseShards, m *shard.Merger, state string, why func(w int) string) {
+func (d *Coordinator) giveUp(ph *run.PhaseRun, ps *phaseShards, m *shard.Merger, state string, why func(w int) string) {
 	for w := range ps.state {
 		reason := why(w)
 		if ps.ended(w) || reason == "" {
@@ -194,8 +194,8 @@ func partsRead(f *shard.Follower) string {
 // or a failed run store (they exit after this phase), saying which; this
 // phase alone when a component crashed (the next cell may run). It
 // returns how long they get.
-func (d *coordinator) stopWorkers(ctx context.Context, ph *run.PhaseRun, a shard.Announcement, deadline time.Time) time.Time {
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+func (d *Coordinator) stopWorkers(ctx context.Context, ph *run.PhaseRun, a shard.Announcement, deadline time.Time) time.Time {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), StoreTimeout)
 	defer cancel()
 	var err error
 	if ph.Stop().Err() != nil {
@@ -257,11 +257,11 @@ func warnSkew(ph *run.PhaseRun, ps *phaseShards, at time.Time) {
 // settledChecks has them), with, for a driver that reads back every
 // worker's writes at once (driver.ShardVerifier), its check of what they
 // acknowledged.
-func (d *coordinator) ReadBack(ctx context.Context, ph *run.PhaseRun, state string) {
+func (d *Coordinator) ReadBack(ctx context.Context, ph *run.PhaseRun, state string) {
 	d.readBack(ctx, ph.Record(), ph.Workloads, state)
 }
 
-func (d *coordinator) readBack(ctx context.Context, rec *run.Record, ws []run.Workload, state string) {
+func (d *Coordinator) readBack(ctx context.Context, rec *run.Record, ws []run.Workload, state string) {
 	ps := d.last
 	if ps == nil {
 		return

@@ -1,4 +1,4 @@
-package cli
+package dist
 
 import (
 	"encoding/json"
@@ -13,16 +13,16 @@ import (
 	"github.com/perflab/perflab/internal/shard"
 )
 
-// shardDetail is the Detail of a worker's shard.End: what it reports of
+// Detail is the Detail of a worker's shard.End: what it reports of
 // its part of a phase besides its intervals (docs/format/shards.md).
-type shardDetail struct {
-	Host      string          `json:"host"`
-	Workloads []shardWorkload `json:"workloads"`
-	Self      shardSelf       `json:"self"`
+type Detail struct {
+	Host      string        `json:"host"`
+	Workloads []WorkloadEnd `json:"workloads"`
+	Self      Self          `json:"self"`
 }
 
-// shardWorkload is how one workload of a worker's part of a phase ended.
-type shardWorkload struct {
+// WorkloadEnd is how one workload of a worker's part of a phase ended.
+type WorkloadEnd struct {
 	Name        string          `json:"name"`
 	Start       time.Time       `json:"start"`
 	LoadEnd     time.Time       `json:"load_end"`
@@ -35,19 +35,19 @@ type shardWorkload struct {
 	WindowStart time.Time       `json:"window_start"`
 	WindowEnd   time.Time       `json:"window_end"`
 	WindowRule  string          `json:"window_rule"`
-	Facts       []wireFact      `json:"facts,omitempty"`
-	Checks      []wireCheck     `json:"checks,omitempty"`
+	Facts       []Fact          `json:"facts,omitempty"`
+	Checks      []Check         `json:"checks,omitempty"`
 	CheckNote   string          `json:"check_note,omitempty"` // why there are no checks: skipped
 	ReadBack    json.RawMessage `json:"read_back,omitempty"`  // what a driver.ShardVerifier acknowledged
 	Cleanup     string          `json:"cleanup_error,omitempty"`
 }
 
-type wireFact struct {
+type Fact struct {
 	Name  string `json:"name"`
 	Value string `json:"value"`
 }
 
-type wireCheck struct {
+type Check struct {
 	Name     string  `json:"name"`
 	Expected float64 `json:"expected"`
 	Found    float64 `json:"found"`
@@ -59,9 +59,9 @@ type wireCheck struct {
 	Note     string  `json:"note,omitempty"`
 }
 
-// shardSelf is what the worker saw of itself over its load, and its
+// Self is what the worker saw of itself over its load, and its
 // verdict: whether it, not the system under test, was the limit.
-type shardSelf struct {
+type Self struct {
 	Samples        int     `json:"samples"`
 	CPUP99         float64 `json:"cpu_p99_cores"` // nearest rank; the maximum with fewer than 10 samples
 	CPUMax         float64 `json:"cpu_max_cores"`
@@ -72,11 +72,11 @@ type shardSelf struct {
 	ClientWhy      string  `json:"client_why,omitempty"`
 }
 
-// scrub takes the plan's credentials out of every text of d, before it
+// Scrub takes the plan's credentials out of every text of d, before it
 // leaves the worker for the shared store: what drivers say (facts, checks,
 // errors) may hold one, as an interval's error samples may
 // (scrubInterval).
-func (d *shardDetail) scrub(s *secret.Scrubber) {
+func (d *Detail) Scrub(s *secret.Scrubber) {
 	for i := range d.Workloads {
 		sw := &d.Workloads[i]
 		for j := range sw.Facts {
@@ -91,24 +91,24 @@ func (d *shardDetail) scrub(s *secret.Scrubber) {
 	d.Self.ClientWhy = s.String(d.Self.ClientWhy)
 }
 
-func shardWorkloadOf(name string, s engine.Summary) shardWorkload {
-	return shardWorkload{Name: name, Start: s.Start, LoadEnd: s.LoadEnd, End: s.End, Scheduled: s.Scheduled,
+func WorkloadOf(name string, s engine.Summary) WorkloadEnd {
+	return WorkloadEnd{Name: name, Start: s.Start, LoadEnd: s.LoadEnd, End: s.End, Scheduled: s.Scheduled,
 		Dropped: s.Dropped, Unissued: s.Unissued, MaxVUs: s.MaxVUs, Interrupted: s.Interrupted,
 		WindowStart: s.Window.Start, WindowEnd: s.Window.End, WindowRule: s.Window.Rule}
 }
 
-func factsToWire(fs []driver.Fact) []wireFact {
-	out := make([]wireFact, len(fs))
+func FactsToWire(fs []driver.Fact) []Fact {
+	out := make([]Fact, len(fs))
 	for i, f := range fs {
-		out[i] = wireFact{Name: f.Name, Value: f.Value}
+		out[i] = Fact{Name: f.Name, Value: f.Value}
 	}
 	return out
 }
 
-func checksToWire(cs []driver.Check) []wireCheck {
-	out := make([]wireCheck, len(cs))
+func ChecksToWire(cs []driver.Check) []Check {
+	out := make([]Check, len(cs))
 	for i, c := range cs {
-		out[i] = wireCheck{Name: c.Name, Expected: c.Expected, Found: c.Found, Unit: c.Unit, State: c.State,
+		out[i] = Check{Name: c.Name, Expected: c.Expected, Found: c.Found, Unit: c.Unit, State: c.State,
 			Late: c.Late, LateByNs: int64(c.LateBy), Reason: c.Reason, Note: c.Note}
 	}
 	return out
@@ -121,7 +121,7 @@ type phaseShards struct {
 	startAt  time.Time
 	hosts    []string
 	ends     []*shard.End
-	details  []*shardDetail
+	details  []*Detail
 	state    []string // per worker: a results.Shard… state once known
 	why      []string
 	requests []int64
@@ -130,7 +130,7 @@ type phaseShards struct {
 
 func newPhaseShards(n int, startAt time.Time, hosts map[int]shard.Hello) *phaseShards {
 	ps := &phaseShards{startAt: startAt, hosts: make([]string, n), ends: make([]*shard.End, n),
-		details: make([]*shardDetail, n), state: make([]string, n), why: make([]string, n),
+		details: make([]*Detail, n), state: make([]string, n), why: make([]string, n),
 		requests: make([]int64, n), lastEnd: make([]time.Time, n)}
 	for i, h := range hosts {
 		if i >= 0 && i < n {
@@ -158,7 +158,7 @@ func (ps *phaseShards) count(w int, ivs []shard.WorkloadInterval) {
 func (ps *phaseShards) end(w int, e *shard.End) {
 	ps.ends[w] = e
 	if len(e.Detail) > 0 {
-		var d shardDetail
+		var d Detail
 		if err := json.Unmarshal(e.Detail, &d); err != nil {
 			ps.state[w], ps.why[w] = results.ShardFailed, fmt.Sprintf("its end cannot be read: %v", err)
 			return
@@ -219,8 +219,8 @@ func (ps *phaseShards) name(w int) string {
 }
 
 // workload is every ended worker's end of the named workload.
-func (ps *phaseShards) workload(name string) []shardWorkload {
-	var out []shardWorkload
+func (ps *phaseShards) workload(name string) []WorkloadEnd {
+	var out []WorkloadEnd
 	for _, d := range ps.details {
 		if d == nil {
 			continue
@@ -307,13 +307,13 @@ func (ps *phaseShards) facts(name string) []results.Fact {
 	return out
 }
 
-func workloadOf(d *shardDetail, name string) []shardWorkload {
+func workloadOf(d *Detail, name string) []WorkloadEnd {
 	if d == nil {
 		return nil
 	}
 	for _, sw := range d.Workloads {
 		if sw.Name == name {
-			return []shardWorkload{sw}
+			return []WorkloadEnd{sw}
 		}
 	}
 	return nil

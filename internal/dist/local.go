@@ -1,9 +1,8 @@
-package cli
+package dist
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -22,11 +21,11 @@ import (
 // is over, before they are killed.
 const localStopWait = 10 * time.Second
 
-// localWorkers are the workers of `perflab run --workers N`: perflab
+// Local are the workers of `perflab run --workers N`: perflab
 // processes on this machine, each told its index as a Kubernetes Indexed
 // Job would tell it (JOB_COMPLETION_INDEX), its output in logDir.
-type localWorkers struct {
-	exe    string // the perflab binary
+type Local struct {
+	Exe    string // the perflab binary
 	plan   string // the plan file, as the workers load it
 	logDir string
 
@@ -36,11 +35,11 @@ type localWorkers struct {
 	done  []chan struct{}
 }
 
-var _ launcher = (*localWorkers)(nil)
+var _ Launcher = (*Local)(nil)
 
 // start starts the workers; their environment is the coordinator's, with
 // the run's.
-func (l *localWorkers) start(_ context.Context, run shard.Run, url string, n int) error {
+func (l *Local) Start(_ context.Context, run shard.Run, url string, n int) error {
 	if err := os.MkdirAll(l.logDir, 0o755); err != nil {
 		return fmt.Errorf("cannot make the workers' log directory: %w", err)
 	}
@@ -53,12 +52,12 @@ func (l *localWorkers) start(_ context.Context, run shard.Run, url string, n int
 	return nil
 }
 
-func (l *localWorkers) startOne(run shard.Run, url string, n, i int) error {
-	log, err := os.Create(l.logs(i))
+func (l *Local) startOne(run shard.Run, url string, n, i int) error {
+	log, err := os.Create(l.Logs(i))
 	if err != nil {
 		return fmt.Errorf("cannot start worker %d: %w", i, err)
 	}
-	cmd := exec.Command(l.exe, "worker", "--plan", l.plan)
+	cmd := exec.Command(l.Exe, "worker", "--plan", l.plan)
 	cmd.Env = append(os.Environ(), "JOB_COMPLETION_INDEX="+strconv.Itoa(i), "PERFLAB_WORKERS="+strconv.Itoa(n),
 		"PERFLAB_RUN_ID="+run.ID, "PERFLAB_STORE="+url)
 	cmd.Stdout, cmd.Stderr = log, log
@@ -102,7 +101,7 @@ func exitText(err error) string {
 
 // failed is every worker that exited: while the run goes on, none
 // should (they exit when told the run is over).
-func (l *localWorkers) failed() map[int]string {
+func (l *Local) Failed() map[int]string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := map[int]string{}
@@ -110,14 +109,14 @@ func (l *localWorkers) failed() map[int]string {
 		if why == "" {
 			why = "exited"
 		}
-		out[i] = why + "; its output is in " + l.logs(i)
+		out[i] = why + "; its output is in " + l.Logs(i)
 	}
 	return out
 }
 
 // stop waits for the workers, told that the run is over, to exit; those
 // that do not within localStopWait, or all at once with kill, are killed.
-func (l *localWorkers) stop(kill bool) {
+func (l *Local) Stop(kill bool) {
 	l.mu.Lock()
 	cmds, done := l.cmds, l.done
 	l.mu.Unlock()
@@ -135,57 +134,19 @@ func (l *localWorkers) stop(kill bool) {
 	}
 }
 
-func (l *localWorkers) logs(i int) string {
+func (l *Local) Logs(i int) string {
 	return filepath.Join(l.logDir, fmt.Sprintf("worker-%d.log", i))
 }
 
-// maxWorkers bounds --workers.
-const maxWorkers = 1024
+// ExternalHelloIn is how long workers started elsewhere get to register.
+const ExternalHelloIn = 15 * time.Minute
 
-// localDist is the distributed run --workers and --store ask for: nil
-// without --workers.
-func (e *env) localDist(fs *flag.FlagSet, workers int, storeURL, runID, profiles string) (*distOptions, error) {
-	if !set(fs, "workers") {
-		if storeURL != "" || runID != "" {
-			return nil, usageErrorf("--store and --run-id are of the workers of --workers N: give --workers too")
-		}
-		return nil, nil
-	}
-	if workers < 1 || workers > maxWorkers {
-		return nil, usageErrorf("--workers %d: want 1 to %d", workers, maxWorkers)
-	}
-	if storeURL != "" {
-		if _, err := shard.Open(storeURL); err != nil {
-			return nil, usageErrorf("--store: %v", err)
-		}
-	}
-	if runID != "" {
-		if storeURL == "" {
-			return nil, usageErrorf("--run-id %s: the workers started elsewhere need the --store they share", runID)
-		}
-		return &distOptions{workers: workers, store: storeURL, runID: runID, profiles: profiles, launch: externalWorkers{},
-			helloIn: externalHelloIn}, nil
-	}
-	exe := e.workerExe
-	if exe == "" {
-		var err error
-		if exe, err = os.Executable(); err != nil {
-			return nil, &runError{err: fmt.Errorf("cannot find perflab's own executable: %w", err), code: ExitFailed}
-		}
-	}
-	return &distOptions{workers: workers, store: storeURL, profiles: profiles, launch: &localWorkers{exe: exe},
-		helloIn: localHelloIn}, nil
-}
-
-// externalHelloIn is how long workers started elsewhere get to register.
-const externalHelloIn = 15 * time.Minute
-
-// externalWorkers are workers this process does not start: the pods of a
+// External are workers this process does not start: the pods of a
 // Job applied from perflab k8s manifest, say. It knows of their failures
 // only through the store (an end with an error, or none by the deadline).
-type externalWorkers struct{}
+type External struct{}
 
-func (externalWorkers) start(context.Context, shard.Run, string, int) error { return nil }
-func (externalWorkers) failed() map[int]string                              { return nil }
-func (externalWorkers) stop(bool)                                           {}
-func (externalWorkers) logs(i int) string                                   { return fmt.Sprintf("worker %d's own output", i) }
+func (External) Start(context.Context, shard.Run, string, int) error { return nil }
+func (External) Failed() map[int]string                              { return nil }
+func (External) Stop(bool)                                           {}
+func (External) Logs(i int) string                                   { return fmt.Sprintf("worker %d's own output", i) }

@@ -1,4 +1,4 @@
-package cli
+package dist
 
 import (
 	"encoding/json"
@@ -13,7 +13,7 @@ import (
 	"github.com/perflab/perflab/internal/shard"
 )
 
-func endOfWorker(t *testing.T, w int, d shardDetail, errText string) *shard.End {
+func endOfWorker(t *testing.T, w int, d Detail, errText string) *shard.End {
 	t.Helper()
 	b, err := json.Marshal(d)
 	if err != nil {
@@ -28,20 +28,20 @@ func endOfWorker(t *testing.T, w int, d shardDetail, errText string) *shard.End 
 // worker naming the one that was lost.
 func TestPhaseShardsAddUp(t *testing.T) {
 	at := time.Unix(1_800_000_000, 0)
-	sw := func(sched uint64, loadEnd, ws, we time.Duration, acked string) shardWorkload {
-		return shardWorkload{Name: "p/w", Start: at, LoadEnd: at.Add(loadEnd), End: at.Add(loadEnd + time.Second),
+	sw := func(sched uint64, loadEnd, ws, we time.Duration, acked string) WorkloadEnd {
+		return WorkloadEnd{Name: "p/w", Start: at, LoadEnd: at.Add(loadEnd), End: at.Add(loadEnd + time.Second),
 			Scheduled: sched, Dropped: 1, MaxVUs: 3, WindowStart: at.Add(ws), WindowEnd: at.Add(we), WindowRule: "rule",
-			Facts:  []wireFact{{"series per target", "400"}, {"samples acknowledged", acked}},
-			Checks: []wireCheck{{Name: "samples", Expected: 100, Found: 100, Unit: "samples"}}}
+			Facts:  []Fact{{"series per target", "400"}, {"samples acknowledged", acked}},
+			Checks: []Check{{Name: "samples", Expected: 100, Found: 100, Unit: "samples"}}}
 	}
 	ps := newPhaseShards(3, at, map[int]shard.Hello{2: {Host: "c"}})
 	ps.count(0, nil)
-	ps.end(0, endOfWorker(t, 0, shardDetail{Host: "a", Workloads: []shardWorkload{sw(334, 10*time.Second, time.Second, 10*time.Second, "5")}},
+	ps.end(0, endOfWorker(t, 0, Detail{Host: "a", Workloads: []WorkloadEnd{sw(334, 10*time.Second, time.Second, 10*time.Second, "5")}},
 		""))
 	w1 := sw(333, 11*time.Second, 2*time.Second, 9*time.Second, "6")
 	w1.Checks[0].Found, w1.Checks[0].State, w1.Checks[0].Note = 90, driver.CheckLost, "10 samples missing"
-	ps.end(1, endOfWorker(t, 1, shardDetail{Host: "b", Workloads: []shardWorkload{w1},
-		Self: shardSelf{Samples: 12, CPUP99: 1.9, CPUMax: 2, CoresAvailable: 2, ClientBound: true, ClientWhy: "cpu"}}, ""))
+	ps.end(1, endOfWorker(t, 1, Detail{Host: "b", Workloads: []WorkloadEnd{w1},
+		Self: Self{Samples: 12, CPUP99: 1.9, CPUMax: 2, CoresAvailable: 2, ClientBound: true, ClientWhy: "cpu"}}, ""))
 	ps.fail(2, results.ShardLost, "never wrote its end")
 	ps.fail(0, results.ShardFailed, "too late: it ended") // ended already: kept completed
 
@@ -85,57 +85,10 @@ func TestPhaseShardsAddUpUnissued(t *testing.T) {
 	for w, unissued := range []uint64{300, 200} {
 		s := engine.Summary{Start: at, LoadEnd: at.Add(time.Second), End: at.Add(time.Second),
 			Scheduled: 500, Unissued: unissued, Dropped: unissued}
-		ps.end(w, endOfWorker(t, w, shardDetail{Workloads: []shardWorkload{shardWorkloadOf("p/w", s)}}, ""))
+		ps.end(w, endOfWorker(t, w, Detail{Workloads: []WorkloadEnd{WorkloadOf("p/w", s)}}, ""))
 	}
 	if s, ok := ps.summary("p/w", false); !ok || s.Scheduled != 1000 || s.Unissued != 500 || s.Dropped != 500 {
 		t.Errorf("scheduled %d, unissued %d, dropped %d; want 1000, 500, 500", s.Scheduled, s.Unissued, s.Dropped)
-	}
-}
-
-func TestWorkerRefusesBadInvocations(t *testing.T) {
-	t.Setenv("PERFLAB_STORE", "")
-	t.Setenv("PERFLAB_RUN_ID", "")
-	t.Setenv("JOB_COMPLETION_INDEX", "x")
-	t.Setenv("PERFLAB_WORKERS", "")
-	var out, errOut strings.Builder
-	code := Main(t.Context(), []string{"worker", "--workers", "2", "--wait", "0s"}, &out, &errOut)
-	if code != ExitUsage {
-		t.Fatalf("exit %d, want %d", code, ExitUsage)
-	}
-	for _, want := range []string{`JOB_COMPLETION_INDEX="x" is not a whole number`, "give --store or set PERFLAB_STORE",
-		"give --run-id or set PERFLAB_RUN_ID", "--wait 0s must be > 0"} {
-		if !strings.Contains(errOut.String(), want) {
-			t.Errorf("stderr lacks %q:\n%s", want, errOut.String())
-		}
-	}
-	errOut.Reset()
-	code = Main(t.Context(), []string{"worker", "--store", t.TempDir(), "--run-id", "r", "--index", "3", "--workers", "2"}, &out, &errOut)
-	if code != ExitUsage || !strings.Contains(errOut.String(), "index 3 is not one of the 2 workers") {
-		t.Errorf("exit %d: %s", code, errOut.String())
-	}
-}
-
-func TestSelfVerdict(t *testing.T) {
-	for _, c := range []struct {
-		me    shardSelf
-		bound bool
-		why   string
-	}{
-		{shardSelf{Samples: 12, CPUP99: 0.95, CoresAvailable: 1}, true, "generator CPU p99 0.95 of 1 cores"},
-		// Lag alone, on a worker whose CPU was far from its limit, is the
-		// machine's doing, not the worker's limit (issue 11).
-		{shardSelf{Samples: 12, CPUP99: 0.2, CoresAvailable: 2, LagP99: 0.020}, false, ""},
-		{shardSelf{Samples: 12, CPUP99: 0.5, CoresAvailable: 1, LagP99: 0.001}, false, ""},
-		{shardSelf{CPUP99: 0, CoresAvailable: 0}, false, ""},
-		// Fewer samples than a P99 needs: no CPU verdict, as a single
-		// process's generator gets none (Resources.judgeGenerator), however
-		// high the few samples were.
-		{shardSelf{Samples: 5, CPUP99: 1, CPUMax: 1, CoresAvailable: 1}, false, ""},
-	} {
-		bound, why := selfVerdict(c.me)
-		if bound != c.bound || !strings.Contains(why, c.why) {
-			t.Errorf("%+v: %v %q, want %v %q", c.me, bound, why, c.bound, c.why)
-		}
 	}
 }
 
@@ -146,7 +99,7 @@ func TestSelfVerdict(t *testing.T) {
 func TestShardChecksTakeTheWorstState(t *testing.T) {
 	at := time.Unix(1_800_000_000, 0)
 	ps := newPhaseShards(2, at, nil)
-	checks := [][]wireCheck{
+	checks := [][]Check{
 		{{Name: "traces", Expected: 50, Found: 50, State: driver.CheckLate, Late: 4, LateByNs: int64(3 * time.Second)},
 			{Name: "spans", Expected: 500, Found: 500, State: driver.CheckOK}},
 		{{Name: "traces", Expected: 50, Found: 20, State: driver.CheckUnverified, Reason: "status 503"},
@@ -154,7 +107,7 @@ func TestShardChecksTakeTheWorstState(t *testing.T) {
 	}
 	for w, cs := range checks {
 		ps.count(w, nil)
-		ps.end(w, endOfWorker(t, w, shardDetail{Workloads: []shardWorkload{{Name: "p/w", Start: at, Checks: cs}}}, ""))
+		ps.end(w, endOfWorker(t, w, Detail{Workloads: []WorkloadEnd{{Name: "p/w", Start: at, Checks: cs}}}, ""))
 	}
 	got, _ := ps.checks("p/w")
 	if len(got) != 2 {
@@ -181,7 +134,7 @@ func TestShardEndsCarryUnissued(t *testing.T) {
 		sum := engine.Summary{Start: at, LoadEnd: at.Add(10 * time.Second), End: at.Add(11 * time.Second), Scheduled: 470,
 			Unissued: unissued, Window: engine.Window{Start: at.Add(time.Second), End: at.Add(10 * time.Second), Rule: "rule"}}
 		ps.count(w, nil)
-		ps.end(w, endOfWorker(t, w, shardDetail{Workloads: []shardWorkload{shardWorkloadOf("p/w", sum)}}, ""))
+		ps.end(w, endOfWorker(t, w, Detail{Workloads: []WorkloadEnd{WorkloadOf("p/w", sum)}}, ""))
 	}
 	s, ok := ps.summary("p/w", false)
 	if !ok || s.Scheduled != 940 || s.Unissued != 42 {
@@ -201,7 +154,7 @@ func TestShardEndsCarryUnissued(t *testing.T) {
 func TestShardChecksKeepEachWorkersLoss(t *testing.T) {
 	at := time.Unix(1_800_000_000, 0)
 	ps := newPhaseShards(2, at, nil)
-	checks := [][]wireCheck{
+	checks := [][]Check{
 		{{Name: "samples", Expected: 100, Found: 90, State: driver.CheckLost, Note: "10 samples missing"},
 			{Name: "series", Expected: 10, Found: 10, State: driver.CheckLate, Late: 2},
 			{Name: "exemplars", Expected: 10, Found: 5, State: driver.CheckLost}},
@@ -211,7 +164,7 @@ func TestShardChecksKeepEachWorkersLoss(t *testing.T) {
 	}
 	for w, cs := range checks {
 		ps.count(w, nil)
-		ps.end(w, endOfWorker(t, w, shardDetail{Workloads: []shardWorkload{{Name: "p/w", Start: at, Checks: cs}}}, ""))
+		ps.end(w, endOfWorker(t, w, Detail{Workloads: []WorkloadEnd{{Name: "p/w", Start: at, Checks: cs}}}, ""))
 	}
 	got, _ := ps.checks("p/w")
 	if len(got) != 3 {

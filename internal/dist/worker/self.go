@@ -1,4 +1,4 @@
-package cli
+package worker
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/dist"
 	"github.com/perflab/perflab/internal/observe"
 	"github.com/perflab/perflab/internal/observe/self"
 	"github.com/perflab/perflab/internal/run"
@@ -65,13 +66,13 @@ func (s *selfWatch) add(_ time.Time, points map[string][]observe.Point) {
 
 // stop takes the last sample and returns the figures and the verdict,
 // given the p99 of the worker's open-model dispatch lag.
-func (s *selfWatch) stop(lag time.Duration) shardSelf {
+func (s *selfWatch) stop(lag time.Duration) dist.Self {
 	s.cancel()
 	<-s.done
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := analysis.StatOf(s.cpu)
-	me := shardSelf{Samples: st.N, CPUP99: st.P99, CPUMax: st.Max, CoresAvailable: s.cores, SchedLatP99: s.sched,
+	me := dist.Self{Samples: st.N, CPUP99: st.P99, CPUMax: st.Max, CoresAvailable: s.cores, SchedLatP99: s.sched,
 		LagP99: lag.Seconds()}
 	if !st.HasP99() {
 		me.CPUP99 = st.Max // shown as such in the workers table; no verdict rests on it
@@ -86,7 +87,7 @@ func (s *selfWatch) stop(lag time.Duration) shardSelf {
 // (analysis.MinSamplesP99); its dispatch lag is recorded but never a
 // reason on its own, and the arrivals it did not issue count in the
 // merged workloads' verdict.
-func selfVerdict(me shardSelf) (bool, string) {
+func selfVerdict(me dist.Self) (bool, string) {
 	if me.Samples < analysis.MinSamplesP99 {
 		return false, ""
 	}
