@@ -1,6 +1,9 @@
-// Package cli is perflab's command line: subcommands, flags, terminal
-// output, and the mapping of errors to hints and exit codes. It is the only
-// package that touches flags, stdout, stderr and exit codes.
+// Package cli is perflab's command line, one file per command: it parses
+// flags, checks a plan (internal/run), hands the job to run.Run (with a
+// dist.Coordinator as the load of a distributed run), renders the run's
+// events on the terminal (events.go) and maps its result to a report on
+// stdout, a hint and an exit code. It is the only package that touches
+// flags, stdout, stderr and exit codes.
 package cli
 
 import (
