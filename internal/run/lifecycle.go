@@ -50,12 +50,10 @@ func (r *runner) cleanup(ws []Workload) {
 		if !ok {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(r.kill, CleanupTimeout)
 		start := time.Now()
 		line := r.newCounter(fmt.Sprintf("cleaning up %s: %s objects", w.Desc.Name, w.Desc.Driver))
-		err := c.Cleanup(ctx, line.update)
+		err := CleanupOne(r.kill, c, line.update)
 		line.end()
-		cancel()
 		if err != nil {
 			r.rec.Event("cleanup", fmt.Sprintf("%s: %v", w.Desc.Name, err))
 			r.events.Warn(fmt.Sprintf("cannot clean up after workload %s: %s", w.Desc.Name, err))
@@ -85,14 +83,27 @@ func (r *runner) readBack(ctx context.Context, ws []Workload, state string) {
 			note = fmt.Sprintf(" (waiting up to %v for it to show)", w.Spec.VerifyWait)
 		}
 		r.events.Note(fmt.Sprintf("read-back checks of %s%s", w.Desc.Name, note))
-		wg.Go(func() {
-			vctx, cancel := context.WithTimeout(ctx, VerifyTimeout+w.Spec.VerifyWait)
-			defer cancel()
-			checks, err := v.Verify(vctx)
-			r.rec.Checks(w.Desc.Name, checks, err)
-		})
+		wg.Go(func() { r.rec.Checks(w.Desc.Name, Verify(ctx, w, v), nil) })
 	}
 	wg.Wait()
+}
+
+// Verify reads back what w's driver wrote, bounded by VerifyTimeout plus
+// the time the driver waits for data to show: its checks as perflab
+// records them (SettledChecks), in one process or on a worker.
+func Verify(ctx context.Context, w Workload, v driver.Verifier) []driver.Check {
+	vctx, cancel := context.WithTimeout(ctx, VerifyTimeout+w.Spec.VerifyWait)
+	defer cancel()
+	checks, err := v.Verify(vctx)
+	return SettledChecks(checks, err)
+}
+
+// CleanupOne runs c's Cleanup, bounded by CleanupTimeout and cut short
+// only by kill (a second interrupt), in one process or on a worker.
+func CleanupOne(kill context.Context, c driver.Cleaner, progress func(done, total int64)) error {
+	ctx, cancel := context.WithTimeout(kill, CleanupTimeout)
+	defer cancel()
+	return c.Cleanup(ctx, progress)
 }
 
 // ResultCheck is a read-back check as the run store keeps it.

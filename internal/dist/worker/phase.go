@@ -241,12 +241,7 @@ func (w *Worker) afterLoad(d *dist.Detail, ws []run.Workload, state string) {
 			}
 			sw.ReadBack = rb
 		default:
-			wg.Go(func() {
-				ctx, cancel := context.WithTimeout(w.kill, run.VerifyTimeout+pw.Spec.VerifyWait)
-				defer cancel()
-				checks, err := v.Verify(ctx)
-				sw.Checks = dist.ChecksToWire(run.SettledChecks(checks, err))
-			})
+			wg.Go(func() { sw.Checks = dist.ChecksToWire(run.Verify(w.kill, pw, v)) })
 		}
 	}
 	wg.Wait()
@@ -266,10 +261,7 @@ func (w *Worker) cleanup(d *dist.Detail, ws []run.Workload) {
 		if !ok {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(w.kill, run.CleanupTimeout)
-		err := c.Cleanup(ctx, nil)
-		cancel()
-		if err != nil {
+		if err := run.CleanupOne(w.kill, c, nil); err != nil {
 			d.Workloads[i].Cleanup = err.Error()
 			w.events.Warn(fmt.Sprintf("worker %d: cannot clean up after workload %s: %s", w.index, ws[i].Eng.Name, d.Workloads[i].Cleanup))
 		}
