@@ -10,6 +10,11 @@ import (
 	"github.com/perflab/perflab/internal/stats"
 )
 
+// MaxMessage bounds Result.Message, in bytes: larger than an error sample
+// as a run stores it (200 bytes), so that the run's scrubber sees a
+// credential in a message whole before the sample is cut.
+const MaxMessage = 1024
+
 // Result is the outcome of one operation, filled in by Driver.Do. The engine
 // owns timing from the intended start; the driver reports what only it can
 // see: the operation's name, bytes, time to first byte, the class, and the

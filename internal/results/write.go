@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/perflab/perflab/internal/stats"
 )
@@ -191,22 +192,38 @@ func insertInterval(tx *sql.Tx, id int64, iv *stats.Interval, lag sql.NullString
 	return insertExtras(tx, id, iv.Index, ops)
 }
 
+// MaxSample bounds an error sample as the store keeps it, in bytes. A
+// driver keeps more of a message (its own bound is larger), so that the
+// scrubber sees a credential whole before the sample is cut.
+const MaxSample = 200
+
 // scrubbed is iv with its operations' names and error samples scrubbed,
-// iv itself unchanged (its histograms are shared).
+// then each sample cut to MaxSample; iv itself unchanged (its histograms
+// are shared).
 func (r *Run) scrubbed(iv *stats.Interval) *stats.Interval {
-	if r.scrub == nil {
-		return iv
-	}
 	out := *iv
 	out.Ops = make(map[string]*stats.OpStats, len(iv.Ops))
 	for name, st := range iv.Ops {
 		c := *st
 		for i, sample := range c.Samples {
-			c.Samples[i] = r.text(sample)
+			c.Samples[i] = shorten(r.text(sample))
 		}
 		out.Ops[r.text(name)] = &c
 	}
 	return &out
+}
+
+// shorten cuts s to MaxSample bytes, on a character boundary, ending in
+// "..." when it was longer.
+func shorten(s string) string {
+	if len(s) <= MaxSample {
+		return s
+	}
+	cut := MaxSample - 3
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }
 
 // AddEvent records an event. A zero e.Time means now.

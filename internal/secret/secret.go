@@ -37,15 +37,45 @@ const minSecret = 4
 // where text leaves perflab: the run store, the terminal (Writer) and the
 // component logs. A nil Scrubber leaves text as it is.
 type Scrubber struct {
-	r *strings.Replacer
+	r      *strings.Replacer
+	values []string // longest first
+	with   map[string]string
 }
 
-// String is text scrubbed.
+// minFragment is the length of the shortest start of a credential that
+// is scrubbed where a text ends in it: a message cut short before the
+// scrubber saw it (a driver bounds what it keeps) must not leave the
+// first part of a secret.
+const minFragment = 6
+
+// String is text scrubbed: every credential replaced, and a text that ends
+// in the start of one (of minFragment characters or more, perhaps followed
+// by the "..." of a cut) has that start replaced too.
 func (s *Scrubber) String(text string) string {
 	if s == nil || s.r == nil {
 		return text
 	}
-	return s.r.Replace(text)
+	return s.tail(s.r.Replace(text))
+}
+
+// tail replaces the start of a credential that text ends in, before a
+// trailing ellipsis, if any.
+func (s *Scrubber) tail(text string) string {
+	body, cut := text, ""
+	for _, e := range []string{"...", "…"} {
+		if strings.HasSuffix(body, e) {
+			body, cut = strings.TrimSuffix(body, e), e
+			break
+		}
+	}
+	for _, v := range s.values {
+		for k := len(v) - 1; k >= minFragment; k-- {
+			if strings.HasSuffix(body, v[:k]) {
+				return body[:len(body)-k] + s.with[v] + cut
+			}
+		}
+	}
+	return text
 }
 
 // Set collects the values a Scrubber replaces, each with what replaces it.
@@ -104,7 +134,7 @@ func (set Set) Scrubber() *Scrubber {
 	for _, v := range values {
 		pairs = append(pairs, v, set[v])
 	}
-	return &Scrubber{r: strings.NewReplacer(pairs...)}
+	return &Scrubber{r: strings.NewReplacer(pairs...), values: values, with: set}
 }
 
 // Writer scrubs what is written to an io.Writer. Each Write is scrubbed on

@@ -37,3 +37,28 @@ func TestScrubber(t *testing.T) {
 		t.Errorf("through the writer: %q", b.String())
 	}
 }
+
+// TestScrubberCutSecret: a text cut short in the middle of a credential
+// (a driver bounds the messages it keeps) keeps no fragment of 6
+// characters or more of it, with or without the "..." of the cut; a start
+// shorter than that, or text that only looks alike, stays.
+func TestScrubberCutSecret(t *testing.T) {
+	set := Set{}
+	set.Env("ENVSECRETVALUE-0123456789", "${TOKEN}")
+	set.Literal("Bearer sk-PROJ-abcdefghijklmnop")
+	s := set.Scrubber()
+	for _, c := range []struct{ in, want string }{
+		{"401: Authorization: Bearer ENVSECRETV...", "401: Authorization: Bearer ${TOKEN}..."},
+		{"401: Authorization: Bearer ENVSEC", "401: Authorization: Bearer ${TOKEN}"},
+		{"echo: Bearer sk-PROJ-abc…", "echo: Bearer [redacted]…"},
+		{"echo: Bearer sk-PRO...", "echo: Bearer [redacted]..."},
+		{"echo: Bearer sk-PR...", "echo: Bearer sk-PR..."}, // 5 characters: below the fragment length
+		{"echo: Bearer sk-P...", "echo: Bearer sk-P..."},   // 4 characters tell nothing
+		{"ENVSEC in the middle, not at the end", "ENVSEC in the middle, not at the end"},
+		{"whole ENVSECRETVALUE-0123456789 and cut ENVSECRETVAL", "whole ${TOKEN} and cut ${TOKEN}"},
+	} {
+		if got := s.String(c.in); got != c.want {
+			t.Errorf("String(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

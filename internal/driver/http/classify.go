@@ -5,17 +5,19 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"github.com/perflab/perflab/internal/driver/dial"
 	"net"
 	"net/url"
 	"syscall"
+
+	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/driver/dial"
 
 	"github.com/perflab/perflab/internal/stats"
 )
 
 // maxMessage bounds Result.Message: one sample message per class is kept,
 // and a message is for a person to read.
-const maxMessage = 200
+const maxMessage = driver.MaxMessage
 
 // Classify maps the error of a failed request to its class and a short
 // message (the error without net/http's `Get "url":` prefix). Other drivers

@@ -5,7 +5,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"github.com/perflab/perflab/internal/driver/dial"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/perflab/perflab/internal/driver/dial"
 
 	"github.com/perflab/perflab/internal/stats"
 )
@@ -123,7 +124,7 @@ func TestClassify(t *testing.T) {
 		{"handshake", &dial.HandshakeError{Err: errors.New("tls: first record does not look like a TLS handshake")}, live, stats.TLS, "tls: first record does not look like a TLS handshake"},
 		{"not h2", urlErr(errNotH2), live, stats.Protocol, "server did not negotiate h2 by ALPN"},
 		{"eof", urlErr(io.EOF), live, stats.Protocol, "EOF"},
-		{"long", errors.New(strings.Repeat("x", 500)), live, stats.Protocol, strings.Repeat("x", maxMessage-3) + "..."},
+		{"long", errors.New(strings.Repeat("x", maxMessage+300)), live, stats.Protocol, strings.Repeat("x", maxMessage-3) + "..."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			class, msg := Classify(tc.err, tc.parent)

@@ -44,9 +44,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/perflab/perflab/internal/driver/dial"
 	"net/http"
 	"time"
+
+	"github.com/perflab/perflab/internal/driver/dial"
 
 	"github.com/perflab/perflab/internal/driver"
 	"github.com/perflab/perflab/internal/stats"

@@ -3,13 +3,14 @@ package httpdriver
 import (
 	"context"
 	"errors"
-	"github.com/perflab/perflab/internal/driver/dial"
 	"net"
 	"net/http"
 	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/perflab/perflab/internal/driver/dial"
 
 	"github.com/valyala/fasthttp"
 

@@ -1,11 +1,12 @@
 package httpdriver
 
 import (
-	"github.com/perflab/perflab/internal/driver/dial"
 	"net/http"
 	"net/http/httptrace"
 	"sync/atomic"
 	"time"
+
+	"github.com/perflab/perflab/internal/driver/dial"
 )
 
 // vuState is what one VU reuses from request to request: the ClientTrace

@@ -3,9 +3,10 @@ package httpdriver
 import (
 	"crypto/tls"
 	"errors"
-	"github.com/perflab/perflab/internal/driver/dial"
 	"math"
 	"net/http"
+
+	"github.com/perflab/perflab/internal/driver/dial"
 )
 
 // errNotH2 is returned by the TLS dialer when Proto is h2 and the server

@@ -54,7 +54,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/perflab/perflab/internal/driver/dial"
 	"io"
 	"net/http"
 	"net/http/httptrace"
@@ -63,6 +62,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/perflab/perflab/internal/driver/dial"
 
 	"github.com/perflab/perflab/internal/driver"
 	httpdriver "github.com/perflab/perflab/internal/driver/http"
@@ -77,10 +78,10 @@ var (
 
 // Limits on what a Driver reads of one answer.
 const (
-	maxAnswer     = 64 << 20 // a whole answer
-	maxErrorBody  = 64 << 10 // an error answer, read for its message
-	maxMessage    = 200      // Result.Message
-	readerBufSize = 32 << 10 // buffer of a stream reader
+	maxAnswer     = 64 << 20          // a whole answer
+	maxErrorBody  = 64 << 10          // an error answer, read for its message
+	maxMessage    = driver.MaxMessage // Result.Message
+	readerBufSize = 32 << 10          // buffer of a stream reader
 )
 
 // Driver sends one request per Do, cycling through the prompts. It is safe

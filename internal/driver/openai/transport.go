@@ -1,10 +1,11 @@
 package openaidriver
 
 import (
-	"github.com/perflab/perflab/internal/driver/dial"
 	"math"
 	"net/http"
 	"time"
+
+	"github.com/perflab/perflab/internal/driver/dial"
 )
 
 // idleConnTimeout closes a keep-alive connection left idle this long.

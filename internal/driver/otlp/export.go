@@ -19,12 +19,13 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/perflab/perflab/internal/driver"
 	httpdriver "github.com/perflab/perflab/internal/driver/http"
 	"github.com/perflab/perflab/internal/stats"
 )
 
 // maxMessage bounds Result.Message.
-const maxMessage = 200
+const maxMessage = driver.MaxMessage
 
 // maxReply bounds the response body read: an export response is a few
 // bytes; an error page may be more, and only its start is kept.

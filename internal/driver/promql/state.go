@@ -14,7 +14,7 @@ import (
 )
 
 // maxMessage bounds Result.Message.
-const maxMessage = 200
+const maxMessage = driver.MaxMessage
 
 // classify sets r's class and message from the HTTP status, what parsing
 // the body found (perr: an error reading or decoding it), and the answer,

@@ -62,7 +62,7 @@ const (
 )
 
 // maxMessage bounds Result.Message.
-const maxMessage = 200
+const maxMessage = driver.MaxMessage
 
 // Driver writes the series of its Config. It is safe for concurrent use by
 // many VUs; calls to Do with the same vu must not overlap.

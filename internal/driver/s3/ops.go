@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/perflab/perflab/internal/driver/dial"
 	"io"
 	"strconv"
 	"time"
+
+	"github.com/perflab/perflab/internal/driver/dial"
 
 	"github.com/minio/minio-go/v7"
 
@@ -20,7 +21,7 @@ import (
 const listPage = 1000
 
 // maxMessage bounds Result.Message.
-const maxMessage = 200
+const maxMessage = driver.MaxMessage
 
 // get reads a random prepared object into the VU's buffer. minio-go's
 // Core.GetObject sends the request and returns once the headers are in;

@@ -3,12 +3,13 @@ package s3driver
 import (
 	"context"
 	"errors"
-	"github.com/perflab/perflab/internal/driver/dial"
 	"io"
 	"math/rand/v2"
 	"net/http/httptrace"
 	"sync/atomic"
 	"time"
+
+	"github.com/perflab/perflab/internal/driver/dial"
 )
 
 // readBufSize is each VU's buffer for GET bodies.

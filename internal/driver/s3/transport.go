@@ -2,10 +2,11 @@ package s3driver
 
 import (
 	"crypto/tls"
-	"github.com/perflab/perflab/internal/driver/dial"
 	"math"
 	"net/http"
 	"time"
+
+	"github.com/perflab/perflab/internal/driver/dial"
 )
 
 const (
