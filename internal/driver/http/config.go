@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/net/http/httpguts"
+
+	"github.com/perflab/perflab/internal/driver"
 )
 
 // The protocols Config.Proto accepts.
@@ -75,35 +77,21 @@ func (c Config) withDefaults() Config {
 // Validate reports every problem with c at once; nil means New will accept it.
 func (c Config) Validate() []error {
 	var errs []error
-	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-
-	scheme := ""
-	switch u, err := url.Parse(c.URL); {
-	case c.URL == "":
-		add("url is required")
-	case !strings.Contains(c.URL, "://"):
-		// 127.0.0.1:8080 parses as an error, localhost:8080 as scheme
-		// "localhost": neither message says what is missing.
-		add("url %q has no scheme: write http://%s (or https://)", c.URL, c.URL)
-	case err != nil:
-		add("cannot parse url: %w", err)
-	case u.Scheme != "http" && u.Scheme != "https":
-		add("url %q: scheme must be http or https", c.URL)
-	case u.Host == "":
-		add("url %q: host is missing", c.URL)
-	default:
-		scheme = u.Scheme
+	add := func(key, format string, a ...any) { errs = append(errs, driver.ParamErrorf(key, format, a...)) }
+	scheme, err := c.checkURL()
+	if err != nil {
+		errs = append(errs, err)
 	}
 	if c.Method != "" && !httpguts.ValidHeaderFieldName(c.Method) {
-		add("method %q is not a valid HTTP token", c.Method)
+		add("method", "method %q is not a valid HTTP token", c.Method)
 	}
 	for name, values := range c.Header {
 		if !httpguts.ValidHeaderFieldName(name) {
-			add("header name %q is not valid", name)
+			add("headers", "header name %q is not valid", name)
 		}
 		for _, v := range values {
 			if !httpguts.ValidHeaderFieldValue(v) {
-				add("header %q: value %q is not valid", name, v)
+				add("headers", "header %q: value %q is not valid", name, v)
 			}
 		}
 	}
@@ -111,27 +99,47 @@ func (c Config) Validate() []error {
 	case "", ProtoAuto, ProtoH1:
 	case ProtoH2:
 		if scheme == "http" {
-			add("proto h2 needs an https:// url (use h2c for cleartext HTTP/2)")
+			add("proto", "proto h2 needs an https:// url (use h2c for cleartext HTTP/2)")
 		}
 	case ProtoH2C:
 		if scheme == "https" {
-			add("proto h2c needs an http:// url (use h2 for HTTP/2 over TLS)")
+			add("proto", "proto h2c needs an http:// url (use h2 for HTTP/2 over TLS)")
 		}
 	default:
-		add("proto %q is unknown (want auto, h1, h2 or h2c)", c.Proto)
+		add("proto", "proto %q is unknown (want auto, h1, h2 or h2c)", c.Proto)
 	}
 	if c.Timeout < 0 {
-		add("timeout %v is negative", c.Timeout)
+		add("timeout", "timeout %v is negative", c.Timeout)
 	}
 	if c.MaxConns < 0 {
-		add("max_conns %d is negative", c.MaxConns)
+		add("max_conns", "max_conns %d is negative", c.MaxConns)
 	}
 	if c.CAFile != "" {
 		if _, err := LoadCA(c.CAFile); err != nil {
-			errs = append(errs, err)
+			errs = append(errs, driver.WithKey("ca_file", err))
 		}
 	}
 	return errs
+}
+
+// checkURL checks c.URL and returns its scheme.
+func (c Config) checkURL() (string, error) {
+	u, err := url.Parse(c.URL)
+	switch {
+	case c.URL == "":
+		return "", driver.ParamErrorf("url", "url is required")
+	case !strings.Contains(c.URL, "://"):
+		// 127.0.0.1:8080 parses as an error, localhost:8080 as scheme
+		// "localhost": neither message says what is missing.
+		return "", driver.ParamErrorf("url", "url %q has no scheme: write http://%s (or https://)", c.URL, c.URL)
+	case err != nil:
+		return "", driver.ParamErrorf("url", "cannot parse url: %w", err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", driver.ParamErrorf("url", "url %q: scheme must be http or https", c.URL)
+	case u.Host == "":
+		return "", driver.ParamErrorf("url", "url %q: host is missing", c.URL)
+	}
+	return u.Scheme, nil
 }
 
 // LoadCA reads a PEM bundle into a pool: the ca file of every driver

@@ -93,40 +93,40 @@ func (c Config) Validate() []error {
 // check validates c and returns its prompts.
 func (c Config) check() ([]Prompt, []error) {
 	var errs []error
-	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	add := func(key, format string, a ...any) { errs = append(errs, driver.ParamErrorf(key, format, a...)) }
 	if _, err := endpointURL(c.URL, EndpointChat); err != nil {
-		errs = append(errs, err)
+		errs = append(errs, driver.WithKey("url", err))
 	}
 	if c.Model == "" {
-		add("model is required")
+		add("model", "model is required")
 	}
 	switch c.Endpoint {
 	case "", EndpointChat, EndpointCompletions:
 	case EndpointEmbeddings:
 		if c.Stream {
-			add("stream: embeddings are not streamed")
+			add("stream", "stream: embeddings are not streamed")
 		}
 	default:
-		add("endpoint %q is unknown (want %s, %s or %s)", c.Endpoint, EndpointChat, EndpointCompletions, EndpointEmbeddings)
+		add("endpoint", "endpoint %q is unknown (want %s, %s or %s)", c.Endpoint, EndpointChat, EndpointCompletions, EndpointEmbeddings)
 	}
 	if c.MaxTokens < 0 {
-		add("max_tokens %d is negative", c.MaxTokens)
+		add("max_tokens", "max_tokens %d is negative", c.MaxTokens)
 	}
 	if t := c.Temperature; t != nil && (math.IsNaN(*t) || *t < 0 || *t > 2) {
-		add("temperature %v must be between 0 and 2", *t)
+		add("temperature", "temperature %v must be between 0 and 2", *t)
 	}
 	if c.Timeout < 0 {
-		add("timeout %v is negative", c.Timeout)
+		add("timeout", "timeout %v is negative", c.Timeout)
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Headers)) {
 		if !httpguts.ValidHeaderFieldName(name) {
-			add("header name %q is not valid", name)
+			add("headers", "header name %q is not valid", name)
 		} else if !httpguts.ValidHeaderFieldValue(c.Headers[name]) {
-			add("header %q: value is not valid", name) // the value may be a secret
+			add("headers", "header %q: value is not valid", name) // the value may be a secret
 		}
 	}
 	if !httpguts.ValidHeaderFieldValue(c.APIKey) {
-		add("api_key is not a valid header value")
+		add("api_key", "api_key is not a valid header value")
 	}
 	prompts, perrs := c.prompts()
 	return prompts, append(errs, perrs...)
@@ -138,25 +138,28 @@ func (c Config) prompts() ([]Prompt, []error) {
 	var errs []error
 	switch {
 	case len(c.Prompts) > 0 && c.PromptsFile != "":
-		return nil, []error{fmt.Errorf("give prompts or prompts_file, not both")}
+		return nil, []error{driver.ParamErrorf("prompts", "give prompts or prompts_file, not both")}
 	case c.PromptsFile != "":
 		prompts, errs = LoadPrompts(c.PromptsFile)
+		for i, err := range errs {
+			errs[i] = driver.WithKey("prompts_file", err)
+		}
 	case len(c.Prompts) > 0:
 		for _, p := range c.Prompts {
 			prompts = append(prompts, Prompt{Text: p})
 		}
 	default:
-		return nil, []error{fmt.Errorf("prompts or prompts_file is required")}
+		return nil, []error{driver.ParamErrorf("", "prompts or prompts_file is required")}
 	}
 	if c.Endpoint != "" && c.Endpoint != EndpointChat {
 		for _, p := range prompts {
 			if p.Messages != nil {
-				errs = append(errs, fmt.Errorf("%s:%d: endpoint %s needs a \"prompt\", not \"messages\"", c.PromptsFile, p.Line, c.Endpoint))
+				errs = append(errs, driver.ParamErrorf("endpoint", "%s:%d: endpoint %s needs a \"prompt\", not \"messages\"", c.PromptsFile, p.Line, c.Endpoint))
 			}
 		}
 	}
 	if len(errs) > maxPromptErrors {
-		errs = append(errs[:maxPromptErrors], fmt.Errorf("... and %d more problems with prompts", len(errs)-maxPromptErrors))
+		errs = append(errs[:maxPromptErrors], driver.ParamErrorf("prompts_file", "... and %d more problems with prompts", len(errs)-maxPromptErrors))
 	}
 	return prompts, errs
 }

@@ -211,7 +211,7 @@ func (c Config) Redacted() Config {
 // accept it.
 func (c Config) Validate() []error {
 	var errs []error
-	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	add := func(key, format string, a ...any) { errs = append(errs, driver.ParamErrorf(key, format, a...)) }
 	mode := c.Mode
 	switch mode {
 	case "", ModeIngest:
@@ -219,10 +219,10 @@ func (c Config) Validate() []error {
 		errs = append(errs, c.validateIngest()...)
 	case ModeQuery:
 		if c.QueryURL == "" {
-			add("query_url is required in query mode")
+			add("query_url", "query_url is required in query mode")
 		}
 	default:
-		add("mode %q is unknown (want ingest or query)", c.Mode)
+		add("mode", "mode %q is unknown (want ingest or query)", c.Mode)
 	}
 	if c.QueryURL != "" {
 		if err := checkHTTPURL("query_url", c.QueryURL); err != nil {
@@ -232,19 +232,19 @@ func (c Config) Validate() []error {
 	switch c.QueryAPI {
 	case "", APITempo, APIJaeger:
 	default:
-		add("query_api %q is unknown (want tempo or jaeger)", c.QueryAPI)
+		add("query_api", "query_api %q is unknown (want tempo or jaeger)", c.QueryAPI)
 	}
 	for name, v := range c.Headers {
 		if !httpguts.ValidHeaderFieldName(name) {
-			add("header name %q is not valid", name)
+			add("headers", "header name %q is not valid", name)
 		}
 		if !httpguts.ValidHeaderFieldValue(v) {
-			add("header %q: value is not valid", name) // the value may be a secret
+			add("headers", "header %q: value is not valid", name) // the value may be a secret
 		}
 	}
 	if c.CAFile != "" {
 		if _, err := httpdriver.LoadCA(c.CAFile); err != nil {
-			errs = append(errs, err)
+			errs = append(errs, driver.WithKey("ca_file", err))
 		}
 	}
 	errs = append(errs, c.validateNumbers()...)
@@ -254,14 +254,15 @@ func (c Config) Validate() []error {
 
 func (c Config) validateIngest() []error {
 	var errs []error
+	add := func(key, format string, a ...any) { errs = append(errs, driver.ParamErrorf(key, format, a...)) }
 	if c.Endpoint == "" {
-		errs = append(errs, fmt.Errorf("endpoint is required in ingest mode"))
+		add("endpoint", "endpoint is required in ingest mode")
 	}
 	switch c.Protocol {
 	case "", ProtoGRPC:
 		if c.Endpoint != "" {
 			if _, _, err := grpcTarget(c.Endpoint); err != nil {
-				errs = append(errs, err)
+				errs = append(errs, driver.WithKey("endpoint", err))
 			}
 		}
 	case ProtoHTTP:
@@ -271,20 +272,22 @@ func (c Config) validateIngest() []error {
 			}
 		}
 	default:
-		errs = append(errs, fmt.Errorf("protocol %q is unknown (want grpc or http)", c.Protocol))
+		add("protocol", "protocol %q is unknown (want grpc or http)", c.Protocol)
 	}
 	switch c.Shape {
 	case "", ShapeSmall, ShapeMedium, ShapeLarge, ShapeXLarge:
 		if !isZeroShape(c.Custom) {
-			errs = append(errs, fmt.Errorf("custom shape parameters need shape: custom (shape is %q)", c.Shape))
+			add("custom", "custom shape parameters need shape: custom (shape is %q)", c.Shape)
 		}
 	case ShapeCustom:
-		errs = append(errs, c.Custom.withDefaults().validate()...)
+		for _, err := range c.Custom.withDefaults().validate() {
+			errs = append(errs, driver.WithKey("custom", err))
+		}
 	default:
-		errs = append(errs, fmt.Errorf("shape %q is unknown (want small, medium, large, xlarge or custom)", c.Shape))
+		add("shape", "shape %q is unknown (want small, medium, large, xlarge or custom)", c.Shape)
 	}
 	if c.Batch < 0 || c.Batch > maxBatch {
-		errs = append(errs, fmt.Errorf("batch %d: want 1 to %d (0 means 1)", c.Batch, maxBatch))
+		add("batch", "batch %d: want 1 to %d (0 means 1)", c.Batch, maxBatch)
 	}
 	return errs
 }
@@ -302,7 +305,7 @@ func (c Config) validateNumbers() []error {
 		v    time.Duration
 	}{{"timeout", c.Timeout}, {"delay", c.Delay}, {"verify_wait", c.VerifyWait}, {"search.lookback", c.Search.Lookback}} {
 		if d.v < 0 {
-			errs = append(errs, fmt.Errorf("%s %v is negative", d.name, d.v))
+			errs = append(errs, driver.ParamErrorf(topKey(d.name), "%s %v is negative", d.name, d.v))
 		}
 	}
 	for _, n := range []struct {
@@ -310,24 +313,31 @@ func (c Config) validateNumbers() []error {
 		v    int
 	}{{"conns", c.Conns}, {"id_ring", c.IDRing}, {"verify_sample", c.VerifySample}, {"search.limit", c.Search.Limit}} {
 		if n.v < 0 {
-			errs = append(errs, fmt.Errorf("%s %d is negative", n.name, n.v))
+			errs = append(errs, driver.ParamErrorf(topKey(n.name), "%s %d is negative", n.name, n.v))
 		}
 	}
 	if c.Conns > 1024 {
-		errs = append(errs, fmt.Errorf("conns %d: want at most 1024", c.Conns))
+		errs = append(errs, driver.ParamErrorf("conns", "conns %d: want at most 1024", c.Conns))
 	}
 	return errs
+}
+
+// topKey is the top-level params key of a dotted name: search of
+// search.limit.
+func topKey(name string) string {
+	key, _, _ := strings.Cut(name, ".")
+	return key
 }
 
 func (c Config) validateQueries(mode string) []error {
 	var errs []error
 	for _, q := range c.Queries {
 		if q != OpTraceByID && q != OpSearch {
-			errs = append(errs, fmt.Errorf("queries: %q is unknown (want trace_by_id or search)", q))
+			errs = append(errs, driver.ParamErrorf("queries", "queries: %q is unknown (want trace_by_id or search)", q))
 		}
 	}
 	if len(c.Queries) > 0 && mode != ModeQuery {
-		errs = append(errs, fmt.Errorf("queries are for query mode; an ingest workload sends exports only"))
+		errs = append(errs, driver.ParamErrorf("queries", "queries are for query mode; an ingest workload sends exports only"))
 	}
 	return errs
 }
@@ -336,11 +346,11 @@ func checkHTTPURL(field, s string) error {
 	u, err := url.Parse(s)
 	switch {
 	case err != nil:
-		return fmt.Errorf("cannot parse %s: %w", field, err)
+		return driver.ParamErrorf(field, "cannot parse %s: %w", field, err)
 	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Errorf("%s %q: scheme must be http or https", field, secret.URL(s))
+		return driver.ParamErrorf(field, "%s %q: scheme must be http or https", field, secret.URL(s))
 	case u.Host == "":
-		return fmt.Errorf("%s %q: host is missing", field, secret.URL(s))
+		return driver.ParamErrorf(field, "%s %q: host is missing", field, secret.URL(s))
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package promql
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strconv"
@@ -99,45 +100,40 @@ func (q Query) withDefaults(i int) Query {
 // rules file; nil means New accepts it.
 func (c Config) Validate() []error {
 	var errs []error
-	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	add := func(key, format string, a ...any) { errs = append(errs, driver.ParamErrorf(key, format, a...)) }
 	if c.URL == "" {
-		add("url is required")
+		add("url", "url is required")
 	} else if u, err := url.Parse(c.URL); err != nil {
-		add("cannot parse url: %w", err)
+		add("url", "cannot parse url: %w", err)
 	} else if u.Scheme != "http" && u.Scheme != "https" {
-		add("url %q: scheme must be http or https", c.URL)
+		add("url", "url %q: scheme must be http or https", c.URL)
 	} else if u.Host == "" {
-		add("url %q: host is missing", c.URL)
+		add("url", "url %q: host is missing", c.URL)
 	}
 	for i, q := range c.Queries {
 		for _, err := range q.validate() {
-			add("queries[%d]: %w", i, err)
+			add("queries", "queries[%d]: %w", i, err)
 		}
 	}
 	if c.RulesFile != "" {
 		if _, err := loadRules(c.RulesFile); err != nil {
-			errs = append(errs, err)
+			errs = append(errs, driver.WithKey("rules_file", err))
 		}
 	} else if len(c.Queries) == 0 {
-		add("give queries or rules_file")
+		add("", "give queries or rules_file")
 	}
 	if c.QueryInterval < 0 {
-		add("query_interval %v is negative", c.QueryInterval)
+		add("query_interval", "query_interval %v is negative", c.QueryInterval)
 	}
 	if c.Timeout < 0 {
-		add("timeout %v is negative", c.Timeout)
+		add("timeout", "timeout %v is negative", c.Timeout)
 	}
-	names := make([]string, 0, len(c.Headers))
-	for n := range c.Headers {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(c.Headers)) {
 		if !httpguts.ValidHeaderFieldName(n) {
-			add("header name %q is not valid", n)
+			add("headers", "header name %q is not valid", n)
 		}
 		if !httpguts.ValidHeaderFieldValue(c.Headers[n]) {
-			add("header %q: value is not valid", n) // the value may be a secret
+			add("headers", "header %q: value is not valid", n) // the value may be a secret
 		}
 	}
 	return errs

@@ -2,15 +2,14 @@ package registry
 
 import (
 	"path/filepath"
-	"sort"
-	"strings"
 
+	"github.com/perflab/perflab/internal/driver"
 	"github.com/perflab/perflab/internal/plan"
 )
 
 // paramKeys is where each top-level key of a workload's params is in the
 // plan file, for placing the problems a driver's Config.Validate finds,
-// which name the field they are about but know no positions.
+// which carry the key they are about but know no positions.
 type paramKeys struct {
 	in Input
 	at map[string]locator
@@ -48,59 +47,13 @@ func (k paramKeys) errorf(key, format string, a ...any) error {
 	return k.at[key].or(k.in.Params.Pos()).errorf(k.in.File, format, a...)
 }
 
-// place puts each of a Config's problems at the key it is about: the
-// present key its message mentions first, else the params.
+// place puts each of a Config's problems at the key it carries (its
+// driver.ParamError's Key), or at the params when it carries none or the
+// plan does not give that key.
 func (k paramKeys) place(errs []error) []error {
 	out := make([]error, 0, len(errs))
 	for _, err := range errs {
-		msg := err.Error()
-		out = append(out, k.errorf(k.keyOf(msg), "params: %s", msg))
+		out = append(out, k.errorf(driver.KeyOf(err), "params: %s", err))
 	}
 	return out
-}
-
-// keyAliases are other ways problems name a key.
-var keyAliases = map[string][]string{
-	"headers": {"header"},
-	"ca_file": {"ca file"},
-}
-
-// keyOf is the present key msg mentions first, as a whole word; "" when
-// it mentions none.
-func (k paramKeys) keyOf(msg string) string {
-	names := make([]string, 0, len(k.at))
-	for key := range k.at {
-		names = append(names, key)
-	}
-	sort.Strings(names) // a tie goes to the same key every time
-	best, bestAt := "", len(msg)+1
-	for _, key := range names {
-		for _, name := range append([]string{key}, keyAliases[key]...) {
-			if i := wordIndex(msg, name); i >= 0 && (i < bestAt || i == bestAt && len(key) > len(best)) {
-				best, bestAt = key, i
-			}
-		}
-	}
-	return best
-}
-
-// wordIndex is the index of word in s where it stands alone (not inside a
-// longer name such as query_url for url), or -1.
-func wordIndex(s, word string) int {
-	for from := 0; ; {
-		i := strings.Index(s[from:], word)
-		if i < 0 {
-			return -1
-		}
-		i += from
-		end := i + len(word)
-		if (i == 0 || !nameByte(s[i-1])) && (end == len(s) || !nameByte(s[end])) {
-			return i
-		}
-		from = i + 1
-	}
-}
-
-func nameByte(b byte) bool {
-	return b == '_' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
 }

@@ -162,24 +162,19 @@ func (httpParams) ParamKeys() driver.ParamKeys {
 // httpDriver decodes the params of an http workload.
 func httpDriver(in Input) (Spec, []error) {
 	var p httpParams
-	var errs []error
-	if err := in.Params.Decode(&p); err != nil { // go on: what decoded may have problems too
-		errs = plan.Problems(err)
-	}
+	keys, errs := decodeConfig(in, &p)
 	cfg := httpdriver.Config{URL: p.URL.V, Method: strings.ToUpper(p.Method.V), Header: http.Header{},
 		Timeout: p.Timeout.V, Proto: p.Proto.V, CAFile: p.CAFile.V, InsecureSkipVerify: p.Insecure.V,
 		MaxConns: p.MaxConns.V, Name: p.Name.V}
 	for k, v := range p.Headers.V {
 		cfg.Header.Add(k, v)
 	}
-	if cfg.CAFile != "" && !filepath.IsAbs(cfg.CAFile) {
-		cfg.CAFile = filepath.Join(in.Dir, cfg.CAFile)
-	}
+	keys.resolve(&cfg.CAFile)
 	var err error
 	if cfg.Body, err = p.body(in); err != nil {
 		errs = append(errs, err)
 	}
-	if errs = append(errs, p.problems(cfg, in)...); len(errs) > 0 {
+	if errs = append(errs, keys.place(cfg.Validate())...); len(errs) > 0 {
 		return Spec{}, errs
 	}
 	target := cfg.Method
@@ -212,36 +207,6 @@ func (p *httpParams) body(in Input) ([]byte, error) {
 		return []byte(p.Body.V), nil
 	}
 	return nil, nil
-}
-
-// problems is cfg.Validate with each problem at the position of the field
-// it is about: each field is validated alone first, on an otherwise valid
-// config; what only the whole config shows goes to proto (or the params).
-func (p *httpParams) problems(cfg httpdriver.Config, in Input) []error {
-	const ok = "http://127.0.0.1/"
-	fields := []struct {
-		at   locator
-		solo httpdriver.Config
-	}{
-		{p.URL.locator, httpdriver.Config{URL: cfg.URL}},
-		{p.Method.locator, httpdriver.Config{URL: ok, Method: cfg.Method}},
-		{p.Headers.locator, httpdriver.Config{URL: ok, Header: cfg.Header}},
-		{p.Timeout.locator, httpdriver.Config{URL: ok, Timeout: cfg.Timeout}},
-		{p.CAFile.locator, httpdriver.Config{URL: ok, CAFile: cfg.CAFile}},
-		{p.MaxConns.locator, httpdriver.Config{URL: ok, MaxConns: cfg.MaxConns}},
-		{p.Proto.locator, cfg},
-	}
-	var errs []error
-	seen := map[string]bool{}
-	for _, f := range fields {
-		for _, err := range f.solo.Validate() {
-			if msg := err.Error(); !seen[msg] {
-				seen[msg] = true
-				errs = append(errs, f.at.or(in.Params.Pos()).errorf(in.File, "params: %s", msg))
-			}
-		}
-	}
-	return errs
 }
 
 // StoredParams is a workload's params as stored with the run: as written

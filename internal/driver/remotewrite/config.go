@@ -100,60 +100,67 @@ func setDefault[T comparable](v *T, def T) {
 // Validate reports every problem with c at once; nil means New accepts it.
 func (c Config) Validate() []error {
 	var errs []error
-	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	add := func(key, format string, a ...any) { errs = append(errs, driver.ParamErrorf(key, format, a...)) }
 	if c.URL == "" {
-		add("url is required")
+		add("url", "url is required")
 	} else if err := checkURL(c.URL); err != nil {
-		add("url: %v", err)
+		add("url", "url: %v", err)
 	}
 	if c.QueryURL != "" {
 		if err := checkURL(c.QueryURL); err != nil {
-			add("query_url: %v", err)
+			add("query_url", "query_url: %v", err)
 		}
 	}
 	errs = append(errs, checkHeaders(c.Headers)...)
 	d := c.withDefaults()
 	if d.Targets < 1 || d.Targets > maxTargets {
-		add("targets %d is out of range (1 to %d)", c.Targets, maxTargets)
+		add("targets", "targets %d is out of range (1 to %d)", c.Targets, maxTargets)
 	}
 	if lo := minSeriesPerTarget(); d.SeriesPerTarget < lo || d.SeriesPerTarget > maxSeriesPerTarget {
-		add("series_per_target %d is out of range (%d, the smallest node_exporter-like target, to %d)",
+		add("series_per_target", "series_per_target %d is out of range (%d, the smallest node_exporter-like target, to %d)",
 			c.SeriesPerTarget, lo, maxSeriesPerTarget)
 	}
 	if d.ScrapeInterval < time.Millisecond {
-		add("scrape_interval %v is below 1ms", c.ScrapeInterval)
+		add("scrape_interval", "scrape_interval %v is below 1ms", c.ScrapeInterval)
 	}
 	if d.Batch < 1 || d.Batch > maxBatch {
-		add("batch %d is out of range (1 to %d)", c.Batch, maxBatch)
+		add("batch", "batch %d is out of range (1 to %d)", c.Batch, maxBatch)
 	}
-	switch p := c.Churn.Percent; {
-	case p < 0 || p > 100 || math.IsNaN(p):
-		add("churn.percent %v is out of range (0 to 100)", p)
-	case p > 0 && c.Churn.Every <= 0:
-		add("churn.every must be a positive duration when churn.percent is set")
-	}
-	if c.Churn.Every < 0 {
-		add("churn.every %v is negative", c.Churn.Every)
-	}
+	errs = append(errs, c.checkChurn()...)
 	for name, v := range map[string]time.Duration{"timeout": c.Timeout, "verify_wait": c.VerifyWait, "retry_backoff": c.RetryBackoff} {
 		if v < 0 {
-			add("%s %v is negative", name, v)
+			add(name, "%s %v is negative", name, v)
 		}
 	}
 	if c.RetryBackoff > maxRetryBackoff {
-		add("retry_backoff %v is above %v", c.RetryBackoff, maxRetryBackoff)
+		add("retry_backoff", "retry_backoff %v is above %v", c.RetryBackoff, maxRetryBackoff)
 	}
 	if c.Retries < 0 || c.Retries > maxRetries {
-		add("retries %d is out of range (0 to %d)", c.Retries, maxRetries)
+		add("retries", "retries %d is out of range (0 to %d)", c.Retries, maxRetries)
 	}
 	switch d.Version {
 	case 1:
 	case 2:
-		add("version 2 (remote write 2.0) is not supported yet; use 1")
+		add("version", "version 2 (remote write 2.0) is not supported yet; use 1")
 	default:
-		add("version %d is unknown (want 1)", c.Version)
+		add("version", "version %d is unknown (want 1)", c.Version)
 	}
 	return sortErrors(errs)
+}
+
+// checkChurn checks the churn block.
+func (c Config) checkChurn() []error {
+	var errs []error
+	switch p := c.Churn.Percent; {
+	case p < 0 || p > 100 || math.IsNaN(p):
+		errs = append(errs, driver.ParamErrorf("churn", "churn.percent %v is out of range (0 to 100)", p))
+	case p > 0 && c.Churn.Every <= 0:
+		errs = append(errs, driver.ParamErrorf("churn", "churn.every must be a positive duration when churn.percent is set"))
+	}
+	if c.Churn.Every < 0 {
+		errs = append(errs, driver.ParamErrorf("churn", "churn.every %v is negative", c.Churn.Every))
+	}
+	return errs
 }
 
 func checkURL(s string) error {
@@ -173,10 +180,10 @@ func checkHeaders(h map[string]string) []error {
 	var errs []error
 	for name, v := range h {
 		if !httpguts.ValidHeaderFieldName(name) {
-			errs = append(errs, fmt.Errorf("header name %q is not valid", name))
+			errs = append(errs, driver.ParamErrorf("headers", "header name %q is not valid", name))
 		}
 		if !httpguts.ValidHeaderFieldValue(v) {
-			errs = append(errs, fmt.Errorf("header %q: value is not valid", name)) // the value may be a secret
+			errs = append(errs, driver.ParamErrorf("headers", "header %q: value is not valid", name)) // the value may be a secret
 		}
 	}
 	return errs

@@ -2,7 +2,6 @@ package s3driver
 
 import (
 	"crypto/x509"
-	"fmt"
 	"maps"
 	"net/url"
 	"slices"
@@ -128,17 +127,20 @@ func (c Config) Validate() []error {
 	return errs
 }
 
+// addFunc adds a problem with the param key to those parse finds.
+type addFunc func(key, format string, a ...any)
+
 // parse checks c and fills in its defaults.
 func (c Config) parse() (spec, []error) {
 	var s spec
 	var errs []error
-	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	add := func(key, format string, a ...any) { errs = append(errs, driver.ParamErrorf(key, format, a...)) }
 
 	s.endpoint = c.parseEndpoint(add)
 	if c.Bucket == "" {
-		add("bucket is required")
+		add("bucket", "bucket is required")
 	} else if err := s3utils.CheckValidBucketName(c.Bucket); err != nil {
-		add("bucket %q is not a valid bucket name: %v", c.Bucket, err)
+		add("bucket", "bucket %q is not a valid bucket name: %v", c.Bucket, err)
 	}
 	switch c.PathStyle {
 	case "", PathStyleAuto:
@@ -148,13 +150,17 @@ func (c Config) parse() (spec, []error) {
 	case PathStyleFalse:
 		s.lookup = minio.BucketLookupDNS
 	default:
-		add("path_style %q is unknown (want true, false or auto)", c.PathStyle)
+		add("path_style", "path_style %q is unknown (want true, false or auto)", c.PathStyle)
 	}
 	if (c.AccessKey == "") != (c.SecretKey == "") {
-		add("access_key and secret_key go together: give both or neither (then AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are used)")
+		key := "access_key" // the one given without the other
+		if c.AccessKey == "" {
+			key = "secret_key"
+		}
+		add(key, "access_key and secret_key go together: give both or neither (then AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are used)")
 	}
 	if c.SessionToken != "" && c.AccessKey == "" {
-		add("session_token needs access_key and secret_key")
+		add("session_token", "session_token needs access_key and secret_key")
 	}
 	s.ops = c.parseOps(add)
 	s.sizes, s.maxSize = c.parseSizes(add)
@@ -166,15 +172,15 @@ func (c Config) parse() (spec, []error) {
 // parseTransport checks the timeout, link, TLS and concurrency fields.
 func (c Config) parseTransport(s *spec) []error {
 	var errs []error
-	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	add := func(key, format string, a ...any) { errs = append(errs, driver.ParamErrorf(key, format, a...)) }
 	s.timeout = DefaultTimeout
 	if c.Timeout != "" {
 		d, err := time.ParseDuration(c.Timeout)
 		switch {
 		case err != nil:
-			add("cannot parse timeout %q: want a duration like 30s or 500ms", c.Timeout)
+			add("timeout", "cannot parse timeout %q: want a duration like 30s or 500ms", c.Timeout)
 		case d <= 0:
-			add("timeout %q must be positive", c.Timeout)
+			add("timeout", "timeout %q must be positive", c.Timeout)
 		default:
 			s.timeout = d
 		}
@@ -182,56 +188,56 @@ func (c Config) parseTransport(s *spec) []error {
 	if c.Link != "" {
 		v, err := parseLink(c.Link)
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, driver.WithKey("link", err))
 		}
 		s.link = v
 	}
 	if c.CAFile != "" {
 		pool, err := httpdriver.LoadCA(c.CAFile)
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, driver.WithKey("ca_file", err))
 		}
 		s.caPool = pool
 	}
 	s.prepConc = DefaultPrepareConcurrency
 	if c.PrepareConcurrency < 0 {
-		add("prepare_concurrency %d is negative", c.PrepareConcurrency)
+		add("prepare_concurrency", "prepare_concurrency %d is negative", c.PrepareConcurrency)
 	} else if c.PrepareConcurrency > 0 {
 		s.prepConc = c.PrepareConcurrency
 	}
 	return errs
 }
 
-func (c Config) parseEndpoint(add func(string, ...any)) *url.URL {
+func (c Config) parseEndpoint(add addFunc) *url.URL {
 	if c.Endpoint == "" {
-		add("endpoint is required (the S3 server's URL, like http://127.0.0.1:9000 or https://s3.us-east-1.amazonaws.com)")
+		add("endpoint", "endpoint is required (the S3 server's URL, like http://127.0.0.1:9000 or https://s3.us-east-1.amazonaws.com)")
 		return nil
 	}
 	u, err := url.Parse(c.Endpoint)
 	if err != nil {
-		add("cannot parse endpoint: want a URL like http://127.0.0.1:9000")
+		add("endpoint", "cannot parse endpoint: want a URL like http://127.0.0.1:9000")
 		return nil
 	}
 	shown := secret.URL(c.Endpoint)
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https":
-		add("endpoint %q: scheme must be http or https", shown)
+		add("endpoint", "endpoint %q: scheme must be http or https", shown)
 	case u.Host == "":
-		add("endpoint %q: host is missing", shown)
+		add("endpoint", "endpoint %q: host is missing", shown)
 	case u.User != nil:
-		add("endpoint %q: credentials go in access_key and secret_key, not in the URL", shown)
+		add("endpoint", "endpoint %q: credentials go in access_key and secret_key, not in the URL", shown)
 	case u.Path != "" && u.Path != "/", u.RawQuery != "", u.Fragment != "":
-		add("endpoint %q: give the server's URL only, without a path or query (the bucket goes in bucket)", shown)
+		add("endpoint", "endpoint %q: give the server's URL only, without a path or query (the bucket goes in bucket)", shown)
 	default:
 		if c.CAFile != "" && u.Scheme != "https" {
-			add("ca_file is set but endpoint %q is not https", shown)
+			add("ca_file", "ca_file is set but endpoint %q is not https", shown)
 		}
 		return u
 	}
 	return nil
 }
 
-func (c Config) parseOps(add func(string, ...any)) weights[opKind] {
+func (c Config) parseOps(add addFunc) weights[opKind] {
 	if len(c.Ops) == 0 {
 		return newWeights([]opKind{opGet}, []int{1})
 	}
@@ -243,26 +249,27 @@ func (c Config) parseOps(add func(string, ...any)) weights[opKind] {
 		w := c.Ops[name]
 		switch {
 		case !ok:
-			add("ops: unknown operation %q (want get, put, head, delete or list)", name)
+			add("ops", "ops: unknown operation %q (want get, put, head, delete or list)", name)
 		case w < 0:
-			add("ops: weight %d of %s is negative", w, name)
+			add("ops", "ops: weight %d of %s is negative", w, name)
 		case w > 0:
 			kinds = append(kinds, k)
 			ws = append(ws, w)
 		}
 	}
 	if len(kinds) == 0 {
-		add("ops: no operation has a positive weight")
+		add("ops", "ops: no operation has a positive weight")
 	}
 	return newWeights(kinds, ws)
 }
 
-func (c Config) parseSizes(add func(string, ...any)) (weights[int64], int64) {
+func (c Config) parseSizes(add addFunc) (weights[int64], int64) {
 	if c.Size != "" && len(c.Sizes) > 0 {
-		add("give size or sizes, not both")
+		add("size", "give size or sizes, not both")
 	}
-	raw := c.Sizes
+	raw, key := c.Sizes, "sizes"
 	if len(raw) == 0 {
+		key = "size"
 		size := c.Size
 		if size == "" {
 			size = DefaultSize
@@ -278,11 +285,11 @@ func (c Config) parseSizes(add func(string, ...any)) (weights[int64], int64) {
 		w := raw[text]
 		switch {
 		case err != nil:
-			add("%v", err)
+			add(key, "%v", err)
 		case n > MaxObjectSize:
-			add("object size %s is above the driver's limit of 1 GiB", text)
+			add(key, "object size %s is above the driver's limit of 1 GiB", text)
 		case w < 0:
-			add("sizes: weight %d of %s is negative", w, text)
+			add(key, "sizes: weight %d of %s is negative", w, text)
 		case w > 0:
 			sizes = append(sizes, n)
 			ws = append(ws, w)
@@ -294,30 +301,30 @@ func (c Config) parseSizes(add func(string, ...any)) (weights[int64], int64) {
 		bad = true
 	}
 	if len(sizes) == 0 && len(c.Sizes) > 0 && !bad {
-		add("sizes: no size has a positive weight")
+		add("sizes", "sizes: no size has a positive weight")
 	}
 	return newWeights(sizes, ws), maxSize
 }
 
 // parseKeys checks the fields that decide which keys each operation uses.
-func (c Config) parseKeys(s *spec, add func(string, ...any)) {
+func (c Config) parseKeys(s *spec, add addFunc) {
 	if c.Objects < 0 || c.Objects > MaxObjects {
-		add("objects %d must be between 0 and %d", c.Objects, MaxObjects)
+		add("objects", "objects %d must be between 0 and %d", c.Objects, MaxObjects)
 	}
 	has := func(k opKind) bool { return s.ops.has(k) }
 	if (has(opGet) || has(opHead)) && c.Objects <= 0 {
-		add("ops get and head read the objects Prepare uploads: set objects (for example objects: 1000)")
+		add("ops", "ops get and head read the objects Prepare uploads: set objects (for example objects: 1000)")
 	}
 	if c.PutOverwrite && c.Objects <= 0 {
-		add("put_overwrite overwrites the prepared objects: set objects")
+		add("put_overwrite", "put_overwrite overwrites the prepared objects: set objects")
 	}
 	if c.PutOverwrite && has(opDelete) {
-		add("delete removes objects PUT under new names, and put_overwrite writes none: drop one of them")
+		add("put_overwrite", "delete removes objects PUT under new names, and put_overwrite writes none: drop one of them")
 	}
 	s.hasFresh = has(opPut) && !c.PutOverwrite
 	s.deleteFix = has(opDelete) && !has(opPut)
 	if s.deleteFix && c.Objects <= 0 {
-		add("delete without put removes the prepared objects: set objects")
+		add("ops", "delete without put removes the prepared objects: set objects")
 	}
 	s.prefix = c.KeyPrefix
 	if s.prefix != "" && !strings.HasSuffix(s.prefix, "/") {
@@ -325,7 +332,7 @@ func (c Config) parseKeys(s *spec, add func(string, ...any)) {
 	}
 	if c.KeyPrefix != "" {
 		if err := s3utils.CheckValidObjectNamePrefix(c.KeyPrefix); err != nil || strings.HasPrefix(c.KeyPrefix, "/") || len(c.KeyPrefix) > 512 {
-			add("key_prefix %q is not a valid key prefix (no leading /, at most 512 bytes of UTF-8)", c.KeyPrefix)
+			add("key_prefix", "key_prefix %q is not a valid key prefix (no leading /, at most 512 bytes of UTF-8)", c.KeyPrefix)
 		}
 	}
 }
