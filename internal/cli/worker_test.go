@@ -244,3 +244,27 @@ func TestWorkerRefusesBadInvocations(t *testing.T) {
 		t.Errorf("exit %d: %s", code, errOut.String())
 	}
 }
+
+// TestRunRefusesAStoreWithCredentials (issue 16, item 8): --store with a
+// credential in its query is refused before anything starts, exit 2,
+// without repeating it.
+func TestRunRefusesAStoreWithCredentials(t *testing.T) {
+	planPath := filepath.Join(t.TempDir(), "plan.yaml")
+	if err := os.WriteFile(planPath, []byte(`name: s
+profiles:
+  - name: p
+    duration: 1s
+    workloads: [{name: get, driver: http, rate: 1/s, params: {url: "http://127.0.0.1:1/"}}]
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	code, _, errs := mainOut("run", planPath, "--workers", "2", "--out", out,
+		"--store", "s3://b/x?endpoint=http://127.0.0.1:1&secret_key=hunter2-SEKRET")
+	if code != ExitUsage || !strings.Contains(errs, `query parameter "secret_key" holds a credential`) || strings.Contains(errs, "hunter2") {
+		t.Errorf("exit %d, want %d naming the parameter, not its value:\n%s", code, ExitUsage, errs)
+	}
+	if dirs, _ := filepath.Glob(filepath.Join(out, "*")); len(dirs) != 0 {
+		t.Errorf("a refused run left %v", dirs)
+	}
+}

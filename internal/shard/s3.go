@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -72,8 +74,8 @@ func NewS3(u *url.URL) (*S3, error) {
 // s3Endpoint checks an s3:// store URL — no credentials in it, a bucket,
 // an http(s) endpoint — and returns the endpoint.
 func s3Endpoint(u *url.URL) (*url.URL, error) {
-	if u.User != nil {
-		return nil, fmt.Errorf("cannot open the shared store s3://%s: put credentials in PERFLAB_S3_ACCESS_KEY and PERFLAB_S3_SECRET_KEY (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), not in the URL", u.Host)
+	if err := credentialsIn(u); err != nil {
+		return nil, err
 	}
 	if u.Host == "" {
 		return nil, fmt.Errorf("cannot open the shared store %q: no bucket (s3://BUCKET/PREFIX)", secret.URL(u.String()))
@@ -87,6 +89,34 @@ func s3Endpoint(u *url.URL) (*url.URL, error) {
 		return nil, fmt.Errorf("cannot open the shared store s3://%s: endpoint %q must be an http:// or https:// URL", u.Host, secret.URL(q.Get("endpoint")))
 	}
 	return ep, nil
+}
+
+// s3Query are the query parameters an s3:// store URL may have.
+var s3Query = map[string]bool{"endpoint": true, "region": true, "path_style": true}
+
+// credentialsIn refuses an s3:// store URL that holds credentials, in its
+// user info, in its endpoint's or in its query, or that has a query
+// parameter perflab does not know (a misspelt one would be ignored). The
+// error names the parameter, never its value: the URL is refused before it
+// is stored or shown anywhere.
+func credentialsIn(u *url.URL) error {
+	const where = "put credentials in PERFLAB_S3_ACCESS_KEY and PERFLAB_S3_SECRET_KEY (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), not in the URL"
+	if u.User != nil {
+		return fmt.Errorf("cannot open the shared store s3://%s: %s", u.Host, where)
+	}
+	q := u.Query()
+	if ep, err := url.Parse(q.Get("endpoint")); err == nil && ep.User != nil {
+		return fmt.Errorf("cannot open the shared store s3://%s: its endpoint holds user info; %s", u.Host, where)
+	}
+	for _, k := range slices.Sorted(maps.Keys(q)) {
+		switch {
+		case secret.SensitiveName(k):
+			return fmt.Errorf("cannot open the shared store s3://%s: query parameter %q holds a credential; %s", u.Host, k, where)
+		case !s3Query[k]:
+			return fmt.Errorf("cannot open the shared store s3://%s: unknown query parameter %q (want endpoint, region or path_style)", u.Host, k)
+		}
+	}
+	return nil
 }
 
 // s3Credentials is the store's key pair from the environment:

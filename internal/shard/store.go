@@ -69,6 +69,9 @@ func parseURL(raw string) (string, *url.URL, error) {
 	}
 	switch u.Scheme {
 	case "file":
+		if u.User != nil {
+			return "", nil, errors.New("cannot open the shared store: a file URL holds no credentials (file:///dir)")
+		}
 		if u.Host != "" && u.Host != "localhost" {
 			return "", nil, fmt.Errorf("cannot open the shared store %q: a file URL names a local path (file:///dir)", secret.URL(raw))
 		}

@@ -141,3 +141,33 @@ func TestS3StoreRefusesMissingCredentials(t *testing.T) {
 		t.Errorf("the AWS pair: %v", err)
 	}
 }
+
+// A store URL with credentials anywhere in it (issue 16, item 8) is
+// refused by Open and by CheckURL (perflab k8s manifest), naming where but
+// never repeating them: before, the query's secret_key was accepted and
+// the URL stored as written in the run's summary, report and results.db.
+func TestStoreURLRefusesCredentialsAnywhere(t *testing.T) {
+	const cred = "hunter2-SEKRET"
+	for _, c := range []struct{ url, want string }{
+		{"s3://b/x?endpoint=http://127.0.0.1:1&secret_key=" + cred, `query parameter "secret_key" holds a credential`},
+		{"s3://b/x?endpoint=http://127.0.0.1:1&access_key=" + cred, `query parameter "access_key" holds a credential`},
+		{"s3://b/x?endpoint=http://127.0.0.1:1&X-Amz-Security-Token=" + cred, `query parameter "X-Amz-Security-Token" holds a credential`},
+		{"s3://b/x?endpoint=http://u:" + cred + "@127.0.0.1:1", "its endpoint holds user info"},
+		{"s3://AKIA:" + cred + "@b/x?endpoint=http://127.0.0.1:1", "not in the URL"},
+		{"s3://b/x?endpoint=http://127.0.0.1:1&regoin=" + cred, `unknown query parameter "regoin"`},
+		{"file://u:" + cred + "@/tmp/store", "a file URL holds no credentials"},
+	} {
+		for name, check := range map[string]func(string) error{
+			"Open":     func(u string) error { _, err := Open(u); return err },
+			"CheckURL": CheckURL,
+		} {
+			err := check(c.url)
+			if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), cred) {
+				t.Errorf("%s(%q) = %v, want %q without the credential", name, c.url, err, c.want)
+			}
+		}
+	}
+	if err := CheckURL("s3://b/x?endpoint=http://127.0.0.1:1&region=eu-west-1&path_style=1"); err != nil {
+		t.Errorf("a store URL without credentials: %v", err)
+	}
+}
