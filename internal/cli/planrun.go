@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -112,9 +113,35 @@ func (e *env) show(res *run.Result, jsonOut bool, err error) error {
 	if rerr := render(e.stdout, res.Report); rerr != nil && err == nil {
 		err = &runError{err: rerr, code: ExitFailed}
 	}
-	fmt.Fprintf(e.stderr, "run directory: %s\nreport:        %s (and report.html)\nsummary:       %s\n",
-		res.Dir, filepath.Join(res.Dir, "report.md"), filepath.Join(res.Dir, "summary.json"))
+	e.wrote(res.Dir, res.Written)
 	return err
+}
+
+// wrote says where a run's directory is and which of its report files
+// were written: only those (a full disk may have cost some).
+func (e *env) wrote(dir string, written []string) {
+	fmt.Fprintf(e.stderr, "run directory: %s\n", dir)
+	e.reportFiles(dir, written)
+}
+
+// reportFiles says where the report files written are.
+func (e *env) reportFiles(dir string, written []string) {
+	has := func(name string) bool { return slices.Contains(written, name) }
+	path := func(name string) string { return filepath.Join(dir, name) }
+	if has("search.md") {
+		fmt.Fprintf(e.stderr, "search:        %s\n", path("search.md"))
+	}
+	switch {
+	case has("report.md") && has("report.html"):
+		fmt.Fprintf(e.stderr, "report:        %s (and report.html)\n", path("report.md"))
+	case has("report.md"):
+		fmt.Fprintf(e.stderr, "report:        %s\n", path("report.md"))
+	case has("report.html"):
+		fmt.Fprintf(e.stderr, "report:        %s\n", path("report.html"))
+	}
+	if has("summary.json") && !has("search.md") {
+		fmt.Fprintf(e.stderr, "summary:       %s\n", path("summary.json"))
+	}
 }
 
 // checkedPlan loads the plan at path for perflab run, plan check and

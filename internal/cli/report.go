@@ -2,7 +2,6 @@ package cli
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 
 	"github.com/perflab/perflab/internal/readback"
@@ -41,10 +40,11 @@ func (e *env) report(args []string) error {
 		return &runError{err: err, code: ExitFailed}
 	}
 	if *write {
-		if err := readback.WriteReports(store, r); err != nil {
+		written, err := readback.WriteReports(store, r)
+		e.reportFiles(store.Dir(), written)
+		if err != nil {
 			return &runError{err: err, hint: "the run directory must be writable, with free space", code: ExitFailed}
 		}
-		fmt.Fprintf(e.stderr, "report:        %s (and report.html)\nsummary:       %s\n", store.Path("report.md"), store.Path("summary.json"))
 		return nil
 	}
 	switch *format {

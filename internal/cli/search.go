@@ -152,7 +152,6 @@ func (e *env) runSearch(ctx context.Context, cfg *searchConfig) error {
 	if rerr := report.SearchTerminal(e.stdout, res.Report.Search); rerr != nil && err == nil {
 		err = &runError{err: rerr, code: ExitFailed}
 	}
-	fmt.Fprintf(e.stderr, "run directory: %s\nsearch:        %s\nreport:        %s\n",
-		res.Dir, filepath.Join(res.Dir, "search.md"), filepath.Join(res.Dir, "report.md"))
+	e.wrote(res.Dir, res.Written)
 	return err
 }

@@ -168,7 +168,8 @@ func TestWriteReportsWritesSizes(t *testing.T) {
 	defer store.Close()
 	r, err := readback.Load(store)
 	resultstest.Must(t, err)
-	resultstest.Must(t, readback.WriteReports(store, r))
+	_, err = readback.WriteReports(store, r)
+	resultstest.Must(t, err)
 	for _, name := range []string{"s", "m", "l"} {
 		b, err := os.ReadFile(store.Path("sizes/default-" + name + ".yaml"))
 		if err != nil || !strings.Contains(string(b), "app:\n  resources:\n") {

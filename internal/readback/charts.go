@@ -25,7 +25,7 @@ func writeCharts(store *results.Run, r *report.Run) error {
 	}
 	for _, pc := range charts {
 		for _, c := range pc.Charts {
-			if err := os.WriteFile(store.Path(c.File()), c.SVG, 0o644); err != nil {
+			if err := writeBytes(store.Path(c.File()), c.SVG); err != nil {
 				return fmt.Errorf("cannot write charts: %w", err)
 			}
 		}

@@ -69,7 +69,7 @@ func writeSizeFiles(store *results.Run, r *report.Run) error {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return fmt.Errorf("cannot write %s: %w", f.Name, err)
 		}
-		if err := os.WriteFile(path, f.Data, 0o644); err != nil {
+		if err := writeBytes(path, f.Data); err != nil {
 			return fmt.Errorf("cannot write %s: %w", f.Name, err)
 		}
 	}

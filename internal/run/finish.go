@@ -18,6 +18,10 @@ import (
 type Result struct {
 	Dir    string
 	Report *report.Run
+	// Written are the report files written into Dir (report.md,
+	// report.html, summary.json, and a strategy's own): those a user can
+	// open.
+	Written []string
 }
 
 // Judge decides a run's final state from its report.
@@ -27,7 +31,7 @@ type Judge func(*report.Run) (results.Status, error)
 // after the run's, and its own files in the run directory.
 type Finisher interface {
 	Judge(rep *report.Run, status results.Status, err error) (results.Status, error)
-	WriteFiles(store *results.Run, rep *report.Run) []error
+	WriteFiles(store *results.Run, rep *report.Run) (written []string, errs []error)
 }
 
 // Finish reads the run back, decides its state with judge (then its SLO
@@ -53,11 +57,14 @@ func (r *Record) Finish(judge Judge, f Finisher) (*Result, error) {
 	rep.State, rep.Message, rep.Ended = status.State, status.Message, status.Ended
 	res.Report = rep
 	var others []error
-	if err := readback.WriteReports(r.Store, rep); err != nil {
+	written, err := readback.WriteReports(r.Store, rep)
+	if err != nil {
 		others = append(others, err)
 	}
+	res.Written = written
 	if f != nil {
-		others = append(others, f.WriteFiles(r.Store, rep)...)
+		more, errs := f.WriteFiles(r.Store, rep)
+		res.Written, others = append(res.Written, more...), append(others, errs...)
 	}
 	if r.Err() != nil || finishErr != nil {
 		return res, r.failure(rep, r.Err(), finishErr, others)

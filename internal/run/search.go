@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -226,15 +227,18 @@ func (s *Search) Judge(rep *report.Run, status results.Status, err error) (resul
 
 // WriteFiles writes the search's report, search.md and search.json, into
 // the run directory.
-func (s *Search) WriteFiles(store *results.Run, rep *report.Run) []error {
-	var errs []error
-	if err := readback.WriteFile(store.Path("search.md"), func(f *os.File) error { return report.SearchMarkdown(f, rep.Search) }); err != nil {
-		errs = append(errs, err)
+func (s *Search) WriteFiles(store *results.Run, rep *report.Run) (written []string, errs []error) {
+	for _, f := range []struct {
+		name   string
+		render func(w io.Writer, s *report.Search) error
+	}{{"search.md", report.SearchMarkdown}, {"search.json", report.SearchJSON}} {
+		if err := readback.WriteFile(store.Path(f.name), func(w *os.File) error { return f.render(w, rep.Search) }); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		written = append(written, f.name)
 	}
-	if err := readback.WriteFile(store.Path("search.json"), func(f *os.File) error { return report.SearchJSON(f, rep.Search) }); err != nil {
-		errs = append(errs, err)
-	}
-	return errs
+	return written, errs
 }
 
 // searchWhy is why the first step failed.
