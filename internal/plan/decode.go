@@ -12,21 +12,16 @@ import (
 	"github.com/perflab/perflab/internal/units"
 )
 
-// maxNodes bounds the nodes a decoder visits, so that a few aliases cannot
-// expand into billions of nodes.
-const maxNodes = 200_000
-
 // decoder walks a YAML node tree, collecting every problem it meets.
 type decoder struct {
 	file   string
 	lookup func(string) (string, bool)
 	env    *envValues // ${NAME} references found and set
 	errs   Errors
-	budget int // nodes left to visit
 }
 
 func newDecoder(file string, lookup func(string) (string, bool)) *decoder {
-	return &decoder{file: file, lookup: lookup, env: &envValues{values: map[string]string{}}, budget: maxNodes}
+	return &decoder{file: file, lookup: lookup, env: &envValues{values: map[string]string{}}}
 }
 
 func posOf(n *yaml.Node) Pos { return Pos{Line: n.Line, Col: n.Column} }
@@ -39,19 +34,12 @@ func (d *decoder) errorf(n *yaml.Node, format string, a ...any) {
 	d.errorAt(posOf(n), format, a...)
 }
 
-// node resolves an alias and counts the visit; it returns nil once the
-// budget is spent.
+// node resolves an alias; it returns nil for an alias to nothing.
+// tooManyNodes checked the plan's size before: a walk through node is
+// bounded by MaxNodes.
 func (d *decoder) node(n *yaml.Node) *yaml.Node {
 	for n != nil && n.Kind == yaml.AliasNode {
 		n = n.Alias
-	}
-	if n == nil || d.budget <= 0 {
-		return nil
-	}
-	d.budget--
-	if d.budget == 0 {
-		d.errorf(n, "plan too large: more than %d YAML nodes once aliases are expanded (or an alias sits inside its own anchor)", maxNodes)
-		return nil
 	}
 	return n
 }
