@@ -18,10 +18,12 @@ type decoder struct {
 	lookup func(string) (string, bool)
 	env    *envValues // ${NAME} references found and set
 	errs   Errors
+	merged map[*yaml.Node]*yaml.Node // each mapping with its merge keys applied
 }
 
 func newDecoder(file string, lookup func(string) (string, bool)) *decoder {
-	return &decoder{file: file, lookup: lookup, env: &envValues{values: map[string]string{}}}
+	return &decoder{file: file, lookup: lookup, env: &envValues{values: map[string]string{}},
+		merged: map[*yaml.Node]*yaml.Node{}}
 }
 
 func posOf(n *yaml.Node) Pos { return Pos{Line: n.Line, Col: n.Column} }
@@ -34,12 +36,15 @@ func (d *decoder) errorf(n *yaml.Node, format string, a ...any) {
 	d.errorAt(posOf(n), format, a...)
 }
 
-// node resolves an alias; it returns nil for an alias to nothing.
-// tooManyNodes checked the plan's size before: a walk through node is
-// bounded by MaxNodes.
+// node resolves an alias and applies a mapping's merge keys; it returns
+// nil for an alias to nothing. tooManyNodes checked the plan's size
+// before: a walk through node is bounded by MaxNodes.
 func (d *decoder) node(n *yaml.Node) *yaml.Node {
 	for n != nil && n.Kind == yaml.AliasNode {
 		n = n.Alias
+	}
+	if n != nil && n.Kind == yaml.MappingNode {
+		return d.merge(n)
 	}
 	return n
 }
@@ -98,10 +103,6 @@ func (d *decoder) key(k *yaml.Node, what string, seen map[string]int, keys strin
 		return "", false
 	}
 	seen[k.Value] = k.Line
-	if k.Value == "<<" && k.Tag == "!!merge" {
-		d.errorf(k, "%s: merge keys (<<) are not supported", what)
-		return "", false
-	}
 	if keys != "" && !slices.Contains(strings.Split(keys, ", "), k.Value) {
 		d.errorf(k, "%s: unknown key %q; want one of: %s", what, k.Value, keys)
 		return "", false

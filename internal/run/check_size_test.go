@@ -55,3 +55,37 @@ func TestLoadPlanListsBoundedProblems(t *testing.T) {
 		t.Errorf("got %d lines:\n%.3000s", len(lines), err)
 	}
 }
+
+// TestMergedParamsCheck checks that params merging an anchor (<<) pass
+// plan check, block and flow style, and that a problem in the anchor is
+// reported where it is written.
+func TestMergedParamsCheck(t *testing.T) {
+	_, errs := checkText(t, `name: merged
+profiles:
+  - name: a
+    duration: 10s
+    workloads:
+      - name: get
+        driver: http
+        rate: 1/s
+        params: &base {url: "http://127.0.0.1:1/", headers: {Authorization: "Bearer ${TOKEN}"}}
+      - {name: post, driver: http, rate: 1/s, params: {<<: *base, method: POST, body: x}}
+      - name: head
+        driver: http
+        rate: 1/s
+        params:
+          <<: *base
+          method: HEAD
+`, nil)
+	wantProblems(t, errs)
+	_, errs = checkText(t, `name: merged
+profiles:
+  - name: a
+    duration: 10s
+    workloads:
+      - {name: get, driver: http, rate: 1/s, params: &base {url: "ftp://x/"}}
+      - {name: head, driver: http, rate: 1/s, params: {<<: *base, colour: blue}}
+`, nil)
+	wantProblems(t, errs, `p.yaml:6:66: params: url "ftp://x/": scheme must be http or https`,
+		`p.yaml:7:67: params: unknown key "colour"`)
+}
