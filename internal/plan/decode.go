@@ -12,21 +12,18 @@ import (
 	"github.com/perflab/perflab/internal/units"
 )
 
-// maxNodes bounds the nodes a decoder visits, so that a few aliases cannot
-// expand into billions of nodes.
-const maxNodes = 200_000
-
 // decoder walks a YAML node tree, collecting every problem it meets.
 type decoder struct {
 	file   string
 	lookup func(string) (string, bool)
 	env    *envValues // ${NAME} references found and set
 	errs   Errors
-	budget int // nodes left to visit
+	merged map[*yaml.Node]*yaml.Node // each mapping with its merge keys applied
 }
 
 func newDecoder(file string, lookup func(string) (string, bool)) *decoder {
-	return &decoder{file: file, lookup: lookup, env: &envValues{values: map[string]string{}}, budget: maxNodes}
+	return &decoder{file: file, lookup: lookup, env: &envValues{values: map[string]string{}},
+		merged: map[*yaml.Node]*yaml.Node{}}
 }
 
 func posOf(n *yaml.Node) Pos { return Pos{Line: n.Line, Col: n.Column} }
@@ -39,19 +36,15 @@ func (d *decoder) errorf(n *yaml.Node, format string, a ...any) {
 	d.errorAt(posOf(n), format, a...)
 }
 
-// node resolves an alias and counts the visit; it returns nil once the
-// budget is spent.
+// node resolves an alias and applies a mapping's merge keys; it returns
+// nil for an alias to nothing. tooManyNodes checked the plan's size
+// before: a walk through node is bounded by MaxNodes.
 func (d *decoder) node(n *yaml.Node) *yaml.Node {
 	for n != nil && n.Kind == yaml.AliasNode {
 		n = n.Alias
 	}
-	if n == nil || d.budget <= 0 {
-		return nil
-	}
-	d.budget--
-	if d.budget == 0 {
-		d.errorf(n, "plan too large: more than %d YAML nodes once aliases are expanded (or an alias sits inside its own anchor)", maxNodes)
-		return nil
+	if n != nil && n.Kind == yaml.MappingNode {
+		return d.merge(n)
 	}
 	return n
 }
@@ -110,10 +103,6 @@ func (d *decoder) key(k *yaml.Node, what string, seen map[string]int, keys strin
 		return "", false
 	}
 	seen[k.Value] = k.Line
-	if k.Value == "<<" && k.Tag == "!!merge" {
-		d.errorf(k, "%s: merge keys (<<) are not supported", what)
-		return "", false
-	}
 	if keys != "" && !slices.Contains(strings.Split(keys, ", "), k.Value) {
 		d.errorf(k, "%s: unknown key %q; want one of: %s", what, k.Value, keys)
 		return "", false

@@ -187,7 +187,7 @@ func (d *decoder) params(n *yaml.Node) (Params, error) {
 	return Params{node: d.copyNode(n, false), file: d.file, env: d.env}, nil
 }
 
-// copyNode deep-copies n, resolving aliases. Merge keys are refused.
+// copyNode deep-copies n, resolving aliases and merge keys.
 func (d *decoder) copyNode(n *yaml.Node, isKey bool) *yaml.Node {
 	orig := n
 	if n = d.node(n); n == nil {
@@ -197,9 +197,6 @@ func (d *decoder) copyNode(n *yaml.Node, isKey bool) *yaml.Node {
 	c.Anchor, c.Alias, c.Content = "", nil, nil
 	if n.Kind == yaml.ScalarNode && !isKey && n.ShortTag() == "!!str" {
 		d.lookupEnv(n.Value, n)
-	}
-	if n.Kind == yaml.ScalarNode && isKey && n.Value == "<<" && n.Tag == "!!merge" {
-		d.errorf(n, "params: merge keys (<<) are not supported")
 	}
 	for i, child := range n.Content {
 		c.Content = append(c.Content, d.copyNode(child, n.Kind == yaml.MappingNode && i%2 == 0))

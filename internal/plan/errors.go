@@ -44,11 +44,29 @@ func (e Error) Error() string {
 // Load return it as their error; use errors.As to get at the items.
 type Errors []Error
 
-// Error prints one problem per line.
+// Error prints one problem per line, at most MaxListed; see List.
 func (es Errors) Error() string {
-	lines := make([]string, len(es))
+	errs := make([]error, len(es))
 	for i, e := range es {
-		lines[i] = e.Error()
+		errs[i] = e
+	}
+	return List(errs)
+}
+
+// MaxListed is how many problems a list of them shows: a plan with
+// thousands of problems shows its first ones and counts the others.
+const MaxListed = 50
+
+// List prints problems one per line, the first MaxListed of them, then
+// how many more there are: "… and 24,950 more problems".
+func List(problems []error) string {
+	n := min(len(problems), MaxListed)
+	lines := make([]string, n, n+1)
+	for i, p := range problems[:n] {
+		lines[i] = p.Error()
+	}
+	if more := len(problems) - n; more > 0 {
+		lines = append(lines, "… and "+plural(more, "more problem"))
 	}
 	return strings.Join(lines, "\n")
 }

@@ -15,11 +15,11 @@ import (
 
 // Load reads the plan file at path and parses it with Parse.
 func Load(path string) (*Plan, error) {
-	data, err := os.ReadFile(path)
+	p, err := LoadPartial(path)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read plan: %w", err)
+		return nil, err
 	}
-	return Parse(path, data)
+	return p, nil
 }
 
 // Parse decodes and validates a plan. file names the plan in error messages
@@ -41,11 +41,11 @@ func ParseEnv(file string, data []byte, lookup func(string) (string, bool)) (*Pl
 // LoadPartial is Load, except that a plan with problems is returned too,
 // as far as it could be decoded, beside its Errors; see ParsePartial.
 func LoadPartial(path string) (*Plan, error) {
-	data, err := os.ReadFile(path)
+	data, size, err := readPlan(path)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read plan: %w", err)
+		return nil, err
 	}
-	return ParsePartial(path, data, os.LookupEnv)
+	return parse(path, data, size, os.LookupEnv)
 }
 
 // ParsePartial is ParseEnv, except that a plan with problems is returned
@@ -54,12 +54,22 @@ func LoadPartial(path string) (*Plan, error) {
 // package leaves opaque, such as workload params, so that a plan's author
 // sees every problem at once. Never run a plan that came with an error.
 func ParsePartial(file string, data []byte, lookup func(string) (string, bool)) (*Plan, error) {
+	return parse(file, data, int64(len(data)), lookup)
+}
+
+// parse is ParsePartial of a file of size bytes, of which data is all or,
+// when size is over MaxBytes, the start. A plan too large is refused with
+// that problem alone, before it is decoded.
+func parse(file string, data []byte, size int64, lookup func(string) (string, bool)) (*Plan, error) {
 	dir, err := filepath.Abs(filepath.Dir(file))
 	if err != nil {
 		return nil, fmt.Errorf("cannot locate plan directory: %w", err)
 	}
 	d := newDecoder(file, lookup)
-	root := d.document(data)
+	var root *yaml.Node
+	if !d.tooManyBytes(size) {
+		root = d.document(data)
+	}
 	if root == nil {
 		if len(d.errs) == 0 {
 			d.errorAt(Pos{}, "cannot read the plan")
@@ -107,6 +117,9 @@ func (d *decoder) document(data []byte) (root *yaml.Node) {
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
 		d.errorf(&doc, "the plan is empty")
+		return nil
+	}
+	if d.tooManyNodes(doc.Content[0]) {
 		return nil
 	}
 	return d.node(doc.Content[0])

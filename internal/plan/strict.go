@@ -162,13 +162,12 @@ func (s *strict) mapping(n *yaml.Node, v reflect.Value, path string) {
 	}
 }
 
-// key checks a mapping key for type, merges and duplicates.
+// key checks a mapping key for type and duplicates. The params hold no
+// merge keys: the decoder applied them when it copied the params.
 func (s *strict) key(k *yaml.Node, seen map[string]int, path string) bool {
 	switch {
 	case k.Kind != yaml.ScalarNode:
 		s.errorf(k, "%s: a key must be a string, got %s", path, kindName(k))
-	case k.Value == "<<" && k.Tag == "!!merge":
-		s.errorf(k, "%s: merge keys (<<) are not supported", path)
 	case seen[k.Value] > 0:
 		s.errorf(k, "%s: duplicate key %q (first on line %d)", path, k.Value, seen[k.Value])
 	default:

@@ -74,18 +74,11 @@ func sortedProblems(errs []error) []error {
 	return out
 }
 
-// InvalidPlan is the error for a plan with problems: every one on its own
-// line, exit status 2.
+// InvalidPlan is the error for a plan with problems: each on its own
+// line, the first plan.MaxListed of them and how many more there are,
+// exit status 2.
 func InvalidPlan(problems []error) error {
-	lines := make([]string, len(problems))
-	for i, p := range problems {
-		lines[i] = p.Error()
-	}
-	noun := "problems"
-	if len(lines) == 1 {
-		noun = "problem"
-	}
-	return &Failure{Err: fmt.Errorf("invalid plan (%d %s):\n%s", len(lines), noun, strings.Join(lines, "\n")),
+	return &Failure{Err: fmt.Errorf("invalid plan (%s):\n%s", Plural(len(problems), "problem"), plan.List(problems)),
 		Hint: "fix every line above; `perflab plan check PLAN` checks a plan without running it", Code: ExitUsage}
 }
 

@@ -70,3 +70,50 @@ func TestHTTPDriverSpec(t *testing.T) {
 		t.Errorf("stored params %s", stored)
 	}
 }
+
+// TestHTTPDriverMergedParams checks params that merge an anchor (<<): the
+// merged keys decode and are stored, and a problem with one is placed
+// where it is written, in the anchor.
+func TestHTTPDriverMergedParams(t *testing.T) {
+	p, err := plan.ParseEnv("p.yaml", []byte(`name: t
+profiles:
+  - name: a
+    duration: 1s
+    workloads:
+      - name: w
+        driver: http
+        rate: 1/s
+        params: &base
+          url: "http://127.0.0.1:1/x"
+          timeout: -1s
+      - {name: v, driver: http, rate: 1/s, params: {<<: *base, method: post, timeout: 2s}}
+      - name: u
+        driver: http
+        rate: 1/s
+        params:
+          <<: *base
+          colour: blue
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := p.Profiles[0].Workloads
+	spec, errs := httpDriver(Input{Params: ws[1].Params, File: "p.yaml", Dir: "/"})
+	if len(errs) > 0 || spec.Target != "POST http://127.0.0.1:1/x" {
+		t.Errorf("flow merge: target %q, problems %v", spec.Target, errs)
+	}
+	if stored := string(StoredParams(ws[1].Params, "http")); !strings.Contains(stored, `"url":"http://127.0.0.1:1/x"`) {
+		t.Errorf("stored params %s", stored)
+	}
+	_, errs = httpDriver(Input{Params: ws[2].Params, File: "p.yaml", Dir: "/"})
+	var got []string
+	for _, err := range errs {
+		got = append(got, err.Error())
+	}
+	want := []string{`p.yaml:11:20: params: timeout -1s is negative`, `p.yaml:18:11: params: unknown key "colour"`}
+	for _, w := range want {
+		if !strings.Contains(strings.Join(got, "\n"), w) {
+			t.Errorf("no %q in\n%s", w, strings.Join(got, "\n"))
+		}
+	}
+}
