@@ -65,9 +65,13 @@ func openRun(dir, what string) (*results.Run, error) {
 	if err == nil {
 		return store, nil
 	}
-	code := ExitFailed
-	if errors.Is(err, fs.ErrNotExist) {
-		code = ExitUsage
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, &runError{err: err, hint: "give " + what + " perflab printed as 'run directory'", code: ExitUsage}
+	case errors.Is(err, fs.ErrPermission):
+		return nil, &runError{err: err, hint: "perflab needs to read " + dir + " and its results.db: check their permissions", code: ExitFailed}
 	}
-	return nil, &runError{err: err, hint: "give " + what + " perflab printed as 'run directory'", code: code}
+	return nil, &runError{err: err, code: ExitFailed,
+		hint: "the run directory is there, but its results.db cannot be read as a run store (damaged, or cut short by a copy): " +
+			"restore it from a backup; perflab report never changes it"}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -180,5 +181,23 @@ func TestWriteReportsWritesSizes(t *testing.T) {
 	resultstest.Must(t, err)
 	if !strings.Contains(string(md), "## Scaling") || !strings.Contains(string(md), "The run directory holds this size as `sizes/default-l.yaml`") {
 		t.Errorf("report.md lacks the sizes and scaling:\n%s", md)
+	}
+}
+
+// TestReportOfADamagedStore (issue 16, item 16): a run directory whose
+// results.db is damaged is said to be so, exit 1; not told to give the
+// directory perflab printed, which is what was given.
+func TestReportOfADamagedStore(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, results.DBName), bytes.Repeat([]byte("not sqlite "), 100), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := mainOut("report", dir)
+	if code != ExitFailed || !strings.Contains(errs, "cannot be read as a run store") || strings.Contains(errs, "printed as 'run directory'") {
+		t.Errorf("exit %d, want %d with a hint about the damaged store:\n%s", code, ExitFailed, errs)
+	}
+	code, _, errs = mainOut("report", t.TempDir())
+	if code != ExitUsage || !strings.Contains(errs, "printed as 'run directory'") {
+		t.Errorf("an empty directory: exit %d, want %d:\n%s", code, ExitUsage, errs)
 	}
 }

@@ -139,6 +139,11 @@ func allFailedHint(s *analysis.Summary) string {
 		return "the TLS handshake failed: trust the server's CA (--cacert, ca_file) or skip verification (--insecure), and check the certificate's name"
 	case stats.Protocol.String():
 		return fmt.Sprintf("%s answers, but not in the protocol asked: check --proto (proto) and the URL's scheme", s.Workload.Target)
+	case stats.Timeout.String():
+		return fmt.Sprintf("every request ran out of time: raise --timeout (the timeout param) if it is shorter than %s takes to answer; "+
+			"if it is not, check that %s is up and reachable", s.Workload.Target, s.Workload.Target)
+	case stats.DNS.String():
+		return fmt.Sprintf("the host of %s does not resolve: check its name", s.Workload.Target)
 	}
 	return fmt.Sprintf("check that %s is up and reachable from this machine", s.Workload.Target)
 }

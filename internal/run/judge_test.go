@@ -162,3 +162,23 @@ func TestJudgeSLOExit(t *testing.T) {
 		t.Errorf("an interrupted run: %+v, %v", status, err)
 	}
 }
+
+// TestAllFailedHintByClass (issue 16, item 16): the hint of a run whose
+// every request failed follows the class most failed with: a timeout is
+// not "check that it is up" alone (--timeout 1ns was told so), a name
+// that does not resolve is not a refused connection.
+func TestAllFailedHintByClass(t *testing.T) {
+	for _, c := range []struct{ class, want, not string }{
+		{"timeout", "raise --timeout", ""},
+		{"dns", "does not resolve", "up and reachable"},
+		{"connect", "up and reachable", "--timeout"},
+		{"status_4xx", "4xx status", "up and reachable"},
+	} {
+		s := &analysis.Summary{Workload: analysis.Workload{Name: "w", Target: "GET http://127.0.0.1:1/"},
+			Ops: []analysis.Op{{Name: "GET /", Requests: 10, Errors: []analysis.ErrorCount{{Class: c.class, Count: 10}}}}}
+		got := allFailedHint(s)
+		if !strings.Contains(got, c.want) || c.not != "" && strings.Contains(got, c.not) {
+			t.Errorf("%s: hint %q, want %q and not %q", c.class, got, c.want, c.not)
+		}
+	}
+}
