@@ -29,6 +29,23 @@ import (
 // the dispatcher did not issue make a workload client-bound.
 const UnissuedLimit = 0.01
 
+// MinIssued is the share of the arrivals due below which a workload's
+// generator, not its target, is what the run measured: it issued fewer
+// than half of them.
+const MinIssued = 0.5
+
+// Shortfall is why a workload's run measured the generator rather than
+// the target, its open-model dispatcher having issued under MinIssued of
+// the arrivals due; "" when it issued enough.
+func Shortfall(w Workload) string {
+	due := w.Scheduled + w.Unissued
+	if w.Model != "open" || due == 0 || float64(w.Scheduled) >= MinIssued*float64(due) {
+		return ""
+	}
+	return fmt.Sprintf("the generator issued %d of the %d arrivals due of workload %s (%.1f %%)",
+		w.Scheduled, due, w.Name, 100*float64(w.Scheduled)/float64(due))
+}
+
 // lagLimit is the scheduler lag p99 above which a report points out that
 // arrivals went out late.
 const lagLimit = 5 * time.Millisecond

@@ -276,6 +276,9 @@ func (f *httpFlags) model(w *engine.Workload, desc *results.Workload, given func
 			bad("--concurrency %d must be >= 1", f.conc)
 			return
 		}
+		if why := run.ConnectionProblem(fmt.Sprintf("--concurrency %d", f.conc), f.conc); why != "" {
+			bad("%s", why)
+		}
 		w.Model, w.Conc = engine.Closed, pacer.FixedConcurrency(f.conc, f.duration)
 		desc.Model, desc.Concurrency = "closed", f.conc
 		return
@@ -285,6 +288,9 @@ func (f *httpFlags) model(w *engine.Workload, desc *results.Workload, given func
 		bad("--rate %q: want a positive rate like 5000/s", f.rate)
 	}
 	lo, hi := f.vus(given, bad)
+	if why := run.ConnectionProblem(fmt.Sprintf("--vus-max %d", hi), hi); why != "" {
+		bad("%s", why)
+	}
 	if f.backlog < 0 {
 		bad("--backlog %d must be >= 0", f.backlog)
 	}

@@ -3,9 +3,13 @@ package cli
 import (
 	"net"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/perflab/perflab/internal/run"
 )
 
 // countingListener listens on 127.0.0.1 and counts the connections made
@@ -101,5 +105,63 @@ func TestHTTPRefusesInvalidFlags(t *testing.T) {
 	f := httpFlags{rate: "10/s", vusMin: 10, vusMax: 5, duration: 1e9, timeout: 1e9, quantum: 1e6}
 	if _, err := f.workload(url, func(name string) bool { return name == "rate" || name == "vus-max" }); err != nil {
 		t.Errorf("--vus-max 5 alone: %v", err)
+	}
+}
+
+// TestHTTPRefusesImpossibleValues (issue 16, item 11): a port out of range
+// and a rate no generator issues are refused before any request, exit 2,
+// with no run directory left; before, the first ran and exited 1, the
+// second ran and exited 0 having issued a sliver of its arrivals.
+func TestHTTPRefusesImpossibleValues(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"http://127.0.0.1:99999/", "--rate", "10/s"}, "port 99999 is not one from 1 to 65535"},
+		{[]string{"http://127.0.0.1:1/", "--rate", "1e12/s"}, "is above 100000000/s"},
+	} {
+		out := t.TempDir()
+		code, _, errs := mainOut(append(append([]string{"http"}, c.args...), "--duration", "1s", "--out", out)...)
+		if code != ExitUsage || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, want %d with %q:\n%s", c.args, code, ExitUsage, c.want, errs)
+		}
+		if dirs, _ := filepath.Glob(filepath.Join(out, "*")); len(dirs) != 0 {
+			t.Errorf("%v: a refused run left %v", c.args, dirs)
+		}
+	}
+}
+
+// TestRefusesMoreVUsThanFiles (issue 16, item 10): a concurrency, or a
+// vus.max, whose connections the open-file limit cannot hold is refused
+// before any request, saying how to raise the limit; before, -c 1000000
+// ran until the machine gave out.
+func TestRefusesMoreVUsThanFiles(t *testing.T) {
+	soft, _ := run.OpenFiles()
+	if soft == 0 || soft > 1<<24 {
+		t.Skipf("open-file limit %d: cannot exceed it", soft)
+	}
+	over := strconv.FormatUint(soft+1, 10)
+	for _, args := range [][]string{{"-c", over}, {"--rate", "10/s", "--vus-max", over}} {
+		out := t.TempDir()
+		code, _, errs := mainOut(append([]string{"http", "http://127.0.0.1:1/", "--duration", "1s", "--out", out}, args...)...)
+		if code != ExitUsage || !strings.Contains(errs, "open files") || !strings.Contains(errs, "ulimit -n") {
+			t.Errorf("%v: exit %d, want %d saying how to raise the limit:\n%s", args, code, ExitUsage, errs)
+		}
+		if dirs, _ := filepath.Glob(filepath.Join(out, "*")); len(dirs) != 0 {
+			t.Errorf("%v: a refused run left %v", args, dirs)
+		}
+	}
+	planPath := filepath.Join(t.TempDir(), "plan.yaml")
+	if err := os.WriteFile(planPath, []byte(`name: many
+profiles:
+  - name: p
+    duration: 1s
+    workloads:
+      - {name: a, driver: http, concurrency: `+over+`, params: {url: "http://127.0.0.1:1/"}}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := mainOut("run", planPath, "--out", t.TempDir()); code != ExitUsage || !strings.Contains(errs, "profile p: its workloads' "+over+" VUs") {
+		t.Errorf("plan: exit %d:\n%s", code, errs)
 	}
 }

@@ -57,6 +57,11 @@ func (e *env) runPlan(ctx context.Context, args []string) error {
 	if err := run.CheckSLOWorkloads(p, slo); err != nil {
 		return err
 	}
+	if *runID == "" { // the workers are this machine's processes, or this process
+		if problems := run.OpenFileProblems(p, *workers); len(problems) > 0 {
+			return run.InvalidPlan(problems)
+		}
+	}
 	var load run.Load
 	if opts != nil {
 		load = dist.New(*opts)

@@ -128,8 +128,9 @@ func checkSearch(f searchFlags, path string) (*searchConfig, error) {
 	if cfg.b, err = run.Builtins(filepath.Join(f.out, "RUN_DIR")); err != nil {
 		return nil, &runError{err: err, code: ExitFailed}
 	}
-	if problems := append(run.Check(cfg.Plan, cfg.b), run.CommandProblems(cfg.Plan, cfg.b)...); len(problems) > 0 {
-		return nil, run.InvalidPlan(problems)
+	planProblems := append(run.Check(cfg.Plan, cfg.b), run.CommandProblems(cfg.Plan, cfg.b)...)
+	if planProblems = append(planProblems, run.OpenFileProblems(cfg.Plan, 1)...); len(planProblems) > 0 {
+		return nil, run.InvalidPlan(planProblems)
 	}
 	return cfg, nil
 }

@@ -3,6 +3,8 @@ package driver
 import (
 	"errors"
 	"fmt"
+	"net/url"
+	"strconv"
 )
 
 // ParamError is a problem a driver's Config.Validate finds, with the
@@ -42,6 +44,20 @@ func KeyOf(err error) string {
 	var pe *ParamError
 	if errors.As(err, &pe) {
 		return pe.Key
+	}
+	return ""
+}
+
+// BadPort says what is wrong with the port of u, "" when it has none or
+// one from 1 to 65535: url.Parse takes any digits, so 127.0.0.1:99999
+// would fail only at the first request.
+func BadPort(u *url.URL) string {
+	p := u.Port()
+	if p == "" {
+		return ""
+	}
+	if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+		return fmt.Sprintf("port %s is not one from 1 to 65535", p)
 	}
 	return ""
 }

@@ -52,6 +52,8 @@ func (r *Record) Finish(judge Judge, f Finisher) (*Result, error) {
 	status, runErr = judgeUnverified(rep, status, runErr)
 	if f != nil {
 		status, runErr = f.Judge(rep, status, runErr)
+	} else { // a strategy with its own verdict judges the generator itself: a search looks for its limit
+		status, runErr = judgeShortfall(rep, status, runErr)
 	}
 	finishErr := r.Store.Finish(status)
 	rep.State, rep.Message, rep.Ended = status.State, status.Message, status.Ended
@@ -112,6 +114,25 @@ func JudgePlan(r *report.Run, interrupted bool, storeErr error, failedCells []st
 	msg := fmt.Sprintf("%s failed: %s", Plural(len(failedCells), "cell"), strings.Join(failedCells, "; "))
 	return results.Status{State: results.StateFailed, Ended: time.Now(), Message: msg, ExitCode: ExitFailed},
 		failed(errors.New(msg), "report.md says for each cell what failed; the components' output is under logs/ in the run directory")
+}
+
+// judgeShortfall fails a run that completed but in which the generator
+// issued under half of a workload's arrivals due: its figures are the
+// generator's, not the target's.
+func judgeShortfall(r *report.Run, status results.Status, runErr error) (results.Status, error) {
+	if runErr != nil || status.State != results.StateCompleted {
+		return status, runErr
+	}
+	for _, s := range r.Workloads {
+		why := analysis.Shortfall(s.Workload)
+		if why == "" {
+			continue
+		}
+		msg := why + ": the run measured the generator, not the target"
+		return results.Status{State: results.StateFailed, Ended: time.Now(), Message: msg, ExitCode: ExitFailed},
+			failed(errors.New(msg), "lower the rate, or make the load with more workers (--workers, perflab k8s run) or on a larger machine")
+	}
+	return status, runErr
 }
 
 // allFailedHint says what to check when every request of s failed, by the

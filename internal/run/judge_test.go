@@ -182,3 +182,24 @@ func TestAllFailedHintByClass(t *testing.T) {
 		}
 	}
 }
+
+// TestShortfallFailsTheRun (issue 16, item 11): a run whose generator
+// issued under half of a workload's arrivals due measured the generator,
+// not the target: it fails, saying so; one that issued half does not.
+func TestShortfallFailsTheRun(t *testing.T) {
+	completed := results.Status{State: results.StateCompleted}
+	run := func(scheduled, unissued uint64) *report.Run {
+		return &report.Run{Workloads: []*analysis.Summary{{Workload: analysis.Workload{Name: "http", Model: "open",
+			Scheduled: scheduled, Unissued: unissued}}}}
+	}
+	status, err := judgeShortfall(run(6_600_000, 1_999_993_400_000), completed, nil)
+	var f *Failure
+	if status.State != results.StateFailed || !errors.As(err, &f) || f.Code != ExitFailed ||
+		!strings.Contains(err.Error(), "the generator issued 6600000 of the 2000000000000 arrivals due") ||
+		!strings.Contains(err.Error(), "measured the generator, not the target") {
+		t.Errorf("status %+v, err %v", status, err)
+	}
+	if status, err := judgeShortfall(run(500, 500), completed, nil); err != nil || status.State != results.StateCompleted {
+		t.Errorf("half issued: status %+v, err %v", status, err)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/secret"
 )
 
 // The protocols Config.Proto accepts.
@@ -135,9 +136,11 @@ func (c Config) checkURL() (string, error) {
 	case err != nil:
 		return "", driver.ParamErrorf("url", "cannot parse url: %w", err)
 	case u.Scheme != "http" && u.Scheme != "https":
-		return "", driver.ParamErrorf("url", "url %q: scheme must be http or https", c.URL)
+		return "", driver.ParamErrorf("url", "url %q: scheme must be http or https", secret.URL(c.URL))
 	case u.Host == "":
-		return "", driver.ParamErrorf("url", "url %q: host is missing", c.URL)
+		return "", driver.ParamErrorf("url", "url %q: host is missing", secret.URL(c.URL))
+	case driver.BadPort(u) != "":
+		return "", driver.ParamErrorf("url", "url %q: %s", secret.URL(c.URL), driver.BadPort(u))
 	}
 	return u.Scheme, nil
 }

@@ -176,6 +176,8 @@ func endpointURL(base, endpoint string) (*url.URL, error) {
 		return nil, fmt.Errorf("url %q: scheme must be http or https", secret.URL(base))
 	case u.Host == "":
 		return nil, fmt.Errorf("url %q: host is missing", secret.URL(base))
+	case driver.BadPort(u) != "":
+		return nil, fmt.Errorf("url %q: %s", secret.URL(base), driver.BadPort(u))
 	case u.RawQuery != "" || u.Fragment != "":
 		return nil, fmt.Errorf("url %q: give the base URL, without query or fragment", secret.URL(base))
 	}

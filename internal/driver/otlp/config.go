@@ -351,6 +351,8 @@ func checkHTTPURL(field, s string) error {
 		return driver.ParamErrorf(field, "%s %q: scheme must be http or https", field, secret.URL(s))
 	case u.Host == "":
 		return driver.ParamErrorf(field, "%s %q: host is missing", field, secret.URL(s))
+	case driver.BadPort(u) != "":
+		return driver.ParamErrorf(field, "%s %q: %s", field, secret.URL(s), driver.BadPort(u))
 	}
 	return nil
 }

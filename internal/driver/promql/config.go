@@ -108,7 +108,9 @@ func (c Config) Validate() []error {
 	} else if u.Scheme != "http" && u.Scheme != "https" {
 		add("url", "url %q: scheme must be http or https", c.URL)
 	} else if u.Host == "" {
-		add("url", "url %q: host is missing", c.URL)
+		add("url", "url %q: host is missing", secret.URL(c.URL))
+	} else if why := driver.BadPort(u); why != "" {
+		add("url", "url %q: %s", secret.URL(c.URL), why)
 	}
 	for i, q := range c.Queries {
 		for _, err := range q.validate() {

@@ -171,7 +171,9 @@ func checkURL(s string) error {
 	case u.Scheme != "http" && u.Scheme != "https":
 		return fmt.Errorf("%q: scheme must be http or https", s)
 	case u.Host == "":
-		return fmt.Errorf("%q: host is missing", s)
+		return fmt.Errorf("%q: host is missing", secret.URL(s))
+	case driver.BadPort(u) != "":
+		return fmt.Errorf("%q: %s", secret.URL(s), driver.BadPort(u))
 	}
 	return nil
 }

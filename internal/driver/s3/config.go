@@ -224,6 +224,8 @@ func (c Config) parseEndpoint(add addFunc) *url.URL {
 		add("endpoint", "endpoint %q: scheme must be http or https", shown)
 	case u.Host == "":
 		add("endpoint", "endpoint %q: host is missing", shown)
+	case driver.BadPort(u) != "":
+		add("endpoint", "endpoint %q: %s", shown, driver.BadPort(u))
 	case u.User != nil:
 		add("endpoint", "endpoint %q: credentials go in access_key and secret_key, not in the URL", shown)
 	case u.Path != "" && u.Path != "/", u.RawQuery != "", u.Fragment != "":

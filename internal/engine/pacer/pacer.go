@@ -6,6 +6,7 @@ package pacer
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 )
 
@@ -43,6 +44,12 @@ func NewRate(start float64, stages []Stage) *Rate {
 	return r
 }
 
+// MaxRate is the highest arrival rate a schedule may ask, in arrivals per
+// second: more than any generator issues (one process manages a few
+// hundred thousand, and a distributed run splits its rate among its
+// workers), so a higher one is a mistake, refused before any request.
+const MaxRate = 100_000_000
+
 // Validate lists every problem with the schedule.
 func (r *Rate) Validate() []error {
 	var errs []error
@@ -50,7 +57,25 @@ func (r *Rate) Validate() []error {
 		errs = append(errs, fmt.Errorf("start rate %v must be a finite number >= 0", r.Start))
 	}
 	finite := func(v float64) bool { return v >= 0 && !math.IsNaN(v) && !math.IsInf(v, 0) }
-	return append(errs, validateStages("rate", r.Stages, finite, "a finite number >= 0")...)
+	errs = append(errs, validateStages("rate", r.Stages, finite, "a finite number >= 0")...)
+	seen := map[float64]bool{}
+	for _, v := range append([]float64{r.Start}, targets(r.Stages)...) {
+		if v > MaxRate && !math.IsInf(v, 0) && !seen[v] {
+			seen[v] = true
+			errs = append(errs, fmt.Errorf("rate %s/s is above %d/s, more than any generator issues",
+				strconv.FormatFloat(v, 'f', -1, 64), MaxRate))
+		}
+	}
+	return errs
+}
+
+// targets are the stages' targets.
+func targets(stages []Stage) []float64 {
+	out := make([]float64, len(stages))
+	for i, s := range stages {
+		out[i] = s.Target
+	}
+	return out
 }
 
 // validateStages checks that there is a stage, that every stage lasts, and

@@ -2,6 +2,7 @@ package pacer
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -173,5 +174,21 @@ func TestRateDueCountsArrivalsBeforeElapsed(t *testing.T) {
 		if got := tt.r.Due(tt.elapsed); got != tt.want {
 			t.Errorf("Due(%v) of %v/s = %d, want %d", tt.elapsed, tt.r.Start, got, tt.want)
 		}
+	}
+}
+
+// TestRateAboveAnyGenerator (issue 16, item 11): a rate no generator
+// issues is refused when the schedule is checked, once, naming it; the
+// highest one allowed is not.
+func TestRateAboveAnyGenerator(t *testing.T) {
+	errs := Constant(1e12, time.Second).Validate()
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "rate 1000000000000/s is above 100000000/s") {
+		t.Errorf("errors %v", errs)
+	}
+	if errs := NewRate(10, []Stage{{Duration: time.Second, Target: 2e8}}).Validate(); len(errs) != 1 {
+		t.Errorf("a stage above the bound: errors %v", errs)
+	}
+	if errs := Constant(MaxRate, time.Second).Validate(); len(errs) != 0 {
+		t.Errorf("the bound itself: errors %v", errs)
 	}
 }
