@@ -69,7 +69,11 @@ type Coordinator struct {
 	owned  bool   // the manifest is this coordinator's: it may tell the workers to stop
 	phase  int    // the next phase's number
 	broken string // why no phase is announced any more: a worker failed
-	last   *phaseShards
+	// storeErr is why the last read of the shared store failed, failing
+	// since storeSince; nil when it succeeded.
+	storeErr   error
+	storeSince time.Time
+	last       *phaseShards
 }
 
 // NewRunID is a run id that is also a Kubernetes label value and name

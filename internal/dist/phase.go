@@ -57,9 +57,27 @@ func (d *Coordinator) Run(ctx context.Context, ph *run.PhaseRun) ([]engine.Summa
 	}
 	if failed := ps.failed(); len(failed) > 0 {
 		d.broken = strings.Join(failed, "; ")
+		if d.storeErr != nil { // what failed the workers, most likely: say it first
+			d.broken = fmt.Sprintf("the shared store %s has failed since %s UTC (%v); the workers stopped: %s",
+				d.run.Store.Where(), d.storeSince.UTC().Format("15:04:05"), d.storeErr, d.broken)
+		}
 		return sums, errors.New(d.broken)
 	}
 	return sums, nil
+}
+
+// storeFailing keeps the error of the coordinator's last read of the
+// shared store, and since when it has failed; a read that succeeds clears
+// them.
+func (d *Coordinator) storeFailing(err error) {
+	switch {
+	case err == nil:
+		d.storeErr = nil
+	case d.storeErr == nil:
+		d.storeErr, d.storeSince = err, time.Now()
+	default:
+		d.storeErr = err
+	}
 }
 
 // Facts records nothing: a distributed run's facts are the workers', with
@@ -126,6 +144,7 @@ func (d *Coordinator) follow(ctx context.Context, ph *run.PhaseRun, a shard.Anno
 		if err != nil && (lastErr == nil || err.Error() != lastErr.Error()) {
 			ph.Events().Alert(fmt.Sprintf("warning: cannot read the workers' shards: %v", err))
 		}
+		d.storeFailing(err)
 		lastErr = err
 		for w, ivs := range got {
 			ps.count(w, ivs)

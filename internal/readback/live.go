@@ -17,6 +17,8 @@ const (
 	liveRule        = "run in progress: recorded intervals after the first"
 	phaseKilledRule = "the phase did not end (run killed): the span of its workloads' windows"
 	phaseLiveRule   = "the phase has not ended yet: the span of its workloads' windows"
+	endedRule       = "the workload did not end (its load failed): recorded intervals after the first"
+	phaseEndedRule  = "the phase did not end (its load failed): the span of its workloads' windows"
 )
 
 // markInProgress says of a run whose perflab is still running, and of its
@@ -35,6 +37,27 @@ func markInProgress(r *report.Run) {
 			p.InProgress = p.State == results.StateRunning
 			if p.Window.Rule == phaseKilledRule {
 				p.Window.Rule = phaseLiveRule
+			}
+		}
+	}
+}
+
+// Final is a run read back at its end by the process that made it: not
+// in progress (its perflab is alive, but done), and a workload or phase
+// that did not end said to have failed, not to have been killed.
+func Final(r *report.Run) {
+	r.InProgress = false
+	for _, s := range r.Workloads {
+		if s.Window.Rule == killedRule || s.Window.Rule == liveRule {
+			s.Window.Rule = endedRule
+		}
+	}
+	for _, c := range r.Cells {
+		c.InProgress = false
+		for _, p := range c.Phases {
+			p.InProgress = false
+			if p.Window.Rule == phaseKilledRule || p.Window.Rule == phaseLiveRule {
+				p.Window.Rule = phaseEndedRule
 			}
 		}
 	}

@@ -47,6 +47,7 @@ func (r *Record) Finish(judge Judge, f Finisher) (*Result, error) {
 		}
 		return res, failed(err, "")
 	}
+	readback.Final(rep)
 	status, runErr := judge(rep)
 	status, runErr = judgeSLO(rep, status, runErr)
 	status, runErr = judgeUnverified(rep, status, runErr)
