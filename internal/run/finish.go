@@ -89,6 +89,9 @@ func judgeRun(r *report.Run, interrupted bool, storeErr error) (results.Status, 
 		return results.Status{State: "failed", Ended: now, Message: msg, ExitCode: ExitFailed},
 			failed(errors.New(msg), allFailedHint(s))
 	}
+	if msg, hint := failedSide(r.Workloads); msg != "" {
+		return results.Status{State: "failed", Ended: now, Message: msg, ExitCode: ExitFailed}, failed(errors.New(msg), hint)
+	}
 	return results.Status{State: "completed", Ended: now, ExitCode: ExitOK}, nil
 }
 
@@ -111,9 +114,36 @@ func JudgePlan(r *report.Run, interrupted bool, storeErr error, failedCells []st
 // class most of them failed with: a refused connection and a 404 need
 // different fixes.
 func allFailedHint(s *analysis.Summary) string {
+	return failedHint(topClass(s, allOps), s.Workload.Target)
+}
+
+// failedHint is allFailedHint for requests to target that failed mostly
+// with the class top.
+func failedHint(top, target string) string {
+	switch top {
+	case stats.Status4xx.String():
+		return fmt.Sprintf("%s answers, with a 4xx status: check the URL's path, the method, and the headers or credentials it needs", target)
+	case stats.RateLimited.String():
+		return fmt.Sprintf("%s answers, refusing every request for its rate (429): lower the rate, or raise its limit", target)
+	case stats.Status5xx.String():
+		return fmt.Sprintf("%s answers, but fails every request (5xx): its logs say why", target)
+	case stats.TLS.String():
+		return "the TLS handshake failed: trust the server's CA (--cacert, ca_file) or skip verification (--insecure), and check the certificate's name"
+	case stats.Protocol.String():
+		return fmt.Sprintf("%s answers, but not in the protocol asked: check --proto (proto) and the URL's scheme", target)
+	}
+	return fmt.Sprintf("check that %s is up and reachable from this machine", target)
+}
+
+// topClass is the error class most of the operations of s that keep
+// selects failed with; "" when none failed.
+func topClass(s *analysis.Summary, keep func(op string) bool) string {
 	counts := map[string]int64{}
 	top := ""
 	for _, op := range s.Ops {
+		if !keep(op.Name) {
+			continue
+		}
 		for _, e := range op.Errors {
 			counts[e.Class] += e.Count
 			if top == "" || counts[e.Class] > counts[top] {
@@ -121,24 +151,20 @@ func allFailedHint(s *analysis.Summary) string {
 			}
 		}
 	}
-	switch top {
-	case stats.Status4xx.String():
-		return fmt.Sprintf("%s answers, with a 4xx status: check the URL's path, the method, and the headers or credentials it needs", s.Workload.Target)
-	case stats.RateLimited.String():
-		return fmt.Sprintf("%s answers, refusing every request for its rate (429): lower the rate, or raise its limit", s.Workload.Target)
-	case stats.Status5xx.String():
-		return fmt.Sprintf("%s answers, but fails every request (5xx): its logs say why", s.Workload.Target)
-	case stats.TLS.String():
-		return "the TLS handshake failed: trust the server's CA (--cacert, ca_file) or skip verification (--insecure), and check the certificate's name"
-	case stats.Protocol.String():
-		return fmt.Sprintf("%s answers, but not in the protocol asked: check --proto (proto) and the URL's scheme", s.Workload.Target)
-	}
-	return fmt.Sprintf("check that %s is up and reachable from this machine", s.Workload.Target)
+	return top
 }
 
-func firstError(s *analysis.Summary) string {
+func allOps(string) bool { return true }
+
+func firstError(s *analysis.Summary) string { return errorsOf(s, allOps) }
+
+// errorsOf lists the failures of the operations of s that keep selects.
+func errorsOf(s *analysis.Summary, keep func(op string) bool) string {
 	var parts []string
 	for _, op := range s.Ops {
+		if !keep(op.Name) {
+			continue
+		}
 		for _, e := range op.Errors {
 			parts = append(parts, fmt.Sprintf("%d × %s: %s", e.Count, e.Class, e.Sample))
 		}
