@@ -143,7 +143,7 @@ type Summary struct {
 	// OpTotals are each operation's requests and failures over the whole
 	// run, in the order they were first recorded.
 	OpTotals []OpTotal
-	Lag           Quantiles
+	Lag      Quantiles
 	// Latency and TTFB are every operation's together, from the merged
 	// histograms, of successful requests only, as Op's; AllLatency is of
 	// every request, failed ones too, and LatencyOfAll as Op's.

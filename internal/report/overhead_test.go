@@ -129,9 +129,9 @@ func failedGateway() *analysis.Overhead {
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	lat := 449535 * time.Microsecond
 	ov := &analysis.Overhead{Workload: analysis.Workload{Name: "p/stream", Short: "stream", Profile: "p"},
-		Window: analysis.Window{Start: t0, End: t0.Add(29 * time.Second)},
-		Direct: analysis.OverheadSide{Op: "direct: chat", Requests: 300, OK: 300, SuccessRate: 1, Latency: analysis.Quantiles{Count: 300, P50: lat, Mean: lat}},
-		Gateway: analysis.OverheadSide{Op: "gateway: chat", Requests: 300},
+		Window:    analysis.Window{Start: t0, End: t0.Add(29 * time.Second)},
+		Direct:    analysis.OverheadSide{Op: "direct: chat", Requests: 300, OK: 300, SuccessRate: 1, Latency: analysis.Quantiles{Count: 300, P50: lat, Mean: lat}},
+		Gateway:   analysis.OverheadSide{Op: "gateway: chat", Requests: 300},
 		Intervals: 29, Batches: 5, Method: "paired bootstrap (test)",
 		Warnings: []string{"none of the 300 requests through the gateway in the window succeeded (300 × status_5xx: HTTP 500)"}}
 	for _, q := range analysis.OverheadQuantiles {
