@@ -19,10 +19,14 @@ import (
 //   - drops: DropLimit or more of a workload's arrivals in the window found
 //     every VU busy at vus.max (and the backlog, if any, full): the target
 //     was too slow to keep up;
-//   - a knee: a workload's latency p99 broke away from that of the last
-//     profile before it, at a lower load, that the system held: over
-//     KneeFactor times it and by KneeMinRise at least (FindKnee's rule;
-//     both p99s rest on at least MinCountFor(0.99) latencies).
+//   - a knee: a workload's latency broke away from that of the last
+//     profile before it, at a lower load, that the system held: its p99
+//     over KneeFactor times that one's and by KneeMinRise at least
+//     (FindKnee's rule; both p99s rest on at least MinCountFor(0.99)
+//     latencies), and its p50 over KneeFactor times that one's too. A
+//     queue lifts the whole distribution (in an M/M/1 queue every
+//     quantile grows as 1 / (1 − utilisation)); a stall of a busy machine
+//     lifts the tail alone, and is no knee.
 //
 // A client-bound profile (clientbound.go) is not judged by these: its
 // shortfall, drops and latency may be the generator's, not the system's
@@ -82,14 +86,14 @@ func (h Held) Marks() []string {
 }
 
 // LeftOutText says why a profile is left out of the scaling fits, or ""
-// when it is not.
+// when it is not; the reasons are the size's (Why, MachineBound).
 func (h Held) LeftOutText(profile string) string {
 	var parts []string
 	if !h.Sustained() {
-		parts = append(parts, "unsustained ("+h.Why()+"): the system's capacity was reached below that load")
+		parts = append(parts, "the system did not hold its load (unsustained): its capacity was reached below that load")
 	}
 	if h.MachineBound != "" {
-		parts = append(parts, "machine-bound ("+h.MachineBound+"): the machine, not the system, set its figures")
+		parts = append(parts, "it was machine-bound: the machine, not the system, set its figures")
 	}
 	if len(parts) == 0 {
 		return ""
@@ -181,11 +185,11 @@ func kneeWhy(s *Summary, before []PhaseData, held []Held) []string {
 		}
 		steps := []RateLatency{{askedLoad(b), b.Latency.P99, b.Latency.Count}, {askedLoad(s), s.Latency.P99, s.Latency.Count}}
 		k, ok := FindKnee(steps)
-		if !ok || k.Rate != askedLoad(s) {
+		if !ok || k.Rate != askedLoad(s) || s.Latency.P50 <= KneeFactor*b.Latency.P50 {
 			return nil
 		}
-		return []string{fmt.Sprintf("workload %s latency p99 %v broke away from the %v of profile %s (over %d× and by %v or more: a knee)",
-			name, roundSig3(s.Latency.P99), roundSig3(b.Latency.P99), before[j].Profile, KneeFactor, KneeMinRise)}
+		return []string{fmt.Sprintf("workload %s latency broke away from profile %s's: p99 %v against %v, p50 %v against %v (both over %d×: a knee)",
+			name, before[j].Profile, roundSig3(s.Latency.P99), roundSig3(b.Latency.P99), roundSig3(s.Latency.P50), roundSig3(b.Latency.P50), KneeFactor)}
 	}
 	return nil
 }

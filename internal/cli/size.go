@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -197,10 +198,12 @@ func leftOut(cells []*report.Cell) []string {
 		if c.Insights == nil {
 			continue
 		}
-		for i, t := range c.Insights.Sizes {
-			if !t.Held.Fits() {
-				out = append(out, cellPrefix(c, len(cells))+t.Held.LeftOutText(c.Insights.Sizes[i].Size))
+		for _, t := range c.Insights.Sizes {
+			if t.Held.Fits() {
+				continue
 			}
+			why := strings.Join(slices.DeleteFunc([]string{t.Held.Why(), t.Held.MachineBound}, func(s string) bool { return s == "" }), "; ")
+			out = append(out, cellPrefix(c, len(cells))+t.Held.LeftOutText(t.Size)+" ("+why+")")
 		}
 	}
 	return out

@@ -218,7 +218,7 @@ func TestSizeLeavesUnsustainedOut(t *testing.T) {
 	}
 	dir = resultstest.WriteProfiles(t, t.TempDir(), profiles)
 	code, out, errs = mainOut("size", dir, "--at", "600/s")
-	if code != ExitFailed || out != "" || !strings.Contains(errs, "no cell of the run has scaling fits: profile m is left out of the scaling fits: unsustained (workload get achieved 100/s of the 200/s asked") {
+	if code != ExitFailed || out != "" || !strings.Contains(errs, "no cell of the run has scaling fits: profile m is left out of the scaling fits: the system did not hold its load (unsustained): its capacity was reached below that load (workload get achieved 100/s of the 200/s asked") {
 		t.Errorf("one profile held: exit %d: %s\n%s", code, errs, out)
 	}
 }

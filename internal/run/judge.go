@@ -150,8 +150,8 @@ func failedSide(sums []*analysis.Summary) (msg, hint string) {
 			if side == interleave.Direct {
 				way, target = "straight to the upstream", s.Workload.Target
 			}
-			msg = fmt.Sprintf("every request of workload %q %s failed (%d of %d; %s): there is no overhead figure",
-				s.Workload.Name, way, errs[side], requests[side], errorsOf(s, onSide))
+			msg = fmt.Sprintf("every request of workload %q %s failed (%d requests; in the window, %s): there is no overhead figure",
+				s.Workload.Name, way, requests[side], errorsOf(s, onSide))
 			return msg, failedHint(topClass(s, onSide), target)
 		}
 	}

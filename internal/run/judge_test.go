@@ -153,9 +153,9 @@ func TestJudgeFailedSide(t *testing.T) {
 		want verdict
 	}{
 		{"gateway failed", gatewayRun(0, 500), verdict{"failed", ExitFailed,
-			`every request of workload "p/chat" through the gateway failed (500 of 500; 500 × status_5xx: HTTP 500 Internal Server Error)`,
+			`every request of workload "p/chat" through the gateway failed (500 requests; in the window, 500 × status_5xx: HTTP 500 Internal Server Error)`,
 			"the gateway (params gateway.url) answers, but fails every request (5xx)"}},
-		{"direct failed", gatewayRun(500, 0), verdict{"failed", ExitFailed, "straight to the upstream failed (500 of 500", "check that http://127.0.0.1:1/ is up"}},
+		{"direct failed", gatewayRun(500, 0), verdict{"failed", ExitFailed, "straight to the upstream failed (500 requests", "check that http://127.0.0.1:1/ is up"}},
 		{"one gateway success", gatewayRun(0, 499), verdict{state: "completed"}},
 		{"every request failed", gatewayRun(500, 500), verdict{"failed", ExitFailed, `every request of workload "p/chat" failed`, ""}},
 	} {
