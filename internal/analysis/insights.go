@@ -122,10 +122,13 @@ func CellInsights(phases []PhaseData, o InsightOptions) (*Insights, error) {
 		in.Warnings = append(in.Warnings, phaseWarnings(p)...)
 	}
 	in.Sizes = TShirtSizes(profiles)
+	for i, h := range JudgeHeld(sized) {
+		in.Sizes[i].Held = h
+	}
 	in.fitScaling(sized)
 	var obs []Phase
-	for _, p := range sized {
-		obs = append(obs, Phase{Profile: p.Profile, Resources: p.Resources, Summaries: p.Summaries})
+	for i, p := range sized {
+		obs = append(obs, Phase{Profile: p.Profile, Resources: p.Resources, Summaries: p.Summaries, Held: in.Sizes[i].Held})
 	}
 	in.Observations = Observe(obs, in.Scaling)
 	return in, nil
@@ -142,15 +145,23 @@ func (in *Insights) fitScaling(sized []PhaseData) {
 		return
 	}
 	var points []ScalingPoint
+	held := 0
 	for i, p := range sized {
-		if in.Loads[i] > 0 {
+		switch {
+		case !in.Sizes[i].Held.Fits():
+			in.Warnings = append(in.Warnings, in.Sizes[i].Held.LeftOutText(p.Profile))
+		case in.Loads[i] > 0:
+			held++
 			points = append(points, ScalingPoint{Profile: p.Profile, Load: in.Loads[i], Resources: p.Resources})
-		} else {
+		default:
+			held++
 			in.Warnings = append(in.Warnings, fmt.Sprintf("profile %s has no %s of workload %s: left out of the scaling fits", p.Profile, in.Load.Unit(), in.LoadWorkload))
 		}
 	}
 	if len(points) >= 2 {
 		in.Scaling = FitScaling(in.Load.Unit(), points, FigureP99)
+	} else if held < len(sized) {
+		in.Warnings = append(in.Warnings, fmt.Sprintf("%s of %d held its load on a machine it did not fill: no scaling fits (they need 2)", plural(held, "profile"), len(sized)))
 	}
 }
 

@@ -22,11 +22,13 @@ const (
 
 // The kinds of observation.
 const (
-	ObsClientBound = "client-bound" // the generator was the limit
-	ObsShare       = "share"        // one component is the primary consumer of a resource
-	ObsLinear      = "linear"       // a resource follows load in a straight line
-	ObsConstant    = "constant"     // a resource does not change with load
-	ObsNotLinear   = "not-linear"   // a resource changes with load, but not in a straight line
+	ObsClientBound  = "client-bound"  // the generator was the limit
+	ObsUnsustained  = "unsustained"   // the system did not hold the profile's load
+	ObsMachineBound = "machine-bound" // the generator and the components it started filled the machine
+	ObsShare        = "share"         // one component is the primary consumer of a resource
+	ObsLinear       = "linear"        // a resource follows load in a straight line
+	ObsConstant     = "constant"      // a resource does not change with load
+	ObsNotLinear    = "not-linear"    // a resource changes with load, but not in a straight line
 )
 
 // Observation is a plain-language statement and the figures it rests on.
@@ -51,6 +53,7 @@ type Phase struct {
 	Profile   string
 	Resources *Resources
 	Summaries []*Summary
+	Held      Held // whether the system held the load (JudgeHeld)
 }
 
 // Observe makes the statements the data supports, in this order: phases
@@ -66,6 +69,7 @@ func Observe(phases []Phase, scalings []Scaling) []Observation {
 	var out []Observation
 	for _, p := range phases {
 		out = append(out, clientBound(p)...)
+		out = append(out, heldObservations(p)...)
 	}
 	for _, metric := range []string{MetricMemory, MetricCPU} {
 		if o, ok := primaryConsumer(phases, metric); ok {
@@ -112,6 +116,24 @@ func clientBound(p Phase) []Observation {
 					p.Profile, s.Workload.DisplayName(), why),
 				Figures: []ObsFigure{{"arrivals due", float64(due), ""}, {"not issued", float64(s.Workload.Unissued), ""}}})
 		}
+	}
+	return out
+}
+
+// heldObservations say where the system did not hold the load, and where
+// the machine was the limit.
+func heldObservations(p Phase) []Observation {
+	var out []Observation
+	h := p.Held
+	if !h.Sustained() {
+		out = append(out, Observation{Kind: ObsUnsustained,
+			Text: fmt.Sprintf("in %s the system did not hold the load (unsustained): %s; its size is marked, and it is left out of the scaling fits: the system's capacity was reached below that load",
+				p.Profile, h.Why())})
+	}
+	if h.MachineBound != "" {
+		out = append(out, Observation{Kind: ObsMachineBound,
+			Text: fmt.Sprintf("in %s the machine was the limit (machine-bound): %s; its size is marked, and it is left out of the scaling fits; %s",
+				p.Profile, h.MachineBound, machineAdviceShort)})
 	}
 	return out
 }

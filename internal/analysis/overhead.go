@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/perflab/perflab/internal/stats"
@@ -51,7 +52,15 @@ type Added struct {
 	// NotSignificant ("~": the data cannot tell the gateway's latency from
 	// the upstream's, or there was too little of it for an interval).
 	Significance Significance
+	// NoDirect and NoGateway say that side had no successful request in
+	// the window: its quantile is no figure (latencies are of successful
+	// requests only), and neither is the difference.
+	NoDirect, NoGateway bool
 }
+
+// HasValue reports whether both sides had successful requests, so that
+// Value is a figure: a side with none has no latency to subtract.
+func (a Added) HasValue() bool { return !a.NoDirect && !a.NoGateway }
 
 // Overhead is a gateway's overhead measured by one interleaved workload:
 // both sides' success rate, sizes and latency, the latency the gateway
@@ -96,10 +105,15 @@ func GatewayOverhead(in OverheadInput, o BootstrapOptions) *Overhead {
 	ba, bb := batches(da), batches(db)
 	ov.Batches = len(ba)
 	ma, mb := LatencySide{Intervals: da}.merged(), LatencySide{Intervals: db}.merged()
+	noDirect, noGateway := ov.Direct.OK == 0, ov.Gateway.OK == 0
 	for _, q := range OverheadQuantiles {
 		a, b := ma.Quantile(q), mb.Quantile(q)
-		ov.Added = append(ov.Added, Added{Quantile: q, Direct: a, Gateway: b, Value: b - a,
-			Resolution: max(stats.Resolution(a), stats.Resolution(b))})
+		ad := Added{Quantile: q, Direct: a, Gateway: b, Value: b - a,
+			Resolution: max(stats.Resolution(a), stats.Resolution(b)), NoDirect: noDirect, NoGateway: noGateway}
+		if !ad.HasValue() {
+			ad.Value = 0
+		}
+		ov.Added = append(ov.Added, ad)
 	}
 	ov.addResources(in)
 	if ov.Direct.Requests == 0 || ov.Gateway.Requests == 0 {
@@ -107,9 +121,50 @@ func GatewayOverhead(in OverheadInput, o BootstrapOptions) *Overhead {
 			ov.Direct.Requests, ov.Gateway.Requests))
 		return ov
 	}
+	if noDirect || noGateway {
+		ov.warnNoSuccess(s)
+		return ov
+	}
 	ov.addIntervals(ba, bb, o)
 	ov.judge(s.ClientBound)
 	return ov
+}
+
+// warnNoSuccess says which side had no successful request, with what
+// its requests failed of: there is then no overhead figure.
+func (ov *Overhead) warnNoSuccess(s *Summary) {
+	for _, x := range []struct {
+		side OverheadSide
+		way  string
+	}{{ov.Direct, "straight to the upstream"}, {ov.Gateway, "through the gateway"}} {
+		if x.side.OK > 0 {
+			continue
+		}
+		ov.Warnings = append(ov.Warnings, fmt.Sprintf("none of the %d requests %s in the window succeeded (%s): latencies are of successful requests only, "+
+			"so that side has no latency and there is no overhead figure", x.side.Requests, x.way, opErrors(s, x.side.Op)))
+	}
+}
+
+// opErrors is what the operation's requests failed of: "120 × 5xx: HTTP
+// 500 Internal Server Error".
+func opErrors(s *Summary, op string) string {
+	var parts []string
+	for _, o := range s.Ops {
+		if o.Name != op {
+			continue
+		}
+		for _, e := range o.Errors {
+			p := fmt.Sprintf("%d × %s", e.Count, e.Class)
+			if e.Sample != "" {
+				p += ": " + e.Sample
+			}
+			parts = append(parts, p)
+		}
+	}
+	if len(parts) == 0 {
+		return "no error recorded"
+	}
+	return strings.Join(parts, "; ")
 }
 
 // addIntervals gives each added latency its interval where the data

@@ -158,3 +158,50 @@ func TestGatewayOverheadResolution(t *testing.T) {
 		t.Errorf("p50 %+v; warnings %q", a, ov.Warnings)
 	}
 }
+
+// failSide makes every request of op in ivs fail with HTTP 500 after lat:
+// a side with no successful request, as a gateway whose streaming path
+// answered 500 to everything.
+func failSide(ivs []*stats.Interval, op string, lat time.Duration) {
+	for _, iv := range ivs {
+		n := iv.Ops[op].Classes.Total()
+		st := stats.NewOpStats()
+		st.Failed = stats.NewHist()
+		for range n {
+			st.Failed.Record(lat)
+		}
+		st.Classes[stats.Status5xx] = n
+		st.Samples[stats.Status5xx] = "HTTP 500 Internal Server Error"
+		iv.Ops[op] = st
+	}
+}
+
+// A side with no successful request gives no overhead figure, at any
+// quantile, with a warning that says why (before: the direct side's p50
+// negated, −5 ms, "~ (no interval)"); the other side keeps its figures.
+func TestGatewayOverheadWithoutSuccessesHasNoFigure(t *testing.T) {
+	for _, tt := range []struct {
+		op, want string
+		direct   bool
+	}{
+		{"gateway: x", "none of the 6000 requests through the gateway in the window succeeded (6000 × status_5xx: HTTP 500", false},
+		{"direct: x", "none of the 6000 requests straight to the upstream in the window succeeded", true},
+	} {
+		ivs := interleaved(30, 200, 2*time.Millisecond, noDrift, 9)
+		failSide(ivs, tt.op, 450*time.Microsecond)
+		ov := overheadOf(ivs, nil, "")
+		for _, a := range ov.Added {
+			if a.HasValue() || a.Value != 0 || a.HasInterval || a.Significance == Significant || a.NoDirect != tt.direct || a.NoGateway == tt.direct {
+				t.Errorf("%s failed: p%s %+v, want no figure", tt.op, quantileName(a.Quantile), a)
+			}
+		}
+		if !warned(ov.Warnings, tt.want) || !warned(ov.Warnings, "there is no overhead figure") {
+			t.Errorf("%s failed: warnings %q, want %q", tt.op, ov.Warnings, tt.want)
+		}
+	}
+	// Both sides succeeding, the figure stays.
+	ov := overheadOf(interleaved(30, 200, 2*time.Millisecond, noDrift, 9), nil, "")
+	if a := ov.Added[0]; !a.HasValue() || a.Value < 1900*time.Microsecond {
+		t.Errorf("both sides: p50 %+v, want about +2 ms", a)
+	}
+}

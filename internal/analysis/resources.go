@@ -90,7 +90,12 @@ type Resources struct {
 	CoresAvailable float64 // cores the generator could use; 0 when unknown
 	ClientBound    bool    // the generator's CPU was near its cores (see clientbound.go)
 	GeneratorCPU   float64 // the generator's CPU P99 that made it so
-	Warnings       []string
+	// MachineBound says the generator and the components perflab started
+	// together filled the machine's cores or memory (see machinebound.go);
+	// MachineWhy names the figures.
+	MachineBound bool
+	MachineWhy   string
+	Warnings     []string
 }
 
 // ResourceInput is what SummarizeResources needs: the components, their
@@ -131,6 +136,7 @@ func SummarizeResources(in ResourceInput) *Resources {
 	res.CPU = total(res.Components, windowed, func(c ComponentResources) (string, Stat) { return c.CPUMetric, c.CPU })
 	res.CoresAvailable = in.CoresAvailable
 	res.judge()
+	res.judgeMachine(windowed)
 	return res
 }
 

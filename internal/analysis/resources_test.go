@@ -81,7 +81,9 @@ func TestPointsInWindow(t *testing.T) {
 
 // threeComponents is 20 s of samples: a's memory rises 1…20 while b's falls
 // 20…1, so every component's P99 is 20 but their sum is always 21; the
-// generator uses 1 core of 2.
+// generator uses 1 core of 2. a and b are attached (on machines of their
+// own: their 20 cores are not the generator's machine's, which is not
+// machine-bound).
 func threeComponents() ResourceInput {
 	const mib = 1 << 20
 	rise, fall := seq(1, 20), seq(1, 20)
@@ -96,7 +98,7 @@ func threeComponents() ResourceInput {
 	return ResourceInput{
 		Window: Window{Start: t0, End: t0.Add(20 * time.Second)},
 		Components: []Component{
-			{Name: "a", Group: "ingester", Kind: "run"}, {Name: "b", Group: "ingester", Kind: "run"},
+			{Name: "a", Group: "ingester", Kind: "attach"}, {Name: "b", Group: "ingester", Kind: "attach"},
 			{Name: "perflab", Kind: KindGenerator},
 		},
 		Series: map[string]map[string][]Point{

@@ -125,6 +125,7 @@ func summedSeries(series [][]Point) []float64 {
 // sampled at the same times, the points of the sparsest (0 when they were).
 type summed struct {
 	values []float64
+	parts  [][]float64 // per value, each series' value that went into it
 	grid   int
 }
 
@@ -144,14 +145,17 @@ func sumSeries(series [][]Point) summed {
 	exact := true
 	for _, p := range ref {
 		sum, all := 0.0, true
+		parts := make([]float64, len(series))
 		for j, ps := range series {
 			v, at, ok := nearest(ps, p.T, tol, &next[j])
 			sum += v
+			parts[j] = v
 			all = all && ok
 			exact = exact && (!ok || at.Equal(p.T))
 		}
 		if all {
 			out.values = append(out.values, sum)
+			out.parts = append(out.parts, parts)
 		}
 	}
 	if !exact {

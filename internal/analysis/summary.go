@@ -140,7 +140,10 @@ type Summary struct {
 	DroppedTotal  int64 // over the whole run
 	RequestsTotal int64 // over the whole run
 	ErrorsTotal   int64 // over the whole run
-	Lag           Quantiles
+	// OpTotals are each operation's requests and failures over the whole
+	// run, in the order they were first recorded.
+	OpTotals []OpTotal
+	Lag      Quantiles
 	// Latency and TTFB are every operation's together, from the merged
 	// histograms, of successful requests only, as Op's; AllLatency is of
 	// every request, failed ones too, and LatencyOfAll as Op's.
@@ -187,13 +190,7 @@ func Summarize(w Workload, ivs []*stats.Interval) *Summary {
 		s.Dropped += iv.Dropped
 		lag.Merge(iv.Lag)
 	}
-	for _, iv := range ivs {
-		s.DroppedTotal += iv.Dropped
-		for _, st := range iv.Ops {
-			s.RequestsTotal += st.Classes.Total()
-			s.ErrorsTotal += st.Classes.Errors()
-		}
-	}
+	s.addTotals(ivs)
 	all := stats.NewOpStats()
 	for _, name := range names {
 		op := summarizeOp(name, ops[name], s.Seconds)
@@ -208,6 +205,34 @@ func Summarize(w Workload, ivs []*stats.Interval) *Summary {
 	s.Lag = QuantilesOf(lag)
 	s.judge()
 	return s
+}
+
+// OpTotal is one operation's requests and failures over the whole run.
+type OpTotal struct {
+	Name             string
+	Requests, Errors int64
+}
+
+// addTotals counts the dropped arrivals, requests and failures of the
+// whole run, all operations together and each on its own.
+func (s *Summary) addTotals(ivs []*stats.Interval) {
+	at := map[string]int{}
+	for _, iv := range ivs {
+		s.DroppedTotal += iv.Dropped
+		for _, name := range iv.OpNames() {
+			st := iv.Ops[name]
+			i, ok := at[name]
+			if !ok {
+				i = len(s.OpTotals)
+				at[name] = i
+				s.OpTotals = append(s.OpTotals, OpTotal{Name: name})
+			}
+			s.OpTotals[i].Requests += st.Classes.Total()
+			s.OpTotals[i].Errors += st.Classes.Errors()
+			s.RequestsTotal += st.Classes.Total()
+			s.ErrorsTotal += st.Classes.Errors()
+		}
+	}
 }
 
 // setLatencies sets the latencies of every operation together from all,

@@ -50,6 +50,9 @@ type TShirt struct {
 	Components []TShirtRow
 	Total      TShirtRow
 	Warnings   []string
+	// Held says whether the system held the profile's load (sustain.go),
+	// as CellInsights judged it; the zero value is a load held.
+	Held Held
 }
 
 // HasBounds reports whether any component of the size carries VPA bounds.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -174,8 +175,12 @@ func (e *env) predict(r *report.Run, at loadArg) error {
 		return &runError{err: errors.New(strings.Join(problems, "\n")), code: ExitUsage}
 	}
 	if len(preds) == 0 {
-		return &runError{err: fmt.Errorf("cannot predict at %s: no cell of the run has scaling fits", report.LoadValueText(at.value, at.basis)),
-			hint: "a fit needs two or more profiles that ran the same workload (three for a verdict and a prediction interval)", code: ExitFailed}
+		why := ""
+		if left := leftOut(cells); len(left) > 0 {
+			why = ": " + strings.Join(left, "; ")
+		}
+		return &runError{err: fmt.Errorf("cannot predict at %s: no cell of the run has scaling fits%s", report.LoadValueText(at.value, at.basis), why),
+			hint: "a fit needs two or more profiles that ran the same workload, whose load the system held on a machine it did not fill (three for a verdict and a prediction interval)", code: ExitFailed}
 	}
 	for _, p := range preds {
 		if err := report.PredictionMarkdown(e.stdout, p.cell, p.load, p.cell.Insights.PredictAt(p.load), p.conversion); err != nil {
@@ -183,6 +188,25 @@ func (e *env) predict(r *report.Run, at loadArg) error {
 		}
 	}
 	return nil
+}
+
+// leftOut is why the cells' profiles were left out of their fits: the
+// system did not hold their load, or the machine set their figures.
+func leftOut(cells []*report.Cell) []string {
+	var out []string
+	for _, c := range cells {
+		if c.Insights == nil {
+			continue
+		}
+		for _, t := range c.Insights.Sizes {
+			if t.Held.Fits() {
+				continue
+			}
+			why := strings.Join(slices.DeleteFunc([]string{t.Held.Why(), t.Held.MachineBound}, func(s string) bool { return s == "" }), "; ")
+			out = append(out, cellPrefix(c, len(cells))+t.Held.LeftOutText(t.Size)+" ("+why+")")
+		}
+	}
+	return out
 }
 
 // cellPrefix names the cell a problem is of when the run has several.

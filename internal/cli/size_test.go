@@ -201,3 +201,44 @@ func TestReportOfADamagedStore(t *testing.T) {
 		t.Errorf("an empty directory: exit %d, want %d:\n%s", code, ExitUsage, errs)
 	}
 }
+
+// TestSizeLeavesUnsustainedOut: a profile the system did not hold (xl:
+// 500 of the 800/s asked, app's CPU pegged at l's 0.5 cores) is marked in
+// the sizes, and --at predicts from the three profiles it held: app's CPU
+// at 600/s is 0.1 + 0.001 × 600 = 0.70 cores (from all four, 0.62),
+// saying the load is beyond the capacity measured. With only one profile
+// held there is no fit, and the refusal says why.
+func TestSizeLeavesUnsustainedOut(t *testing.T) {
+	ms := time.Millisecond
+	profiles := []resultstest.Profile{
+		{Name: "s", Target: 100, Achieved: 100, Latency: 2 * ms, AppCPU: 0.2, GenCPU: 0.1},
+		{Name: "m", Target: 200, Achieved: 200, Latency: 2 * ms, AppCPU: 0.3, GenCPU: 0.1},
+		{Name: "l", Target: 400, Achieved: 400, Latency: 2 * ms, AppCPU: 0.5, GenCPU: 0.1},
+		{Name: "xl", Target: 800, Achieved: 500, Latency: 2 * ms, AppCPU: 0.5, GenCPU: 0.1},
+	}
+	dir := resultstest.WriteProfiles(t, t.TempDir(), profiles)
+	code, out, errs := mainOut("size", dir)
+	if code != 0 || !strings.Contains(out, "| xl (unsustained) | get 500/s | app |") || !strings.Contains(out, "| l | get 400/s | app |") ||
+		!strings.Contains(out, "size xl is unsustained: the system did not hold its load: workload get achieved 500/s of the 800/s asked (37.5 % short)") {
+		t.Errorf("size: exit %d: %s\n%s", code, errs, out)
+	}
+	code, out, errs = mainOut("size", dir, "--at", "600/s")
+	for _, want := range []string{"over 3 profiles (100/s to 400/s)", "**Left out of the fits:** `xl` (unsustained)",
+		"**Beyond the capacity measured:** the system did not hold the load of profile `xl`, of which it achieved 500/s", "| app | CPU | 0.70 cores |"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("--at 600/s: exit %d, output lacks %q: %s\n%s", code, want, errs, out)
+		}
+	}
+	code, out, _ = mainOut("size", dir, "--at", "300/s")
+	if code != 0 || strings.Contains(out, "Beyond the capacity") || !strings.Contains(out, "| app | CPU | 0.40 cores |") {
+		t.Errorf("--at 300/s: exit %d:\n%s", code, out)
+	}
+	for i := range profiles[1:] {
+		profiles[i+1].Achieved = profiles[i+1].Target / 2
+	}
+	dir = resultstest.WriteProfiles(t, t.TempDir(), profiles)
+	code, out, errs = mainOut("size", dir, "--at", "600/s")
+	if code != ExitFailed || out != "" || !strings.Contains(errs, "no cell of the run has scaling fits: profile m is left out of the scaling fits: the system did not hold its load (unsustained): its capacity was reached below that load (workload get achieved 100/s of the 200/s asked") {
+		t.Errorf("one profile held: exit %d: %s\n%s", code, errs, out)
+	}
+}

@@ -81,4 +81,5 @@ const DiskBytes = "disk_bytes"
 const (
 	SchedLatP99Seconds = "go_sched_latency_p99_s" // Go scheduler latency p99 since the previous sample
 	CoresAvailable     = "cores_available"        // CPUs the generator may run on
+	MachineMemoryBytes = "machine_memory_bytes"   // the memory of the generator's machine (MemTotal of /proc/meminfo)
 )

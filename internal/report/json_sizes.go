@@ -26,6 +26,14 @@ type jsonSize struct {
 	Total      jsonSizeRow   `json:"total"`
 	YAML       string        `json:"yaml"`
 	Warnings   []string      `json:"warnings"`
+	// Sustained is false when the system did not hold the profile's load
+	// (analysis.Held), SustainedWhy then says why; a machine-bound or
+	// client-bound profile says so beside it.
+	Sustained    bool   `json:"sustained"`
+	SustainedWhy string `json:"sustained_why,omitempty"`
+	MachineBound bool   `json:"machine_bound,omitempty"`
+	MachineWhy   string `json:"machine_bound_reason,omitempty"`
+	ClientBound  bool   `json:"client_bound,omitempty"`
 }
 
 // jsonSizeRow gives each quantity as a manifest writes it ("" when the data
@@ -105,7 +113,9 @@ func toJSONInsights(in *analysis.Insights) *jsonInsights {
 		Warnings: append([]string{}, in.Warnings...)}
 	for i, t := range in.Sizes {
 		js := jsonSize{Size: t.Size, Load: t.Load, LoadValue: round6(in.Loads[i]), Components: []jsonSizeRow{},
-			Total: toJSONSizeRow(t.Total), Warnings: append([]string{}, t.Warnings...)}
+			Total: toJSONSizeRow(t.Total), Warnings: append([]string{}, t.Warnings...),
+			Sustained: t.Held.Sustained(), SustainedWhy: t.Held.Why(), MachineBound: t.Held.MachineBound != "",
+			MachineWhy: t.Held.MachineBound, ClientBound: t.Held.ClientBound}
 		for _, r := range t.Components {
 			js.Components = append(js.Components, toJSONSizeRow(r))
 		}

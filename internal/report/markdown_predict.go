@@ -63,12 +63,14 @@ func PredictionMarkdown(w io.Writer, c *Cell, load float64, preds []analysis.Sca
 		fmt.Fprintf(b, "**Load converted:** %s.\n\n", conversion)
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, l := range in.Loads {
+	fitted := in.FitLoads()
+	for _, l := range fitted {
 		lo, hi = min(lo, l), max(hi, l)
 	}
 	fmt.Fprintf(b, "From the fits of each component's P99 against the %s of workload `%s` over %d profiles (%s to %s). "+
-		"Requests = predicted P99 × %.4g, limits = requests × %.4g, rounded up.\n", in.Load.Unit(), in.LoadWorkload, len(in.Loads),
+		"Requests = predicted P99 × %.4g, limits = requests × %.4g, rounded up.\n", in.Load.Unit(), in.LoadWorkload, len(fitted),
 		LoadValueText(lo, in.Load), LoadValueText(hi, in.Load), 1+in.Options.Headroom, in.Options.LimitFactor)
+	predictionHeld(b, in, load, at)
 	outside := load < lo || load > hi
 	if outside {
 		fmt.Fprintf(b, "\n**Extrapolation:** %s is outside the loads measured; the figures assume every line stays straight beyond them.\n", at)
@@ -81,6 +83,20 @@ func PredictionMarkdown(w io.Writer, c *Cell, load float64, preds []analysis.Sca
 	fmt.Fprintf(b, "\n```yaml\n%s```\n", y)
 	_, err = io.WriteString(w, b.String())
 	return err
+}
+
+// predictionHeld says which profiles the fits leave out, and when load is
+// at or above what a profile the system did not hold achieved: its
+// capacity was reached below that load.
+func predictionHeld(b *strings.Builder, in *analysis.Insights, load float64, at string) {
+	if left := leftOutOfFits(in, func(s string) string { return "`" + s + "`" }); left != "" {
+		fmt.Fprintf(b, "\n**Left out of the fits:** %s: the system did not hold their load, or the machine set their figures.\n", left)
+	}
+	if t, l, ok := in.Unheld(); ok && load >= l {
+		fmt.Fprintf(b, "\n**Beyond the capacity measured:** the system did not hold the load of profile `%s`, of which it achieved %s (%s): "+
+			"its capacity was reached below that load, so %s is a load it has not been seen to hold, and the fits say nothing of it.\n",
+			t.Size, LoadValueText(l, in.Load), t.Held.Why(), at)
+	}
 }
 
 // predictionTable writes a row per prediction and its warnings, and

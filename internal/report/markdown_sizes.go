@@ -21,23 +21,25 @@ func sizesSection(d *doc, c *Cell, level int, withFiles bool) {
 	d.para(rule + ". Figures are rounded up to Kubernetes units; a size is named after its profile, and its load is what the profile's workloads achieved.")
 	t := &table{Head: []string{"Size", "Load", "Component", "Memory request", "Memory limit", "CPU request", "CPU limit"},
 		Right: []bool{false, false, false, true, true, true, true}}
+	var held []string
 	for _, ts := range in.Sizes {
 		for i, r := range append(append([]analysis.TShirtRow{}, ts.Components...), ts.Total) {
-			load, name := "", r.Component
+			size, load, name := ts.Size, "", r.Component
 			if i == 0 {
-				load = ts.Load
+				size, load = ts.Size+heldMark(ts), ts.Load
 			}
 			if name == analysis.TotalComponent {
 				name = strong("total")
 			}
-			t.Rows = append(t.Rows, []string{ts.Size, load, name, qty(r.MemoryRequest), qty(r.MemoryLimit), qty(r.CPURequest), cpuLimit(r)})
+			t.Rows = append(t.Rows, []string{size, load, name, qty(r.MemoryRequest), qty(r.MemoryLimit), qty(r.CPURequest), cpuLimit(r)})
 		}
+		held = append(held, heldLines(ts)...)
 	}
 	d.table(t)
-	d.warnings(in.Warnings)
+	d.warnings(append(held, in.Warnings...))
 	boundsTable(d, in)
 	for _, ts := range in.Sizes {
-		d.heading(level+1, fmt.Sprintf("Size %s — %s", code(ts.Size), ts.Load))
+		d.heading(level+1, fmt.Sprintf("Size %s — %s%s", code(ts.Size), ts.Load, heldMark(ts)))
 		if y, err := ts.YAML(); err != nil {
 			d.paraf("No YAML: %v", err)
 		} else {
@@ -139,6 +141,9 @@ func scalingSection(d *doc, in *analysis.Insights, level int) {
 		unit, code(in.LoadWorkload), analysis.PoorFitR2, analysis.MinFitPoints)
 	if in.LoadNote != "" {
 		d.paraf("Load in bytes/s: %s.", in.LoadNote)
+	}
+	if left := leftOutOfFits(in, code); left != "" {
+		d.paraf("Left out of the fits: %s: the system did not hold their load, or the machine set their figures (see the warnings under the sizes).", left)
 	}
 	t := &table{Head: []string{"Component", "Resource", "Profiles", "At no load", upperFirst(per), "R²", "Verdict"},
 		Right: []bool{false, false, true, true, true, true, false}}

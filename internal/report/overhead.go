@@ -50,7 +50,7 @@ func overheadWorkload(d *doc, ov *analysis.Overhead) {
 		[]string{"Average response size", sizeText(dr.ResponseBytes), sizeText(g.ResponseBytes), ""},
 		[]string{"Average latency", dur(dr.Latency.Mean), dur(g.Latency.Mean), ""})
 	for _, a := range ov.Added {
-		t.Rows = append(t.Rows, []string{"p" + quantileLabel(a.Quantile) + " latency", dur(a.Direct), dur(a.Gateway), addedText(a)})
+		t.Rows = append(t.Rows, []string{"p" + quantileLabel(a.Quantile) + " latency", sideDur(a.Direct, a.NoDirect), sideDur(a.Gateway, a.NoGateway), addedText(a)})
 	}
 	comp := "gateway"
 	if ov.Component != "" {
@@ -88,6 +88,9 @@ func terminalOverheads(w io.Writer, ovs []*analysis.Overhead) {
 		if ov.Component != "" {
 			name += " through " + ov.Component
 		}
+		if a := ov.Added[0]; !a.HasValue() {
+			parts = []string{addedText(a)} // the same at every quantile
+		}
 		fmt.Fprintf(w, "%s: gateway overhead %s\n", name, strings.Join(parts, ", "))
 	}
 }
@@ -119,10 +122,27 @@ func memoryText(ov *analysis.Overhead) string {
 	return sizeText(ov.Memory.Max)
 }
 
+// sideDur is a side's latency quantile, or "–" when the side had no
+// successful request to take one of.
+func sideDur(d time.Duration, none bool) string {
+	if none {
+		return "–"
+	}
+	return dur(d)
+}
+
 // addedText is "+2.01 ms (95 % CI +1.98 to +2.04 ms)", or "~" with the
-// figures in parentheses when the interval includes 0 or there is none.
+// figures in parentheses when the interval includes 0 or there is none,
+// or "no figure" and why when a side had no successful request.
 func addedText(a analysis.Added) string {
-	if !a.HasInterval {
+	switch {
+	case a.NoGateway && a.NoDirect:
+		return "no figure (no request succeeded either way)"
+	case a.NoGateway:
+		return "no figure (no request through the gateway succeeded)"
+	case a.NoDirect:
+		return "no figure (no request straight to the upstream succeeded)"
+	case !a.HasInterval:
 		return fmt.Sprintf("~ (%s, no interval)", signedDur(a.Value))
 	}
 	ci := fmt.Sprintf("95 %% CI %s to %s", signedDur(a.Low), signedDur(a.High))
@@ -179,12 +199,13 @@ type jsonOverheadSide struct {
 }
 
 // jsonAdded is one quantile's added latency; low and high are null when
-// there is no interval.
+// there is no interval, and a side's quantile and the value null when a
+// side had no successful request.
 type jsonAdded struct {
 	Quantile    float64  `json:"quantile"`
-	Direct      float64  `json:"direct"`
-	Gateway     float64  `json:"gateway"`
-	Value       float64  `json:"value"`
+	Direct      *float64 `json:"direct"`
+	Gateway     *float64 `json:"gateway"`
+	Value       *float64 `json:"value"`
 	Low         *float64 `json:"low"`
 	High        *float64 `json:"high"`
 	Significant bool     `json:"significant"`
@@ -200,8 +221,8 @@ func toJSONOverheads(ovs []*analysis.Overhead) []jsonOverhead {
 			Direct: toJSONSide(ov.Direct), Gateway: toJSONSide(ov.Gateway), Added: []jsonAdded{},
 			Method: ov.Method, Warnings: append([]string{}, ov.Warnings...)}
 		for _, a := range ov.Added {
-			ja := jsonAdded{Quantile: a.Quantile, Direct: ms(a.Direct), Gateway: ms(a.Gateway), Value: ms(a.Value),
-				Significant: a.Significance == analysis.Significant, Resolution: ms(a.Resolution)}
+			ja := jsonAdded{Quantile: a.Quantile, Direct: optMS(a.Direct, !a.NoDirect), Gateway: optMS(a.Gateway, !a.NoGateway),
+				Value: optMS(a.Value, a.HasValue()), Significant: a.Significance == analysis.Significant, Resolution: ms(a.Resolution)}
 			if a.HasInterval {
 				lo, hi := ms(a.Low), ms(a.High)
 				ja.Low, ja.High = &lo, &hi
@@ -219,6 +240,15 @@ func toJSONOverheads(ovs []*analysis.Overhead) []jsonOverhead {
 		out = append(out, jo)
 	}
 	return out
+}
+
+// optMS is d in milliseconds, or nil when it is no figure.
+func optMS(d time.Duration, ok bool) *float64 {
+	if !ok {
+		return nil
+	}
+	v := ms(d)
+	return &v
 }
 
 func toJSONSide(s analysis.OverheadSide) jsonOverheadSide {

@@ -122,3 +122,63 @@ func TestOverheadOnTheTerminal(t *testing.T) {
 		}
 	}
 }
+
+// failedGateway is a gateway every request through which failed: the
+// direct side's p50 is 449.5 ms, the gateway side has no latency.
+func failedGateway() *analysis.Overhead {
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	lat := 449535 * time.Microsecond
+	ov := &analysis.Overhead{Workload: analysis.Workload{Name: "p/stream", Short: "stream", Profile: "p"},
+		Window:    analysis.Window{Start: t0, End: t0.Add(29 * time.Second)},
+		Direct:    analysis.OverheadSide{Op: "direct: chat", Requests: 300, OK: 300, SuccessRate: 1, Latency: analysis.Quantiles{Count: 300, P50: lat, Mean: lat}},
+		Gateway:   analysis.OverheadSide{Op: "gateway: chat", Requests: 300},
+		Intervals: 29, Batches: 5, Method: "paired bootstrap (test)",
+		Warnings: []string{"none of the 300 requests through the gateway in the window succeeded (300 × status_5xx: HTTP 500)"}}
+	for _, q := range analysis.OverheadQuantiles {
+		ov.Added = append(ov.Added, analysis.Added{Quantile: q, Direct: lat, NoGateway: true, Resolution: 256 * time.Microsecond})
+	}
+	return ov
+}
+
+// A side without successes has no overhead figure anywhere (before: −449.5
+// ms on the terminal and in summary.json, beside a gateway p50 of 0).
+func TestOverheadWithoutSuccesses(t *testing.T) {
+	r := singleRun()
+	r.Overheads = []*analysis.Overhead{failedGateway()}
+	var term, md, js bytes.Buffer
+	for _, f := range []func() error{func() error { return Terminal(&term, r) }, func() error { return Markdown(&md, r) }, func() error { return JSON(&js, r) }} {
+		if err := f(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := "p/stream: gateway overhead no figure (no request through the gateway succeeded)\n"; !strings.Contains(term.String(), want) {
+		t.Errorf("terminal: want %q in\n%s", want, term.String())
+	}
+	for _, want := range []string{"| p50 latency | 449.5 ms | – | no figure (no request through the gateway succeeded) |",
+		"**Gateway overhead at p50: no figure (no request through the gateway succeeded)**", "none of the 300 requests through the gateway"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("report.md: want %q in\n%s", want, md.String())
+		}
+	}
+	for _, out := range []string{term.String(), md.String(), js.String()} {
+		if strings.Contains(out, "−4") || strings.Contains(out, "-449") || strings.Contains(out, `"gateway": 0,`) {
+			t.Errorf("a figure from no successes:\n%s", out)
+		}
+	}
+	var s struct {
+		Gateway []struct {
+			Added []struct {
+				Direct, Gateway, Value *float64
+			} `json:"added_latency_ms"`
+			Warnings []string `json:"warnings"`
+		} `json:"gateway_overhead"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &s); err != nil || len(s.Gateway) != 1 || len(s.Gateway[0].Added) != 3 {
+		t.Fatalf("summary.json: %+v, %v", s, err)
+	}
+	for _, a := range s.Gateway[0].Added {
+		if a.Value != nil || a.Gateway != nil || a.Direct == nil || *a.Direct != 449.535 {
+			t.Errorf("added_latency_ms: direct %v, gateway %v, value %v; want 449.535, null, null", a.Direct, a.Gateway, a.Value)
+		}
+	}
+}

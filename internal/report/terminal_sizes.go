@@ -33,10 +33,16 @@ func terminalSizes(w io.Writer, c *Cell, matrix bool) error {
 	fmt.Fprintf(w, "\nsuggested sizes%s (%s):\n", of, settings)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "size\tcomponent\tmemory request\tmemory limit\tcpu request\tcpu limit\t")
+	var held []string
 	for _, t := range in.Sizes {
-		for _, r := range append(append([]analysis.TShirtRow{}, t.Components...), t.Total) {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", t.Size, r.Component, qty(r.MemoryRequest), qty(r.MemoryLimit), qty(r.CPURequest), cpuLimit(r))
+		for i, r := range append(append([]analysis.TShirtRow{}, t.Components...), t.Total) {
+			size := t.Size
+			if i == 0 {
+				size += heldMark(t)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", size, r.Component, qty(r.MemoryRequest), qty(r.MemoryLimit), qty(r.CPURequest), cpuLimit(r))
 		}
+		held = append(held, heldLines(t)...)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -44,7 +50,7 @@ func terminalSizes(w io.Writer, c *Cell, matrix bool) error {
 	if err := terminalBounds(w, in); err != nil {
 		return err
 	}
-	for _, warn := range in.Warnings {
+	for _, warn := range append(held, in.Warnings...) {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
 	for _, t := range in.Sizes {
@@ -89,7 +95,11 @@ func terminalScaling(w io.Writer, in *analysis.Insights) error {
 		return nil
 	}
 	k, per := loadScale(in.Load.Unit(), maxLoad(in.Loads))
-	fmt.Fprintf(w, "scaling (P99 against the %s of %s):\n", in.Load.Unit(), in.LoadWorkload)
+	left := ""
+	if l := leftOutOfFits(in, plain); l != "" {
+		left = "; left out: " + l
+	}
+	fmt.Fprintf(w, "scaling (P99 against the %s of %s%s):\n", in.Load.Unit(), in.LoadWorkload, left)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "component\tresource\tat no load\t%s\tR²\tverdict\t\n", per)
 	for _, sc := range in.Scaling {

@@ -35,6 +35,9 @@ func SizeFiles(r *Run) ([]SizeFile, error) {
 			}
 			b.WriteString("\n")
 			fmt.Fprintf(&b, "# load: %s\n", t.Load)
+			for _, n := range heldNotes(t) {
+				fmt.Fprintf(&b, "# %s: %s\n", n.verdict, strings.ReplaceAll(n.why, "\n", " "))
+			}
 			fmt.Fprintf(&b, "# strategy %s: %s\n", c.Insights.Strategy.Name, settingsText(c.Insights))
 			fmt.Fprintf(&b, "# total: %s\n", totalText(t.Total))
 			for _, r := range t.Components {

@@ -99,6 +99,9 @@ func judgeRun(r *report.Run, interrupted bool, storeErr error) (results.Status, 
 		return results.Status{State: "failed", Ended: now, Message: msg, ExitCode: ExitFailed},
 			failed(errors.New(msg), allFailedHint(s))
 	}
+	if msg, hint := failedSide(r.Workloads); msg != "" {
+		return results.Status{State: "failed", Ended: now, Message: msg, ExitCode: ExitFailed}, failed(errors.New(msg), hint)
+	}
 	return results.Status{State: "completed", Ended: now, ExitCode: ExitOK}, nil
 }
 
@@ -140,9 +143,41 @@ func judgeShortfall(r *report.Run, status results.Status, runErr error) (results
 // class most of them failed with: a refused connection and a 404 need
 // different fixes.
 func allFailedHint(s *analysis.Summary) string {
+	return failedHint(topClass(s, allOps), s.Workload.Target)
+}
+
+// failedHint is allFailedHint for requests to target that failed mostly
+// with the class top.
+func failedHint(top, target string) string {
+	switch top {
+	case stats.Status4xx.String():
+		return fmt.Sprintf("%s answers, with a 4xx status: check the URL's path, the method, and the headers or credentials it needs", target)
+	case stats.RateLimited.String():
+		return fmt.Sprintf("%s answers, refusing every request for its rate (429): lower the rate, or raise its limit", target)
+	case stats.Status5xx.String():
+		return fmt.Sprintf("%s answers, but fails every request (5xx): its logs say why", target)
+	case stats.TLS.String():
+		return "the TLS handshake failed: trust the server's CA (--cacert, ca_file) or skip verification (--insecure), and check the certificate's name"
+	case stats.Protocol.String():
+		return fmt.Sprintf("%s answers, but not in the protocol asked: check --proto (proto) and the URL's scheme", target)
+	case stats.Timeout.String():
+		return fmt.Sprintf("every request ran out of time: raise --timeout (the timeout param) if it is shorter than %s takes to answer; "+
+			"if it is not, check that %s is up and reachable", target, target)
+	case stats.DNS.String():
+		return fmt.Sprintf("the host of %s does not resolve: check its name", target)
+	}
+	return fmt.Sprintf("check that %s is up and reachable from this machine", target)
+}
+
+// topClass is the error class most of the operations of s that keep
+// selects failed with; "" when none failed.
+func topClass(s *analysis.Summary, keep func(op string) bool) string {
 	counts := map[string]int64{}
 	top := ""
 	for _, op := range s.Ops {
+		if !keep(op.Name) {
+			continue
+		}
 		for _, e := range op.Errors {
 			counts[e.Class] += e.Count
 			if top == "" || counts[e.Class] > counts[top] {
@@ -150,29 +185,20 @@ func allFailedHint(s *analysis.Summary) string {
 			}
 		}
 	}
-	switch top {
-	case stats.Status4xx.String():
-		return fmt.Sprintf("%s answers, with a 4xx status: check the URL's path, the method, and the headers or credentials it needs", s.Workload.Target)
-	case stats.RateLimited.String():
-		return fmt.Sprintf("%s answers, refusing every request for its rate (429): lower the rate, or raise its limit", s.Workload.Target)
-	case stats.Status5xx.String():
-		return fmt.Sprintf("%s answers, but fails every request (5xx): its logs say why", s.Workload.Target)
-	case stats.TLS.String():
-		return "the TLS handshake failed: trust the server's CA (--cacert, ca_file) or skip verification (--insecure), and check the certificate's name"
-	case stats.Protocol.String():
-		return fmt.Sprintf("%s answers, but not in the protocol asked: check --proto (proto) and the URL's scheme", s.Workload.Target)
-	case stats.Timeout.String():
-		return fmt.Sprintf("every request ran out of time: raise --timeout (the timeout param) if it is shorter than %s takes to answer; "+
-			"if it is not, check that %s is up and reachable", s.Workload.Target, s.Workload.Target)
-	case stats.DNS.String():
-		return fmt.Sprintf("the host of %s does not resolve: check its name", s.Workload.Target)
-	}
-	return fmt.Sprintf("check that %s is up and reachable from this machine", s.Workload.Target)
+	return top
 }
 
-func firstError(s *analysis.Summary) string {
+func allOps(string) bool { return true }
+
+func firstError(s *analysis.Summary) string { return errorsOf(s, allOps) }
+
+// errorsOf lists the failures of the operations of s that keep selects.
+func errorsOf(s *analysis.Summary, keep func(op string) bool) string {
 	var parts []string
 	for _, op := range s.Ops {
+		if !keep(op.Name) {
+			continue
+		}
 		for _, e := range op.Errors {
 			parts = append(parts, fmt.Sprintf("%d × %s: %s", e.Count, e.Class, e.Sample))
 		}

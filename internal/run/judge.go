@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/driver/interleave"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 )
@@ -123,4 +124,36 @@ func judgeSLO(r *report.Run, status results.Status, runErr error) (results.Statu
 	status.ExitCode = ExitFailed
 	return status, failed(errors.New(status.Message),
 		"the report's SLO section lists every gate with its measured value; insufficient data needs a longer window or more load")
+}
+
+// failedSide finds the first workload that ran straight to an upstream
+// and through a gateway (internal/driver/interleave) one of whose sides
+// had every request fail over the whole run, though the other's did not
+// all fail: that side measured nothing, and the overhead has no figure.
+// It returns the run's failure message and hint, or "" when there is no
+// such workload.
+func failedSide(sums []*analysis.Summary) (msg, hint string) {
+	for _, s := range sums {
+		var requests, errs [2]int64
+		for _, t := range s.OpTotals {
+			if side, _, ok := interleave.Split(t.Name); ok {
+				requests[side] += t.Requests
+				errs[side] += t.Errors
+			}
+		}
+		for _, side := range []interleave.Side{interleave.Gateway, interleave.Direct} {
+			if requests[side] == 0 || errs[side] < requests[side] {
+				continue
+			}
+			onSide := func(op string) bool { sd, _, ok := interleave.Split(op); return ok && sd == side }
+			way, target := "through the gateway", "the gateway (params gateway.url)"
+			if side == interleave.Direct {
+				way, target = "straight to the upstream", s.Workload.Target
+			}
+			msg = fmt.Sprintf("every request of workload %q %s failed (%d requests; in the window, %s): there is no overhead figure",
+				s.Workload.Name, way, requests[side], errorsOf(s, onSide))
+			return msg, failedHint(topClass(s, onSide), target)
+		}
+	}
+	return "", ""
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/stats"
 )
 
 // runWithChecks is a run of one workload, p/write, whose driver made
@@ -127,6 +128,41 @@ func TestJudgeRunAndPlan(t *testing.T) {
 			status, err = JudgePlan(tt.r, tt.interrupted, tt.store, tt.failed)
 		}
 		checkVerdict(t, tt.name, status, err, tt.want)
+	}
+}
+
+// gatewayRun is a run of one interleaved workload whose requests straight
+// to the upstream and through the gateway failed as given (of 500 each).
+func gatewayRun(directFailed, gatewayFailed int64) *report.Run {
+	s := &analysis.Summary{Workload: analysis.Workload{Name: "p/chat", Target: "http://127.0.0.1:1/"},
+		RequestsTotal: 1000, ErrorsTotal: directFailed + gatewayFailed,
+		OpTotals: []analysis.OpTotal{{Name: "direct: chat", Requests: 500, Errors: directFailed}, {Name: "gateway: chat", Requests: 500, Errors: gatewayFailed}}}
+	if gatewayFailed > 0 {
+		s.Ops = append(s.Ops, analysis.Op{Name: "gateway: chat", Errors: []analysis.ErrorCount{{Class: stats.Status5xx.String(), Count: gatewayFailed, Sample: "HTTP 500 Internal Server Error"}}})
+	}
+	return &report.Run{Workloads: []*analysis.Summary{s}}
+}
+
+// TestJudgeFailedSide: a gateway every request through which failed
+// fails the run (before: exit 0, with an overhead of −449.5 ms), as does
+// a dead upstream; a side with one success left does not.
+func TestJudgeFailedSide(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		r    *report.Run
+		want verdict
+	}{
+		{"gateway failed", gatewayRun(0, 500), verdict{"failed", ExitFailed,
+			`every request of workload "p/chat" through the gateway failed (500 requests; in the window, 500 × status_5xx: HTTP 500 Internal Server Error)`,
+			"the gateway (params gateway.url) answers, but fails every request (5xx)"}},
+		{"direct failed", gatewayRun(500, 0), verdict{"failed", ExitFailed, "straight to the upstream failed (500 requests", "check that http://127.0.0.1:1/ is up"}},
+		{"one gateway success", gatewayRun(0, 499), verdict{state: "completed"}},
+		{"every request failed", gatewayRun(500, 500), verdict{"failed", ExitFailed, `every request of workload "p/chat" failed`, ""}},
+	} {
+		status, err := judgeRun(tt.r, false, nil)
+		checkVerdict(t, tt.name, status, err, tt.want)
+		status, err = JudgePlan(tt.r, false, nil, []string{})
+		checkVerdict(t, tt.name+" (plan)", status, err, tt.want)
 	}
 }
 

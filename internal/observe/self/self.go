@@ -1,7 +1,8 @@
 // Package self samples the load generator itself, so that a report can tell
 // when perflab, not the system under test, was the limit (the rule is
 // analysis's: see internal/analysis/clientbound.go): its own process's CPU
-// and memory, the CPUs it may run on, and the Go scheduler's latency.
+// and memory, the CPUs it may run on, the machine's memory, and the Go
+// scheduler's latency.
 //
 // Only perflab's own process is counted (proc.RootOnly): its children are
 // the components it started, and the CPU time of a child it reaps would
@@ -18,6 +19,7 @@ import (
 	"runtime/metrics"
 	"time"
 
+	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"
 
 	"github.com/perflab/perflab/internal/observe"
@@ -32,6 +34,7 @@ const schedLatencies = "/sched/latencies:seconds"
 // Self is a Source for the generator's own process.
 type Self struct {
 	tree   *proc.Tree
+	fs     procfs.FS // for the machine's MemTotal
 	sample []metrics.Sample
 	prev   []uint64 // scheduler latency counts at the previous sample; nil before
 }
@@ -45,14 +48,22 @@ func New(procRoot string) (*Self, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot observe perflab itself: %w", err)
 	}
-	return &Self{tree: tree, sample: []metrics.Sample{{Name: schedLatencies}}}, nil
+	if procRoot == "" {
+		procRoot = procfs.DefaultMountPoint
+	}
+	fs, err := procfs.NewFS(procRoot)
+	if err != nil {
+		return nil, fmt.Errorf("cannot observe perflab itself: %w", err)
+	}
+	return &Self{tree: tree, fs: fs, sample: []metrics.Sample{{Name: schedLatencies}}}, nil
 }
 
 // Name implements observe.Source.
 func (s *Self) Name() string { return "self" }
 
 // Sample implements observe.Source: the process points of proc.Tree (with
-// RootOnly), CoresAvailable, and from the second sample on
+// RootOnly), CoresAvailable, MachineMemoryBytes (the machine's MemTotal,
+// left out when /proc/meminfo can't be read), and from the second sample on
 // SchedLatP99Seconds, the 99th percentile of the scheduler latencies
 // recorded since the previous sample (left out when there were none).
 func (s *Self) Sample(ctx context.Context, now time.Time) ([]observe.Point, error) {
@@ -65,6 +76,9 @@ func (s *Self) Sample(ctx context.Context, now time.Time) ([]observe.Point, erro
 		return nil, err
 	}
 	points = append(points, observe.Point{Metric: observe.CoresAvailable, Value: cores})
+	if mi, err := s.fs.Meminfo(); err == nil && mi.MemTotalBytes != nil {
+		points = append(points, observe.Point{Metric: observe.MachineMemoryBytes, Value: float64(*mi.MemTotalBytes)})
+	}
 	metrics.Read(s.sample)
 	if s.sample[0].Value.Kind() != metrics.KindFloat64Histogram {
 		return points, nil // not in this Go version

@@ -89,6 +89,7 @@ func TestSelfOfThisProcess(t *testing.T) {
 		{observe.RSSBytes, 1 << 20, 4 << 30},
 		{observe.CoresAvailable, float64(runtime.NumCPU()), float64(runtime.NumCPU())},
 		{observe.SchedLatP99Seconds, 0, 1},
+		{observe.MachineMemoryBytes, 64 << 20, 1 << 50},
 	} {
 		if v, ok := got[c.metric]; !ok || v < c.min || v > c.max {
 			t.Errorf("%s = %v (present %v), want within [%v, %v]", c.metric, v, ok, c.min, c.max)

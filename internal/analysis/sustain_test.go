@@ -1,0 +1,124 @@
+package analysis
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// heldSummary is an open-model workload get asked for target/s that
+// achieved rate/s over 20 s, dropped dropped arrivals and had a latency
+// p99 of p99 over count latencies, and a p50 of a fifth of it.
+func heldSummary(target, rate float64, dropped int64, p99 time.Duration, count int64) *Summary {
+	return &Summary{Workload: Workload{Name: "get", Model: "open", TargetRate: target, VUsMax: 20},
+		Seconds: 20, Rate: rate, Requests: int64(20 * rate), Dropped: dropped, Latency: Quantiles{Count: count, P50: p99 / 5, P99: p99}}
+}
+
+// withP50 is s with its latency p50 p50.
+func withP50(s *Summary, p50 time.Duration) *Summary {
+	s.Latency.P50 = p50
+	return s
+}
+
+func heldPhase(profile string, sums ...*Summary) PhaseData {
+	return PhaseData{Profile: profile, Resources: &Resources{}, Summaries: sums}
+}
+
+// TestJudgeHeld: the figures on each side of each limit, both ways.
+func TestJudgeHeld(t *testing.T) {
+	ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
+	base := heldPhase("s", heldSummary(100, 100, 0, ms(10), 2000))
+	for _, tt := range []struct {
+		name  string
+		phase PhaseData
+		want  string // part of the reasons; "" when sustained
+	}{
+		{"held", heldPhase("m", heldSummary(200, 199, 0, ms(12), 4000)), ""},
+		{"4 % short", heldPhase("m", heldSummary(200, 192, 0, ms(12), 4000)), ""},
+		// The Tempo profile: 27.1 of 33.3 traces/s.
+		{"19 % short", heldPhase("m", heldSummary(33.3, 27.1, 0, ms(12), 4000)), "workload get achieved 27.1/s of the 33.3/s asked (18.6 % short)"},
+		{"dropped 1.2 %", heldPhase("m", heldSummary(200, 200, 48, ms(12), 4000)),
+			"workload get dropped 48 of 4048 arrivals (1.2 %): every VU was busy at vus.max 20"},
+		{"dropped 0.5 %", heldPhase("m", heldSummary(200, 200, 20, ms(12), 4000)), ""},
+		{"a knee", heldPhase("m", heldSummary(200, 200, 0, ms(25), 4000)),
+			"workload get latency broke away from profile s's: p99 25ms against 10ms, p50 5ms against 2ms (both over 2×: a knee)"},
+		{"twice the p99", heldPhase("m", heldSummary(200, 200, 0, ms(19.9), 4000)), ""},
+		{"a knee on too few latencies", heldPhase("m", heldSummary(200, 200, 0, ms(25), 99)), ""},
+		// A stall of a busy machine lifts the tail alone (the demo on a
+		// loaded machine: p99 15 → 152 ms, p50 10.3 → 12.1 ms).
+		{"the tail alone", heldPhase("m", withP50(heldSummary(200, 200, 0, ms(25), 4000), ms(4))), ""},
+	} {
+		held := JudgeHeld([]PhaseData{base, tt.phase})
+		if !held[0].Sustained() {
+			t.Errorf("%s: the first profile is unsustained: %q", tt.name, held[0].Why())
+		}
+		h := held[1]
+		if h.Sustained() != (tt.want == "") || !strings.Contains(h.Why(), tt.want) || h.Fits() != (tt.want == "") {
+			t.Errorf("%s: sustained %v, fits %v (%q); want %v (%q)", tt.name, h.Sustained(), h.Fits(), h.Why(), tt.want == "", tt.want)
+		}
+		if marks := h.Marks(); (len(marks) == 1 && marks[0] == "unsustained") != (tt.want != "") {
+			t.Errorf("%s: marks %q", tt.name, marks)
+		}
+	}
+}
+
+// A client-bound profile's shortfall is the generator's: it stays
+// sustained, marked client-bound; a machine-bound one is sustained but
+// out of the fits.
+func TestJudgeHeldKeepsClientAndMachineBoundApart(t *testing.T) {
+	short := heldSummary(33.3, 27.1, 109, 10*time.Millisecond, 4000)
+	short.ClientBound, short.ClientWhy = true, "the generator issued 542 of the 666 arrivals due"
+	held := JudgeHeld([]PhaseData{heldPhase("m", short)})[0]
+	if !held.Sustained() || !held.ClientBound || !held.Fits() || !slices.Equal(held.Marks(), []string{"client-bound"}) {
+		t.Errorf("client-bound: %+v, marks %q", held, held.Marks())
+	}
+	p := heldPhase("m", heldSummary(100, 100, 0, 10*time.Millisecond, 2000))
+	p.Resources.MachineWhy = "generator 0.55 + minio 1.45 = 2.00 of 2 cores"
+	held = JudgeHeld([]PhaseData{p})[0]
+	if !held.Sustained() || held.Fits() || !slices.Equal(held.Marks(), []string{"machine-bound"}) ||
+		held.LeftOutText("m") != "profile m is left out of the scaling fits: it was machine-bound: the machine, not the system, set its figures" {
+		t.Errorf("machine-bound: %+v, marks %q, %q", held, held.Marks(), held.LeftOutText("m"))
+	}
+}
+
+// TestCellInsightsLeaveUnsustainedOut: a fourth profile asked for 800/s
+// that achieved 500/s, with app's CPU where the third's was, is marked
+// and left out of the fits, which stay those of the three held profiles
+// (app CPU = 0.1 + 0.001 × rate exactly; with the fourth point in, the
+// slope would fall); the observations say so.
+func TestCellInsightsLeaveUnsustainedOut(t *testing.T) {
+	phases := threePhases(t)
+	for _, p := range phases {
+		p.Summaries[0].Workload.Model, p.Summaries[0].Workload.TargetRate = "open", p.Summaries[0].Rate
+	}
+	xl := insightPhase(t, "xl", time.Date(2026, 11, 21, 17, 3, 0, 0, time.UTC), 500, 0.5, 400)
+	xl.Summaries[0].Workload.Model, xl.Summaries[0].Workload.TargetRate = "open", 800
+	in, err := CellInsights(append(phases, xl), DefaultInsightOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in.Sizes) != 4 || !in.Sizes[2].Held.Sustained() || in.Sizes[3].Held.Sustained() ||
+		!strings.Contains(in.Sizes[3].Held.Why(), "workload get achieved 500/s of the 800/s asked (37.5 % short)") {
+		t.Fatalf("sizes: %+v", in.Sizes)
+	}
+	app := in.Scaling[0]
+	if app.Component != "app" || len(app.Points) != 3 || !closeTo(app.Fit.Slope, 0.001, 1e-9) || !closeTo(app.Fit.Intercept, 0.1, 1e-9) {
+		t.Errorf("app CPU fit over %d points: %+v", len(app.Points), app.Fit)
+	}
+	want := "profile xl is left out of the scaling fits: the system did not hold its load (unsustained): its capacity was reached below that load"
+	if !slices.Contains(in.Warnings, want) {
+		t.Errorf("warnings %q, want %q", in.Warnings, want)
+	}
+	if !slices.ContainsFunc(in.Observations, func(o Observation) bool {
+		return o.Kind == ObsUnsustained && strings.HasPrefix(o.Text, "in xl the system did not hold the load (unsustained): workload get achieved 500/s")
+	}) {
+		t.Errorf("observations %+v", in.Observations)
+	}
+	// Held, the fourth profile is fitted like the others.
+	xl.Summaries[0].Workload.TargetRate = 500
+	in, err = CellInsights(append(threePhases(t), xl), DefaultInsightOptions())
+	if err != nil || len(in.Scaling[0].Points) != 4 || !in.Sizes[3].Held.Sustained() {
+		t.Errorf("held: %d points, %+v, %v", len(in.Scaling[0].Points), in.Sizes[3].Held, err)
+	}
+}
