@@ -1,4 +1,4 @@
-package cli_test
+package e2e
 
 import (
 	"encoding/json"
@@ -19,6 +19,7 @@ import (
 // 200 and 400 pass, 800 fails, then 600, 500, 450 fail and 425 passes. (A
 // step's window may hold one interval: at 200/s that is enough for a p99.)
 func TestSearchFindsTheCapacity(t *testing.T) {
+	t.Parallel()
 	const capacity = 430.0
 	port := testutil.FreePort(t)
 	path := writePlan(t, fmt.Sprintf(`
@@ -96,6 +97,7 @@ profiles:
 }
 
 func TestSearchChecksItsPlan(t *testing.T) {
+	t.Parallel()
 	head := "name: x\n"
 	wl := "    workloads: [{name: w, driver: http, rate: 10/s, params: {url: \"http://127.0.0.1:1/\"}}]\n"
 	for _, tt := range []struct{ plan, args, want string }{
@@ -122,6 +124,7 @@ func TestSearchChecksItsPlan(t *testing.T) {
 // directory under the plan's. The component writes a file into
 // {{run_dir}} and exits, which fails the run but not that check.
 func TestRunDirIsAbsolute(t *testing.T) {
+	t.Parallel()
 	path := writePlan(t, `name: where
 components:
   - name: writer
