@@ -14,9 +14,9 @@
 // and is perflab too.
 //
 // Tests use free ports and their own temporary directories and run in
-// parallel, 4 at a time unless -parallel says otherwise (TestMain); those
-// that check latency to a millisecond or less run alone, before the
-// others. A test waits for what perflab prints or stores (the run
+// parallel, 4 at a time unless -parallel says otherwise (TestMain); the
+// few whose figures other tests' load would move (latency to a millisecond,
+// a capacity to 10 %) run alone, before the others. A test waits for what perflab prints or stores (the run
 // directory, a progress line, a worker's first interval), never for a
 // fixed time, and fails rather than panics on output it did not expect.
 // The package has no code of its own beyond this comment.

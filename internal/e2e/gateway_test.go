@@ -62,9 +62,9 @@ func gatewayWorkload(name, params string) string {
 
 // runGateway runs a gateway plan and returns its overhead figures (one
 // per workload), report.md and the run directory.
-func runGateway(t *testing.T, plan string, workloads int) (gatewaySummary, string, string) {
+func runGateway(t *testing.T, plan string, workloads int, env ...string) (gatewaySummary, string, string) {
 	t.Helper()
-	r := run(t, "run", writePlan(t, plan), "--out", t.TempDir())
+	r := runEnv(t, env, "run", writePlan(t, plan), "--out", t.TempDir())
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
@@ -111,8 +111,8 @@ func builtinGateway(name string, port, upstream int, delay string) string {
 // overhead is measured at 2 ms ± 0.3 ms in all (the delay plus one
 // loopback hop through a proxy, about 0.2 ms here, as through nginx:
 // 2.08–2.25 ms seen), and so is the delay alone (its overhead above the
-// undelayed gateway's). The gateway tests run alone, not in parallel: the
-// overheads they check are fractions of a millisecond.
+// undelayed gateway's). It runs alone, not in parallel: beside other
+// tests' load even the undelayed gateway added 0.7 ms.
 func TestGatewayOverheadBuiltin(t *testing.T) {
 	up, plain, delayed := testutil.FreePort(t), testutil.FreePort(t), testutil.FreePort(t)
 	params := func(gw int, component string) string {
@@ -158,7 +158,9 @@ components:
 
 // nginx in front of the mock provider: its overhead is positive, below
 // 2 ms, and the same in two runs (their intervals overlap, or miss each
-// other by less than the machine's run-to-run variation).
+// other by less than the machine's run-to-run variation). It runs alone,
+// not in parallel: other tests starting and ending between its two runs
+// would move its overhead from one run to the other.
 func TestGatewayOverheadNginx(t *testing.T) {
 	llm := testutil.FreePort(t)
 	proxy := testutil.NewNginxProxy(t, fmt.Sprintf("http://127.0.0.1:%d", llm))
@@ -208,9 +210,9 @@ components:
 // provider, both started by the plan: its overhead is positive and
 // significant, every request succeeds both ways, its CPU and memory are
 // observed, and its master key (read from the environment by the plan)
-// appears nowhere in the run directory. (NewLiteLLMProxy sets the key in
-// the environment, which a parallel test may not.)
+// appears nowhere in the run directory.
 func TestGatewayOverheadLiteLLM(t *testing.T) {
+	t.Parallel()
 	llm := testutil.FreePort(t)
 	proxy := testutil.NewLiteLLMProxy(t, fmt.Sprintf("http://127.0.0.1:%d", llm), "perflab-mock")
 	args, _ := json.Marshal(proxy.Args)
@@ -243,7 +245,7 @@ profiles:
           prompts: ["How much does the gateway add?"]
           gateway: {url: "http://127.0.0.1:%[5]d", component: litellm}
 `, llm, proxy.Bin, args, env, proxy.Port, proxy.KeyEnv)
-	s, md, dir := runGateway(t, plan, 1)
+	s, md, dir := runGateway(t, plan, 1, proxy.KeyEnv+"="+proxy.Key)
 	g := s.Gateway[0]
 	p50 := g.Added[0]
 	if !p50.Significant || p50.Value <= 0 || g.Direct.SuccessRate != 1 || g.Through.SuccessRate != 1 ||
@@ -257,7 +259,7 @@ profiles:
 	if !strings.Contains(md, "| Peak memory of `litellm` |") {
 		t.Errorf("report.md lacks the gateway's peak memory")
 	}
-	key := os.Getenv(proxy.KeyEnv)
+	key := proxy.Key
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
