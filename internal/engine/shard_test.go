@@ -90,20 +90,25 @@ func TestValidateRefusesABadShard(t *testing.T) {
 
 // TestShardedOpenRunsAddUpToTheWholeRun runs three shards of one schedule
 // from one start: together they issue every arrival once, and their
-// intervals cover the same spans.
+// intervals cover the same spans. They run on the fake clock of a synctest
+// bubble: on the machine's, a slow machine (the race detector, a busy CI
+// host) left arrivals of the wall-clock schedule unissued.
 func TestShardedOpenRunsAddUpToTheWholeRun(t *testing.T) {
 	const n = 3
-	at := time.Now().Add(50 * time.Millisecond)
 	rate := pacer.NewRate(100, []pacer.Stage{{Duration: 300 * time.Millisecond, Target: 900}, {Duration: 200 * time.Millisecond, Target: 900}})
 	sums := make([]Summary, n)
 	cs := make([]*collect, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		w := Workload{Name: "w", Model: Open, Rate: rate, VUsMin: 1, VUsMax: 50, Interval: 100 * time.Millisecond,
-			Driver: fake(instant), StartAt: at, Shard: Shard{Index: i, Of: n}}
-		wg.Go(func() { sums[i], cs[i] = runW(t, w) })
-	}
-	wg.Wait()
+	var at time.Time
+	synctest.Test(t, func(t *testing.T) {
+		at = time.Now().Add(50 * time.Millisecond)
+		var wg sync.WaitGroup
+		for i := range n {
+			w := Workload{Name: "w", Model: Open, Rate: rate, VUsMin: 1, VUsMax: 50, Interval: 100 * time.Millisecond,
+				Driver: fake(instant), StartAt: at, Shard: Shard{Index: i, Of: n}, Clock: bubbleClock{}}
+			wg.Go(func() { sums[i], cs[i] = runW(t, w) })
+		}
+		wg.Wait()
+	})
 	var scheduled uint64
 	var recorded int64
 	for i := range n {
@@ -124,20 +129,32 @@ func TestShardedOpenRunsAddUpToTheWholeRun(t *testing.T) {
 	}
 }
 
+// TestStartAtWaitsForItsInstant runs on the fake clock of a synctest
+// bubble, where the set-up takes no time: on the machine's, a busy machine
+// could spend the whole lead before the run began.
 func TestStartAtWaitsForItsInstant(t *testing.T) {
-	at := time.Now().Add(80 * time.Millisecond)
 	var mu sync.Mutex
-	var first time.Time
+	var at, first time.Time
 	op := fake(func(_ context.Context, _ int, r *driver.Result) {
 		mu.Lock()
 		if first.IsZero() {
 			first = time.Now()
 		}
 		mu.Unlock()
+		time.Sleep(time.Millisecond) // on the fake clock, a closed loop of instant operations would never let time pass
 		r.Op = "op"
 	})
-	w := Workload{Name: "w", Model: Closed, Conc: pacer.FixedConcurrency(1, 50*time.Millisecond), Driver: op, StartAt: at}
-	sum, c := runW(t, w)
+	var sum Summary
+	var c *collect
+	synctest.Test(t, func(t *testing.T) {
+		at = time.Now().Add(80 * time.Millisecond)
+		w := Workload{Name: "w", Model: Closed, Conc: pacer.FixedConcurrency(1, 50*time.Millisecond), Driver: op, StartAt: at,
+			Clock: bubbleClock{}}
+		sum, c = runW(t, w)
+	})
+	if len(c.intervals) == 0 {
+		t.Fatalf("no interval recorded: %+v", sum)
+	}
 	if first.Before(at) || !sum.Start.Equal(at) || !c.intervals[0].Start.Equal(at) {
 		t.Errorf("first operation at %v, start %v, first interval from %v; want all at or after %v", first, sum.Start, c.intervals[0].Start, at)
 	}

@@ -22,9 +22,9 @@ const LiteLLMVenvEnv = "PERFLAB_LITELLM_VENV"
 // it: a plan runs it as a component (Bin with Args and Env), so perflab
 // observes its CPU and memory. It serves Model, forwarded to the upstream
 // under the same name, on 127.0.0.1:Port, and accepts only requests that
-// carry "Authorization: Bearer <the master key>", the value of the
-// environment variable KeyEnv (set by NewLiteLLMProxy for this process
-// and its children; a plan passes it as ${KeyEnv}).
+// carry "Authorization: Bearer <the master key>": Key, which perflab
+// reads from the environment variable KeyEnv (a plan passes it as
+// ${KeyEnv}; the caller sets KeyEnv=Key in perflab's environment).
 type LiteLLMProxy struct {
 	Bin    string
 	Dir    string // config.yaml
@@ -33,12 +33,14 @@ type LiteLLMProxy struct {
 	Args   []string
 	Env    map[string]string // besides the master key
 	KeyEnv string
+	Key    string
 }
 
 // NewLiteLLMProxy writes the configuration of a LiteLLM proxy to upstream
-// ("http://127.0.0.1:PORT", whose API is under /v1) on a free port and
-// sets a random master key in KeyEnv. It skips the test (see Unavailable)
-// when LiteLLM is not installed.
+// ("http://127.0.0.1:PORT", whose API is under /v1) on a free port, with a
+// random master key. It skips the test (see Unavailable) when LiteLLM is
+// not installed. It leaves the test's environment alone, so that the test
+// may run in parallel.
 func NewLiteLLMProxy(t *testing.T, upstream, model string) LiteLLMProxy {
 	t.Helper()
 	bin := liteLLMBinary(t)
@@ -63,7 +65,7 @@ litellm_settings:
 	}
 	key := make([]byte, 16)
 	_, _ = rand.Read(key)
-	t.Setenv(p.KeyEnv, "sk-"+hex.EncodeToString(key))
+	p.Key = "sk-" + hex.EncodeToString(key)
 	p.Args = []string{"--config", path, "--host", "127.0.0.1", "--port", strconv.Itoa(p.Port), "--num_workers", "1"}
 	p.Env = map[string]string{
 		"LITELLM_MASTER_KEY":           "${" + p.KeyEnv + "}",

@@ -1,4 +1,4 @@
-package cli_test
+package e2e
 
 import (
 	"encoding/json"
@@ -108,6 +108,15 @@ func sideCPU(t *testing.T, s repeatSummary) (e2eComparison, int, string) {
 	return c.e2eComparison, c.NA, c.Method
 }
 
+// firstCPU is the CPU P99 per repetition of the first component (light)
+// in the first profile, for the log; nil when the summary has none.
+func firstCPU(s repeatSummary) []float64 {
+	if len(s.Repeated) == 0 || len(s.Repeated[0].Profiles) == 0 || len(s.Repeated[0].Profiles[0].Components) == 0 {
+		return nil
+	}
+	return s.Repeated[0].Profiles[0].Components[0].CPU.Values
+}
+
 // TestRepeatSideBySide: a plan with two built-in targets, one doing twice
 // the other's CPU work per request, run with --repeat 3, reports the CPU
 // ratio about x2 with Fieller's interval from the three repetitions, which
@@ -116,11 +125,12 @@ func sideCPU(t *testing.T, s repeatSummary) (e2eComparison, int, string) {
 // the repetitions as repeated runs: light's work doubled (x2), heavy's
 // did not (~).
 func TestRepeatSideBySide(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	a, sa, mdA := repeatRun(t, out, "2ms", "4ms")
 	cpu, n, method := sideCPU(t, sa)
 	t.Logf("heavy (4 ms) against light (2 ms) over 3 repetitions: %s, ratio %v, interval %v–%v; light's CPU P99 per repetition %v",
-		cpu.Phrase, deref(cpu.Ratio), deref(cpu.Low), deref(cpu.High), sa.Repeated[0].Profiles[0].Components[0].CPU.Values)
+		cpu.Phrase, deref(cpu.Ratio), deref(cpu.Low), deref(cpu.High), firstCPU(sa))
 	if cpu.Ratio == nil || *cpu.Ratio < 1.5 || *cpu.Ratio > 2.4 || cpu.Low == nil || *cpu.Low <= 1 || n != 3 ||
 		!strings.Contains(method, "Fieller") || !strings.HasSuffix(cpu.Phrase, "more CPU") {
 		t.Errorf("double the work: %+v (ratio %v, interval %v–%v, n %d, %s)", cpu, deref(cpu.Ratio), deref(cpu.Low), deref(cpu.High), n, method)

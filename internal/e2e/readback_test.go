@@ -1,4 +1,4 @@
-package cli_test
+package e2e
 
 import (
 	"encoding/hex"
@@ -107,6 +107,7 @@ profiles:
 // second lookup on are late, not lost: the run completes with exit 0 and
 // the report says how late.
 func TestReadBackLateIsNotLost(t *testing.T) {
+	t.Parallel()
 	url := startTraceBackend(t, func(n int) int {
 		if n == 1 {
 			return http.StatusNotFound
@@ -118,6 +119,7 @@ func TestReadBackLateIsNotLost(t *testing.T) {
 	if r.code != 0 || s.State != "completed" {
 		t.Fatalf("exit %d, state %s: %s\n%s", r.code, s.State, s.Message, r.stderr)
 	}
+	atLeast(t, s.Workloads, 1, "workloads")
 	checks := s.Workloads[0].Checks
 	if len(checks) != 2 {
 		t.Fatalf("checks %+v", checks)
@@ -140,6 +142,7 @@ func TestReadBackLateIsNotLost(t *testing.T) {
 // the terminal. Without an SLO the run completes but exits 1; a gate on
 // the loss has insufficient data, saying why.
 func TestReadBackUnverified(t *testing.T) {
+	t.Parallel()
 	url := startTraceBackend(t, func(int) int { return http.StatusServiceUnavailable })
 	plan := writePlan(t, readBackPlan(url, "1s"))
 	for _, slo := range []bool{false, true} {
@@ -152,6 +155,7 @@ func TestReadBackUnverified(t *testing.T) {
 		if r.code != 1 || s.State != "completed" {
 			t.Fatalf("slo %v: exit %d, state %s: %s\n%s", slo, r.code, s.State, s.Message, r.stderr)
 		}
+		atLeast(t, s.Workloads, 1, "workloads")
 		for _, c := range s.Workloads[0].Checks {
 			if c.State != "unverified" || c.Lost || !strings.Contains(c.Reason, "503") {
 				t.Errorf("check %+v: want unverified for the 503", c)

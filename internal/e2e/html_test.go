@@ -1,4 +1,4 @@
-package cli_test
+package e2e
 
 import (
 	"bytes"
@@ -46,6 +46,7 @@ var consoleErrors = regexp.MustCompile(`(?m)^.*(:CONSOLE[:(\]]|Uncaught|Failed t
 // size from; scaling); and it renders to a screenshot (in the test's temporary
 // directory, never the repository).
 func TestHTMLReportInABrowser(t *testing.T) {
+	t.Parallel()
 	bin := ""
 	for _, name := range []string{"chromium", "chromium-browser"} {
 		if p, err := exec.LookPath(name); err == nil {

@@ -1,4 +1,4 @@
-package cli_test
+package e2e
 
 import (
 	"bufio"
@@ -21,6 +21,7 @@ import (
 // the one that left the component's process group (it tells the pids once
 // it has), and not hold on to ports.
 func TestRunPlanKilledTakesComponentTree(t *testing.T) {
+	t.Parallel()
 	fifo, pids := pidsFIFO(t)
 	path := writePlan(t, fmt.Sprintf(`
 name: killed
@@ -62,6 +63,7 @@ profiles:
 // killed when its stop grace ends; the run records it, perflab warns, and
 // report.md, report.html and summary.json say so.
 func TestRunPlanRecordsKilledComponent(t *testing.T) {
+	t.Parallel()
 	port := testutil.FreePort(t)
 	// The shell ignores SIGTERM before it starts the server, whose readiness
 	// so shows that the trap is set; after the server's exit on SIGTERM the

@@ -1,4 +1,4 @@
-package cli_test
+package e2e
 
 import (
 	"fmt"
@@ -14,6 +14,7 @@ import (
 // every arrival, whatever its scheduler lag (which the report still
 // shows).
 func TestHeavySamplerAtALowRateIsNotClientBound(t *testing.T) {
+	t.Parallel()
 	nginx := testutil.RequireBinary(t, "nginx")
 	port := testutil.FreePort(t)
 	var metrics strings.Builder
@@ -81,6 +82,7 @@ profiles:
 // CPU, the client-bound rule could only look at unissued arrivals, and a
 // generator at the limit of its cores passed for a slow target.
 func TestHTTPCommandWatchesTheGenerator(t *testing.T) {
+	t.Parallel()
 	url := startTarget(t, "--latency", "1ms")
 	r := run(t, "http", url, "--rate", "50/s", "--duration", "3s", "--out", t.TempDir())
 	if r.code != 0 {

@@ -1,4 +1,4 @@
-package cli_test
+package e2e
 
 import (
 	"fmt"
@@ -19,6 +19,7 @@ import (
 // the missing one is a warning in the report, and the bearer token is
 // stored nowhere.
 func TestRunPlanPrometheusSource(t *testing.T) {
+	t.Parallel()
 	promBin := testutil.RequireBinary(t, "prometheus")
 	peBin := testutil.RequireBinary(t, "prometheus-process-exporter")
 	tp, pe, pp := testutil.FreePort(t), testutil.FreePort(t), testutil.FreePort(t)
@@ -35,7 +36,6 @@ func TestRunPlanPrometheusSource(t *testing.T) {
 		testutil.ScrapeJob{Name: "target", Targets: []string{addr(tp)}}, testutil.ScrapeJob{Name: "pe", Targets: []string{addr(pe)}}))
 	peConf := write("pe.yml", fmt.Sprintf("process_names:\n  - name: target\n    cmdline: [%q]\n", "--addr "+addr(tp)))
 	const token = "prom-secret-7c1f"
-	t.Setenv("PERFLAB_TEST_PROM_TOKEN", token)
 	path := writePlan(t, fmt.Sprintf(`
 name: prometheus-source
 components:
@@ -69,7 +69,7 @@ profiles:
     workloads:
       - {name: get, driver: http, rate: 200/s, params: {url: "http://%[1]s/"}}
 `, addr(tp), addr(pe), addr(pp), peBin, peConf, promBin, promConf))
-	r := run(t, "run", path, "--out", t.TempDir())
+	r := runEnv(t, []string{"PERFLAB_TEST_PROM_TOKEN=" + token}, "run", path, "--out", t.TempDir())
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}

@@ -1,4 +1,4 @@
-package cli_test
+package e2e
 
 import (
 	"fmt"
@@ -65,6 +65,7 @@ type latencySummary struct {
 // successes, whose tail (1 in 80 at 100 ms) the failures would hide, and
 // the error_rate gate fails on its own.
 func TestLatencyIsOfSuccessfulRequests(t *testing.T) {
+	t.Parallel()
 	url := failingServer(t)
 	r := run(t, "http", url, "--rate", "200/s", "--duration", "4s", "--out", t.TempDir(),
 		"--slo", "p99 < 50ms", "--slo", "p50 >= 19ms", "--slo", "error_rate < 1%")
@@ -73,6 +74,8 @@ func TestLatencyIsOfSuccessfulRequests(t *testing.T) {
 	}
 	var s latencySummary
 	readSummary(t, runDir(t, r.stderr), &s, r.stderr)
+	atLeast(t, s.Workloads, 1, "workloads")
+	atLeast(t, s.Workloads[0].Ops, 1, "operations")
 	w := s.Workloads[0]
 	op := w.Ops[0]
 	if op.LatencyOf != "successful" || op.Latency.Count != op.OK || op.Latency.P50 < 19.9 || w.Latency.P50 < 19.9 {
@@ -103,6 +106,7 @@ func TestLatencyIsOfSuccessfulRequests(t *testing.T) {
 // (a closed port): there is no latency to judge, so a p99 gate has
 // insufficient data instead of passing on the refusals' speed.
 func TestLatencyGateWithoutSuccessIsInsufficient(t *testing.T) {
+	t.Parallel()
 	url := fmt.Sprintf("http://127.0.0.1:%d/", testutil.FreePort(t))
 	r := run(t, "http", url, "--rate", "200/s", "--duration", "3s", "--out", t.TempDir(),
 		"--slo", "p99 < 1s", "--slo", "error_rate < 1%")
@@ -111,6 +115,8 @@ func TestLatencyGateWithoutSuccessIsInsufficient(t *testing.T) {
 	}
 	var s latencySummary
 	readSummary(t, runDir(t, r.stderr), &s, r.stderr)
+	atLeast(t, s.Workloads, 1, "workloads")
+	atLeast(t, s.Workloads[0].Ops, 1, "operations")
 	op := s.Workloads[0].Ops[0]
 	if op.OK != 0 || op.Requests < 100 || op.Latency.Count != 0 || op.All == nil || op.All.Count != op.Requests {
 		t.Errorf("%d requests, %d ok, latency %+v, all %+v", op.Requests, op.OK, op.Latency, op.All)

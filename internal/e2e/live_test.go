@@ -1,4 +1,4 @@
-package cli_test
+package e2e
 
 import (
 	"net/http"
@@ -12,6 +12,7 @@ import (
 // perflab report on the directory of a run still going says it is in
 // progress: it was told the run was killed.
 func TestReportOfARunInProgress(t *testing.T) {
+	t.Parallel()
 	url := startTarget(t, "--latency", "1ms")
 	cmd := exec.Command(perflab, "http", url, "--rate", "50/s", "--duration", "1h", "--out", t.TempDir())
 	stderr, _ := cmd.StderrPipe()
@@ -30,6 +31,7 @@ func TestReportOfARunInProgress(t *testing.T) {
 // A directory that holds no run is a bad argument, as the exit codes
 // say: 2, not the 1 of a run that failed.
 func TestNoRunDirectoryIsABadArgument(t *testing.T) {
+	t.Parallel()
 	empty := t.TempDir()
 	for _, args := range [][]string{{"report", empty}, {"size", empty + "/none"}, {"compare", empty, empty}} {
 		if r := run(t, args...); r.code != 2 || !strings.Contains(r.stderr, "cannot open run") {
@@ -41,6 +43,7 @@ func TestNoRunDirectoryIsABadArgument(t *testing.T) {
 // Every request answered 404 is not a server that is down: the hint
 // points at the path, not at reachability.
 func TestAllFailedHintFollowsTheErrorClass(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.NotFoundHandler())
 	defer srv.Close()
 	r := run(t, "http", srv.URL+"/wrong", "--rate", "20/s", "--duration", "1s", "--out", t.TempDir())
@@ -54,6 +57,7 @@ func TestAllFailedHintFollowsTheErrorClass(t *testing.T) {
 // before anything starts: judged after the run, it had insufficient data
 // and failed a run a typo had wasted.
 func TestSLOGateOnAnUnknownWorkloadIsRefused(t *testing.T) {
+	t.Parallel()
 	path := writePlan(t, `
 name: slo-typo
 profiles:

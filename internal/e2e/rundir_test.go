@@ -1,4 +1,4 @@
-package cli_test
+package e2e
 
 import (
 	"bufio"
@@ -123,6 +123,7 @@ func copyTree(t *testing.T, dir string) string {
 // size and compare read, from the run directory and from a read-only copy,
 // without changing or creating a file.
 func TestFinishedRunIsOneFileReadersChangeNothing(t *testing.T) {
+	t.Parallel()
 	r := run(t, "demo", "--duration", "1s", "--out", t.TempDir())
 	if r.code != 0 {
 		t.Fatalf("demo: exit %d\n%s", r.code, r.stderr)
@@ -190,6 +191,7 @@ func journalMode(t *testing.T, dir string) string {
 // compare still read it, in place and from a read-only copy, and leave its
 // files (the WAL with the last intervals among them) as they were.
 func TestKilledRunReadsWithoutChange(t *testing.T) {
+	t.Parallel()
 	url := startTarget(t, "--latency", "1ms")
 	cmd := exec.Command(perflab, "http", url, "--rate", "50/s", "--duration", "1h", "--out", t.TempDir())
 	stderr, _ := cmd.StderrPipe()
@@ -216,21 +218,31 @@ func TestKilledRunReadsWithoutChange(t *testing.T) {
 // from its /metrics.
 func targetRequests(t *testing.T, url string) int64 {
 	t.Helper()
-	resp, err := http.Get(strings.TrimSuffix(url, "/") + "/metrics")
+	n, err := servedRequests(url)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return n
+}
+
+// servedRequests is how many requests the built-in target at url answered,
+// from its /metrics.
+func servedRequests(url string) (int64, error) {
+	resp, err := http.Get(strings.TrimSuffix(url, "/") + "/metrics")
+	if err != nil {
+		return 0, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatal(err)
+		return 0, err
 	}
 	var n int64
 	for _, m := range regexp.MustCompile(`(?m)^perflab_target_requests_total\{code="\d+"\} (\d+)`).FindAllStringSubmatch(string(b), -1) {
 		v, _ := strconv.ParseInt(m[1], 10, 64)
 		n += v
 	}
-	return n
+	return n, nil
 }
 
 // TestFileSizeLimitStopsTheRun runs perflab http at 200/s for 60 s and, once
@@ -240,6 +252,7 @@ func targetRequests(t *testing.T, url string) int64 {
 // stop the load there, exit 1 saying that the store failed, why and how
 // many intervals were kept, and those intervals must read back.
 func TestFileSizeLimitStopsTheRun(t *testing.T) {
+	t.Parallel()
 	url := startTarget(t, "--latency", "1ms")
 	const rate, seconds = 200, 60
 	cmd := exec.Command(perflab, "http", url, "--rate", strconv.Itoa(rate)+"/s", "--duration", strconv.Itoa(seconds)+"s", "--out", t.TempDir())

@@ -1,168 +1,18 @@
-package cli_test
+package e2e
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
-	"fmt"
-	"io"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-
-	"github.com/perflab/perflab/internal/cli"
-	"github.com/perflab/perflab/internal/target"
 )
 
-// perflab is the binary under test, built once by TestMain.
-var perflab string
-
-func TestMain(m *testing.M) {
-	// A component started by an in-process Main runs under this test
-	// binary as its supervisor (target.Start runs /proc/self/exe).
-	if len(os.Args) > 1 && os.Args[1] == target.SupervisorArg {
-		os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
-	}
-	dir, err := os.MkdirTemp("", "perflab-e2e")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	perflab = filepath.Join(dir, "perflab")
-	out, err := exec.Command("go", "build", "-o", perflab, "github.com/perflab/perflab/cmd/perflab").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "cannot build perflab: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-// summary is the part of summary.json the tests read.
-type summary struct {
-	Version   int    `json:"version"`
-	State     string `json:"state"`
-	Workloads []struct {
-		Name         string   `json:"name"`
-		Requests     int64    `json:"requests"`
-		Dropped      int64    `json:"dropped"`
-		DroppedTotal int64    `json:"dropped_total"`
-		ClientBound  bool     `json:"client_bound"`
-		Warnings     []string `json:"warnings"`
-		Window       struct {
-			Seconds float64 `json:"seconds"`
-		} `json:"window"`
-		Ops []struct {
-			Name     string `json:"name"`
-			Requests int64  `json:"requests"`
-			OK       int64  `json:"ok"`
-			Latency  quant  `json:"latency_ms"`
-			Service  quant  `json:"service_time_ms"`
-			TTFB     quant  `json:"ttfb_ms"`
-			Errors   []struct {
-				Class  string `json:"class"`
-				Count  int64  `json:"count"`
-				Sample string `json:"sample"`
-			} `json:"errors"`
-		} `json:"operations"`
-	} `json:"workloads"`
-}
-
-type quant struct {
-	Count                    int64
-	P50, P90, P99, Max, P999 float64
-}
-
-func (q *quant) UnmarshalJSON(b []byte) error {
-	var m map[string]float64
-	if err := json.Unmarshal(b, &m); err != nil {
-		return err
-	}
-	*q = quant{Count: int64(m["count"]), P50: m["p50"], P90: m["p90"], P99: m["p99"], P999: m["p99_9"], Max: m["max"]}
-	return nil
-}
-
-type result struct {
-	code           int
-	stdout, stderr string
-}
-
-func run(t *testing.T, args ...string) result {
-	t.Helper()
-	return runCmd(t, perflabCmd(args...))
-}
-
-// perflabCmd is a command running the binary under test.
-func perflabCmd(args ...string) *exec.Cmd { return exec.Command(perflab, args...) }
-
-// runCmd runs cmd to its end and returns its exit status and output.
-func runCmd(t *testing.T, cmd *exec.Cmd) result {
-	t.Helper()
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return result{code, out.String(), errb.String()}
-}
-
-// startTarget runs `perflab target http` with args on a free loopback port.
-func startTarget(t *testing.T, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(perflab, append([]string{"target", "http", "--addr", "127.0.0.1:0"}, args...)...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
-	sc := bufio.NewScanner(stdout)
-	if !sc.Scan() {
-		t.Fatalf("target printed nothing: %v", sc.Err())
-	}
-	line := sc.Text()
-	go io.Copy(io.Discard, stdout)
-	i := strings.Index(line, "http://")
-	if i < 0 {
-		t.Fatalf("target said %q", line)
-	}
-	return line[i:]
-}
-
-func parseSummary(t *testing.T, b []byte) summary {
-	t.Helper()
-	var s summary
-	if err := json.Unmarshal(b, &s); err != nil {
-		t.Fatalf("summary is not JSON: %v\n%s", err, b)
-	}
-	return s
-}
-
-// runDir finds the run directory perflab announced on stderr.
-func runDir(t *testing.T, stderr string) string {
-	t.Helper()
-	for _, l := range strings.Split(stderr, "\n") {
-		if d, ok := strings.CutPrefix(l, "perflab: writing run to "); ok {
-			return d
-		}
-	}
-	t.Fatalf("no run directory in stderr:\n%s", stderr)
-	return ""
-}
-
+// TestAccuracyFixedLatency runs alone, not in parallel: the latency it
+// checks is to 1 ms.
 func TestAccuracyFixedLatency(t *testing.T) {
 	url := startTarget(t, "--latency", "20ms")
 	r := run(t, "http", url, "--rate", "100/s", "--duration", "4s", "--json", "--out", t.TempDir())
@@ -170,6 +20,8 @@ func TestAccuracyFixedLatency(t *testing.T) {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	s := parseSummary(t, []byte(r.stdout))
+	atLeast(t, s.Workloads, 1, "workloads")
+	atLeast(t, s.Workloads[0].Ops, 1, "operations")
 	op := s.Workloads[0].Ops[0]
 	if tol := 20*0.02 + 0.5; math.Abs(op.Latency.P50-20) > tol {
 		t.Errorf("p50 = %.3f ms, want 20 ms ± %.1f ms", op.Latency.P50, tol)
@@ -183,6 +35,7 @@ func TestAccuracyFixedLatency(t *testing.T) {
 }
 
 func TestAccuracyStallIsNotHidden(t *testing.T) {
+	t.Parallel()
 	// 1 s stall every 5 s; two VUs and a backlog, so arrivals due during a
 	// stall wait: their latency from the intended start must show it, the
 	// service time of the requests that were sent after it must not.
@@ -192,7 +45,10 @@ func TestAccuracyStallIsNotHidden(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	op := parseSummary(t, []byte(r.stdout)).Workloads[0].Ops[0]
+	s := parseSummary(t, []byte(r.stdout))
+	atLeast(t, s.Workloads, 1, "workloads")
+	atLeast(t, s.Workloads[0].Ops, 1, "operations")
+	op := s.Workloads[0].Ops[0]
 	if op.Latency.P99 < 900 {
 		t.Errorf("latency p99 = %.1f ms, want >= 900 ms: the stall was hidden", op.Latency.P99)
 	}
@@ -205,13 +61,16 @@ func TestAccuracyStallIsNotHidden(t *testing.T) {
 }
 
 func TestDroppedArrivalsAreCounted(t *testing.T) {
+	t.Parallel()
 	url := startTarget(t, "--latency", "50ms")
 	dir := t.TempDir()
 	r := run(t, "http", url, "--rate", "100/s", "--duration", "3s", "--vus-min", "1", "--vus-max", "1", "--json", "--out", dir)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	w := parseSummary(t, []byte(r.stdout)).Workloads[0]
+	s := parseSummary(t, []byte(r.stdout))
+	atLeast(t, s.Workloads, 1, "workloads")
+	w := s.Workloads[0]
 	// One VU of 50 ms serves at most 20 of the 100 arrivals a second.
 	if w.DroppedTotal < 200 || w.Dropped == 0 {
 		t.Errorf("dropped %d in window, %d in total; want most of 300 arrivals", w.Dropped, w.DroppedTotal)
@@ -238,6 +97,7 @@ func TestDroppedArrivalsAreCounted(t *testing.T) {
 // profile and the scaling of the target's CPU with the load, without the
 // old warning that no load could be fitted.
 func TestDemo(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	r := run(t, "demo", "--duration", "3s", "--out", out)
 	if r.code != 0 {
@@ -287,12 +147,16 @@ func TestDemo(t *testing.T) {
 	checkDemoResources(t, b, string(md))
 	// The report command renders the same run again.
 	again := run(t, "report", dir, "--format", "json")
-	if again.code != 0 || parseSummary(t, []byte(again.stdout)).Workloads[3].Requests != s.Workloads[3].Requests {
+	if again.code != 0 {
+		t.Fatalf("perflab report disagrees with summary.json (exit %d)\n%s", again.code, again.stderr)
+	}
+	if w := parseSummary(t, []byte(again.stdout)).Workloads; len(w) < 4 || w[3].Requests != s.Workloads[3].Requests {
 		t.Errorf("perflab report disagrees with summary.json (exit %d)\n%s", again.code, again.stderr)
 	}
 }
 
 func TestUnreachableTargetFailsWithHint(t *testing.T) {
+	t.Parallel()
 	// A port nothing listens on: every request is refused.
 	r := run(t, "http", "http://127.0.0.1:1/", "--rate", "20/s", "--duration", "1s", "--out", t.TempDir())
 	if r.code != 1 {
@@ -304,6 +168,7 @@ func TestUnreachableTargetFailsWithHint(t *testing.T) {
 }
 
 func TestInvalidArgumentsStartNothing(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	r := run(t, "http", "ftp://127.0.0.1/", "--rate", "fast", "--duration", "-1s", "--out", out)
 	if r.code != 2 {
@@ -319,34 +184,17 @@ func TestInvalidArgumentsStartNothing(t *testing.T) {
 	}
 }
 
-// waitForProgress reads stderr until the first progress line, returning the
-// run directory.
-func waitForProgress(t *testing.T, stderr io.Reader) string {
-	t.Helper()
-	sc := bufio.NewScanner(stderr)
-	var dir string
-	for sc.Scan() {
-		l := sc.Text()
-		if d, ok := strings.CutPrefix(l, "perflab: writing run to "); ok {
-			dir = d
-		}
-		if dir != "" && strings.Contains(l, "p99") {
-			go io.Copy(io.Discard, stderr)
-			return dir
-		}
-	}
-	t.Fatal("perflab ended before showing progress")
-	return ""
-}
-
 func TestInterruptFinishesTheReport(t *testing.T) {
+	t.Parallel()
 	url := startTarget(t, "--latency", "1ms")
 	cmd := exec.Command(perflab, "http", url, "--rate", "50/s", "--duration", "1h", "--out", t.TempDir())
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	dir := waitForProgress(t, stderr)
+	// Interrupted after its first interval alone, the run's window could
+	// hold no whole interval with a request in it.
+	dir := waitForProgressLines(t, stderr, 2)
 	cmd.Process.Signal(os.Interrupt)
 	err := cmd.Wait()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
@@ -357,12 +205,15 @@ func TestInterruptFinishesTheReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := parseSummary(t, b)
+	atLeast(t, s.Workloads, 1, "workloads")
+	atLeast(t, s.Workloads[0].Ops, 1, "operations")
 	if s.State != "interrupted" || s.Workloads[0].Ops[0].Requests == 0 {
 		t.Errorf("state %q with %d requests", s.State, s.Workloads[0].Ops[0].Requests)
 	}
 }
 
 func TestKilledRunKeepsItsIntervals(t *testing.T) {
+	t.Parallel()
 	url := startTarget(t, "--latency", "1ms")
 	cmd := exec.Command(perflab, "http", url, "--rate", "50/s", "--duration", "1h", "--out", t.TempDir())
 	stderr, _ := cmd.StderrPipe()
@@ -387,6 +238,7 @@ func TestKilledRunKeepsItsIntervals(t *testing.T) {
 }
 
 func TestSecretsStayOutOfTheRun(t *testing.T) {
+	t.Parallel()
 	url := startTarget(t)
 	out := t.TempDir()
 	cmd := exec.Command(perflab, "http", url, "--rate", "20/s", "--duration", "1s", "--out", out,

@@ -1,4 +1,4 @@
-package cli_test
+package e2e
 
 import (
 	"fmt"
@@ -50,8 +50,8 @@ func yamlBlocks(file, text string) []docBlock {
 // skipMarker) and every plan under examples/, with the environment
 // variables they read set, as their users would.
 func TestDocPlansAreValid(t *testing.T) {
-	t.Setenv("LITELLM_MASTER_KEY", "sk-example-check")
-	t.Setenv("MY_TOKEN", "token-example-check")
+	t.Parallel()
+	env := []string{"LITELLM_MASTER_KEY=sk-example-check", "MY_TOKEN=token-example-check"}
 	docs := []string{"../../README.md"}
 	err := filepath.WalkDir("../../docs", func(path string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".md") {
@@ -79,7 +79,7 @@ func TestDocPlansAreValid(t *testing.T) {
 		if err := os.WriteFile(path, []byte(b.text), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if r := run(t, "plan", "check", path); r.code != 0 {
+		if r := runEnv(t, env, "plan", "check", path); r.code != 0 {
 			t.Errorf("%s:%d: plan check: exit %d\n%s", b.file, b.line, r.code, r.stderr)
 		}
 	}
@@ -88,13 +88,14 @@ func TestDocPlansAreValid(t *testing.T) {
 		t.Fatalf("%d example plans", len(plans))
 	}
 	for _, p := range plans {
-		if r := run(t, "plan", "check", p); r.code != 0 {
+		if r := runEnv(t, env, "plan", "check", p); r.code != 0 {
 			t.Errorf("%s: exit %d\n%s", p, r.code, r.stderr)
 		}
 	}
 }
 
 func TestYAMLBlocks(t *testing.T) {
+	t.Parallel()
 	text := "# t\n```yaml\na: 1\n```\n<!-- plan check: skip: a fragment -->\n```yaml\nb: 2\n```\n  ```yaml\n  c: 3\n  ```\n"
 	got := yamlBlocks("x.md", text)
 	if len(got) != 2 || got[0].text != "a: 1\n" || got[0].line != 3 || got[1].text != "c: 3\n" {

@@ -1,4 +1,4 @@
-package cli_test
+package e2e
 
 import (
 	"fmt"
@@ -65,6 +65,7 @@ func runDriverPlan(t *testing.T, text string) (result, driverRun, string, string
 
 func fact(t *testing.T, s driverRun, workload int, name string) string {
 	t.Helper()
+	atLeast(t, s.Workloads, workload+1, "workloads")
 	for _, f := range s.Workloads[workload].Facts {
 		if f.Name == name {
 			return f.Value
@@ -78,6 +79,7 @@ func fact(t *testing.T, s driverRun, workload int, name string) string {
 // started as the plan's component, at the rate the driver implies, and
 // reads every one back.
 func TestRemoteWritePlanVictoriaMetrics(t *testing.T) {
+	t.Parallel()
 	bin := testutil.RequireBinary(t, "victoria-metrics")
 	port := testutil.FreePort(t)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
@@ -99,6 +101,7 @@ profiles:
 	if r.code != 0 || s.State != "completed" {
 		t.Fatalf("exit %d, state %s: %s\n%s", r.code, s.State, s.Message, r.stderr)
 	}
+	atLeast(t, s.Workloads, 1, "workloads")
 	w := s.Workloads[0]
 	if len(w.Checks) != 2 {
 		t.Fatalf("checks %+v", w.Checks)
@@ -119,6 +122,7 @@ profiles:
 // TestRemoteWriteLossyReceiver runs remote write against a receiver that
 // acknowledges every write and returns none: the run fails, saying so.
 func TestRemoteWriteLossyReceiver(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/api/v1/query") {
 			fmt.Fprint(w, `{"status":"success","data":{"resultType":"vector","result":[]}}`)
@@ -147,6 +151,7 @@ profiles:
 			t.Errorf("no %q in stderr:\n%s", want, r.stderr)
 		}
 	}
+	atLeast(t, s.Workloads, 1, "workloads")
 	if c := s.Workloads[0].Checks; len(c) != 2 || !c[1].Lost || c[1].Shortfall != c[1].Expected {
 		t.Errorf("checks %+v", c)
 	}
@@ -159,6 +164,7 @@ profiles:
 // component: they are uploaded before the load and removed after it,
 // bucket and all, and each GET brings one object's bytes.
 func TestS3PlanVersityGW(t *testing.T) {
+	t.Parallel()
 	bin := testutil.VersityGWBinary(t)
 	port, dir := testutil.FreePort(t), t.TempDir()
 	for _, d := range []string{"root", "meta"} {
@@ -187,6 +193,8 @@ profiles:
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s\n%s", r.code, s.Message, r.stderr)
 	}
+	atLeast(t, s.Workloads, 1, "workloads")
+	atLeast(t, s.Workloads[0].Ops, 1, "operations")
 	op := s.Workloads[0].Ops[0]
 	if op.Name != "GET" || op.OK != op.Requests || op.Requests < 50 || math.Abs(op.BytesRecvPS/op.Rate-4096) > 1 {
 		t.Errorf("GET: %d requests, %d ok, %.1f/s, %.0f B/s received", op.Requests, op.OK, op.Rate, op.BytesRecvPS)
@@ -234,6 +242,7 @@ func runEvents(t *testing.T, dir string) string {
 // looks up the IDs written: the rate asked and the traces/s derived are
 // facts, and the written traces are read back.
 func TestOTLPByteRatePlanJaeger(t *testing.T) {
+	t.Parallel()
 	grpc, _, query := testutil.StartJaeger(t)
 	r, s, md, _ := runDriverPlan(t, fmt.Sprintf(`name: otlp
 profiles:
@@ -252,6 +261,8 @@ profiles:
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s\n%s", r.code, s.Message, r.stderr)
 	}
+	atLeast(t, s.Workloads, 2, "workloads")
+	atLeast(t, s.Workloads[0].Ops, 1, "operations of ingest")
 	in := s.Workloads[0]
 	if fact(t, s, 0, "byte rate (plan)") != "200kB/s" {
 		t.Errorf("facts %+v", in.Facts)
@@ -292,7 +303,8 @@ profiles:
 // token and 100 tokens/s: the stored distributions, read back through the
 // store and summary.json, give all three within 5 % — time to first token
 // 50 ms, inter-token latency and time per output token 10 ms, 100 tokens/s
-// per stream — and the output tokens every answer's usage reported.
+// per stream — and the output tokens every answer's usage reported. It
+// runs alone, not in parallel: 5 % of 10 ms is half a millisecond.
 func TestOpenAIPlanMockTarget(t *testing.T) {
 	const tokens = 20
 	port := testutil.FreePort(t)
@@ -315,6 +327,8 @@ profiles:
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s\n%s", r.code, s.Message, r.stderr)
 	}
+	atLeast(t, s.Workloads, 1, "workloads")
+	atLeast(t, s.Workloads[0].Ops, 1, "operations")
 	op := s.Workloads[0].Ops[0]
 	if op.Name != "chat" || op.Requests < 30 || op.OK != op.Requests {
 		t.Errorf("chat: %d requests, %d ok", op.Requests, op.OK)

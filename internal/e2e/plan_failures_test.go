@@ -1,4 +1,4 @@
-package cli_test
+package e2e
 
 import (
 	"encoding/json"
@@ -18,15 +18,21 @@ import (
 // TestRunPlanComponentCrash kills a component in the middle of the first
 // of two cells: that cell fails with the time and how it ended, what was
 // measured before stays, the second cell still runs, and the exit status
-// is 1.
+// is 1. The victim kills itself once the target has answered 2.5 s of the
+// load (told by a file the test creates), however long the start took.
 func TestRunPlanComponentCrash(t *testing.T) {
+	t.Parallel()
 	port := testutil.FreePort(t)
+	signal := filepath.Join(t.TempDir(), "crash")
+	stop := make(chan struct{})
+	defer close(stop)
+	go touchAfterRequests(fmt.Sprintf("http://127.0.0.1:%d/", port), 250, signal, stop)
 	path := writePlan(t, fmt.Sprintf(`
 name: crash
 sample_interval: 500ms
 components:
   - name: victim
-    run: {command: sh, args: [-c, 'if [ {{fate}} = crash ]; then sleep 2.5; kill -9 $$; fi; exec sleep 60'], stop_grace: 1s}
+    run: {command: sh, args: [-c, 'if [ {{fate}} = crash ]; then while [ ! -e "$0" ]; do sleep 0.05; done; kill -9 $$; fi; exec sleep 60', %[2]q], stop_grace: 1s}
   - name: web
     run:
       command: "{{perflab}}"
@@ -36,14 +42,14 @@ matrix:
   fate: [crash, live]
 profiles:
   - name: load
-    duration: 4s
+    duration: 6s
     workloads:
       - {name: get, driver: http, rate: 100/s, params: {url: "http://127.0.0.1:%[1]d/"}}
   - name: more
     duration: 1s
     workloads:
       - {name: get, driver: http, rate: 100/s, params: {url: "http://127.0.0.1:%[1]d/"}}
-`, port))
+`, port, signal))
 	r := run(t, "run", path, "--out", t.TempDir())
 	if r.code != 1 || !strings.Contains(r.stderr, "hint:") {
 		t.Errorf("exit %d, want 1 with a hint\n%s", r.code, r.stderr)
@@ -67,8 +73,8 @@ profiles:
 		t.Errorf("second cell: %s with %d phases: %s", live.State, len(live.Phases), live.Message)
 	}
 	for _, w := range s.Workloads {
-		if w.Cell == 0 && w.Ops[0].Requests < 50 {
-			t.Errorf("%s: %d requests kept from before the crash, want ≥ 50", w.Name, w.Ops[0].Requests)
+		if w.Cell == 0 && (len(w.Ops) == 0 || w.Ops[0].Requests < 50) {
+			t.Errorf("%s: %+v kept from before the crash, want ≥ 50 requests", w.Name, w.Ops)
 		}
 	}
 	if s.State != "failed" || !strings.Contains(md, "exited during the run") {
@@ -76,9 +82,29 @@ profiles:
 	}
 }
 
+// touchAfterRequests creates the file path once the built-in target at url
+// has answered n requests, polling its /metrics until then or until stop
+// is closed.
+func touchAfterRequests(url string, n int64, path string, stop <-chan struct{}) {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if got, err := servedRequests(url); err == nil && got >= n {
+			_ = os.WriteFile(path, nil, 0o644)
+			return
+		}
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+	}
+}
+
 // TestRunPlanNotReady: a component that never gets ready fails its cell
 // with its last log lines; the next cell still runs.
 func TestRunPlanNotReady(t *testing.T) {
+	t.Parallel()
 	port := testutil.FreePort(t)
 	path := writePlan(t, fmt.Sprintf(`
 name: notready
@@ -120,6 +146,7 @@ profiles:
 // TestRunPlanSecrets: values of ${VAR} references reach the component and
 // the request, and no file of the run directory.
 func TestRunPlanSecrets(t *testing.T) {
+	t.Parallel()
 	const secret = "plan-secret-4711"
 	port := testutil.FreePort(t)
 	path := writePlan(t, fmt.Sprintf(`
@@ -174,6 +201,7 @@ profiles:
 // TestRunPlanInterrupt: Ctrl-C stops the load, stops the components and
 // still writes the report; the exit status is 130.
 func TestRunPlanInterrupt(t *testing.T) {
+	t.Parallel()
 	port := testutil.FreePort(t)
 	path := writePlan(t, fmt.Sprintf(`
 name: interrupt
@@ -194,7 +222,7 @@ profiles:
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	dir := waitForProgress(t, stderr)
+	dir := waitForProgressLines(t, stderr, 2) // whole intervals inside the window: see TestInterruptFinishesTheReport
 	cmd.Process.Signal(os.Interrupt)
 	err := cmd.Wait()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
@@ -205,7 +233,7 @@ profiles:
 	if err := json.Unmarshal([]byte(r.stdout), &s); err != nil {
 		t.Fatalf("%v\n%s", err, r.stderr)
 	}
-	if s.State != "interrupted" || len(s.Cells) != 1 || s.Cells[0].State != "interrupted" || s.Workloads[0].Requests == 0 {
+	if s.State != "interrupted" || len(s.Cells) != 1 || s.Cells[0].State != "interrupted" || len(s.Workloads) == 0 || s.Workloads[0].Requests == 0 {
 		t.Fatalf("state %q, cells %+v", s.State, s.Cells)
 	}
 	for _, c := range s.Cells[0].Components {
@@ -218,6 +246,7 @@ profiles:
 // TestRunPlanAttach measures a process perflab did not start, and leaves
 // it running; --profile picks the profiles to run.
 func TestRunPlanAttach(t *testing.T) {
+	t.Parallel()
 	port := testutil.FreePort(t)
 	srv := exec.Command(perflab, "target", "http", "--addr", fmt.Sprintf("127.0.0.1:%d", port))
 	if err := srv.Start(); err != nil {
@@ -263,14 +292,13 @@ profiles:
 // waitListening waits until something accepts connections on port.
 func waitListening(t *testing.T, port int) {
 	t.Helper()
-	for range 100 {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
 			c.Close()
 			return
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("nothing listens on port %d", port)
+	t.Fatalf("nothing listens on port %d after a minute", port)
 }
 
 // A component whose command is not on this machine is refused before
@@ -279,6 +307,7 @@ func waitListening(t *testing.T, port int) {
 // stopped before the cell failed; plan check, which may check a plan
 // meant for another machine, warns.
 func TestRunRefusesAMissingCommand(t *testing.T) {
+	t.Parallel()
 	path := writePlan(t, `
 name: missing
 components:
@@ -314,6 +343,7 @@ profiles:
 // sent the whole profile's load and only then warned that the component
 // had no figures.
 func TestRunPlanPrometheusUnreachable(t *testing.T) {
+	t.Parallel()
 	port, prom := testutil.FreePort(t), testutil.FreePort(t)
 	path := writePlan(t, fmt.Sprintf(`
 name: promgone

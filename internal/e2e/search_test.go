@@ -1,4 +1,4 @@
-package cli_test
+package e2e
 
 import (
 	"encoding/json"
@@ -18,6 +18,8 @@ import (
 // target, not the generator, set the limit. Steps of 3 s keep it near 25 s:
 // 200 and 400 pass, 800 fails, then 600, 500, 450 fail and 425 passes. (A
 // step's window may hold one interval: at 200/s that is enough for a p99.)
+// It runs alone, not in parallel: beside other tests' load its first step
+// (200/s) once achieved 174.5/s and failed.
 func TestSearchFindsTheCapacity(t *testing.T) {
 	const capacity = 430.0
 	port := testutil.FreePort(t)
@@ -96,6 +98,7 @@ profiles:
 }
 
 func TestSearchChecksItsPlan(t *testing.T) {
+	t.Parallel()
 	head := "name: x\n"
 	wl := "    workloads: [{name: w, driver: http, rate: 10/s, params: {url: \"http://127.0.0.1:1/\"}}]\n"
 	for _, tt := range []struct{ plan, args, want string }{
@@ -122,6 +125,7 @@ func TestSearchChecksItsPlan(t *testing.T) {
 // directory under the plan's. The component writes a file into
 // {{run_dir}} and exits, which fails the run but not that check.
 func TestRunDirIsAbsolute(t *testing.T) {
+	t.Parallel()
 	path := writePlan(t, `name: where
 components:
   - name: writer

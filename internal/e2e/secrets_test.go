@@ -1,4 +1,4 @@
-package cli_test
+package e2e
 
 import (
 	"bytes"
@@ -67,11 +67,12 @@ profiles:
 // directory (results.db's bytes included) and nowhere on the terminal,
 // whether written literally or read from the environment.
 func TestSecretsNeverStoredOrPrinted(t *testing.T) {
+	t.Parallel()
 	const token = "env-token-0123456789"
-	t.Setenv("E2E_TOKEN", token)
+	env := []string{"E2E_TOKEN=" + token}
 	url := echoServer(t)
 	out := t.TempDir()
-	r := run(t, "run", writePlan(t, fmt.Sprintf(secretsPlan, url)), "--out", out)
+	r := runEnv(t, env, "run", writePlan(t, fmt.Sprintf(secretsPlan, url)), "--out", out)
 	if r.code != 1 || !strings.Contains(r.stderr, "4xx") {
 		t.Fatalf("exit %d, want 1 (every request refused)\n%s", r.code, r.stderr)
 	}
@@ -91,7 +92,7 @@ func TestSecretsNeverStoredOrPrinted(t *testing.T) {
 	// perflab http, a literal credential in a header and one from the
 	// environment.
 	out = t.TempDir()
-	r = run(t, "http", url+"/y", "-H", "Authorization: Bearer literal-flag-secret", "-H", "X-Api-Key: ${E2E_TOKEN}",
+	r = runEnv(t, env, "http", url+"/y", "-H", "Authorization: Bearer literal-flag-secret", "-H", "X-Api-Key: ${E2E_TOKEN}",
 		"--rate", "20/s", "--duration", "1s", "--out", out)
 	if r.code != 1 {
 		t.Fatalf("perflab http: exit %d, want 1\n%s", r.code, r.stderr)
