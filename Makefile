@@ -7,12 +7,14 @@ build:
 	$(GO) build -o bin/perflab ./cmd/perflab
 
 # The whole suite: vet, every package's tests, and the race detector on the
-# packages that share state between goroutines. -p 1 tests one package at a
+# packages that share state between goroutines. The race line runs -short:
+# the real servers (testutil) ran in the first line, and timing figures
+# under the detector would measure the detector (testutil.Timing). -p 1 tests one package at a
 # time, so that no package's timing tests share the machine with another's;
 # internal/e2e runs its own tests in parallel (4 at a time, see its TestMain).
 test: vet
 	$(GO) test -p 1 -count=1 ./...
-	$(GO) test -count=1 -race ./internal/engine/... ./internal/stats/... ./internal/results/... ./internal/driver/... ./internal/builtin/...
+	$(GO) test -count=1 -race -short ./internal/engine/... ./internal/stats/... ./internal/results/... ./internal/driver/... ./internal/builtin/... ./internal/run/...
 
 vet:
 	$(GO) vet ./...

@@ -43,6 +43,7 @@ type LiteLLMProxy struct {
 // may run in parallel.
 func NewLiteLLMProxy(t *testing.T, upstream, model string) LiteLLMProxy {
 	t.Helper()
+	skipShort(t, "litellm")
 	bin := liteLLMBinary(t)
 	u, err := url.Parse(upstream)
 	if err != nil || u.Scheme != "http" || u.Host == "" {

@@ -58,6 +58,7 @@ type Started struct {
 // directory.
 func startServerProcess(t testing.TB, s server) Started {
 	t.Helper()
+	skipShort(t, s.name)
 	var err error
 	for range serverBindAttempts {
 		dir := t.TempDir()

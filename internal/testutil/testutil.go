@@ -35,8 +35,11 @@ var sbinDirs = []string{"/usr/local/sbin", "/usr/sbin", "/sbin"}
 
 // RequireBinary returns the path of the named program, looked up in PATH and
 // then the sbin directories, or skips (fails, see Unavailable) the test.
+// In -short mode it skips: the suite's race-detector line runs short, for
+// the code's concurrency, and the real servers run in its main line.
 func RequireBinary(t testing.TB, name string) string {
 	t.Helper()
+	skipShort(t, name)
 	if p, err := exec.LookPath(name); err == nil {
 		return p
 	}
@@ -61,4 +64,25 @@ func FreePort(t testing.TB) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// skipShort skips a test of a real server in -short mode: the suite's
+// race-detector line runs short, for the code's concurrency, and the real
+// servers run in its main line.
+func skipShort(t testing.TB, name string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("-short: %s is a real server; they run without -short", name)
+	}
+}
+
+// Timing skips a test whose assertions are timing figures (a latency
+// within a few per cent of a set delay) under the race detector, which
+// slows the code it watches several times: there the test would measure
+// the detector. The suite runs such tests without it.
+func Timing(t testing.TB) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("timing figures under the race detector measure the detector; this test runs without -race")
+	}
 }

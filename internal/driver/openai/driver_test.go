@@ -17,6 +17,7 @@ import (
 	"github.com/perflab/perflab/internal/builtin"
 	"github.com/perflab/perflab/internal/driver"
 	"github.com/perflab/perflab/internal/stats"
+	"github.com/perflab/perflab/internal/testutil"
 )
 
 // startMock serves perflab's mock provider on 127.0.0.1.
@@ -71,6 +72,7 @@ func within(got, want, frac float64) bool { return got >= want*(1-frac) && got <
 // read on a busy machine cannot fail it), the inter-token latency and the
 // time per output token, whose inverse is the stream's tokens/s.
 func TestStreamTimingMatchesTheMock(t *testing.T) {
+	testutil.Timing(t)
 	const ttft, rate, tokens, runs = 50 * time.Millisecond, 100.0, 50, 3
 	srv, _ := startMock(t, builtin.LLMConfig{Latency: ttft, TokensPerSecond: rate, Tokens: tokens})
 	d := newDriver(t, Config{URL: srv.URL, Model: "m", Stream: true, Prompts: []string{"count to fifty"}})
