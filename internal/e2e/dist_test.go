@@ -1,11 +1,14 @@
 package e2e
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -246,5 +249,59 @@ func TestDistributedRunInterrupted(t *testing.T) {
 		if err := syscall.Kill(pid, 0); err == nil {
 			t.Errorf("worker pid %d still runs after the coordinator ended", pid)
 		}
+	}
+}
+
+// TestDistributedSharedStoreFailureIsNamed (issue 16, item 15): the
+// workers' shared S3 store dies mid-run (versitygw killed). Before, the
+// run ended with "worker 0 (vm): exited with status 1" for each worker,
+// the store's failure only in a warning mid-run, the window labelled "run
+// in progress" on the terminal and "run killed" in report.md. Now the
+// final message names the store and since when, and the run reads as
+// failed.
+func TestDistributedSharedStoreFailureIsNamed(t *testing.T) {
+	t.Parallel()
+	const rate, secs, workers = 100, 30, 2
+	gw := testutil.StartVersityGWProcess(t)
+	env := []string{"PERFLAB_S3_ACCESS_KEY=" + testutil.VersityGWAccess, "PERFLAB_S3_SECRET_KEY=" + testutil.VersityGWSecret}
+	plan := fixedPlan(t, startTarget(t, "--latency", "2ms"), rate, secs)
+	store := "s3://perflab-dies/runs?endpoint=" + url.QueryEscape(gw.URL) + "&path_style=1"
+	cmd := perflabCmd("run", plan, "--workers", strconv.Itoa(workers), "--store", store, "--out", t.TempDir())
+	cmd.Env = append(os.Environ(), env...)
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	sc := bufio.NewScanner(pipe)
+	for sc.Scan() { // the progress line: the workers' intervals arrive
+		stderr.WriteString(sc.Text() + "\n")
+		if strings.Contains(sc.Text(), "p/get") && strings.Contains(sc.Text(), "p50") {
+			break
+		}
+	}
+	if err := syscall.Kill(gw.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := io.ReadAll(pipe)
+	stderr.Write(rest)
+	err = cmd.Wait()
+	msg := stderr.String()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != cli.ExitFailed ||
+		!strings.Contains(msg, "the shared store s3://perflab-dies/runs/") || !strings.Contains(msg, "has failed since") {
+		t.Fatalf("exit %v, want 1 naming the shared store and since when:\n%s", err, msg)
+	}
+	if strings.Contains(msg, "run in progress") {
+		t.Errorf("the terminal says the run is in progress:\n%s", msg)
+	}
+	md, err := os.ReadFile(filepath.Join(runDir(t, msg), "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := string(md); strings.Contains(text, "killed") || strings.Contains(text, "in progress") || !strings.Contains(text, "the shared store") {
+		t.Errorf("report.md says the run was killed or is in progress, or does not name the store:\n%s", text)
 	}
 }

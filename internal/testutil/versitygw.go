@@ -29,14 +29,22 @@ const versityInstall = "go install github.com/versity/versitygw/cmd/versitygw@v1
 // fails, see Unavailable).
 func StartVersityGW(t testing.TB) (endpoint, access, secret string) {
 	t.Helper()
-	endpoint = startServer(t, server{
+	s := StartVersityGWProcess(t)
+	return s.URL, VersityGWAccess, VersityGWSecret
+}
+
+// StartVersityGWProcess is StartVersityGW, also telling its process: a
+// test may kill it, a store that dies. Its credentials are
+// VersityGWAccess and VersityGWSecret.
+func StartVersityGWProcess(t testing.TB) Started {
+	t.Helper()
+	return startServerProcess(t, server{
 		name:  "versitygw",
 		bin:   goBinary(t, "versitygw", versityInstall),
 		args:  versityArgs,
 		path:  "/health",
 		ready: func(status int, _ string) bool { return status == http.StatusOK },
 	})
-	return endpoint, VersityGWAccess, VersityGWSecret
 }
 
 // versityArgs is the gateway's command line: the posix backend under dir,
