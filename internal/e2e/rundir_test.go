@@ -320,3 +320,60 @@ func TestFileSizeLimitStopsTheRun(t *testing.T) {
 		t.Errorf("status %+v, %v; want failed", s, err)
 	}
 }
+
+// TestFullDiskLeavesNoEmptyReports (issue 16, item 14): once the run's
+// files may not grow past 4 KiB (RLIMIT_FSIZE, as a full disk), the store
+// fails, and so do the larger report files. Before, perflab left 0-byte
+// report.md, report.html and summary.json and printed their paths. Now a
+// report file is there whole or not at all, no temporary file is left,
+// and perflab names only those it wrote.
+func TestFullDiskLeavesNoEmptyReports(t *testing.T) {
+	url := startTarget(t, "--latency", "1ms")
+	cmd := exec.Command(perflab, "http", url, "--rate", "200/s", "--duration", "60s", "--out", t.TempDir())
+	pipe, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	sc := bufio.NewScanner(pipe)
+	var dir string
+	for sc.Scan() {
+		l := sc.Text()
+		stderr.WriteString(l + "\n")
+		if d, ok := strings.CutPrefix(l, "perflab: writing run to "); ok {
+			dir = d
+		}
+		if dir != "" && strings.Contains(l, "p99") {
+			break
+		}
+	}
+	if dir == "" {
+		_ = cmd.Process.Kill()
+		t.Fatalf("perflab ended before its first interval:\n%s", stderr.String())
+	}
+	lim := unix.Rlimit{Cur: 4096, Max: 4096}
+	if err := unix.Prlimit(cmd.Process.Pid, unix.RLIMIT_FSIZE, &lim, nil); err != nil {
+		_ = cmd.Process.Kill()
+		t.Skipf("cannot set the file-size limit of perflab: %v", err)
+	}
+	rest, _ := io.ReadAll(pipe)
+	stderr.Write(rest)
+	if ee, ok := cmd.Wait().(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Errorf("exit %v, want 1\n%s", ee, stderr.String())
+	}
+	msg := stderr.String()
+	for _, name := range []string{"report.md", "report.html", "summary.json"} {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		switch {
+		case err == nil && fi.Size() == 0:
+			t.Errorf("%s is empty", name)
+		case err == nil && fi.Size() >= 4096: // could only have been cut at the limit
+			t.Errorf("%s is cut short at the file-size limit (%d bytes)", name, fi.Size())
+		case err != nil && strings.Contains(msg, filepath.Join(dir, name)):
+			t.Errorf("perflab names %s, which it did not write:\n%s", name, msg)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*.*")); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}
