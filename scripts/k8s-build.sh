@@ -34,7 +34,10 @@ up_to_date() {
   for c in "${cmds[@]}"; do
     [ -x "$bin/$c" ] || return 1
   done
-  "$bin/kubectl" version --client 2>/dev/null | grep -q "Client Version: $version" || return 1
+  # (not piped into grep -q: under pipefail, kubectl's SIGPIPE would fail it)
+  local said
+  said=$("$bin/kubectl" version --client 2>/dev/null) || return 1
+  [[ $said == *"Client Version: $version"* ]]
 }
 
 if up_to_date; then
@@ -69,8 +72,8 @@ start=$(date +%s)
 rm -rf "$src" && mkdir -p "$src"
 : >"$log"
 export GOFLAGS="-mod=mod" GOWORK=off GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
-kmod=$(cd "$src" && go mod download -json "k8s.io/kubernetes@$version" 2>>"$log" |
-  sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p') || true
+(cd "$src" && go mod download -json "k8s.io/kubernetes@$version") >>"$log" 2>&1 || true
+kmod=$(sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p' "$log")
 [ -n "$kmod" ] && [ -f "$kmod" ] || fail "cannot download k8s.io/kubernetes@$version's go.mod"
 replaces=$(sed -n 's#^[[:space:]]*\(k8s\.io/[a-z0-9-]*\) => \./staging/src/.*$#\1#p' "$kmod")
 [ -n "$replaces" ] || fail "no staging replaces found in $kmod"

@@ -31,10 +31,19 @@ const jobImage = "perflab.local/k8scluster-indexjob:1"
 // and checks the host is as it was: sysctls, directories, cgroups, mounts,
 // processes.
 func TestClusterRunsIndexedJob(t *testing.T) {
+	k8scluster.Recover(t) // a cluster a killed test left, so that "before" is the host's own
 	before := readHost(t, "")
 	c := k8scluster.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
+
+	for _, l := range nonLoopbackListeners(t, c.PIDs()) {
+		t.Errorf("not on loopback: %s", l)
+	}
+	svc, err := c.Client.CoreV1().Services("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+	if err != nil || !strings.HasPrefix(svc.Spec.ClusterIP, "127.") {
+		t.Errorf("the kubernetes service: %v, %v; want a loopback cluster IP", svc, err)
+	}
 
 	archive := buildJobImage(ctx, t)
 	if err := c.ImportImage(ctx, archive); err != nil {
@@ -78,7 +87,7 @@ func buildJobImage(ctx context.Context, t *testing.T) string {
 func runIndexedJob(ctx context.Context, t *testing.T, cs kubernetes.Interface, n int32) *batchv1.Job {
 	t.Helper()
 	mode := batchv1.IndexedCompletion
-	zero, deadline := int32(0), int64(120)
+	zero, deadline := int32(0), int64(60)
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: "indexjob", Namespace: "default"},
 		Spec: batchv1.JobSpec{
@@ -107,12 +116,12 @@ func runIndexedJob(ctx context.Context, t *testing.T, cs kubernetes.Interface, n
 		}
 		for _, cond := range job.Status.Conditions {
 			if cond.Type == batchv1.JobFailed && cond.Status == corev1.ConditionTrue {
-				t.Fatalf("the Job failed: %s: %s; pods: %s", cond.Reason, cond.Message, podStates(ctx, cs, job))
+				t.Fatalf("the Job failed: %s: %s; pods: %s; warnings: %s", cond.Reason, cond.Message, podStates(ctx, cs, job), warnings(ctx, cs))
 			}
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("the Job did not complete in time (%d of %d succeeded); pods: %s", job.Status.Succeeded, n, podStates(ctx, cs, job))
+			t.Fatalf("the Job did not complete in time (%d of %d succeeded); pods: %s; warnings: %s", job.Status.Succeeded, n, podStates(ctx, cs, job), warnings(ctx, cs))
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -167,6 +176,28 @@ func podStates(ctx context.Context, cs kubernetes.Interface, job *batchv1.Job) s
 			}
 		}
 		out = append(out, s)
+	}
+	return strings.Join(out, "; ")
+}
+
+// warnings returns the last few distinct Warning events of the default
+// namespace (a sandbox or container that cannot start says why there).
+func warnings(ctx context.Context, cs kubernetes.Interface) string {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	events, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "type=Warning"})
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, e := range events.Items {
+		s := e.InvolvedObject.Name + " " + e.Reason + ": " + e.Message
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	if len(out) > 5 {
+		out = out[len(out)-5:]
 	}
 	return strings.Join(out, "; ")
 }

@@ -4,7 +4,9 @@ package k8scluster_test
 
 import (
 	"bytes"
+	"encoding/hex"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -170,4 +172,54 @@ func rssMiB(pid int) int {
 		}
 	}
 	return 0
+}
+
+// nonLoopbackListeners lists the TCP sockets the processes listen on at an
+// address other than loopback (from /proc/net/tcp and tcp6).
+func nonLoopbackListeners(t *testing.T, pids map[string]int) []string {
+	t.Helper()
+	owner := map[string]string{} // socket inode → component
+	for name, pid := range pids {
+		fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+		for _, fd := range fds {
+			link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
+			if err == nil && strings.HasPrefix(link, "socket:[") {
+				owner[strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")] = name
+			}
+		}
+	}
+	var out []string
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(table)
+		if err != nil {
+			t.Fatalf("cannot read %s: %v", table, err)
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			f := strings.Fields(line)
+			if len(f) < 10 || f[3] != "0A" { // LISTEN
+				continue
+			}
+			name, ours := owner[f[9]]
+			if !ours {
+				continue
+			}
+			if ip := hexIP(strings.Split(f[1], ":")[0]); !ip.IsLoopback() {
+				out = append(out, fmt.Sprintf("%s listens on %s (%s)", name, ip, f[1]))
+			}
+		}
+	}
+	return out
+}
+
+// hexIP decodes /proc/net/tcp's address: 32-bit words in host (little
+// endian) order.
+func hexIP(h string) net.IP {
+	b, err := hex.DecodeString(h)
+	if err != nil {
+		return nil
+	}
+	for i := 0; i+4 <= len(b); i += 4 {
+		b[i], b[i+1], b[i+2], b[i+3] = b[i+3], b[i+2], b[i+1], b[i]
+	}
+	return net.IP(b)
 }

@@ -31,16 +31,9 @@ func (c *Cluster) takeHost(t testing.TB) error {
 	}
 	c.lock = lock
 	c.statePath = filepath.Join(root, "cluster.json")
-	if old, err := loadState(c.statePath); err != nil {
+	if err := recoverHost(t, c.statePath); err != nil {
 		c.unlock()
 		return err
-	} else if old != nil {
-		t.Logf("a cluster of process %d was not stopped (%s): putting the host back first", old.Owner, old.Dir)
-		if err := restoreHost(old); err != nil {
-			c.unlock()
-			return fmt.Errorf("cannot put back the host a previous cluster changed: %w", err)
-		}
-		_ = os.Remove(c.statePath)
 	}
 	dir, err := os.MkdirTemp("", "perflab-k8s-")
 	if err != nil {
@@ -55,6 +48,43 @@ func (c *Cluster) takeHost(t testing.TB) error {
 		_ = os.RemoveAll(dir)
 		c.unlock()
 		return err
+	}
+	return nil
+}
+
+// Recover puts back the host that a cluster left changed when its test
+// process died before its Stop could run (Start does it first too). A test
+// that reads how the host is before Start calls Recover before.
+func Recover(t testing.TB) {
+	t.Helper()
+	root := cacheRoot()
+	if _, err := os.Stat(filepath.Join(root, "cluster.json")); err != nil {
+		return // nothing left, or not ours to read
+	}
+	lock, err := lockHost(filepath.Join(root, "cluster.lock"), lockTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = unix.Flock(int(lock.Fd()), unix.LOCK_UN); lock.Close() }()
+	if err := recoverHost(t, filepath.Join(root, "cluster.json")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// recoverHost puts the host back from the state at path, if any: the
+// caller holds the lock, so the process that wrote it is gone.
+func recoverHost(t testing.TB, path string) error {
+	t.Helper()
+	old, err := loadState(path)
+	if err != nil || old == nil {
+		return err
+	}
+	t.Logf("a cluster of process %d was not stopped (%s): putting the host back first", old.Owner, old.Dir)
+	if err := restoreHost(old); err != nil {
+		return fmt.Errorf("cannot put back the host a previous cluster changed: %w", err)
+	}
+	if err := os.Remove(path); err != nil {
+		return fmt.Errorf("cannot remove cluster state: %w", err)
 	}
 	return nil
 }
@@ -177,8 +207,8 @@ func killContainers(s *hostState) error {
 }
 
 // restoreHost puts the host back from s: whatever process is left of the
-// cluster is killed (found by its directories in its command line or by
-// its cgroup), mounts under its directories detached, the kubepods
+// cluster is killed (found by the cluster's own directory in its command
+// line, or by its kubepods cgroup), mounts under its directories detached, the kubepods
 // cgroups, created directories and the cluster's directory removed, and
 // the sysctls written back. A directory with a mount still under it is
 // not removed.
@@ -186,7 +216,7 @@ func restoreHost(s *hostState) error {
 	var errs []error
 	roots := s.roots()
 	for range 3 { // a shim may start a process as its neighbour is killed
-		pids := processesUnder(roots)
+		pids := processesUnder([]string{s.Dir})
 		for _, h := range s.Cgroups {
 			pids = append(pids, cgroupProcs(filepath.Join(h, cgroupName))...)
 		}

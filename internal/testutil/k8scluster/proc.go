@@ -97,7 +97,7 @@ func tailFile(path string, n int) string {
 // processesUnder returns the processes, other than this one, whose
 // command line names a path under one of roots: the cluster's components
 // and the containerd shims they left, found by the cluster's own
-// directories, never by a program name.
+// directory, never by a program name.
 func processesUnder(roots []string) []int {
 	entries, _ := os.ReadDir("/proc")
 	var pids []int
