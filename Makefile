@@ -1,7 +1,7 @@
 # perflab — build and test. `make test` is the command CI runs (.ci/run).
 GO ?= go
 
-.PHONY: build test test-race vet bench demo deps
+.PHONY: build test test-k8s test-race vet bench demo deps
 
 build:
 	$(GO) build -o bin/perflab ./cmd/perflab
@@ -18,6 +18,16 @@ test: vet
 
 vet:
 	$(GO) vet ./...
+
+# The tests on a real single-node Kubernetes (internal/testutil/k8scluster;
+# build tag k8s): builds Kubernetes v1.34.4 first if it is not in the cache
+# (~10 min once, scripts/k8s-build.sh), then starts and stops a cluster on
+# loopback per test (needs root, containerd, runc, etcd: make deps).
+K8S_TEST_PKGS = ./internal/testutil/k8scluster/...
+test-k8s:
+	scripts/k8s-build.sh
+	$(GO) vet -tags k8s $(K8S_TEST_PKGS)
+	$(GO) test -tags k8s -p 1 -count=1 -timeout 20m $(K8S_TEST_PKGS)
 
 demo:
 	$(GO) run ./cmd/perflab demo
