@@ -3,8 +3,9 @@
 # servers the drivers are tested against (nginx for http; VictoriaMetrics
 # and Prometheus for remote write and PromQL, and Prometheus with Debian's
 # process and nginx exporters for the Prometheus source; Jaeger for OTLP traces;
-# versitygw for S3; LiteLLM's proxy as an LLM gateway), and Chromium to
-# open the HTML report headless.
+# versitygw for S3; LiteLLM's proxy as an LLM gateway), Chromium to
+# open the HTML report headless, and skopeo and containerd for the image
+# of perflab k8s image.
 # Safe to run again.
 set -euo pipefail
 
@@ -17,6 +18,10 @@ command -v prometheus-process-exporter >/dev/null 2>&1 || need+=(prometheus-proc
 command -v prometheus-nginx-exporter >/dev/null 2>&1 || need+=(prometheus-nginx-exporter)
 # headless Chromium opens report.html in the HTML report's test
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+# perflab k8s image's archive: skopeo reads it; a containerd of the test's
+# own (no service is started by the package) imports and runs it
+command -v skopeo >/dev/null 2>&1 || need+=(skopeo)
+command -v containerd >/dev/null 2>&1 || need+=(containerd)
 
 if [ ${#need[@]} -gt 0 ]; then
   echo "install-deps: installing ${need[*]}"
