@@ -184,7 +184,7 @@ func TestK8sImageArchive(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(data, want) {
-		t.Errorf("the layer's %s has %d bytes, not the %d of the perflab that made it", k8s.ImageBinary, len(data), len(want))
+		t.Errorf("the layer's %s (%d bytes) is not the perflab that made it (%d bytes)", k8s.ImageBinary, len(data), len(want))
 	}
 	if h.FileInfo().Mode().Perm() != 0o755 {
 		t.Errorf("the binary's mode is %v, want 0755", h.FileInfo().Mode())

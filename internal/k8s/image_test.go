@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -239,10 +240,26 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// TestImageIsReproducible: the same binary makes the same image.
+// TestImageIsReproducible: no time of the build goes into the image
+// (the config's, the history's and the layer's files' times are the
+// epoch), so two images of one binary are one.
 func TestImageIsReproducible(t *testing.T) {
 	bin := staticBinary(t)
-	a, err := buildImage(t, bin).Digest()
+	img := buildImage(t, bin)
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	epoch := time.Unix(0, 0)
+	if !cf.Created.Equal(epoch) || len(cf.History) != 1 || !cf.History[0].Created.Equal(epoch) {
+		t.Errorf("the config was created %v, its history %+v", cf.Created, cf.History)
+	}
+	for _, f := range []string{"usr/local/bin/perflab", "home/perflab/", "tmp/"} {
+		if h, _ := layerFile(t, img, f); !h.ModTime.Equal(epoch) {
+			t.Errorf("the layer's %s has the time %v", f, h.ModTime)
+		}
+	}
+	a, err := img.Digest()
 	if err != nil {
 		t.Fatal(err)
 	}
