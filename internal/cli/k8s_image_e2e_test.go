@@ -200,7 +200,7 @@ func TestK8sImageImportsIntoContainerd(t *testing.T) {
 	if code, _, stderr := runStatic(t, dir, "k8s", "image", "--out", "perflab.tar"); code != cli.ExitOK {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute) // a loaded machine unpacks 100 MB slowly
 	defer cancel()
 	if out, err := ctd.Ctr(ctx, "-n", "k8s.io", "images", "import", filepath.Join(dir, "perflab.tar")); err != nil {
 		t.Fatalf("ctr images import: %v\n%s", err, out)
