@@ -36,6 +36,12 @@ type HTTPConfig struct {
 	// counts in the heap (go_memstats_heap_inuse_bytes) but, untouched, not
 	// in resident memory.
 	Ballast int64
+	// Resident is the size of a heap allocation the target writes once, a
+	// page at a time, and holds: unlike the ballast it is resident memory,
+	// a known memory cost (as CPUWork is a known CPU cost), against which
+	// a measurement of the target's memory (its RSS, its container's
+	// working set) can be checked.
+	Resident int64
 	// Capacity caps the load endpoint at this many requests per second,
 	// served first come first served (0: unlimited); a request that would
 	// wait longer than QueueMax for its turn is answered 503 at once. The
@@ -67,6 +73,9 @@ func (c HTTPConfig) Validate() []error {
 	}
 	if c.Ballast < 0 {
 		errs = append(errs, fmt.Errorf("ballast %d must be >= 0", c.Ballast))
+	}
+	if c.Resident < 0 {
+		errs = append(errs, fmt.Errorf("resident memory %d must be >= 0", c.Resident))
 	}
 	if math.IsNaN(c.ErrorRate) || c.ErrorRate < 0 || c.ErrorRate > 1 {
 		errs = append(errs, fmt.Errorf("error rate %v must be between 0 and 1", c.ErrorRate))

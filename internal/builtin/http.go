@@ -4,6 +4,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 )
@@ -30,6 +31,7 @@ type HTTP struct {
 	rng     *rand.Rand
 	chunk   []byte
 	ballast []byte         // held, never touched: see HTTPConfig.Ballast
+	held    []byte         // held and written: see HTTPConfig.Resident
 	queue   *capacityQueue // nil without a capacity
 	metrics *targetMetrics
 }
@@ -57,6 +59,9 @@ func NewHTTP(cfg HTTPConfig, now func() time.Time) *HTTP {
 	if cfg.Ballast > 0 {
 		h.ballast = make([]byte, cfg.Ballast)
 	}
+	if cfg.Resident > 0 {
+		h.held = resident(cfg.Resident)
+	}
 	if cfg.Capacity > 0 {
 		maxWait := cfg.QueueMax
 		if maxWait <= 0 {
@@ -66,6 +71,18 @@ func NewHTTP(cfg HTTPConfig, now func() time.Time) *HTTP {
 	}
 	h.metrics = newTargetMetrics(h.stallsBegun, float64(len(h.ballast)))
 	return h
+}
+
+// resident returns n bytes written once a page at a time: each page is
+// then the process's own, resident (a fresh allocation from the OS is
+// zero pages the kernel has not yet given it).
+func resident(n int64) []byte {
+	b := make([]byte, n)
+	page := os.Getpagesize()
+	for i := 0; i < len(b); i += page {
+		b[i] = 1
+	}
+	return b
 }
 
 // newChunk returns the body buffer: a readable repeating pattern of up to

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -247,6 +248,38 @@ func assertLines(t *testing.T, exposition string, want ...string) {
 			t.Errorf("/metrics lacks line %q", w)
 		}
 	}
+}
+
+// The resident memory is the process's own: its anonymous resident
+// memory grows by its size, as it would not for a ballast.
+func TestResidentIsResident(t *testing.T) {
+	const size = 64 << 20
+	before := rssAnon(t)
+	h := NewHTTP(HTTPConfig{Resident: size}, nil)
+	if grew := rssAnon(t) - before; grew < size-size/20 {
+		t.Errorf("anonymous resident memory grew by %d bytes, want about the %d held", grew, size)
+	}
+	runtime.KeepAlive(h)
+}
+
+// rssAnon is RssAnon of /proc/self/status, in bytes.
+func rssAnon(t *testing.T) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skipf("no /proc/self/status: %v", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "RssAnon:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				t.Fatalf("cannot parse %q: %v", line, err)
+			}
+			return kb << 10
+		}
+	}
+	t.Skip("no RssAnon in /proc/self/status")
+	return 0
 }
 
 // The ballast is in the heap, reported on /metrics, and never touched.

@@ -31,6 +31,7 @@ func (e *env) target(ctx context.Context, args []string) error {
 	stall := fs.String("stall", "", "periodic stall FOR/EVERY, e.g. 1s/10s: responses are held FOR at the end of each EVERY")
 	seed := fs.Int64("seed", 0, "random seed (0: random)")
 	ballast := fs.String("ballast", "0", "hold a never-touched heap allocation of this size, e.g. 1GiB (the GC ballast trick)")
+	resident := fs.String("resident", "0", "hold this much memory, written once so that it is resident, e.g. 128MiB: a known memory cost")
 	var cpuWork time.Duration
 	fs.Func("cpu-work", "CPU time each request burns before its latency, e.g. 1ms: a known cost per request (default 0)", func(s string) error {
 		d, err := time.ParseDuration(s)
@@ -45,7 +46,7 @@ func (e *env) target(ctx context.Context, args []string) error {
 	if err := fs.Parse(args[1:]); err != nil {
 		return flagError(err)
 	}
-	cfg, err := targetConfig(*latency, *jitter, *dist, *size, *errRate, *stall, *seed, *ballast)
+	cfg, err := targetConfig(*latency, *jitter, *dist, *size, *errRate, *stall, *seed, [2]string{*ballast, *resident})
 	cfg.CPUWork = cpuWork
 	if err == nil {
 		err = capacityConfig(&cfg, *capacity, *queueMax)
@@ -63,7 +64,9 @@ func (e *env) target(ctx context.Context, args []string) error {
 	return builtin.Serve(stop, ln, builtin.NewHTTP(cfg, time.Now))
 }
 
-func targetConfig(latency, jitter time.Duration, dist, size string, errRate float64, stall string, seed int64, ballast string) (builtin.HTTPConfig, error) {
+// targetConfig is the target's configuration from its flags; memory is
+// --ballast and --resident.
+func targetConfig(latency, jitter time.Duration, dist, size string, errRate float64, stall string, seed int64, memory [2]string) (builtin.HTTPConfig, error) {
 	var problems []string
 	cfg := builtin.HTTPConfig{Latency: latency, Jitter: jitter, Dist: dist, ErrorRate: errRate, Seed: seed}
 	n, err := units.ParseBytes(size)
@@ -71,8 +74,11 @@ func targetConfig(latency, jitter time.Duration, dist, size string, errRate floa
 		problems = append(problems, err.Error())
 	}
 	cfg.Size = n
-	if cfg.Ballast, err = units.ParseBytes(ballast); err != nil {
+	if cfg.Ballast, err = units.ParseBytes(memory[0]); err != nil {
 		problems = append(problems, "--ballast: "+err.Error())
+	}
+	if cfg.Resident, err = units.ParseBytes(memory[1]); err != nil {
+		problems = append(problems, "--resident: "+err.Error())
 	}
 	cfg.StallFor, cfg.StallEvery, err = builtin.ParseStall(stall)
 	if err != nil {
