@@ -206,13 +206,17 @@ func (l layout) schedulerArgs() []string {
 // kubeletArgs: no --node-ip (the kubelet refuses a loopback one and then
 // reports no address at all): it takes the host's address as InternalIP,
 // while it serves on 127.0.0.1 and the API server reaches it by the host
-// name.
+// name. --containerd is cAdvisor's own flag (not in the configuration
+// file): without it the kubelet's cAdvisor looks for containerd at
+// /run/containerd/containerd.sock, finds none, and /metrics/cadvisor has
+// only the pods' cgroups, no container's series.
 func (l layout) kubeletArgs(node string) []string {
 	return []string{
 		"--config=" + filepath.Join(l.kubelet, "config.yaml"),
 		"--kubeconfig=" + filepath.Join(l.pki, "kubelet.kubeconfig"),
 		"--root-dir=" + filepath.Join(l.kubelet, "root"),
 		"--hostname-override=" + node,
+		"--containerd=" + l.containerdSocket(),
 	}
 }
 
