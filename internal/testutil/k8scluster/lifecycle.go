@@ -159,9 +159,10 @@ func (c *Cluster) stop() error {
 		return nil
 	}
 	var errs []error
-	// The kubelet first, so that it restarts nothing; then the containers
-	// it left; then the control plane and containerd, etcd last.
-	errs = append(errs, c.stopComponents("kubelet"))
+	// The kubelet (and kube-state-metrics, if a test started it) first, so
+	// that it restarts nothing; then the containers it left; then the
+	// control plane and containerd, etcd last.
+	errs = append(errs, c.stopComponents("kubelet", "kube-state-metrics"))
 	errs = append(errs, killContainers(c.state))
 	errs = append(errs, c.stopComponents("containerd", "kube-scheduler", "kube-controller-manager", "kube-apiserver"))
 	errs = append(errs, c.stopComponents("etcd"))
