@@ -16,8 +16,9 @@ import (
 // The fixture: 30 minutes of cAdvisor and kube-state-metrics series at
 // 15 s from fixtureBase (a multiple of 15 s and of 1 min), for three pods
 // of Tempo (two ingesters, one distributor) with a sidecar each, the pods'
-// own cgroups and pause containers, and a pod of the same name in another
-// namespace, none of which may count.
+// own cgroups and pause containers, a pod of the same name in another
+// namespace, and ingester-0's container once more as the kubelet's
+// /metrics/resource serves it, none of which may count.
 var fixtureBase = time.Unix(1699999200, 0) // 2023-11-14 21:20:00 UTC
 
 const (
@@ -50,6 +51,7 @@ func after(i int) float64 {
 
 func fixtureFamilies() map[string][]series {
 	pod := func(p, c string) string { return fmt.Sprintf(`namespace="tempo",pod="%s",container="%s"`, p, c) }
+	const resource = `,job="kubelet-resource"` // the same container's series from /metrics/resource
 	return map[string][]series{
 		"container_cpu_usage_seconds": {
 			cpu(pod("tempo-ingester-0", "tempo"), 0.5),
@@ -60,9 +62,11 @@ func fixtureFamilies() map[string][]series {
 			cpu(pod("tempo-ingester-0", ""), 0.55), // the pod's cgroup: its containers summed
 			cpu(pod("tempo-ingester-0", "POD"), 0.001),
 			cpu(`namespace="other",pod="tempo-ingester-0",container="tempo"`, 3),
+			cpu(pod("tempo-ingester-0", "tempo")+resource, 0.5),
 		},
 		"container_memory_working_set_bytes": {
 			gaugeOf(pod("tempo-ingester-0", "tempo"), func(i int) float64 { return float64(100*mib + i*mib) }),
+			gaugeOf(pod("tempo-ingester-0", "tempo")+resource, func(i int) float64 { return float64(100*mib + i*mib) }),
 			gaugeOf(pod("tempo-ingester-1", "tempo"), constantOf(50*mib)),
 			gaugeOf(pod("tempo-distributor-7d9f-xk2", "tempo"), constantOf(10*mib)),
 			gaugeOf(pod("tempo-ingester-0", "jaeger-agent"), constantOf(20*mib)),
@@ -106,7 +110,7 @@ func writeFixture(t *testing.T) string {
 //
 //   - tempo-ingester CPU: 0.5 + 0.25 = 0.75 cores at every step (the
 //     sidecar, the pod's cgroup, the pause container and the other
-//     namespace's pod left out). tempo-distributor 0.1 cores, but its
+//     namespace's pod left out, ingester-0's container counted once). tempo-distributor 0.1 cores, but its
 //     counter reads 0 at minute 15 (step 60): the 15 s since its last
 //     scrape are lost. The three steps whose 1-minute rate window holds
 //     that reset (60, 61, 62) see the samples of 45 s with two increases

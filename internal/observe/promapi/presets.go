@@ -26,11 +26,22 @@ type Selector struct {
 type preset struct {
 	split   func(Selector) Split
 	queries func(sel Selector, rate string) []query
+	// minRate is the shortest range its rate() may take, when the
+	// exporter's samples change less often than they are scraped.
+	minRate time.Duration
 }
+
+// cAdvisorRate is the shortest range of the kubernetes preset's rate():
+// the kubelet's cAdvisor reads a container's cgroup every 10 to 15 s
+// (its housekeeping interval) whatever the scrape interval, and stamps
+// the samples with that time, at /metrics/cadvisor and /metrics/resource
+// alike; a rate() needs two of them in its range. As Grafana's
+// $__rate_interval takes 4 scrape intervals, this takes 4 of cAdvisor's.
+const cAdvisorRate = 4 * 15 * time.Second
 
 // Presets are the presets by name.
 var Presets = map[string]preset{
-	"kubernetes":       {split: func(s Selector) Split { return Split{"pod", s.Pod} }, queries: kubernetesQueries},
+	"kubernetes":       {split: func(s Selector) Split { return Split{"pod", s.Pod} }, queries: kubernetesQueries, minRate: cAdvisorRate},
 	"process-exporter": {split: func(s Selector) Split { return Split{"groupname", s.GroupName} }, queries: processExporterQueries},
 	"node-exporter":    {split: func(s Selector) Split { return Split{"instance", s.Instance} }, queries: nodeExporterQueries},
 	"self":             {split: func(s Selector) Split { return Split{"instance", s.Instance} }, queries: selfQueries},
@@ -72,18 +83,31 @@ func gauge(metric, label, expr string, optional bool) query {
 
 // kubernetesQueries reads cAdvisor's container CPU and working set and
 // kube-state-metrics' restarts and OOM kills, per pod.
+//
+// The kubelet serves each container's CPU and working set twice, at
+// /metrics/cadvisor (with cAdvisor's labels id, image, name) and at
+// /metrics/resource (without): a Prometheus that scrapes both has two
+// series of each container, and so has one that still holds the series
+// of a container that restarted. Each container counts once, by the
+// largest of its series (perContainer), before the pod's are summed.
 func kubernetesQueries(s Selector, rate string) []query {
 	ksm := matchers("namespace", "=", s.Namespace, "pod", "=~", s.Pod, "container", "=", s.Container)
 	sel := ksm
 	if s.Container == "" {
-		sel += `, container!="", container!="POD"` // not the pod's own cgroup nor its pause container
+		sel += `, container!="", container!="POD"` // not the pod's own cgroup nor its pause container (docker's POD; containerd's has no container label)
 	}
+	cpu := "container_cpu_usage_seconds_total{" + sel + "}"
 	return []query{
-		rateOf(observe.CgroupCPUCores, "pod", "container_cpu_usage_seconds_total{"+sel+"}", rate, false),
-		gauge(observe.WorkingSetBytes, "pod", "container_memory_working_set_bytes{"+sel+"}", false),
+		{metric: observe.CgroupCPUCores, expr: sumBy("pod", perContainer(fmt.Sprintf("rate(%s[%s])", cpu, rate))), counter: cpu},
+		gauge(observe.WorkingSetBytes, "pod", perContainer("container_memory_working_set_bytes{"+sel+"}"), false),
 		gauge(observe.Restarts, "pod", "kube_pod_container_status_restarts_total{"+ksm+"}", true),
 		gauge(observe.OOMKilled, "pod", `kube_pod_container_status_last_terminated_reason{`+ksm+`, reason="OOMKilled"}`, true),
 	}
+}
+
+// perContainer is the largest of each container's series.
+func perContainer(expr string) string {
+	return fmt.Sprintf("max by (namespace, pod, container) (%s)", expr)
 }
 
 // processExporterQueries reads ncabatoff/process-exporter's groups.

@@ -61,7 +61,8 @@ type Config struct {
 	// Prometheus' configuration, else DefaultStep (see Resolve).
 	Step time.Duration
 	// RateWindow is the range of the presets' rate(); 0 is Grafana's
-	// $__rate_interval: max(step + scrape interval, 4 × scrape interval).
+	// $__rate_interval: max(step + scrape interval, 4 × scrape interval),
+	// and for the kubernetes preset at least 1m (see cAdvisorRate).
 	RateWindow time.Duration
 }
 
@@ -175,12 +176,14 @@ func (s *Source) Step() time.Duration { return s.step }
 // to scrape it.
 func (s *Source) DataBy(end time.Time) time.Time { return end.Add(s.step + s.scrape) }
 
-// rateWindow is the range of rate() in the presets' queries.
+// rateWindow is the range of rate() in the presets' queries: the plan's,
+// else Grafana's $__rate_interval, but no shorter than the preset's
+// minimum.
 func (s *Source) rateWindow() time.Duration {
 	if s.cfg.RateWindow > 0 {
 		return s.cfg.RateWindow
 	}
-	return max(s.step+s.scrape, 4*s.scrape)
+	return max(s.step+s.scrape, 4*s.scrape, Presets[s.cfg.Preset].minRate)
 }
 
 func (s *Source) buildQueries() []query {

@@ -82,9 +82,38 @@ func TestKubernetesGroupsPodsByCaptureGroup(t *testing.T) {
 	checkAll(t, res, "tempo-distributor", observe.WorkingSetBytes, 10<<20)
 	cpu := f.queries[0].query
 	for _, want := range []string{`namespace="tempo"`, `pod=~"tempo-(ingester|distributor)-.*"`, `container="tempo"`,
-		"sum by (pod) (rate(container_cpu_usage_seconds_total{", "[20s]"} {
+		"sum by (pod) (max by (namespace, pod, container) (rate(container_cpu_usage_seconds_total{", "[1m]"} {
 		if !strings.Contains(cpu, want) {
 			t.Errorf("CPU query %s lacks %s", cpu, want)
+		}
+	}
+}
+
+// The presets' rate() takes Grafana's $__rate_interval, max(step + scrape
+// interval, 4 × scrape interval): 20s at the fake's 5 s; the kubernetes
+// preset's at least 1m, four of cAdvisor's 15 s; a plan's rate_window as
+// it is.
+func TestRateWindowPerPreset(t *testing.T) {
+	f := newFakeAPI(t)
+	k8s := Selector{Namespace: "tempo", Pod: "tempo-.*"}
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Preset: "process-exporter", Selector: Selector{GroupName: "tempo"}}, "[20s]"},
+		{Config{Preset: "self", Selector: Selector{Instance: "x"}}, "[20s]"},
+		{Config{Preset: "kubernetes", Selector: k8s}, "[1m]"},
+		{Config{Preset: "kubernetes", Selector: k8s, Step: time.Minute}, "[1m5s]"}, // step + scrape interval,
+		{Config{Preset: "kubernetes", Selector: k8s, RateWindow: 30 * time.Second}, "[30s]"},
+	} {
+		c.cfg.Name, c.cfg.URL = "x", f.srv.URL
+		s, err := New(c.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Resolve(context.Background())
+		if q := s.queries[0].expr; !strings.Contains(q, c.want) {
+			t.Errorf("%s (step %v, rate window %v): %s, want a range of %s", c.cfg.Preset, c.cfg.Step, c.cfg.RateWindow, q, c.want)
 		}
 	}
 }
