@@ -107,6 +107,7 @@ func (s *Source) checkSeries(q query, had bool, start, end time.Time, res *Resul
 		case !has:
 		case len(pts) == 0:
 			res.warn("component %s has no %s value inside the window (only around it)", name, q.metric)
+		case pts[0].T.After(first) && q.appears:
 		case pts[0].T.After(first):
 			res.warn("the %s series of component %s starts at %s UTC, after the window's first step at %s: it is missing or was not scraped before",
 				q.metric, name, clock(pts[0].T), clock(first))

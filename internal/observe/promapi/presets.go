@@ -101,8 +101,16 @@ func kubernetesQueries(s Selector, rate string) []query {
 		{metric: observe.CgroupCPUCores, expr: sumBy("pod", perContainer(fmt.Sprintf("rate(%s[%s])", cpu, rate))), counter: cpu},
 		gauge(observe.WorkingSetBytes, "pod", perContainer("container_memory_working_set_bytes{"+sel+"}"), false),
 		gauge(observe.Restarts, "pod", "kube_pod_container_status_restarts_total{"+ksm+"}", true),
-		gauge(observe.OOMKilled, "pod", `kube_pod_container_status_last_terminated_reason{`+ksm+`, reason="OOMKilled"}`, true),
+		oomKilled(ksm),
 	}
+}
+
+// oomKilled is kube-state-metrics' count of containers whose last
+// termination was an OOM kill; its series appear with the first.
+func oomKilled(ksm string) query {
+	q := gauge(observe.OOMKilled, "pod", `kube_pod_container_status_last_terminated_reason{`+ksm+`, reason="OOMKilled"}`, true)
+	q.appears = true
+	return q
 }
 
 // perContainer is the largest of each container's series.

@@ -110,6 +110,11 @@ type query struct {
 	// optional queries (Go runtime, threads, restarts, …) may have no
 	// series without a warning: not every component exports them.
 	optional bool
+	// appears marks a query whose series appear when what they count
+	// happens (kube-state-metrics has a last termination's reason once a
+	// container terminated): one that starts inside the window is news,
+	// not a gap.
+	appears bool
 }
 
 // New checks cfg and returns its source. It does not contact the API.

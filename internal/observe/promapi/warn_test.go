@@ -10,6 +10,29 @@ import (
 	"github.com/perflab/perflab/internal/analysis"
 )
 
+// An OOM kill inside the window is told once, by the restart; the series
+// of the last termination's reason, which kube-state-metrics has only
+// from the first termination on, starting late is no gap.
+func TestOOMKillInTheWindowIsNoGap(t *testing.T) {
+	mid := winStart.Add(30 * time.Second)
+	f := newFakeAPI(t)
+	f.answers["container_cpu_usage_seconds_total"] = []fakeSeries{constant(0.5, "pod", "tempo-ingester-0")}
+	f.answers["container_memory_working_set_bytes"] = []fakeSeries{constant(1<<20, "pod", "tempo-ingester-0")}
+	f.answers["kube_pod_container_status_restarts_total"] = []fakeSeries{{labels: map[string]string{"pod": "tempo-ingester-0"},
+		value: func(t time.Time) float64 {
+			if t.Before(mid) {
+				return 0
+			}
+			return 1
+		}}}
+	f.answers["kube_pod_container_status_last_terminated_reason"] = []fakeSeries{between(1, mid, time.Time{}, "pod", "tempo-ingester-0")}
+	res := queryWindow(t, kubernetesSource(t, f, nil))
+	want := []string{"component tempo-ingester restarted 1 times in the window (the last termination of one of its containers was OOMKilled)"}
+	if !slices.Equal(res.Warnings, want) {
+		t.Errorf("warnings %q, want %q", res.Warnings, want)
+	}
+}
+
 func TestWarnings(t *testing.T) {
 	ingester := func(v float64) []fakeSeries { return []fakeSeries{constant(v, "pod", "tempo-ingester-0")} }
 	mid := winStart.Add(30 * time.Second)
