@@ -20,12 +20,15 @@ vet:
 	$(GO) vet ./...
 
 # The tests on a real single-node Kubernetes (internal/testutil/k8scluster;
-# build tag k8s): builds Kubernetes v1.34.4 first if it is not in the cache
-# (~10 min once, scripts/k8s-build.sh), then starts and stops a cluster on
-# loopback per test (needs root, containerd, runc, etcd: make deps).
-K8S_TEST_PKGS = ./internal/testutil/k8scluster/...
+# build tag k8s): builds Kubernetes v1.34.4 and kube-state-metrics first if
+# they are not in the cache (~10 min and ~4 min once, scripts/k8s-build.sh
+# and scripts/ksm-build.sh), then starts and stops a cluster on loopback
+# per test (needs root, containerd, runc, etcd: make deps). The packages
+# run whole: promapi's other tests (real Prometheus) run again with them.
+K8S_TEST_PKGS = ./internal/testutil/k8scluster/... ./internal/observe/promapi/...
 test-k8s:
 	scripts/k8s-build.sh
+	scripts/ksm-build.sh
 	$(GO) vet -tags k8s $(K8S_TEST_PKGS)
 	$(GO) test -tags k8s -p 1 -count=1 -timeout 20m $(K8S_TEST_PKGS)
 
