@@ -82,7 +82,7 @@ Usage:
   perflab target llm [flags]               serve the built-in OpenAI-compatible mock provider
   perflab target gateway --upstream URL [--delay D]
                                            serve the built-in gateway: a reverse proxy adding a fixed delay
-  perflab report RUN_DIR [--format md|html|json] [--write]
+  perflab report RUN_DIR [--format md|html|json|csv|junit] [--write]
                                            render the report of a finished, killed or running run to stdout
                                            (--write: write its report files into RUN_DIR again)
   perflab size RUN_DIR [--strategy p99|vpa|krr] [--headroom 25%] [--limit-factor 1.5] [--at LOAD]

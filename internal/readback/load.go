@@ -67,6 +67,10 @@ func readRun(store *results.Run) (*report.Run, workloadData, error) {
 			r.Timelines = map[string][]analysis.IntervalFigures{}
 		}
 		r.Timelines[w.Name] = analysis.Timeline(ivs)
+		if r.OpTimelines == nil {
+			r.OpTimelines = map[string]map[string][]analysis.IntervalFigures{}
+		}
+		r.OpTimelines[w.Name] = analysis.OpTimelines(ivs)
 	}
 	if r.Cells, err = loadCells(store, meta, wd, r.Workloads); err != nil {
 		return nil, wd, err

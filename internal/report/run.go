@@ -30,6 +30,9 @@ type Run struct {
 	// Timelines are each workload's per-interval figures, by workload
 	// name, for charts; nil draws none.
 	Timelines map[string][]analysis.IntervalFigures
+	// OpTimelines are each operation's per-interval figures, by workload
+	// then operation (perflab report --format csv).
+	OpTimelines map[string]map[string][]analysis.IntervalFigures
 	// Charts are the charts drawn of the run (Charts), written beside
 	// report.md, which links them; nil when none were written.
 	Charts []PhaseCharts
