@@ -51,6 +51,9 @@ type env struct {
 	// k8sClient, when set, is the cluster `perflab k8s run` talks to
 	// (tests: a fake clientset); else the kubeconfig's.
 	k8sClient func(kubeconfig, context string) (kubernetes.Interface, error)
+	// export is perflab run's --export flags, sent to besides the plan's
+	// own export block; nil for the commands without them.
+	export *exportFlags
 }
 
 const usage = `perflab — load tests that tell you how to size a service

@@ -144,6 +144,10 @@ func (e *env) runSearch(ctx context.Context, cfg *searchConfig) error {
 	job := e.job(cfg.flags.out, results.Meta{Name: p.Name + "-search", Command: cfg.command,
 		Extra: map[string]string{"search": string(params)}})
 	job.Plan, job.Builtins, job.SampleEvery, job.Strategy = p, cfg.b, p.SampleInterval, run.NewSearch(cfg.SearchConfig)
+	var err error
+	if job.Export, err = planExports(p); err != nil {
+		return err
+	}
 	stop, kill, release := e.signals(ctx)
 	defer release()
 	res, err := run.Run(stop, kill, job)

@@ -118,6 +118,9 @@ func htmlPageOf(r *Run, charts []PhaseCharts) htmlPage {
 	if r.Tool != "" {
 		pg.Facts = append(pg.Facts, [2]string{"Generator", r.Tool + " on " + r.Host})
 	}
+	for _, line := range r.Exports {
+		pg.Facts = append(pg.Facts, [2]string{"Live export", line})
+	}
 	if len(r.SLO) > 0 {
 		pg.SLOHeadline = sloHeadline(r.SLO)
 		pg.SLO = htmlSLO(r.SLO)

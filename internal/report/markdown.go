@@ -28,6 +28,9 @@ func Markdown(w io.Writer, r *Run) error {
 	if r.Tool != "" {
 		fmt.Fprintf(b, "| Generator | %s on %s |\n", r.Tool, r.Host)
 	}
+	for _, line := range r.Exports {
+		fmt.Fprintf(b, "| Live export | %s |\n", mdEscape(line))
+	}
 	markdownSLO(b, r)
 	if r.Search != nil {
 		d := &doc{}

@@ -52,6 +52,9 @@ type Run struct {
 	// Repeated groups the cells of a repeated run by combination, with
 	// what is computed across the repetitions; nil when Repeat < 2.
 	Repeated []*Repeated
+	// Exports say, one line a target, what the run's live exports sent
+	// and what failed (internal/export's Report).
+	Exports []string
 }
 
 // Var is one variable of a matrix cell.
