@@ -189,7 +189,7 @@ func TestFailuresCountedAndScrubbed(t *testing.T) {
 type blocked struct{}
 
 func (blocked) send(ctx context.Context, _ []Series) error { <-ctx.Done(); return ctx.Err() }
-func (blocked) close()                                       {}
+func (blocked) close()                                     {}
 
 // TestQueueNeverBlocks: with a target that never answers, putting series
 // returns at once, the oldest are dropped beyond the bound and counted,
