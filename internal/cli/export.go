@@ -16,12 +16,15 @@ import (
 // exportFlags are the flags of live export, on perflab http and run.
 type exportFlags struct {
 	targets, headers listFlag
+	native           bool
 }
 
 func (f *exportFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.targets, "export", "send the measurements live as the run makes them: `KIND=URL`, remote-write=URL (Prometheus remote write) "+
 		"or otlp=URL (OTLP metrics; http(s)://: OTLP/HTTP, grpc(s)://host:port: OTLP/gRPC); repeatable")
 	fs.Var(&f.headers, "export-header", "header 'Name: value' sent with every --export push (repeatable); ${VAR} is read from the environment")
+	fs.BoolVar(&f.native, "export-native-histograms", false, "send the latency as a Prometheus native histogram too, to every remote-write --export "+
+		"(perflab_latency_histogram_seconds; Prometheus 2.x needs --enable-feature=native-histograms)")
 }
 
 // build is the --export targets with the --export-header headers, every
@@ -50,7 +53,7 @@ func (f *exportFlags) build() ([]export.Target, error) {
 			problems = append(problems, err.Error())
 			continue
 		}
-		t.Header = h
+		t.Header, t.NativeHistograms = h, f.native && t.Kind == export.RemoteWrite
 		out = append(out, t)
 	}
 	if len(problems) > 0 {
@@ -92,7 +95,7 @@ func planExports(p *plan.Plan) ([]export.Target, error) {
 		for _, hd := range e.Headers {
 			h.Add(hd.Name, hd.Value)
 		}
-		out[i] = export.Target{Kind: export.Kind(e.Kind), URL: e.URL, Header: h, Interval: e.Interval}
+		out[i] = export.Target{Kind: export.Kind(e.Kind), URL: e.URL, Header: h, Interval: e.Interval, NativeHistograms: e.NativeHistograms}
 	}
 	return out, nil
 }

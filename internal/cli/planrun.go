@@ -15,6 +15,7 @@ import (
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/run"
+	"github.com/perflab/perflab/internal/secret"
 )
 
 // runPlan is `perflab run PLAN.yaml [--profile NAME,…] [--repeat N] [--out
@@ -275,4 +276,7 @@ func describePlan(e *env, p *plan.Plan) {
 		total += pr.Duration
 	}
 	fmt.Fprintf(e.stdout, "  load time: %v per cell, %v in all, sampled every %v\n", total, total*time.Duration(len(cells)), p.SampleInterval)
+	for _, x := range p.Export {
+		fmt.Fprintf(e.stdout, "  export: %s to %s\n", x.Kind, secret.URL(x.URL))
+	}
 }

@@ -50,6 +50,7 @@ const exportToken = "exp0rt-t0ken-value"
 // perflab report --format csv: every interval's counts and p99.
 type storedRun struct {
 	requests, errors int64
+	latencies        int64             // successful requests, whose latency counts
 	p99              map[int64]float64 // interval end (Unix ms) → p99 in ms
 	start, end       time.Time
 }
@@ -62,12 +63,12 @@ type storedRun struct {
 // expanded, returns data from VictoriaMetrics.
 func TestExportLive(t *testing.T) {
 	t.Parallel()
-	vm, prom := testutil.StartVictoriaMetrics(t), testutil.StartPrometheus(t)
+	vm, prom := testutil.StartVictoriaMetrics(t), testutil.StartPrometheus(t, "--enable-feature=native-histograms")
 	otlpHTTP, otlpGRPC := testutil.StartOTLPMetrics(t), testutil.StartOTLPMetrics(t)
 	plan := writePlan(t, fmt.Sprintf(exportPlan, testutil.FreePort(t), vm+"/api/v1/write"))
 	r := runEnv(t, []string{"EXPORT_TOKEN=" + exportToken}, "run", plan, "--out", t.TempDir(),
 		"--export", "remote-write="+prom+"/api/v1/write", "--export", "otlp="+strings.TrimSuffix(otlpHTTP.HTTPURL, "/v1/metrics"),
-		"--export", "otlp=grpc://"+otlpGRPC.GRPCAddr, "--export-header", "Authorization: Bearer ${EXPORT_TOKEN}")
+		"--export", "otlp=grpc://"+otlpGRPC.GRPCAddr, "--export-header", "Authorization: Bearer ${EXPORT_TOKEN}", "--export-native-histograms")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
@@ -85,8 +86,14 @@ func TestExportLive(t *testing.T) {
 	for name, base := range map[string]string{"victoriametrics": vm, "prometheus": prom} {
 		t.Run(name, func(t *testing.T) { checkPromAPI(t, base, id, st) })
 	}
-	t.Run("otlp-http", func(t *testing.T) { checkOTLP(t, otlpHTTP, id, st) })
-	t.Run("otlp-grpc", func(t *testing.T) { checkOTLP(t, otlpGRPC, id, st) })
+	t.Run("prometheus-native-histogram", func(t *testing.T) {
+		q := fmt.Sprintf(`histogram_count(perflab_latency_histogram_seconds{run=%q,workload="get"})`, id)
+		if res := promQuery(t, prom, q, time.Time{}, time.Time{}, 0); len(res) != 1 || sampleValue(t, res[0].Value[1]) != float64(st.latencies) {
+			t.Errorf("%s: %+v, want the %d successful requests", q, res, st.latencies)
+		}
+	})
+	t.Run("otlp-http", func(t *testing.T) { checkOTLP(t, otlpHTTP, id, st); checkAuth(t, otlpHTTP) })
+	t.Run("otlp-grpc", func(t *testing.T) { checkOTLP(t, otlpGRPC, id, st); checkAuth(t, otlpGRPC) })
 	t.Run("dashboard", func(t *testing.T) { checkDashboard(t, vm, id, st) })
 }
 
@@ -107,7 +114,8 @@ func readStored(t *testing.T, dir string) storedRun {
 		end, _ := time.Parse(time.RFC3339Nano, row[3])
 		n, _ := strconv.ParseInt(row[4], 10, 64)
 		e, _ := strconv.ParseInt(row[5], 10, 64)
-		st.requests, st.errors = st.requests+n, st.errors+e
+		lat, _ := strconv.ParseInt(row[7], 10, 64)
+		st.requests, st.errors, st.latencies = st.requests+n, st.errors+e, st.latencies+lat
 		if st.start.IsZero() {
 			st.start = start
 		}
@@ -281,6 +289,10 @@ func checkOTLP(t *testing.T, rcv *testutil.OTLPMetrics, id string, st storedRun)
 		t.Errorf("requests %v, errors %v; the run stored %d, %d", reqs, errs, st.requests, st.errors)
 	}
 	checkP99(t, p99, st)
+}
+
+// checkAuth checks the Authorization the OTLP receiver was sent.
+func checkAuth(t *testing.T, rcv *testutil.OTLPMetrics) {
 	if _, auth := rcv.Requests(); len(auth) == 0 || auth[0] != "Bearer "+exportToken {
 		t.Errorf("Authorization %q", auth)
 	}
@@ -371,5 +383,29 @@ func TestExportFailuresReported(t *testing.T) {
 	if _, err := fmt.Sscanf(rest, "%d of %d batches failed: last error ", &failed, &pushes); err != nil || failed != pushes || failed < 2 ||
 		!strings.Contains(strings.SplitN(rest, "\n", 2)[0], "connection refused") {
 		t.Errorf("report.md: %q", strings.SplitN(rest, "\n", 2)[0])
+	}
+}
+
+// TestExportDistributed: in a run made by two workers, the coordinator
+// exports the merged intervals: the exported totals and p99s equal the
+// run's, counted once, with no series per worker.
+func TestExportDistributed(t *testing.T) {
+	t.Parallel()
+	target := startTarget(t, "--error-rate", "0.05")
+	rcv := testutil.StartOTLPMetrics(t)
+	r := run(t, "run", fixedPlan(t, target, 200, 3), "--workers", "2", "--out", t.TempDir(), "--export", "otlp=grpc://"+rcv.GRPCAddr)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	dir := runDir(t, r.stderr)
+	st := readStored(t, dir)
+	if st.requests < 500 || st.errors == 0 {
+		t.Fatalf("the run stored %d requests, %d errors", st.requests, st.errors)
+	}
+	checkOTLP(t, rcv, filepath.Base(dir), st)
+	for _, p := range rcv.Points() {
+		if _, ok := p.Attrs["worker"]; ok {
+			t.Fatalf("%s has a worker label: %v", p.Name, p.Attrs)
+		}
 	}
 }

@@ -29,17 +29,19 @@ var quantiles = []float64{0.5, 0.9, 0.99, 1}
 // converter turns what a run measures into series, keeping the running
 // totals of counters; scrub takes secrets out of every label value.
 type converter struct {
-	run   string
-	scrub func(string) string
-	mu    sync.Mutex
-	tt    totals
+	run    string
+	scrub  func(string) string
+	native bool // make native histograms of the latency too
+	mu     sync.Mutex
+	tt     totals
+	nn     natives
 }
 
 func newConverter(run string, scrub func(string) string) *converter {
 	if scrub == nil {
 		scrub = func(s string) string { return s }
 	}
-	return &converter{run: run, scrub: scrub, tt: totals{}}
+	return &converter{run: run, scrub: scrub, tt: totals{}, nn: natives{}}
 }
 
 // base is the labels of every series of w.
@@ -67,6 +69,9 @@ func (c *converter) interval(w Workload, iv *stats.Interval) []Series {
 		}
 		out = c.tt.add(out, latency(ls, end, op.Latency), start, 0, uint64(op.Latency.Count()),
 			op.Latency.Mean().Seconds()*float64(op.Latency.Count()))
+		if c.native {
+			out = c.nn.add(out, Series{Name: nativeName, kind: nativeHist, Labels: ls.sorted(), Time: end}, start, op.Latency)
+		}
 		out = c.tt.add(out, counterOf("perflab_bytes_sent_total", ls, end), start, float64(op.BytesSent), 0, 0)
 		out = c.tt.add(out, counterOf("perflab_bytes_received_total", ls, end), start, float64(op.BytesRecv), 0, 0)
 	}

@@ -29,10 +29,13 @@
 //	                                                           gc_per_min, …); the generator is component="perflab"
 //	perflab_component_metric{component,name}                   a metric the plan lists by name (metric_names)
 //
-// Latency is a summary, not a native histogram: the quantiles are those
-// the report shows for the interval (HDR histograms, 0.1 % precision),
-// and every receiver takes them (VictoriaMetrics 1.79 drops native
-// histograms, Prometheus 2.x refuses them without a feature flag). Each
+// Latency is a summary: the quantiles are those the report shows for the
+// interval (HDR histograms, 0.1 % precision), and every receiver takes
+// them. A target may also ask for it as a Prometheus native histogram,
+// perflab_latency_histogram_seconds (cumulative, schema 5), over remote
+// write only: VictoriaMetrics 1.79 drops native histograms and Prometheus
+// 2.x refuses a push that has one unless started with
+// --enable-feature=native-histograms. Each
 // sample carries the time of what it measures: an interval's end, a
 // component's sample time. A counter's first sample is a zero at the start
 // of its first interval, so that increase() over a run is exact.

@@ -46,6 +46,9 @@ type Set struct {
 func Start(targets []Target, opts Options) (*Set, error) {
 	s := &Set{conv: newConverter(opts.Run, opts.Scrub)}
 	for _, t := range targets {
+		s.conv.native = s.conv.native || t.NativeHistograms
+	}
+	for _, t := range targets {
 		snd, err := newSender(t)
 		if err != nil {
 			s.Close(0)

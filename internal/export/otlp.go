@@ -105,6 +105,9 @@ func encodeOTLP(batch []Series) *colmetricpb.ExportMetricsServiceRequest {
 	var metrics []*metricpb.Metric
 	byName := map[string]*metricpb.Metric{}
 	for _, s := range batch {
+		if s.kind == nativeHist {
+			continue // remote write only
+		}
 		m := byName[s.Name]
 		if m == nil {
 			m = newMetric(s)

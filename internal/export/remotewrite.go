@@ -22,11 +22,12 @@ const userAgent = "perflab-export"
 type remoteWrite struct {
 	url    string
 	header http.Header
+	native bool // send native histograms
 	client *http.Client
 }
 
 func newRemoteWrite(t Target) *remoteWrite {
-	return &remoteWrite{url: t.URL, header: t.Header, client: newHTTPClient()}
+	return &remoteWrite{url: t.URL, header: t.Header, native: t.NativeHistograms, client: newHTTPClient()}
 }
 
 // newHTTPClient is a client of its own: the pushes share no connection
@@ -38,7 +39,7 @@ func newHTTPClient() *http.Client {
 }
 
 func (r *remoteWrite) send(ctx context.Context, batch []Series) error {
-	body, err := encodeRemoteWrite(batch)
+	body, err := encodeRemoteWrite(batch, r.native)
 	if err != nil {
 		return err
 	}
@@ -78,48 +79,71 @@ func do(c *http.Client, req *http.Request) error {
 }
 
 // encodeRemoteWrite is a batch as a snappy-compressed WriteRequest: a
-// summary becomes its quantiles (label quantile), _sum and _count. The
-// samples of each series are in time order, labels sorted by name.
-func encodeRemoteWrite(batch []Series) ([]byte, error) {
-	var req prompb.WriteRequest
-	at := map[string]int{}
-	add := func(name string, ls []Label, extra []prompb.Label, ms int64, v float64) {
-		pl := make([]prompb.Label, 0, len(ls)+len(extra)+1)
-		pl = append(pl, prompb.Label{Name: "__name__", Value: name})
-		for _, l := range ls {
-			pl = append(pl, prompb.Label{Name: l.Name, Value: l.Value})
-		}
-		pl = append(pl, extra...)
-		slices.SortFunc(pl, func(a, b prompb.Label) int { return strings.Compare(a.Name, b.Name) })
-		k := labelKey(pl)
-		i, ok := at[k]
-		if !ok {
-			i = len(req.Timeseries)
-			at[k] = i
-			req.Timeseries = append(req.Timeseries, prompb.TimeSeries{Labels: pl})
-		}
-		req.Timeseries[i].Samples = append(req.Timeseries[i].Samples, prompb.Sample{Timestamp: ms, Value: v})
-	}
+// summary becomes its quantiles (label quantile), _sum and _count; a
+// native histogram is sent only when native is set. The samples of each
+// series are in time order, labels sorted by name.
+func encodeRemoteWrite(batch []Series, native bool) ([]byte, error) {
+	w := rwBuilder{at: map[string]int{}}
 	for _, s := range batch {
 		ms := s.Time.UnixMilli()
-		if s.kind != summary {
-			add(s.Name, s.Labels, nil, ms, s.Value)
-			continue
+		switch s.kind {
+		case summary:
+			for _, q := range s.Quantiles {
+				w.sample(s.Name, s.Labels, &prompb.Label{Name: "quantile", Value: strconv.FormatFloat(q.Q, 'g', -1, 64)}, ms, q.V)
+			}
+			w.sample(s.Name+"_sum", s.Labels, nil, ms, s.Sum)
+			w.sample(s.Name+"_count", s.Labels, nil, ms, float64(s.Count))
+		case nativeHist:
+			if native {
+				i := w.series(s.Name, s.Labels, nil)
+				w.req.Timeseries[i].Histograms = append(w.req.Timeseries[i].Histograms, prompb.FromIntHistogram(ms, s.Native))
+			}
+		default:
+			w.sample(s.Name, s.Labels, nil, ms, s.Value)
 		}
-		for _, q := range s.Quantiles {
-			add(s.Name, s.Labels, []prompb.Label{{Name: "quantile", Value: strconv.FormatFloat(q.Q, 'g', -1, 64)}}, ms, q.V)
-		}
-		add(s.Name+"_sum", s.Labels, nil, ms, s.Sum)
-		add(s.Name+"_count", s.Labels, nil, ms, float64(s.Count))
 	}
-	for i := range req.Timeseries {
-		slices.SortStableFunc(req.Timeseries[i].Samples, func(a, b prompb.Sample) int { return cmp.Compare(a.Timestamp, b.Timestamp) })
+	for i := range w.req.Timeseries {
+		ts := &w.req.Timeseries[i]
+		slices.SortStableFunc(ts.Samples, func(a, b prompb.Sample) int { return cmp.Compare(a.Timestamp, b.Timestamp) })
+		slices.SortStableFunc(ts.Histograms, func(a, b prompb.Histogram) int { return cmp.Compare(a.Timestamp, b.Timestamp) })
 	}
-	pb, err := req.Marshal()
+	pb, err := w.req.Marshal()
 	if err != nil {
 		return nil, fmt.Errorf("cannot marshal the write request: %w", err)
 	}
 	return s2.EncodeSnappy(nil, pb), nil
+}
+
+// rwBuilder gathers a WriteRequest's series, each once.
+type rwBuilder struct {
+	req prompb.WriteRequest
+	at  map[string]int // label key → index in req.Timeseries
+}
+
+// series is the index of the series of name and labels (and extra).
+func (w *rwBuilder) series(name string, ls []Label, extra *prompb.Label) int {
+	pl := make([]prompb.Label, 0, len(ls)+2)
+	pl = append(pl, prompb.Label{Name: "__name__", Value: name})
+	for _, l := range ls {
+		pl = append(pl, prompb.Label{Name: l.Name, Value: l.Value})
+	}
+	if extra != nil {
+		pl = append(pl, *extra)
+	}
+	slices.SortFunc(pl, func(a, b prompb.Label) int { return strings.Compare(a.Name, b.Name) })
+	k := labelKey(pl)
+	i, ok := w.at[k]
+	if !ok {
+		i = len(w.req.Timeseries)
+		w.at[k] = i
+		w.req.Timeseries = append(w.req.Timeseries, prompb.TimeSeries{Labels: pl})
+	}
+	return i
+}
+
+func (w *rwBuilder) sample(name string, ls []Label, extra *prompb.Label, ms int64, v float64) {
+	i := w.series(name, ls, extra)
+	w.req.Timeseries[i].Samples = append(w.req.Timeseries[i].Samples, prompb.Sample{Timestamp: ms, Value: v})
 }
 
 func labelKey(ls []prompb.Label) string {

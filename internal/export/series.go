@@ -4,15 +4,18 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/prometheus/prometheus/model/histogram"
 )
 
 // kind is how a series' values read.
 type kind uint8
 
 const (
-	counter kind = iota // a running total since the series' Start
-	gauge               // a value at Time
-	summary             // quantiles of the interval, a running count and sum since Start
+	counter    kind = iota // a running total since the series' Start
+	gauge                  // a value at Time
+	summary                // quantiles of the interval, a running count and sum since Start
+	nativeHist             // a native histogram, cumulative since Start (remote write only)
 )
 
 // Label is one label of a series.
@@ -32,6 +35,7 @@ type Series struct {
 	Count     uint64     // summary
 	Sum       float64    // summary
 	Quantiles []Quantile // summary: of the interval alone; none when it had no value
+	Native    *histogram.Histogram
 }
 
 // key identifies a series by its name and labels.

@@ -34,6 +34,10 @@ type Target struct {
 	URL      string
 	Header   http.Header
 	Interval time.Duration // 0: DefaultInterval
+	// NativeHistograms sends the latency as a native histogram too
+	// (remote write only; Prometheus needs
+	// --enable-feature=native-histograms before 3.x).
+	NativeHistograms bool
 }
 
 // ParseFlag reads a target as --export gives it: KIND=URL.
@@ -67,6 +71,9 @@ func (t Target) Validate() []error {
 	}
 	if err := CheckURL(t.Kind, t.URL); err != nil {
 		errs = append(errs, err)
+	}
+	if t.NativeHistograms && t.Kind != RemoteWrite {
+		errs = append(errs, fmt.Errorf("native histograms are sent over remote-write only, not %s", t.Kind))
 	}
 	if t.Interval < 0 {
 		errs = append(errs, fmt.Errorf("interval %v must be > 0", t.Interval))

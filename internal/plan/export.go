@@ -27,7 +27,10 @@ type Export struct {
 	URL      string
 	Headers  []Header      // in file order
 	Interval time.Duration // how often it is sent what is queued; 0: the export's default
-	at       where
+	// NativeHistograms sends the latency as a Prometheus native
+	// histogram too (remote-write only).
+	NativeHistograms bool
+	at               where
 }
 
 // Header is one HTTP header (gRPC metadata) sent with every push.
@@ -35,7 +38,7 @@ type Header struct {
 	Name, Value string
 }
 
-const exportKeys = "kind, url, headers, interval"
+const exportKeys = "kind, url, headers, interval, native_histograms"
 
 // exports decodes the export list.
 func (d *decoder) exports(n *yaml.Node) ([]Export, error) {
@@ -47,6 +50,10 @@ func (d *decoder) exports(n *yaml.Node) ([]Export, error) {
 		d.field(m, e.at, "url", func(n *yaml.Node) (err error) { e.URL, err = d.text("url", n); return })
 		d.field(m, e.at, "interval", func(n *yaml.Node) (err error) { e.Interval, err = durationOf("interval", n); return })
 		d.field(m, e.at, "headers", func(n *yaml.Node) (err error) { e.Headers, err = d.headers(n, e.at); return })
+		d.field(m, e.at, "native_histograms", func(n *yaml.Node) (err error) {
+			e.NativeHistograms, err = boolOf("native_histograms", n)
+			return
+		})
 		out = append(out, e)
 	})
 	return out, err
@@ -100,9 +107,21 @@ func (v *validator) export(e *Export) {
 			v.at(e.at, key, "%s: write the secret as ${VAR} and export VAR: secrets come from the environment, never the plan", key)
 		}
 	}
+	if e.NativeHistograms && e.Kind == ExportOTLP {
+		v.at(e.at, "native_histograms", "native_histograms: Prometheus native histograms are sent over remote-write only")
+	}
 	if e.at.has("interval") && e.Interval <= 0 {
 		v.at(e.at, "interval", "interval %v must be > 0", e.Interval)
 	}
+}
+
+// boolOf reads true or false.
+func boolOf(key string, n *yaml.Node) (bool, error) {
+	var b bool
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" || n.Decode(&b) != nil {
+		return false, fmt.Errorf("%s: want true or false, got %s", key, kindName(n))
+	}
+	return b, nil
 }
 
 // envOnly checks that s has sound references to the environment alone:
@@ -166,7 +185,7 @@ func (p *Plan) ExpandExports() ([]Export, error) {
 func describeExports(es []Export) []exportJSON {
 	var out []exportJSON
 	for _, e := range es {
-		ej := exportJSON{Kind: e.Kind, URL: e.URL, Interval: optDur(e.Interval)}
+		ej := exportJSON{Kind: e.Kind, URL: e.URL, Interval: optDur(e.Interval), NativeHistograms: e.NativeHistograms}
 		if len(e.Headers) > 0 {
 			ej.Headers = orderedObject(len(e.Headers), func(i int) (string, any) { return e.Headers[i].Name, e.Headers[i].Value })
 		}
@@ -180,4 +199,7 @@ type exportJSON struct {
 	URL      string          `json:"url"`
 	Headers  json.RawMessage `json:"headers,omitempty"`
 	Interval string          `json:"interval,omitempty"`
+	// NativeHistograms is left out when false: a plan without it is
+	// described as before.
+	NativeHistograms bool `json:"native_histograms,omitempty"`
 }

@@ -12,6 +12,7 @@ export:
     url: http://127.0.0.1:8428/api/v1/write
     headers: {Authorization: "Bearer ${MY_TOKEN}", X-Scope-OrgID: team-a}
     interval: 5s
+    native_histograms: true
   - kind: otlp
     url: grpc://127.0.0.1:4317
 ` + okProfiles
@@ -25,7 +26,7 @@ func TestDecodeExport(t *testing.T) {
 		t.Fatalf("export %+v", p.Export)
 	}
 	rw := p.Export[0]
-	if rw.Kind != ExportRemoteWrite || rw.URL != "http://127.0.0.1:8428/api/v1/write" || rw.Interval != 5*time.Second ||
+	if rw.Kind != ExportRemoteWrite || rw.URL != "http://127.0.0.1:8428/api/v1/write" || rw.Interval != 5*time.Second || !rw.NativeHistograms ||
 		len(rw.Headers) != 2 || rw.Headers[0] != (Header{"Authorization", "Bearer ${MY_TOKEN}"}) || rw.Headers[1].Name != "X-Scope-OrgID" {
 		t.Errorf("decoded %+v", rw)
 	}
@@ -40,7 +41,7 @@ func TestDecodeExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(d), secret) || !strings.Contains(string(d), `"export":[{"kind":"remote-write","url":"http://127.0.0.1:8428/api/v1/write","headers":{"Authorization":"Bearer ${MY_TOKEN}","X-Scope-OrgID":"team-a"},"interval":"5s"}`) {
+	if strings.Contains(string(d), secret) || !strings.Contains(string(d), `"export":[{"kind":"remote-write","url":"http://127.0.0.1:8428/api/v1/write","headers":{"Authorization":"Bearer ${MY_TOKEN}","X-Scope-OrgID":"team-a"},"interval":"5s","native_histograms":true}`) {
 		t.Errorf("described %s", d)
 	}
 	if _, err := ParseEnv("plan.yaml", d, testEnv); err != nil {
@@ -53,7 +54,7 @@ func TestErrorsExport(t *testing.T) {
 	runErrorCases(t, []errorCase{
 		{"unknown kind and key", plan("  - {kind: influx, url: 'http://a/', every: 1s}\n"), []string{
 			`plan.yaml:3:12: export kind "influx": want remote-write or otlp`,
-			`plan.yaml:3:38: export: unknown key "every"; want one of: kind, url, headers, interval`}},
+			`plan.yaml:3:38: export: unknown key "every"; want one of: kind, url, headers, interval, native_histograms`}},
 		{"missing kind and url", plan("  - {interval: 0s}\n"), []string{
 			`plan.yaml:3:5: export needs a kind: remote-write or otlp`,
 			`plan.yaml:3:5: export needs a url`,
@@ -68,6 +69,10 @@ func TestErrorsExport(t *testing.T) {
 			`plan.yaml:3:23: url: {{cell}} has no value in an export, which is the same for every cell; only ${VAR} may be used`}},
 		{"unset variable", plan("  - {kind: otlp, url: 'http://a/', headers: {Authorization: 'Bearer ${NOPE}'}}\n"), []string{
 			`plan.yaml:3:61: environment variable NOPE is not set: export it before running the plan`}},
+		{"native histograms over otlp", plan("  - {kind: otlp, url: 'http://a/', native_histograms: true}\n"), []string{
+			`plan.yaml:3:55: native_histograms: Prometheus native histograms are sent over remote-write only`}},
+		{"native histograms not a bool", plan("  - {kind: remote-write, url: 'http://a/', native_histograms: yes please}\n"), []string{
+			`plan.yaml:3:63: native_histograms: want true or false, got "yes please"`}},
 		{"not a list", plan("  kind: otlp\n"), []string{
 			`plan.yaml:3:3: export: want a list, got a mapping`}},
 	})

@@ -46,6 +46,7 @@
 //	    url: http://127.0.0.1:8428/api/v1/write
 //	    headers: {Authorization: "Bearer ${VM_TOKEN}"}
 //	    interval: 1s                  # how often it is pushed (default 1s)
+//	    native_histograms: true       # the latency as a native histogram too (remote-write)
 //
 // String fields of components and every string in workload params are
 // templates: {{name}} is a matrix variable or a built-in (perflab, run_dir,
