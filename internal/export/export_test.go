@@ -12,6 +12,8 @@ import (
 
 	"github.com/klauspost/compress/s2"
 	"github.com/prometheus/prometheus/prompb"
+	colmetricpb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/perflab/perflab/internal/stats"
 	"github.com/perflab/perflab/internal/testutil"
@@ -302,5 +304,24 @@ func TestParseFlag(t *testing.T) {
 	}
 	if _, err := ParseFlag("otlp=http://u:pass@h:x/"); err == nil || strings.Contains(err.Error(), "pass") {
 		t.Errorf("error %v shows the password", err)
+	}
+}
+
+// TestOTLPRejectedPointsFail: an OTLP/HTTP answer that rejects data
+// points counts as a failed push, with the receiver's message.
+func TestOTLPRejectedPointsFail(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		b, _ := proto.Marshal(&colmetricpb.ExportMetricsServiceResponse{PartialSuccess: &colmetricpb.ExportMetricsPartialSuccess{
+			RejectedDataPoints: 3, ErrorMessage: "too old"}})
+		_, _ = w.Write(b)
+	}))
+	defer srv.Close()
+	set, err := Start([]Target{{Kind: OTLP, URL: srv.URL}}, Options{Run: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set.Interval(Workload{Name: "w"}, interval(0, 1, 0, time.Millisecond))
+	if rep := set.Close(5 * time.Second)[0]; rep.Failed != 1 || rep.LastError != "3 data points rejected: too old" {
+		t.Errorf("report %+v", rep)
 	}
 }

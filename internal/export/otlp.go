@@ -76,7 +76,23 @@ func (o *otlpHTTP) send(ctx context.Context, batch []Series) error {
 	}
 	req.Header.Set("Content-Type", "application/x-protobuf")
 	req.Header.Set("User-Agent", userAgent)
-	return do(o.client, req)
+	answer, err := do(o.client, req)
+	if err != nil {
+		return err
+	}
+	var resp colmetricpb.ExportMetricsServiceResponse
+	if proto.Unmarshal(answer, &resp) == nil { // an answer that is no response says nothing of rejects
+		return rejected(&resp)
+	}
+	return nil
+}
+
+// rejected says how many data points an answer rejected, if any.
+func rejected(resp *colmetricpb.ExportMetricsServiceResponse) error {
+	if ps := resp.GetPartialSuccess(); ps.GetRejectedDataPoints() > 0 {
+		return fmt.Errorf("%d data points rejected: %s", ps.GetRejectedDataPoints(), ps.GetErrorMessage())
+	}
+	return nil
 }
 
 func (o *otlpHTTP) close() { o.client.CloseIdleConnections() }
@@ -89,10 +105,7 @@ func (g *otlpGRPC) send(ctx context.Context, batch []Series) error {
 	if err != nil {
 		return err
 	}
-	if ps := resp.GetPartialSuccess(); ps.GetRejectedDataPoints() > 0 {
-		return fmt.Errorf("%d data points rejected: %s", ps.GetRejectedDataPoints(), ps.GetErrorMessage())
-	}
-	return nil
+	return rejected(resp)
 }
 
 func (g *otlpGRPC) close() { _ = g.conn.Close() }

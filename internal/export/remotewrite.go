@@ -54,28 +54,30 @@ func (r *remoteWrite) send(ctx context.Context, batch []Series) error {
 	req.Header.Set("Content-Encoding", "snappy")
 	req.Header.Set("X-Prometheus-Remote-Write-Version", "0.1.0")
 	req.Header.Set("User-Agent", userAgent)
-	return do(r.client, req)
+	_, err = do(r.client, req)
+	return err
 }
 
 func (r *remoteWrite) close() { r.client.CloseIdleConnections() }
 
-// do sends req and says what went wrong: the transport's error, or a
-// status other than 2xx with the start of the answer.
-func do(c *http.Client, req *http.Request) error {
+// do sends req and returns the start of the answer (64 KiB), or says
+// what went wrong: the transport's error, or a status other than 2xx with
+// the start of the answer.
+func do(c *http.Client, req *http.Request) ([]byte, error) {
 	resp, err := c.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
-	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if resp.StatusCode/100 == 2 {
-		return nil
+		return msg, nil
 	}
 	text := strings.Join(strings.Fields(string(msg)), " ")
 	if len(text) > 200 {
 		text = text[:200] + "…"
 	}
-	return fmt.Errorf("HTTP %s: %s", resp.Status, text)
+	return nil, fmt.Errorf("HTTP %s: %s", resp.Status, text)
 }
 
 // encodeRemoteWrite is a batch as a snappy-compressed WriteRequest: a
