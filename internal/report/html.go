@@ -272,8 +272,10 @@ func htmlWorkloadOf(s *analysis.Summary, implicit bool) htmlWorkload {
 	}
 	hw.Facts = workloadFacts(s, w.Target)
 	hw.Tables = append(hw.Tables, throughputTable(s), latencyTable(s))
-	if t := tokensTable(s); t != nil {
-		hw.Tables = append(hw.Tables, t)
+	for _, t := range []*table{tokensTable(s), lengthsTable(s), goodputTable(s)} {
+		if t != nil {
+			hw.Tables = append(hw.Tables, t)
+		}
 	}
 	if t := errorsTable(s); t != nil {
 		hw.Tables = append(hw.Tables, t)
