@@ -96,6 +96,7 @@ func markdownWorkload(b *strings.Builder, s *analysis.Summary, level int) {
 		b.WriteString("\n" + n + "\n")
 	}
 	markdownTokens(b, s, level+1)
+	markdownLLM(b, s, level+1)
 	if t := errorsTable(s); t != nil {
 		heading(b, level+1, "%s", t.Title)
 		t.markdown(b)
