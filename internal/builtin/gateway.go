@@ -198,26 +198,32 @@ func (g *Gateway) serve(ctx *fasthttp.RequestCtx) {
 	}
 	// A stream (chunked or until close): pass each read on as it comes.
 	ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
-		buf := make([]byte, 32<<10)
-		for {
-			n, rerr := body.Read(buf)
-			if n > 0 {
-				if _, werr := w.Write(buf[:n]); werr != nil || w.Flush() != nil {
-					m.canceled.Inc()
-					break
-				}
-			}
-			if rerr == io.EOF {
-				break
-			}
-			if rerr != nil {
-				m.upstreamErrors.Inc()
-				break
-			}
-		}
+		g.relay(w, body)
 		g.release(resp)
 		g.done(code, began)
 	})
+}
+
+// relay passes an upstream stream on to the client a read at a time,
+// flushing each, until the upstream ends, fails or the client goes.
+func (g *Gateway) relay(w *bufio.Writer, body io.Reader) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, rerr := body.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil || w.Flush() != nil {
+				g.metrics.canceled.Inc()
+				return
+			}
+		}
+		if rerr == io.EOF {
+			return
+		}
+		if rerr != nil {
+			g.metrics.upstreamErrors.Inc()
+			return
+		}
+	}
 }
 
 // outgoing makes req the upstream copy of the client's request: the same

@@ -52,21 +52,9 @@ func readRun(store *results.Run) (*report.Run, workloadData, error) {
 	r := &report.Run{Name: meta.Name, Dir: store.Dir(), Command: meta.Command, Tool: meta.Tool, Host: meta.Host,
 		Started: meta.Started, Ended: status.Ended, State: status.State, Message: status.Message, Repeat: meta.Repeat}
 	for _, w := range ws {
-		ivs, err := store.Intervals(w.Name)
-		if err != nil {
-			return nil, wd, fmt.Errorf("cannot read intervals of workload %q: %w", w.Name, err)
+		if err := readWorkload(store, w, ends, r, wd); err != nil {
+			return nil, wd, err
 		}
-		wd.defs[w.Name], wd.ivs[w.Name] = w, ivs
-		end, ended := ends[w.Name]
-		aw := analysisWorkload(w, end, ended, ivs)
-		if aw.Schedule, err = analysis.ParseSchedule(w.Stages); err != nil {
-			return nil, wd, fmt.Errorf("workload %q: %w", w.Name, err)
-		}
-		r.Workloads = append(r.Workloads, analysis.Summarize(aw, ivs))
-		if r.Timelines == nil {
-			r.Timelines = map[string][]analysis.IntervalFigures{}
-		}
-		r.Timelines[w.Name] = analysis.Timeline(ivs)
 	}
 	if r.Cells, err = loadCells(store, meta, wd, r.Workloads); err != nil {
 		return nil, wd, err
@@ -87,7 +75,51 @@ func readRun(store *results.Run) (*report.Run, workloadData, error) {
 	if r.Search, err = loadSearch(store, r); err != nil {
 		return nil, wd, err
 	}
+	if r.Exports, err = loadExports(store); err != nil {
+		return nil, wd, err
+	}
 	return r, wd, nil
+}
+
+// readWorkload reads one workload's intervals into wd and adds its summary
+// and timelines to r.
+func readWorkload(store *results.Run, w results.Workload, ends map[string]results.WorkloadEnd, r *report.Run, wd workloadData) error {
+	ivs, err := store.Intervals(w.Name)
+	if err != nil {
+		return fmt.Errorf("cannot read intervals of workload %q: %w", w.Name, err)
+	}
+	wd.defs[w.Name], wd.ivs[w.Name] = w, ivs
+	end, ended := ends[w.Name]
+	aw := analysisWorkload(w, end, ended, ivs)
+	if aw.Schedule, err = analysis.ParseSchedule(w.Stages); err != nil {
+		return fmt.Errorf("workload %q: %w", w.Name, err)
+	}
+	r.Workloads = append(r.Workloads, analysis.Summarize(aw, ivs))
+	if r.Timelines == nil {
+		r.Timelines = map[string][]analysis.IntervalFigures{}
+	}
+	r.Timelines[w.Name] = analysis.Timeline(ivs)
+	if r.OpTimelines == nil {
+		r.OpTimelines = map[string]map[string][]analysis.IntervalFigures{}
+	}
+	r.OpTimelines[w.Name] = analysis.OpTimelines(ivs)
+	return nil
+}
+
+// loadExports is what the run's live exports sent and what failed: the
+// message of each event of kind "export" (run.EventExport).
+func loadExports(store *results.Run) ([]string, error) {
+	events, err := store.Events()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range events {
+		if e.Kind == "export" {
+			out = append(out, e.Message)
+		}
+	}
+	return out, nil
 }
 
 // loadSearch reads the search.json of a capacity search's run, with the
