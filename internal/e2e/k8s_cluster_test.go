@@ -20,7 +20,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/perflab/perflab/internal/k8s"
@@ -331,8 +330,6 @@ func (w *podWatch) pod(t *testing.T, i int) string {
 	t.Fatalf("worker %d's pod never came", i)
 	return ""
 }
-
-var _ = apierrors.IsNotFound
 
 // said is what perflab told the user on stderr, without its progress
 // lines, for the test's log.
