@@ -25,12 +25,15 @@ vet:
 # and scripts/ksm-build.sh), then starts and stops a cluster on loopback
 # per test (needs root, containerd, runc, etcd: make deps). The packages
 # run whole: promapi's other tests (real Prometheus) run again with them.
+# internal/e2e's TestK8s runs perflab k8s run and manifest on one cluster
+# (its other tests ran in make test).
 K8S_TEST_PKGS = ./internal/testutil/k8scluster/... ./internal/observe/promapi/...
 test-k8s:
 	scripts/k8s-build.sh
 	scripts/ksm-build.sh
-	$(GO) vet -tags k8s $(K8S_TEST_PKGS)
+	$(GO) vet -tags k8s $(K8S_TEST_PKGS) ./internal/e2e/
 	$(GO) test -tags k8s -p 1 -count=1 -timeout 20m $(K8S_TEST_PKGS)
+	$(GO) test -tags k8s -count=1 -timeout 30m -run '^TestK8s' ./internal/e2e/
 
 demo:
 	$(GO) run ./cmd/perflab demo

@@ -45,6 +45,9 @@ type k8sFlags struct {
 	profiles                 string
 	repeat                   int
 	deadline                 time.Duration
+	// for a local cluster whose node is this machine
+	hostNetwork bool
+	storeHost   string
 }
 
 func addK8sFlags(fs *flag.FlagSet) *k8sFlags {
@@ -63,6 +66,8 @@ func addK8sFlags(fs *flag.FlagSet) *k8sFlags {
 	fs.DurationVar(&kf.deadline, "deadline", 0, "the Job's activeDeadlineSeconds: Kubernetes ends it after this long (default: none)")
 	fs.StringVar(&kf.profiles, "profile", "", "run only these profiles, comma-separated, in this order (default: all)")
 	fs.IntVar(&kf.repeat, "repeat", 0, "run every cell `N` times, interleaved (default: the plan's repeat, else 1)")
+	fs.BoolVar(&kf.hostNetwork, "host-network", false, "local cluster: the pods use the node's network, so that they reach a target and store on its loopback")
+	fs.StringVar(&kf.storeHost, "store-hostpath", "", "local cluster whose node is this machine: the shared store is `DIR` here, mounted at the same path in the pods (hostPath), which run as your user")
 	return kf
 }
 
@@ -99,8 +104,20 @@ func (kf *k8sFlags) options(p *plan.Plan) (k8s.Options, error) {
 	}
 	o := k8s.Options{Name: kf.name, Namespace: kf.namespace, Image: kf.image, Workers: kf.workers, Store: kf.store,
 		RunID: kf.runID, Plan: text, Files: files, Secret: kf.secret, ServiceAccount: kf.account, CPU: kf.cpu,
-		Memory: kf.memory, Deadline: kf.deadline, PullPolicy: corev1.PullPolicy(kf.pull)}
-	errs := o.Validate()
+		Memory: kf.memory, Deadline: kf.deadline, PullPolicy: corev1.PullPolicy(kf.pull), HostNetwork: kf.hostNetwork}
+	var errs []error
+	if kf.storeHost != "" {
+		if kf.store != "" {
+			errs = append(errs, errors.New("give --store or --store-hostpath, not both"))
+		}
+		// The pods see the directory at the path the coordinator opens.
+		if o.Store, err = filepath.Abs(kf.storeHost); err != nil {
+			return o, usageErrorf("--store-hostpath %s: %v", kf.storeHost, err)
+		}
+		kf.store = o.Store
+		o.HostStore = &k8s.Owner{UID: int64(os.Getuid()), GID: int64(os.Getgid())}
+	}
+	errs = append(errs, o.Validate()...)
 	switch kf.pull {
 	case "", "Always", "IfNotPresent", "Never":
 	default:

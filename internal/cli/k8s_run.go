@@ -59,8 +59,8 @@ func (e *env) k8sRun(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if !strings.HasPrefix(o.Store, "s3://") {
-		fmt.Fprintf(e.stderr, "perflab: warning: the store %s is a path: the Job mounts no volume for it, so the workers reach it only if you add one\n", o.Store)
+	if !strings.HasPrefix(o.Store, "s3://") && o.HostStore == nil {
+		fmt.Fprintf(e.stderr, "perflab: warning: the store %s is a path: the Job mounts no volume for it, so the workers reach it only if you add one (--store-hostpath, on a local cluster whose node is this machine)\n", o.Store)
 	}
 	client, err := e.kubeClient(*kubeconfig, *kubeContext)
 	if err != nil {

@@ -295,3 +295,38 @@ profiles:
 		t.Fatal(err)
 	}
 }
+
+// TestK8sManifestForALocalCluster: --host-network and --store-hostpath
+// DIR make the pods of a local cluster reach a loopback target and the
+// store, a directory of the node mounted at its absolute path; the
+// coordinator is told the same path. --store and --store-hostpath
+// together are refused.
+func TestK8sManifestForALocalCluster(t *testing.T) {
+	plan := httpPlan(t, "http://127.0.0.1:1/", 10, time.Second)
+	t.Chdir(t.TempDir())
+	abs, err := filepath.Abs("store")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	code := Main(t.Context(), []string{"k8s", "manifest", plan, "--workers", "2", "--image", "perflab:1", "--pull-policy", "Never",
+		"--host-network", "--store-hostpath", "store", "--run-id", "r1"}, &out, &errOut)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	for _, want := range []string{"hostNetwork: true", "hostPath:\n          path: " + abs, "mountPath: " + abs, "value: " + abs,
+		fmt.Sprintf("runAsUser: %d", os.Getuid())} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the manifest lacks %q:\n%s", want, out.String())
+		}
+	}
+	if !strings.Contains(errOut.String(), "--store '"+abs+"'") {
+		t.Errorf("the coordinator is not told the store's path:\n%s", errOut.String())
+	}
+	errOut.Reset()
+	code = Main(t.Context(), []string{"k8s", "manifest", plan, "--workers", "2", "--image", "perflab:1", "--store-hostpath", "store",
+		"--store", "s3://b/p?endpoint=http://minio:9000"}, &out, &errOut)
+	if code != ExitUsage || !strings.Contains(errOut.String(), "give --store or --store-hostpath, not both") {
+		t.Errorf("exit %d:\n%s", code, errOut.String())
+	}
+}

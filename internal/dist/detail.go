@@ -196,6 +196,16 @@ func (ps *phaseShards) fail(w int, state, why string) {
 	}
 }
 
+// explain adds why to the reason of failed (or lost) worker w, unless
+// the reason says it already.
+func (ps *phaseShards) explain(w int, why string) {
+	if w < 0 || w >= len(ps.state) || (ps.state[w] != results.ShardFailed && ps.state[w] != results.ShardLost) ||
+		strings.Contains(ps.why[w], why) {
+		return
+	}
+	ps.why[w] += "; " + why
+}
+
 // ended says whether worker w's state is known.
 func (ps *phaseShards) ended(w int) bool { return ps.state[w] != "" }
 

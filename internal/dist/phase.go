@@ -39,6 +39,7 @@ func (d *Coordinator) Run(ctx context.Context, ph *run.PhaseRun) ([]engine.Summa
 	ps := newPhaseShards(d.n, a.StartAt, d.hellos)
 	d.last = ps
 	d.follow(ctx, ph, a, ps, phaseDeadline(a.StartAt, pr, ws))
+	d.explain(ps)
 	ph.Events().LoadEnd()
 	sums := make([]engine.Summary, len(ws))
 	for i, w := range ws {
@@ -64,6 +65,27 @@ func (d *Coordinator) Run(ctx context.Context, ph *run.PhaseRun) ([]engine.Summa
 		return sums, errors.New(d.broken)
 	}
 	return sums, nil
+}
+
+// refresher is a Launcher that can look at its workers at once, rather
+// than at its next poll.
+type refresher interface{ Refresh(ctx context.Context) }
+
+// explain adds to each failed worker's reason what a launcher that
+// watches more than processes knows of it (its pod was OOMKilled, deleted,
+// stopped at the Job's deadline): a worker stopped by a signal knows only
+// that.
+func (d *Coordinator) explain(ps *phaseShards) {
+	r, ok := d.opts.Launch.(refresher)
+	if !ok || len(ps.failed()) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
+	r.Refresh(ctx)
+	cancel()
+	for w, why := range d.opts.Launch.Failed() {
+		ps.explain(w, why)
+	}
 }
 
 // storeFailing keeps the error of the coordinator's last read of the

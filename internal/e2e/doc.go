@@ -19,5 +19,9 @@
 // a capacity to 10 %) run alone, before the others. A test waits for what perflab prints or stores (the run
 // directory, a progress line, a worker's first interval), never for a
 // fixed time, and fails rather than panics on output it did not expect.
+// With the build tag k8s (make test-k8s), TestK8s runs perflab k8s run
+// and manifest on a real single-node Kubernetes on loopback
+// (testutil/k8scluster), one cluster for its tests in turn, with
+// perflab's image built by perflab k8s image from a static build.
 // The package has no code of its own beyond this comment.
 package e2e

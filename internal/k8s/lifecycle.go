@@ -42,8 +42,15 @@ func Create(ctx context.Context, c kubernetes.Interface, objs Objects) error {
 		}
 		made.ServiceAccount = sa
 	}
-	if _, err := c.BatchV1().Jobs(ns).Create(ctx, objs.Job, metav1.CreateOptions{}); err != nil {
+	job, err := c.BatchV1().Jobs(ns).Create(ctx, objs.Job, metav1.CreateOptions{})
+	if err != nil {
 		return fail("Job", err)
+	}
+	made.Job = job
+	if objs.Job.Spec.BackoffLimitPerIndex != nil && job.Spec.BackoffLimitPerIndex == nil {
+		_ = Delete(context.WithoutCancel(ctx), c, made)
+		return fmt.Errorf("cannot run Job %s/%s: the cluster dropped its backoffLimitPerIndex (Kubernetes before 1.29, or "+
+			"the JobBackoffLimitPerIndex feature off), so a failed worker would be retried and run its share of the load twice", ns, objs.Job.Name)
 	}
 	return nil
 }
@@ -79,6 +86,11 @@ type WorkerState struct {
 	Pod    string
 	Phase  corev1.PodPhase // Pending, Running, Succeeded, Failed; "" before its pod exists
 	Reason string          // why it waits or why it ended: ImagePullBackOff, OOMKilled, Error (exit 2), …
+	// Message is what Kubernetes says of Reason, when it says more
+	// (`Container image "…" is not present with pull policy of Never`).
+	Message string
+	// Deleted says the pod is being deleted: it gets SIGTERM, then goes.
+	Deleted bool
 }
 
 // Failed says whether the worker's pod ended in failure, or waits for
@@ -89,7 +101,7 @@ func (w WorkerState) Failed() bool {
 		return true
 	}
 	switch w.Reason {
-	case "ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CreateContainerConfigError", "CreateContainerError", "CrashLoopBackOff":
+	case "ImagePullBackOff", "ErrImagePull", "ErrImageNeverPull", "InvalidImageName", "CreateContainerConfigError", "CreateContainerError", "CrashLoopBackOff":
 		return true
 	}
 	return false
@@ -144,7 +156,7 @@ func Look(ctx context.Context, c kubernetes.Interface, job *batchv1.Job) (Status
 		switch cond.Type {
 		case batchv1.JobComplete:
 			st.Done = true
-		case batchv1.JobFailed:
+		case batchv1.JobFailed, batchv1.JobFailureTarget: // the target comes first, before its pods are stopped
 			st.Failed, st.Message = true, fmt.Sprintf("%s: %s", cond.Reason, cond.Message)
 		}
 	}
@@ -168,25 +180,33 @@ func workerStates(n int, pods []corev1.Pod) []WorkerState {
 			continue
 		}
 		newest[i] = p.CreationTimestamp.Time
-		ws[i] = WorkerState{Index: i, Pod: p.Name, Phase: p.Status.Phase, Reason: podReason(p)}
+		reason, msg := podReason(p)
+		ws[i] = WorkerState{Index: i, Pod: p.Name, Phase: p.Status.Phase, Reason: reason, Message: msg,
+			Deleted: p.DeletionTimestamp != nil}
 	}
 	return ws
 }
 
-// podReason is the reason a pod's container waits or ended, or the pod's own.
-func podReason(p corev1.Pod) string {
+// podReason is the reason a pod's container waits or ended, or the pod's
+// own, or why it cannot be scheduled; with what Kubernetes says of it.
+func podReason(p corev1.Pod) (reason, message string) {
 	for _, cs := range p.Status.ContainerStatuses {
 		if w := cs.State.Waiting; w != nil && w.Reason != "" && w.Reason != "ContainerCreating" {
-			return w.Reason
+			return w.Reason, w.Message
 		}
 		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
 			if t.Reason == "" || t.Reason == "Error" {
-				return fmt.Sprintf("exit %d", t.ExitCode)
+				return fmt.Sprintf("exit %d", t.ExitCode), ""
 			}
-			return fmt.Sprintf("%s, exit %d", t.Reason, t.ExitCode)
+			return fmt.Sprintf("%s, exit %d", t.Reason, t.ExitCode), ""
 		}
 	}
-	return p.Status.Reason
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason != "" {
+			return c.Reason, c.Message // Unschedulable: 0/3 nodes are available: 3 Insufficient cpu.
+		}
+	}
+	return p.Status.Reason, p.Status.Message
 }
 
 // Wait looks at the Job every poll until it completes, fails (a worker's

@@ -222,3 +222,45 @@ func TestWaitReportsTheJobsOwnFailure(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestCreateRefusesAClusterThatRetriesWorkers: a cluster that drops the
+// Job's backoffLimitPerIndex (before 1.29) would retry a failed worker,
+// running its share twice: nothing is left of the run, and the error says
+// why.
+func TestCreateRefusesAClusterThatRetriesWorkers(t *testing.T) {
+	c, objs := fake.NewClientset(), built(t)
+	c.PrependReactor("create", "jobs", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		j := a.(k8stesting.CreateAction).GetObject().(*batchv1.Job).DeepCopy()
+		j.Spec.BackoffLimitPerIndex = nil
+		return true, j, c.Tracker().Create(batchv1.SchemeGroupVersion.WithResource("jobs"), j, j.Namespace)
+	})
+	err := Create(context.Background(), c, objs)
+	if err == nil || !strings.Contains(err.Error(), "backoffLimitPerIndex") {
+		t.Fatalf("err = %v", err)
+	}
+	if cm, sa, job := exists(t, c, objs); cm || sa || job {
+		t.Errorf("left behind: configmap %v, serviceaccount %v, job %v", cm, sa, job)
+	}
+}
+
+func TestLookSaysWhyAWorkerWaits(t *testing.T) {
+	objs := built(t)
+	never := pod(objs, 0, corev1.PodPending, corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+		Reason: "ErrImageNeverPull", Message: `Container image "perflab:absent" is not present with pull policy of Never`}})
+	unscheduled := pod(objs, 1, corev1.PodPending, corev1.ContainerState{})
+	unscheduled.Status.ContainerStatuses = nil
+	unscheduled.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+		Reason: "Unschedulable", Message: "0/1 nodes are available: 1 Insufficient cpu."}}
+	c := cluster(t, objs, setPods(never, unscheduled))
+	st, err := Look(context.Background(), c, objs.Job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w0, w1 := st.Workers[0], st.Workers[1]
+	if !w0.Failed() || w0.Reason != "ErrImageNeverPull" || !strings.Contains(w0.Message, `"perflab:absent"`) {
+		t.Errorf("worker 0: %+v, want failed: its image is not on the node", w0)
+	}
+	if w1.Failed() || w1.Reason != "Unschedulable" || !strings.Contains(w1.Message, "Insufficient cpu") {
+		t.Errorf("worker 1: %+v, want waiting, unschedulable", w1)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"fmt"
 	"path"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -63,7 +64,31 @@ type Options struct {
 	CPU, Memory    string        // each worker's requests (and limits: the same, so it gets its cores)
 	Deadline       time.Duration // the Job's activeDeadlineSeconds; 0: none
 	PullPolicy     corev1.PullPolicy
+
+	// For a local cluster whose node is the machine perflab runs on (both
+	// off by default: a real cluster needs neither, and many forbid them).
+	// HostNetwork puts the pods on the node's network, so that a target and
+	// a store on its loopback are theirs too.
+	HostNetwork bool
+	// HostStore, when set, makes Store a directory of the node, mounted at
+	// the same path in every pod (a hostPath volume); the workers run as
+	// the user and group it names, the coordinator's, so that they can
+	// write in the directories it makes there.
+	HostStore *Owner
 }
+
+// Owner is a user and group id.
+type Owner struct{ UID, GID int64 }
+
+// The environment each worker gets from the downward API, so that it
+// names its pod and node (with hostNetwork its host name is the node's).
+const (
+	EnvPodName  = "PERFLAB_POD_NAME"
+	EnvNodeName = "PERFLAB_NODE_NAME"
+)
+
+// storeVolume is the name of the hostPath volume of Options.HostStore.
+const storeVolume = "store"
 
 // Objects are what one distributed run creates.
 type Objects struct {
@@ -102,6 +127,9 @@ func (o *Options) Validate() []error {
 	} else if err := shard.CheckURL(o.Store); err != nil {
 		add("store: %v (the workers would refuse it; credentials go to them through --secret, never in the URL)", err)
 	}
+	if o.HostStore != nil && !filepath.IsAbs(StorePath(o.Store)) {
+		add("a store on the node (hostPath) must be an absolute directory, not %q", o.Store)
+	}
 	if msgs := validation.IsValidLabelValue(o.RunID); o.RunID == "" || len(msgs) > 0 {
 		add("run id %q must be a valid label value: %s", o.RunID, strings.Join(msgs, "; "))
 	}
@@ -120,6 +148,15 @@ func (o *Options) Validate() []error {
 		add("deadline %v must be >= 0", o.Deadline)
 	}
 	return errs
+}
+
+// StorePath is the directory of a store URL that names one ("/dir" or
+// "file:///dir"), else the URL itself.
+func StorePath(store string) string {
+	if p, ok := strings.CutPrefix(store, "file://"); ok {
+		return p
+	}
+	return store
 }
 
 // Build returns the objects of a run. Call Validate first.
@@ -193,7 +230,10 @@ func indexedJob(meta metav1.ObjectMeta, o Options, account string, items []corev
 		Completions: &n, Parallelism: &n, CompletionMode: &indexed,
 		// A retried worker would run its share of the load a second time,
 		// on top of the others: a failed shard is reported, not retried.
-		BackoffLimit:            &zero,
+		// Per index (Kubernetes 1.29+), so that the Job does not stop the
+		// other workers when one fails, as a backoffLimit of 0 would:
+		// what they measure is kept whole.
+		BackoffLimitPerIndex:    &zero,
 		TTLSecondsAfterFinished: &ttl,
 		Template: corev1.PodTemplateSpec{
 			ObjectMeta: metav1.ObjectMeta{Labels: meta.Labels},
@@ -218,7 +258,27 @@ func indexedJob(meta metav1.ObjectMeta, o Options, account string, items []corev
 	if o.Deadline > 0 {
 		spec.ActiveDeadlineSeconds = ptr(int64((o.Deadline + time.Second - 1) / time.Second))
 	}
+	localCluster(&spec.Template.Spec, o)
 	return &batchv1.Job{TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"}, ObjectMeta: meta, Spec: spec}
+}
+
+// localCluster adds to a pod what Options.HostNetwork and
+// Options.HostStore ask for.
+func localCluster(pod *corev1.PodSpec, o Options) {
+	if o.HostNetwork {
+		pod.HostNetwork = true
+		pod.DNSPolicy = corev1.DNSClusterFirstWithHostNet // the cluster's DNS still, where it has one
+	}
+	if o.HostStore == nil {
+		return
+	}
+	dir := StorePath(o.Store)
+	kind := corev1.HostPathDirectoryOrCreate
+	pod.Volumes = append(pod.Volumes, corev1.Volume{Name: storeVolume, VolumeSource: corev1.VolumeSource{
+		HostPath: &corev1.HostPathVolumeSource{Path: dir, Type: &kind}}})
+	c := &pod.Containers[0]
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: storeVolume, MountPath: dir})
+	pod.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr(o.HostStore.UID), RunAsGroup: ptr(o.HostStore.GID)}
 }
 
 // container runs `perflab worker` on the mounted plan.
@@ -231,6 +291,8 @@ func container(o Options) corev1.Container {
 			{Name: "PERFLAB_WORKERS", Value: fmt.Sprint(o.Workers)},
 			{Name: "PERFLAB_RUN_ID", Value: o.RunID},
 			{Name: "PERFLAB_STORE", Value: o.Store},
+			{Name: EnvPodName, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+			{Name: EnvNodeName, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
 		},
 		VolumeMounts: []corev1.VolumeMount{{Name: "plan", MountPath: PlanDir, ReadOnly: true}},
 	}

@@ -31,8 +31,11 @@ func TestBuildIndexedJob(t *testing.T) {
 	if *j.Completions != 4 || *j.Parallelism != 4 || *j.CompletionMode != batchv1.IndexedCompletion {
 		t.Errorf("completions %d, parallelism %d, mode %s; want 4, 4, Indexed", *j.Completions, *j.Parallelism, *j.CompletionMode)
 	}
-	if *j.BackoffLimit != 0 {
-		t.Errorf("backoffLimit %d: a retried worker would double its share of the load", *j.BackoffLimit)
+	if j.BackoffLimitPerIndex == nil || *j.BackoffLimitPerIndex != 0 {
+		t.Errorf("backoffLimitPerIndex %v: a retried worker would double its share of the load", j.BackoffLimitPerIndex)
+	}
+	if j.BackoffLimit != nil {
+		t.Errorf("backoffLimit %d: the first failed worker would fail the Job, which stops the others", *j.BackoffLimit)
 	}
 	if *j.ActiveDeadlineSeconds != 5400 {
 		t.Errorf("activeDeadlineSeconds %d, want 5400", *j.ActiveDeadlineSeconds)
@@ -168,5 +171,64 @@ func TestYAMLHoldsEveryObjectInCreationOrder(t *testing.T) {
 	var job batchv1.Job
 	if err := yaml.Unmarshal(docs[2], &job); err != nil || *job.Spec.Completions != 4 {
 		t.Errorf("the Job does not read back: %v", err)
+	}
+}
+
+// TestBuildForALocalCluster: --host-network and --store-hostpath put the
+// pods on the node's network and mount the store's directory of the node
+// at the same path, the workers running as its owner; neither is there by
+// default.
+func TestBuildForALocalCluster(t *testing.T) {
+	o := testOptions()
+	objs, err := Build(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pod := objs.Job.Spec.Template.Spec; pod.HostNetwork || len(pod.Volumes) != 1 || pod.SecurityContext != nil {
+		t.Errorf("a real cluster's pod: host network %v, volumes %d, security context %+v", pod.HostNetwork, len(pod.Volumes), pod.SecurityContext)
+	}
+	o.HostNetwork, o.Store, o.HostStore = true, "/var/tmp/perflab-store", &Owner{UID: 1000, GID: 100}
+	if errs := o.Validate(); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	objs, err = Build(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := objs.Job.Spec.Template.Spec
+	if !pod.HostNetwork || pod.DNSPolicy != corev1.DNSClusterFirstWithHostNet {
+		t.Errorf("host network %v, DNS policy %s", pod.HostNetwork, pod.DNSPolicy)
+	}
+	v := pod.Volumes[len(pod.Volumes)-1]
+	m := pod.Containers[0].VolumeMounts[len(pod.Containers[0].VolumeMounts)-1]
+	if v.HostPath == nil || v.HostPath.Path != "/var/tmp/perflab-store" || m.Name != v.Name || m.MountPath != "/var/tmp/perflab-store" {
+		t.Errorf("volume %+v mounted as %+v", v, m)
+	}
+	if sc := pod.SecurityContext; sc == nil || *sc.RunAsUser != 1000 || *sc.RunAsGroup != 100 {
+		t.Errorf("security context %+v, want the store's owner 1000:100", sc)
+	}
+	for _, bad := range []string{"s3://b/p?endpoint=http://127.0.0.1:9000", "relative/dir"} {
+		o.Store = bad
+		if errs := o.Validate(); len(errs) != 1 || !strings.Contains(errs[0].Error(), "absolute directory") {
+			t.Errorf("store %s on the node: %v", bad, errs)
+		}
+	}
+}
+
+// TestBuildNamesThePodAndNode: each worker is told its pod's and node's
+// names, which its host name (the node's, on the host network) is not.
+func TestBuildNamesThePodAndNode(t *testing.T) {
+	objs, err := Build(testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, e := range objs.Job.Spec.Template.Spec.Containers[0].Env {
+		if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
+			got[e.Name] = e.ValueFrom.FieldRef.FieldPath
+		}
+	}
+	if got[EnvPodName] != "metadata.name" || got[EnvNodeName] != "spec.nodeName" {
+		t.Errorf("downward API env %v", got)
 	}
 }

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -78,6 +79,9 @@ func (s *selfWatch) stop(lag time.Duration) dist.Self {
 		me.CPUP99 = st.Max // shown as such in the workers table; no verdict rests on it
 	}
 	me.ClientBound, me.ClientWhy = selfVerdict(me)
+	if limit, ok := self.CPULimit(); me.ClientBound && ok && limit == me.CoresAvailable {
+		me.ClientWhy += fmt.Sprintf("; %.3g cores is its CPU limit (a cgroup quota: a pod's limits.cpu)", limit)
+	}
 	return me
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/driver/registry"
+	"github.com/perflab/perflab/internal/k8s"
 	"github.com/perflab/perflab/internal/observe/self"
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/run"
@@ -78,7 +79,7 @@ func (w *Worker) Join(planPath string) error {
 		return &run.Failure{Err: fmt.Errorf("cannot find perflab's own executable: %w", err), Code: run.ExitFailed}
 	}
 	w.b = plan.Builtins{Perflab: exe, RunDir: m.RunDir}
-	w.host, _ = os.Hostname()
+	w.host = hostName()
 	cores, _ := self.CoresAvailable()
 	h := shard.Hello{Index: w.index, Host: w.host, PID: os.Getpid(), CoresAvailable: cores, Version: run.Version, Time: time.Now()}
 	if err := w.run.PutHello(w.stop, h); err != nil {
@@ -86,6 +87,21 @@ func (w *Worker) Join(planPath string) error {
 	}
 	w.events.Note(fmt.Sprintf("worker %d of %d of run %s in %s", w.index, w.n, w.run.ID, w.run.Store.Where()))
 	return nil
+}
+
+// hostName is how the worker names where it runs: in a Kubernetes Job,
+// "POD on NODE" (the downward API's, k8s.EnvPodName; with hostNetwork its
+// host name is the node's, the same for every worker there), else its host
+// name.
+func hostName() string {
+	if pod := os.Getenv(k8s.EnvPodName); pod != "" {
+		if node := os.Getenv(k8s.EnvNodeName); node != "" {
+			return pod + " on " + node
+		}
+		return pod
+	}
+	host, _ := os.Hostname()
+	return host
 }
 
 // manifest waits for the run's manifest, up to w.wait.

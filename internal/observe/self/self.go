@@ -100,6 +100,13 @@ func CoresAvailable() (float64, error) {
 	return coresAvailable("/proc", cgroup.Root())
 }
 
+// CPULimit is the current process's cgroup CPU limit, in cores (v2's
+// cpu.max or v1's cpu.cfs_quota_us / cpu.cfs_period_us, the smallest of
+// its cgroup's and their ancestors'); false when it has none.
+func CPULimit() (float64, bool) {
+	return cgroup.CPULimit("/proc", "/", cgroup.Root(), os.Getpid())
+}
+
 func coresAvailable(procRoot, cgroupRoot string) (float64, error) {
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
