@@ -73,12 +73,12 @@ func (x *Hist) Encode() ([]byte, error) {
 }
 
 // encodedHighest is the highest trackable value written in the header: no
-// more than the histogram needs (its maximum, at least 2048 µs), so that a
+// more than the histogram needs (its maximum, at least histFirst), so that a
 // decoder allocates counts for that range only — 16 KiB for an interval whose
-// slowest operation took a millisecond, against 180 KiB for the full hour.
+// slowest operation took a millisecond, against 184 KiB for the full hour.
 // Bucket boundaries do not depend on it, so the counts are the same.
 func encodedHighest(h *hdr.Histogram) int64 {
-	return min(max(h.Max(), 2048), histHighest)
+	return min(max(h.Max(), histFirst), histHighest)
 }
 
 // appendCounts writes counts up to the last non-zero one as ZigZag

@@ -22,6 +22,12 @@ const (
 	histSigFigs = 3
 )
 
+// histFirst is the range a histogram starts with: the first bucket of
+// 2048 single-microsecond steps, 16 KiB of counts. A histogram covers only
+// the values it holds (see grow): a run whose slowest operation took 3 ms
+// keeps 24 KiB per histogram, not the 184 KiB of the whole hour.
+const histFirst = 2047
+
 // Hist is a latency histogram in microseconds. Two Hists merge exactly: the
 // bucket counts of a merge equal those of recording every value into one.
 type Hist struct {
@@ -30,7 +36,14 @@ type Hist struct {
 
 // NewHist returns an empty histogram.
 func NewHist() *Hist {
-	return &Hist{h: hdr.New(histLowest, histHighest, histSigFigs)}
+	return &Hist{h: newCounts(0)}
+}
+
+// newCounts is an empty histogram whose range holds v and one bucket (a
+// doubling) more, at least histFirst: latencies creeping up do not widen
+// it value by value. Each bucket doubles the range for 8 KiB of counts.
+func newCounts(v int64) *hdr.Histogram {
+	return hdr.New(histLowest, min(max(2*v, histFirst), histHighest), histSigFigs)
 }
 
 // Record adds one duration. Values outside the range are clamped to it, so
@@ -44,7 +57,7 @@ func (x *Hist) Record(d time.Duration) {
 		v = histHighest
 	}
 	if v > x.h.HighestTrackableValue() {
-		x.widen()
+		x.grow(v)
 	}
 	_ = x.h.RecordValue(v) // cannot fail: v is inside the range
 }
@@ -54,25 +67,31 @@ func (x *Hist) Merge(o *Hist) {
 	if o == nil || o.h.TotalCount() == 0 {
 		return
 	}
-	if o.h.Max() > x.h.HighestTrackableValue() {
-		x.widen()
+	if m := o.h.Max(); m > x.h.HighestTrackableValue() {
+		x.grow(m)
 	}
 	x.h.Merge(o.h)
 }
 
-// widen gives x the full range. A decoded histogram covers only up to its
-// maximum (see Encode): that keeps a run's intervals small in memory when a
-// report reads them all, and it grows here before it takes a larger value.
-// Bucket boundaries depend only on the lowest value and the precision, so
-// the counts carry over index for index.
-func (x *Hist) widen() {
-	w := hdr.New(histLowest, histHighest, histSigFigs)
+// grow widens x's range to hold v (newCounts). Bucket boundaries depend
+// only on the lowest value and the precision, so the counts carry over
+// index for index and merges stay exact.
+func (x *Hist) grow(v int64) {
+	w := newCounts(v)
 	w.Merge(x.h)
 	x.h = w
 }
 
-// Reset empties x for reuse.
-func (x *Hist) Reset() { x.h.Reset() }
+// Reset empties x for reuse. A range more than four times wider than its
+// values needed (grown in a stall that has passed) is given back, so that
+// a recorder's histograms shrink again after a burst of slow operations.
+func (x *Hist) Reset() {
+	if m := x.h.Max(); x.h.HighestTrackableValue() > 4*max(m, histFirst) {
+		x.h = newCounts(m)
+		return
+	}
+	x.h.Reset()
+}
 
 // Count is the number of recorded values.
 func (x *Hist) Count() int64 { return x.h.TotalCount() }
