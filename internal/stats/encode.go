@@ -2,14 +2,15 @@ package stats
 
 import (
 	"bytes"
-	"compress/zlib"
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+	"hash/adler32"
 	"math"
 	"sync"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/klauspost/compress/flate"
 )
 
 // The cookies of the HdrHistogram V2 format (the "| 0x10" marks a 64-bit
@@ -24,21 +25,21 @@ const (
 type encoder struct {
 	raw  bytes.Buffer // header and counts, before compression
 	zbuf bytes.Buffer // compressed
-	zw   *zlib.Writer
 }
 
-var encoders = sync.Pool{New: func() any {
-	e := &encoder{}
-	e.zw, _ = zlib.NewWriterLevel(&e.zbuf, zlib.BestSpeed) // a valid level: no error
-	return e
-}}
+var encoders = sync.Pool{New: func() any { return &encoder{} }}
+
+// zlibHeader opens a zlib stream: deflate with a 32 KiB window (0x78), the
+// fastest level, and the check bits that make the pair a multiple of 31.
+var zlibHeader = []byte{0x78, 0x01}
 
 // Encode returns the compressed HdrHistogram V2 encoding (base64 text), the
 // format every HdrHistogram implementation reads (hdr.Decode among them).
 // It writes the same layout as the library's own encoder, but compresses
-// at zlib's fastest level with pooled buffers: the library compresses at the
-// best level with a fresh compressor each time, about 0.5 ms and 850 KB
-// per histogram, paid for four histograms per operation every second.
+// with a stateless deflate into pooled buffers: the library compresses at
+// the best level with a fresh compressor each time, about 0.5 ms and 850 KB
+// per histogram, paid for four histograms per operation every second, and
+// even a reused zlib writer keeps 1.2 MB of tables.
 func (x *Hist) Encode() ([]byte, error) {
 	s := x.h.Export()
 	e := encoders.Get().(*encoder)
@@ -56,13 +57,11 @@ func (x *Hist) Encode() ([]byte, error) {
 	binary.BigEndian.PutUint64(h[32:], math.Float64bits(1)) // integer to double ratio
 
 	e.zbuf.Reset()
-	e.zw.Reset(&e.zbuf)
-	if _, err := e.zw.Write(e.raw.Bytes()); err != nil {
+	e.zbuf.Write(zlibHeader)
+	if err := flate.StatelessDeflate(&e.zbuf, e.raw.Bytes(), true, nil); err != nil {
 		return nil, fmt.Errorf("cannot encode histogram: %w", err)
 	}
-	if err := e.zw.Close(); err != nil {
-		return nil, fmt.Errorf("cannot encode histogram: %w", err)
-	}
+	e.zbuf.Write(binary.BigEndian.AppendUint32(nil, adler32.Checksum(e.raw.Bytes())))
 	bin := make([]byte, 8+e.zbuf.Len())
 	binary.BigEndian.PutUint32(bin[0:], uint32(v2CompressedCookie))
 	binary.BigEndian.PutUint32(bin[4:], uint32(e.zbuf.Len()))
