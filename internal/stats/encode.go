@@ -41,19 +41,24 @@ var zlibHeader = []byte{0x78, 0x01}
 // per histogram, paid for four histograms per operation every second, and
 // even a reused zlib writer keeps 1.2 MB of tables.
 func (x *Hist) Encode() ([]byte, error) {
-	s := x.h.Export()
 	e := encoders.Get().(*encoder)
 	defer encoders.Put(e)
 	e.raw.Reset()
 	e.raw.Write(make([]byte, v2HeaderSize)) // filled in below
-	n := appendCounts(&e.raw, s.Counts)
+	lowest, sigFigs, n := int64(histLowest), int64(histSigFigs), 0
+	if x.h != nil {
+		s := x.h.Export()
+		lowest, sigFigs, n = s.LowestTrackableValue, s.SignificantFigures, appendCounts(&e.raw, s.Counts)
+	} else {
+		n, _ = e.raw.Write(x.pk().counts) // packed counts are appendCounts' own
+	}
 	h := e.raw.Bytes()[:v2HeaderSize]
 	binary.BigEndian.PutUint32(h[0:], uint32(v2Cookie))
 	binary.BigEndian.PutUint32(h[4:], uint32(n))
 	binary.BigEndian.PutUint32(h[8:], 0) // normalizing index offset
-	binary.BigEndian.PutUint32(h[12:], uint32(s.SignificantFigures))
-	binary.BigEndian.PutUint64(h[16:], uint64(s.LowestTrackableValue))
-	binary.BigEndian.PutUint64(h[24:], uint64(encodedHighest(x.h)))
+	binary.BigEndian.PutUint32(h[12:], uint32(sigFigs))
+	binary.BigEndian.PutUint64(h[16:], uint64(lowest))
+	binary.BigEndian.PutUint64(h[24:], uint64(encodedHighest(x)))
 	binary.BigEndian.PutUint64(h[32:], math.Float64bits(1)) // integer to double ratio
 
 	e.zbuf.Reset()
@@ -76,8 +81,8 @@ func (x *Hist) Encode() ([]byte, error) {
 // decoder allocates counts for that range only — 16 KiB for an interval whose
 // slowest operation took a millisecond, against 184 KiB for the full hour.
 // Bucket boundaries do not depend on it, so the counts are the same.
-func encodedHighest(h *hdr.Histogram) int64 {
-	return min(max(h.Max(), histFirst), histHighest)
+func encodedHighest(x *Hist) int64 {
+	return min(max(x.maxValue(), histFirst), histHighest)
 }
 
 // appendCounts writes counts up to the last non-zero one as ZigZag

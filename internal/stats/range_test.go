@@ -5,9 +5,14 @@ import (
 	"time"
 )
 
-// counts is the length of x's counts array: what it costs in memory, at
-// 8 bytes a count.
-func counts(x *Hist) int { return len(x.h.Export().Counts) }
+// counts is what x's counts cost in memory, in 8-byte counts: the length
+// of its dense counts, or of its packed ones over 8.
+func counts(x *Hist) int {
+	if x.h == nil {
+		return (len(x.pk().counts) + 7) / 8
+	}
+	return len(x.h.Export().Counts)
+}
 
 func TestHistogramRangeFollowsItsValues(t *testing.T) {
 	h := NewHist()
