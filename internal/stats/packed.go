@@ -177,12 +177,19 @@ var errNotPacked = errors.New("not perflab's layout")
 // inflaters are zlib readers, reused: each holds a 32 KiB window.
 var inflaters sync.Pool
 
+// decodeBufs hold the base64-decoded and the inflated bytes of one decode.
+var decodeBufs = sync.Pool{New: func() any { return new([2]bytes.Buffer) }}
+
 // decodePacked reads the base64 V2 compressed encoding b into packed
 // counts. It reads histograms of perflab's layout only (lowest 1, three
 // significant figures, no index offset): errNotPacked for another, which
 // the library's decoder then reads.
 func decodePacked(b []byte) (*packed, error) {
-	bin := make([]byte, base64.StdEncoding.DecodedLen(len(b)))
+	bufs := decodeBufs.Get().(*[2]bytes.Buffer)
+	defer decodeBufs.Put(bufs)
+	bufs[0].Reset()
+	bufs[0].Grow(base64.StdEncoding.DecodedLen(len(b)))
+	bin := bufs[0].AvailableBuffer()[:base64.StdEncoding.DecodedLen(len(b))]
 	n, err := base64.StdEncoding.Decode(bin, b)
 	if err != nil {
 		return nil, err
@@ -192,10 +199,11 @@ func decodePacked(b []byte) (*packed, error) {
 		return nil, errNotPacked
 	}
 	z := bin[8:min(len(bin), 8+int(binary.BigEndian.Uint32(bin[4:])))]
-	raw, err := inflate(z)
-	if err != nil {
+	bufs[1].Reset()
+	if err := inflate(&bufs[1], z); err != nil {
 		return nil, err
 	}
+	raw := bufs[1].Bytes()
 	if len(raw) < v2HeaderSize || binary.BigEndian.Uint32(raw)&^0xf0 != uint32(hdr.V2EncodingCookieBase) ||
 		binary.BigEndian.Uint32(raw[8:]) != 0 || binary.BigEndian.Uint32(raw[12:]) != histSigFigs ||
 		binary.BigEndian.Uint64(raw[16:]) != histLowest ||
@@ -209,8 +217,8 @@ func decodePacked(b []byte) (*packed, error) {
 	return packCounts(payload)
 }
 
-// inflate is the zlib stream z uncompressed.
-func inflate(z []byte) ([]byte, error) {
+// inflate writes the zlib stream z uncompressed to out.
+func inflate(out *bytes.Buffer, z []byte) error {
 	var r io.ReadCloser
 	var err error
 	if v := inflaters.Get(); v != nil {
@@ -220,17 +228,18 @@ func inflate(z []byte) ([]byte, error) {
 		r, err = zlib.NewReader(bytes.NewReader(z))
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer inflaters.Put(r)
-	return io.ReadAll(r)
+	_, err = out.ReadFrom(r)
+	return err
 }
 
 // packCounts checks a V2 counts payload and writes it again as
 // appendCounts would, explicit zeros and trailing zeros dropped, so that
 // packed counts have one form.
 func packCounts(payload []byte) (*packed, error) {
-	var out bytes.Buffer
+	out := bytes.NewBuffer(make([]byte, 0, len(payload)+9)) // never longer than payload but for a run cut at the end
 	var tmp [9]byte
 	p := &packed{}
 	idx, next := 0, 0 // next: the index after the last count written
@@ -260,6 +269,6 @@ func packCounts(payload []byte) (*packed, error) {
 			next = idx
 		}
 	}
-	p.counts = bytes.Clone(out.Bytes())
+	p.counts = out.Bytes()
 	return p, nil
 }
