@@ -51,6 +51,9 @@ type env struct {
 	// k8sClient, when set, is the cluster `perflab k8s run` talks to
 	// (tests: a fake clientset); else the kubeconfig's.
 	k8sClient func(kubeconfig, context string) (k8s.Client, error)
+	// export is perflab run's --export flags, sent to besides the plan's
+	// own export block; nil for the commands without them.
+	export *exportFlags
 }
 
 const usage = `perflab — load tests that tell you how to size a service
@@ -82,7 +85,7 @@ Usage:
   perflab target llm [flags]               serve the built-in OpenAI-compatible mock provider
   perflab target gateway --upstream URL [--delay D]
                                            serve the built-in gateway: a reverse proxy adding a fixed delay
-  perflab report RUN_DIR [--format md|html|json] [--write]
+  perflab report RUN_DIR [--format md|html|json|csv|junit] [--write]
                                            render the report of a finished, killed or running run to stdout
                                            (--write: write its report files into RUN_DIR again)
   perflab size RUN_DIR [--strategy p99|vpa|krr] [--headroom 25%] [--limit-factor 1.5] [--at LOAD]
