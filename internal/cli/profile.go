@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
+	"strings"
 	"time"
 )
 
@@ -17,7 +18,10 @@ const profileEnv = "PERFLAB_CPUPROFILE"
 // memProfileEnv names a file perflab writes a heap profile of itself to,
 // taken when its live heap peaked (go tool pprof -sample_index=inuse_space
 // FILE): where the generator's memory goes at its heaviest, not after the
-// run let go of it.
+// run let go of it. FILE.metrics gets the runtime's memory classes
+// (runtime/metrics /memory/classes/..., goroutines, heap goal) at the
+// moment the memory the runtime holds from the system peaked: the Go part
+// of the process's anonymous RSS, part by part.
 const memProfileEnv = "PERFLAB_MEMPROFILE"
 
 // startProfile starts the profiles PERFLAB_CPUPROFILE and
@@ -102,9 +106,56 @@ type memPeak struct {
 	due     uint64 // the collection after which to write a profile of it; 0: none
 	written bool
 	sample  [2]metrics.Sample
+	classes memClasses
+}
+
+// memClasses keeps the runtime's memory classes at the moment the memory
+// it holds from the system (total less released) was highest.
+type memClasses struct {
+	now, peak []metrics.Sample
+	held      uint64 // total less released at the peak
+}
+
+// read samples the classes and keeps them if they are a new peak.
+func (c *memClasses) read() {
+	if c.now == nil {
+		for _, d := range metrics.All() {
+			if strings.HasPrefix(d.Name, "/memory/classes/") || d.Name == "/gc/heap/goal:bytes" ||
+				d.Name == "/gc/heap/live:bytes" || d.Name == "/sched/goroutines:goroutines" {
+				c.now = append(c.now, metrics.Sample{Name: d.Name})
+			}
+		}
+		c.peak = make([]metrics.Sample, len(c.now))
+	}
+	metrics.Read(c.now)
+	var total, released uint64
+	for _, s := range c.now {
+		switch s.Name {
+		case "/memory/classes/total:bytes":
+			total = s.Value.Uint64()
+		case "/memory/classes/heap/released:bytes":
+			released = s.Value.Uint64()
+		}
+	}
+	if total-released > c.held {
+		c.held = total - released
+		copy(c.peak, c.now)
+	}
+}
+
+// write writes the peak's classes to path, one "name value" a line.
+func (c *memClasses) write(path string) error {
+	var b strings.Builder
+	for _, s := range c.peak {
+		if s.Value.Kind() == metrics.KindUint64 {
+			fmt.Fprintf(&b, "%s %d\n", s.Name, s.Value.Uint64())
+		}
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
 func (m *memPeak) poll() {
+	m.classes.read()
 	m.sample[0].Name, m.sample[1].Name = "/gc/heap/live:bytes", "/gc/cycles/total:gc-cycles"
 	metrics.Read(m.sample[:])
 	live, cycles := m.sample[0].Value.Uint64(), m.sample[1].Value.Uint64()
@@ -118,8 +169,12 @@ func (m *memPeak) poll() {
 }
 
 func (m *memPeak) end() {
+	m.classes.read()
 	if m.due != 0 || !m.written {
 		m.write()
+	}
+	if err := m.classes.write(m.path + ".metrics"); err != nil {
+		fmt.Fprintf(m.stderr, "perflab: cannot write memory classes: %v\n", err)
 	}
 }
 
