@@ -20,8 +20,10 @@
 # SHORT (15) and LONG (60) seconds, REPS (3) times each, interleaved, on
 # core GEN_CORE (0), against nginx (`return 200 "ok"`) on core SRV_CORE (1),
 # or perflab's built-in target where nginx is not installed; it prints the
-# medians and the growth from SHORT to LONG. MEMPROFILE=DIR also keeps each
-# run's heap profile at its live heap's peak (PERFLAB_MEMPROFILE) in DIR.
+# medians and the growth from SHORT to LONG, and the most VUs the runs used
+# (a stall at the start, as on a busy machine, starts up to 1000; VUS_MAX=N
+# caps them). MEMPROFILE=DIR keeps each run's heap profile and memory
+# classes (PERFLAB_MEMPROFILE) in DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/sbin:$HOME/go/bin:$HOME/.cache/perflab/litellm/bin"
@@ -92,14 +94,16 @@ http_mode() { local rate=${RATE:-10000} short=${SHORT:-15} long=${LONG:-60} reps
   for i in $(seq "$reps"); do for d in "$short" "$long"; do
     PERFLAB_MEMPROFILE=${MEMPROFILE:+$MEMPROFILE/heap-${d}s-$i.pprof} bench/peakmem.py "$work/out" \
       taskset -c "$gen" "$work/perflab" http "http://127.0.0.1:$port/" --rate "${rate}/s" --duration "${d}s" \
-      --json --out "$work/runs" >> "$work/rss.$d"
+      ${VUS_MAX:+--vus-max "$VUS_MAX"} --json --out "$work/runs" | tr '\n' ' ' >> "$work/rss.$d"
+    python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["workloads"][0]["max_vus_used"])' "$work/out" >> "$work/rss.$d" \
+      || echo n/a >> "$work/rss.$d"
     rm -rf "$work/runs"
   done; done
-  echo "| duration | peak RSS MiB | anon MiB | file MiB | runs (MiB) |"; echo "|---|---:|---:|---:|---|"
+  echo "| duration | peak RSS MiB | anon MiB | file MiB | max VUs | runs (MiB) |"; echo "|---|---:|---:|---:|---:|---|"
   for d in "$short" "$long"; do
     col() { awk -v c="$1" '{print $c}' "$work/rss.$d" | median; }
-    printf '| %s s | %.1f | %.1f | %.1f | %s |\n' "$d" "$(mib "$(col 3)")" "$(mib "$(col 4)")" "$(mib "$(col 5)")" \
-      "$(awk '{printf "%s%.1f", (NR>1 ? ", " : ""), $3/1024}' "$work/rss.$d")"
+    printf '| %s s | %.1f | %.1f | %.1f | %s | %s |\n' "$d" "$(mib "$(col 3)")" "$(mib "$(col 4)")" "$(mib "$(col 5)")" \
+      "$(col 6)" "$(awk '{printf "%s%.1f", (NR>1 ? ", " : ""), $3/1024}' "$work/rss.$d")"
   done
   echo
   printf 'growth %s s → %s s: %+.1f %%\n' "$short" "$long" \
