@@ -195,10 +195,11 @@ func (i *Interval) OpNames() []string {
 // a shard (a VU uses its id), so they rarely contend; Flush merges every
 // shard into one Interval and empties it, holding the shard's lock for that
 // shard only. Memory is bounded by the number of operation names, never by
-// the number of samples: one set of histograms per operation per shard. (A
-// second set to swap in, so that a shard never waited for its merge, held
-// as much again: 8 MiB of a generator's 12 MiB live heap driving two LLM
-// workloads, whose seconds-long latencies widen every histogram.)
+// the number of samples: one set of histograms per operation per shard,
+// while the operation is recorded in every interval. (A second set to swap
+// in, so that a shard never waited for its merge, held as much again: 8 MiB
+// of a generator's 12 MiB live heap driving two LLM workloads, whose
+// seconds-long latencies widen every histogram.)
 type Recorder struct {
 	shards  []shard
 	dropped atomic.Int64
@@ -285,6 +286,10 @@ func (r *Recorder) Flush(end time.Time) *Interval {
 		s.mu.Lock()
 		for name, st := range s.cur {
 			if st.Classes.Total() == 0 {
+				// Idle for a whole interval (an alert rule's query
+				// every 15 s): its histograms go, and come back with
+				// its next sample, rather than stay for the run.
+				delete(s.cur, name)
 				continue
 			}
 			dst := iv.Ops[name]
