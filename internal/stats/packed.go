@@ -272,3 +272,21 @@ func packCounts(payload []byte) (*packed, error) {
 	p.counts = out.Bytes()
 	return p, nil
 }
+
+// Pack keeps x's counts packed, as a histogram read back from a store
+// keeps them: a few bytes per non-empty bucket rather than eight per bucket
+// of its range (16 KiB and up). x answers exactly as before; recording or
+// merging into it unpacks it again. For histograms that are kept and only
+// read, such as a run's whole-window figures behind a report.
+func (x *Hist) Pack() {
+	if x.h == nil {
+		return
+	}
+	var b bytes.Buffer
+	appendCounts(&b, x.h.Export().Counts)
+	p, err := packCounts(b.Bytes())
+	if err != nil {
+		return // appendCounts writes what packCounts reads: not expected
+	}
+	x.h, x.p = nil, p
+}

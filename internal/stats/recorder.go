@@ -153,6 +153,20 @@ func (s *OpStats) Merge(o *OpStats) {
 	}
 }
 
+// Pack packs every histogram of s (see Hist.Pack).
+func (s *OpStats) Pack() {
+	for _, h := range []*Hist{s.Latency, s.Service, s.TTFB, s.Connect, s.Failed} {
+		if h != nil {
+			h.Pack()
+		}
+	}
+	for _, h := range s.Measures {
+		if h != nil {
+			h.Pack()
+		}
+	}
+}
+
 // reset empties s for reuse, keeping its histograms.
 func (s *OpStats) reset() {
 	s.Latency.Reset()
