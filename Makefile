@@ -3,8 +3,11 @@ GO ?= go
 
 .PHONY: build test test-k8s test-race vet bench demo deps
 
+# The release build: no file paths of this machine (-trimpath), no symbol
+# table or DWARF (-s -w); the Go runtime's own tables (pclntab) stay, so
+# stack traces and pprof profiles still name functions and lines.
 build:
-	$(GO) build -o bin/perflab ./cmd/perflab
+	$(GO) build -trimpath -ldflags '-s -w' -o bin/perflab ./cmd/perflab
 
 # The whole suite: vet, every package's tests, and the race detector on the
 # packages that share state between goroutines. The race line runs -short:

@@ -6,17 +6,21 @@
 #
 #   bench/http-vs-peers.sh            # full run (about 15 minutes)
 #   DUR=5 LONG=20 REPS=1 bench/http-vs-peers.sh   # quick look
+#   PARTS=c bench/http-vs-peers.sh                # only (c), the memory figures
 #
 # (a) closed loop, 64 connections, DUR s: requests/s, generator CPU µs/request
 # (b) open loop at RATE req/s for DUR s: achieved rate, CPU µs/request, p50/p99
-# (c) perflab's peak RSS after DUR s and after LONG s at RSS_RATE req/s
+# (c) perflab's peak RSS after DUR s and after LONG s at RSS_RATE req/s,
+#     with its anonymous and file-backed parts (bench/peakmem.py)
 set -euo pipefail
-DUR=${DUR:-15}; LONG=${LONG:-60}; REPS=${REPS:-3}; RATE=${RATE:-20000}; RSS_RATE=${RSS_RATE:-10000}
+DUR=${DUR:-15}; LONG=${LONG:-60}; REPS=${REPS:-3}; RATE=${RATE:-20000}; RSS_RATE=${RSS_RATE:-10000}; PARTS=${PARTS:-abc}
 GEN_CORE=${GEN_CORE:-0}; SRV_CORE=${SRV_CORE:-1}
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/sbin:$HOME/go/bin:$HOME/.cargo/bin"
 work=$(mktemp -d); trap 'kill $(cat "$work/nginx.pid" 2>/dev/null) 2>/dev/null; rm -rf "$work"' EXIT
-go build -o "$work/perflab" ./cmd/perflab
+if [ -n "${PERFLAB:-}" ]; then cp "$PERFLAB" "$work/perflab" # another build, e.g. an older commit's
+else go build -trimpath -ldflags '-s -w' -o "$work/perflab" ./cmd/perflab # as make build
+fi
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 cat > "$work/nginx.conf" <<CONF
@@ -96,6 +100,7 @@ echo "date: $(date -u +%F); machine: $(nproc) cores; generator on core $GEN_CORE
 # the machine touches all of them alike.
 closed=(); for t in wrk perflab hey oha; do have "${CLOSED[$t]%% *}" && closed+=("$t"); done
 open_=(perflab); for t in vegeta oha; do have "$t" && open_+=("$t"); done
+if [[ $PARTS == *a* ]]; then
 for _ in $(seq "$REPS"); do
   for t in "${closed[@]}"; do run_case "$t" "${CLOSED[$t]}"; done
 done
@@ -103,15 +108,29 @@ echo; echo "(a) closed loop, 64 connections, ${DUR} s"; echo
 echo "| tool | req/s | CPU µs/req | p50 ms | p99 ms |"; echo "|---|---:|---:|---:|---:|"
 table "${closed[@]}"
 rm -f "$work"/res.*
+fi
+if [[ $PARTS == *b* ]]; then
 for _ in $(seq "$REPS"); do
   for t in "${open_[@]}"; do run_case "$t" "${OPEN[$t]}"; done
 done
 echo; echo "(b) open loop at ${RATE} req/s, ${DUR} s"; echo
 echo "| tool | achieved req/s | CPU µs/req | p50 ms | p99 ms |"; echo "|---|---:|---:|---:|---:|"
 table "${open_[@]}"
-echo; echo "(c) perflab peak RSS at ${RSS_RATE} req/s"; echo
-echo "| duration | peak RSS MiB (median) |"; echo "|---|---:|"
-for d in "$DUR" "$LONG"; do rss=()
-  for _ in $(seq "$REPS"); do read -r _ kib < <(timed "$work/perflab" http "$url" --rate "${RSS_RATE}/s" --duration "${d}s" --json --out "$work/runs"); rss+=("$kib"); done
-  printf '| %s s | %.1f |\n' "$d" "$(echo "$(printf '%s\n' "${rss[@]}" | median) / 1024" | bc -l)"
+fi
+[[ $PARTS == *c* ]] || exit 0
+echo; echo "(c) perflab peak RSS at ${RSS_RATE} req/s (open model)"; echo
+echo "| duration | peak RSS MiB | anon MiB | file MiB | max VUs |"; echo "|---|---:|---:|---:|---:|"
+# bench/peakmem.py reads the process's own VmHWM; anon is its heap, stacks
+# and SQLite's cache, file the binary's pages the kernel mapped. The
+# durations interleave, so that a busy spell of the machine touches both.
+for _ in $(seq "$REPS"); do for d in "$DUR" "$LONG"; do
+  read -r _ _ hwm anon filep < <(bench/peakmem.py "$work/out" taskset -c "$GEN_CORE" "$work/perflab" http "$url" \
+    --rate "${RSS_RATE}/s" --duration "${d}s" --json --out "$work/runs")
+  vus=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["workloads"][0]["max_vus_used"])' "$work/out")
+  echo "$hwm $anon $filep $vus" >> "$work/rss.$d"
+done; done
+for d in "$DUR" "$LONG"; do
+  col() { awk -v c="$1" '{print $c}' "$work/rss.$d" | median; }
+  printf '| %s s | %.1f | %.1f | %.1f | %s |\n' "$d" "$(echo "$(col 1) / 1024" | bc -l)" "$(echo "$(col 2) / 1024" | bc -l)" \
+    "$(echo "$(col 3) / 1024" | bc -l)" "$(col 4)"
 done

@@ -197,6 +197,7 @@ func Summarize(w Workload, ivs []*stats.Interval) *Summary {
 		s.Ops = append(s.Ops, op)
 		s.Requests += op.Requests
 		all.Merge(ops[name])
+		ops[name].Pack() // kept (Op.Whole) for the report, which only reads it
 	}
 	s.setLatencies(all)
 	if s.Seconds > 0 {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/dist"
-	"k8s.io/client-go/kubernetes"
+	"github.com/perflab/perflab/internal/k8s"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -74,7 +74,7 @@ func (e *env) k8sRun(ctx context.Context, args []string) error {
 
 // kubeClient is the cluster the kubeconfig names: client-go's loading
 // rules ($KUBECONFIG, ~/.kube/config, or path), with context.
-func (e *env) kubeClient(path, context string) (kubernetes.Interface, error) {
+func (e *env) kubeClient(path, context string) (k8s.Client, error) {
 	if e.k8sClient != nil {
 		return e.k8sClient(path, context)
 	}
@@ -85,9 +85,5 @@ func (e *env) kubeClient(path, context string) (kubernetes.Interface, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot load the kubeconfig: %w", err)
 	}
-	c, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("cannot make a Kubernetes client: %w", err)
-	}
-	return c, nil
+	return k8s.NewClient(cfg)
 }

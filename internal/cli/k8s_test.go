@@ -24,6 +24,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/perflab/perflab/internal/k8s"
+	"github.com/perflab/perflab/internal/k8s/k8stest"
 )
 
 // lockedBuffer is a buffer goroutines may write to at once.
@@ -48,7 +49,7 @@ func (l *lockedBuffer) String() string {
 func k8sEnv(c kubernetes.Interface) (*env, *lockedBuffer) {
 	var stderr lockedBuffer
 	return &env{stdout: io.Discard, stderr: &stderr,
-		k8sClient: func(string, string) (kubernetes.Interface, error) { return c, nil }}, &stderr
+		k8sClient: func(string, string) (k8s.Client, error) { return k8stest.Clientset{Interface: c}, nil }}, &stderr
 }
 
 // httpPlan writes a plan of one profile: rate/s of GET url for d.

@@ -17,8 +17,8 @@ import (
 	"syscall"
 
 	"golang.org/x/term"
-	"k8s.io/client-go/kubernetes"
 
+	"github.com/perflab/perflab/internal/k8s"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/secret"
@@ -50,7 +50,7 @@ type env struct {
 	exe string
 	// k8sClient, when set, is the cluster `perflab k8s run` talks to
 	// (tests: a fake clientset); else the kubeconfig's.
-	k8sClient func(kubeconfig, context string) (kubernetes.Interface, error)
+	k8sClient func(kubeconfig, context string) (k8s.Client, error)
 	// export is perflab run's --export flags, sent to besides the plan's
 	// own export block; nil for the commands without them.
 	export *exportFlags

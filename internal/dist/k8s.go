@@ -8,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/perflab/perflab/internal/k8s"
 	"github.com/perflab/perflab/internal/run"
@@ -25,7 +24,7 @@ const (
 // Job, watched until the run ends.
 type K8s struct {
 	Events  run.Events
-	Client  kubernetes.Interface
+	Client  k8s.Client
 	Objects k8s.Objects
 	Keep    bool // leave the run's objects in the cluster at the end
 

@@ -14,13 +14,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/kubernetes"
 )
 
 // Create creates objs in order. If one already exists (a run id used
 // twice), nothing more is created and the error says which; what this call
 // created is deleted again.
-func Create(ctx context.Context, c kubernetes.Interface, objs Objects) error {
+func Create(ctx context.Context, c Client, objs Objects) error {
 	ns := objs.Job.Namespace
 	var made Objects
 	fail := func(what string, err error) error {
@@ -30,24 +29,21 @@ func Create(ctx context.Context, c kubernetes.Interface, objs Objects) error {
 		}
 		return fmt.Errorf("cannot create %s %s/%s: %w", what, ns, objs.Job.Name, err)
 	}
-	cm, err := c.CoreV1().ConfigMaps(ns).Create(ctx, objs.ConfigMap, metav1.CreateOptions{})
-	if err != nil {
+	if err := c.Create(ctx, objs.ConfigMap); err != nil {
 		return fail("ConfigMap", err)
 	}
-	made.ConfigMap = cm
+	made.ConfigMap = objs.ConfigMap
 	if objs.ServiceAccount != nil {
-		sa, err := c.CoreV1().ServiceAccounts(ns).Create(ctx, objs.ServiceAccount, metav1.CreateOptions{})
-		if err != nil {
+		if err := c.Create(ctx, objs.ServiceAccount); err != nil {
 			return fail("ServiceAccount", err)
 		}
-		made.ServiceAccount = sa
+		made.ServiceAccount = objs.ServiceAccount
 	}
-	job, err := c.BatchV1().Jobs(ns).Create(ctx, objs.Job, metav1.CreateOptions{})
-	if err != nil {
+	if err := c.Create(ctx, objs.Job); err != nil {
 		return fail("Job", err)
 	}
-	made.Job = job
-	if objs.Job.Spec.BackoffLimitPerIndex != nil && job.Spec.BackoffLimitPerIndex == nil {
+	made.Job = objs.Job // what the API server made of it
+	if objs.Job.Spec.BackoffLimitPerIndex == nil {
 		_ = Delete(context.WithoutCancel(ctx), c, made)
 		return fmt.Errorf("cannot run Job %s/%s: the cluster dropped its backoffLimitPerIndex (Kubernetes before 1.29, or "+
 			"the JobBackoffLimitPerIndex feature off), so a failed worker would be retried and run its share of the load twice", ns, objs.Job.Name)
@@ -59,7 +55,7 @@ func Create(ctx context.Context, c kubernetes.Interface, objs Objects) error {
 // propagation: the call returns once the API server has accepted it), then
 // the ServiceAccount and the ConfigMap. Objects already gone are no error;
 // every other failure is returned, joined.
-func Delete(ctx context.Context, c kubernetes.Interface, objs Objects) error {
+func Delete(ctx context.Context, c Client, objs Objects) error {
 	fg := metav1.DeletePropagationForeground
 	opts := metav1.DeleteOptions{PropagationPolicy: &fg}
 	var errs []error
@@ -69,13 +65,13 @@ func Delete(ctx context.Context, c kubernetes.Interface, objs Objects) error {
 		}
 	}
 	if j := objs.Job; j != nil {
-		keep("Job", j.Name, c.BatchV1().Jobs(j.Namespace).Delete(ctx, j.Name, opts))
+		keep("Job", j.Name, c.Delete(ctx, j, opts))
 	}
 	if sa := objs.ServiceAccount; sa != nil {
-		keep("ServiceAccount", sa.Name, c.CoreV1().ServiceAccounts(sa.Namespace).Delete(ctx, sa.Name, opts))
+		keep("ServiceAccount", sa.Name, c.Delete(ctx, sa, opts))
 	}
 	if cm := objs.ConfigMap; cm != nil {
-		keep("ConfigMap", cm.Name, c.CoreV1().ConfigMaps(cm.Namespace).Delete(ctx, cm.Name, opts))
+		keep("ConfigMap", cm.Name, c.Delete(ctx, cm, opts))
 	}
 	return errors.Join(errs...)
 }
@@ -128,14 +124,14 @@ type Status struct {
 }
 
 // Look reads the Job and its pods once.
-func Look(ctx context.Context, c kubernetes.Interface, job *batchv1.Job) (Status, error) {
-	j, err := c.BatchV1().Jobs(job.Namespace).Get(ctx, job.Name, metav1.GetOptions{})
-	if err != nil {
+func Look(ctx context.Context, c Client, job *batchv1.Job) (Status, error) {
+	var j batchv1.Job
+	if err := c.Get(ctx, job.Namespace, job.Name, &j); err != nil {
 		return Status{}, fmt.Errorf("cannot read Job %s/%s: %w", job.Namespace, job.Name, err)
 	}
 	sel := labels.SelectorFromSet(job.Spec.Template.Labels).String()
-	pods, err := c.CoreV1().Pods(job.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
-	if err != nil {
+	var pods corev1.PodList
+	if err := c.List(ctx, job.Namespace, sel, &pods); err != nil {
 		return Status{}, fmt.Errorf("cannot list the pods of Job %s/%s: %w", job.Namespace, job.Name, err)
 	}
 	n := 1
@@ -213,7 +209,7 @@ func podReason(p corev1.Pod) (reason, message string) {
 // pod failed or cannot start), or ctx ends, calling changed with every
 // worker whose state differs from the last look. It returns the last
 // status, and an error naming the failed workers when there are any.
-func Wait(ctx context.Context, c kubernetes.Interface, job *batchv1.Job, poll time.Duration, changed func(WorkerState)) (Status, error) {
+func Wait(ctx context.Context, c Client, job *batchv1.Job, poll time.Duration, changed func(WorkerState)) (Status, error) {
 	t := time.NewTicker(poll)
 	defer t.Stop()
 	var last []WorkerState

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/perflab/perflab/internal/k8s/k8stest"
 )
 
 func built(t *testing.T) Objects {
@@ -40,19 +42,19 @@ func exists(t *testing.T, c *fake.Clientset, objs Objects) (cm, sa, job bool) {
 
 func TestCreateThenDelete(t *testing.T) {
 	c, objs := fake.NewClientset(), built(t)
-	if err := Create(context.Background(), c, objs); err != nil {
+	if err := Create(context.Background(), k8stest.Clientset{Interface: c}, objs); err != nil {
 		t.Fatal(err)
 	}
 	if cm, sa, job := exists(t, c, objs); !cm || !sa || !job {
 		t.Fatalf("after Create: configmap %v, serviceaccount %v, job %v", cm, sa, job)
 	}
-	if err := Delete(context.Background(), c, objs); err != nil {
+	if err := Delete(context.Background(), k8stest.Clientset{Interface: c}, objs); err != nil {
 		t.Fatal(err)
 	}
 	if cm, sa, job := exists(t, c, objs); cm || sa || job {
 		t.Errorf("after Delete: configmap %v, serviceaccount %v, job %v", cm, sa, job)
 	}
-	if err := Delete(context.Background(), c, objs); err != nil {
+	if err := Delete(context.Background(), k8stest.Clientset{Interface: c}, objs); err != nil {
 		t.Errorf("deleting what is gone: %v", err)
 	}
 }
@@ -60,7 +62,7 @@ func TestCreateThenDelete(t *testing.T) {
 func TestCreateOfAnExistingRunCreatesNothing(t *testing.T) {
 	objs := built(t)
 	c := fake.NewClientset(objs.Job.DeepCopy()) // a Job of that name is there already
-	err := Create(context.Background(), c, objs)
+	err := Create(context.Background(), k8stest.Clientset{Interface: c}, objs)
 	if err == nil || !strings.Contains(err.Error(), "exists already") {
 		t.Fatalf("err = %v", err)
 	}
@@ -71,16 +73,16 @@ func TestCreateOfAnExistingRunCreatesNothing(t *testing.T) {
 
 func TestDeleteAfterACancelledRun(t *testing.T) {
 	c, objs := fake.NewClientset(), built(t)
-	if err := Create(context.Background(), c, objs); err != nil {
+	if err := Create(context.Background(), k8stest.Clientset{Interface: c}, objs); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Wait(ctx, c, objs.Job, time.Hour, nil); err != context.Canceled {
+	if _, err := Wait(ctx, k8stest.Clientset{Interface: c}, objs.Job, time.Hour, nil); err != context.Canceled {
 		t.Fatalf("Wait on a cancelled context: %v", err)
 	}
 	// The caller cleans up with a context of its own.
-	if err := Delete(context.WithoutCancel(ctx), c, objs); err != nil {
+	if err := Delete(context.WithoutCancel(ctx), k8stest.Clientset{Interface: c}, objs); err != nil {
 		t.Fatal(err)
 	}
 	if cm, sa, job := exists(t, c, objs); cm || sa || job {
@@ -90,13 +92,13 @@ func TestDeleteAfterACancelledRun(t *testing.T) {
 
 func TestDeleteReportsWhatItCouldNotDelete(t *testing.T) {
 	c, objs := fake.NewClientset(), built(t)
-	if err := Create(context.Background(), c, objs); err != nil {
+	if err := Create(context.Background(), k8stest.Clientset{Interface: c}, objs); err != nil {
 		t.Fatal(err)
 	}
 	c.PrependReactor("delete", "jobs", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(batchv1.Resource("jobs"), objs.Job.Name, fmt.Errorf("no RBAC"))
 	})
-	err := Delete(context.Background(), c, objs)
+	err := Delete(context.Background(), k8stest.Clientset{Interface: c}, objs)
 	if err == nil || !strings.Contains(err.Error(), "cannot delete Job") {
 		t.Fatalf("err = %v", err)
 	}
@@ -128,7 +130,7 @@ var (
 func cluster(t *testing.T, objs Objects, steps ...func(c *fake.Clientset)) *fake.Clientset {
 	t.Helper()
 	c := fake.NewClientset()
-	if err := Create(context.Background(), c, objs); err != nil {
+	if err := Create(context.Background(), k8stest.Clientset{Interface: c}, objs); err != nil {
 		t.Fatal(err)
 	}
 	n := 0
@@ -173,7 +175,7 @@ func TestWaitFollowsTheWorkersToCompletion(t *testing.T) {
 		setJobCondition(objs, batchv1.JobComplete, "Completed"),
 	)
 	var seen []string
-	st, err := Wait(context.Background(), c, objs.Job, time.Nanosecond, func(w WorkerState) { seen = append(seen, w.String()) })
+	st, err := Wait(context.Background(), k8stest.Clientset{Interface: c}, objs.Job, time.Nanosecond, func(w WorkerState) { seen = append(seen, w.String()) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +197,7 @@ func TestWaitNamesTheFailedWorker(t *testing.T) {
 		setPods(pod(objs, 0, corev1.PodRunning, running), pod(objs, 2, corev1.PodRunning, running)),
 		setPods(pod(objs, 2, corev1.PodFailed, oom)),
 	)
-	st, err := Wait(context.Background(), c, objs.Job, time.Nanosecond, nil)
+	st, err := Wait(context.Background(), k8stest.Clientset{Interface: c}, objs.Job, time.Nanosecond, nil)
 	if err == nil {
 		t.Fatalf("a worker was OOMKilled and Wait said %+v", st)
 	}
@@ -208,7 +210,7 @@ func TestWaitGivesUpOnAnImageThatCannotBePulled(t *testing.T) {
 	objs := built(t)
 	pull := corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff"}}
 	c := cluster(t, objs, setPods(pod(objs, 1, corev1.PodPending, pull)))
-	_, err := Wait(context.Background(), c, objs.Job, time.Nanosecond, nil)
+	_, err := Wait(context.Background(), k8stest.Clientset{Interface: c}, objs.Job, time.Nanosecond, nil)
 	if err == nil || !strings.Contains(err.Error(), "worker 1: Pending (ImagePullBackOff)") {
 		t.Errorf("err = %v", err)
 	}
@@ -217,7 +219,7 @@ func TestWaitGivesUpOnAnImageThatCannotBePulled(t *testing.T) {
 func TestWaitReportsTheJobsOwnFailure(t *testing.T) {
 	objs := built(t)
 	c := cluster(t, objs, setJobCondition(objs, batchv1.JobFailed, "DeadlineExceeded"))
-	_, err := Wait(context.Background(), c, objs.Job, time.Nanosecond, nil)
+	_, err := Wait(context.Background(), k8stest.Clientset{Interface: c}, objs.Job, time.Nanosecond, nil)
 	if err == nil || !strings.Contains(err.Error(), "DeadlineExceeded") {
 		t.Errorf("err = %v", err)
 	}
@@ -234,7 +236,7 @@ func TestCreateRefusesAClusterThatRetriesWorkers(t *testing.T) {
 		j.Spec.BackoffLimitPerIndex = nil
 		return true, j, c.Tracker().Create(batchv1.SchemeGroupVersion.WithResource("jobs"), j, j.Namespace)
 	})
-	err := Create(context.Background(), c, objs)
+	err := Create(context.Background(), k8stest.Clientset{Interface: c}, objs)
 	if err == nil || !strings.Contains(err.Error(), "backoffLimitPerIndex") {
 		t.Fatalf("err = %v", err)
 	}
@@ -252,7 +254,7 @@ func TestLookSaysWhyAWorkerWaits(t *testing.T) {
 	unscheduled.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
 		Reason: "Unschedulable", Message: "0/1 nodes are available: 1 Insufficient cpu."}}
 	c := cluster(t, objs, setPods(never, unscheduled))
-	st, err := Look(context.Background(), c, objs.Job)
+	st, err := Look(context.Background(), k8stest.Clientset{Interface: c}, objs.Job)
 	if err != nil {
 		t.Fatal(err)
 	}

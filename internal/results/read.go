@@ -325,10 +325,11 @@ func checkErrorCounts(byIdx map[int]*stats.Interval, want map[opKey]int64) error
 	return nil
 }
 
-// decodeHist reads a histogram column: NULL is an empty histogram.
+// decodeHist reads a histogram column: NULL is an empty histogram, with no
+// counts until something is merged into it.
 func decodeHist(s sql.NullString) (*stats.Hist, error) {
 	if !s.Valid {
-		return stats.NewHist(), nil
+		return stats.EmptyHist(), nil
 	}
 	return stats.DecodeHist([]byte(s.String))
 }

@@ -133,7 +133,7 @@ func DecodeIntervals(data []byte) ([]WorkloadInterval, error) {
 		iv := &stats.Interval{Index: w.Index, Start: time.Unix(0, w.StartNs), End: time.Unix(0, w.EndNs),
 			Dropped: w.Dropped, VUs: w.VUs, Ops: make(map[string]*stats.OpStats, len(w.Ops))}
 		var err error
-		if iv.Lag, err = decodeHist(w.Lag, stats.NewHist()); err != nil {
+		if iv.Lag, err = decodeHist(w.Lag, stats.EmptyHist()); err != nil {
 			return nil, err
 		}
 		for name, op := range w.Ops {
@@ -147,7 +147,7 @@ func DecodeIntervals(data []byte) ([]WorkloadInterval, error) {
 }
 
 func decodeOp(op *wireOp) (*stats.OpStats, error) {
-	st := stats.NewOpStats()
+	st := &stats.OpStats{Latency: stats.EmptyHist(), Service: stats.EmptyHist(), TTFB: stats.EmptyHist(), Connect: stats.EmptyHist()}
 	st.BytesSent, st.BytesRecv = op.BytesSent, op.BytesRecv
 	for _, h := range []struct {
 		src string
@@ -177,7 +177,7 @@ func decodeOp(op *wireOp) (*stats.OpStats, error) {
 		if err != nil {
 			return nil, err
 		}
-		if st.Measures[m], err = decodeHist(text, stats.NewHist()); err != nil {
+		if st.Measures[m], err = decodeHist(text, stats.EmptyHist()); err != nil {
 			return nil, err
 		}
 	}
@@ -191,7 +191,8 @@ func decodeOp(op *wireOp) (*stats.OpStats, error) {
 	return st, nil
 }
 
-// decodeHist decodes text, or returns empty (a fresh histogram) for "".
+// decodeHist decodes text (packed, see stats.DecodeHist), or returns empty
+// (a fresh histogram) for "".
 func decodeHist(text string, empty *stats.Hist) (*stats.Hist, error) {
 	if text == "" {
 		return empty, nil

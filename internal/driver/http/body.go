@@ -6,19 +6,22 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/perflab/perflab/internal/secret"
 )
 
-// Response bodies are read through a VU's fixed buffer and counted, never
-// held whole: what a server announces (a Content-Length of 5 GiB) decides
+// Response bodies are read through a fixed buffer and counted, never held
+// whole: what a server announces (a Content-Length of 5 GiB) decides
 // nothing of what perflab allocates. Only the start of an error response's
-// body is kept, for its sample message.
+// body is kept, for its sample message. The buffer is borrowed from a pool
+// for the body's read only: a VU waiting for its next arrival holds none,
+// so a thousand VUs, most of them idle, cost a few buffers, not 32 MiB.
 
 const (
-	// drainBufSize is the buffer a VU reads response bodies through.
+	// drainBufSize is the buffer a response body is read through.
 	drainBufSize = 32 << 10
 
 	// wholeBodyMax is the largest body fasthttp may read whole into its
@@ -38,18 +41,20 @@ const (
 )
 
 // bodySink counts a response body and, when asked, keeps its first
-// sampleBodyMax bytes. As an io.ReaderFrom it reads through its own
-// buffer; fasthttp's Response.BodyWriteTo uses that, so both clients read
-// bodies the same way.
+// sampleBodyMax bytes. As an io.ReaderFrom it reads through a drain buffer;
+// fasthttp's Response.BodyWriteTo uses that, so both clients read bodies
+// the same way.
 type bodySink struct {
-	buf  []byte // the drain buffer
 	head []byte // the start of the body, when keep; allocated on first use
 	keep bool
 	want int64 // the length announced, or -1
 	n    int64
 }
 
-func newBodySink() bodySink { return bodySink{buf: make([]byte, drainBufSize)} }
+func newBodySink() bodySink { return bodySink{} }
+
+// drainBufs holds the drain buffers not in use.
+var drainBufs = sync.Pool{New: func() any { return new([drainBufSize]byte) }}
 
 // reset readies s for a new body of the length a server announced (-1:
 // none); keep says whether to keep its start.
@@ -68,15 +73,18 @@ func (s *bodySink) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// ReadFrom reads r to its end, or to its first error, through s's
+// ReadFrom reads r to its end, or to its first error, through a drain
 // buffer. An end before the announced length is io.ErrUnexpectedEOF
 // (fasthttp's body stream reports it as io.EOF).
 func (s *bodySink) ReadFrom(r io.Reader) (int64, error) {
+	b := drainBufs.Get().(*[drainBufSize]byte)
+	defer drainBufs.Put(b)
+	buf := b[:]
 	var n int64
 	for {
-		m, err := r.Read(s.buf)
+		m, err := r.Read(buf)
 		n += int64(m)
-		_, _ = s.Write(s.buf[:m])
+		_, _ = s.Write(buf[:m])
 		if err == io.EOF {
 			if s.want >= 0 && s.n < s.want {
 				return n, io.ErrUnexpectedEOF

@@ -32,7 +32,8 @@ type Written struct {
 // It is safe for concurrent use.
 type Journal struct {
 	mu      sync.Mutex
-	ring    []Written
+	ring    []Written // grown up to size as traces are written
+	size    int
 	next    int // where the next entry goes
 	n       int // entries in the ring
 	sample  []Written
@@ -45,9 +46,29 @@ type Journal struct {
 }
 
 // NewJournal returns a journal that keeps the last ringSize traces for
-// lookups and a sample of up to sampleSize spread over the run.
+// lookups and a sample of up to sampleSize spread over the run. The ring
+// grows as traces are written: a run that writes a few thousand does not
+// hold 100,000 entries (4.8 MB, which the garbage collector would count as
+// live heap and let as much garbage pile up beside).
 func NewJournal(ringSize, sampleSize int) *Journal {
-	return &Journal{ring: make([]Written, max(ringSize, 1)), max: max(sampleSize, 2), every: 1}
+	return &Journal{size: max(ringSize, 1), max: max(sampleSize, 2), every: 1}
+}
+
+// put stores w at the ring's next place, growing the ring (doubling, up
+// to its size) while it is not full; j.mu must be held.
+func (j *Journal) put(w Written) {
+	if len(j.ring) < j.size {
+		if len(j.ring) == cap(j.ring) {
+			grown := make([]Written, len(j.ring), min(max(2*cap(j.ring), 64), j.size))
+			copy(grown, j.ring)
+			j.ring = grown
+		}
+		j.ring = append(j.ring, w)
+	} else {
+		j.ring[j.next] = w
+	}
+	j.next = (j.next + 1) % j.size
+	j.n = min(j.n+1, j.size)
 }
 
 // add records a written trace. Times are kept non-decreasing (a VU that
@@ -61,9 +82,7 @@ func (j *Journal) add(id TraceID, spans int, at time.Time) {
 	}
 	j.lastAt = at
 	w := Written{ID: id, Spans: spans, At: at}
-	j.ring[j.next] = w
-	j.next = (j.next + 1) % len(j.ring)
-	j.n = min(j.n+1, len(j.ring))
+	j.put(w)
 	if j.total%j.every == 0 {
 		if len(j.sample) == j.max {
 			half := j.sample[:0]

@@ -11,7 +11,13 @@ import (
 
 const (
 	idleConnTimeout = 90 * time.Second
-	connBufferSize  = 64 << 10 // per connection, each way: fewer syscalls for large objects
+	// writeBufferSize is a connection's write buffer: fewer syscalls for
+	// large PUT bodies. Its read buffer holds a response's headers only:
+	// a GET body is read into the VU's buffer (readBufSize, larger), which
+	// bufio.Reader fills straight from the connection; 64 KiB for reading
+	// too held 60 KiB per connection it never used.
+	writeBufferSize = 64 << 10
+	readBufferSize  = 4 << 10
 )
 
 // newTransport builds the HTTP client every VU shares: HTTP/1.1 only (S3
@@ -32,8 +38,8 @@ func newTransport(d *dial.Dialer) *http.Transport {
 		MaxIdleConns:        0, // no global cap
 		MaxIdleConnsPerHost: math.MaxInt32,
 		IdleConnTimeout:     idleConnTimeout,
-		WriteBufferSize:     connBufferSize,
-		ReadBufferSize:      connBufferSize,
+		WriteBufferSize:     writeBufferSize,
+		ReadBufferSize:      readBufferSize,
 	}
 }
 
