@@ -1,7 +1,7 @@
 # perflab — build and test. `make test` is the command CI runs (.ci/run).
 GO ?= go
 
-.PHONY: build test test-race vet bench demo deps
+.PHONY: build test test-race vet bench demo deps mutate
 
 build:
 	$(GO) build -o bin/perflab ./cmd/perflab
@@ -18,6 +18,13 @@ test: vet
 
 vet:
 	$(GO) vet ./...
+
+# Mutation testing of the core packages (go-gremlins, a tool dependency in
+# go.mod): each package's own tests against small changes to its code, one
+# worker at a time; a table of each package's test efficacy at the end.
+# Not part of `make test`: it takes far longer than the suite.
+mutate:
+	GO=$(GO) scripts/mutate.sh
 
 demo:
 	$(GO) run ./cmd/perflab demo

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Mutation testing of the core packages (issue 18): go-gremlins, pinned as a
+# Go tool dependency in go.mod, makes small changes to a package's code (a
+# `<` made `<=`, a `+` made `-`, a condition inverted) and runs the package's
+# own tests against each; a change no test notices "lived". At the end, one
+# table: per package, killed / lived / not covered / timed out, the test
+# efficacy (killed of killed + lived) and the mutant coverage (killed + lived
+# of killed + lived + not covered).
+#
+#   scripts/mutate.sh                               # every core package (make mutate)
+#   PKGS=internal/engine/pacer scripts/mutate.sh    # one package
+#   WORKERS=2 COEFF=10 OUT=/tmp/m scripts/mutate.sh # more workers, the timeout factor, keep the JSON
+#
+# WORKERS is 1 by default, so that a shared 2-core machine stays usable; COEFF
+# multiplies the time the package's coverage run took into each mutant's
+# timeout (gremlins' default of 3 is short when the machine is busy). A
+# package's subpackages are left out: each is mutated under its own name.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PKGS=${PKGS:-"internal/engine internal/engine/pacer internal/stats internal/analysis internal/results internal/plan internal/driver/http"}
+WORKERS=${WORKERS:-1}
+COEFF=${COEFF:-10}
+OUT=${OUT:-}
+if [ -z "$OUT" ]; then
+  OUT=$(mktemp -d)
+  trap 'rm -rf "$OUT"' EXIT
+fi
+mkdir -p "$OUT"
+GO=${GO:-go}
+module=$($GO list -m)
+
+for pkg in $PKGS; do
+  exclude=()
+  for sub in $($GO list "./$pkg/..."); do
+    rel=${sub#"$module/$pkg"}
+    [ -n "$rel" ] && exclude+=(--exclude-files "^${rel#/}/")
+  done
+  echo "== $pkg" >&2
+  # -count=1: the coverage run (whose time sets the mutants' timeout) is
+  # never a cached result.
+  GOFLAGS=-count=1 "$GO" tool gremlins unleash --output-statuses l --workers "$WORKERS" \
+    --timeout-coefficient "$COEFF" "${exclude[@]}" \
+    --output "$OUT/${pkg//\//_}.json" "./$pkg"
+done
+
+echo
+python3 - "$OUT" $PKGS <<'PY'
+import json, sys
+out, pkgs = sys.argv[1], sys.argv[2:]
+print("| package | killed | lived | not covered | timed out | not viable | efficacy | mutant coverage | time |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+for pkg in pkgs:
+    r = json.load(open(f"{out}/{pkg.replace('/', '_')}.json"))
+    n = {}
+    for f in r["files"]:
+        for m in f["mutations"]:
+            n[m["status"]] = n.get(m["status"], 0) + 1
+    k, l, nc = n.get("KILLED", 0), n.get("LIVED", 0), n.get("NOT COVERED", 0)
+    eff = 100 * k / (k + l) if k + l else 0
+    cov = 100 * (k + l) / (k + l + nc) if k + l + nc else 0
+    print(f"| {pkg} | {k} | {l} | {nc} | {n.get('TIMED OUT', 0)} | {n.get('NOT VIABLE', 0)} "
+          f"| {eff:.1f} % | {cov:.1f} % | {r['elapsed_time']:.0f} s |")
+PY
