@@ -11,15 +11,18 @@
 #   PKGS=internal/engine/pacer scripts/mutate.sh    # one package
 #   WORKERS=2 COEFF=10 OUT=/tmp/m scripts/mutate.sh # more workers, the timeout factor, keep the JSON
 #
-# WORKERS is 1 by default, so that a shared 2-core machine stays usable; COEFF
-# multiplies the time the package's coverage run took into each mutant's
-# timeout (gremlins' default of 3 is short when the machine is busy). A
+# WORKERS is 1 by default, so that a shared 2-core machine stays usable.
+# gremlins times each mutant out after COEFF times its coverage run of the
+# package; for a small package that run takes well under a second (the build
+# is cached), shorter than rebuilding a mutant on a busy machine, so COEFF is
+# raised for it until the timeout is at least MIN_TIMEOUT seconds. A
 # package's subpackages are left out: each is mutated under its own name.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PKGS=${PKGS:-"internal/engine internal/engine/pacer internal/stats internal/analysis internal/results internal/plan internal/driver/http"}
 WORKERS=${WORKERS:-1}
 COEFF=${COEFF:-10}
+MIN_TIMEOUT=${MIN_TIMEOUT:-20}
 OUT=${OUT:-}
 if [ -z "$OUT" ]; then
   OUT=$(mktemp -d)
@@ -35,11 +38,17 @@ for pkg in $PKGS; do
     rel=${sub#"$module/$pkg"}
     [ -n "$rel" ] && exclude+=(--exclude-files "^${rel#/}/")
   done
-  echo "== $pkg" >&2
-  # -count=1: the coverage run (whose time sets the mutants' timeout) is
-  # never a cached result.
+  # The package's coverage run, as gremlins times it (-count=1: never a
+  # cached result; the build cached by a first run), sets the coefficient
+  # that gives MIN_TIMEOUT.
+  GOFLAGS=-count=1 "$GO" test -cover "./$pkg/..." >/dev/null
+  t0=$(date +%s%N)
+  GOFLAGS=-count=1 "$GO" test -cover "./$pkg/..." >/dev/null
+  coeff=$(( MIN_TIMEOUT * 1000000000 / ($(date +%s%N) - t0) + 1 ))
+  coeff=$(( coeff > COEFF ? coeff : COEFF ))
+  echo "== $pkg (timeout coefficient $coeff)" >&2
   GOFLAGS=-count=1 "$GO" tool gremlins unleash --output-statuses l --workers "$WORKERS" \
-    --timeout-coefficient "$COEFF" "${exclude[@]}" \
+    --timeout-coefficient "$coeff" "${exclude[@]}" \
     --output "$OUT/${pkg//\//_}.json" "./$pkg"
 done
 
