@@ -37,13 +37,13 @@ func NewHist() *Hist {
 // a count is never lost; a stall longer than an hour is reported as an hour.
 func (x *Hist) Record(d time.Duration) {
 	v := int64(d / time.Microsecond)
-	if v < histLowest {
+	if v < histLowest { // equivalent mutant: <= sets histLowest to itself
 		v = histLowest
 	}
-	if v > histHighest {
+	if v > histHighest { // equivalent mutant: >= sets histHighest to itself
 		v = histHighest
 	}
-	if v > x.h.HighestTrackableValue() {
+	if v > x.h.HighestTrackableValue() { // equivalent mutant: >= widens a histogram that holds v already, same counts
 		x.widen()
 	}
 	_ = x.h.RecordValue(v) // cannot fail: v is inside the range
@@ -54,7 +54,7 @@ func (x *Hist) Merge(o *Hist) {
 	if o == nil || o.h.TotalCount() == 0 {
 		return
 	}
-	if o.h.Max() > x.h.HighestTrackableValue() {
+	if o.h.Max() > x.h.HighestTrackableValue() { // equivalent mutant: >= widens when not needed, same counts
 		x.widen()
 	}
 	x.h.Merge(o.h)
@@ -113,6 +113,9 @@ func (x *Hist) Mean() time.Duration {
 // Equal reports whether x and o hold the same counts in the same buckets.
 func (x *Hist) Equal(o *Hist) bool {
 	a, b := x.h.Export().Counts, o.h.Export().Counts
+	// equivalent mutants (the swap's < made <= or >=, i >= len(b) made >):
+	// counts are never negative, so once the common prefix is equal the
+	// totals compared below differ exactly when the longer's tail is not 0.
 	if len(a) < len(b) {
 		a, b = b, a
 	}
