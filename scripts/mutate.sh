@@ -24,10 +24,24 @@ WORKERS=${WORKERS:-1}
 COEFF=${COEFF:-10}
 MIN_TIMEOUT=${MIN_TIMEOUT:-20}
 OUT=${OUT:-}
+keep=$OUT
 if [ -z "$OUT" ]; then
   OUT=$(mktemp -d)
-  trap 'rm -rf "$OUT"' EXIT
 fi
+# gremlins runs in a session of its own (below), so that a mutant's test
+# that it timed out is killed with its go command rather than left running
+# on the machine; stopped, it first removes its work directory.
+sid=
+stop_gremlins() {
+  if [ -n "$sid" ]; then
+    kill -INT -- "-$sid" 2>/dev/null && wait "$sid" 2>/dev/null
+    kill -KILL -- "-$sid" 2>/dev/null
+    sid=
+  fi
+  return 0
+}
+trap 'stop_gremlins; [ -n "$keep" ] || rm -rf "$OUT"' EXIT
+trap 'exit 130' INT TERM
 mkdir -p "$OUT"
 GO=${GO:-go}
 module=$($GO list -m)
@@ -47,9 +61,15 @@ for pkg in $PKGS; do
   coeff=$(( MIN_TIMEOUT * 1000000000 / ($(date +%s%N) - t0) + 1 ))
   coeff=$(( coeff > COEFF ? coeff : COEFF ))
   echo "== $pkg (timeout coefficient $coeff)" >&2
-  GOFLAGS=-count=1 "$GO" tool gremlins unleash --output-statuses l --workers "$WORKERS" \
+  GOFLAGS=-count=1 setsid "$GO" tool gremlins unleash --output-statuses l --workers "$WORKERS" \
     --timeout-coefficient "$coeff" "${exclude[@]}" \
-    --output "$OUT/${pkg//\//_}.json" "./$pkg"
+    --output "$OUT/${pkg//\//_}.json" "./$pkg" &
+  sid=$!
+  status=0
+  wait "$sid" || status=$?
+  kill -KILL -- "-$sid" 2>/dev/null || true # what is left of timed-out mutants
+  sid=
+  [ "$status" -eq 0 ] || exit "$status"
 done
 
 echo
