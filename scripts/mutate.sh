@@ -31,8 +31,9 @@ fi
 # gremlins runs in a session of its own (below), so that a mutant's test
 # that it timed out is killed with its go command rather than left running
 # on the machine; stopped, it first removes its work directory.
-sid=
+sid= reaper=
 stop_gremlins() {
+  [ -z "$reaper" ] || kill "$reaper" 2>/dev/null
   if [ -n "$sid" ]; then
     kill -INT -- "-$sid" 2>/dev/null && wait "$sid" 2>/dev/null
     kill -KILL -- "-$sid" 2>/dev/null
@@ -42,6 +43,22 @@ stop_gremlins() {
 }
 trap 'stop_gremlins; [ -n "$keep" ] || rm -rf "$OUT"' EXIT
 trap 'exit 130' INT TERM
+
+# When gremlins times a mutant out it kills `go test`, not the test binary,
+# which runs on; a mutant that loops starting goroutines grew two engine
+# test binaries to 23 GB that way. reap kills, every 5 s, the test binaries
+# of session $1 whose go test is gone. Each process may also map at most
+# MEM_LIMIT KiB (4 GiB; a test is far below it): beyond, it fails.
+MEM_LIMIT=${MEM_LIMIT:-4194304}
+reap() {
+  while sleep 5; do
+    ps -s "$1" -o pid=,ppid=,comm= 2>/dev/null | while read -r pid ppid comm; do
+      case $comm in
+      *.test) [ "$(ps -o comm= -p "$ppid" 2>/dev/null)" = go ] || kill -KILL "$pid" 2>/dev/null ;;
+      esac
+    done
+  done
+}
 mkdir -p "$OUT"
 GO=${GO:-go}
 module=$($GO list -m)
@@ -61,14 +78,17 @@ for pkg in $PKGS; do
   coeff=$(( MIN_TIMEOUT * 1000000000 / ($(date +%s%N) - t0) + 1 ))
   coeff=$(( coeff > COEFF ? coeff : COEFF ))
   echo "== $pkg (timeout coefficient $coeff)" >&2
-  GOFLAGS=-count=1 setsid "$GO" tool gremlins unleash --output-statuses l --workers "$WORKERS" \
-    --timeout-coefficient "$coeff" "${exclude[@]}" \
-    --output "$OUT/${pkg//\//_}.json" "./$pkg" &
+  (ulimit -v "$MEM_LIMIT" && GOFLAGS=-count=1 exec setsid "$GO" tool gremlins unleash \
+    --output-statuses l --workers "$WORKERS" --timeout-coefficient "$coeff" "${exclude[@]}" \
+    --output "$OUT/${pkg//\//_}.json" "./$pkg") &
   sid=$!
+  reap "$sid" &
+  reaper=$!
   status=0
   wait "$sid" || status=$?
+  kill "$reaper" 2>/dev/null
   kill -KILL -- "-$sid" 2>/dev/null || true # what is left of timed-out mutants
-  sid=
+  sid= reaper=
   [ "$status" -eq 0 ] || exit "$status"
 done
 
