@@ -1,7 +1,7 @@
 # perflab — build and test. `make test` is the command CI runs (.ci/run).
 GO ?= go
 
-.PHONY: build test test-race vet bench demo deps mutate
+.PHONY: build test test-k8s test-race vet bench demo deps mutate
 
 build:
 	$(GO) build -o bin/perflab ./cmd/perflab
@@ -25,6 +25,16 @@ vet:
 # Not part of `make test`: it takes far longer than the suite.
 mutate:
 	GO=$(GO) scripts/mutate.sh
+
+# The tests on a real single-node Kubernetes (internal/testutil/k8scluster;
+# build tag k8s): builds Kubernetes v1.34.4 first if it is not in the cache
+# (~10 min once, scripts/k8s-build.sh), then starts and stops a cluster on
+# loopback per test (needs root, containerd, runc, etcd: make deps).
+K8S_TEST_PKGS = ./internal/testutil/k8scluster/...
+test-k8s:
+	scripts/k8s-build.sh
+	$(GO) vet -tags k8s $(K8S_TEST_PKGS)
+	$(GO) test -tags k8s -p 1 -count=1 -timeout 20m $(K8S_TEST_PKGS)
 
 demo:
 	$(GO) run ./cmd/perflab demo

@@ -3,8 +3,11 @@
 # servers the drivers are tested against (nginx for http; VictoriaMetrics
 # and Prometheus for remote write and PromQL, and Prometheus with Debian's
 # process and nginx exporters for the Prometheus source; Jaeger for OTLP traces;
-# versitygw for S3; LiteLLM's proxy as an LLM gateway), and Chromium to
-# open the HTML report headless.
+# versitygw for S3; LiteLLM's proxy as an LLM gateway), Chromium to
+# open the HTML report headless; skopeo and containerd for the image of
+# perflab k8s image; and containerd, runc, the CNI plugins and etcd for the
+# real Kubernetes node of make test-k8s (whose Kubernetes binaries
+# scripts/k8s-build.sh builds).
 # Safe to run again.
 set -euo pipefail
 
@@ -17,6 +20,16 @@ command -v prometheus-process-exporter >/dev/null 2>&1 || need+=(prometheus-proc
 command -v prometheus-nginx-exporter >/dev/null 2>&1 || need+=(prometheus-nginx-exporter)
 # headless Chromium opens report.html in the HTML report's test
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+# the real Kubernetes node of make test-k8s (internal/testutil/k8scluster):
+# containerd (and its ctr), runc, the CNI loopback plugin, etcd. None of
+# them starts a service on install here (no systemd); the tests start and
+# stop their own.
+command -v containerd >/dev/null 2>&1 || need+=(containerd)
+command -v runc >/dev/null 2>&1 || [ -x /usr/sbin/runc ] || need+=(runc)
+[ -x /usr/lib/cni/loopback ] || need+=(containernetworking-plugins)
+command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
+# perflab k8s image's archive: skopeo reads it
+command -v skopeo >/dev/null 2>&1 || need+=(skopeo)
 
 if [ ${#need[@]} -gt 0 ]; then
   echo "install-deps: installing ${need[*]}"

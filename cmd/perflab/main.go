@@ -6,6 +6,11 @@ import (
 	"context"
 	"os"
 
+	// Mozilla's roots, for a system that has none: perflab's own image
+	// (perflab k8s image) holds the binary alone, without /etc/ssl, and
+	// its workers still verify an HTTPS store or target.
+	_ "golang.org/x/crypto/x509roots/fallback"
+
 	"github.com/perflab/perflab/internal/cli"
 )
 

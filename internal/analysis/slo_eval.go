@@ -63,11 +63,15 @@ var gateMeasures = map[string]func(gateScope) gateFigure{
 	"ttfb_p99":           ttfbQuantile(0.99),
 	"ttft_p50":           measureQuantile(stats.TTFT, 0.50),
 	"ttft_p99":           measureQuantile(stats.TTFT, 0.99),
+	"ttst_p50":           measureQuantile(stats.TTST, 0.50),
+	"ttst_p99":           measureQuantile(stats.TTST, 0.99),
 	"itl_p50":            measureQuantile(stats.ITL, 0.50),
 	"itl_p99":            measureQuantile(stats.ITL, 0.99),
 	"tpot_p50":           measureQuantile(stats.TPOT, 0.50),
 	"tpot_p99":           measureQuantile(stats.TPOT, 0.99),
 	"output_tokens_rate": gateOutputTokensRate,
+	"goodput":            gateGoodput,
+	"goodput_rate":       gateGoodputRate,
 	"error_rate":         gateErrorRate,
 	"success_rate":       gateSuccessRate,
 	"rate":               gateRate,
@@ -199,6 +203,31 @@ func gateOutputTokensRate(sc gateScope) gateFigure {
 		return gateFigure{why: "no output tokens were counted in the window"}
 	}
 	return gateFigure{v: float64(n) / sc.sum.Seconds, n: n}
+}
+
+// goodput is the scope's goodput, or why there is none.
+func (sc gateScope) goodput() (Goodput, string) {
+	g, ok := sc.sum.Goodput()
+	if sc.op != nil {
+		g, ok = sc.op.Goodput()
+	}
+	if !ok {
+		return g, "no request was judged for goodput: give goodput bounds in the openai params"
+	}
+	return g, ""
+}
+
+func gateGoodput(sc gateScope) gateFigure {
+	g, why := sc.goodput()
+	return gateFigure{v: g.Share, n: g.Judged, why: why}
+}
+
+func gateGoodputRate(sc gateScope) gateFigure {
+	g, why := sc.goodput()
+	if why == "" && sc.sum.Seconds <= 0 {
+		why = "the window is empty"
+	}
+	return gateFigure{v: g.Rate, n: g.Judged, why: why}
 }
 
 func latencyStat(of func(Quantiles) time.Duration) func(gateScope) gateFigure {
@@ -398,14 +427,14 @@ func judgeGate(g slo.Gate, workload string, kind slo.Kind, f gateFigure) Verdict
 }
 
 // passNeeds is the fewest requests a passing rate gate rests on: a rate
-// held under a threshold t (error_rate < t, success_rate > 1 − t) needs
+// held under a threshold t (error_rate < t, success_rate or goodput > 1 − t) needs
 // ⌈1/t⌉ requests, so that a single failure could have crossed it.
 func passNeeds(g slo.Gate, kind slo.Kind) int64 {
 	if kind != slo.KindFraction {
 		return 0
 	}
 	t := g.Threshold
-	if g.Metric == "success_rate" {
+	if g.Metric == "success_rate" || g.Metric == "goodput" {
 		t = 1 - t
 	}
 	if t <= 0 || t >= 1 {

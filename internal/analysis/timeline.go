@@ -26,22 +26,51 @@ type IntervalFigures struct {
 func Timeline(ivs []*stats.Interval) []IntervalFigures {
 	out := make([]IntervalFigures, 0, len(ivs))
 	for _, iv := range ivs {
-		f := IntervalFigures{Start: iv.Start, End: iv.End, Dropped: iv.Dropped}
-		lat := stats.NewHist()
-		for _, st := range iv.Ops {
-			f.Requests += st.Classes.Total()
-			f.Errors += st.Classes.Errors()
-			lat.Merge(st.Latency)
-		}
-		if secs := iv.End.Sub(iv.Start).Seconds(); secs > 0 {
-			f.Rate = float64(f.Requests) / secs
-		}
-		if f.Latencies = lat.Count(); f.Latencies > 0 {
-			f.P50, f.P90, f.P99 = lat.Quantile(0.5), lat.Quantile(0.9), lat.Quantile(0.99)
-		}
+		f := figuresOf(iv, func(string) bool { return true })
+		f.Dropped = iv.Dropped
 		out = append(out, f)
 	}
 	return out
+}
+
+// OpTimelines is Timeline of each operation alone, by operation name: an
+// interval in which an operation did not run has zero figures for it.
+// Dropped arrivals are the workload's, in Timeline only.
+func OpTimelines(ivs []*stats.Interval) map[string][]IntervalFigures {
+	out := map[string][]IntervalFigures{}
+	for _, iv := range ivs {
+		for name := range iv.Ops {
+			out[name] = nil
+		}
+	}
+	for name := range out {
+		for _, iv := range ivs {
+			out[name] = append(out[name], figuresOf(iv, func(op string) bool { return op == name }))
+		}
+	}
+	return out
+}
+
+// figuresOf is the figures of the operations of iv that keep selects, their
+// latency histograms merged.
+func figuresOf(iv *stats.Interval, keep func(op string) bool) IntervalFigures {
+	f := IntervalFigures{Start: iv.Start, End: iv.End}
+	lat := stats.NewHist()
+	for name, st := range iv.Ops {
+		if !keep(name) {
+			continue
+		}
+		f.Requests += st.Classes.Total()
+		f.Errors += st.Classes.Errors()
+		lat.Merge(st.Latency)
+	}
+	if secs := iv.End.Sub(iv.Start).Seconds(); secs > 0 {
+		f.Rate = float64(f.Requests) / secs
+	}
+	if f.Latencies = lat.Count(); f.Latencies > 0 {
+		f.P50, f.P90, f.P99 = lat.Quantile(0.5), lat.Quantile(0.9), lat.Quantile(0.99)
+	}
+	return f
 }
 
 // SpectrumPoint is one quantile of a latency distribution.

@@ -47,6 +47,7 @@ type LLM struct {
 	start    time.Time
 	rng      *rand.Rand
 	limiter  *windowLimiter // nil: no rate limit
+	slots    chan struct{}  // one per request answered at once; nil: no limit
 	ids      atomic.Int64
 	words    []string // the vocabulary
 	quoted   [][]byte // JSON strings of " "+word, the tokens after the first
@@ -77,6 +78,9 @@ func NewLLM(cfg LLMConfig, now func() time.Time) *LLM {
 	}
 	if cfg.RateLimit > 0 && cfg.RateWindow > 0 {
 		l.limiter = &windowLimiter{limit: cfg.RateLimit, window: cfg.RateWindow}
+	}
+	if cfg.MaxConcurrency > 0 {
+		l.slots = make(chan struct{}, cfg.MaxConcurrency)
 	}
 	for _, w := range l.words {
 		q, _ := json.Marshal(" " + w) // cannot fail for a string
@@ -133,6 +137,8 @@ type llmRequest struct {
 	Input               json.RawMessage `json:"input"`
 	MaxTokens           int             `json:"max_tokens"`
 	MaxCompletionTokens int             `json:"max_completion_tokens"`
+	MinTokens           int             `json:"min_tokens"`
+	IgnoreEOS           bool            `json:"ignore_eos"`
 	Stream              bool            `json:"stream"`
 	StreamOptions       struct {
 		IncludeUsage bool `json:"include_usage"`
@@ -175,11 +181,16 @@ func (l *LLM) serveAPI(w http.ResponseWriter, r *http.Request, endpoint string) 
 			"rate limit reached: %d requests per %v", l.cfg.RateLimit, l.cfg.RateWindow))
 		return
 	}
+	ctx := r.Context()
+	release, ok := l.takeSlot(ctx)
+	if !ok {
+		m.canceled.Inc()
+		return
+	}
+	defer release()
 	t0 := l.clock.now() // the origin of the answer's timing
 	fail := l.cfg.ErrorRate > 0 && l.rng.Float64() < l.cfg.ErrorRate
 	ttft := sampleLatency(l.rng, l.dist, l.cfg.Latency, l.cfg.Jitter)
-	ctx := r.Context()
-	var ok bool
 	switch {
 	case fail:
 		if ok = l.until(ctx, t0.Add(ttft)); ok {
@@ -205,6 +216,21 @@ func (l *LLM) serveAPI(w http.ResponseWriter, r *http.Request, endpoint string) 
 		m.completion.Add(float64(c.tokens))
 	}
 	m.duration.Observe(l.clock.now().Sub(began).Seconds())
+}
+
+// takeSlot waits for one of the MaxConcurrency slots, first come first
+// served, and returns what gives it back; ok is false when ctx ended the
+// wait.
+func (l *LLM) takeSlot(ctx context.Context) (release func(), ok bool) {
+	if l.slots == nil {
+		return func() {}, true
+	}
+	select {
+	case l.slots <- struct{}{}:
+		return func() { <-l.slots }, true
+	case <-ctx.Done():
+		return nil, false
+	}
 }
 
 // until waits for the one deadline of an answer that is not streamed.
@@ -241,8 +267,9 @@ func (l *LLM) parse(body io.Reader, endpoint string) (*completion, error) {
 		}
 		c.prompt, c.tokens = countWords(req.Input), 0
 	}
-	if limit := max(req.MaxTokens, req.MaxCompletionTokens); limit > 0 && limit < c.tokens {
-		c.tokens, c.finish = limit, "length"
+	var err error
+	if c.tokens, c.finish, err = answerLength(l.cfg.Tokens, req); err != nil {
+		return nil, err
 	}
 	if c.model == "" {
 		c.model = l.model
@@ -250,6 +277,28 @@ func (l *LLM) parse(body io.Reader, endpoint string) (*completion, error) {
 	c.id = "perflab-" + strconv.FormatInt(l.ids.Add(1), 10)
 	c.created = l.now().Unix()
 	return c, nil
+}
+
+// answerLength is how many tokens the mock writes for req, and why it
+// stops. Its answer ends after Tokens, where a model would meet its end of
+// sequence; min_tokens makes it write on past that, and ignore_eos on to
+// max_tokens, as vLLM does; max_tokens (or max_completion_tokens) cuts it,
+// which finishes it for "length". min_tokens above max_tokens is refused.
+func answerLength(tokens int, req llmRequest) (int, string, error) {
+	limit := max(req.MaxTokens, req.MaxCompletionTokens)
+	switch {
+	case req.MinTokens < 0:
+		return 0, "", fmt.Errorf("min_tokens %d must be >= 0", req.MinTokens)
+	case limit > 0 && req.MinTokens > limit:
+		return 0, "", fmt.Errorf("min_tokens %d must be at most max_tokens %d", req.MinTokens, limit)
+	case req.IgnoreEOS && limit > 0:
+		return limit, "length", nil
+	}
+	n := max(tokens, req.MinTokens)
+	if limit > 0 && limit < n {
+		return limit, "length", nil
+	}
+	return n, "stop", nil
 }
 
 // countWords counts the words of the text in a prompt, message content or

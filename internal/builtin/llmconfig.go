@@ -18,7 +18,7 @@ const DefaultLLMModel = "perflab-mock"
 // completion.
 //
 // Timing of a completion of n tokens, from the moment the request body was
-// read: token i (0-based) is sent at TTFT + i/TokensPerSecond, where TTFT is
+// read (and, under MaxConcurrency, the request had its slot): token i (0-based) is sent at TTFT + i/TokensPerSecond, where TTFT is
 // Latency with Jitter drawn from Dist, once per request. A streamed answer
 // sends each token as its own server-sent event at that instant; a
 // non-streamed one answers whole when the last token would have been sent.
@@ -29,14 +29,22 @@ type LLMConfig struct {
 	Jitter  time.Duration // spread of the time to first token: uniform ±Jitter, or normal with stddev Jitter
 	Dist    string        // DistFixed (default without jitter), DistUniform, DistNormal (default with jitter)
 
-	// Tokens is the length of every completion in tokens, capped by a
-	// request's max_tokens (or max_completion_tokens).
+	// Tokens is the length of every completion in tokens, where a model
+	// would meet its end of sequence: a request's min_tokens makes it
+	// longer, ignore_eos as long as its max_tokens, and max_tokens (or
+	// max_completion_tokens) caps it.
 	Tokens int
 	// TokensPerSecond paces the tokens after the first; 0 sends them all at
 	// once.
 	TokensPerSecond float64
 
 	ErrorRate float64 // fraction [0,1] of admitted requests answered 500, after the time to first token
+
+	// MaxConcurrency answers at most this many requests at once, as a
+	// server's batch does: the others wait for a slot, first come first
+	// served, and the wait adds to their time to first token. Timing
+	// starts when a request has its slot. 0 means no limit.
+	MaxConcurrency int
 
 	// RateLimit admits at most RateLimit requests in each RateWindow
 	// (fixed windows from the start) and answers the others 429 at once.
@@ -58,6 +66,9 @@ func (c LLMConfig) Validate() []error {
 	}
 	if math.IsNaN(c.TokensPerSecond) || math.IsInf(c.TokensPerSecond, 0) || c.TokensPerSecond < 0 {
 		errs = append(errs, fmt.Errorf("tokens per second %v must be a number >= 0", c.TokensPerSecond))
+	}
+	if c.MaxConcurrency < 0 {
+		errs = append(errs, fmt.Errorf("max concurrency %d must be >= 0 (0: no limit)", c.MaxConcurrency))
 	}
 	if c.RateLimit < 0 {
 		errs = append(errs, fmt.Errorf("rate limit %d must be >= 0", c.RateLimit))

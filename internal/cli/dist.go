@@ -2,8 +2,6 @@ package cli
 
 import (
 	"flag"
-	"fmt"
-	"os"
 
 	"github.com/perflab/perflab/internal/dist"
 	"github.com/perflab/perflab/internal/shard"
@@ -36,12 +34,9 @@ func (e *env) localDist(fs *flag.FlagSet, workers int, storeURL, runID, profiles
 		return &dist.Options{Workers: workers, Store: storeURL, RunID: runID, Profiles: profiles, Launch: dist.External{},
 			HelloIn: dist.ExternalHelloIn}, nil
 	}
-	exe := e.workerExe
-	if exe == "" {
-		var err error
-		if exe, err = os.Executable(); err != nil {
-			return nil, &runError{err: fmt.Errorf("cannot find perflab's own executable: %w", err), code: ExitFailed}
-		}
+	exe, err := e.perflabExe()
+	if err != nil {
+		return nil, err
 	}
 	return &dist.Options{Workers: workers, Store: storeURL, Profiles: profiles, Launch: &dist.Local{Exe: exe},
 		HelloIn: dist.LocalHelloIn}, nil

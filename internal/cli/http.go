@@ -37,6 +37,7 @@ type httpFlags struct {
 	method                                         string
 	headers, slo                                   listFlag
 	insecure, jsonOut                              bool
+	export                                         exportFlags
 }
 
 func (f *httpFlags) register(fs *flag.FlagSet) {
@@ -63,6 +64,7 @@ func (f *httpFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.jsonOut, "json", false, "print the JSON summary to stdout instead of the table")
 	fs.StringVar(&f.out, "out", "perflab-runs", "parent directory for the run directory")
 	fs.StringVar(&f.name, "name", "http", "name of the run (part of its directory name)")
+	f.export.register(fs)
 }
 
 // parseInterspersed parses flags that may come before or after positional
@@ -101,7 +103,7 @@ func (e *env) httpCmd(ctx context.Context, args []string) error {
 	fs := newFlagSet("http", e)
 	f.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "Usage: perflab http URL [--rate 5000/s | --concurrency 64] [--duration 30s] [-m METHOD] [-H 'K: V'] [-d BODY | --body-file F] [--timeout 5s] [--json] [--out DIR]")
+		fmt.Fprintln(e.stderr, "Usage: perflab http URL [--rate 5000/s | --concurrency 64] [--duration 30s] [-m METHOD] [-H 'K: V'] [-d BODY | --body-file F] [--timeout 5s] [--json] [--out DIR] [--export KIND=URL]…")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
@@ -115,12 +117,17 @@ func (e *env) httpCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	targets, err := f.export.build()
+	if err != nil {
+		return err
+	}
 	e.useScrubber(f.scrubber(pos[0]))
 	job := e.job(f.out, results.Meta{Name: f.name, Command: recordedCommand(append([]string{"perflab", "http"}, args...)),
 		Extra: readback.WithSLO(nil, run.GateSpecs(nil, f.slo))})
 	job.Bare = &run.Phase{Profile: plan.Profile{Name: pw.Eng.Name, Duration: f.duration, Warmup: f.warmup},
 		Workloads: []run.Workload{pw}, WarmupBy: "the user"}
 	job.SampleEvery = sampleEveryFor(f.duration, f.warmup) // the generator itself, for the client-bound rule
+	job.Export = targets
 	return e.runJob(ctx, job, f.jsonOut)
 }
 
@@ -198,6 +205,7 @@ func (f *httpFlags) scrubber(rawURL string) *secret.Scrubber {
 		}
 	}
 	set.URL(rawURL)
+	f.export.secrets(set)
 	return set.Scrubber()
 }
 

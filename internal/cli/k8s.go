@@ -19,18 +19,20 @@ import (
 	"github.com/perflab/perflab/internal/run"
 )
 
-// k8sCmd is `perflab k8s manifest|run`.
+// k8sCmd is `perflab k8s manifest|run|image`.
 func (e *env) k8sCmd(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return usageErrorf("perflab k8s needs a subcommand: manifest or run")
+		return usageErrorf("perflab k8s needs a subcommand: manifest, run or image")
 	}
 	switch args[0] {
 	case "manifest":
 		return e.k8sManifest(args[1:])
 	case "run":
 		return e.k8sRun(ctx, args[1:])
+	case "image":
+		return e.k8sImage(ctx, args[1:])
 	}
-	return usageErrorf("perflab k8s %s: unknown subcommand; want manifest or run", args[0])
+	return usageErrorf("perflab k8s %s: unknown subcommand; want manifest, run or image", args[0])
 }
 
 // k8sFlags are the flags `perflab k8s manifest` and `perflab k8s run`
@@ -48,7 +50,7 @@ type k8sFlags struct {
 func addK8sFlags(fs *flag.FlagSet) *k8sFlags {
 	kf := &k8sFlags{}
 	fs.IntVar(&kf.workers, "workers", 0, "the Indexed Job's `N` workers (completions and parallelism)")
-	fs.StringVar(&kf.image, "image", "", "an image with the perflab binary on its PATH")
+	fs.StringVar(&kf.image, "image", "", "an image with the perflab binary on its PATH (perflab k8s image makes one)")
 	fs.StringVar(&kf.store, "store", "", "the shared store every worker reaches: s3://BUCKET/PREFIX?endpoint=URL (credentials from --secret)")
 	fs.StringVar(&kf.namespace, "namespace", "default", "the namespace of the run's objects")
 	fs.StringVar(&kf.name, "name", "", "the name of the Job, ConfigMap and ServiceAccount (default perflab-RUN_ID)")
@@ -111,6 +113,9 @@ func (kf *k8sFlags) options(p *plan.Plan) (k8s.Options, error) {
 		lines := make([]string, len(errs))
 		for i, e := range errs {
 			lines[i] = e.Error()
+		}
+		if kf.image == "" {
+			lines = append(lines, imageHowTo)
 		}
 		return o, usageErrorf("cannot make the run's Kubernetes objects:\n  %s", strings.Join(lines, "\n  "))
 	}

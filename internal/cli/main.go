@@ -45,12 +45,15 @@ type env struct {
 	// intervals, when set, is where a run writes its intervals instead of
 	// its store: tests put a failing writer there.
 	intervals func(*results.Run) run.IntervalWriter
-	// workerExe, when set, is the perflab binary local workers run (tests:
-	// the test binary is not perflab).
-	workerExe string
+	// exe, when set, is the perflab binary: what local workers run and what
+	// perflab k8s image packs (tests: the test binary is not perflab).
+	exe string
 	// k8sClient, when set, is the cluster `perflab k8s run` talks to
 	// (tests: a fake clientset); else the kubeconfig's.
 	k8sClient func(kubeconfig, context string) (kubernetes.Interface, error)
+	// export is perflab run's --export flags, sent to besides the plan's
+	// own export block; nil for the commands without them.
+	export *exportFlags
 }
 
 const usage = `perflab — load tests that tell you how to size a service
@@ -70,6 +73,9 @@ Usage:
                                            the Kubernetes objects of a distributed run, as YAML
   perflab k8s run PLAN.yaml --workers N --image IMG --store s3://… [--kubeconfig PATH] [--context C] [--keep]
                                            run a plan with its load made by an Indexed Job of N workers
+  perflab k8s image --out FILE | --push REF [--tag perflab:VERSION] [--insecure]
+                                           the image of this perflab binary: an OCI archive to import into a
+                                           cluster's nodes (kind, k3d, ctr), or pushed to a registry
   perflab search PLAN.yaml --slo EXPR [--profile NAME] [--start 100/s] [--max 100000/s] [--step-duration 20s]
                                            find the highest rate of the profile's workload that meets the SLO
   perflab plan check PLAN.yaml             validate a plan (every problem at file:line:col) without running it
@@ -79,7 +85,7 @@ Usage:
   perflab target llm [flags]               serve the built-in OpenAI-compatible mock provider
   perflab target gateway --upstream URL [--delay D]
                                            serve the built-in gateway: a reverse proxy adding a fixed delay
-  perflab report RUN_DIR [--format md|html|json] [--write]
+  perflab report RUN_DIR [--format md|html|json|csv|junit] [--write]
                                            render the report of a finished, killed or running run to stdout
                                            (--write: write its report files into RUN_DIR again)
   perflab size RUN_DIR [--strategy p99|vpa|krr] [--headroom 25%] [--limit-factor 1.5] [--at LOAD]
@@ -150,6 +156,18 @@ func (e *env) main(ctx context.Context, args []string) int {
 		err = usageErrorf("unknown command %q", args[0])
 	}
 	return e.exit(err)
+}
+
+// perflabExe is the perflab binary: e.exe, else this process's.
+func (e *env) perflabExe() (string, error) {
+	if e.exe != "" {
+		return e.exe, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", &runError{err: fmt.Errorf("cannot find perflab's own executable: %w", err), code: ExitFailed}
+	}
+	return exe, nil
 }
 
 // usageError is an invalid invocation: nothing was started.

@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/dist"
-	"github.com/perflab/perflab/internal/driver/registry"
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/readback"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/run"
+	"github.com/perflab/perflab/internal/secret"
 )
 
 // runPlan is `perflab run PLAN.yaml [--profile NAME,…] [--repeat N] [--out
@@ -32,8 +32,10 @@ func (e *env) runPlan(ctx context.Context, args []string) error {
 	runID := fs.String("run-id", "", "with --workers and --store: start no worker, coordinate the N started elsewhere for run `ID` (kubectl apply of perflab k8s manifest)")
 	var slo listFlag
 	fs.Var(&slo, "slo", sloUsage+"; added to the plan's own slo")
+	var exports exportFlags
+	exports.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "Usage: perflab run PLAN.yaml [--profile NAME[,NAME…]] [--repeat N] [--slo EXPR]… [--out DIR] [--json] [--workers N [--store URL]]")
+		fmt.Fprintln(e.stderr, "Usage: perflab run PLAN.yaml [--profile NAME[,NAME…]] [--repeat N] [--slo EXPR]… [--out DIR] [--json] [--workers N [--store URL]] [--export KIND=URL]…")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
@@ -46,6 +48,10 @@ func (e *env) runPlan(ctx context.Context, args []string) error {
 	if err := checkSLOFlags(slo); err != nil {
 		return err
 	}
+	if _, err := exports.build(); err != nil {
+		return err
+	}
+	e.export = &exports
 	opts, err := e.localDist(fs, *workers, *storeURL, *runID, *profiles)
 	if err != nil {
 		return err
@@ -75,10 +81,13 @@ func (e *env) runPlan(ctx context.Context, args []string) error {
 // workers of a distributed run).
 func (e *env) executePlan(ctx context.Context, p *plan.Plan, b plan.Builtins, out string, jsonOut bool, command string,
 	slo []string, load run.Load) error {
-	e.useScrubber(registry.Scrubber(p))
+	targets, err := e.exportTargets(p)
+	if err != nil {
+		return err
+	}
 	job := e.job(out, results.Meta{Name: p.Name, Command: command, Repeat: p.Repeat,
 		Extra: readback.WithSLO(nil, run.GateSpecs(p, slo))})
-	job.Plan, job.Builtins, job.SampleEvery, job.Load = p, b, p.SampleInterval, load
+	job.Plan, job.Builtins, job.SampleEvery, job.Load, job.Export = p, b, p.SampleInterval, load, targets
 	return e.runJob(ctx, job, jsonOut)
 }
 
@@ -267,4 +276,7 @@ func describePlan(e *env, p *plan.Plan) {
 		total += pr.Duration
 	}
 	fmt.Fprintf(e.stdout, "  load time: %v per cell, %v in all, sampled every %v\n", total, total*time.Duration(len(cells)), p.SampleInterval)
+	for _, x := range p.Export {
+		fmt.Fprintf(e.stdout, "  export: %s to %s\n", x.Kind, secret.URL(x.URL))
+	}
 }

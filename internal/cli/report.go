@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"io/fs"
+	"slices"
 
 	"github.com/perflab/perflab/internal/readback"
 	"github.com/perflab/perflab/internal/report"
@@ -15,7 +16,7 @@ import (
 // nothing in the directory is.
 func (e *env) report(args []string) error {
 	fs := newFlagSet("report", e)
-	format := fs.String("format", "md", "md, json or html (self-contained, with charts)")
+	format := fs.String("format", "md", "md, json, html (self-contained, with charts), csv (one row per operation per interval) or junit (one test case per SLO gate)")
 	write := fs.Bool("write", false, "write report.md, report.html, summary.json, charts/ and sizes/ into the run directory again instead of printing (results.db is never changed)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -24,8 +25,8 @@ func (e *env) report(args []string) error {
 	if len(pos) != 1 {
 		return usageErrorf("perflab report needs one run directory")
 	}
-	if *format != "md" && *format != "json" && *format != "html" {
-		return usageErrorf("--format %q: want md, json or html", *format)
+	if !slices.Contains([]string{"md", "json", "html", "csv", "junit"}, *format) {
+		return usageErrorf("--format %q: want md, json, html, csv or junit", *format)
 	}
 	if *write && set(fs, "format") {
 		return usageErrorf("--write writes every format; --format chooses what is printed without it")
@@ -52,6 +53,10 @@ func (e *env) report(args []string) error {
 		return report.JSON(e.stdout, r)
 	case "html":
 		return report.HTML(e.stdout, r)
+	case "csv":
+		return report.CSV(e.stdout, r)
+	case "junit":
+		return report.JUnit(e.stdout, r)
 	}
 	r.Charts = readback.WrittenCharts(store.Dir(), r)
 	return report.Markdown(e.stdout, r)

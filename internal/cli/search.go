@@ -23,9 +23,10 @@ import (
 type searchFlags struct {
 	profile, out, start, max string
 	factor                   float64
-	bisect                   int
+	bisect, sweep, sweepVUs  int
 	stepDuration             time.Duration
 	slo                      listFlag
+	set                      map[string]bool // the flags given
 }
 
 func (f *searchFlags) register(fs *flag.FlagSet) {
@@ -36,6 +37,8 @@ func (f *searchFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.factor, "step-factor", 2, "multiply the rate by this after each passing step, until one fails")
 	fs.IntVar(&f.bisect, "bisect", 4, "then bisect this many times between the last passing and the first failing rate")
 	fs.DurationVar(&f.stepDuration, "step-duration", 20*time.Second, "how long each step applies its rate")
+	fs.IntVar(&f.sweep, "sweep", 0, "sweep in N steps instead, as guidellm does: one request at a time, as fast as it goes (--sweep-vus), then N-2 rates between, until one is over-saturated")
+	fs.IntVar(&f.sweepVUs, "sweep-vus", 0, "VUs of the sweep's as-fast-as-it-goes step, and the most its rate steps use (default: the workload's concurrency or vus.max)")
 	fs.StringVar(&f.out, "out", "perflab-runs", "parent directory for the run directory")
 }
 
@@ -55,6 +58,7 @@ func (e *env) search(ctx context.Context, args []string) error {
 	f.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(e.stderr, "Usage: perflab search PLAN.yaml --slo 'p99 < 200ms' [--profile NAME] [--start 100/s] [--max 100000/s] [--step-factor 2] [--bisect 4] [--step-duration 20s] [--out DIR]")
+		fmt.Fprintln(e.stderr, "       perflab search PLAN.yaml --sweep N [--sweep-vus N] [--slo EXPR] [--profile NAME] [--step-duration 20s] [--out DIR]")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
@@ -64,6 +68,8 @@ func (e *env) search(ctx context.Context, args []string) error {
 	if len(pos) != 1 {
 		return usageErrorf("perflab search needs exactly one plan file, got %d arguments", len(pos))
 	}
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
 	cfg, err := checkSearch(f, pos[0])
 	if err != nil {
 		return err
@@ -106,23 +112,24 @@ func checkSearch(f searchFlags, path string) (*searchConfig, error) {
 			bad("--slo: %v", e)
 		}
 	}
+	problems = append(problems, sweepFlagProblems(f)...)
 	if len(problems) > 0 {
 		return nil, usageErrorf("invalid arguments:\n  %s", strings.Join(problems, "\n  "))
 	}
-	cfg.Factor, cfg.Bisect, cfg.StepDuration = f.factor, f.bisect, f.stepDuration
+	cfg.Factor, cfg.Bisect, cfg.StepDuration, cfg.Sweep = f.factor, f.bisect, f.stepDuration, f.sweep
 	if cfg.Plan, err = run.LoadPlan(path, f.profile); err != nil {
 		return nil, err
 	}
 	if err := run.CheckSLOWorkloads(cfg.Plan, f.slo); err != nil {
 		return nil, err
 	}
-	if err := run.CheckSearchPlan(cfg.Plan, f.stepDuration); err != nil {
+	if err := checkSearchPlan(cfg, f); err != nil {
 		return nil, err
 	}
 	for _, g := range run.GateSpecs(cfg.Plan, f.slo) {
 		cfg.Gates = append(cfg.Gates, readback.GateSpec{Expr: g.Expr})
 	}
-	if len(cfg.Gates) == 0 {
+	if len(cfg.Gates) == 0 && f.sweep == 0 {
 		return nil, usageErrorf("perflab search needs an SLO to search against: --slo 'p99 < 200ms' (repeatable), or slo: in the plan's profile or workload")
 	}
 	if cfg.b, err = run.Builtins(filepath.Join(f.out, "RUN_DIR")); err != nil {
@@ -141,9 +148,17 @@ func (e *env) runSearch(ctx context.Context, cfg *searchConfig) error {
 	p := cfg.Plan
 	params, _ := json.Marshal(map[string]any{"start": cfg.Start, "max": cfg.Max, "step_factor": cfg.Factor,
 		"bisect": cfg.Bisect, "step_duration": cfg.StepDuration.String(), "slo": cfg.Gates})
+	if cfg.Sweep > 0 {
+		params, _ = json.Marshal(map[string]any{"sweep": cfg.Sweep, "sweep_vus": cfg.SweepVUs,
+			"step_duration": cfg.StepDuration.String(), "slo": cfg.Gates})
+	}
 	job := e.job(cfg.flags.out, results.Meta{Name: p.Name + "-search", Command: cfg.command,
 		Extra: map[string]string{"search": string(params)}})
 	job.Plan, job.Builtins, job.SampleEvery, job.Strategy = p, cfg.b, p.SampleInterval, run.NewSearch(cfg.SearchConfig)
+	var err error
+	if job.Export, err = planExports(p); err != nil {
+		return err
+	}
 	stop, kill, release := e.signals(ctx)
 	defer release()
 	res, err := run.Run(stop, kill, job)
@@ -155,4 +170,50 @@ func (e *env) runSearch(ctx context.Context, cfg *searchConfig) error {
 	}
 	e.wrote(res.Dir, res.Written)
 	return err
+}
+
+// sweepFlagProblems are the problems of --sweep and --sweep-vus: a sweep
+// of at least 2 steps, which chooses its own rates.
+func sweepFlagProblems(f searchFlags) []string {
+	var problems []string
+	if f.sweep == 0 {
+		if f.set["sweep-vus"] {
+			problems = append(problems, "--sweep-vus applies to --sweep only")
+		}
+		return problems
+	}
+	if f.sweep < 2 {
+		problems = append(problems, fmt.Sprintf("--sweep %d: want at least 2 steps (one request at a time, as fast as it goes, then the rates between)", f.sweep))
+	}
+	if f.set["sweep-vus"] && f.sweepVUs < 1 {
+		problems = append(problems, fmt.Sprintf("--sweep-vus %d must be >= 1", f.sweepVUs))
+	}
+	for _, name := range []string{"start", "max", "step-factor", "bisect"} {
+		if f.set[name] {
+			problems = append(problems, fmt.Sprintf("--%s does not apply to --sweep, which chooses its rates from what the target achieved", name))
+		}
+	}
+	return problems
+}
+
+// checkSearchPlan checks the plan for a capacity search or a sweep, and
+// sets a sweep's VUs: --sweep-vus, else the workload's concurrency (closed)
+// or vus.max (open).
+func checkSearchPlan(cfg *searchConfig, f searchFlags) error {
+	if f.sweep == 0 {
+		return run.CheckSearchPlan(cfg.Plan, f.stepDuration)
+	}
+	if err := run.CheckSweepPlan(cfg.Plan, f.stepDuration); err != nil {
+		return err
+	}
+	w := cfg.Plan.Profiles[0].Workloads[0]
+	switch {
+	case f.sweepVUs > 0:
+		cfg.SweepVUs = f.sweepVUs
+	case w.Model == plan.Closed:
+		cfg.SweepVUs = w.Concurrency
+	default:
+		cfg.SweepVUs = w.VUs.Max
+	}
+	return nil
 }

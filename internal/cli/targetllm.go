@@ -13,7 +13,7 @@ import (
 type llmFlags struct {
 	addr, model, dist, rateLimit string
 	latency, jitter              time.Duration
-	tokens                       int
+	tokens, maxConcurrency       int
 	tokensPerSecond, errorRate   float64
 	seed                         int64
 }
@@ -28,7 +28,8 @@ func (e *env) targetLLM(ctx context.Context, args []string) error {
 	fs.DurationVar(&f.latency, "latency", 0, "time to first token")
 	fs.DurationVar(&f.jitter, "jitter", 0, "spread of the time to first token (uniform ± or normal stddev)")
 	fs.StringVar(&f.dist, "dist", "", "distribution of the time to first token: fixed, uniform or normal (default: fixed without jitter, normal with)")
-	fs.IntVar(&f.tokens, "tokens", 16, "completion length in tokens (capped by a request's max_tokens)")
+	fs.IntVar(&f.tokens, "tokens", 16, "completion length in tokens, where the answer ends (a request's min_tokens lengthens it, ignore_eos makes it max_tokens, max_tokens caps it)")
+	fs.IntVar(&f.maxConcurrency, "max-concurrency", 0, "answer at most N requests at once; the others wait their turn (0: no limit)")
 	fs.Float64Var(&f.tokensPerSecond, "tokens-per-second", 0, "pace of the tokens after the first (0: all at once)")
 	fs.Float64Var(&f.errorRate, "error-rate", 0, "fraction of admitted requests answered 500 after the time to first token, 0..1")
 	fs.StringVar(&f.rateLimit, "rate-limit", "", "admit N requests per window and answer the rest 429, e.g. 100/1s (default: no limit)")
@@ -58,7 +59,7 @@ func (e *env) targetLLM(ctx context.Context, args []string) error {
 func llmTargetConfig(f llmFlags) (builtin.LLMConfig, error) {
 	var problems []string
 	cfg := builtin.LLMConfig{Model: f.model, Latency: f.latency, Jitter: f.jitter, Dist: f.dist,
-		Tokens: f.tokens, TokensPerSecond: f.tokensPerSecond, ErrorRate: f.errorRate, Seed: f.seed}
+		Tokens: f.tokens, TokensPerSecond: f.tokensPerSecond, ErrorRate: f.errorRate, MaxConcurrency: f.maxConcurrency, Seed: f.seed}
 	var err error
 	if cfg.RateLimit, cfg.RateWindow, err = builtin.ParseRateLimit(f.rateLimit); err != nil {
 		problems = append(problems, "--rate-limit: "+err.Error())

@@ -54,8 +54,18 @@ func TestMain(m *testing.M) {
 	if !given {
 		_ = flag.Set("test.parallel", strconv.Itoa(parallel))
 	}
-	os.Exit(m.Run())
+	if scratch, err = os.MkdirTemp("", "perflab-e2e-"); err != nil {
+		fmt.Fprintf(os.Stderr, "cannot make a scratch directory: %v\n", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(scratch)
+	os.Exit(code)
 }
+
+// scratch is a directory the tests share for what is built once (a
+// static perflab), removed when they end.
+var scratch string
 
 // summary is the part of summary.json the tests read.
 type summary struct {

@@ -3,7 +3,10 @@
 // ServiceAccount, the Job) with the typed API, renders them as YAML, creates
 // them with client-go, follows the Job's pods until it ends, and deletes what
 // it created. What the workers measure travels through the shared store
-// (internal/shard), not through the Kubernetes API.
+// (internal/shard), not through the Kubernetes API. It also builds the
+// image the workers run, from the perflab binary itself (image.go), and
+// writes it as an OCI archive for a cluster's nodes or pushes it to a
+// registry (imagewrite.go).
 package k8s
 
 import (

@@ -16,7 +16,7 @@ import (
 // in reports, and a valid plan when parsed again.
 func (p *Plan) Describe() (json.RawMessage, error) {
 	d := planJSON{Name: p.Name, Description: p.Description, SampleInterval: dur(p.SampleInterval),
-		StopGrace: dur(p.StopGrace), Matrix: matrixJSON(p.Matrix), Compare: describePairs(p.Compare)}
+		StopGrace: dur(p.StopGrace), Matrix: matrixJSON(p.Matrix), Compare: describePairs(p.Compare), Export: describeExports(p.Export)}
 	if p.Repeat > 1 {
 		d.Repeat = p.Repeat
 	}
@@ -49,6 +49,7 @@ type (
 		Repeat         int             `json:"repeat,omitempty"` // only when above 1: a plan run once is described as before
 		Profiles       []profileJSON   `json:"profiles"`
 		Compare        []pairJSON      `json:"compare,omitempty"`
+		Export         []exportJSON    `json:"export,omitempty"`
 	}
 	componentJSON struct {
 		Name        string      `json:"name"`

@@ -41,6 +41,12 @@
 //	        slo: ["error_rate < 0.1%"] # SLO gates on this workload
 //	compare:                          # optional: systems run side by side
 //	  - {a: prometheus, b: vm}        # components, groups or workloads
+//	export:                           # optional: send the measurements live
+//	  - kind: remote-write            # or otlp (http(s):// or grpc(s)://)
+//	    url: http://127.0.0.1:8428/api/v1/write
+//	    headers: {Authorization: "Bearer ${VM_TOKEN}"}
+//	    interval: 1s                  # how often it is pushed (default 1s)
+//	    native_histograms: true       # the latency as a native histogram too (remote-write)
 //
 // String fields of components and every string in workload params are
 // templates: {{name}} is a matrix variable or a built-in (perflab, run_dir,
@@ -72,6 +78,7 @@ type Plan struct {
 	Repeat         int        // times every cell runs, interleaved (RunCells); 1 by default, 0 (built in code) is once
 	Profiles       []Profile  // in file order
 	Compare        []Pair     // systems run side by side, compared in the report
+	Export         []Export   // where the run's measurements are sent live
 
 	File string // the path given to Load or Parse
 	Dir  string // absolute directory that relative paths resolve against

@@ -44,6 +44,9 @@ func (p *Plan) Validate() []error {
 		v.profile(pr)
 	}
 	v.pairs(p)
+	for i := range p.Export {
+		v.export(&p.Export[i])
+	}
 	return v.errs
 }
 

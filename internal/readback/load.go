@@ -67,6 +67,10 @@ func readRun(store *results.Run) (*report.Run, workloadData, error) {
 			r.Timelines = map[string][]analysis.IntervalFigures{}
 		}
 		r.Timelines[w.Name] = analysis.Timeline(ivs)
+		if r.OpTimelines == nil {
+			r.OpTimelines = map[string]map[string][]analysis.IntervalFigures{}
+		}
+		r.OpTimelines[w.Name] = analysis.OpTimelines(ivs)
 	}
 	if r.Cells, err = loadCells(store, meta, wd, r.Workloads); err != nil {
 		return nil, wd, err
@@ -87,7 +91,26 @@ func readRun(store *results.Run) (*report.Run, workloadData, error) {
 	if r.Search, err = loadSearch(store, r); err != nil {
 		return nil, wd, err
 	}
+	if r.Exports, err = loadExports(store); err != nil {
+		return nil, wd, err
+	}
 	return r, wd, nil
+}
+
+// loadExports is what the run's live exports sent and what failed: the
+// message of each event of kind "export" (run.EventExport).
+func loadExports(store *results.Run) ([]string, error) {
+	events, err := store.Events()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range events {
+		if e.Kind == "export" {
+			out = append(out, e.Message)
+		}
+	}
+	return out, nil
 }
 
 // loadSearch reads the search.json of a capacity search's run, with the

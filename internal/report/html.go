@@ -31,7 +31,8 @@ type htmlPage struct {
 	Nav         []htmlLink
 	SLOHeadline string
 	SLO         *table
-	Search      template.HTML // the capacity search, when the run is one
+	Search      template.HTML // the capacity search or sweep, when the run is one
+	SearchTitle string        // "Capacity search" or "Sweep"
 	Matrix      *table
 	MatrixNotes []string
 	Overhead    template.HTML // the Gateway overhead section
@@ -118,6 +119,9 @@ func htmlPageOf(r *Run, charts []PhaseCharts) htmlPage {
 	if r.Tool != "" {
 		pg.Facts = append(pg.Facts, [2]string{"Generator", r.Tool + " on " + r.Host})
 	}
+	for _, line := range r.Exports {
+		pg.Facts = append(pg.Facts, [2]string{"Live export", line})
+	}
 	if len(r.SLO) > 0 {
 		pg.SLOHeadline = sloHeadline(r.SLO)
 		pg.SLO = htmlSLO(r.SLO)
@@ -125,7 +129,7 @@ func htmlPageOf(r *Run, charts []PhaseCharts) htmlPage {
 	if r.Search != nil {
 		d := &doc{}
 		searchSection(d, r.Search, 2)
-		pg.Search = docHTML(d)
+		pg.Search, pg.SearchTitle = docHTML(d), searchTitle(r.Search)
 	}
 	matrix := r.isMatrix()
 	if matrix {
@@ -158,7 +162,7 @@ func htmlNav(pg htmlPage) []htmlLink {
 	for _, s := range []struct {
 		on       bool
 		id, text string
-	}{{pg.SLO != nil, "slo", "SLO gates"}, {pg.Search != "", "search", "Capacity search"},
+	}{{pg.SLO != nil, "slo", "SLO gates"}, {pg.Search != "", "search", pg.SearchTitle},
 		{pg.Matrix != nil, "matrix", "Matrix summary"}, {pg.Overhead != "", "gateway-overhead", "Gateway overhead"}} {
 		if s.on {
 			nav = append(nav, htmlLink{s.id, s.text})
@@ -272,8 +276,10 @@ func htmlWorkloadOf(s *analysis.Summary, implicit bool) htmlWorkload {
 	}
 	hw.Facts = workloadFacts(s, w.Target)
 	hw.Tables = append(hw.Tables, throughputTable(s), latencyTable(s))
-	if t := tokensTable(s); t != nil {
-		hw.Tables = append(hw.Tables, t)
+	for _, t := range []*table{tokensTable(s), lengthsTable(s), goodputTable(s)} {
+		if t != nil {
+			hw.Tables = append(hw.Tables, t)
+		}
 	}
 	if t := errorsTable(s); t != nil {
 		hw.Tables = append(hw.Tables, t)

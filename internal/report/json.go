@@ -59,8 +59,11 @@ type jsonWorkload struct {
 	TTFB          *jsonQ  `json:"ttfb_ms,omitempty"`
 	LatencyOf     string  `json:"latency_of"`               // "successful", or "all" from an old store (3)
 	AllLatency    *jsonQ  `json:"latency_all_ms,omitempty"` // every request, when some failed (3)
-	// Measures are the driver's measures, every operation together (2.4).
-	Measures map[string]jsonQ `json:"measures_ms,omitempty"`
+	// Measures are the driver's measures, every operation together (2.4),
+	// and Lengths and Goodput an LLM's token lengths and goodput (3.1).
+	Measures map[string]jsonQ       `json:"measures_ms,omitempty"`
+	Lengths  map[string]jsonLengths `json:"token_lengths,omitempty"`
+	Goodput  *jsonGoodput           `json:"goodput,omitempty"`
 	// Unissued and ClientWhy: arrivals the dispatcher did not issue, and
 	// the signals of a client-bound verdict (summary 3).
 	Unissued    uint64   `json:"unissued"`
@@ -106,6 +109,9 @@ type jsonOp struct {
 	Measures       map[string]jsonQ       `json:"measures_ms,omitempty"`
 	Counters       map[string]jsonCounter `json:"counters,omitempty"`
 	StreamTokensPS *jsonStreamRate        `json:"stream_tokens_per_second,omitempty"`
+	// Lengths and Goodput are an LLM's token lengths and goodput (3.1).
+	Lengths map[string]jsonLengths `json:"token_lengths,omitempty"`
+	Goodput *jsonGoodput           `json:"goodput,omitempty"`
 }
 
 type jsonQ struct {
@@ -164,6 +170,7 @@ func toJSONWorkload(s *analysis.Summary) jsonWorkload {
 	if s.HasFailedLatency() {
 		jw.AllLatency = optJSONQ(s.AllLatency)
 	}
+	jw.Lengths, jw.Goodput = lengthsJSON(s.Measures), goodputJSON(s.Goodput())
 	jw.Schedule = toJSONSchedule(w)
 	for _, op := range s.Ops {
 		errs := op.Errors

@@ -28,6 +28,9 @@ func Markdown(w io.Writer, r *Run) error {
 	if r.Tool != "" {
 		fmt.Fprintf(b, "| Generator | %s on %s |\n", r.Tool, r.Host)
 	}
+	for _, line := range r.Exports {
+		fmt.Fprintf(b, "| Live export | %s |\n", mdEscape(line))
+	}
 	markdownSLO(b, r)
 	if r.Search != nil {
 		d := &doc{}
@@ -93,6 +96,7 @@ func markdownWorkload(b *strings.Builder, s *analysis.Summary, level int) {
 		b.WriteString("\n" + n + "\n")
 	}
 	markdownTokens(b, s, level+1)
+	markdownLLM(b, s, level+1)
 	if t := errorsTable(s); t != nil {
 		heading(b, level+1, "%s", t.Title)
 		t.markdown(b)

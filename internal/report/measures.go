@@ -12,6 +12,7 @@ import (
 // measureText names each stats.Measure in the latency tables.
 var measureText = [stats.NumMeasures]string{
 	stats.TTFT: "time to first token (streams)",
+	stats.TTST: "time to second token (after the first)",
 	stats.ITL:  "inter-token latency (every gap)",
 	stats.TPOT: "time per output token (per stream)",
 }
@@ -40,7 +41,9 @@ func latencyMeasures(op analysis.Op) []latencyMeasure {
 		all = append(all, latencyMeasure{"latency, failed requests", op.FailedLatency}, latencyMeasure{"latency, all requests", op.AllLatency})
 	}
 	for m, q := range op.Measures {
-		all = append(all, latencyMeasure{measureText[m], q})
+		if !stats.Measure(m).IsLength() {
+			all = append(all, latencyMeasure{measureText[m], q})
+		}
 	}
 	all = append(all, latencyMeasure{"connect (new connections)", op.Connect})
 	out := all[:0]
@@ -128,7 +131,7 @@ func terminalMeasures(w io.Writer, r *Run) {
 		for _, op := range s.Ops {
 			var parts []string
 			for m, q := range op.Measures {
-				if q.Count > 0 {
+				if q.Count > 0 && !stats.Measure(m).IsLength() {
 					parts = append(parts, fmt.Sprintf("%s p50 %s p99 %s", stats.Measure(m), dur(q.P50), dur(q.P99)))
 				}
 			}
@@ -138,6 +141,7 @@ func terminalMeasures(w io.Writer, r *Run) {
 			if p50, _ := op.StreamTokensPerSecond(); p50 > 0 {
 				parts = append(parts, fmt.Sprintf("%s tokens/s per stream (p50)", num3(p50)))
 			}
+			parts = append(parts, terminalLLM(op)...)
 			if len(parts) > 0 {
 				fmt.Fprintf(w, "%s %s: %s\n", s.Workload.Name, op.Name, strings.Join(parts, ", "))
 			}
@@ -160,7 +164,7 @@ type jsonStreamRate struct {
 func measuresJSON(qs [stats.NumMeasures]analysis.Quantiles) map[string]jsonQ {
 	var out map[string]jsonQ
 	for m, q := range qs {
-		if q.Count == 0 {
+		if q.Count == 0 || stats.Measure(m).IsLength() {
 			continue
 		}
 		if out == nil {
@@ -174,12 +178,16 @@ func measuresJSON(qs [stats.NumMeasures]analysis.Quantiles) map[string]jsonQ {
 // toJSONMeasures fills in op's measures and counters, when it has any.
 func toJSONMeasures(jo *jsonOp, op analysis.Op) {
 	jo.Measures = measuresJSON(op.Measures)
+	jo.Lengths = lengthsJSON(op.Measures)
+	jo.Goodput = goodputJSON(op.Goodput())
 	if !op.HasCounters() {
 		return
 	}
 	jo.Counters = map[string]jsonCounter{}
 	for c, n := range op.Counters {
-		jo.Counters[stats.Counter(c).String()] = jsonCounter{Total: n, PerSecond: op.CountersPS[c]}
+		if c := stats.Counter(c); c != stats.Goodput && c != stats.GoodputJudged { // in "goodput"
+			jo.Counters[c.String()] = jsonCounter{Total: n, PerSecond: op.CountersPS[c]}
+		}
 	}
 	if p50, p10 := op.StreamTokensPerSecond(); p50 > 0 {
 		jo.StreamTokensPS = &jsonStreamRate{P50: p50, P10: p10}

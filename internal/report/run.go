@@ -30,6 +30,9 @@ type Run struct {
 	// Timelines are each workload's per-interval figures, by workload
 	// name, for charts; nil draws none.
 	Timelines map[string][]analysis.IntervalFigures
+	// OpTimelines are each operation's per-interval figures, by workload
+	// then operation (perflab report --format csv).
+	OpTimelines map[string]map[string][]analysis.IntervalFigures
 	// Charts are the charts drawn of the run (Charts), written beside
 	// report.md, which links them; nil when none were written.
 	Charts []PhaseCharts
@@ -49,6 +52,9 @@ type Run struct {
 	// Repeated groups the cells of a repeated run by combination, with
 	// what is computed across the repetitions; nil when Repeat < 2.
 	Repeated []*Repeated
+	// Exports say, one line a target, what the run's live exports sent
+	// and what failed (internal/export's Report).
+	Exports []string
 }
 
 // Var is one variable of a matrix cell.

@@ -35,6 +35,9 @@ type Search struct {
 	Stopped   string              // why the search stopped early (interrupt, a component exited)
 	Knee      *analysis.Knee      // nil when no step is past it
 	Resources *analysis.Resources // of the step at Sustained; nil when none
+	// Sweep is what a sweep found, when the search was one (perflab search
+	// --sweep): its Limit is then analysis.Sweep's.
+	Sweep *Sweep
 }
 
 // SearchStep is one step: a run of the workload at one rate.
@@ -53,6 +56,12 @@ type SearchStep struct {
 	Pass        bool
 	Gates       []Gate
 	Why         string // why the step did not pass
+	// Kind and VUs are a sweep step's: analysis.SweepSynchronous,
+	// SweepThroughput (closed, VUs) or SweepConstant (Rate); "" in a
+	// capacity search.
+	Kind string
+	VUs  int
+	LLM  *StepLLM // nil unless the workload streamed tokens
 }
 
 // TooFewToJudge reports whether the step did not pass only because some
@@ -146,9 +155,13 @@ func stepsText(s *Search) string {
 // SearchMarkdown writes the search's report.
 func SearchMarkdown(w io.Writer, s *Search) error {
 	b := &strings.Builder{}
-	fmt.Fprintf(b, "# Capacity search `%s`\n\n", s.Plan)
+	fmt.Fprintf(b, "# %s `%s`\n\n", searchTitle(s), s.Plan)
 	d := &doc{}
-	searchFacts(d, s, false)
+	if s.Sweep != nil {
+		sweepFacts(d, s, false)
+	} else {
+		searchFacts(d, s, false)
+	}
 	searchSteps(d, s, 2, false)
 	d.markdown(b)
 	if s.Resources != nil {
@@ -162,10 +175,22 @@ func SearchMarkdown(w io.Writer, s *Search) error {
 // searchSection is the search as a section of its run's report, whose
 // phases hold every step's figures and resources.
 func searchSection(d *doc, s *Search, level int) {
-	d.headingID(level, "search", "Capacity search "+code(s.Plan))
-	searchFacts(d, s, true)
+	d.headingID(level, "search", searchTitle(s)+" "+code(s.Plan))
+	if s.Sweep != nil {
+		sweepFacts(d, s, true)
+	} else {
+		searchFacts(d, s, true)
+	}
 	searchSteps(d, s, level+1, true)
 	d.para("Each step ran as a phase of this run, named in the table; its section below holds its figures, charts and resources.")
+}
+
+// searchTitle is what the search is called: a capacity search or a sweep.
+func searchTitle(s *Search) string {
+	if s.Sweep != nil {
+		return "Sweep"
+	}
+	return "Capacity search"
 }
 
 // searchFacts is the result, the limit, the knee and how the search ran;
@@ -190,57 +215,122 @@ func searchFacts(d *doc, s *Search, inRun bool) {
 }
 
 // searchSteps is the table of steps, with the phase each ran as when
-// withPhase.
+// withPhase; a sweep's say their kind, and an LLM's add its figures.
 func searchSteps(d *doc, s *Search, level int, withPhase bool) {
 	d.heading(level, "Steps")
-	t := &table{Head: []string{"#", "Rate", "Achieved", "p50", "p99", "Errors", "Dropped", "Verdict", "Why not"},
-		Right: []bool{true, true, true, true, true, true, true, false, false}}
+	t := &table{}
+	col := func(head string, right bool) { t.Head, t.Right = append(t.Head, head), append(t.Right, right) }
+	col("#", true)
+	if s.Sweep != nil {
+		col("Kind", false)
+	}
+	for _, h := range []string{"Rate", "Achieved", "p50", "p99"} {
+		col(h, true)
+	}
+	llm := anyLLM(s)
+	if llm {
+		for _, h := range llmHead {
+			col(h, true)
+		}
+	}
+	for _, h := range []string{"Errors", "Dropped"} {
+		col(h, true)
+	}
+	col("Verdict", false)
+	col("Why not", false)
 	if withPhase {
-		t.Head, t.Right = append(t.Head, "Phase"), append(t.Right, false)
+		col("Phase", false)
 	}
 	for _, st := range s.Steps {
-		verdict := "pass"
-		if !st.Pass {
-			verdict = strong("fail")
-		}
-		n := fmt.Sprint(st.N)
-		if st.Bisect {
-			n += " (bisect)"
-		}
-		row := []string{n, rateText(st.Rate), fmt.Sprintf("%.1f/s", st.Achieved), dur(st.P50), dur(st.P99),
-			pct(st.ErrorRate, 1), fmt.Sprint(st.Dropped), verdict, dash(st.Why)}
-		if withPhase {
-			row = append(row, code(dash(st.Phase)))
-		}
-		t.Rows = append(t.Rows, row)
+		t.Rows = append(t.Rows, stepRow(s, st, llm, withPhase))
 		t.Fail = append(t.Fail, !st.Pass)
 	}
 	d.table(t)
 }
 
+// stepRow is one row of the steps table.
+func stepRow(s *Search, st SearchStep, llm, withPhase bool) []string {
+	verdict := "pass"
+	if !st.Pass {
+		verdict = strong("fail")
+	}
+	n := fmt.Sprint(st.N)
+	if st.Bisect {
+		n += " (bisect)"
+	}
+	row := []string{n}
+	if s.Sweep != nil {
+		row = append(row, kindText(st))
+	}
+	rate := "–"
+	if st.Rate > 0 {
+		rate = rateText(st.Rate)
+	}
+	row = append(row, rate, fmt.Sprintf("%.1f/s", st.Achieved), dur(st.P50), dur(st.P99))
+	if llm {
+		row = append(row, llmRow(st)...)
+	}
+	row = append(row, pct(st.ErrorRate, 1), fmt.Sprint(st.Dropped), verdict, dash(st.Why))
+	if withPhase {
+		row = append(row, code(dash(st.Phase)))
+	}
+	return row
+}
+
 // SearchTerminal writes the search's summary for the terminal.
 func SearchTerminal(w io.Writer, s *Search) error {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "step\trate\tachieved\tp50\tp99\terrors\tdropped\tverdict\t")
+	llm := anyLLM(s)
+	head := "step\t"
+	if s.Sweep != nil {
+		head += "kind\t"
+	}
+	head += "rate\tachieved\tp50\tp99\t"
+	if llm {
+		head += "ttft p50\titl p50\tgoodput\t"
+	}
+	fmt.Fprintln(tw, head+"errors\tdropped\tverdict\t")
 	for _, st := range s.Steps {
 		verdict := "pass"
 		if !st.Pass {
 			verdict = "FAIL"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%.1f/s\t%s\t%s\t%s\t%d\t%s\t\n", st.N, rateText(st.Rate), st.Achieved, dur(st.P50), dur(st.P99),
-			pct(st.ErrorRate, 1), st.Dropped, verdict)
+		cols := []string{fmt.Sprint(st.N)}
+		if s.Sweep != nil {
+			cols = append(cols, kindText(st))
+		}
+		cols = append(cols, dash(rateOrNone(st.Rate)), fmt.Sprintf("%.1f/s", st.Achieved), dur(st.P50), dur(st.P99))
+		if llm {
+			r := llmRow(st)
+			cols = append(cols, r[0], r[2], r[4])
+		}
+		cols = append(cols, pct(st.ErrorRate, 1), fmt.Sprint(st.Dropped), verdict)
+		fmt.Fprintln(tw, strings.Join(cols, "\t")+"\t")
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nresult: %s\n", unmarked(searchResult(s)))
-	fmt.Fprintf(w, "limit:  %s\n", searchLimit(s))
+	if s.Sweep != nil {
+		fmt.Fprintf(w, "\nresult: %s\n", unmarked(sweepResult(s)))
+		fmt.Fprintf(w, "limit:  %s\n", sweepLimit(s))
+	} else {
+		fmt.Fprintf(w, "\nresult: %s\n", unmarked(searchResult(s)))
+		fmt.Fprintf(w, "limit:  %s\n", searchLimit(s))
+	}
 	fmt.Fprintf(w, "knee:   %s\n", kneeText(s))
 	if s.Resources != nil {
 		fmt.Fprintf(w, "\nresources at %s (%s):\n", rateText(s.Sustained), windowText(s.Resources))
 		return terminalResourceTable(w, s.Resources)
 	}
 	return nil
+}
+
+// rateOrNone is a step's rate, or "" for a closed step, which has none.
+func rateOrNone(r float64) string {
+	if r <= 0 {
+		return ""
+	}
+	return rateText(r)
 }
 
 type jsonSearch struct {
@@ -262,6 +352,7 @@ type jsonSearch struct {
 	KneeFactor   float64          `json:"knee_factor"`
 	KneeMinRise  float64          `json:"knee_min_rise_ms"`
 	SearchParams map[string]any   `json:"search"`
+	Sweep        *jsonSweep       `json:"sweep,omitempty"`
 }
 
 type jsonKnee struct {
@@ -287,6 +378,10 @@ type jsonSearchStep struct {
 	Pass        bool       `json:"pass"`
 	Why         string     `json:"why,omitempty"`
 	Gates       []jsonGate `json:"gates"`
+	// Kind and VUs are a sweep step's; LLM an LLM step's figures.
+	Kind string       `json:"kind,omitempty"`
+	VUs  int          `json:"vus,omitempty"`
+	LLM  *jsonStepLLM `json:"llm,omitempty"`
 }
 
 // SearchJSON writes the search as search.json.
@@ -306,7 +401,12 @@ func SearchJSON(w io.Writer, s *Search) error {
 		if g := toJSONSLO(st.Gates); g != nil {
 			js.Gates = g.Gates
 		}
+		js.Kind, js.VUs, js.LLM = st.Kind, st.VUs, toJSONStepLLM(st.LLM)
 		out.Steps = append(out.Steps, js)
+	}
+	if sw := s.Sweep; sw != nil {
+		out.Sweep = &jsonSweep{Size: sw.Size, VUs: sw.VUs, Sync: round6(sw.Sync), Throughput: round6(sw.Throughput),
+			Rates: append([]float64{}, sw.Rates...), Saturated: sw.Saturated, Share: analysis.SaturationShare}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -336,7 +436,11 @@ func ReadSearchJSON(r io.Reader) (*Search, error) {
 	for _, st := range in.Steps {
 		s.Steps = append(s.Steps, SearchStep{N: st.N, Phase: st.Phase, Rate: st.Rate, Bisect: st.Bisect, Achieved: st.Achieved,
 			P50: fromMS(st.P50), P99: fromMS(st.P99), ErrorRate: st.ErrorRate, Dropped: st.Dropped,
-			ClientBound: st.ClientBound, ClientWhy: st.ClientWhy, Pass: st.Pass, Why: st.Why})
+			ClientBound: st.ClientBound, ClientWhy: st.ClientWhy, Pass: st.Pass, Why: st.Why,
+			Kind: st.Kind, VUs: st.VUs, LLM: fromJSONStepLLM(st.LLM)})
+	}
+	if sw := in.Sweep; sw != nil {
+		s.Sweep = &Sweep{Size: sw.Size, VUs: sw.VUs, Sync: sw.Sync, Throughput: sw.Throughput, Rates: sw.Rates, Saturated: sw.Saturated}
 	}
 	return s, nil
 }

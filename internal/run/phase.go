@@ -42,6 +42,9 @@ func (p *PhaseRun) Plan() *plan.Plan { return p.r.job.Plan }
 // Interval records a workload's interval as it closes and shows it.
 func (p *PhaseRun) Interval(workload string, iv *stats.Interval) {
 	p.r.rec.Interval(workload, iv)
+	if p.r.exp != nil {
+		p.r.exp.Interval(p.exportWorkload(workload), iv)
+	}
 	p.r.events.LoadInterval(workload, iv)
 }
 
@@ -49,6 +52,9 @@ func (p *PhaseRun) Interval(workload string, iv *stats.Interval) {
 func (p *PhaseRun) EndWorkload(name string, sum engine.Summary) {
 	if err := p.r.rec.Store.EndWorkload(name, EndOf(sum, p.Profile.Warmup, p.warmupBy())); err != nil {
 		p.r.rec.Fail(err)
+	}
+	if p.r.exp != nil && !sum.Start.IsZero() {
+		p.r.exp.WorkloadEnd(p.exportWorkload(name), sum.Start, sum.LoadEnd, sum.Unissued)
 	}
 }
 

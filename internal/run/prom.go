@@ -237,6 +237,7 @@ func (ps *promSampling) store(s promSource, res *promapi.Result) []string {
 			ps.r.rec.Fail(err)
 			return warns
 		}
+		ps.r.exportSamples(ps.cell, t, ticks[t])
 		for name := range ticks[t] {
 			ps.last[name] = t
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/perflab/perflab/internal/driver/registry"
 	"github.com/perflab/perflab/internal/engine"
+	"github.com/perflab/perflab/internal/export"
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
@@ -37,6 +38,10 @@ type Job struct {
 	// Scrub takes the run's secrets out of everything it stores and of the
 	// components' logs; nil keeps text as it is.
 	Scrub func(string) string
+	// Export is where the run's measurements are sent as it makes them
+	// (internal/export): its intervals, the generator's and the
+	// components' samples.
+	Export []export.Target
 	// Intervals, when set, is where the run's intervals go instead of its
 	// store (tests: a writer that fails).
 	Intervals func(*results.Run) IntervalWriter
@@ -99,6 +104,8 @@ type runner struct {
 	load       Load
 	strategy   Strategy
 	scrub      func(string) string
+	exp        *export.Set // nil without exports
+	cellNames  []string    // by cell index, for the exports' labels
 }
 
 // Run runs the job until it ends or stop does (a first interrupt: no new
@@ -125,6 +132,12 @@ func Run(stop, kill context.Context, job Job) (*Result, error) {
 	}
 	cells := r.cellList()
 	r.cells, r.matrix = len(cells), len(cells) > 1
+	for _, c := range cells {
+		r.cellNames = append(r.cellNames, c.Name)
+	}
+	if err := r.startExport(); err != nil {
+		return nil, err
+	}
 	var failedCells []string
 	if err := r.load.Open(stop, rec, job.Plan); err != nil {
 		failedCells = append(failedCells, "the workers: "+OneLine(err.Error()))
@@ -138,6 +151,7 @@ func Run(stop, kill context.Context, job Job) (*Result, error) {
 			failedCells = append(failedCells, fmt.Sprintf("cell %s: %s", c.Name, OneLine(msg)))
 		}
 	}
+	r.closeExport()
 	f, _ := r.strategy.(Finisher)
 	return rec.Finish(func(rep *report.Run) (results.Status, error) {
 		return JudgePlan(rep, stop.Err() != nil, rec.Err(), failedCells)

@@ -56,6 +56,7 @@ func (r *runner) startSampling(cell int, interval time.Duration, comps []observe
 			if err := store.WriteSamples(cell, t, out); err != nil {
 				r.rec.Fail(err)
 			}
+			r.exportSamples(cell, t, out)
 		},
 		OnError: func(name string, err error) {
 			msg := fmt.Sprintf("cannot sample %s: %v", name, err)

@@ -32,6 +32,11 @@ type SearchConfig struct {
 	StepDuration       time.Duration
 	Gates              []readback.GateSpec // unscoped: the search has one workload
 	Plan               *plan.Plan
+	// Sweep, when >= 2, makes the search a sweep of that many steps
+	// instead (analysis.Sweep): Start, Max, Factor and Bisect do not
+	// apply, and SweepVUs are the throughput step's VUs and the constant
+	// steps' cap.
+	Sweep, SweepVUs int
 }
 
 // Search is the Strategy of a capacity search: it runs the steps as
@@ -42,6 +47,7 @@ type SearchConfig struct {
 type Search struct {
 	cfg      SearchConfig
 	cs       analysis.CapacitySearch
+	sw       *analysis.Sweep // nil for a capacity search
 	steps    []report.SearchStep
 	profile  plan.Profile // as expanded for the cell
 	workload string       // the workload's name in its profile
@@ -56,7 +62,45 @@ var (
 
 // NewSearch is the search cfg describes.
 func NewSearch(cfg SearchConfig) *Search {
-	return &Search{cfg: cfg, cs: analysis.CapacitySearch{Start: cfg.Start, Max: cfg.Max, Factor: cfg.Factor, Bisect: cfg.Bisect}}
+	s := &Search{cfg: cfg, cs: analysis.CapacitySearch{Start: cfg.Start, Max: cfg.Max, Factor: cfg.Factor, Bisect: cfg.Bisect}}
+	if cfg.Sweep >= 2 {
+		s.sw = &analysis.Sweep{Size: cfg.Sweep}
+	}
+	return s
+}
+
+// stepShape is the load of one step: a rate (the open model), or a number
+// of VUs (the closed model) when rate is 0.
+type stepShape struct {
+	kind string // a sweep's kind of step; "" in a capacity search
+	rate float64
+	vus  int
+}
+
+// next is the next step's load, or done.
+func (s *Search) next() (stepShape, bool) {
+	if s.sw == nil {
+		rate, done := s.cs.Next()
+		return stepShape{rate: rate}, done
+	}
+	kind, rate, done := s.sw.Next()
+	sh := stepShape{kind: kind, rate: rate}
+	switch kind {
+	case analysis.SweepSynchronous:
+		sh.vus = 1
+	case analysis.SweepThroughput:
+		sh.vus = s.cfg.SweepVUs
+	}
+	return sh, done
+}
+
+// record takes a step's outcome.
+func (s *Search) record(sh stepShape, st report.SearchStep) {
+	if s.sw == nil {
+		s.cs.Record(sh.rate, st.Pass, st.ClientBound)
+		return
+	}
+	s.sw.Record(st.Achieved, st.ClientBound)
 }
 
 // RunPhases is the cell's phase loop: step after step until the search is
@@ -65,34 +109,69 @@ func (s *Search) RunPhases(ctx context.Context, c *Cell, phases []Phase) (string
 	pp := phases[0]
 	s.profile, s.workload, s.target = pp.Profile, pp.Profile.Workloads[0].Name, pp.Workloads[0].Desc.Target
 	for ctx.Err() == nil {
-		rate, done := s.cs.Next()
+		sh, done := s.next()
 		if done {
 			return results.StateCompleted, ""
 		}
 		n := len(s.steps) + 1
 		pr := s.profile
 		pr.Name, pr.Duration, pr.SLO = fmt.Sprintf("step-%02d", n), s.cfg.StepDuration, nil
-		w := pr.Workloads[0]
-		w.Rate, w.SLO = plan.Rate{PerSecond: rate}, nil
+		w := s.stepWorkload(pr.Workloads[0], sh)
 		pr.Workloads = []plan.Workload{w}
 		pw, errs := CompileWorkload(s.cfg.Plan, c.Cell, pr, w, false)
 		if len(errs) > 0 {
 			return results.StateFailed, errors.Join(errs...).Error()
 		}
-		c.Events().Note(fmt.Sprintf("search step %d at %s", n, rateStr(rate)))
+		c.Events().Note(fmt.Sprintf("%s step %d %s", s.what(), n, shapeStr(sh)))
 		if state, msg := c.RunPhase(ctx, Phase{Profile: pr, Workloads: []Workload{pw}}); state != results.StateCompleted {
 			s.stopped = OneLine(msg)
 			return state, msg
 		}
-		st, err := s.judge(c.Record(), n, rate, pr.Name, pw.Desc.Name)
+		st, err := s.judge(c.Record(), n, sh.rate, pr.Name, pw.Desc.Name)
 		if err != nil {
 			return results.StateFailed, err.Error()
 		}
-		s.cs.Record(rate, st.Pass, st.ClientBound)
+		st.Kind, st.VUs = sh.kind, sh.vus
+		s.record(sh, st)
 		s.steps = append(s.steps, st)
-		c.Events().Note(fmt.Sprintf("step %d at %s: %s", n, rateStr(rate), stepLine(st)))
+		c.Events().Note(fmt.Sprintf("step %d %s: %s", n, shapeStr(sh), stepLine(st)))
 	}
 	return results.StateCompleted, ""
+}
+
+// stepWorkload is the plan's workload w at the step's load: at a rate in
+// the open model, else with sh.vus VUs in the closed model. A sweep caps
+// its constant steps' VUs at SweepVUs.
+func (s *Search) stepWorkload(w plan.Workload, sh stepShape) plan.Workload {
+	w.SLO = nil
+	if sh.rate <= 0 {
+		w.Model, w.Concurrency, w.Rate = plan.Closed, sh.vus, plan.Rate{}
+		return w
+	}
+	w.Model, w.Rate, w.Concurrency = plan.Open, plan.Rate{PerSecond: sh.rate}, 0
+	if s.sw != nil {
+		w.VUs = plan.VUs{Min: min(max(w.VUs.Min, 1), s.cfg.SweepVUs), Max: s.cfg.SweepVUs}
+	}
+	return w
+}
+
+// what names the search in its progress notes.
+func (s *Search) what() string {
+	if s.sw != nil {
+		return "sweep"
+	}
+	return "search"
+}
+
+// shapeStr is a step's load in words: "at 200/s", "throughput (64 VUs)".
+func shapeStr(sh stepShape) string {
+	switch {
+	case sh.rate > 0 && sh.kind != "":
+		return sh.kind + " at " + rateStr(sh.rate)
+	case sh.rate > 0:
+		return "at " + rateStr(sh.rate)
+	}
+	return fmt.Sprintf("%s (%d VUs)", sh.kind, sh.vus)
 }
 
 // judge reads the step's figures from the store and judges its gates.
@@ -127,7 +206,11 @@ func (s *Search) judge(rec *Record, n int, rate float64, phase, workload string)
 			why = append(why, fmt.Sprintf("%s: insufficient data (%s)", g.Expr, g.Note))
 		}
 	}
-	if st.Achieved < minAchieved*rate {
+	switch {
+	case st.Achieved >= minAchieved*rate:
+	case s.sw != nil:
+		why = append(why, fmt.Sprintf("over-saturated: achieved %.1f/s, under %.0f %% of the rate", st.Achieved, 100*analysis.SaturationShare))
+	default:
 		why = append(why, fmt.Sprintf("achieved %.1f/s, under %.0f %% of the rate", st.Achieved, 100*minAchieved))
 	}
 	// Latency counts from each arrival's intended start, so a generator
@@ -144,7 +227,7 @@ func (s *Search) judge(rec *Record, n int, rate float64, phase, workload string)
 
 // fillStep copies the figures of the step's workload.
 func fillStep(st *report.SearchStep, sum *analysis.Summary) {
-	st.Achieved, st.Dropped = sum.Rate, sum.Dropped
+	st.Achieved, st.Dropped, st.LLM = sum.Rate, sum.Dropped, stepLLM(sum)
 	var reqs, ok int64
 	for _, op := range sum.Ops {
 		reqs, ok = reqs+op.Requests, ok+op.OK
@@ -178,14 +261,13 @@ func (s *Search) result(rep *report.Run) *report.Search {
 	for _, g := range s.cfg.Gates {
 		out.Gates = append(out.Gates, g.Expr)
 	}
+	if s.sw != nil {
+		s.sweepResult(out)
+	}
 	if s.stopped != "" {
 		out.Limit = "stopped"
 	}
-	var pts []analysis.RateLatency
-	for _, st := range s.steps {
-		pts = append(pts, analysis.RateLatency{Rate: st.Rate, P99: st.P99, Count: st.Count})
-	}
-	if k, ok := analysis.FindKnee(pts); ok {
+	if k, ok := analysis.FindKnee(s.kneePoints()); ok {
 		out.Knee = &k
 	}
 	for _, st := range s.steps {
@@ -213,6 +295,9 @@ func rateStr(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) + "/
 func (s *Search) Judge(rep *report.Run, status results.Status, err error) (results.Status, error) {
 	res := s.result(rep)
 	rep.Search = res
+	if s.sw != nil {
+		return s.judgeSweep(res, status, err)
+	}
 	if err != nil || res.Sustained != 0 {
 		return status, err
 	}
@@ -252,25 +337,12 @@ func searchWhy(s *report.Search) string {
 // CheckSearchPlan checks that p is one cell with one profile holding one
 // open-model workload without stages, and a warm-up shorter than a step.
 func CheckSearchPlan(p *plan.Plan, step time.Duration) error {
-	if n := len(p.Cells()); n != 1 {
-		return Invalid("perflab search runs one configuration, and the plan's matrix has %d cells: remove the matrix or copy the plan per configuration", n)
-	}
-	if len(p.Profiles) != 1 {
-		var names []string
-		for _, pr := range p.Profiles {
-			names = append(names, pr.Name)
-		}
-		return Invalid("perflab search uses one profile: give --profile NAME (the plan has %s)", strings.Join(names, ", "))
+	if err := checkOneWorkload(p, step, "perflab search", "raises the rate of"); err != nil {
+		return err
 	}
 	pr := p.Profiles[0]
-	if len(pr.Workloads) != 1 {
-		return Invalid("perflab search raises the rate of one workload, and profile %s has %d: make a profile with the one to search with", pr.Name, len(pr.Workloads))
-	}
 	if w := pr.Workloads[0]; w.Model != plan.Open || len(w.Stages) > 0 {
 		return Invalid("workload %s of profile %s: perflab search needs an open-model workload at a constant rate (rate: …), not stages or a concurrency", w.Name, pr.Name)
-	}
-	if pr.Warmup >= step {
-		return Invalid("profile %s has a warm-up of %v, as long as a step (--step-duration %v)", pr.Name, pr.Warmup, step)
 	}
 	return nil
 }

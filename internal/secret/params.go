@@ -88,19 +88,20 @@ func Headers(h http.Header) map[string]string {
 }
 
 // Args is a command line as perflab records it: the values of
-// credential-named headers (-H "Name: value") masked unless they are
-// ${VAR} references, and URLs (an argument with "://" in it, or a flag's
-// value after "=") as URL shows them.
+// credential-named headers (-H or --export-header "Name: value") masked
+// unless they are ${VAR} references, and URLs (an argument with "://" in
+// it, a flag's value after "=", or the URL of KIND=URL) as URL shows
+// them.
 func Args(args []string) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
 		switch {
-		case i > 0 && (args[i-1] == "-H" || args[i-1] == "--H"):
+		case i > 0 && headerFlags[args[i-1]]:
 			out[i] = a
 			if k, v, ok := strings.Cut(a, ":"); ok && SensitiveName(k) && !isEnvRef(strings.TrimSpace(v)) {
 				out[i] = k + ": " + Redacted
 			}
-		case strings.HasPrefix(a, "-H=") || strings.HasPrefix(a, "--H="):
+		case headerFlags[strings.SplitN(a, "=", 2)[0]]:
 			out[i] = a
 			if k, _, ok := strings.Cut(a, ":"); ok && SensitiveName(k) {
 				out[i] = k + ": " + Redacted
@@ -112,16 +113,23 @@ func Args(args []string) []string {
 	return out
 }
 
+// headerFlags are the flags whose value is a header, 'Name: value'.
+var headerFlags = map[string]bool{"-H": true, "--H": true, "-export-header": true, "--export-header": true}
+
 // argURL is a command-line argument with its URL, if any, as URL shows it.
 func argURL(a string) string {
 	if !strings.Contains(a, "://") {
 		return a
 	}
+	name, v, ok := strings.Cut(a, "=")
 	if strings.HasPrefix(a, "-") {
-		if name, v, ok := strings.Cut(a, "="); ok && strings.Contains(v, "://") {
-			return name + "=" + URL(v)
+		if ok && strings.Contains(v, "://") {
+			return name + "=" + argURL(v)
 		}
 		return a
+	}
+	if ok && !strings.Contains(name, "://") && strings.Contains(v, "://") { // KIND=URL, as --export takes
+		return name + "=" + URL(v)
 	}
 	return URL(a)
 }

@@ -48,3 +48,13 @@ func TestHeadersAndArgs(t *testing.T) {
 		t.Errorf("Args =\n%q\nwant\n%q", got, want)
 	}
 }
+
+func TestArgsExport(t *testing.T) {
+	args := []string{"perflab", "run", "p.yaml", "--export", "remote-write=http://u:pw@127.0.0.1:1/api/v1/write", "--export=otlp=grpc://127.0.0.1:4317",
+		"--export-header", "Authorization: Bearer lit", "--export-header=X-Token: t", "-export-header", "X-Key: ${K}"}
+	want := []string{"perflab", "run", "p.yaml", "--export", "remote-write=http://u:xxxxx@127.0.0.1:1/api/v1/write", "--export=otlp=grpc://127.0.0.1:4317",
+		"--export-header", "Authorization: [redacted]", "--export-header=X-Token: [redacted]", "-export-header", "X-Key: ${K}"}
+	if got := Args(args); !reflect.DeepEqual(got, want) {
+		t.Errorf("Args =\n%q\nwant\n%q", got, want)
+	}
+}

@@ -137,6 +137,23 @@ func (set Set) Scrubber() *Scrubber {
 	return &Scrubber{r: strings.NewReplacer(pairs...), values: values, with: set}
 }
 
+// With is s replacing the values of set too: a run's scrubber with the
+// credentials of its command line added. A nil s gives set's scrubber.
+func (s *Scrubber) With(set Set) *Scrubber {
+	all := Set{}
+	if s != nil {
+		for v, with := range s.with {
+			all[v] = with
+		}
+	}
+	for v, with := range set {
+		if _, ok := all[v]; !ok {
+			all[v] = with
+		}
+	}
+	return all.Scrubber()
+}
+
 // Writer scrubs what is written to an io.Writer. Each Write is scrubbed on
 // its own: perflab prints a line (or a progress update) in one Write.
 type Writer struct {

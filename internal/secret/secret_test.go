@@ -62,3 +62,20 @@ func TestScrubberCutSecret(t *testing.T) {
 		}
 	}
 }
+
+func TestScrubberWith(t *testing.T) {
+	set := Set{}
+	set.Env("plan-secret-value", "${PLAN}")
+	more := Set{}
+	more.Env("flag-secret-value", "${FLAG}")
+	s := set.Scrubber().With(more)
+	if got := s.String("a plan-secret-value b flag-secret-value"); got != "a ${PLAN} b ${FLAG}" {
+		t.Errorf("scrubbed %q", got)
+	}
+	if got := (*Scrubber)(nil).With(more).String("flag-secret-value"); got != "${FLAG}" {
+		t.Errorf("nil With: %q", got)
+	}
+	if (*Scrubber)(nil).With(Set{}) != nil {
+		t.Error("nil With an empty set is not nil")
+	}
+}

@@ -18,6 +18,11 @@ const (
 	// request to the first event that carries content. One value per
 	// successful stream that carried any.
 	TTFT Measure = iota
+	// TTST is the time to second token, as AIPerf defines it: from the
+	// first content event of a stream to the second, so that TTFT + TTST
+	// is when the second token arrived. One value per successful stream
+	// with two content events or more.
+	TTST
 	// ITL is the inter-token latency: the time between two consecutive
 	// content events of a stream. One value per gap, so a stream of n
 	// content events gives n−1 values, as vLLM's benchmark counts it; a
@@ -28,10 +33,29 @@ const (
 	// stream: (end of the stream − first token) / (output tokens − 1),
 	// for streams of at least two output tokens.
 	TPOT
+	// PromptLength and OutputLength are lengths, not durations: the prompt
+	// and output tokens of one successful operation, one value each,
+	// recorded as that many microseconds (LengthTiming) so that they merge
+	// exactly like the timings; Tokens reads a figure back. A length of 0
+	// is not recorded.
+	PromptLength
+	OutputLength
 	NumMeasures
 )
 
-var measureNames = [NumMeasures]string{TTFT: "ttft", ITL: "itl", TPOT: "tpot"}
+var measureNames = [NumMeasures]string{TTFT: "ttft", TTST: "ttst", ITL: "itl", TPOT: "tpot",
+	PromptLength: "prompt_length", OutputLength: "output_length"}
+
+// IsLength reports whether m is a length in tokens rather than a duration.
+func (m Measure) IsLength() bool { return m == PromptLength || m == OutputLength }
+
+// LengthTiming is the value of a length measure m for n tokens.
+func LengthTiming(m Measure, n int64) Timing {
+	return Timing{Measure: m, D: time.Duration(n) * time.Microsecond}
+}
+
+// Tokens is the number of tokens a figure of a length measure stands for.
+func Tokens(d time.Duration) int64 { return int64(d / time.Microsecond) }
 
 func (m Measure) String() string {
 	if m < NumMeasures {
@@ -65,10 +89,16 @@ type Counter uint8
 const (
 	PromptTokens Counter = iota // input tokens, as the answer's usage reports them
 	OutputTokens                // output tokens: the usage's, else one per content event of a stream
+	// GoodputJudged counts the operations judged against goodput bounds
+	// (the openai driver's goodput params): every one, failed ones too,
+	// of a workload that has bounds; Goodput those that met every bound.
+	GoodputJudged
+	Goodput
 	NumCounters
 )
 
-var counterNames = [NumCounters]string{PromptTokens: "prompt_tokens", OutputTokens: "output_tokens"}
+var counterNames = [NumCounters]string{PromptTokens: "prompt_tokens", OutputTokens: "output_tokens",
+	GoodputJudged: "goodput_judged", Goodput: "goodput"}
 
 func (c Counter) String() string {
 	if c < NumCounters {

@@ -69,12 +69,16 @@ func TestShardMergeOfMeasuresIsExact(t *testing.T) {
 			if rng.IntN(500) == 0 {
 				g = time.Duration(rng.Int64N(int64(time.Second)))
 			}
+			if decode == 0 {
+				buf = append(buf, Timing{TTST, g})
+			}
 			decode += g
 			buf = append(buf, Timing{ITL, g})
 		}
 		if tokens > 1 {
 			buf = append(buf, Timing{TPOT, decode / time.Duration(tokens-1)})
 		}
+		buf = append(buf, LengthTiming(PromptLength, 7), LengthTiming(OutputLength, int64(tokens)))
 		s := &Sample{Op: "chat", Intended: start, Start: start, End: start.Add(ttft + decode), Class: OK,
 			Measures: buf, Counters: [NumCounters]int64{PromptTokens: 7, OutputTokens: int64(tokens)}}
 		one.record(s)

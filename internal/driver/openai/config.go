@@ -49,10 +49,30 @@ type Config struct {
 	// user message (chat), the prompt (completions) or the input
 	// (embeddings). Give them inline or in PromptsFile, not both.
 	Prompts []string `yaml:"prompts"`
-	// PromptsFile is a JSONL file of prompts, one per line, each
-	// {"messages": [...]} (chat only; the messages are sent as they are) or
-	// {"prompt": "..."}. See ParsePrompts.
-	PromptsFile string `yaml:"prompts_file"`
+	// PromptsFile is a file of prompts in PromptsFormat: FormatJSONL (the
+	// default), one per line, each {"messages": [...]} (chat only; the
+	// messages are sent as they are) or {"prompt": "..."}, see
+	// ParsePrompts; or FormatShareGPT, see ParseShareGPT.
+	PromptsFile   string `yaml:"prompts_file"`
+	PromptsFormat string `yaml:"prompts_format"`
+
+	// InputTokens makes each prompt instead: generated text of that many
+	// tokens, about one a word (see vocabulary), drawn per request.
+	InputTokens *Lengths `yaml:"input_tokens"`
+	// OutputTokens asks each request for that many output tokens, drawn
+	// per request, as max_tokens (instead of MaxTokens).
+	OutputTokens *Lengths `yaml:"output_tokens"`
+	// IgnoreEOS sends, besides max_tokens, min_tokens equal to it and
+	// "ignore_eos": true, which vLLM and SGLang take, so that the server
+	// writes exactly the tokens asked for rather than stopping at its end
+	// of sequence. OpenAI's own API rejects them: leave it off there.
+	IgnoreEOS bool `yaml:"ignore_eos"`
+	// Seed draws the synthetic prompts and the lengths: request i of a run
+	// (in the order they are sent, across VUs) is the same for the same
+	// seed. 0 picks one at random, which the facts tell.
+	Seed int64 `yaml:"seed"`
+	// Goodput are the bounds a request must meet to count toward goodput.
+	Goodput *Goodput `yaml:"goodput"`
 
 	Timeout time.Duration     `yaml:"timeout"` // whole request, answer included; 0 means DefaultTimeout
 	Headers map[string]string `yaml:"headers"` // extra request headers, e.g. a gateway's key; values never shown
@@ -76,6 +96,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
+	}
+	if c.PromptsFormat == "" {
+		c.PromptsFormat = FormatJSONL
 	}
 	if c.Name == "" {
 		c.Name = c.Endpoint
@@ -128,8 +151,41 @@ func (c Config) check() ([]Prompt, []error) {
 	if !httpguts.ValidHeaderFieldValue(c.APIKey) {
 		add("api_key", "api_key is not a valid header value")
 	}
+	errs = append(errs, c.synthetic()...)
 	prompts, perrs := c.prompts()
 	return prompts, append(errs, perrs...)
+}
+
+// synthetic checks the lengths, goodput and what goes with them.
+func (c Config) synthetic() []error {
+	var errs []error
+	add := func(key, format string, a ...any) { errs = append(errs, driver.ParamErrorf(key, format, a...)) }
+	errs = append(errs, c.InputTokens.problems("input_tokens")...)
+	errs = append(errs, c.OutputTokens.problems("output_tokens")...)
+	errs = append(errs, c.Goodput.problems(c.Stream)...)
+	if c.OutputTokens != nil && c.MaxTokens > 0 {
+		add("output_tokens", "give max_tokens or output_tokens, not both")
+	}
+	if c.Endpoint == EndpointEmbeddings {
+		for key, set := range map[string]bool{"output_tokens": c.OutputTokens != nil, "ignore_eos": c.IgnoreEOS, "goodput": c.Goodput != nil} {
+			if set {
+				add(key, "%s: embeddings have no output tokens", key)
+			}
+		}
+	}
+	if c.IgnoreEOS && c.OutputTokens == nil && c.MaxTokens == 0 {
+		add("ignore_eos", "ignore_eos needs output_tokens or max_tokens: the length to write")
+	}
+	switch c.PromptsFormat {
+	case "", FormatJSONL:
+	case FormatShareGPT:
+		if c.PromptsFile == "" {
+			add("prompts_format", "prompts_format %s is the format of a prompts_file, and none is given", c.PromptsFormat)
+		}
+	default:
+		add("prompts_format", "prompts_format %q is unknown (want %s or %s)", c.PromptsFormat, FormatJSONL, FormatShareGPT)
+	}
+	return errs
 }
 
 // prompts gathers the prompts and checks that the endpoint can send each.
@@ -137,8 +193,17 @@ func (c Config) prompts() ([]Prompt, []error) {
 	var prompts []Prompt
 	var errs []error
 	switch {
+	case c.InputTokens != nil && (len(c.Prompts) > 0 || c.PromptsFile != ""):
+		return nil, []error{driver.ParamErrorf("input_tokens", "give input_tokens, prompts or prompts_file: input_tokens makes the prompts")}
+	case c.InputTokens != nil:
+		return nil, nil
 	case len(c.Prompts) > 0 && c.PromptsFile != "":
 		return nil, []error{driver.ParamErrorf("prompts", "give prompts or prompts_file, not both")}
+	case c.PromptsFile != "" && c.PromptsFormat == FormatShareGPT:
+		prompts, errs = LoadShareGPT(c.PromptsFile)
+		for i, err := range errs {
+			errs[i] = driver.WithKey("prompts_file", err)
+		}
 	case c.PromptsFile != "":
 		prompts, errs = LoadPrompts(c.PromptsFile)
 		for i, err := range errs {
@@ -149,7 +214,7 @@ func (c Config) prompts() ([]Prompt, []error) {
 			prompts = append(prompts, Prompt{Text: p})
 		}
 	default:
-		return nil, []error{driver.ParamErrorf("", "prompts or prompts_file is required")}
+		return nil, []error{driver.ParamErrorf("", "prompts or prompts_file is required, or input_tokens to make them")}
 	}
 	if c.Endpoint != "" && c.Endpoint != EndpointChat {
 		for _, p := range prompts {
@@ -211,10 +276,21 @@ func (c Config) Redacted() string {
 	if c.Temperature != nil {
 		b.WriteString(", temperature " + strconv.FormatFloat(*c.Temperature, 'g', -1, 64))
 	}
-	if c.PromptsFile != "" {
+	switch {
+	case c.InputTokens != nil:
+		b.WriteString(", input_tokens " + c.InputTokens.String())
+	case c.PromptsFile != "" && c.PromptsFormat != FormatJSONL:
+		b.WriteString(", prompts from " + c.PromptsFile + " (" + c.PromptsFormat + ")")
+	case c.PromptsFile != "":
 		b.WriteString(", prompts from " + c.PromptsFile)
-	} else {
+	default:
 		b.WriteString(", " + strconv.Itoa(len(c.Prompts)) + " prompts")
+	}
+	if c.OutputTokens != nil {
+		b.WriteString(", output_tokens " + c.OutputTokens.String())
+	}
+	if c.IgnoreEOS {
+		b.WriteString(", ignore_eos")
 	}
 	if c.APIKey != "" {
 		b.WriteString(", api_key set")

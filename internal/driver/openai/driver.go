@@ -9,13 +9,15 @@
 //     status line), as for the other HTTP-based drivers. Set on successful
 //     operations only, so that refusals answered at once do not bend the
 //     distribution.
-//   - Measures, on successful streams only (a whole answer shows no token
-//     before it ends, so it has none), each from the start of Do like
-//     TTFB, not from the intended start:
+//   - Measures, the timings on successful streams only (a whole answer
+//     shows no token before it ends, so it has none), each from the start
+//     of Do like TTFB, not from the intended start:
 //     stats.TTFT, the time to first token: to the first event that carries
 //     content (delta.content, delta.reasoning or reasoning_content, or a
 //     completion's text); the status line, headers and a role-only first
 //     chunk do not count; none when a stream carried no content.
+//     stats.TTST, the time to second token as AIPerf defines it: from the
+//     first content event to the second.
 //     stats.ITL, the inter-token latency: one value per gap between two
 //     consecutive content events, as vLLM's benchmark counts it; a server
 //     that sends several tokens per event makes it the inter-event latency.
@@ -23,10 +25,16 @@
 //     content event) / (output tokens − 1), one value per stream of two
 //     output tokens or more, where the end is when "data: [DONE]" was read;
 //     1/TPOT is the stream's own rate in tokens/s.
+//     And on every successful operation the lengths: stats.PromptLength,
+//     the prompt tokens, and stats.OutputLength, the output tokens (the
+//     counters below), one value each when not 0.
 //   - Counters, on successful operations: stats.PromptTokens, the usage's
 //     prompt_tokens; stats.OutputTokens, the usage's completion_tokens when
 //     the answer reports usage (streams ask for it with
-//     stream_options.include_usage), else one per content event.
+//     stream_options.include_usage), else one per content event. With
+//     Config.Goodput, on every operation, failed ones too:
+//     stats.GoodputJudged 1, and stats.Goodput 1 when it succeeded and met
+//     every bound (see Goodput).
 //   - Connect: TCP connect time of a connection opened for this request; 0
 //     when one was reused. (The TLS handshake, done by net/http, is not
 //     included.)
@@ -43,6 +51,11 @@
 //
 // Stats and Facts add up the counters over the whole run.
 //
+// Requests: each prompt's body is built once and the prompts are sent in
+// turn; with input_tokens or output_tokens each request is made from the
+// seed and its index instead (see requests), so that a seed sends the same
+// requests again.
+//
 // Connections: one net/http client shared by the VUs, keep-alive, HTTP/1.1
 // or HTTP/2 by ALPN over https, no cap on connections; the body of every
 // answer is read to the end so its connection is reused.
@@ -55,6 +68,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
@@ -91,7 +105,8 @@ type Driver struct {
 	url     *url.URL
 	header  http.Header // shared by every request: net/http does not modify it
 	host    string
-	bodies  [][]byte
+	reqs    *requests
+	seed    int64 // the seed the requests are drawn with
 	next    atomic.Uint64
 	rt      *http.Transport
 	tally   tally
@@ -110,11 +125,15 @@ func New(c Config) (*Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	bodies, err := buildBodies(c, prompts)
+	seed := c.Seed
+	for seed == 0 {
+		seed = rand.Int64()
+	}
+	reqs, err := newRequests(c, prompts, seed)
 	if err != nil {
 		return nil, err
 	}
-	d := &Driver{cfg: c, url: u, bodies: bodies, rt: newTransport(c.Timeout)}
+	d := &Driver{cfg: c, url: u, reqs: reqs, seed: seed, rt: newTransport(c.Timeout)}
 	d.header, d.host = buildHeader(c)
 	return d, nil
 }
@@ -147,7 +166,15 @@ func (x *exchange) trace() *httptrace.ClientTrace {
 // request is stats.Interrupted; the driver's own timeout is stats.Timeout.
 func (d *Driver) Do(ctx context.Context, vu int, r *driver.Result) {
 	r.Reset(d.cfg.Name)
-	body := d.bodies[(d.next.Add(1)-1)%uint64(len(d.bodies))]
+	if d.cfg.Goodput != nil {
+		r.Counters[stats.GoodputJudged] = 1
+		d.tally.judged.Add(1)
+	}
+	body, err := d.reqs.body(d.next.Add(1) - 1)
+	if err != nil { // cannot happen: New encoded a request made the same way
+		r.Class, r.Message = stats.Protocol, truncate("cannot encode request: "+err.Error())
+		return
+	}
 	r.BytesSent = int64(len(body))
 	x := &exchange{start: time.Now()}
 	rctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
@@ -173,9 +200,10 @@ func (d *Driver) Do(ctx context.Context, vu int, r *driver.Result) {
 	case resp.StatusCode >= 300 || resp.StatusCode < 200:
 		r.Class, r.Message = stats.Protocol, "HTTP "+resp.Status+": want 2xx (redirects are not followed)"
 	case d.cfg.Stream:
-		d.readStream(ctx, rctx, x, resp, body2, r)
+		d.judge(x, d.readStream(ctx, rctx, x, resp, body2, r), r)
 	default:
 		d.readWhole(ctx, rctx, x, body2, r)
+		d.judge(x, figures{}, r)
 	}
 }
 
@@ -222,15 +250,23 @@ func (d *Driver) readWhole(ctx, rctx context.Context, x *exchange, body io.Reade
 	d.succeeded(x, r, a.Usage, 0)
 }
 
-// succeeded fills in what a successful operation adds to r (its TTFB and
-// token counters) and counts it: output tokens are the usage's when the
-// answer reported usage, else the stream's content events.
+// succeeded fills in what a successful operation adds to r (its TTFB,
+// token counters and lengths) and counts it: output tokens are the usage's
+// when the answer reported usage, else the stream's content events.
 func (d *Driver) succeeded(x *exchange, r *driver.Result, u *usage, events int64) {
 	r.TTFB = time.Duration(x.firstByte.Load())
 	r.Counters[stats.OutputTokens] = events
 	if u != nil {
 		r.Counters[stats.PromptTokens] = u.PromptTokens
 		r.Counters[stats.OutputTokens] = u.CompletionTokens
+	}
+	for _, l := range []struct {
+		m stats.Measure
+		n int64
+	}{{stats.PromptLength, r.Counters[stats.PromptTokens]}, {stats.OutputLength, r.Counters[stats.OutputTokens]}} {
+		if l.n > 0 {
+			r.Measures = append(r.Measures, stats.LengthTiming(l.m, l.n))
+		}
 	}
 	d.tally.add(r, u != nil)
 }

@@ -132,12 +132,12 @@ func TestMeasuresReuseTheResult(t *testing.T) {
 	d := newDriver(t, Config{URL: srv.URL, Model: "m", Stream: true, Prompts: []string{"x"}})
 	var r driver.Result
 	d.Do(context.Background(), 0, &r)
-	if r.Class != stats.OK || len(r.Measures) != 19+2 {
-		t.Fatalf("%v %s: %d measures, want 19 gaps, TTFT and TPOT", r.Class, r.Message, len(r.Measures))
+	if r.Class != stats.OK || len(r.Measures) != 19+5 {
+		t.Fatalf("%v %s: %d measures, want 19 gaps, TTFT, TTST, TPOT and the two lengths", r.Class, r.Message, len(r.Measures))
 	}
 	backing := &r.Measures[:1][0]
 	d.Do(context.Background(), 0, &r)
-	if len(r.Measures) != 21 || &r.Measures[:1][0] != backing {
+	if len(r.Measures) != 24 || &r.Measures[:1][0] != backing {
 		t.Errorf("second stream: %d measures, same storage %v", len(r.Measures), &r.Measures[:1][0] == backing)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -160,14 +160,15 @@ func TestWholeAnswerUsageAndSizes(t *testing.T) {
 		if r.Class != stats.OK || r.Op != "chat" {
 			t.Fatalf("request %d: %v %s", i, r.Class, r.Message)
 		}
-		if want := int64(len(d.bodies[i%2])); r.BytesSent != want {
+		if want := int64(len(d.reqs.fixed[i%2])); r.BytesSent != want {
 			t.Errorf("request %d: BytesSent %d, want the body's %d", i, r.BytesSent, want)
 		}
 		if r.TTFB < latency || r.TTFB > 10*latency {
 			t.Errorf("request %d: TTFB %v, want the answer's first byte after %v", i, r.TTFB, latency)
 		}
-		if len(r.Measures) != 0 || r.Counters[stats.OutputTokens] != 5 || r.Counters[stats.PromptTokens] != int64(3-2*(i%2)) {
-			t.Errorf("request %d: measures %v, counters %v; want none, and the usage's tokens", i, r.Measures, r.Counters)
+		lengths := []stats.Timing{stats.LengthTiming(stats.PromptLength, int64(3-2*(i%2))), stats.LengthTiming(stats.OutputLength, 5)}
+		if !slices.Equal(r.Measures, lengths) || r.Counters[stats.OutputTokens] != 5 || r.Counters[stats.PromptTokens] != int64(3-2*(i%2)) {
+			t.Errorf("request %d: measures %v, counters %v; want no timing, the usage's tokens and their lengths", i, r.Measures, r.Counters)
 		}
 		sent, recv = sent+r.BytesSent, recv+r.BytesRecv
 	}

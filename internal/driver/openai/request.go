@@ -2,7 +2,6 @@ package openaidriver
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 )
@@ -22,48 +21,45 @@ type requestBody struct {
 	Prompt        *string         `json:"prompt,omitempty"`
 	Input         *string         `json:"input,omitempty"`
 	MaxTokens     int             `json:"max_tokens,omitempty"`
+	MinTokens     int             `json:"min_tokens,omitempty"`
+	IgnoreEOS     bool            `json:"ignore_eos,omitempty"`
 	Temperature   *float64        `json:"temperature,omitempty"`
 	Stream        bool            `json:"stream,omitempty"`
 	StreamOptions *streamOptions  `json:"stream_options,omitempty"`
 }
 
-// buildBodies encodes the body of every prompt once, so that Do only picks
-// one. c has its defaults.
-func buildBodies(c Config, prompts []Prompt) ([][]byte, error) {
-	bodies := make([][]byte, len(prompts))
-	for i, p := range prompts {
-		b := requestBody{Model: c.Model}
-		switch c.Endpoint {
-		case EndpointChat:
-			b.Messages = p.Messages
-			if b.Messages == nil {
-				msgs, err := json.Marshal([]struct {
-					Role    string `json:"role"`
-					Content string `json:"content"`
-				}{{"user", p.Text}})
-				if err != nil {
-					return nil, fmt.Errorf("cannot encode prompt %d: %w", i+1, err)
-				}
-				b.Messages = msgs
+// encodeBody encodes the body of a request of prompt p asking for
+// maxTokens (none when 0). c has its defaults.
+func encodeBody(c Config, p Prompt, maxTokens int) ([]byte, error) {
+	b := requestBody{Model: c.Model}
+	switch c.Endpoint {
+	case EndpointChat:
+		b.Messages = p.Messages
+		if b.Messages == nil {
+			msgs, err := json.Marshal([]struct {
+				Role    string `json:"role"`
+				Content string `json:"content"`
+			}{{"user", p.Text}})
+			if err != nil {
+				return nil, err
 			}
-		case EndpointCompletions:
-			b.Prompt = &p.Text
-		case EndpointEmbeddings:
-			b.Input = &p.Text
+			b.Messages = msgs
 		}
-		if c.Endpoint != EndpointEmbeddings {
-			b.MaxTokens, b.Temperature = c.MaxTokens, c.Temperature
-			if c.Stream {
-				b.Stream, b.StreamOptions = true, &streamOptions{IncludeUsage: true}
-			}
-		}
-		enc, err := json.Marshal(b)
-		if err != nil {
-			return nil, fmt.Errorf("cannot encode prompt %d: %w", i+1, err)
-		}
-		bodies[i] = enc
+	case EndpointCompletions:
+		b.Prompt = &p.Text
+	case EndpointEmbeddings:
+		b.Input = &p.Text
 	}
-	return bodies, nil
+	if c.Endpoint != EndpointEmbeddings {
+		b.MaxTokens, b.Temperature = maxTokens, c.Temperature
+		if c.IgnoreEOS {
+			b.MinTokens, b.IgnoreEOS = maxTokens, true
+		}
+		if c.Stream {
+			b.Stream, b.StreamOptions = true, &streamOptions{IncludeUsage: true}
+		}
+	}
+	return json.Marshal(b)
 }
 
 // buildHeader is the header every request carries: JSON in, JSON or

@@ -81,9 +81,13 @@ func (s *streamState) onData(data []byte) (bool, error) {
 		return false, &protocolError{"error in stream: " + msg}
 	}
 	if c.hasContent() {
-		if s.first.IsZero() {
+		switch {
+		case s.first.IsZero():
 			s.first = now
-		} else {
+		case s.events == 1:
+			s.r.Measures = append(s.r.Measures, stats.Timing{Measure: stats.TTST, D: now.Sub(s.first)})
+			fallthrough
+		default:
 			s.r.Measures = append(s.r.Measures, stats.Timing{Measure: stats.ITL, D: now.Sub(s.last)})
 		}
 		s.last = now
@@ -95,11 +99,12 @@ func (s *streamState) onData(data []byte) (bool, error) {
 	return false, nil
 }
 
-// readStream reads a streamed answer to its end and fills in r.
-func (d *Driver) readStream(ctx, rctx context.Context, x *exchange, resp *http.Response, body io.Reader, r *driver.Result) {
+// readStream reads a streamed answer to its end, fills in r and returns
+// the request's figures for goodput.
+func (d *Driver) readStream(ctx, rctx context.Context, x *exchange, resp *http.Response, body io.Reader, r *driver.Result) figures {
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
 		r.Class, r.Message = stats.Protocol, truncate(fmt.Sprintf("stream asked for, got Content-Type %q", resp.Header.Get("Content-Type")))
-		return
+		return figures{}
 	}
 	br, _ := d.readers.Get().(*bufio.Reader)
 	if br == nil {
@@ -122,17 +127,22 @@ func (d *Driver) readStream(ctx, rctx context.Context, x *exchange, resp *http.R
 	}
 	if err != nil {
 		r.Measures = r.Measures[:0] // a failed stream's gaps are not data
-		return
+		return figures{}
 	}
 	d.succeeded(x, r, st.usage, st.events)
 	if st.first.IsZero() {
-		return
+		return figures{}
 	}
-	r.Measures = append(r.Measures, stats.Timing{Measure: stats.TTFT, D: st.first.Sub(x.start)})
+	f := figures{ttft: st.first.Sub(x.start), hasTTFT: true}
+	r.Measures = append(r.Measures, stats.Timing{Measure: stats.TTFT, D: f.ttft})
 	if n := r.Counters[stats.OutputTokens]; n > 1 {
-		tpot := st.done.Sub(st.first) / time.Duration(n-1)
-		r.Measures = append(r.Measures, stats.Timing{Measure: stats.TPOT, D: tpot})
+		f.tpot = st.done.Sub(st.first) / time.Duration(n-1)
+		r.Measures = append(r.Measures, stats.Timing{Measure: stats.TPOT, D: f.tpot})
 	}
+	if st.events > 1 {
+		f.itl, f.hasSteps = st.last.Sub(st.first)/time.Duration(st.events-1), true
+	}
+	return f
 }
 
 // readEvents reads server-sent events from br and calls onData with the

@@ -1,6 +1,7 @@
 package openaidriver
 
 import (
+	"fmt"
 	"strconv"
 	"sync/atomic"
 
@@ -19,11 +20,14 @@ type Stats struct {
 	// OutputTokens is usage's completion_tokens when reported, else one per
 	// content event of a stream; summed.
 	OutputTokens int64
+	// Judged is every request, failed ones too, when Config.Goodput is
+	// set; Good those of them that met every bound.
+	Judged, Good int64
 }
 
 // tally counts Stats across VUs.
 type tally struct {
-	requests, withUsage, prompt, output atomic.Int64
+	requests, withUsage, prompt, output, judged, good atomic.Int64
 }
 
 // add counts one successful operation whose Counters r holds.
@@ -40,7 +44,7 @@ func (t *tally) add(r *driver.Result, withUsage bool) {
 func (d *Driver) Stats() Stats {
 	t := &d.tally
 	return Stats{Requests: t.requests.Load(), WithUsage: t.withUsage.Load(),
-		PromptTokens: t.prompt.Load(), OutputTokens: t.output.Load()}
+		PromptTokens: t.prompt.Load(), OutputTokens: t.output.Load(), Judged: t.judged.Load(), Good: t.good.Load()}
 }
 
 // Facts describes the workload (no secret: see Config.Redacted) and the
@@ -50,12 +54,29 @@ func (d *Driver) Stats() Stats {
 // and reported over the steady-state window.
 func (d *Driver) Facts() []driver.Fact {
 	s := d.Stats()
-	return []driver.Fact{
-		{Name: "api", Value: d.cfg.Redacted()},
-		{Name: "prompts", Value: strconv.Itoa(len(d.bodies))},
-		{Name: "successful requests", Value: strconv.FormatInt(s.Requests, 10)},
-		{Name: "answers with usage", Value: strconv.FormatInt(s.WithUsage, 10)},
-		{Name: "prompt tokens", Value: strconv.FormatInt(s.PromptTokens, 10)},
-		{Name: "output tokens", Value: strconv.FormatInt(s.OutputTokens, 10)},
+	facts := []driver.Fact{{Name: "api", Value: d.cfg.Redacted()}}
+	if n := d.reqs.count(); n > 0 {
+		facts = append(facts, driver.Fact{Name: "prompts", Value: strconv.Itoa(n)})
+	} else {
+		facts = append(facts, driver.Fact{Name: "seed", Value: d.seedText()})
 	}
+	facts = append(facts,
+		driver.Fact{Name: "successful requests", Value: strconv.FormatInt(s.Requests, 10)},
+		driver.Fact{Name: "answers with usage", Value: strconv.FormatInt(s.WithUsage, 10)},
+		driver.Fact{Name: "prompt tokens", Value: strconv.FormatInt(s.PromptTokens, 10)},
+		driver.Fact{Name: "output tokens", Value: strconv.FormatInt(s.OutputTokens, 10)})
+	if g := d.cfg.Goodput; g != nil {
+		facts = append(facts, driver.Fact{Name: "goodput", Value: fmt.Sprintf("%d of %d requests met %s (whole run)", s.Good, s.Judged, g)})
+	}
+	return facts
+}
+
+// seedText is the seed the requests were drawn with, and how to draw the
+// same again when perflab picked it.
+func (d *Driver) seedText() string {
+	s := strconv.FormatInt(d.seed, 10)
+	if d.cfg.Seed == 0 {
+		s += " (picked at random: seed: " + s + " sends the same requests again)"
+	}
+	return s
 }

@@ -105,11 +105,20 @@ func coresAvailable(procRoot, cgroupRoot string) (float64, error) {
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
 		return 0, fmt.Errorf("cannot read the CPU affinity: %w", err)
 	}
-	cores := float64(min(set.Count(), runtime.GOMAXPROCS(0)))
-	if q, ok := cgroup.CPUQuota(procRoot, cgroupRoot, os.Getpid()); ok {
-		cores = min(cores, q)
+	limit, limited := cgroup.CPULimit(procRoot, "/", cgroupRoot, os.Getpid())
+	return cores(set.Count(), runtime.GOMAXPROCS(0), limit, limited), nil
+}
+
+// cores are the cores a process may use: the CPUs it may run on, its
+// GOMAXPROCS and its cgroup's CPU limit, whichever is least. Since Go
+// 1.25 GOMAXPROCS follows a cgroup limit but never goes below 2, so a
+// 500m container's GOMAXPROCS is 2: the limit, not GOMAXPROCS, says 0.5.
+func cores(affinity, gomaxprocs int, limit float64, limited bool) float64 {
+	c := float64(min(affinity, gomaxprocs))
+	if limited {
+		c = min(c, limit)
 	}
-	return cores, nil
+	return c
 }
 
 // quantileSince returns the q-quantile of the observations h gained since

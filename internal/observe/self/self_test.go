@@ -114,3 +114,25 @@ func TestCoresAvailableHeedsGOMAXPROCS(t *testing.T) {
 		t.Errorf("%v cores with GOMAXPROCS 1", cores)
 	}
 }
+
+// TestCoresUnderALimit (issue 17): a worker pod limited to 500m on a
+// 2-core node has GOMAXPROCS 2 (Go's floor) and 2 CPUs in its affinity:
+// its cores are the limit's 0.5, so that a worker pegged at its limit is
+// called client-bound; without a limit, the least of CPUs and GOMAXPROCS.
+func TestCoresUnderALimit(t *testing.T) {
+	for _, c := range []struct {
+		affinity, gomaxprocs int
+		limit                float64
+		limited              bool
+		want                 float64
+	}{
+		{2, 2, 0.5, true, 0.5},
+		{2, 2, 0, false, 2},
+		{8, 4, 6, true, 4},
+		{2, 8, 0, false, 2},
+	} {
+		if got := cores(c.affinity, c.gomaxprocs, c.limit, c.limited); got != c.want {
+			t.Errorf("cores(%d, %d, %v, %v) = %v, want %v", c.affinity, c.gomaxprocs, c.limit, c.limited, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,39 @@
+package cli
+
+import (
+	"encoding/csv"
+	"encoding/xml"
+	"strings"
+	"testing"
+
+	"github.com/perflab/perflab/internal/results/resultstest"
+)
+
+// TestReportCSVAndJUnit (issue 20, item 4): perflab report --format csv
+// gives a row per operation per interval of a stored run (two cells of 30
+// one-second intervals of one operation: 60 rows), --format junit a JUnit
+// suite whose run-state case fails for a run that failed.
+func TestReportCSVAndJUnit(t *testing.T) {
+	dir := resultstest.WritePlanRun(t, t.TempDir())
+	code, out, errs := mainOut("report", dir, "--format", "csv")
+	if code != 0 {
+		t.Fatalf("csv: exit %d: %s", code, errs)
+	}
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil || len(rows) != 61 || rows[1][1] != "GET /" || rows[1][4] != "50" || rows[1][8] != "2.000" {
+		t.Errorf("csv: %d rows, %v; first %q", len(rows), err, rows[1])
+	}
+	code, out, errs = mainOut("report", dir, "--format", "junit")
+	var suites struct {
+		Suites []struct {
+			Tests    int `xml:"tests,attr"`
+			Failures int `xml:"failures,attr"`
+		} `xml:"testsuite"`
+	}
+	if code != 0 || xml.Unmarshal([]byte(out), &suites) != nil || len(suites.Suites) != 1 || suites.Suites[0].Failures != 1 {
+		t.Errorf("junit: exit %d: %s\n%s", code, errs, out)
+	}
+	if code, _, errs := mainOut("report", dir, "--format", "yaml"); code != ExitUsage || !strings.Contains(errs, "csv or junit") {
+		t.Errorf("an unknown format: exit %d: %s", code, errs)
+	}
+}

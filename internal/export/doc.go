@@ -1,0 +1,42 @@
+// Package export sends perflab's measurements, while a run makes them, to
+// a time-series database, so that a load test can be watched on the same
+// Grafana as the system under test: Prometheus remote write 1.0
+// (protobuf, snappy) or OTLP metrics (HTTP/protobuf or gRPC).
+//
+// A run hands a Set each workload's interval as it closes and each
+// component's samples as they are taken; the Set turns them into series
+// once and queues them for every target. Each target's queue is bounded
+// and never blocks the load: when it is full the oldest batch is dropped
+// and counted. A sender per target pushes what is queued every interval
+// (1 s by default) and counts the pushes that failed; Close sends what is
+// left and reports, per target, what was sent and what failed.
+//
+// The series (all labelled run, the run directory's name, and cell when
+// the run has a matrix):
+//
+//	perflab_requests_total{profile,workload,operation}        counter: operations completed, failed ones too
+//	perflab_errors_total{profile,workload,operation,class}    counter: failed operations by error class
+//	perflab_latency_seconds{profile,workload,operation,quantile="0.5|0.9|0.99|1"}
+//	                                                           the interval's quantiles of successful operations
+//	perflab_latency_seconds_sum, perflab_latency_seconds_count counters: of successful operations
+//	perflab_bytes_sent_total, perflab_bytes_received_total     counters, by operation
+//	perflab_dropped_total{profile,workload}                    counter: arrivals that found no free VU
+//	perflab_unissued_total{profile,workload}                   counter: arrivals the generator did not issue (at the workload's end)
+//	perflab_vus{profile,workload}                              gauge: VUs alive at the interval's end
+//	perflab_scheduler_lag_p99_seconds{profile,workload}        gauge: the interval's p99 of dispatch − intended start
+//	perflab_component_<metric>{component}                      gauge: each sampled figure of each component
+//	                                                           (cpu_cores, rss_bytes, cgroup_memory_bytes, go_heap_inuse_bytes,
+//	                                                           gc_per_min, …); the generator is component="perflab"
+//	perflab_component_metric{component,name}                   a metric the plan lists by name (metric_names)
+//
+// Latency is a summary: the quantiles are those the report shows for the
+// interval (HDR histograms, 0.1 % precision), and every receiver takes
+// them. A target may also ask for it as a Prometheus native histogram,
+// perflab_latency_histogram_seconds (cumulative, schema 5), over remote
+// write only: VictoriaMetrics 1.79 drops native histograms and Prometheus
+// 2.x refuses a push that has one unless started with
+// --enable-feature=native-histograms. Each
+// sample carries the time of what it measures: an interval's end, a
+// component's sample time. A counter's first sample is a zero at the start
+// of its first interval, so that increase() over a run is exact.
+package export

@@ -1,0 +1,77 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/analysis"
+)
+
+// sweepFixture is a sweep of 5 that stopped at 80/s: 20/s one at a
+// time, 100/s with 16 VUs, then 46.7/s passed and 73.3/s did not.
+func sweepFixture() *Search {
+	ms := time.Millisecond
+	llm := func(ttft time.Duration) *StepLLM {
+		return &StepLLM{TTFTP50: ttft, TTFTP99: 2 * ttft, ITLP50: 5 * ms, OutputTokensPS: 1000,
+			Goodput: &analysis.Goodput{Good: 90, Judged: 100, Share: 0.9, Rate: 45}}
+	}
+	return &Search{Plan: "llm", Profile: "p", Workload: "chat", Target: "openai chat", StepDuration: 10 * time.Second, Limit: "saturated",
+		Sustained: 46.7, Failed: 73.3,
+		Sweep: &Sweep{Size: 5, VUs: 16, Sync: 20, Throughput: 100, Rates: []float64{46.7, 73.3, 100}, Saturated: 73.3},
+		Steps: []SearchStep{
+			{N: 1, Phase: "step-01", Kind: analysis.SweepSynchronous, VUs: 1, Achieved: 20, P50: 50 * ms, P99: 60 * ms, Pass: true, LLM: llm(20 * ms)},
+			{N: 2, Phase: "step-02", Kind: analysis.SweepThroughput, VUs: 16, Achieved: 100, P50: 160 * ms, P99: 200 * ms, Pass: true, LLM: llm(130 * ms)},
+			{N: 3, Phase: "step-03", Kind: analysis.SweepConstant, Rate: 46.7, Achieved: 46.5, P50: 50 * ms, P99: 70 * ms, Pass: true, LLM: llm(20 * ms)},
+			{N: 4, Phase: "step-04", Kind: analysis.SweepConstant, Rate: 73.3, Achieved: 60.1, P50: 900 * ms, P99: 2 * time.Second,
+				Why: "over-saturated: achieved 60.1/s, under 95 % of the rate", LLM: llm(850 * ms)},
+		}}
+}
+
+// A sweep reports its kind of steps, rates, limit and LLM figures in
+// search.md, the terminal and search.json, which reads back the same.
+func TestSweepReport(t *testing.T) {
+	s := sweepFixture()
+	var md, term, js bytes.Buffer
+	if err := SearchMarkdown(&md, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := SearchTerminal(&term, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := SearchJSON(&js, s); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"# Sweep `llm`", "| Result | synchronous rate **20/s** (one request at a time), throughput **100/s** (16 VUs); highest constant rate that passed: **46.7/s** |",
+		"| Limit | over-saturation at 73.3/s: achieved 60.1/s (a constant rate is over-saturated when it achieves under 95 % of itself) |",
+		"then constant rates (the open model, at most 16 VUs) evenly spaced up to the throughput, lowest first: 46.7/s, 73.3/s, 100/s |",
+		"| # | Kind | Rate | Achieved | p50 | p99 | TTFT p50 | TTFT p99 | ITL p50 | Output tokens/s | Goodput | Errors | Dropped | Verdict | Why not |",
+		"| 2 | throughput (16 VUs) | – | 100.0/s | 160.0 ms | 200.0 ms | 130.0 ms | 260.0 ms | 5.00 ms | 1000/s | 90.00 % (45.0/s) |",
+		"| 4 | constant | 73.3/s | 60.1/s |"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("search.md lacks %q:\n%s", want, md.String())
+		}
+	}
+	for _, want := range []string{"synchronous (1 VU)", "ttft p50", "result: synchronous rate 20/s", "limit:  over-saturation at 73.3/s"} {
+		if !strings.Contains(term.String(), want) {
+			t.Errorf("terminal lacks %q:\n%s", want, term.String())
+		}
+	}
+	back, err := ReadSearchJSON(&js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Sweep == nil || back.Sweep.Saturated != 73.3 || len(back.Sweep.Rates) != 3 || len(back.Steps) != 4 ||
+		back.Steps[1].Kind != analysis.SweepThroughput || back.Steps[1].VUs != 16 || back.Steps[1].LLM == nil ||
+		back.Steps[1].LLM.TTFTP50 != 130*time.Millisecond || back.Steps[1].LLM.Goodput.Share != 0.9 {
+		t.Errorf("read back %+v, steps %+v", back.Sweep, back.Steps)
+	}
+	d := &doc{}
+	searchSection(d, back, 2)
+	var b strings.Builder
+	d.markdown(&b)
+	if !strings.Contains(b.String(), "## Sweep `llm`") || !strings.Contains(b.String(), "| `step-04` |") {
+		t.Errorf("the run report's section:\n%s", b.String())
+	}
+}
