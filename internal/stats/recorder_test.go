@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -128,7 +129,9 @@ func TestMergeIntoADecodedHistogramWidensIt(t *testing.T) {
 
 func TestNamesOfUnknownValues(t *testing.T) {
 	for got, want := range map[string]string{
-		NumClasses.String(): "class(11)", NumMeasures.String(): "measure(3)", NumCounters.String(): "counter(2)",
+		NumClasses.String():  fmt.Sprintf("class(%d)", NumClasses),
+		NumMeasures.String(): fmt.Sprintf("measure(%d)", NumMeasures),
+		NumCounters.String(): fmt.Sprintf("counter(%d)", NumCounters),
 	} {
 		if got != want {
 			t.Errorf("got %q, want %q", got, want)
