@@ -63,6 +63,26 @@ mkdir -p "$OUT"
 GO=${GO:-go}
 module=$($GO list -m)
 
+# gremlins v0.6.0 finds a mutant's package by walking up from its file to
+# a directory named like the package; for a package named otherwise
+# (internal/driver/http is package httpdriver) it tests the module's root,
+# which holds no package, so every mutant "is killed" in no time. gremlins
+# therefore runs with a go of its own first in PATH (`go tool` would put
+# GOROOT/bin first), which tests the package under test instead of the root.
+gremlins=$("$GO" tool -n gremlins)
+realgo=$(command -v "$GO")
+mkdir -p "$OUT/bin"
+cat >"$OUT/bin/go" <<EOF
+#!/usr/bin/env bash
+args=()
+for a in "\$@"; do
+  [ "\$1" = test ] && [ "\$a" = "$module" ] && a=$module/\$MUTATE_PKG
+  args+=("\$a")
+done
+exec "$realgo" "\${args[@]}"
+EOF
+chmod +x "$OUT/bin/go"
+
 for pkg in $PKGS; do
   exclude=()
   for sub in $($GO list "./$pkg/..."); do
@@ -78,7 +98,7 @@ for pkg in $PKGS; do
   coeff=$(( MIN_TIMEOUT * 1000000000 / ($(date +%s%N) - t0) + 1 ))
   coeff=$(( coeff > COEFF ? coeff : COEFF ))
   echo "== $pkg (timeout coefficient $coeff)" >&2
-  (ulimit -v "$MEM_LIMIT" && GOFLAGS=-count=1 exec setsid "$GO" tool gremlins unleash \
+  (ulimit -v "$MEM_LIMIT" && GOFLAGS=-count=1 MUTATE_PKG=$pkg PATH="$OUT/bin:$PATH" exec setsid "$gremlins" unleash \
     --output-statuses l --workers "$WORKERS" --timeout-coefficient "$coeff" "${exclude[@]}" \
     --output "$OUT/${pkg//\//_}.json" "./$pkg") &
   sid=$!
