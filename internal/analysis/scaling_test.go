@@ -176,6 +176,8 @@ func TestScalingVerdicts(t *testing.T) {
 		{"two profiles", []float64{1, 2}, []float64{1, 2}, VerdictTooFew},
 		{"three on a line, one degree of freedom", []float64{200, 600, 1000}, []float64{0.06, 0.14, 0.20}, VerdictTooFew},
 		{"four on a line", []float64{200, 600, 1000, 1400}, []float64{0.06, 0.14, 0.20, 0.29}, VerdictLinear},
+		// issue 18: a falling line is as significant as a rising one (|t|, not t).
+		{"four on a falling line", []float64{200, 600, 1000, 1400}, []float64{0.29, 0.20, 0.14, 0.06}, VerdictLinear},
 		{"flat within 20 %", []float64{1, 2, 3, 4}, []float64{1.0, 1.05, 0.97, 1.02}, VerdictConstant},
 		{"flat, three profiles", []float64{1, 2, 3}, []float64{1.0, 1.05, 0.97}, VerdictConstant},
 		{"scattered", []float64{1, 2, 3, 4}, []float64{1, 3, 1, 3}, VerdictUnclear},
