@@ -138,3 +138,19 @@ func TestNamesOfUnknownValues(t *testing.T) {
 		}
 	}
 }
+
+// TestLengthsReadBackInTokens (issue 18): a prompt or output length goes
+// into a histogram as a timing and comes out of its quantiles and maximum
+// as the same number of tokens, as the report's "output length p50" reads it.
+func TestLengthsReadBackInTokens(t *testing.T) {
+	h := NewHist()
+	for _, n := range []int64{120, 250, 250, 900} {
+		h.Record(LengthTiming(OutputLength, n).D)
+	}
+	if p50, top := Tokens(h.Quantile(0.5)), Tokens(h.Max()); p50 != 250 || top != 900 {
+		t.Errorf("p50 %d tokens, max %d; want 250 and 900", p50, top)
+	}
+	if !OutputLength.IsLength() || !PromptLength.IsLength() || TTFT.IsLength() {
+		t.Error("IsLength: want the two lengths and no duration")
+	}
+}
