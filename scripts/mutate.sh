@@ -10,6 +10,7 @@
 #   scripts/mutate.sh                               # every core package (make mutate)
 #   PKGS=internal/engine/pacer scripts/mutate.sh    # one package
 #   WORKERS=2 COEFF=10 OUT=/tmp/m scripts/mutate.sh # more workers, the timeout factor, keep the JSON
+#   PKGS=internal/analysis FILES="scaling.go sizing.go" scripts/mutate.sh # those files only
 #
 # WORKERS is 1 by default, so that a shared 2-core machine stays usable.
 # gremlins times each mutant out after COEFF times its coverage run of the
@@ -89,6 +90,12 @@ for pkg in $PKGS; do
     rel=${sub#"$module/$pkg"}
     [ -n "$rel" ] && exclude+=(--exclude-files "^${rel#/}/")
   done
+  if [ -n "${FILES:-}" ]; then
+    for f in "$pkg"/*.go; do
+      f=${f##*/}
+      case " $FILES " in *" $f "*) ;; *) exclude+=(--exclude-files "^$f\$") ;; esac
+    done
+  fi
   # The package's coverage run, as gremlins times it (-count=1: never a
   # cached result; the build cached by a first run), sets the coefficient
   # that gives MIN_TIMEOUT.
