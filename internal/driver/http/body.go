@@ -169,7 +169,10 @@ func requestSecrets(h http.Header) []string {
 // control characters becomes one space. It is "" when b is not text (not
 // UTF-8, or with a NUL), save a rune cut at its end.
 func oneLine(b []byte) string {
-	for i := 1; i <= utf8.UTFMax && i <= len(b); i++ { // a rune cut at the end: drop it
+	// A rune cut at the end: drop it. Equivalent mutants: i < UTFMax (a
+	// start UTFMax bytes back begins a whole rune, or b is not UTF-8) and
+	// i < len(b) (a b that is one cut rune reads "" dropped or invalid).
+	for i := 1; i <= utf8.UTFMax && i <= len(b); i++ {
 		if start := len(b) - i; utf8.RuneStart(b[start]) {
 			if !utf8.FullRune(b[start:]) {
 				b = b[:start]

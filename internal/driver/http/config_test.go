@@ -125,6 +125,7 @@ func TestClassify(t *testing.T) {
 		{"not h2", urlErr(errNotH2), live, stats.Protocol, "server did not negotiate h2 by ALPN"},
 		{"eof", urlErr(io.EOF), live, stats.Protocol, "EOF"},
 		{"long", errors.New(strings.Repeat("x", maxMessage+300)), live, stats.Protocol, strings.Repeat("x", maxMessage-3) + "..."},
+		{"at the limit", errors.New(strings.Repeat("x", maxMessage)), live, stats.Protocol, strings.Repeat("x", maxMessage)}, // issue 18
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			class, msg := Classify(tc.err, tc.parent)

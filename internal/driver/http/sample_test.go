@@ -143,6 +143,11 @@ func TestStatusMessage(t *testing.T) {
 		{401, "", "echo: sk-ab", 11, []string{"sk-abcdef"}, "HTTP 401 Unauthorized: echo: sk-ab"}, // not cut: the body ends there
 		{401, "", "echo: sk", 90, []string{"sk-abcdef"}, "HTTP 401 Unauthorized: echo: sk..."},    // under minFragment
 		{401, strings.Repeat("r", reasonMax-5) + " sk-abcdef", "", 0, []string{"sk-abcdef"}, "HTTP 401 " + strings.Repeat("r", reasonMax-5)},
+		// issue 18: the edges
+		{401, "", "echo: sk-", 90, []string{"sk-abcdef"}, "HTTP 401 Unauthorized: echo:..."},                                                       // minFragment bytes: dropped
+		{500, "", strings.Repeat("x", sampleBodyMax), sampleBodyMax, nil, "HTTP 500 Internal Server Error: " + strings.Repeat("x", sampleBodyMax)}, // all of it kept: no "..."
+		{500, "", "\x00oops", 5, nil, "HTTP 500 Internal Server Error"},                                                                            // a NUL first: not text
+		{500, "", " \t oops", 7, nil, "HTTP 500 Internal Server Error: oops"},                                                                      // no space before the text
 	} {
 		if got := statusMessage(tc.code, tc.reason, []byte(tc.head), tc.total, tc.secrets); got != tc.want {
 			t.Errorf("statusMessage(%d, %q, %q, %d) = %q, want %q", tc.code, tc.reason, tc.head, tc.total, got, tc.want)
