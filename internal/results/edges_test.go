@@ -1,0 +1,74 @@
+package results
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// Tests of the edges mutation testing found untested (issue 18).
+
+// TestCountersOfAnOpWithoutMeasures: an operation that counts (goodput)
+// but records no measure keeps its counters.
+func TestCountersOfAnOpWithoutMeasures(t *testing.T) {
+	r := newRunT(t)
+	if err := r.AddWorkload(testWorkloads[0]); err != nil {
+		t.Fatal(err)
+	}
+	iv := testInterval(0)
+	delete(iv.Ops, "PUT /x")
+	delete(iv.Ops, "chat")
+	iv.Ops["GET /"].Counters[stats.GoodputJudged], iv.Ops["GET /"].Counters[stats.Goodput] = 100, 97
+	if err := r.WriteInterval("ingest", iv); err != nil {
+		t.Fatal(err)
+	}
+	ivs, err := reopen(t, r).Intervals("ingest")
+	if err != nil || len(ivs) != 1 {
+		t.Fatalf("Intervals: %v, %d intervals", err, len(ivs))
+	}
+	checkInterval(t, ivs[0], iv)
+}
+
+// TestPhaseWarningsInOneCall: every warning of one call is stored.
+func TestPhaseWarningsInOneCall(t *testing.T) {
+	r := newRunT(t)
+	ws := []PhaseWarning{
+		{Cell: 0, Profile: "low", Component: "tempo", Message: "no series for working_set_bytes"},
+		{Cell: 0, Profile: "low", Component: "node", Message: "step 15s is more than a fifth of the window"},
+	}
+	if err := r.AddPhaseWarnings(ws); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := reopen(t, r).PhaseWarnings(); err != nil || !reflect.DeepEqual(got, ws) {
+		t.Errorf("PhaseWarnings() = %+v, %v; want %+v", got, err, ws)
+	}
+}
+
+// TestVersion2Workloads: a version 2 store's workloads keep their cell,
+// profile and short name.
+func TestVersion2Workloads(t *testing.T) {
+	r := newRunT(t)
+	if err := r.AddWorkload(testWorkloads[1]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.db.Exec(`UPDATE meta SET value = '2' WHERE key = 'schema_version'`); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := reopen(t, r).Workloads()
+	if err != nil || len(ws) != 1 || ws[0].Cell != 1 || ws[0].Profile != "small" || ws[0].Short != "query" {
+		t.Errorf("Workloads() = %+v, %v; want cell 1, profile small, short query", ws, err)
+	}
+}
+
+// TestRepeatMetaOfOne: the reader takes any whole number of 1 or more, as
+// its error says, though perflab writes the key only from 2.
+func TestRepeatMetaOfOne(t *testing.T) {
+	r := newRunT(t)
+	if _, err := r.db.Exec(`INSERT INTO meta (key, value) VALUES ('repeat', '1')`); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := reopen(t, r).Meta(); err != nil || m.Repeat != 1 {
+		t.Errorf("Meta() repeat %d, %v; want 1", m.Repeat, err)
+	}
+}
