@@ -3,11 +3,13 @@ package httpdriver
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -235,6 +237,49 @@ func TestDoSetsEveryField(t *testing.T) {
 			if r.Op != "probe" || r.Class != stats.OK || r.Message != "" || r.BytesSent != 0 || r.BytesRecv != 3 || r.Connect >= time.Hour {
 				t.Errorf("vu %d: result %+v still holds stale fields", vu, r)
 			}
+		}
+	})
+}
+
+// TestVUZeroHasItsOwnConnection (issue 18): VU 0 is a VU like any other,
+// with a client of its own (unless every VU shares a pool); only a
+// negative VU uses the shared one.
+func TestVUZeroHasItsOwnConnection(t *testing.T) {
+	forEachClient(t, func(t *testing.T, c client) {
+		ts := startServer(t, c.mode, okHandler(3))
+		cfg := c.config(ts, "/")
+		d := newDriver(t, cfg)
+		for _, vu := range []int{0, -1, 0, -1} {
+			if r, _ := do(context.Background(), d, vu); r.Class != stats.OK {
+				t.Fatalf("vu %d: %v %q", vu, r.Class, r.Message)
+			}
+		}
+		want := int64(2)
+		if cfg.MaxConns > 0 { // one pool for every VU
+			want = 1
+		}
+		if n := ts.conns.Load(); n != want {
+			t.Errorf("VUs 0 and -1 opened %d connections, want %d", n, want)
+		}
+	})
+}
+
+// TestBodyIsSentWithItsLength (issue 18): a request body goes with a
+// Content-Length, not chunked, and is counted as sent.
+func TestBodyIsSentWithItsLength(t *testing.T) {
+	const body = `{"query":"up"}`
+	forEachClient(t, func(t *testing.T, c client) {
+		var got atomic.Value
+		ts := startServer(t, c.mode, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			got.Store(fmt.Sprintf("%d %v %s", r.ContentLength, r.TransferEncoding, b))
+		}))
+		cfg := c.config(ts, "/")
+		cfg.Method, cfg.Body = http.MethodPost, []byte(body)
+		r, _ := do(context.Background(), newDriver(t, cfg), 0)
+		want := fmt.Sprintf("%d [] %s", len(body), body)
+		if r.Class != stats.OK || r.BytesSent != int64(len(body)) || got.Load() != want {
+			t.Errorf("%v, %d bytes sent; the server read %q, want %q", r.Class, r.BytesSent, got.Load(), want)
 		}
 	})
 }
