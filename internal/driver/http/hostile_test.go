@@ -301,3 +301,27 @@ func TestDoMemoryIgnoresAnnouncedLengthH2C(t *testing.T) {
 			r.Class, r.Message, r.BytesRecv, took, bytes, timeout+time.Second, limit>>20)
 	}
 }
+
+// TestIdleCloseIsRetried (issue 18): a server that closes a keep-alive
+// connection while it is idle fails no request: the one sent on it before
+// the client noticed is tried once more, on a new connection.
+func TestIdleCloseIsRetried(t *testing.T) {
+	serve := func(s *rawServer, c net.Conn, br *bufio.Reader) {
+		if readRequest(br) {
+			_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+		}
+		// and close it, without saying so
+	}
+	forEachRawClient(t, serve, func(t *testing.T, s *rawServer, cfg Config) {
+		d := newDriver(t, cfg)
+		for i := range 3 {
+			if r, _ := do(context.Background(), d, 0); r.Class != stats.OK {
+				t.Errorf("request %d: %v %q", i, r.Class, r.Message)
+			}
+			time.Sleep(20 * time.Millisecond) // the close has arrived
+		}
+		if n := s.conns.Load(); n != 3 {
+			t.Errorf("%d connections, want 3", n)
+		}
+	})
+}
