@@ -392,3 +392,27 @@ func TestTooManyNodesWithoutWorkloads(t *testing.T) {
 		"]}}]\nprofiles: [{name: a, duration: 1s}]\n"
 	onlyProblem(t, []byte(text), "plan.yaml: plan too large: 200,021 YAML nodes, 21 over the limit of 200,000; split it into several plans")
 }
+
+// TestDescribeWritesParamsAndHeadersOnlyWhenSet (issue 18): a workload's
+// params and an export's headers are described when the plan has them,
+// and left out, not written empty, when it has none.
+func TestDescribeWritesParamsAndHeadersOnlyWhenSet(t *testing.T) {
+	p := mustParse(t, `name: x
+export:
+  - {kind: otlp, url: "grpc://127.0.0.1:4317"}
+profiles:
+  - name: a
+    duration: 1s
+    workloads:
+      - {name: w, driver: d, rate: 1/s, params: {path: /x}}
+      - {name: v, driver: d, rate: 1/s}
+`)
+	d, err := p.Describe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(d)
+	if !strings.Contains(s, `"export":[{"kind":"otlp","url":"grpc://127.0.0.1:4317"}]`) || strings.Count(s, `"params"`) != 1 || !strings.Contains(s, `"params":{"path":"/x"}`) {
+		t.Errorf("described %s", d)
+	}
+}
