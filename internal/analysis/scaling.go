@@ -110,6 +110,8 @@ func (f *Fit) judge(sse float64) {
 	f.ResidualSE = math.Sqrt(sse / dof)
 	f.SlopeSE = f.ResidualSE / math.Sqrt(f.sxx)
 	f.InterceptSE = f.ResidualSE * math.Sqrt(1/float64(f.N)+f.meanLoad*f.meanLoad/f.sxx)
+	// Boundary mutants left here and below (< made <=, >= made >): R² and t
+	// are computed floats, equal to their thresholds only for a contrived input.
 	if f.R2 < PoorFitR2 {
 		f.Poor = true
 		f.Notes = append(f.Notes, fmt.Sprintf("R² %.2f is below %.2f: a straight line does not describe it", f.R2, PoorFitR2))

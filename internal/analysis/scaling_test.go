@@ -196,3 +196,24 @@ func TestScalingVerdicts(t *testing.T) {
 		}
 	}
 }
+
+// TestFitNotesSayWhy (issue 18): the notes of a slope not significantly
+// different from 0 give its t, the critical value, the confidence and the
+// degrees of freedom, and say "too few points" only of a line that fits.
+func TestFitNotesSayWhy(t *testing.T) {
+	flat, err := FitLine([]float64{100, 200, 400, 800, 1600}, []float64{1.31, 1.29, 1.30, 1.32, 1.28})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "the slope is not significantly different from 0 (t = -0.85, |t| < 3.18 at 95 %, 3 degrees of freedom)"
+	if len(flat.Notes) != 2 || flat.Notes[1] != want {
+		t.Errorf("scattered flat figures: notes %q, want R² and %q", flat.Notes, want)
+	}
+	few, err := FitLine([]float64{200, 600, 1000}, []float64{0.06, 0.14, 0.20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(few.Notes); n != 2 || !strings.HasPrefix(few.Notes[1], "a line fits (R² 0.99), but 3 points are too few") {
+		t.Errorf("three on a line: notes %q", few.Notes)
+	}
+}
