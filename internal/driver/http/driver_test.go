@@ -283,3 +283,22 @@ func TestBodyIsSentWithItsLength(t *testing.T) {
 		}
 	})
 }
+
+// TestStatus400IsAFailureWithItsBody (issue 18): 400 is the first status
+// that fails a request, with the start of its body in the message; 399 is
+// not a failure.
+func TestStatus400IsAFailureWithItsBody(t *testing.T) {
+	forEachClient(t, func(t *testing.T, c client) {
+		ts := startServer(t, c.mode, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			code, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/"))
+			w.WriteHeader(code)
+			_, _ = io.WriteString(w, "bad field")
+		}))
+		for code, want := range map[int]string{399: "", 400: "HTTP 400 Bad Request: bad field"} {
+			r, _ := do(context.Background(), newDriver(t, c.config(ts, "/"+strconv.Itoa(code))), 0)
+			if r.Message != want || (r.Class == stats.OK) != (code < 400) {
+				t.Errorf("status %d: %v %q, want %q", code, r.Class, r.Message, want)
+			}
+		}
+	})
+}
