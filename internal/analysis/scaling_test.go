@@ -217,3 +217,17 @@ func TestFitNotesSayWhy(t *testing.T) {
 		t.Errorf("three on a line: notes %q", few.Notes)
 	}
 }
+
+// TestPredictAtTheEdgesOfTheRange (issue 18): a prediction at the lowest or
+// the highest load fitted is not an extrapolation.
+func TestPredictAtTheEdgesOfTheRange(t *testing.T) {
+	f, err := FitLine([]float64{1, 2, 3, 4, 5, 6}, []float64{2.1, 3.9, 6.2, 7.8, 10.1, 12.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, load := range []float64{1, 6} {
+		if p := f.Predict(load); p.Extrapolation || len(p.Warnings) != 0 {
+			t.Errorf("at %v: extrapolation %v, warnings %q", load, p.Extrapolation, p.Warnings)
+		}
+	}
+}
