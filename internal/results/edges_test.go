@@ -1,6 +1,9 @@
 package results
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -70,5 +73,37 @@ func TestRepeatMetaOfOne(t *testing.T) {
 	}
 	if m, err := reopen(t, r).Meta(); err != nil || m.Repeat != 1 {
 		t.Errorf("Meta() repeat %d, %v; want 1", m.Repeat, err)
+	}
+}
+
+// TestDirNameKeepsDigits: a run name's digits 0 to 9 and letters a to z
+// stay in its directory name.
+func TestDirNameKeepsDigits(t *testing.T) {
+	if got, want := DirName("v0.9 run_z", testStart), "v0-9-run_z-20261121-172400"; got != want {
+		t.Errorf("DirName = %q, want %q", got, want)
+	}
+}
+
+// TestCreateTriesEverySuffix: the last free name, suffix maxSuffix, is
+// taken.
+func TestCreateTriesEverySuffix(t *testing.T) {
+	parent := t.TempDir()
+	base := DirName("demo", testStart)
+	for i := 1; i < maxSuffix; i++ {
+		name := base
+		if i > 1 {
+			name = fmt.Sprintf("%s-%d", base, i)
+		}
+		if err := os.Mkdir(filepath.Join(parent, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := Create(parent, Meta{Name: "demo", Started: testStart})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if got, want := filepath.Base(r.Dir()), fmt.Sprintf("%s-%d", base, maxSuffix); got != want {
+		t.Errorf("dir %q, want %q", got, want)
 	}
 }
