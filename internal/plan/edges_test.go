@@ -416,3 +416,13 @@ profiles:
 		t.Errorf("described %s", d)
 	}
 }
+
+// TestParamsCutTheFirstKey (issue 18): the first key of params is cut like
+// any other.
+func TestParamsCutTheFirstKey(t *testing.T) {
+	p := mustParse(t, cutPlan)
+	params := p.Profiles[0].Workloads[0].Params
+	if rest, _, found := params.Cut("url"); !found || rest.Has("url") || !rest.Has("method") {
+		t.Errorf("Cut(url): found %v, rest has url %v", found, rest.Has("url"))
+	}
+}
