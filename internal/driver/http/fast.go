@@ -231,7 +231,7 @@ func (fc *fastClient) watch(ctx context.Context) {
 		fc.stopWatch()
 		fc.stopWatch = nil
 	}
-	fc.gen++
+	fc.gen++ // equivalent mutant: --, a new generation is all it needs to be
 	fc.watched = ctx
 	fc.interrupted.Store(false)
 	if ctx.Done() != nil {

@@ -22,7 +22,7 @@ func (d *Driver) doNet(ctx context.Context, st *vuState, start int64, r *driver.
 	rctx, cancel := context.WithTimeout(ctx, d.timeout)
 	defer cancel()
 	req := d.tmpl.WithContext(withTrace(rctx, st))
-	if len(d.body) > 0 {
+	if len(d.body) > 0 { // equivalent mutant: >= 0; net/http probes a Body of no announced length and sends none when it is empty
 		req.Body = &bodyReader{b: d.body}
 		r.BytesSent = int64(len(d.body))
 	}
