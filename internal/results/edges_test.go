@@ -107,3 +107,21 @@ func TestCreateTriesEverySuffix(t *testing.T) {
 		t.Errorf("dir %q, want %q", got, want)
 	}
 }
+
+// TestSamplesOfManyMetricsAtOnce: a tick of more samples than one
+// statement inserts keeps every one.
+func TestSamplesOfManyMetricsAtOnce(t *testing.T) {
+	r := newRunT(t)
+	addComponents(t, r, 0, "db")
+	var points []Sample
+	for i := range samplesPerStmt + 10 {
+		points = append(points, Sample{fmt.Sprintf("m%03d", i), float64(i)})
+	}
+	if err := r.WriteSamples(0, testStart, map[string][]Sample{"db": points}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := reopen(t, r).Samples(0)
+	if err != nil || len(got["db"]) != samplesPerStmt+10 {
+		t.Errorf("Samples: %d metrics, %v; want %d", len(got["db"]), err, samplesPerStmt+10)
+	}
+}
