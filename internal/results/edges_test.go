@@ -49,18 +49,26 @@ func TestPhaseWarningsInOneCall(t *testing.T) {
 }
 
 // TestVersion2Workloads: a version 2 store's workloads keep their cell,
-// profile and short name.
+// profile and short name, and its samples read.
 func TestVersion2Workloads(t *testing.T) {
 	r := newRunT(t)
 	if err := r.AddWorkload(testWorkloads[1]); err != nil {
 		t.Fatal(err)
 	}
+	addComponents(t, r, 1, "vm")
+	if err := r.WriteSamples(1, testStart, map[string][]Sample{"vm": {{"rss_bytes", 1e9}}}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := r.db.Exec(`UPDATE meta SET value = '2' WHERE key = 'schema_version'`); err != nil {
 		t.Fatal(err)
 	}
-	ws, err := reopen(t, r).Workloads()
+	r2 := reopen(t, r)
+	ws, err := r2.Workloads()
 	if err != nil || len(ws) != 1 || ws[0].Cell != 1 || ws[0].Profile != "small" || ws[0].Short != "query" {
 		t.Errorf("Workloads() = %+v, %v; want cell 1, profile small, short query", ws, err)
+	}
+	if got, err := r2.Samples(1); err != nil || len(got["vm"]["rss_bytes"]) != 1 {
+		t.Errorf("Samples(1) = %v, %v; want the one sample", got, err)
 	}
 }
 
