@@ -302,3 +302,16 @@ func TestStatus400IsAFailureWithItsBody(t *testing.T) {
 		}
 	})
 }
+
+// TestEmptyBodyIsOK (issue 18): a response with no body (204) succeeds
+// with 0 bytes received, on every client.
+func TestEmptyBodyIsOK(t *testing.T) {
+	forEachClient(t, func(t *testing.T, c client) {
+		ts := startServer(t, c.mode, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(http.StatusNoContent)
+		}))
+		if r, _ := do(context.Background(), newDriver(t, c.config(ts, "/")), 0); r.Class != stats.OK || r.BytesRecv != 0 {
+			t.Errorf("204: %v %q, %d bytes", r.Class, r.Message, r.BytesRecv)
+		}
+	})
+}
