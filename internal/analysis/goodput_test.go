@@ -83,7 +83,7 @@ func TestLengthsOf(t *testing.T) {
 func TestRateGatesOfAnEmptyWindow(t *testing.T) {
 	sums := goodputFixture()
 	sums[0].Seconds = 0
-	for _, expr := range []string{`goodput_rate >= 25/s`, `output_tokens_rate >= 1/s`} {
+	for _, expr := range []string{`goodput_rate >= 25/s`, `output_tokens_rate >= 1/s`, `rate >= 1/s`} {
 		g, err := slo.ParseGate(expr)
 		if err != nil {
 			t.Fatal(err)
