@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/perflab/perflab/internal/stats"
@@ -131,5 +132,14 @@ func TestSamplesOfManyMetricsAtOnce(t *testing.T) {
 	got, err := reopen(t, r).Samples(0)
 	if err != nil || len(got["db"]) != samplesPerStmt+10 {
 		t.Errorf("Samples: %d metrics, %v; want %d", len(got["db"]), err, samplesPerStmt+10)
+	}
+}
+
+// TestSampleMessageAtItsLimit: a sample message of exactly MaxSample bytes
+// is kept whole, not marked cut.
+func TestSampleMessageAtItsLimit(t *testing.T) {
+	s := strings.Repeat("x", MaxSample)
+	if got := shorten(s); got != s {
+		t.Errorf("shorten of %d bytes: %d bytes ending %q", len(s), len(got), got[len(got)-3:])
 	}
 }
