@@ -426,3 +426,11 @@ func TestParamsCutTheFirstKey(t *testing.T) {
 		t.Errorf("Cut(url): found %v, rest has url %v", found, rest.Has("url"))
 	}
 }
+
+// TestCellLimitReachedBeforeTheLastVariable (issue 18): a matrix that
+// reaches MaxCells exactly and then has one more variable is refused.
+func TestCellLimitReachedBeforeTheLastVariable(t *testing.T) {
+	if got := parseErrors(t, matrixPlan(1, 100, 100, 2)); !strings.Contains(got, "the matrix has more than 10000 cells; split the plan") {
+		t.Errorf("a 100 × 100 × 2 matrix: %s", got)
+	}
+}
