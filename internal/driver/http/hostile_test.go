@@ -325,3 +325,17 @@ func TestIdleCloseIsRetried(t *testing.T) {
 		}
 	})
 }
+
+// TestNoByteNoTTFB (issue 18): a server that closes the connection without
+// a byte of answer fails the request with no time to first byte.
+func TestNoByteNoTTFB(t *testing.T) {
+	serve := func(s *rawServer, c net.Conn, br *bufio.Reader) {
+		readRequest(br) // and close it
+	}
+	forEachRawClient(t, serve, func(t *testing.T, s *rawServer, cfg Config) {
+		r, _ := do(context.Background(), newDriver(t, cfg), 0)
+		if r.Class == stats.OK || r.TTFB != 0 {
+			t.Errorf("%v %q, TTFB %v; want a failure and no TTFB", r.Class, r.Message, r.TTFB)
+		}
+	})
+}
