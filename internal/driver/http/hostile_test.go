@@ -339,3 +339,31 @@ func TestNoByteNoTTFB(t *testing.T) {
 		}
 	})
 }
+
+// TestIdleCloseRetriesOnlyWhatIsReplayable (issue 18): on the fasthttp
+// path a POST is tried once more after an idle close only when it carries
+// an idempotency key; without one its failure is reported.
+func TestIdleCloseRetriesOnlyWhatIsReplayable(t *testing.T) {
+	serve := func(s *rawServer, c net.Conn, br *bufio.Reader) {
+		if readRequest(br) {
+			_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+		}
+	}
+	for _, key := range []string{"Idempotency-Key", "X-Idempotency-Key", ""} {
+		forEachRawClient(t, serve, func(t *testing.T, s *rawServer, cfg Config) {
+			if !useFast(cfg.withDefaults()) {
+				return
+			}
+			cfg.Method, cfg.Body = http.MethodPost, []byte("{}")
+			if key != "" {
+				cfg.Header = http.Header{key: {"k1"}}
+			}
+			d := newDriver(t, cfg)
+			_, _ = do(context.Background(), d, 0)
+			time.Sleep(20 * time.Millisecond) // the close has arrived
+			if r, _ := do(context.Background(), d, 0); (r.Class == stats.OK) != (key != "") {
+				t.Errorf("key %q: %v %q", key, r.Class, r.Message)
+			}
+		})
+	}
+}
