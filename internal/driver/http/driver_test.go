@@ -315,3 +315,21 @@ func TestEmptyBodyIsOK(t *testing.T) {
 		}
 	})
 }
+
+// TestOldContextInterruptsNothing (issue 18): once a VU's requests run
+// under another context, cancelling the one it used before interrupts
+// none of them.
+func TestOldContextInterruptsNothing(t *testing.T) {
+	forEachClient(t, func(t *testing.T, c client) {
+		ts := startServer(t, c.mode, okHandler(3))
+		d := newDriver(t, c.config(ts, "/"))
+		old, cancel := context.WithCancel(context.Background())
+		_, _ = do(old, d, 0)
+		_, _ = do(context.Background(), d, 0)
+		cancel()
+		time.Sleep(20 * time.Millisecond) // what cancel started has run
+		if r, _ := do(context.Background(), d, 0); r.Class != stats.OK {
+			t.Errorf("after the old context's end: %v %q", r.Class, r.Message)
+		}
+	})
+}
