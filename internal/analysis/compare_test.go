@@ -256,3 +256,24 @@ func TestResampleReadsQuantilesAsTheSummary(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareSeriesAtItsEdges (issue 18): MinSeriesSamples samples on each
+// side and 100 resamples give an interval; an interval that touches 1 is
+// not significant.
+func TestCompareSeriesAtItsEdges(t *testing.T) {
+	a, b := make([]float64, MinSeriesSamples), make([]float64, MinSeriesSamples)
+	for i := range a {
+		a[i], b[i] = 1+0.01*float64(i%3), 2+0.01*float64(i%5)
+	}
+	o := DefaultBootstrap()
+	o.Resamples = 100
+	if r := CompareSeries(a, b, o); len(r.Warnings) != 0 || math.IsNaN(r.Low) || r.Significance != Significant {
+		t.Errorf("at the edges: %v in [%v, %v] %v, warnings %q", r.Value, r.Low, r.High, r.Significance, r.Warnings)
+	}
+	for _, lh := range [][2]float64{{1, 2}, {0.5, 1}} {
+		r := Ratio{Value: 1.2, Low: lh[0], High: lh[1]}
+		if r.judge(); r.Significance != NotSignificant {
+			t.Errorf("interval [%v, %v]: %v, want not significant", lh[0], lh[1], r.Significance)
+		}
+	}
+}
