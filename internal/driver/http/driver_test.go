@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
 	"strings"
 	"sync"
@@ -330,6 +331,29 @@ func TestOldContextInterruptsNothing(t *testing.T) {
 		time.Sleep(20 * time.Millisecond) // what cancel started has run
 		if r, _ := do(context.Background(), d, 0); r.Class != stats.OK {
 			t.Errorf("after the old context's end: %v %q", r.Class, r.Message)
+		}
+	})
+}
+
+// TestCallersTraceStaysTheCallers (issue 18): a request under a context
+// that carries the caller's own httptrace calls the caller's hooks for that
+// request only, not for the VU's later ones.
+func TestCallersTraceStaysTheCallers(t *testing.T) {
+	forEachClient(t, func(t *testing.T, c client) {
+		if c.fast {
+			return // fasthttp has no httptrace
+		}
+		ts := startServer(t, c.mode, okHandler(3))
+		d := newDriver(t, c.config(ts, "/"))
+		var calls atomic.Int64
+		ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+			GotFirstResponseByte: func() { calls.Add(1) },
+		})
+		_, _ = do(ctx, d, 0)
+		_, _ = do(context.Background(), d, 0)
+		_, _ = do(context.Background(), d, 0)
+		if n := calls.Load(); n != 1 {
+			t.Errorf("the caller's hook ran %d times, want once", n)
 		}
 	})
 }
