@@ -1,7 +1,7 @@
 # perflab — build and test. `make test` is the command CI runs (.ci/run).
 GO ?= go
 
-.PHONY: build test test-k8s test-race vet bench demo deps
+.PHONY: build test test-k8s test-race vet bench demo deps mutate
 
 # The release build: no file paths of this machine (-trimpath), no symbol
 # table or DWARF (-s -w); the Go runtime's own tables (pclntab) stay, so
@@ -21,6 +21,13 @@ test: vet
 
 vet:
 	$(GO) vet ./...
+
+# Mutation testing of the core packages (go-gremlins, a tool dependency in
+# go.mod): each package's own tests against small changes to its code, one
+# worker at a time; a table of each package's test efficacy at the end.
+# Not part of `make test`: it takes far longer than the suite.
+mutate:
+	GO=$(GO) scripts/mutate.sh
 
 # The tests on a real single-node Kubernetes (internal/testutil/k8scluster;
 # build tag k8s): builds Kubernetes v1.34.4 and kube-state-metrics first if

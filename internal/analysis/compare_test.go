@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -212,5 +213,67 @@ func TestPercentileInterval(t *testing.T) {
 	slices.Reverse(rs)
 	if lo, hi := percentileInterval(rs); lo != 51 || hi != 1950 {
 		t.Errorf("1…2000: [%v, %v], want [51, 1950]", lo, hi)
+	}
+}
+
+// TestCompareLatencyAtItsEdges (issue 18): the fewest latencies a quantile
+// is given for, the fewest batches and the fewest resamples an interval is
+// given for, each exactly, give an interval by bootstrap and no warning.
+func TestCompareLatencyAtItsEdges(t *testing.T) {
+	side := func(base time.Duration) []*stats.Hist {
+		out := make([]*stats.Hist, 25) // ⌈√25⌉ = 5 batches of 5, MinLatencyBatches
+		for i := range out {
+			out[i] = stats.NewHist()
+			for j := range 4 { // 100 latencies in all: MinCountFor(0.99)
+				out[i].Record(base + time.Duration(i*4+j)*time.Microsecond)
+			}
+		}
+		return out
+	}
+	o := DefaultBootstrap()
+	o.Resamples = 100
+	c := CompareLatency(LatencySide{Intervals: side(10 * time.Millisecond)}, LatencySide{Intervals: side(20 * time.Millisecond)}, 0.99, o)
+	r := c.Ratio
+	if len(r.Warnings) != 0 || math.IsNaN(r.Low) || r.Significance != Significant || !strings.HasPrefix(r.Method, "bootstrap") {
+		t.Errorf("at the edges: %v in [%v, %v] %v, warnings %q, method %q", r.Value, r.Low, r.High, r.Significance, r.Warnings, r.Method)
+	}
+}
+
+// TestResampleReadsQuantilesAsTheSummary (issue 18): a bootstrap resample
+// reads a quantile at the same rank as the summary's histogram does, so
+// that an interval is about the figure printed beside it.
+func TestResampleReadsQuantilesAsTheSummary(t *testing.T) {
+	h := stats.NewHist()
+	for v := 1; v <= 10; v++ {
+		h.Record(time.Duration(v) * time.Millisecond)
+	}
+	values, hs, _ := sparse([]*stats.Hist{h}, nil)
+	dense := make([]int64, len(values))
+	rng := DefaultBootstrap().rand()
+	for _, q := range []float64{0.1, 0.25, 0.5, 0.75, 0.99} {
+		if got, want := resampleQuantile(hs, dense, values, q, rng), h.Quantile(q); got != want {
+			t.Errorf("q %v: resample reads %v, the histogram %v", q, got, want)
+		}
+	}
+}
+
+// TestCompareSeriesAtItsEdges (issue 18): MinSeriesSamples samples on each
+// side and 100 resamples give an interval; an interval that touches 1 is
+// not significant.
+func TestCompareSeriesAtItsEdges(t *testing.T) {
+	a, b := make([]float64, MinSeriesSamples), make([]float64, MinSeriesSamples)
+	for i := range a {
+		a[i], b[i] = 1+0.01*float64(i%3), 2+0.01*float64(i%5)
+	}
+	o := DefaultBootstrap()
+	o.Resamples = 100
+	if r := CompareSeries(a, b, o); len(r.Warnings) != 0 || math.IsNaN(r.Low) || r.Significance != Significant {
+		t.Errorf("at the edges: %v in [%v, %v] %v, warnings %q", r.Value, r.Low, r.High, r.Significance, r.Warnings)
+	}
+	for _, lh := range [][2]float64{{1, 2}, {0.5, 1}} {
+		r := Ratio{Value: 1.2, Low: lh[0], High: lh[1]}
+		if r.judge(); r.Significance != NotSignificant {
+			t.Errorf("interval [%v, %v]: %v, want not significant", lh[0], lh[1], r.Significance)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -74,5 +75,22 @@ func TestLengthsOf(t *testing.T) {
 	l := LengthsOf(QuantilesOf(h))
 	if l != (Lengths{Count: 1000, P50: 500, P90: 900, P99: 990, Max: 1000, Mean: 501}) {
 		t.Errorf("lengths %+v", l)
+	}
+}
+
+// TestRateGatesOfAnEmptyWindow (issue 18): a rate over a window of no
+// seconds is no figure: its gates are insufficient, and say why.
+func TestRateGatesOfAnEmptyWindow(t *testing.T) {
+	sums := goodputFixture()
+	sums[0].Seconds = 0
+	for _, expr := range []string{`goodput_rate >= 25/s`, `output_tokens_rate >= 1/s`, `rate >= 1/s`} {
+		g, err := slo.ParseGate(expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs, err := EvaluateGates([]slo.Gate{g}, sums, nil)
+		if err != nil || len(vs) != 1 || vs[0].State != GateInsufficient || !strings.Contains(vs[0].Note, "the window is empty") {
+			t.Errorf("%s: %+v, %v", expr, vs, err)
+		}
 	}
 }

@@ -51,7 +51,7 @@ type Fit struct {
 // dependencies): 1 − p = ½ I_x(dof/2, ½) with x = dof / (dof + t²). Beyond
 // 1e7 degrees of freedom it is the normal quantile.
 func tQuantile(p, dof float64) float64 {
-	if dof > 1e7 {
+	if dof > 1e7 { // equivalent mutant: >=; at 1e7 the t and normal quantiles agree to 7 digits
 		return math.Sqrt2 * math.Erfinv(2*p-1)
 	}
 	x := mathext.InvRegIncBeta(dof/2, 0.5, 2*(1-p))
@@ -110,6 +110,8 @@ func (f *Fit) judge(sse float64) {
 	f.ResidualSE = math.Sqrt(sse / dof)
 	f.SlopeSE = f.ResidualSE / math.Sqrt(f.sxx)
 	f.InterceptSE = f.ResidualSE * math.Sqrt(1/float64(f.N)+f.meanLoad*f.meanLoad/f.sxx)
+	// Boundary mutants left here and below (< made <=, >= made >): R² and t
+	// are computed floats, equal to their thresholds only for a contrived input.
 	if f.R2 < PoorFitR2 {
 		f.Poor = true
 		f.Notes = append(f.Notes, fmt.Sprintf("R² %.2f is below %.2f: a straight line does not describe it", f.R2, PoorFitR2))

@@ -176,6 +176,8 @@ func TestScalingVerdicts(t *testing.T) {
 		{"two profiles", []float64{1, 2}, []float64{1, 2}, VerdictTooFew},
 		{"three on a line, one degree of freedom", []float64{200, 600, 1000}, []float64{0.06, 0.14, 0.20}, VerdictTooFew},
 		{"four on a line", []float64{200, 600, 1000, 1400}, []float64{0.06, 0.14, 0.20, 0.29}, VerdictLinear},
+		// issue 18: a falling line is as significant as a rising one (|t|, not t).
+		{"four on a falling line", []float64{200, 600, 1000, 1400}, []float64{0.29, 0.20, 0.14, 0.06}, VerdictLinear},
 		{"flat within 20 %", []float64{1, 2, 3, 4}, []float64{1.0, 1.05, 0.97, 1.02}, VerdictConstant},
 		{"flat, three profiles", []float64{1, 2, 3}, []float64{1.0, 1.05, 0.97}, VerdictConstant},
 		{"scattered", []float64{1, 2, 3, 4}, []float64{1, 3, 1, 3}, VerdictUnclear},
@@ -191,6 +193,41 @@ func TestScalingVerdicts(t *testing.T) {
 		}
 		if got := sc.Verdict(); got != tc.want {
 			t.Errorf("%s: %q, want %q (R² %.3f, slope %.3g ± %.3g, notes %q)", tc.name, got, tc.want, f.R2, f.Slope, f.SlopeSE, f.Notes)
+		}
+	}
+}
+
+// TestFitNotesSayWhy (issue 18): the notes of a slope not significantly
+// different from 0 give its t, the critical value, the confidence and the
+// degrees of freedom, and say "too few points" only of a line that fits.
+func TestFitNotesSayWhy(t *testing.T) {
+	flat, err := FitLine([]float64{100, 200, 400, 800, 1600}, []float64{1.31, 1.29, 1.30, 1.32, 1.28})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "the slope is not significantly different from 0 (t = -0.85, |t| < 3.18 at 95 %, 3 degrees of freedom)"
+	if len(flat.Notes) != 2 || flat.Notes[1] != want {
+		t.Errorf("scattered flat figures: notes %q, want R² and %q", flat.Notes, want)
+	}
+	few, err := FitLine([]float64{200, 600, 1000}, []float64{0.06, 0.14, 0.20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(few.Notes); n != 2 || !strings.HasPrefix(few.Notes[1], "a line fits (R² 0.99), but 3 points are too few") {
+		t.Errorf("three on a line: notes %q", few.Notes)
+	}
+}
+
+// TestPredictAtTheEdgesOfTheRange (issue 18): a prediction at the lowest or
+// the highest load fitted is not an extrapolation.
+func TestPredictAtTheEdgesOfTheRange(t *testing.T) {
+	f, err := FitLine([]float64{1, 2, 3, 4, 5, 6}, []float64{2.1, 3.9, 6.2, 7.8, 10.1, 12.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, load := range []float64{1, 6} {
+		if p := f.Predict(load); p.Extrapolation || len(p.Warnings) != 0 {
+			t.Errorf("at %v: extrapolation %v, warnings %q", load, p.Extrapolation, p.Warnings)
 		}
 	}
 }

@@ -242,3 +242,14 @@ func TestSizingInputs(t *testing.T) {
 		t.Errorf("exited: a %v, b %v", got[0].Exited, got[1].Exited)
 	}
 }
+
+// TestSizingEdges (issue 18): a headroom of 0 and a limit factor of 1 are
+// valid options; a window as long as the warm-up is not called short.
+func TestSizingEdges(t *testing.T) {
+	if errs := (SizingOptions{Headroom: 0, LimitFactor: 1}).Validate(); len(errs) != 0 {
+		t.Errorf("headroom 0, limit factor 1: %v", errs)
+	}
+	if ws := windowWarnings(SizingInput{Component: "db", WarmUp: 30 * time.Second, Window: 30 * time.Second}); len(ws) != 0 {
+		t.Errorf("a window as long as the warm-up: %q", ws)
+	}
+}

@@ -437,7 +437,7 @@ func passNeeds(g slo.Gate, kind slo.Kind) int64 {
 	if g.Metric == "success_rate" || g.Metric == "goodput" {
 		t = 1 - t
 	}
-	if t <= 0 || t >= 1 {
+	if t <= 0 || t >= 1 { // equivalent mutant: t > 1, ⌈1/1⌉ is 1 too
 		return 1
 	}
 	return int64(math.Ceil(1/t - 1e-9))

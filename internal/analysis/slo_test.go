@@ -253,3 +253,13 @@ func TestEveryMetricIsMeasured(t *testing.T) {
 		t.Errorf("%d measures for %d built-in metrics %v", len(gateMeasures), len(names), names)
 	}
 }
+
+// TestEvaluateGatesUnknownMetricNothingSupplied (issue 18): with nothing
+// supplied by the run, the error says so.
+func TestEvaluateGatesUnknownMetricNothingSupplied(t *testing.T) {
+	g, _ := slo.ParseGate("lost_sample == 0")
+	_, err := EvaluateGates([]slo.Gate{g}, gateFixture(), nil)
+	if err == nil || !strings.HasSuffix(err.Error(), "; the run supplies no other figures") {
+		t.Errorf("error %v", err)
+	}
+}

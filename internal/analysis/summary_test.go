@@ -280,3 +280,14 @@ func TestSummaryWarningsBothWays(t *testing.T) {
 		}
 	}
 }
+
+// TestOpOfNothingOverNoTime (issue 18): an operation with no requests over
+// a window of no seconds reads 0 everywhere, never NaN or Inf.
+func TestOpOfNothingOverNoTime(t *testing.T) {
+	st := stats.NewOpStats()
+	st.BytesSent, st.BytesRecv = 10, 20
+	op := summarizeOp("x", st, 0)
+	if op.SuccessRate != 0 || op.Rate != 0 || op.BytesSentPS != 0 || op.BytesRecvPS != 0 {
+		t.Errorf("success rate %v, rate %v, bytes/s %v and %v; want 0", op.SuccessRate, op.Rate, op.BytesSentPS, op.BytesRecvPS)
+	}
+}

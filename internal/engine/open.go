@@ -129,6 +129,10 @@ func (d *dispatcher) step() (over bool) {
 		// unissued.
 		wait = max(wait, q)
 	}
+	// Not equivalent, but untestable without timing (mutants wait >= Coarse,
+	// len >= 0): they sleep the last Coarse on a Go timer instead of the
+	// fine one, the same instant on any clock a test controls, up to 1 ms
+	// later on the machine's.
 	if wait > clock.Coarse || (wait > 0 && len(d.backlog) > 0) {
 		if wait > clock.Coarse {
 			wait -= clock.Coarse // wake early; the next step sleeps the rest finely
@@ -136,6 +140,8 @@ func (d *dispatcher) step() (over bool) {
 		d.wait(wait)
 		return false
 	}
+	// equivalent mutant: wait >= 0; a wait of 0 comes right after a wake at the
+	// due time, and sleeping 0 there leaves lastWake at that wake.
 	if wait > 0 {
 		d.sleeper.sleep(wait) // close to the due time: a Go timer would wake up to 1 ms late
 		d.lastWake = d.clk.Now()
@@ -143,6 +149,8 @@ func (d *dispatcher) step() (over bool) {
 			return false
 		}
 		elapsed = d.lastWake.Sub(d.start)
+		// equivalent mutant: wait >= 0; an arrival due now is issued by the
+		// next step at the same intended start.
 		if wait, _ = d.w.Shard.pace(d.w.Rate, elapsed, d.n); wait > 0 {
 			return false
 		}

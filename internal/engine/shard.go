@@ -22,6 +22,7 @@ type Shard struct {
 	Of    int
 }
 
+// equivalent mutant: Of < 1; with Of 1 every formula below gives the whole.
 func (s Shard) whole() bool { return s.Of <= 1 }
 
 func (s Shard) validate() []error {
@@ -62,7 +63,7 @@ func (s Shard) due(n uint64) uint64 {
 
 // ceil is the shard's part of a pool of x: ceil(x/Of).
 func (s Shard) ceil(x int) int {
-	if s.whole() || x <= 0 {
+	if s.whole() || x <= 0 { // equivalent mutant: x < 0; ceil(0/Of) is 0
 		return x
 	}
 	return (x + s.Of - 1) / s.Of
@@ -71,7 +72,7 @@ func (s Shard) ceil(x int) int {
 // part is the shard's part of v VUs: floor(v/Of), plus one for the first
 // v mod Of shards.
 func (s Shard) part(v int) int {
-	if s.whole() || v <= 0 {
+	if s.whole() || v <= 0 { // equivalent mutant: v < 0; the part of 0 is 0
 		return v
 	}
 	n := v / s.Of
@@ -100,7 +101,7 @@ func startAt(stop context.Context, clk Clock, at time.Time) time.Time {
 	if at.IsZero() {
 		return clk.Now()
 	}
-	if d := at.Sub(clk.Now()); d > 0 {
+	if d := at.Sub(clk.Now()); d > 0 { // equivalent mutant: d >= 0; a timer of 0 fires at once
 		t := clk.NewTimer(d)
 		defer t.Stop()
 		select {

@@ -77,7 +77,7 @@ func (d *decoder) fields(n *yaml.Node, what string, at where, keys string) map[s
 	}
 	m := map[string]*yaml.Node{}
 	seen := map[string]int{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
+	for i := 0; i+1 < len(n.Content); i += 2 { // equivalent mutant: <=, a mapping's Content has an even length
 		k, v := d.node(n.Content[i]), d.node(n.Content[i+1])
 		if k == nil || v == nil {
 			return m

@@ -49,7 +49,7 @@ func (d *decoder) envVars(n *yaml.Node, at where) ([]EnvVar, error) {
 	}
 	var vars []EnvVar
 	seen := map[string]int{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
+	for i := 0; i+1 < len(n.Content); i += 2 { // equivalent mutant: <=, a mapping's Content has an even length
 		k, v := d.node(n.Content[i]), d.node(n.Content[i+1])
 		if k == nil || v == nil {
 			break

@@ -74,6 +74,8 @@ func List(problems []error) string {
 // sorted orders es by file, line, column and message, and drops duplicates.
 func (es Errors) sorted() Errors {
 	sort.SliceStable(es, func(i, j int) bool {
+		// equivalent mutants: < made <= below; each compares only values
+		// found different just before.
 		a, b := es[i], es[j]
 		if a.File != b.File {
 			return a.File < b.File

@@ -66,7 +66,7 @@ func (d *decoder) headers(n *yaml.Node, at where) ([]Header, error) {
 	}
 	var hs []Header
 	seen := map[string]int{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
+	for i := 0; i+1 < len(n.Content); i += 2 { // equivalent mutant: <=, a mapping's Content has an even length
 		k, v := d.node(n.Content[i]), d.node(n.Content[i+1])
 		if k == nil || v == nil {
 			break

@@ -74,7 +74,7 @@ func (p *Plan) RunCells(n int) []Cell {
 	if len(combos)*n > MaxCells {
 		return nil
 	}
-	out := make([]Cell, 0, len(combos)*n)
+	out := make([]Cell, 0, len(combos)*n) // equivalent mutants: a capacity
 	for r := 1; r <= n; r++ {
 		for _, c := range combos {
 			rep := BuiltinRepetition + "=" + strconv.Itoa(r)

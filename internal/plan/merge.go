@@ -19,7 +19,7 @@ func (d *decoder) merge(n *yaml.Node) *yaml.Node {
 		return n
 	}
 	taken := map[string]bool{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
+	for i := 0; i+1 < len(n.Content); i += 2 { // equivalent mutant: <=, a mapping's Content has an even length
 		if k := unalias(n.Content[i]); k.Kind == yaml.ScalarNode && !isMergeKey(k) {
 			taken[k.Value] = true
 		}
@@ -27,7 +27,7 @@ func (d *decoder) merge(n *yaml.Node) *yaml.Node {
 	m := *n
 	m.Content = make([]*yaml.Node, 0, len(n.Content))
 	var first *yaml.Node
-	for i := 0; i+1 < len(n.Content); i += 2 {
+	for i := 0; i+1 < len(n.Content); i += 2 { // equivalent mutant: <=, a mapping's Content has an even length
 		k, v := n.Content[i], n.Content[i+1]
 		switch {
 		case !isMergeKey(unalias(k)):
@@ -69,7 +69,7 @@ func (d *decoder) mergeSources(v *yaml.Node) []*yaml.Node {
 // appendNew appends to dst the pairs whose keys are not taken, and takes
 // them.
 func appendNew(dst, pairs []*yaml.Node, taken map[string]bool) []*yaml.Node {
-	for i := 0; i+1 < len(pairs); i += 2 {
+	for i := 0; i+1 < len(pairs); i += 2 { // equivalent mutant: <=, a mapping's Content has an even length
 		if k := unalias(pairs[i]); k.Kind == yaml.ScalarNode {
 			if taken[k.Value] {
 				continue
@@ -83,7 +83,7 @@ func appendNew(dst, pairs []*yaml.Node, taken map[string]bool) []*yaml.Node {
 
 // hasMergeKey reports whether mapping n has a merge key.
 func hasMergeKey(n *yaml.Node) bool {
-	for i := 0; i+1 < len(n.Content); i += 2 {
+	for i := 0; i+1 < len(n.Content); i += 2 { // equivalent mutant: <=, a mapping's Content has an even length
 		if isMergeKey(unalias(n.Content[i])) {
 			return true
 		}

@@ -114,7 +114,7 @@ func writeJSON(b *bytes.Buffer, n *yaml.Node) error {
 	switch n.Kind {
 	case yaml.MappingNode:
 		b.WriteByte('{')
-		for i := 0; i+1 < len(n.Content); i += 2 {
+		for i := 0; i+1 < len(n.Content); i += 2 { // equivalent mutant: <=, a mapping's Content has an even length
 			k := n.Content[i]
 			if k.Kind != yaml.ScalarNode {
 				return fmt.Errorf("cannot write params as JSON: key at line %d is not a string", k.Line)

@@ -44,7 +44,7 @@ func (p Params) keyIndex(key string) int {
 	if p.node == nil || p.node.Kind != yaml.MappingNode {
 		return -1
 	}
-	for i := 0; i+1 < len(p.node.Content); i += 2 {
+	for i := 0; i+1 < len(p.node.Content); i += 2 { // equivalent mutant: <=, a mapping's Content has an even length
 		if k := p.node.Content[i]; k.Kind == yaml.ScalarNode && k.Value == key {
 			return i
 		}

@@ -31,7 +31,7 @@ func readPlan(path string) ([]byte, int64, error) {
 		return nil, 0, fmt.Errorf("cannot read plan: %w", err)
 	}
 	defer f.Close()
-	size := int64(-1)
+	size := int64(-1) // equivalent mutant: +1; the size only says whether the plan is over MaxBytes
 	if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
 		size = info.Size()
 	}
@@ -144,7 +144,7 @@ func workloadCount(root *yaml.Node) (workloads, profiles int) {
 // node when there is none.
 func valueOf(n *yaml.Node, key string) *yaml.Node {
 	if n.Kind == yaml.MappingNode {
-		for i := 0; i+1 < len(n.Content); i += 2 {
+		for i := 0; i+1 < len(n.Content); i += 2 { // equivalent mutant: <=, a mapping's Content has an even length
 			if k := unalias(n.Content[i]); k.Kind == yaml.ScalarNode && k.Value == key {
 				return unalias(n.Content[i+1])
 			}

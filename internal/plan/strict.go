@@ -149,7 +149,7 @@ func (s *strict) mapping(n *yaml.Node, v reflect.Value, path string) {
 		v.Set(reflect.MakeMap(v.Type()))
 	}
 	seen := map[string]int{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
+	for i := 0; i+1 < len(n.Content); i += 2 { // equivalent mutant: <=, a mapping's Content has an even length
 		k, val := n.Content[i], n.Content[i+1]
 		if !s.key(k, seen, path) {
 			continue
@@ -187,7 +187,7 @@ func (s *strict) structure(n *yaml.Node, v reflect.Value, path string) {
 		return
 	}
 	seen := map[string]int{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
+	for i := 0; i+1 < len(n.Content); i += 2 { // equivalent mutant: <=, a mapping's Content has an even length
 		k, val := n.Content[i], n.Content[i+1]
 		if !s.key(k, seen, path) {
 			continue
@@ -240,7 +240,7 @@ func structFields(t reflect.Type) (map[string][]int, []string) {
 // on the way.
 func fieldAlloc(v reflect.Value, index []int) reflect.Value {
 	for i, x := range index {
-		if i > 0 && v.Kind() == reflect.Pointer {
+		if i > 0 && v.Kind() == reflect.Pointer { // equivalent mutant: i >= 0, index 0 is in the struct itself
 			if v.IsNil() {
 				v.Set(reflect.New(v.Type().Elem()))
 			}

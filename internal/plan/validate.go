@@ -149,6 +149,8 @@ func (v *validator) repeat(p *Plan) {
 		v.at(p.at, "repeat", "repeat %d: want 1 (every cell once) to %d", p.Repeat, MaxRepeat)
 		return
 	}
+	// equivalent mutants: cells >= 0 (0 cells times any repeat is not over
+	// MaxCells), Repeat >= 1 (Cells never holds more than MaxCells).
 	if cells := len(p.Cells()); cells > 0 && p.Repeat > 1 && cells*p.Repeat > MaxCells {
 		v.at(p.at, "repeat", "%d cells × repeat %d is more than %d cells; split the plan", cells, p.Repeat, MaxCells)
 	}

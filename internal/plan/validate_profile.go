@@ -189,7 +189,7 @@ func (v *validator) params(n *yaml.Node) {
 			v.tmpl(where{"": posOf(n)}, "params", n.Value)
 		}
 	case yaml.MappingNode:
-		for i := 1; i < len(n.Content); i += 2 {
+		for i := 1; i < len(n.Content); i += 2 { // equivalent mutant: <=, a mapping's Content has an even length
 			v.params(n.Content[i])
 		}
 	default:

@@ -257,6 +257,13 @@ func TestOpenVersion2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := r.AddCell(Cell{Index: 0, Name: "only", Started: testStart}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.AddPhase(Phase{Profile: "small", Start: testStart}); err != nil {
+		t.Fatal(err)
+	}
+	addComponents(t, r, 0, "target")
 	if err := r.AddWorkload(testWorkloads[0]); err != nil {
 		t.Fatal(err)
 	}
@@ -281,6 +288,18 @@ func TestOpenVersion2(t *testing.T) {
 	defer r.Close()
 	if r.FormatVersion() != 2 {
 		t.Errorf("FormatVersion() = %d, want 2", r.FormatVersion())
+	}
+	// a version 2 store has cells, phases and components (issue 18)
+	cells, err := r.Cells()
+	if err != nil || len(cells) != 1 || cells[0].Name != "only" {
+		t.Errorf("Cells() = %+v, %v; want the one cell", cells, err)
+	}
+	phases, err := r.Phases()
+	if err != nil || len(phases) != 1 || phases[0].Profile != "small" {
+		t.Errorf("Phases() = %+v, %v; want the one phase", phases, err)
+	}
+	if comps, err := r.Components(0); err != nil || len(comps) != 1 || comps[0].Name != "target" {
+		t.Errorf("Components(0) = %+v, %v; want the target", comps, err)
 	}
 	ivs, err := r.Intervals("ingest")
 	if err != nil || len(ivs) != 1 {

@@ -150,6 +150,12 @@ func TestComponentsRoundTrip(t *testing.T) {
 	if err := r.ComponentExited(2, "ingester-1", at, ""); err == nil {
 		t.Error("ComponentExited accepted an unknown component")
 	}
+	// data_dirs is NULL for a component without any, as the format says
+	// (docs/format/results.md), not the JSON null (issue 18)
+	var nulls int
+	if err := r.db.QueryRow(`SELECT count(*) FROM components WHERE data_dirs IS NULL`).Scan(&nulls); err != nil || nulls != 2 {
+		t.Errorf("%d components with a NULL data_dirs, %v; want the 2 without any", nulls, err)
+	}
 	r2 := reopen(t, r)
 	comps[0].Exited, comps[0].ExitText = at, "exit status 2"
 	for cell, want := range map[int][]Component{0: comps[:2], 1: comps[2:], 5: nil} {

@@ -166,7 +166,7 @@ func sanitise(name string) string {
 		b.WriteRune(c)
 	}
 	s := b.String()
-	if len(s) > maxNameLen {
+	if len(s) > maxNameLen { // equivalent mutant: >=, s[:maxNameLen] of a name that long is itself
 		s = s[:maxNameLen]
 	}
 	s = strings.TrimRight(s, "-")

@@ -46,7 +46,7 @@ func (r *Run) WriteSamples(cell int, t time.Time, points map[string][]Sample) er
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rows, newMetrics, err := r.sampleRows(cell, t, names, points)
-	if err == nil && len(rows) > 0 {
+	if err == nil && len(rows) > 0 { // equivalent mutant: >= 0, no rows insert nothing
 		err = r.inTx(func(tx *sql.Tx) error { return r.insertSamples(tx, cell, newMetrics, rows) })
 	}
 	if err != nil {
@@ -134,7 +134,7 @@ func (r *Run) insertSamples(tx *sql.Tx, cell int, newMetrics []string, rows []sa
 		n := min(len(rows), samplesPerStmt)
 		var q strings.Builder
 		q.WriteString(`INSERT INTO samples (cell, component_id, metric_id, t_ns, value) VALUES `)
-		args := make([]any, 0, 4*n)
+		args := make([]any, 0, 4*n) // equivalent mutants: a capacity
 		for i, s := range rows[:n] {
 			if i > 0 {
 				q.WriteString(", ")

@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -129,4 +130,24 @@ func BenchmarkEncode(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestCountsEncoding: counts are written up to the last non-zero one, a
+// run of zeros as one negative number (the V2 format's run-length form).
+func TestCountsEncoding(t *testing.T) {
+	for _, c := range []struct {
+		counts []int64
+		want   []byte
+	}{
+		{[]int64{0, 0, 0}, nil},
+		{[]int64{5, 0, 0}, []byte{10}},
+		{[]int64{0, 0, 5}, []byte{3, 10}},
+		{[]int64{1, 0, 0, 0, 2, 0}, []byte{2, 5, 4}},
+	} {
+		var b bytes.Buffer
+		n := appendCounts(&b, c.counts)
+		if n != len(c.want) || !bytes.Equal(b.Bytes(), c.want) {
+			t.Errorf("appendCounts(%v) = % x (%d), want % x", c.counts, b.Bytes(), n, c.want)
+		}
+	}
 }

@@ -74,10 +74,10 @@ func (x *Hist) dense() *hdr.Histogram {
 // a count is never lost; a stall longer than an hour is reported as an hour.
 func (x *Hist) Record(d time.Duration) {
 	v := int64(d / time.Microsecond)
-	if v < histLowest {
+	if v < histLowest { // equivalent mutant: <= sets histLowest to itself
 		v = histLowest
 	}
-	if v > histHighest {
+	if v > histHighest { // equivalent mutant: >= sets histHighest to itself
 		v = histHighest
 	}
 	if v > x.dense().HighestTrackableValue() {

@@ -67,7 +67,7 @@ func (s *bodySink) reset(want int64, keep bool) {
 
 func (s *bodySink) Write(p []byte) (int, error) {
 	s.n += int64(len(p))
-	if s.keep && len(s.head) < cap(s.head) {
+	if s.keep && len(s.head) < cap(s.head) { // equivalent mutant: <=, a full head appends p[:0]
 		s.head = append(s.head, p[:min(len(p), cap(s.head)-len(s.head))]...)
 	}
 	return len(p), nil
@@ -86,7 +86,7 @@ func (s *bodySink) ReadFrom(r io.Reader) (int64, error) {
 		n += int64(m)
 		_, _ = s.Write(buf[:m])
 		if err == io.EOF {
-			if s.want >= 0 && s.n < s.want {
+			if s.want >= 0 && s.n < s.want { // equivalent mutant: want > 0, s.n < 0 is never true
 				return n, io.ErrUnexpectedEOF
 			}
 			return n, nil
@@ -177,7 +177,10 @@ func requestSecrets(h http.Header) []string {
 // control characters becomes one space. It is "" when b is not text (not
 // UTF-8, or with a NUL), save a rune cut at its end.
 func oneLine(b []byte) string {
-	for i := 1; i <= utf8.UTFMax && i <= len(b); i++ { // a rune cut at the end: drop it
+	// A rune cut at the end: drop it. Equivalent mutants: i < UTFMax (a
+	// start UTFMax bytes back begins a whole rune, or b is not UTF-8) and
+	// i < len(b) (a b that is one cut rune reads "" dropped or invalid).
+	for i := 1; i <= utf8.UTFMax && i <= len(b); i++ {
 		if start := len(b) - i; utf8.RuneStart(b[start]) {
 			if !utf8.FullRune(b[start:]) {
 				b = b[:start]

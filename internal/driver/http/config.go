@@ -186,7 +186,7 @@ func newTemplate(c Config) (*http.Request, error) {
 		req.Host = h
 		req.Header.Del("Host")
 	}
-	if len(c.Body) > 0 {
+	if len(c.Body) > 0 { // equivalent mutant: >= 0; without a body Body stays nil, so GetBody is never called
 		body := c.Body
 		req.ContentLength = int64(len(body))
 		req.GetBody = func() (io.ReadCloser, error) { return &bodyReader{b: body}, nil }

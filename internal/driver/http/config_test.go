@@ -113,6 +113,9 @@ func TestClassify(t *testing.T) {
 		{"nil", nil, live, stats.OK, ""},
 		{"refused", urlErr(refused), live, stats.Connect, "dial tcp 127.0.0.1:1: connect: connection refused"},
 		{"reset", fmt.Errorf("read: %w", syscall.ECONNRESET), live, stats.Connect, "read: connection reset by peer"},
+		// issue 18: any failed dial is Connect; a failed read is not
+		{"dial", urlErr(&net.OpError{Op: "dial", Net: "tcp", Err: errors.New("socket: too many open files")}), live, stats.Connect, "dial tcp: socket: too many open files"},
+		{"read", &net.OpError{Op: "read", Net: "tcp", Err: errors.New("use of closed network connection")}, live, stats.Protocol, "read tcp: use of closed network connection"},
 		{"parent done", urlErr(context.Canceled), done, stats.Interrupted, "context canceled"},
 		{"parent done, other error", urlErr(io.ErrUnexpectedEOF), done, stats.Interrupted, "unexpected EOF"},
 		{"canceled", context.Canceled, nil, stats.Interrupted, "context canceled"},
@@ -125,6 +128,7 @@ func TestClassify(t *testing.T) {
 		{"not h2", urlErr(errNotH2), live, stats.Protocol, "server did not negotiate h2 by ALPN"},
 		{"eof", urlErr(io.EOF), live, stats.Protocol, "EOF"},
 		{"long", errors.New(strings.Repeat("x", maxMessage+300)), live, stats.Protocol, strings.Repeat("x", maxMessage-3) + "..."},
+		{"at the limit", errors.New(strings.Repeat("x", maxMessage)), live, stats.Protocol, strings.Repeat("x", maxMessage)}, // issue 18
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			class, msg := Classify(tc.err, tc.parent)

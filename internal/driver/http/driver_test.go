@@ -3,11 +3,14 @@ package httpdriver
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -235,6 +238,122 @@ func TestDoSetsEveryField(t *testing.T) {
 			if r.Op != "probe" || r.Class != stats.OK || r.Message != "" || r.BytesSent != 0 || r.BytesRecv != 3 || r.Connect >= time.Hour {
 				t.Errorf("vu %d: result %+v still holds stale fields", vu, r)
 			}
+		}
+	})
+}
+
+// TestVUZeroHasItsOwnConnection (issue 18): VU 0 is a VU like any other,
+// with a client of its own (unless every VU shares a pool); only a
+// negative VU uses the shared one.
+func TestVUZeroHasItsOwnConnection(t *testing.T) {
+	forEachClient(t, func(t *testing.T, c client) {
+		ts := startServer(t, c.mode, okHandler(3))
+		cfg := c.config(ts, "/")
+		d := newDriver(t, cfg)
+		for _, vu := range []int{0, -1, 0, -1} {
+			if r, _ := do(context.Background(), d, vu); r.Class != stats.OK {
+				t.Fatalf("vu %d: %v %q", vu, r.Class, r.Message)
+			}
+		}
+		want := int64(2)
+		if cfg.MaxConns > 0 { // one pool for every VU
+			want = 1
+		}
+		if n := ts.conns.Load(); n != want {
+			t.Errorf("VUs 0 and -1 opened %d connections, want %d", n, want)
+		}
+	})
+}
+
+// TestBodyIsSentWithItsLength (issue 18): a request body goes with a
+// Content-Length, not chunked, and is counted as sent.
+func TestBodyIsSentWithItsLength(t *testing.T) {
+	const body = `{"query":"up"}`
+	forEachClient(t, func(t *testing.T, c client) {
+		var got atomic.Value
+		ts := startServer(t, c.mode, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			got.Store(fmt.Sprintf("%d %v %s", r.ContentLength, r.TransferEncoding, b))
+		}))
+		cfg := c.config(ts, "/")
+		cfg.Method, cfg.Body = http.MethodPost, []byte(body)
+		r, _ := do(context.Background(), newDriver(t, cfg), 0)
+		want := fmt.Sprintf("%d [] %s", len(body), body)
+		if r.Class != stats.OK || r.BytesSent != int64(len(body)) || got.Load() != want {
+			t.Errorf("%v, %d bytes sent; the server read %q, want %q", r.Class, r.BytesSent, got.Load(), want)
+		}
+	})
+}
+
+// TestStatus400IsAFailureWithItsBody (issue 18): 400 is the first status
+// that fails a request, with the start of its body in the message; 399 is
+// not a failure.
+func TestStatus400IsAFailureWithItsBody(t *testing.T) {
+	forEachClient(t, func(t *testing.T, c client) {
+		ts := startServer(t, c.mode, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			code, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/"))
+			w.WriteHeader(code)
+			_, _ = io.WriteString(w, "bad field")
+		}))
+		for code, want := range map[int]string{399: "", 400: "HTTP 400 Bad Request: bad field"} {
+			r, _ := do(context.Background(), newDriver(t, c.config(ts, "/"+strconv.Itoa(code))), 0)
+			if r.Message != want || (r.Class == stats.OK) != (code < 400) {
+				t.Errorf("status %d: %v %q, want %q", code, r.Class, r.Message, want)
+			}
+		}
+	})
+}
+
+// TestEmptyBodyIsOK (issue 18): a response with no body (204) succeeds
+// with 0 bytes received, on every client.
+func TestEmptyBodyIsOK(t *testing.T) {
+	forEachClient(t, func(t *testing.T, c client) {
+		ts := startServer(t, c.mode, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(http.StatusNoContent)
+		}))
+		if r, _ := do(context.Background(), newDriver(t, c.config(ts, "/")), 0); r.Class != stats.OK || r.BytesRecv != 0 {
+			t.Errorf("204: %v %q, %d bytes", r.Class, r.Message, r.BytesRecv)
+		}
+	})
+}
+
+// TestOldContextInterruptsNothing (issue 18): once a VU's requests run
+// under another context, cancelling the one it used before interrupts
+// none of them.
+func TestOldContextInterruptsNothing(t *testing.T) {
+	forEachClient(t, func(t *testing.T, c client) {
+		ts := startServer(t, c.mode, okHandler(3))
+		d := newDriver(t, c.config(ts, "/"))
+		old, cancel := context.WithCancel(context.Background())
+		_, _ = do(old, d, 0)
+		_, _ = do(context.Background(), d, 0)
+		cancel()
+		time.Sleep(20 * time.Millisecond) // what cancel started has run
+		if r, _ := do(context.Background(), d, 0); r.Class != stats.OK {
+			t.Errorf("after the old context's end: %v %q", r.Class, r.Message)
+		}
+	})
+}
+
+// TestCallersTraceStaysTheCallers (issue 18): a request under a context
+// that carries the caller's own httptrace calls the caller's hooks for that
+// request only, not for the VU's later ones.
+func TestCallersTraceStaysTheCallers(t *testing.T) {
+	forEachClient(t, func(t *testing.T, c client) {
+		if c.fast {
+			return // fasthttp has no httptrace
+		}
+		ts := startServer(t, c.mode, okHandler(3))
+		d := newDriver(t, c.config(ts, "/"))
+		var calls atomic.Int64
+		ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+			GotFirstResponseByte: func() { calls.Add(1) },
+		})
+		_, _ = do(ctx, d, 0)
+		_, _ = do(context.Background(), d, 0)
+		_, _ = do(context.Background(), d, 0)
+		if n := calls.Load(); n != 1 {
+			t.Errorf("the caller's hook ran %d times, want once", n)
 		}
 	})
 }

@@ -93,7 +93,7 @@ func (t *fastTemplate) build(req *fasthttp.Request) {
 	}
 	req.UseHostHeader = true
 	req.Header.SetHost(t.tmpl.Host)
-	if len(t.body) > 0 {
+	if len(t.body) > 0 { // equivalent mutant: >= 0; SetBodyRaw of no bytes leaves the body empty, as it is
 		req.SetBodyRaw(t.body)
 	}
 }
@@ -220,7 +220,7 @@ func (fc *fastClient) do(ctx context.Context, d *Driver, start int64, r *driver.
 		r.Class, r.Message = d.classifyFast(err, ctx)
 		return
 	}
-	r.TTFB = fc.st.ttfb(start, time.Duration(fc.st.now()-start))
+	r.TTFB = fc.st.ttfb(start, time.Duration(fc.st.now()-start)) // mutants of the fallback live: a response read had its first byte timed
 	status := fc.resp.StatusCode()
 	sink := &fc.st.body
 	sink.reset(int64(fc.resp.Header.ContentLength()), status >= 400)
@@ -254,7 +254,7 @@ func (fc *fastClient) watch(ctx context.Context) {
 		fc.stopWatch()
 		fc.stopWatch = nil
 	}
-	fc.gen++
+	fc.gen++ // equivalent mutant: --, a new generation is all it needs to be
 	fc.watched = ctx
 	fc.interrupted.Store(false)
 	if ctx.Done() != nil {

@@ -301,3 +301,88 @@ func TestDoMemoryIgnoresAnnouncedLengthH2C(t *testing.T) {
 			r.Class, r.Message, r.BytesRecv, took, bytes, timeout+time.Second, limit>>20)
 	}
 }
+
+// TestIdleCloseIsRetried (issue 18): a server that closes a keep-alive
+// connection while it is idle fails no request: the one sent on it before
+// the client noticed is tried once more, on a new connection.
+func TestIdleCloseIsRetried(t *testing.T) {
+	closed := make(chan struct{}, 16)
+	serve := func(s *rawServer, c net.Conn, br *bufio.Reader) {
+		defer closeAndSay(c, closed) // and close it, without saying so
+		if readRequest(br) {
+			_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+		}
+	}
+	forEachRawClient(t, serve, func(t *testing.T, s *rawServer, cfg Config) {
+		drain(closed) // what the last client's server said
+		d := newDriver(t, cfg)
+		for i := range 3 {
+			if r, _ := do(context.Background(), d, 0); r.Class != stats.OK {
+				t.Errorf("request %d: %v %q", i, r.Class, r.Message)
+			}
+			<-closed // the connection is closed before the next request
+		}
+		if n := s.conns.Load(); n != 3 {
+			t.Errorf("%d connections, want 3", n)
+		}
+	})
+}
+
+// TestNoByteNoTTFB (issue 18): a server that closes the connection without
+// a byte of answer fails the request with no time to first byte.
+func TestNoByteNoTTFB(t *testing.T) {
+	serve := func(s *rawServer, c net.Conn, br *bufio.Reader) {
+		readRequest(br) // and close it
+	}
+	forEachRawClient(t, serve, func(t *testing.T, s *rawServer, cfg Config) {
+		r, _ := do(context.Background(), newDriver(t, cfg), 0)
+		if r.Class == stats.OK || r.TTFB != 0 {
+			t.Errorf("%v %q, TTFB %v; want a failure and no TTFB", r.Class, r.Message, r.TTFB)
+		}
+	})
+}
+
+// TestIdleCloseRetriesOnlyWhatIsReplayable (issue 18): on the fasthttp
+// path a POST is tried once more after an idle close only when it carries
+// an idempotency key; without one its failure is reported.
+func TestIdleCloseRetriesOnlyWhatIsReplayable(t *testing.T) {
+	closed := make(chan struct{}, 16)
+	serve := func(s *rawServer, c net.Conn, br *bufio.Reader) {
+		defer closeAndSay(c, closed)
+		if readRequest(br) {
+			_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+		}
+	}
+	for _, key := range []string{"Idempotency-Key", "X-Idempotency-Key", ""} {
+		forEachRawClient(t, serve, func(t *testing.T, s *rawServer, cfg Config) {
+			if !useFast(cfg.withDefaults()) {
+				return
+			}
+			drain(closed)
+			cfg.Method, cfg.Body = http.MethodPost, []byte("{}")
+			if key != "" {
+				cfg.Header = http.Header{key: {"k1"}}
+			}
+			d := newDriver(t, cfg)
+			_, _ = do(context.Background(), d, 0)
+			<-closed // the connection is closed before the next request
+			if r, _ := do(context.Background(), d, 0); (r.Class == stats.OK) != (key != "") {
+				t.Errorf("key %q: %v %q", key, r.Class, r.Message)
+			}
+		})
+	}
+}
+
+// closeAndSay closes a raw server's connection and then says so on closed,
+// for a test to send its next request only once the close is on its way.
+func closeAndSay(c net.Conn, closed chan<- struct{}) {
+	_ = c.Close()
+	closed <- struct{}{}
+}
+
+// drain empties ch.
+func drain(ch chan struct{}) {
+	for len(ch) > 0 {
+		<-ch
+	}
+}

@@ -22,7 +22,7 @@ func (d *Driver) doNet(ctx context.Context, st *vuState, start int64, r *driver.
 	rctx, cancel := context.WithTimeout(ctx, d.timeout)
 	defer cancel()
 	req := d.tmpl.WithContext(withTrace(rctx, st))
-	if len(d.body) > 0 {
+	if len(d.body) > 0 { // equivalent mutant: >= 0; net/http probes a Body of no announced length and sends none when it is empty
 		req.Body = &bodyReader{b: d.body}
 		r.BytesSent = int64(len(d.body))
 	}
@@ -38,7 +38,7 @@ func (d *Driver) doNet(ctx context.Context, st *vuState, start int64, r *driver.
 		r.Class, r.Message = d.classifyNet(err, ctx, rctx)
 		return
 	}
-	r.TTFB = st.ttfb(start, time.Duration(st.now()-start))
+	r.TTFB = st.ttfb(start, time.Duration(st.now()-start)) // mutants of the fallback live: a response read had its first byte timed
 	sink := &st.body
 	sink.reset(-1, resp.StatusCode >= 400) // a body cut short is net/http's error
 	// A body not read to its end is closed early, which closes an HTTP/1.1

@@ -3,6 +3,7 @@ package httpdriver
 import (
 	"bufio"
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -142,9 +143,36 @@ func TestStatusMessage(t *testing.T) {
 		{401, "", "echo: sk-ab", 11, []string{"sk-abcdef"}, "HTTP 401 Unauthorized: echo: sk-ab"}, // not cut: the body ends there
 		{401, "", "echo: sk", 90, []string{"sk-abcdef"}, "HTTP 401 Unauthorized: echo: sk..."},    // under minFragment
 		{401, strings.Repeat("r", reasonMax-5) + " sk-abcdef", "", 0, []string{"sk-abcdef"}, "HTTP 401 " + strings.Repeat("r", reasonMax-5)},
+		// issue 18: the edges
+		{401, "", "echo: sk-", 90, []string{"sk-abcdef"}, "HTTP 401 Unauthorized: echo:..."},                                                       // minFragment bytes: dropped
+		{500, "", strings.Repeat("x", sampleBodyMax), sampleBodyMax, nil, "HTTP 500 Internal Server Error: " + strings.Repeat("x", sampleBodyMax)}, // all of it kept: no "..."
+		{500, "", "\x00oops", 5, nil, "HTTP 500 Internal Server Error"},                                                                            // a NUL first: not text
+		{500, "", " \t oops", 7, nil, "HTTP 500 Internal Server Error: oops"},                                                                      // no space before the text
 	} {
 		if got := statusMessage(tc.code, tc.reason, []byte(tc.head), tc.total, tc.secrets); got != tc.want {
 			t.Errorf("statusMessage(%d, %q, %q, %d) = %q, want %q", tc.code, tc.reason, tc.head, tc.total, got, tc.want)
 		}
+	}
+}
+
+// TestSinkKeepsOnlyTheStart (issue 18): an error body that arrives in
+// pieces is counted whole, but only its first sampleBodyMax bytes are kept
+// for the message, however the pieces fall; a body shorter than announced
+// is io.ErrUnexpectedEOF.
+func TestSinkKeepsOnlyTheStart(t *testing.T) {
+	body := strings.Repeat("0123456789", 100)
+	s := newBodySink()
+	s.reset(int64(len(body)), true)
+	for _, piece := range []string{body[:300], body[300:700], body[700:]} {
+		if n, err := s.Write([]byte(piece)); n != len(piece) || err != nil {
+			t.Fatalf("Write: %d, %v", n, err)
+		}
+	}
+	if s.n != int64(len(body)) || string(s.head) != body[:sampleBodyMax] {
+		t.Errorf("counted %d bytes, kept %d; want %d and the first %d", s.n, len(s.head), len(body), sampleBodyMax)
+	}
+	s.reset(10, false)
+	if n, err := s.ReadFrom(strings.NewReader("short")); n != 5 || err != io.ErrUnexpectedEOF || len(s.head) != 0 {
+		t.Errorf("ReadFrom of 5 bytes of 10: %d, %v, kept %d bytes", n, err, len(s.head))
 	}
 }

@@ -40,7 +40,7 @@ func newVUState(epoch time.Time) *vuState {
 func (s *vuState) now() int64 { return int64(time.Since(s.epoch)) }
 
 func (s *vuState) gotConn(info httptrace.GotConnInfo) {
-	if d := dial.ClaimConnect(info.Conn); d > 0 {
+	if d := dial.ClaimConnect(info.Conn); d > 0 { // equivalent mutant: >= 0 stores the 0 that is there
 		s.connect.Store(int64(d))
 	}
 }
@@ -57,7 +57,7 @@ func (s *vuState) begin() int64 {
 // ttfb is the time from start to the first response byte, or fallback when
 // the hook did not fire for this request.
 func (s *vuState) ttfb(start int64, fallback time.Duration) time.Duration {
-	if fb := s.firstByte.Load(); fb >= start {
+	if fb := s.firstByte.Load(); fb >= start { // boundary mutant left: a first byte in the request's own nanosecond
 		return time.Duration(fb - start)
 	}
 	return fallback

