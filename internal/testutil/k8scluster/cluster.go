@@ -99,6 +99,11 @@ func Start(t testing.TB) *Cluster {
 		if err := c.Stop(); err != nil {
 			t.Errorf("cannot stop Kubernetes cleanly: %v", err)
 		}
+		for _, p := range c.comps {
+			if p.killed {
+				t.Logf("%s ignored SIGTERM for %v and was killed", p.name, stopGrace)
+			}
+		}
 	})
 	c.watchSignals()
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
