@@ -32,7 +32,7 @@ var perflab string
 // parallel is how many tests run at once unless -parallel says otherwise
 // (its default is GOMAXPROCS): the tests spend most of their time waiting
 // for load that lasts a set time, not on the CPU.
-const parallel = 4
+const parallel = 8
 
 func TestMain(m *testing.M) {
 	if os.Getenv(asPerflab) == "1" {

@@ -7,10 +7,13 @@
 package testutil
 
 import (
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"sync"
 	"testing"
 )
 
@@ -53,17 +56,50 @@ func RequireBinary(t testing.TB, name string) string {
 	return ""
 }
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago: the
-// kernel picks it for a listener that is closed at once. Another process
-// may take it before the caller binds it; callers retry on bind failure.
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago and
+// that no other test of this process was given: one drawn at random below
+// the ephemeral range (see freePortLow) that a listener could bind.
+// Another process may still take it before the test's server binds it.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		Unavailable(t, "cannot listen on 127.0.0.1: %v", err)
+	for range 200 {
+		port := freePortLow + rand.IntN(freePortHigh-freePortLow+1)
+		if !handedOut(port) {
+			continue
+		}
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			continue // in use
+		}
+		_ = l.Close()
+		return port
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	Unavailable(t, "cannot find a free port on 127.0.0.1 from %d to %d", freePortLow, freePortHigh)
+	return 0
+}
+
+// FreePort's ports lie below the kernel's ephemeral range (32768–60999 by
+// default), from which the clients of a load take their local ports: a
+// port the kernel had just said was free could be some connection's local
+// port by the time the server that was to bind it started ("address
+// already in use"), the more so the more tests run at once.
+const freePortLow, freePortHigh = 20000, 32767
+
+var (
+	portsMu sync.Mutex
+	ports   = map[int]bool{}
+)
+
+// handedOut records port as given to a test and reports whether it was
+// not given before: no two tests of a process get the same port.
+func handedOut(port int) bool {
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	if ports[port] {
+		return false
+	}
+	ports[port] = true
+	return true
 }
 
 // skipShort skips a test of a real server in -short mode: the suite's
