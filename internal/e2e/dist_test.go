@@ -18,6 +18,7 @@ import (
 
 	"github.com/perflab/perflab/internal/cli"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/stats"
 	"github.com/perflab/perflab/internal/testutil"
 )
 
@@ -42,17 +43,8 @@ profiles:
 // whole run.
 func recorded(t *testing.T, dir, workload string) int64 {
 	t.Helper()
-	rs, err := results.OpenReadOnly(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rs.Close()
-	ivs, err := rs.Intervals(workload)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var n int64
-	for _, iv := range ivs {
+	for _, iv := range intervalsOf(t, dir, workload) {
 		for _, op := range iv.Ops {
 			n += op.Classes.Total()
 		}
@@ -304,4 +296,19 @@ func TestDistributedSharedStoreFailureIsNamed(t *testing.T) {
 	if text := string(md); strings.Contains(text, "killed") || strings.Contains(text, "in progress") || !strings.Contains(text, "the shared store") {
 		t.Errorf("report.md says the run was killed or is in progress, or does not name the store:\n%s", text)
 	}
+}
+
+// intervalsOf reads a workload's intervals from a run directory.
+func intervalsOf(t *testing.T, dir, workload string) []*stats.Interval {
+	t.Helper()
+	rs, err := results.OpenReadOnly(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	ivs, err := rs.Intervals(workload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ivs
 }

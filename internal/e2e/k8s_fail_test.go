@@ -3,11 +3,8 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
-	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -47,7 +44,7 @@ func testK8sImageNotOnNode(t *testing.T, c *cluster) {
 // workload, kept in the run.
 func testK8sWorkerOOMKilled(t *testing.T, c *cluster) {
 	const rate, secs, workers = 60, 8, 3
-	llm := startLLM(t, "--tokens", "8000000")
+	llm := startBuiltin(t, "llm", "--tokens", "8000000")
 	plan := writePlan(t, fmt.Sprintf(`name: oom
 profiles:
   - name: p
@@ -209,30 +206,3 @@ func startCmd(t *testing.T, cmd *exec.Cmd) <-chan result {
 
 // runID is a run id of the test's, unique on the cluster.
 func runID(what string) string { return fmt.Sprintf("e2e-%s-%d", what, time.Now().UnixNano()%1e9) }
-
-// startLLM runs perflab's mock OpenAI-compatible provider (perflab target
-// llm) with args on a free loopback port and returns its base URL.
-func startLLM(t *testing.T, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(perflab, append([]string{"target", "llm", "--addr", "127.0.0.1:0"}, args...)...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
-	sc := bufio.NewScanner(stdout)
-	if !sc.Scan() {
-		t.Fatalf("perflab target llm printed nothing: %v", sc.Err())
-	}
-	line := sc.Text()
-	go io.Copy(io.Discard, stdout)
-	_, rest, ok := strings.Cut(line, "http://")
-	if !ok {
-		t.Fatalf("perflab target llm said %q", line)
-	}
-	return "http://" + strings.Fields(rest)[0]
-}

@@ -76,17 +76,8 @@ func testK8sRunMatchesOneProcess(t *testing.T, c *cluster) {
 // hold, over the whole run, succeeded.
 func succeeded(t *testing.T, dir, workload string) int64 {
 	t.Helper()
-	rs, err := results.OpenReadOnly(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rs.Close()
-	ivs, err := rs.Intervals(workload)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var n int64
-	for _, iv := range ivs {
+	for _, iv := range intervalsOf(t, dir, workload) {
 		for _, op := range iv.Ops {
 			n += op.Classes[stats.OK]
 		}

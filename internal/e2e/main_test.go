@@ -152,7 +152,14 @@ func runCmd(t *testing.T, cmd *exec.Cmd) result {
 // startTarget runs `perflab target http` with args on a free loopback port.
 func startTarget(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(perflab, append([]string{"target", "http", "--addr", "127.0.0.1:0"}, args...)...)
+	return startBuiltin(t, "http", args...)
+}
+
+// startBuiltin runs `perflab target KIND` with args on a free loopback
+// port and returns the base URL it says it listens on.
+func startBuiltin(t *testing.T, kind string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(perflab, append([]string{"target", kind, "--addr", "127.0.0.1:0"}, args...)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -164,15 +171,15 @@ func startTarget(t *testing.T, args ...string) string {
 	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
 	sc := bufio.NewScanner(stdout)
 	if !sc.Scan() {
-		t.Fatalf("target printed nothing: %v", sc.Err())
+		t.Fatalf("perflab target %s printed nothing: %v", kind, sc.Err())
 	}
 	line := sc.Text()
 	go io.Copy(io.Discard, stdout)
-	i := strings.Index(line, "http://")
-	if i < 0 {
-		t.Fatalf("target said %q", line)
+	_, rest, ok := strings.Cut(line, "http://")
+	if !ok {
+		t.Fatalf("perflab target %s said %q", kind, line)
 	}
-	return line[i:]
+	return "http://" + strings.Fields(rest)[0]
 }
 
 // atLeast fails the test unless list, named what, has n elements or more:

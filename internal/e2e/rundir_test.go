@@ -255,28 +255,7 @@ func TestFileSizeLimitStopsTheRun(t *testing.T) {
 	t.Parallel()
 	url := startTarget(t, "--latency", "1ms")
 	const rate, seconds = 200, 60
-	cmd := exec.Command(perflab, "http", url, "--rate", strconv.Itoa(rate)+"/s", "--duration", strconv.Itoa(seconds)+"s", "--out", t.TempDir())
-	pipe, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	sc := bufio.NewScanner(pipe)
-	var dir string
-	for sc.Scan() {
-		l := sc.Text()
-		stderr.WriteString(l + "\n")
-		if d, ok := strings.CutPrefix(l, "perflab: writing run to "); ok {
-			dir = d
-		}
-		if dir != "" && strings.Contains(l, "p99") {
-			break
-		}
-	}
-	if dir == "" {
-		_ = cmd.Process.Kill()
-		t.Fatalf("perflab ended before its first interval:\n%s", stderr.String())
-	}
+	cmd, pipe, stderr, dir := startUntilFirstInterval(t, url, strconv.Itoa(rate)+"/s", strconv.Itoa(seconds)+"s")
 	fi, err := os.Stat(filepath.Join(dir, results.DBName+"-wal"))
 	if err != nil {
 		t.Fatal(err)
@@ -329,28 +308,7 @@ func TestFileSizeLimitStopsTheRun(t *testing.T) {
 // and perflab names only those it wrote.
 func TestFullDiskLeavesNoEmptyReports(t *testing.T) {
 	url := startTarget(t, "--latency", "1ms")
-	cmd := exec.Command(perflab, "http", url, "--rate", "200/s", "--duration", "60s", "--out", t.TempDir())
-	pipe, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	sc := bufio.NewScanner(pipe)
-	var dir string
-	for sc.Scan() {
-		l := sc.Text()
-		stderr.WriteString(l + "\n")
-		if d, ok := strings.CutPrefix(l, "perflab: writing run to "); ok {
-			dir = d
-		}
-		if dir != "" && strings.Contains(l, "p99") {
-			break
-		}
-	}
-	if dir == "" {
-		_ = cmd.Process.Kill()
-		t.Fatalf("perflab ended before its first interval:\n%s", stderr.String())
-	}
+	cmd, pipe, stderr, dir := startUntilFirstInterval(t, url, "200/s", "60s")
 	lim := unix.Rlimit{Cur: 4096, Max: 4096}
 	if err := unix.Prlimit(cmd.Process.Pid, unix.RLIMIT_FSIZE, &lim, nil); err != nil {
 		_ = cmd.Process.Kill()
@@ -376,4 +334,33 @@ func TestFullDiskLeavesNoEmptyReports(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(dir, ".*.*")); len(left) > 0 {
 		t.Errorf("temporary files left: %v", left)
 	}
+}
+
+// startUntilFirstInterval starts perflab http against url at rate for
+// duration and reads its standard error until the progress line of its
+// first interval: the run directory exists and the load runs. The rest of
+// standard error is the caller's to read from pipe.
+func startUntilFirstInterval(t *testing.T, url, rate, duration string) (*exec.Cmd, io.Reader, *strings.Builder, string) {
+	t.Helper()
+	cmd := exec.Command(perflab, "http", url, "--rate", rate, "--duration", duration, "--out", t.TempDir())
+	pipe, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stderr := &strings.Builder{}
+	sc := bufio.NewScanner(pipe)
+	var dir string
+	for sc.Scan() {
+		l := sc.Text()
+		stderr.WriteString(l + "\n")
+		if d, ok := strings.CutPrefix(l, "perflab: writing run to "); ok {
+			dir = d
+		}
+		if dir != "" && strings.Contains(l, "p99") {
+			return cmd, pipe, stderr, dir
+		}
+	}
+	_ = cmd.Process.Kill()
+	t.Fatalf("perflab ended before its first interval:\n%s", stderr.String())
+	return nil, nil, nil, ""
 }
