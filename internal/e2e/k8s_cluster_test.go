@@ -172,26 +172,7 @@ func (c *cluster) deleteDeployment(t *testing.T, name string) {
 
 // podStates says the state of each pod labelled so, for a failure.
 func (c *cluster) podStates(labels map[string]string) string {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	pods, err := c.Client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: selector(labels)})
-	if err != nil {
-		return err.Error()
-	}
-	var out []string
-	for _, p := range pods.Items {
-		s := p.Name + " " + string(p.Status.Phase)
-		for _, cs := range p.Status.ContainerStatuses {
-			if w := cs.State.Waiting; w != nil {
-				s += " " + w.Reason + ": " + w.Message
-			}
-			if x := cs.State.Terminated; x != nil {
-				s += fmt.Sprintf(" exit %d %s", x.ExitCode, x.Reason)
-			}
-		}
-		out = append(out, s)
-	}
-	return strings.Join(out, "; ")
+	return k8scluster.PodStates(context.Background(), c.Client, selector(labels))
 }
 
 func selector(labels map[string]string) string {

@@ -116,12 +116,12 @@ func runIndexedJob(ctx context.Context, t *testing.T, cs kubernetes.Interface, n
 		}
 		for _, cond := range job.Status.Conditions {
 			if cond.Type == batchv1.JobFailed && cond.Status == corev1.ConditionTrue {
-				t.Fatalf("the Job failed: %s: %s; pods: %s; warnings: %s", cond.Reason, cond.Message, podStates(ctx, cs, job), warnings(ctx, cs))
+				t.Fatalf("the Job failed: %s: %s; pods: %s; warnings: %s", cond.Reason, cond.Message, k8scluster.PodStates(ctx, cs, "job-name="+job.Name), warnings(ctx, cs))
 			}
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("the Job did not complete in time (%d of %d succeeded); pods: %s; warnings: %s", job.Status.Succeeded, n, podStates(ctx, cs, job), warnings(ctx, cs))
+			t.Fatalf("the Job did not complete in time (%d of %d succeeded); pods: %s; warnings: %s", job.Status.Succeeded, n, k8scluster.PodStates(ctx, cs, "job-name="+job.Name), warnings(ctx, cs))
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -155,29 +155,6 @@ func checkIndexLogs(ctx context.Context, t *testing.T, cs kubernetes.Interface, 
 	if !slices.Equal(got, want) {
 		t.Errorf("the pods logged indexes %v, want %v", got, want)
 	}
-}
-
-func podStates(ctx context.Context, cs kubernetes.Interface, job *batchv1.Job) string {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	pods, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "job-name=" + job.Name})
-	if err != nil {
-		return err.Error()
-	}
-	var out []string
-	for _, p := range pods.Items {
-		s := p.Name + " " + string(p.Status.Phase)
-		for _, st := range p.Status.ContainerStatuses {
-			if w := st.State.Waiting; w != nil {
-				s += " " + w.Reason + ": " + w.Message
-			}
-			if x := st.State.Terminated; x != nil {
-				s += fmt.Sprintf(" exit %d %s", x.ExitCode, x.Reason)
-			}
-		}
-		out = append(out, s)
-	}
-	return strings.Join(out, "; ")
 }
 
 // warnings returns the last few distinct Warning events of the default
