@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 
 	"github.com/perflab/perflab/internal/driver/registry"
@@ -67,15 +66,7 @@ func (f *exportFlags) build() ([]export.Target, error) {
 // values written literally, the credentials in the URLs.
 func (f *exportFlags) secrets(set secret.Set) {
 	for _, line := range f.headers {
-		k, v, _ := strings.Cut(line, ":")
-		v = strings.TrimSpace(v)
-		os.Expand(v, func(name string) string {
-			set.Env(os.Getenv(name), "${"+name+"}")
-			return ""
-		})
-		if secret.SensitiveName(k) {
-			set.Literal(v)
-		}
+		set.Header(line)
 	}
 	for _, v := range f.targets {
 		_, u, _ := strings.Cut(v, "=")

@@ -194,15 +194,7 @@ func (f *httpFlags) workload(rawURL string, given func(string) bool) (run.Worklo
 func (f *httpFlags) scrubber(rawURL string) *secret.Scrubber {
 	set := secret.Set{}
 	for _, line := range f.headers {
-		k, v, _ := strings.Cut(line, ":")
-		v = strings.TrimSpace(v)
-		os.Expand(v, func(name string) string {
-			set.Env(os.Getenv(name), "${"+name+"}")
-			return ""
-		})
-		if secret.SensitiveName(k) {
-			set.Literal(v)
-		}
+		set.Header(line)
 	}
 	set.URL(rawURL)
 	f.export.secrets(set)

@@ -83,7 +83,7 @@ func (c *restClient) resource(obj runtime.Object) (*rest.RESTClient, string, err
 	return nil, "", fmt.Errorf("no resource for %T", obj)
 }
 
-// Create creates obj; obj itself is left as it was.
+// Create creates obj and makes obj what the API server answered.
 func (c *restClient) Create(ctx context.Context, obj runtime.Object) error {
 	rc, res, err := c.resource(obj)
 	if err != nil {

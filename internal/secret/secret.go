@@ -18,6 +18,7 @@ package secret
 import (
 	"cmp"
 	"io"
+	"os"
 	"slices"
 	"strings"
 )
@@ -113,6 +114,21 @@ func (set Set) Literal(value string) {
 func (set Set) URL(raw string) {
 	for _, v := range urlSecrets(raw) {
 		set.Literal(v)
+	}
+}
+
+// Header adds the credentials of a command-line header, "Name: value":
+// the values of the environment variables the value reads, and the value
+// itself when the name is a credential's (SensitiveName).
+func (set Set) Header(line string) {
+	name, value, _ := strings.Cut(line, ":")
+	value = strings.TrimSpace(value)
+	os.Expand(value, func(v string) string {
+		set.Env(os.Getenv(v), "${"+v+"}")
+		return ""
+	})
+	if SensitiveName(name) {
+		set.Literal(value)
 	}
 }
 
