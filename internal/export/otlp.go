@@ -1,7 +1,6 @@
 package export
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -67,15 +66,10 @@ func (o *otlpHTTP) send(ctx context.Context, batch []Series) error {
 	if err != nil {
 		return fmt.Errorf("cannot marshal the export request: %w", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.url, bytes.NewReader(body))
+	req, err := newPost(ctx, o.url, o.header, body)
 	if err != nil {
-		return fmt.Errorf("cannot make the request: %w", err)
+		return err
 	}
-	for k, vs := range o.header {
-		req.Header[k] = vs
-	}
-	req.Header.Set("Content-Type", "application/x-protobuf")
-	req.Header.Set("User-Agent", userAgent)
 	answer, err := do(o.client, req)
 	if err != nil {
 		return err

@@ -43,17 +43,12 @@ func (r *remoteWrite) send(ctx context.Context, batch []Series) error {
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(body))
+	req, err := newPost(ctx, r.url, r.header, body)
 	if err != nil {
-		return fmt.Errorf("cannot make the request: %w", err)
+		return err
 	}
-	for k, vs := range r.header {
-		req.Header[k] = vs
-	}
-	req.Header.Set("Content-Type", "application/x-protobuf")
 	req.Header.Set("Content-Encoding", "snappy")
 	req.Header.Set("X-Prometheus-Remote-Write-Version", "0.1.0")
-	req.Header.Set("User-Agent", userAgent)
 	_, err = do(r.client, req)
 	return err
 }
@@ -157,4 +152,19 @@ func labelKey(ls []prompb.Label) string {
 		b.WriteByte(0)
 	}
 	return b.String()
+}
+
+// newPost makes a POST of a protobuf body to url with the target's
+// headers and perflab's user agent.
+func newPost(ctx context.Context, url string, header http.Header, body []byte) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("cannot make the request: %w", err)
+	}
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	req.Header.Set("User-Agent", userAgent)
+	return req, nil
 }
