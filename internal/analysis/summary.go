@@ -11,6 +11,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/perflab/perflab/internal/stats"
@@ -341,20 +342,41 @@ func (s *Summary) judgeDispatchDelay() {
 
 // poolLimitText is the warning of arrivals dropped at vus.max: the
 // target's slowness, unless the generator was found at its limit, when the
-// drops say nothing of the target.
+// drops say nothing of the target, or unless the operations' mean keeps
+// only a tenth of the pool busy, when a stall filled it: the target's, or
+// the generator's own (a CPU-throttled worker's arrivals wait out the
+// throttled part of each period and go out together).
 func (s *Summary) poolLimitText() string {
-	cause := "while the target was slow (not client-bound)" + s.busyVUs() + "; raise vus.max or expect the target to be overloaded"
-	if s.ClientBound {
+	busy, why := s.busyVUs()
+	cause := "while the target was slow (not client-bound)" + why + "; raise vus.max or expect the target to be overloaded"
+	switch {
+	case s.ClientBound:
 		cause = "while the generator was at its limit (client-bound): the target need not have been slow"
+	case busy > 0 && busy*stallShare <= float64(s.Workload.VUsMax):
+		cause = "though" + strings.TrimPrefix(why, ":") + ": a stall filled the pool, the target's or the generator's own (" +
+			s.lagFigure() + "a service time far below the latency says the generator's)"
 	}
 	return fmt.Sprintf("%s%d arrivals dropped in the window: every VU was busy at vus.max %d %s",
 		poolLimitPrefix, s.Dropped, s.Workload.VUsMax, cause)
 }
 
+// stallShare: when the operations' mean keeps at most 1/stallShare of
+// vus.max busy, arrivals dropped at vus.max came from a stall, not from
+// the target's mean service time.
+const stallShare = 10
+
+// lagFigure is "scheduler lag p99 X; ", or "" without a lag.
+func (s *Summary) lagFigure() string {
+	if s.Lag.Count == 0 {
+		return ""
+	}
+	return fmt.Sprintf("scheduler lag p99 %v; ", s.Lag.P99.Round(time.Microsecond))
+}
+
 // busyVUs is how many VUs the target rate keeps busy at the operations'
-// mean service time (Little's law), to set beside vus.max; "" without
-// the figures.
-func (s *Summary) busyVUs() string {
+// mean service time (Little's law), to set beside vus.max, and the text
+// that says so; 0 and "" without the figures.
+func (s *Summary) busyVUs() (float64, string) {
 	var n int64
 	var sum float64
 	for _, op := range s.Ops {
@@ -362,11 +384,12 @@ func (s *Summary) busyVUs() string {
 		sum += float64(op.Service.Count) * op.Service.Mean.Seconds()
 	}
 	if n == 0 || s.Workload.TargetRate <= 0 {
-		return ""
+		return 0, ""
 	}
 	mean := time.Duration(sum / float64(n) * float64(time.Second))
-	return fmt.Sprintf(": at %s/s, operations of %v on average keep about %.0f VUs busy",
-		units.Sig3(s.Workload.TargetRate), mean.Round(10*time.Microsecond), max(1, math.Round(s.Workload.TargetRate*mean.Seconds())))
+	busy := max(1, math.Round(s.Workload.TargetRate*mean.Seconds()))
+	return busy, fmt.Sprintf(": at %s/s, operations of %v on average keep about %.0f VUs busy",
+		units.Sig3(s.Workload.TargetRate), mean.Round(10*time.Microsecond), busy)
 }
 
 // poolLimitPrefix begins the warning of arrivals dropped at vus.max.

@@ -213,6 +213,34 @@ func TestPoolLimitSaysHowManyVUsTheRateNeeds(t *testing.T) {
 	}
 }
 
+// Drops at a vus.max that the operations' mean keeps a hundredth busy
+// came from a stall, not from a slow target: a CPU-throttled worker at
+// 6000/s, operations of 160 µs, dropped 55 arrivals at vus.max 200, and
+// the warning said the target was slow. A pool of 4 VUs kept busy by the
+// same rate (at the tenth, the edge) stays the target's.
+func TestPoolLimitOfAStallIsNotPutDownToTheTarget(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	for _, tt := range []struct {
+		vusMax int
+		stall  bool
+	}{{200, true}, {10, true}, {9, false}} {
+		st := stats.NewOpStats()
+		lag := stats.NewHist()
+		for range 100 {
+			st.Latency.Record(20 * time.Millisecond)
+			st.Service.Record(160 * time.Microsecond)
+			lag.Record(20 * time.Millisecond)
+		}
+		st.Classes[stats.OK] = 100
+		ivs := []*stats.Interval{{Start: t0, End: t0.Add(time.Second), Ops: map[string]*stats.OpStats{"GET /": st}, Dropped: 55, Lag: lag}}
+		s := Summarize(Workload{Model: "open", TargetRate: 6000, VUsMax: tt.vusMax, Scheduled: 155, Window: Window{Start: t0, End: t0.Add(time.Second)}}, ivs)
+		stall := hasWarning(s, "though at 6000/s, operations of 160µs on average keep about 1 VUs busy: a stall filled the pool, the target's or the generator's own (scheduler lag p99 20.")
+		if stall != tt.stall || hasWarning(s, "target was slow") == tt.stall {
+			t.Errorf("vus.max %d: stall %v, want %v: %q", tt.vusMax, stall, tt.stall, s.Warnings)
+		}
+	}
+}
+
 // Arrivals dropped at vus.max are a pool limit of the steady state only
 // when some fell in the window: drops while the pool grew during the
 // warm-up count in the run's total but make no verdict on the window.
