@@ -4,8 +4,11 @@
 # `<` made `<=`, a `+` made `-`, a condition inverted) and runs the package's
 # own tests against each; a change no test notices "lived". At the end, one
 # table: per package, killed / lived / not covered / timed out, the test
-# efficacy (killed of killed + lived) and the mutant coverage (killed + lived
-# of killed + lived + not covered).
+# efficacy (killed of killed + lived), the same with the lived mutants that
+# the code documents as equivalent at their site ("equivalent mutant" in a
+# comment on the line or just above it: no input tells the two programs
+# apart) left out, and the mutant coverage (killed + lived of killed +
+# lived + not covered).
 #
 #   scripts/mutate.sh                               # every core package (make mutate)
 #   PKGS=internal/engine/pacer scripts/mutate.sh    # one package
@@ -121,19 +124,42 @@ done
 
 echo
 python3 - "$OUT" $PKGS <<'PY'
-import json, sys
+import json, os, re, sys
 out, pkgs = sys.argv[1], sys.argv[2:]
-print("| package | killed | lived | not covered | timed out | not viable | efficacy | mutant coverage | time |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+
+def documented(pkg, name, line):
+    """Whether a mutant that lived is documented as equivalent at its site:
+    "equivalent mutant" on its line, or in the comment lines just above."""
+    for path in (name, os.path.join(pkg, os.path.basename(name))):
+        if os.path.exists(path):
+            break
+    else:
+        return False
+    lines = open(path).read().split("\n")
+    i = line - 1
+    if i < len(lines) and re.search(r"(?i)equivalent mutant", lines[i]):
+        return True
+    i -= 1
+    while i >= 0 and lines[i].strip().startswith("//"):
+        if re.search(r"(?i)equivalent mutant", lines[i]):
+            return True
+        i -= 1
+    return False
+
+print("| package | killed | lived | of which documented equivalent | not covered | timed out | not viable | efficacy | efficacy, equivalents aside | mutant coverage | time |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for pkg in pkgs:
     r = json.load(open(f"{out}/{pkg.replace('/', '_')}.json"))
-    n = {}
+    n, eq = {}, 0
     for f in r["files"]:
         for m in f["mutations"]:
             n[m["status"]] = n.get(m["status"], 0) + 1
+            if m["status"] == "LIVED" and documented(pkg, f["file_name"], m["line"]):
+                eq += 1
     k, l, nc = n.get("KILLED", 0), n.get("LIVED", 0), n.get("NOT COVERED", 0)
     eff = 100 * k / (k + l) if k + l else 0
+    eff2 = 100 * k / (k + l - eq) if k + l - eq else 0
     cov = 100 * (k + l) / (k + l + nc) if k + l + nc else 0
-    print(f"| {pkg} | {k} | {l} | {nc} | {n.get('TIMED OUT', 0)} | {n.get('NOT VIABLE', 0)} "
-          f"| {eff:.1f} % | {cov:.1f} % | {r['elapsed_time']:.0f} s |")
+    print(f"| {pkg} | {k} | {l} | {eq} | {nc} | {n.get('TIMED OUT', 0)} | {n.get('NOT VIABLE', 0)} "
+          f"| {eff:.1f} % | {eff2:.1f} % | {cov:.1f} % | {r['elapsed_time']:.0f} s |")
 PY

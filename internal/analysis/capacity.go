@@ -55,7 +55,9 @@ func (s *CapacitySearch) Next() (rate float64, done bool) {
 // Record takes the outcome of the step at rate: whether every gate passed,
 // and whether the generator was the limit.
 func (s *CapacitySearch) Record(rate float64, pass, clientBound bool) {
-	s.steps++
+	s.steps++ // equivalent mutant: steps-- too is never 0 again, all Next asks
+	// equivalent mutant: Passed >= 0; with nothing passed and a rate
+	// failed, Next ends the search whatever bisects is.
 	if s.retry == 0 && s.Failed > 0 && s.Passed > 0 {
 		s.bisects++
 	}
@@ -94,7 +96,7 @@ func (s *CapacitySearch) ClientBoundAt() float64 { return s.client }
 // roundRate keeps three significant digits of a rate: 1234.5 → 1230,
 // 87.25 → 87.3.
 func roundRate(r float64) float64 {
-	if r <= 0 {
+	if r <= 0 { // equivalent mutant: r < 0; no caller rounds a 0 (Next and SweepRates start from a rate above it)
 		return r
 	}
 	scale := math.Pow(10, math.Floor(math.Log10(r))-2)

@@ -51,6 +51,13 @@ func TestCapacitySearch(t *testing.T) {
 			"100 200 400 800 600 600 500", 500, "target"},
 		{"rounds to three digits", CapacitySearch{Start: 333, Max: 1e5, Factor: 1.5, Bisect: 2}, 800, 0, 0,
 			"333 500 750 1130 940 845", 750, "target"},
+		// Between 1000 and 1009 the midpoint rounds to 1000, which passed,
+		// and between 1000 and 1010 to 1010, which failed: nothing is left
+		// to run at three digits, and neither rate is run again.
+		{"the midpoint rounds to the rate that passed", CapacitySearch{Start: 1000, Max: 1009, Factor: 2, Bisect: 4}, 1005, 0, 0,
+			"1000 1009", 1000, "target"},
+		{"the midpoint rounds to the rate that failed", CapacitySearch{Start: 1000, Max: 1010, Factor: 2, Bisect: 4}, 1005, 0, 0,
+			"1000 1010", 1000, "target"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := tt.s
@@ -71,6 +78,30 @@ func TestFindKnee(t *testing.T) {
 	k, ok := FindKnee(steps)
 	if !ok || k.Rate != 600 || k.Below != 400 || k.Baseline != ms(2) || k.P99 != ms(40) {
 		t.Errorf("knee = %+v, %v", k, ok)
+	}
+	// At the edges: twice the baseline is not past the knee, more is; a
+	// rise of exactly KneeMinRise is enough; a p99 of exactly 100
+	// latencies counts.
+	for _, tt := range []struct {
+		name  string
+		steps []RateLatency
+		rate  float64 // 0: no knee
+	}{
+		{"twice the baseline", []RateLatency{{100, ms(2), 1000}, {200, ms(4), 1000}}, 0},
+		{"just over twice", []RateLatency{{100, ms(2), 1000}, {200, ms(4.01), 1000}}, 200},
+		{"1.5 times, by 1 ms", []RateLatency{{100, ms(2), 1000}, {200, ms(3), 1000}}, 0},
+		{"a rise of exactly 1 ms", []RateLatency{{100, ms(0.5), 1000}, {200, ms(1.5), 1000}}, 200},
+		{"a rise just under 1 ms", []RateLatency{{100, ms(0.4), 1000}, {200, ms(1.3), 1000}}, 0},
+		{"p99s of 100 latencies", []RateLatency{{100, ms(2), 100}, {200, ms(30), 100}}, 200},
+		{"p99s of 99 latencies", []RateLatency{{100, ms(2), 99}, {200, ms(30), 1000}}, 0},
+		// The same rate run twice (a client-bound step is run again): the
+		// first run is the baseline, in the order the steps were run.
+		{"a rate run twice", []RateLatency{{100, ms(10), 1000}, {100, ms(2), 1000}, {200, ms(25), 1000}}, 200},
+	} {
+		k, ok := FindKnee(tt.steps)
+		if ok != (tt.rate > 0) || k.Rate != tt.rate || ok && k.Baseline != tt.steps[0].P99 {
+			t.Errorf("%s: knee %+v, %v; want at %v over %v", tt.name, k, ok, tt.rate, tt.steps[0].P99)
+		}
 	}
 	// Sub-millisecond noise is no knee, nor is a p99 from too few latencies.
 	if k, ok := FindKnee([]RateLatency{{100, ms(0.2), 1000}, {200, ms(0.6), 1000}, {400, ms(50), 10}}); ok {

@@ -80,7 +80,7 @@ func (s *Summary) markClientBound(why string) {
 	}
 	s.ClientBound, s.ClientWhy = true, whys
 	text := "client-bound: " + s.ClientWhy
-	if s.Lag.Count > 0 && s.Lag.P99 > lagLimit {
+	if s.Lag.Count > 0 && s.Lag.P99 > lagLimit { // equivalent mutant: Count >= 0; with no lag its P99 is 0
 		text += fmt.Sprintf(" (scheduler lag p99 %v)", s.Lag.P99.Round(time.Microsecond))
 	}
 	text += "; throughput and latency may show the generator's limit, not the target's"

@@ -61,6 +61,9 @@ func TestClientBoundVerdict(t *testing.T) {
 		if lagged := tt.lag > lagLimit; hasWarning(sum, "arrivals went out late") != lagged {
 			t.Errorf("%s: lag %v shown %v, warnings %q", tt.name, tt.lag, !lagged, sum.Warnings)
 		}
+		if shown := hasWarning(sum, "client-bound: "+tt.why+" (scheduler lag p99 "); shown != (bound && tt.lag > lagLimit) {
+			t.Errorf("%s: lag %v beside the verdict %v, warnings %q", tt.name, tt.lag, shown, sum.Warnings)
+		}
 		g, _ := slo.ParseGate("p99 < 1s")
 		vs, err := EvaluateGates([]slo.Gate{g}, []*Summary{sum}, nil)
 		if err != nil || len(vs) != 1 || strings.Contains(vs[0].Note, "client-bound") != bound {
@@ -69,6 +72,21 @@ func TestClientBoundVerdict(t *testing.T) {
 		obs := Observe([]Phase{{Profile: "p", Resources: res, Summaries: []*Summary{sum}}}, nil)
 		if got := slices.ContainsFunc(obs, func(o Observation) bool { return o.Kind == ObsClientBound }); got != bound {
 			t.Errorf("%s: client-bound observation %v, want %v: %+v", tt.name, got, bound, obs)
+		}
+	}
+}
+
+// The scheduler lag is named beside a client-bound verdict only above
+// lagLimit: at exactly 5 ms it is not, just above it is.
+func TestClientBoundNamesTheLagAboveItsLimit(t *testing.T) {
+	for _, tt := range []struct {
+		p99   time.Duration
+		shown bool
+	}{{lagLimit, false}, {lagLimit + time.Microsecond, true}} {
+		s := &Summary{Lag: Quantiles{Count: 100, P99: tt.p99}}
+		s.markClientBound("the generator issued 1 of the 2 arrivals due")
+		if got := hasWarning(s, "(scheduler lag p99 "); got != tt.shown {
+			t.Errorf("lag p99 %v: shown %v, want %v: %q", tt.p99, got, tt.shown, s.Warnings)
 		}
 	}
 }

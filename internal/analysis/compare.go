@@ -64,18 +64,19 @@ func (r Ratio) Inverse() Ratio {
 }
 
 // Phrase says how B compares with A in the seeds' words: "x1.7 less CPU",
-// "x2.0 more memory", or "~" when the data can't support a difference. A
-// point estimate without an interval is marked "(no CI)".
+// "x2.0 more memory", "x∞ less CPU" when B used none, or "~" when the
+// data can't support a difference or the two are equal. A point estimate
+// without an interval is marked "(no CI)".
 func (r Ratio) Phrase(noun string) string { return r.PhraseWith("less", "more", noun) }
 
 // PhraseWith is Phrase with other words, e.g. ("lower", "higher", "p99
 // latency") → "x2.0 higher p99 latency".
 func (r Ratio) PhraseWith(less, more, noun string) string {
-	if r.Significance == NotSignificant || !(r.Value > 0) || math.IsInf(r.Value, 0) {
+	if r.Significance == NotSignificant || !(r.Value >= 0) || r.Value == 1 || math.IsInf(r.Value, 0) {
 		return "~"
 	}
 	word, f := more, r.Value
-	if f < 1 {
+	if f < 1 { // equivalent mutant: f <= 1; a ratio of 1 is "~" above
 		word, f = less, 1/f
 	}
 	s := "x" + factor(f) + " " + word
@@ -92,6 +93,8 @@ func (r Ratio) PhraseWith(less, more, noun string) string {
 // "1.03", "1.7", "12".
 func factor(f float64) string {
 	switch {
+	case math.IsInf(f, 1):
+		return "∞"
 	case f < 1.095:
 		return fmt.Sprintf("%.2f", f)
 	case f < 9.95:
@@ -128,6 +131,7 @@ func mean(vs []float64) float64 {
 func variance(vs []float64, m float64) float64 {
 	var s float64
 	for _, v := range vs {
+		// equivalent mutants: either − made +; Σ(v+m)(v−m) = Σv² − n·m² = Σ(v−m)²
 		s += (v - m) * (v - m)
 	}
 	return s / float64(len(vs)-1)
@@ -164,6 +168,9 @@ func CompareRuns(a, b []float64) Ratio {
 	rho := r.Value
 	den := vb*vb/float64(len(b)-1) + math.Pow(rho*rho*va, 2)/float64(len(a)-1)
 	dof := math.Pow(vb+rho*rho*va, 2) / den
+	if den == 0 { // B is 0 in every run: only A varies, and the degrees of freedom are its own
+		dof = float64(len(a) - 1)
+	}
 	t := tQuantile(1-(1-CompareConfidence)/2, dof)
 	q := ma*ma - t*t*va // the quadratic's leading coefficient
 	if q <= 0 {

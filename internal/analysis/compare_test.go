@@ -130,6 +130,10 @@ func TestPhrase(t *testing.T) {
 		{Ratio{Value: 2, Significance: NoInterval}, "x2.0 more CPU (no CI)"},
 		{Ratio{Value: 2, Significance: NotSignificant}, "~"},
 		{Ratio{Value: math.NaN(), Significance: Significant}, "~"},
+		// B used none: not "~" (there is a difference) nor "x+Inf".
+		{Ratio{Value: 0, Low: 0, High: 0, Significance: Significant}, "x∞ less CPU"},
+		// Equal figures of one run each: no difference to phrase.
+		{Ratio{Value: 1, Significance: NoInterval}, "~"},
 	}
 	for _, tt := range tests {
 		if got := tt.r.Phrase("CPU"); got != tt.want {
@@ -275,5 +279,17 @@ func TestCompareSeriesAtItsEdges(t *testing.T) {
 		if r.judge(); r.Significance != NotSignificant {
 			t.Errorf("interval [%v, %v]: %v, want not significant", lh[0], lh[1], r.Significance)
 		}
+	}
+}
+
+// A B of 0 in every run (a component that used no CPU) is a ratio of 0,
+// not one that cannot be taken.
+func TestCompareRunsWithABOfZero(t *testing.T) {
+	r := CompareRuns([]float64{1, 1.1, 0.9}, []float64{0, 0, 0})
+	if r.Value != 0 || slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "a ratio needs") }) {
+		t.Errorf("ratio %v, warnings %q; want 0", r.Value, r.Warnings)
+	}
+	if got := r.Phrase("CPU"); got != "x∞ less CPU" {
+		t.Errorf("phrase %q", got)
 	}
 }

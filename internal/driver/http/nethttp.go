@@ -38,7 +38,7 @@ func (d *Driver) doNet(ctx context.Context, st *vuState, start int64, r *driver.
 		r.Class, r.Message = d.classifyNet(err, ctx, rctx)
 		return
 	}
-	r.TTFB = st.ttfb(start, time.Duration(st.now()-start)) // mutants of the fallback live: a response read had its first byte timed
+	r.TTFB = st.ttfb(start, time.Duration(st.now()-start)) // equivalent mutants of the fallback: a response read had its first byte stamped, so it is never taken
 	sink := &st.body
 	sink.reset(-1, resp.StatusCode >= 400) // a body cut short is net/http's error
 	// A body not read to its end is closed early, which closes an HTTP/1.1
