@@ -150,6 +150,8 @@ func TestMinRunEffectGuardsAtTheEdge(t *testing.T) {
 	}{
 		{1.049, "~"},
 		{1.051, "x1.05 more CPU"},
+		{1.05, "x1.05 more CPU"}, // 5 % exactly is not under 5 %
+		{1 / 1.05, "x1.05 less CPU"},
 		{1 / 1.049, "~"},
 		{0.951, "x1.05 less CPU"}, // 5.2 % less: 0.951 < 1/1.05 = 0.9524, though above 1 − 0.05
 		{1.5, "x1.5 more CPU"},

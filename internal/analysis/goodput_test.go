@@ -94,3 +94,13 @@ func TestRateGatesOfAnEmptyWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestGoodputOfAnEmptyWindow: over a window of no seconds the share of
+// good requests stands, and the rate is 0, not infinite.
+func TestGoodputOfAnEmptyWindow(t *testing.T) {
+	sums := goodputFixture()
+	sums[0].Seconds = 0
+	if g, ok := sums[0].Goodput(); !ok || g != (Goodput{Good: 290, Judged: 300, Share: 290.0 / 300, Rate: 0}) {
+		t.Errorf("goodput over no seconds %+v %v", g, ok)
+	}
+}
