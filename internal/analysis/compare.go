@@ -173,7 +173,8 @@ func CompareRuns(a, b []float64) Ratio {
 	}
 	t := tQuantile(1-(1-CompareConfidence)/2, dof)
 	q := ma*ma - t*t*va // the quadratic's leading coefficient
-	if q <= 0 { // equivalent mutant: q < 0; q is exactly 0 only for a contrived A (ma² = t²·va to the last bit)
+	// equivalent mutant: q < 0; q is exactly 0 only for a contrived A (ma² = t²·va to the last bit)
+	if q <= 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("A's mean %.4g is not significantly above 0: the interval is unbounded", ma))
 		return r
 	}
