@@ -17,6 +17,7 @@ func TestJudgeLink(t *testing.T) {
 		linkBound bool
 	}{
 		{"GET and PUT together reach the bound", mk(40e6, 80e6), bound, true},
+		{"exactly at the bound", mk(50e6, 62.5e6), bound, true}, // "at least" the bound
 		{"below the bound", mk(10e6, 90e6), bound, false},
 		{"no link configured", mk(40e6, 80e6), 0, false},
 	} {

@@ -50,3 +50,35 @@ func TestNamedMetrics(t *testing.T) {
 		t.Errorf("queue %+v", q)
 	}
 }
+
+// A counter's rate at its edges: sampled every 2 s (a Prometheus step),
+// the growth is per second, not per sample; an interval in which the
+// counter did not move is a rate of 0, counted; a sample stored twice at
+// the same time adds no rate (there is no time to divide by).
+func TestCounterRateEdges(t *testing.T) {
+	t0 := time.Date(2026, 11, 21, 17, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	for _, tt := range []struct {
+		name     string
+		ps       []Point
+		n        int
+		avg, max float64
+	}{
+		{"every 2 s, 100 a sample", []Point{{at(0), 0}, {at(2), 100}, {at(4), 200}, {at(6), 300}}, 3, 50, 50},
+		{"idle, then 30/s", []Point{{at(0), 7}, {at(1), 7}, {at(2), 7}, {at(3), 37}, {at(4), 67}}, 4, 15, 30},
+		{"a sample stored twice", []Point{{at(0), 0}, {at(1), 10}, {at(1), 10}, {at(2), 20}}, 2, 10, 10},
+	} {
+		res := SummarizeResources(ResourceInput{
+			Window:     Window{Start: at(0), End: at(10)},
+			Components: []Component{{Name: "app"}},
+			Series:     map[string]map[string][]Point{"app": {observe.CounterPrefix + "reqs_total": tt.ps}},
+		})
+		named := res.Components[0].Named
+		if len(named) != 1 {
+			t.Fatalf("%s: named metrics %+v", tt.name, named)
+		}
+		if s := named[0].Stat; !named[0].Counter || s.N != tt.n || !near(s.Avg, tt.avg) || s.Max != tt.max {
+			t.Errorf("%s: reqs_total %+v; want %d rates, mean %g/s, max %g/s", tt.name, named[0], tt.n, tt.avg, tt.max)
+		}
+	}
+}
