@@ -261,6 +261,24 @@ func TestResampleReadsQuantilesAsTheSummary(t *testing.T) {
 	}
 }
 
+// A paired resample, as the gateway overhead takes it, reads each of its
+// quantiles at the same rank as the summary's histogram, too.
+func TestPairedResampleReadsQuantilesAsTheSummary(t *testing.T) {
+	h := stats.NewHist()
+	for v := 1; v <= 10; v++ {
+		h.Record(time.Duration(v) * time.Millisecond)
+	}
+	values, hs, _ := sparse([]*stats.Hist{h}, nil)
+	qs := []float64{0.1, 0.25, 0.5, 0.75, 0.99}
+	out := make([]time.Duration, len(qs))
+	pickedQuantiles(hs, []int{0}, make([]int64, len(values)), values, qs, out)
+	for i, q := range qs {
+		if want := h.Quantile(q); out[i] != want {
+			t.Errorf("q %v: the paired resample reads %v, the histogram %v", q, out[i], want)
+		}
+	}
+}
+
 // TestCompareSeriesAtItsEdges (issue 18): MinSeriesSamples samples on each
 // side and 100 resamples give an interval; an interval that touches 1 is
 // not significant.

@@ -90,7 +90,7 @@ func thousandths(n int64, suffix string) string {
 // CPUStep is the step a CPU figure of v cores is rounded up to: 10m up to
 // one core, 50m above (rounding adds less than 5 % above one core).
 func CPUStep(cores float64) int64 {
-	if cores <= 1 {
+	if cores <= 1 { // equivalent mutant: cores < 1; one core rounds to 1000m on either step
 		return 10
 	}
 	return 50
