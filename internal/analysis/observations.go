@@ -177,6 +177,8 @@ func largestShare(r *Resources, metric string) (string, float64, bool) {
 	if metric == MetricCPU {
 		sum = r.CPU.Sum
 	}
+	// equivalent mutant: sum.P99 < 0; a sum of 0 means every component's P99
+	// is 0 (none is negative), none tops best (0) below: the phase is left out.
 	if !sum.HasP99() || sum.P99 <= 0 || r.Memory.Components < 2 && metric == MetricMemory || r.CPU.Components < 2 && metric == MetricCPU {
 		return "", 0, false
 	}
@@ -229,7 +231,7 @@ func scalingObservation(sc Scaling) (Observation, bool) {
 	case !f.Poor:
 		o.Kind = ObsLinear
 		verb := "scales linearly"
-		if f.Slope < 0 {
+		if f.Slope < 0 { // equivalent mutant: <= 0; FitLine calls a slope of exactly 0 Constant (t = 0)
 			verb = "falls linearly"
 		}
 		o.Text = fmt.Sprintf("%s %s with load in %s (R² %.2f over %d profiles)", subject, verb, sc.LoadUnit, f.R2, f.N)
