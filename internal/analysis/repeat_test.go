@@ -28,6 +28,11 @@ func TestSpreadOf(t *testing.T) {
 	if wide := SpreadOf([]float64{0.01, 0.07}); wide.Low != 0 || wide.High < 0.2 {
 		t.Errorf("latencies 10 and 70 ms: %+v, want the interval from 0", wide)
 	}
+	// A run with none (0 errors, 0 dropped) is still a figure that cannot
+	// be negative.
+	if zero := SpreadOf([]float64{0, 3, 6}); zero.Low != 0 || zero.High <= 6 {
+		t.Errorf("0, 3 and 6 errors: %+v, want the interval from 0", zero)
+	}
 	if neg := SpreadOf([]float64{-1, 1}); neg.Low >= -1 {
 		t.Errorf("figures that may be negative: %+v, want the interval below 0", neg)
 	}
