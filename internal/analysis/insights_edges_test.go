@@ -62,7 +62,7 @@ func TestCellInsightsTwoProfiles(t *testing.T) {
 
 // A profile whose workload completed no request has no size per request
 // to compare: the load stays requests/s, and that profile is left out of
-// the fits for want of one.
+// the fits for want of one, which the warnings say once.
 func TestCellInsightsNoRequestsInOneProfile(t *testing.T) {
 	phases := threePhases(t)
 	s := phases[0].Summaries[0]
@@ -74,6 +74,25 @@ func TestCellInsightsNoRequestsInOneProfile(t *testing.T) {
 	want := []string{"profile s has no requests/s of workload get: left out of the scaling fits"}
 	if in.Load != LoadRequests || in.LoadNote != "" || !slices.Equal(in.Warnings, want) {
 		t.Errorf("load %v, note %q, warnings %q", in.Load, in.LoadNote, in.Warnings)
+	}
+	// With one other profile: one point, no fits, and nothing more to say.
+	in, err = CellInsights(phases[:2], DefaultInsightOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Scaling != nil || !slices.Equal(in.Warnings, want) {
+		t.Errorf("two profiles, one without requests: %d fits, warnings %q", len(in.Scaling), in.Warnings)
+	}
+	// And that one machine-bound: only s held its load on a machine it did not fill.
+	phases[1].Resources.MachineWhy = "the machine's 2 cores were 97 % busy"
+	in, err = CellInsights(phases[:2], DefaultInsightOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, "profile m is left out of the scaling fits: it was machine-bound: the machine, not the system, set its figures",
+		"1 profile of 2 held its load on a machine it did not fill: no scaling fits (they need 2)")
+	if in.Scaling != nil || !slices.Equal(in.Warnings, want) {
+		t.Errorf("two profiles, one without requests, one machine-bound: %d fits, warnings %q\nwant %q", len(in.Scaling), in.Warnings, want)
 	}
 }
 
