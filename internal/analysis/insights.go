@@ -101,6 +101,7 @@ func CellInsights(phases []PhaseData, o InsightOptions) (*Insights, error) {
 	in.LoadWorkload = loadWorkload(sized)
 	in.RequestBytes = meanRequestBytes(sized, in.LoadWorkload)
 	if o.Load == LoadRequests && in.LoadWorkload != "" {
+		// equivalent mutant: lo >= 0; requestSizes gives a lo of 0 only with a hi of 0, and 0 > SizeSpread × 0 is false
 		if lo, hi := requestSizes(sized, in.LoadWorkload); lo > 0 && hi > SizeSpread*lo {
 			in.Load = LoadBytes
 			in.LoadNote = fmt.Sprintf("the requests of workload %s move from %s to %s each (sent and received) in different profiles, "+
@@ -226,10 +227,10 @@ func requestSizes(phases []PhaseData, name string) (lo, hi float64) {
 			return 0, 0
 		}
 		per := BytesPS(s) / s.Rate
-		if per <= 0 {
+		if per <= 0 { // equivalent mutant: per < 0; a per of 0 makes lo 0, which the caller's lo > 0 refuses as it does 0, 0
 			return 0, 0
 		}
-		if i == 0 || per < lo {
+		if i == 0 || per < lo { // equivalent mutant: per <= lo; an equal per leaves lo as it is
 			lo = per
 		}
 		hi = max(hi, per)
@@ -403,6 +404,7 @@ func (s Scaling) Verdict() string {
 		return VerdictTooFew
 	case f.Constant:
 		lo, hi, mean := spread(s.Points)
+		// equivalent mutant: mean >= 0; no figure is negative, so a mean of 0 is all zeros, and 0/0 is NaN, never <= ConstantSpread
 		if mean > 0 && (hi-lo)/mean <= ConstantSpread {
 			return VerdictConstant
 		}
