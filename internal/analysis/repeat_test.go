@@ -133,3 +133,29 @@ func TestPoolSummariesJoinClientBoundReasons(t *testing.T) {
 		t.Errorf("pooled %+v, want not client-bound", pooled[0])
 	}
 }
+
+// A pooled workload shows the scheduler lag of its worst repetition (by
+// p99; the first of two alike), and no rate over no seconds.
+func TestPoolSummariesLagAndRate(t *testing.T) {
+	rep := func(p50, p99 time.Duration, secs float64) []*Summary {
+		return []*Summary{{Workload: Workload{Name: "w"}, Seconds: secs, Lag: Quantiles{Count: 100, P50: p50, P99: p99}}}
+	}
+	ms := time.Millisecond
+	for _, tt := range []struct {
+		name     string
+		reps     [][]*Summary
+		p50, p99 time.Duration
+	}{
+		{"the worst last", [][]*Summary{rep(ms, 2*ms, 1), rep(3*ms, 9*ms, 1)}, 3 * ms, 9 * ms},
+		{"the worst first", [][]*Summary{rep(3*ms, 9*ms, 1), rep(ms, 2*ms, 1)}, 3 * ms, 9 * ms},
+		{"two alike", [][]*Summary{rep(3*ms, 9*ms, 1), rep(ms, 9*ms, 1)}, 3 * ms, 9 * ms},
+	} {
+		p := PoolSummaries(tt.reps)
+		if len(p) != 1 || p[0].Lag.P50 != tt.p50 || p[0].Lag.P99 != tt.p99 {
+			t.Errorf("%s: pooled lag %+v, want p50 %v p99 %v", tt.name, p[0].Lag, tt.p50, tt.p99)
+		}
+	}
+	if p := PoolSummaries([][]*Summary{rep(ms, ms, 0), rep(ms, ms, 0)}); p[0].Rate != 0 {
+		t.Errorf("a rate of %v over no seconds", p[0].Rate)
+	}
+}

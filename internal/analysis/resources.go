@@ -169,6 +169,8 @@ func ticks(windowed map[string]map[string][]Point) (int, time.Duration) {
 	var densest []Point
 	for _, metrics := range windowed {
 		for _, ps := range metrics {
+			// equivalent mutant: >=; of series alike in length either
+			// is the first in a map's random order
 			if len(ps) > len(densest) {
 				densest = ps
 			}

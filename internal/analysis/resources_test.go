@@ -328,3 +328,15 @@ func TestExitAfterTheWindowIsNoExitInIt(t *testing.T) {
 		}
 	}
 }
+
+// A metric sampled only outside the window is not among the component's
+// figures (summary.json's metrics): no entry of 0 samples.
+func TestMetricOutsideTheWindowIsLeftOut(t *testing.T) {
+	late := []Point{{T: t0.Add(30 * time.Second), V: 64 << 20}}
+	res := SummarizeResources(ResourceInput{Window: Window{Start: t0, End: t0.Add(10 * time.Second)},
+		Components: []Component{{Name: "db", Kind: "run"}},
+		Series:     map[string]map[string][]Point{"db": {"cpu_cores": series(seq(1, 10)...), "go_heap_inuse_bytes": late}}})
+	if _, ok := res.Components[0].Metrics["go_heap_inuse_bytes"]; ok || len(res.Components[0].Metrics) != 1 {
+		t.Errorf("metrics %+v, want cpu_cores alone", res.Components[0].Metrics)
+	}
+}
