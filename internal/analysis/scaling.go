@@ -110,7 +110,7 @@ func (f *Fit) judge(sse float64) {
 	f.ResidualSE = math.Sqrt(sse / dof)
 	f.SlopeSE = f.ResidualSE / math.Sqrt(f.sxx)
 	f.InterceptSE = f.ResidualSE * math.Sqrt(1/float64(f.N)+f.meanLoad*f.meanLoad/f.sxx)
-	// Boundary mutants left here and below (< made <=, >= made >): R² and t
+	// Equivalent mutants here and below (< made <=, >= made >): R² and t
 	// are computed floats, equal to their thresholds only for a contrived input.
 	if f.R2 < PoorFitR2 {
 		f.Poor = true
@@ -122,11 +122,11 @@ func (f *Fit) judge(sse float64) {
 		f.Constant = f.Slope == 0
 	default:
 		tv := f.Slope / f.SlopeSE
-		f.Constant = math.Abs(tv) < crit
+		f.Constant = math.Abs(tv) < crit // equivalent mutant: <=, as above
 		if f.Constant {
 			f.Notes = append(f.Notes, fmt.Sprintf("the slope is not significantly different from 0 (t = %.2f, |t| < %.2f at %.0f %%, %d degrees of freedom)",
 				tv, crit, 100*FitConfidence, f.N-2))
-			if f.R2 >= PoorFitR2 {
+			if f.R2 >= PoorFitR2 { // equivalent mutant: >, as above
 				f.Notes = append(f.Notes, fmt.Sprintf("a line fits (R² %.2f), but %d points are too few to tell its slope from chance: run more profiles", f.R2, f.N))
 			}
 		}
