@@ -220,6 +220,7 @@ func (ov *Overhead) addResources(in OverheadInput) {
 // judge adds the warnings a reader needs before trusting the difference.
 func (ov *Overhead) judge(clientBound bool) {
 	d, g := ov.Direct, ov.Gateway
+	// equivalent mutant: hi >= 0; judge runs only when both sides had requests, so hi is at least 1
 	if lo, hi := min(d.Requests, g.Requests), max(d.Requests, g.Requests); hi > 0 && float64(lo) < 0.9*float64(hi) {
 		ov.Warnings = append(ov.Warnings, fmt.Sprintf("the sides are unbalanced (%d and %d requests): were some requests dropped on one side?", d.Requests, g.Requests))
 	}
