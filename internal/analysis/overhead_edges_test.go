@@ -154,3 +154,57 @@ func TestGatewayOverheadBalanceEdge(t *testing.T) {
 		}
 	}
 }
+
+// Success rates that differ are said, with both rates; equal ones are not.
+func TestGatewayOverheadSuccessRates(t *testing.T) {
+	for _, tt := range []struct {
+		direct, gateway int // successful requests of 10 a side per interval
+		want            string
+	}{
+		{10, 9, "success rates differ (100.00 % direct, 90.00 % through the gateway)"},
+		{9, 10, "success rates differ (90.00 % direct, 100.00 % through the gateway)"},
+		{8, 9, "success rates differ (80.00 % direct, 90.00 % through the gateway)"},
+		{9, 9, ""},
+		{10, 10, ""},
+	} {
+		ok := func(_, k int) int { return []int{tt.direct, tt.gateway}[k] }
+		ivs := ovSides(10, ok, directAt(5*time.Millisecond, 7*time.Millisecond))
+		for _, iv := range ivs {
+			for k, op := range []string{"direct: x", "gateway: x"} {
+				iv.Ops[op].Classes[stats.Status5xx] = int64(10 - ok(0, k))
+			}
+		}
+		ov := overheadWith(ivs, DefaultBootstrap())
+		if tt.want == "" && warned(ov.Warnings, "success rates differ") || tt.want != "" && !warned(ov.Warnings, tt.want) {
+			t.Errorf("%d and %d of 10 succeeding: warnings %q, want %q", tt.direct, tt.gateway, ov.Warnings, tt.want)
+		}
+	}
+}
+
+// An overhead under 4 of the histograms' steps is said to be only a few
+// of them, at the gateway's latency to 10 µs; one of 4 steps is not.
+func TestGatewayOverheadResolutionEdge(t *testing.T) {
+	for _, tt := range []struct {
+		gateway time.Duration
+		want    string
+	}{
+		{5012 * time.Microsecond, "latencies near 5.02ms are recorded to 4µs: the p50 overhead of 12µs is only a few such steps"},
+		{5016 * time.Microsecond, ""},
+	} {
+		ov := overheadWith(ovSides(25, func(int, int) int { return 4 }, directAt(5*time.Millisecond, tt.gateway)), DefaultBootstrap())
+		if tt.want == "" && warned(ov.Warnings, "are recorded to") || tt.want != "" && !warned(ov.Warnings, tt.want) {
+			t.Errorf("gateway at %v: p50 %+v, warnings %q, want %q", tt.gateway, ov.Added[0], ov.Warnings, tt.want)
+		}
+	}
+}
+
+// A side with no request in the window has no request or response size,
+// 0 rather than 0/0.
+func TestGatewayOverheadSideWithoutRequests(t *testing.T) {
+	ivs := ovSides(25, func(_, k int) int { return []int{4, 0}[k] }, directAt(5*time.Millisecond, 0))
+	ov := overheadWith(ivs, DefaultBootstrap())
+	if g := ov.Gateway; g.Requests != 0 || g.RequestBytes != 0 || g.ResponseBytes != 0 ||
+		!warned(ov.Warnings, "100 requests straight to the upstream and 0 through the gateway") {
+		t.Errorf("gateway side %+v; warnings %q", g, ov.Warnings)
+	}
+}
