@@ -220,9 +220,11 @@ func (ov *Overhead) addResources(in OverheadInput) {
 // judge adds the warnings a reader needs before trusting the difference.
 func (ov *Overhead) judge(clientBound bool) {
 	d, g := ov.Direct, ov.Gateway
+	// equivalent mutant: hi >= 0; judge runs only when both sides had requests, so hi is at least 1
 	if lo, hi := min(d.Requests, g.Requests), max(d.Requests, g.Requests); hi > 0 && float64(lo) < 0.9*float64(hi) {
 		ov.Warnings = append(ov.Warnings, fmt.Sprintf("the sides are unbalanced (%d and %d requests): were some requests dropped on one side?", d.Requests, g.Requests))
 	}
+	// equivalent mutant: <= 1 for either < 1; rates are at most 1, and two that differ are not both 1
 	if d.SuccessRate != g.SuccessRate && (d.SuccessRate < 1 || g.SuccessRate < 1) {
 		ov.Warnings = append(ov.Warnings, fmt.Sprintf("success rates differ (%.2f %% direct, %.2f %% through the gateway): latencies are of successful requests only, so each side's rest on a different share of its requests",
 			100*d.SuccessRate, 100*g.SuccessRate))
