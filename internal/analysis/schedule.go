@@ -61,7 +61,7 @@ func (s *Schedule) Due(elapsed time.Duration) float64 {
 	from := s.Start
 	t := elapsed.Seconds()
 	for _, st := range s.Stages {
-		if t <= 0 { // equivalent mutant: t < 0; at 0 the stage adds a part of 0 and t turns negative
+		if t <= 0 { // equivalent mutant: t < 0; at 0 every stage left adds a part of 0
 			break
 		}
 		d := st.Duration.Seconds()

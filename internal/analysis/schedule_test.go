@@ -65,3 +65,12 @@ func TestScheduleDueAndMean(t *testing.T) {
 		t.Errorf("text %q, want %q", got, want)
 	}
 }
+
+// A stage of no duration is a jump: the load is its target from then on,
+// and the arrivals due are counted, not NaN.
+func TestScheduleJump(t *testing.T) {
+	s := Schedule{Start: 10, Stages: []Stage{{Duration: 0, Target: 100}, {Duration: 10 * time.Second, Target: 100}}}
+	if got := s.Due(5 * time.Second); got != 500 {
+		t.Errorf("due after 5 s of a jump to 100/s: %v, want 500", got)
+	}
+}
