@@ -95,9 +95,7 @@ func (t *fastTemplate) build(req *fasthttp.Request) {
 	}
 	req.UseHostHeader = true
 	req.Header.SetHost(t.tmpl.Host)
-	if len(t.body) > 0 { // equivalent mutant: >= 0; SetBodyRaw of no bytes leaves the body empty, as it is
-		req.SetBodyRaw(t.body)
-	}
+	req.SetBodyRaw(t.body) // of no bytes, the body stays empty
 }
 
 // canonicalAddr is u's host:port, with the scheme's default port if none.

@@ -40,9 +40,7 @@ func newVUState(epoch time.Time) *vuState {
 func (s *vuState) now() int64 { return int64(time.Since(s.epoch)) }
 
 func (s *vuState) gotConn(info httptrace.GotConnInfo) {
-	if d := dial.ClaimConnect(info.Conn); d > 0 { // equivalent mutant: >= 0 stores the 0 that is there
-		s.connect.Store(int64(d))
-	}
+	s.connect.Store(int64(dial.ClaimConnect(info.Conn))) // 0 for a reused connection, as begin left it
 }
 
 func (s *vuState) gotFirstResponseByte() { s.firstByte.Store(s.now()) }
