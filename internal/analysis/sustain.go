@@ -155,6 +155,7 @@ func JudgeHeld(phases []PhaseData) []Held {
 // of its target.
 func shortfallWhy(s *Summary) []string {
 	target := s.Workload.TargetRate
+	// equivalent mutant: target < 0; with target 0 any rate (never negative) is >= 0 × 0.95
 	if s.Workload.Model != "open" || target <= 0 || s.Rate >= (1-ShortfallLimit)*target {
 		return nil
 	}
@@ -206,10 +207,12 @@ func askedLoad(s *Summary) float64 {
 	return s.Rate
 }
 
-// roundSig3 rounds d to three significant digits (at least to a
-// microsecond): 10.01ms is 10ms, 1.234567s 1.23s.
+// roundSig3 rounds d to three significant digits, but to a microsecond
+// at least and to a second at most: 10.01ms is 10ms, 1.234567s 1.23s,
+// 1234.567s 1235s.
 func roundSig3(d time.Duration) time.Duration {
 	unit := time.Microsecond
+	// equivalent mutant: d > lim; d equal to lim is a multiple of both units
 	for lim := time.Millisecond; d >= lim && unit < time.Second; lim *= 10 {
 		unit *= 10
 	}

@@ -36,13 +36,19 @@ func TestJudgeHeld(t *testing.T) {
 	}{
 		{"held", heldPhase("m", heldSummary(200, 199, 0, ms(12), 4000)), ""},
 		{"4 % short", heldPhase("m", heldSummary(200, 192, 0, ms(12), 4000)), ""},
+		{"5 % short, the limit", heldPhase("m", heldSummary(200, 190, 0, ms(12), 4000)), ""},
 		// The Tempo profile: 27.1 of 33.3 traces/s.
 		{"19 % short", heldPhase("m", heldSummary(33.3, 27.1, 0, ms(12), 4000)), "workload get achieved 27.1/s of the 33.3/s asked (18.6 % short)"},
 		{"dropped 1.2 %", heldPhase("m", heldSummary(200, 200, 48, ms(12), 4000)),
 			"workload get dropped 48 of 4048 arrivals (1.2 %): every VU was busy at vus.max 20"},
 		{"dropped 0.5 %", heldPhase("m", heldSummary(200, 200, 20, ms(12), 4000)), ""},
+		{"dropped 1 %, the limit", heldPhase("m", heldSummary(200, 198, 40, ms(12), 4000)),
+			"workload get dropped 40 of 4000 arrivals (1.0 %)"},
 		{"a knee", heldPhase("m", heldSummary(200, 200, 0, ms(25), 4000)),
 			"workload get latency broke away from profile s's: p99 25ms against 10ms, p50 5ms against 2ms (both over 2×: a knee)"},
+		// The latencies it names are to three significant digits.
+		{"a knee, to three digits", heldPhase("m", withP50(heldSummary(200, 200, 0, ms(25.04), 4000), ms(5.008))),
+			"p99 25ms against 10ms, p50 5.01ms against 2ms"},
 		{"twice the p99", heldPhase("m", heldSummary(200, 200, 0, ms(19.9), 4000)), ""},
 		{"a knee on too few latencies", heldPhase("m", heldSummary(200, 200, 0, ms(25), 99)), ""},
 		// A stall of a busy machine lifts the tail alone (the demo on a
@@ -120,5 +126,39 @@ func TestCellInsightsLeaveUnsustainedOut(t *testing.T) {
 	in, err = CellInsights(append(threePhases(t), xl), DefaultInsightOptions())
 	if err != nil || len(in.Scaling[0].Points) != 4 || !in.Sizes[3].Held.Sustained() {
 		t.Errorf("held: %d points, %+v, %v", len(in.Scaling[0].Points), in.Sizes[3].Held, err)
+	}
+}
+
+// A knee is looked for against the last earlier profile at a lower load:
+// a profile asked for the same load is passed over.
+func TestJudgeHeldKneeAgainstALowerLoad(t *testing.T) {
+	ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
+	phases := []PhaseData{
+		heldPhase("s", heldSummary(100, 100, 0, ms(10), 2000)),
+		heldPhase("m", heldSummary(200, 200, 0, ms(12), 4000)),
+		heldPhase("m2", heldSummary(200, 200, 0, ms(25), 4000)),
+	}
+	held := JudgeHeld(phases)
+	want := "workload get latency broke away from profile s's: p99 25ms against 10ms"
+	if !held[1].Sustained() || !strings.Contains(held[2].Why(), want) {
+		t.Errorf("m: %q; m2: %q, want %q", held[1].Why(), held[2].Why(), want)
+	}
+	// The same load twice, the second slower: no knee.
+	held = JudgeHeld(phases[1:])
+	if !held[1].Sustained() {
+		t.Errorf("m2 after m, the same load: %q", held[1].Why())
+	}
+}
+
+// Latencies of 1000 s and more are named to the second, no coarser.
+func TestJudgeHeldKneeOfLongLatencies(t *testing.T) {
+	s := time.Second
+	held := JudgeHeld([]PhaseData{
+		heldPhase("s", heldSummary(100, 100, 0, 500*s, 2000)),
+		heldPhase("m", heldSummary(200, 200, 0, 1234567*time.Millisecond, 4000)),
+	})
+	want := "p99 20m35s against 8m20s, p50 4m7s against 1m40s"
+	if !strings.Contains(held[1].Why(), want) {
+		t.Errorf("%q, want %q", held[1].Why(), want)
 	}
 }
