@@ -79,6 +79,7 @@ func TestSweepEndsEarly(t *testing.T) {
 	}{
 		{5, 0, 100, false, 1, "nothing", 0},
 		{5, 10, 9, false, 2, "flat", 0},
+		{5, 10, 10, false, 2, "flat", 0}, // many at once exactly as fast: still nothing between
 		{5, 10, 100, true, 3, "generator", 40},
 		{2, 10, 100, false, 2, "size", 0},
 	} {
