@@ -67,6 +67,7 @@ func figuresOf(iv *stats.Interval, keep func(op string) bool) IntervalFigures {
 	if secs := iv.End.Sub(iv.Start).Seconds(); secs > 0 {
 		f.Rate = float64(f.Requests) / secs
 	}
+	// equivalent mutant: f.Latencies >= 0; with no latencies Quantile is 0, as the fields are
 	if f.Latencies = lat.Count(); f.Latencies > 0 {
 		f.P50, f.P90, f.P99 = lat.Quantile(0.5), lat.Quantile(0.9), lat.Quantile(0.99)
 	}

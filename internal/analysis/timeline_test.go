@@ -55,3 +55,31 @@ func TestSpectrum(t *testing.T) {
 		t.Error("spectrum of nothing")
 	}
 }
+
+// An interval of no duration has no rate: 0, not +Inf.
+func TestTimelineOfNoDuration(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	st := stats.NewOpStats()
+	st.Latency.Record(time.Millisecond)
+	st.Classes[stats.OK] = 1
+	f := Timeline([]*stats.Interval{{Start: t0, End: t0, Ops: map[string]*stats.OpStats{"GET": st}}})[0]
+	if f.Requests != 1 || f.Rate != 0 {
+		t.Errorf("%d requests at %v/s in no time", f.Requests, f.Rate)
+	}
+}
+
+// Two latencies support the median alone: a spectrum of one point.
+func TestSpectrumOfTwo(t *testing.T) {
+	h := stats.NewHist()
+	h.Record(time.Millisecond)
+	h.Record(3 * time.Millisecond)
+	s := Spectrum(h)
+	if len(s) != 1 || math.Abs(s[0].Q-0.4988) > 1e-3 {
+		t.Fatalf("spectrum of two: %+v", s)
+	}
+	one := stats.NewHist()
+	one.Record(time.Millisecond)
+	if Spectrum(one) != nil {
+		t.Error("spectrum of one")
+	}
+}
