@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 )
@@ -178,4 +179,27 @@ func mustStrategy(t *testing.T, name string) Strategy {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// A size names its strategy when every component was sized by it, the
+// one component alone too, and none when they differ.
+func TestTShirtStrategy(t *testing.T) {
+	const gib = 1 << 30
+	for _, tc := range []struct {
+		strategies []string
+		want       string
+	}{
+		{[]string{"p99"}, "p99"},
+		{[]string{"vpa", "vpa"}, "vpa"},
+		{[]string{"p99", "vpa"}, ""},
+		{[]string{"vpa", "p99", "p99"}, ""},
+	} {
+		var sizings []Sizing
+		for i, s := range tc.strategies {
+			sizings = append(sizings, sizeOf(t, s, fmt.Sprintf("c%d", i), 1, gib, 100))
+		}
+		if got := TShirtSizes([]SizeProfile{{Size: "S", Sizings: sizings}})[0].Strategy; got != tc.want {
+			t.Errorf("%q: strategy %q, want %q", tc.strategies, got, tc.want)
+		}
+	}
 }
