@@ -131,3 +131,48 @@ func TestDispatchDelayFromAQuarterOfTheLatency(t *testing.T) {
 		}
 	}
 }
+
+// The pool-limit warning gives the operations' mean service time to
+// 10 µs, and without a target rate (so no VUs the rate keeps busy) puts
+// the drops down to the target, never to a stall.
+func TestPoolLimitWithAndWithoutATargetRate(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	for _, tt := range []struct {
+		name   string
+		target float64
+		want   string
+	}{
+		{"a target of 100/s", 100, "pool limit: 30 arrivals dropped in the window: every VU was busy at vus.max 5 while the target was slow (not client-bound): at 100/s, operations of 1.23ms on average keep about 1 VUs busy; raise vus.max"},
+		{"no target rate", 0, "pool limit: 30 arrivals dropped in the window: every VU was busy at vus.max 5 while the target was slow (not client-bound); raise vus.max"},
+	} {
+		st := stats.NewOpStats()
+		for range 100 {
+			st.Latency.Record(1234 * time.Microsecond)
+			st.Service.Record(1234 * time.Microsecond)
+		}
+		st.Classes[stats.OK] = 100
+		ivs := []*stats.Interval{{Start: t0, End: t0.Add(time.Second), Ops: map[string]*stats.OpStats{"GET /": st}, Dropped: 30, Lag: stats.NewHist()}}
+		s := Summarize(Workload{Model: "open", TargetRate: tt.target, VUsMax: 5, Scheduled: 130, Window: Window{Start: t0, End: t0.Add(time.Second)}}, ivs)
+		if !hasWarning(s, tt.want) {
+			t.Errorf("%s: warnings %q, want %q", tt.name, s.Warnings, tt.want)
+		}
+	}
+}
+
+// A run all of whose requests failed is one whose target was unreachable;
+// one success, or no request at all, is not.
+func TestAllFailedOnlyWhenEveryRequestFailed(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	for _, tt := range []struct {
+		ok, connect int64
+		all         bool
+	}{{0, 5, true}, {1, 5, false}, {0, 0, false}} {
+		st := stats.NewOpStats()
+		st.Classes[stats.OK], st.Classes[stats.Connect] = tt.ok, tt.connect
+		ivs := []*stats.Interval{{Start: t0, End: t0.Add(time.Second), Ops: map[string]*stats.OpStats{"GET /": st}, Lag: stats.NewHist()}}
+		s := Summarize(Workload{Model: "closed", Window: Window{Start: t0, End: t0.Add(time.Second)}}, ivs)
+		if s.AllFailed() != tt.all {
+			t.Errorf("%d ok, %d connect: all failed %v, want %v", tt.ok, tt.connect, s.AllFailed(), tt.all)
+		}
+	}
+}
