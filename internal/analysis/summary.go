@@ -122,6 +122,8 @@ func (op *Op) HasCounters() bool { return op.Counters != [stats.NumCounters]int6
 // without TPOT values.
 func (op *Op) StreamTokensPerSecond() (p50, p10 float64) {
 	q := op.Measures[stats.TPOT]
+	// equivalent mutants: P50 < 0 and P90 < 0; a histogram that holds a
+	// value (Count > 0) reads at least 1 µs at every quantile.
 	if q.Count == 0 || q.P50 <= 0 || q.P90 <= 0 {
 		return 0, 0
 	}
@@ -301,6 +303,8 @@ func summarizeOp(name string, st *stats.OpStats, seconds float64) Op {
 // judge adds the warnings a reader needs before trusting the figures.
 func (s *Summary) judge() {
 	s.markClientBound(unissuedWhy(s.Workload))
+	// equivalent mutants: Count >= 0, an empty lag's P99 is 0; P99 >=
+	// lagLimit, the histogram reads 4.999 or 5.003 ms, never 5 ms itself.
 	if s.Workload.Model == "open" && s.Lag.Count > 0 && s.Lag.P99 > lagLimit {
 		s.Warnings = append(s.Warnings, fmt.Sprintf(
 			"arrivals went out late: scheduler lag p99 %v (> %v); latency, measured from each intended start, includes the delay; lag alone does not make a run client-bound, since a busy machine delays the dispatcher too",
@@ -310,6 +314,7 @@ func (s *Summary) judge() {
 	if s.Dropped > 0 {
 		s.Warnings = append(s.Warnings, s.poolLimitText())
 	}
+	// equivalent mutant: TargetRate >= 0; no rate is below a target of 0.
 	if s.Workload.TargetRate > 0 && s.Rate < 0.95*s.Workload.TargetRate {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("achieved %.1f ops/s, below the target %.1f ops/s", s.Rate, s.Workload.TargetRate))
 	}
@@ -328,6 +333,8 @@ const DispatchShare = 0.25
 // within a dispatch quantum go out together, up to a quantum late, which
 // at 20,000/s against nginx made a p50 of 770 µs out of 130 µs of service.
 func (s *Summary) judgeDispatchDelay() {
+	// equivalent mutant: Lag.P50 < 0; with Lag.Count > 0 the lag p50 is at
+	// least 1 µs (the histogram's lowest value).
 	if s.Workload.Model != "open" || s.Lag.Count == 0 || s.Latency.Count == 0 || s.Lag.P50 <= 0 ||
 		float64(s.Lag.P50) < DispatchShare*float64(s.Latency.P50) {
 		return
