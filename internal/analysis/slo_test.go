@@ -220,6 +220,10 @@ func TestGateVerdictsAtTheirEdges(t *testing.T) {
 		{"success_rate > 99.9%", clean, GateInsufficient},
 		{"error_rate < 0.2%", clean, GatePass}, // 999 ≥ ⌈1/0.002⌉ = 500
 		{"error_rate > 0.1%", clean, GateFail}, // a failing rate needs no count
+
+		// no failure at all holds a rate of 0 from either side, on any count
+		{"error_rate <= 0", clean, GatePass},
+		{"success_rate >= 100%", clean, GatePass},
 		{"p99 < 1s", p99of99, GateInsufficient},
 		{"p99 < 1s", p99of100, GatePass},
 		{"p99 > 1s", p99of100, GateFail},
