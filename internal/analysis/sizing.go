@@ -216,7 +216,7 @@ func recommend(r Resource, component string, vs []float64, rule func(Percentiles
 
 func windowWarnings(in SizingInput) []string {
 	var out []string
-	if in.WarmUp > 0 && in.Window < in.WarmUp { // equivalent mutant: WarmUp >= 0, no window is shorter than 0
+	if in.WarmUp > 0 && in.Window < in.WarmUp {
 		out = append(out, fmt.Sprintf("the window (%v) is shorter than the warm-up (%v): %s may not have reached its steady state, and its figures may be low",
 			in.Window, in.WarmUp, in.Component))
 	}

@@ -200,6 +200,10 @@ func TestSizeWarnings(t *testing.T) {
 		{"exit", SizingInput{Component: "c", CPU: ten, Memory: ten, Exited: true},
 			[]string{"component c exited in the window"}, false, false},
 		{"clean", SizingInput{Component: "c", CPU: ten, Memory: ten, Window: time.Hour, WarmUp: time.Minute}, nil, false, false},
+		// a phase stopped within its plan's warm-up has a window that ends
+		// before it starts; with the component's warm-up unknown, nothing is
+		// said of it
+		{"warm-up unknown", SizingInput{Component: "c", CPU: ten, Memory: ten, Window: -30 * time.Second}, nil, false, false},
 	}
 	s, _ := ParseStrategy(DefaultStrategy)
 	for _, tt := range tests {

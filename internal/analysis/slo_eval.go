@@ -437,6 +437,10 @@ func passNeeds(g slo.Gate, kind slo.Kind) int64 {
 	if g.Metric == "success_rate" || g.Metric == "goodput" {
 		t = 1 - t
 	}
+	// equivalent mutant on amd64: t < 0. At t 0 (error_rate <= 0) it needs
+	// ⌈1/0⌉ = +Inf, which amd64 converts to the least int64; a rate rests on
+	// at least 1 request, so both needs are met (arm64 saturates +Inf, and
+	// the test of "error_rate <= 0" fails there)
 	if t <= 0 || t >= 1 { // equivalent mutant: t > 1, ⌈1/1⌉ is 1 too
 		return 1
 	}

@@ -121,6 +121,7 @@ func TestEvaluateGates(t *testing.T) {
 		{`lost_samples == 0`, []want{{"", "0", GatePass, ""}}},
 		{`p99{workload="nope"} < 1s`, []want{{"", "", GateInsufficient, `no workload "nope" in the run (workloads: ingest, p1/query)`}}},
 		{`p99{op="DELETE /"} < 1s`, []want{{"", "", GateInsufficient, `no operation "DELETE /" in any workload (operations: GET /, POST /, instant)`}}},
+		{`p99{workload="query",op="GET /"} < 1s`, []want{{"", "", GateInsufficient, `no operation "GET /" in workload "query" (operations: instant)`}}},
 		{`ttfb_p50 < 1s`, []want{{"ingest", "", GateInsufficient, "p50 needs at least 2 TTFB samples; the window has 0"}, {"p1/query", "", GateInsufficient, ""}}},
 	}
 	for _, tt := range tests {
@@ -220,6 +221,10 @@ func TestGateVerdictsAtTheirEdges(t *testing.T) {
 		{"success_rate > 99.9%", clean, GateInsufficient},
 		{"error_rate < 0.2%", clean, GatePass}, // 999 ≥ ⌈1/0.002⌉ = 500
 		{"error_rate > 0.1%", clean, GateFail}, // a failing rate needs no count
+
+		// no failure at all holds a rate of 0 from either side, on any count
+		{"error_rate <= 0", clean, GatePass},
+		{"success_rate >= 100%", clean, GatePass},
 		{"p99 < 1s", p99of99, GateInsufficient},
 		{"p99 < 1s", p99of100, GatePass},
 		{"p99 > 1s", p99of100, GateFail},
@@ -261,5 +266,15 @@ func TestEvaluateGatesUnknownMetricNothingSupplied(t *testing.T) {
 	_, err := EvaluateGates([]slo.Gate{g}, gateFixture(), nil)
 	if err == nil || !strings.HasSuffix(err.Error(), "; the run supplies no other figures") {
 		t.Errorf("error %v", err)
+	}
+}
+
+// TestEvaluateGatesNoWorkloads: a gate on a run without workloads has no
+// figure, and says so.
+func TestEvaluateGatesNoWorkloads(t *testing.T) {
+	g, _ := slo.ParseGate("p99 < 1s")
+	vs, err := EvaluateGates([]slo.Gate{g}, nil, nil)
+	if err != nil || len(vs) != 1 || vs[0].State != GateInsufficient || vs[0].Note != "no workloads in the run" {
+		t.Errorf("verdicts %+v, %v", vs, err)
 	}
 }
