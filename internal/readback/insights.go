@@ -25,7 +25,7 @@ func cellInsights(c *report.Cell, series map[string]map[string][]analysis.Point,
 		}
 		in := analysis.ResourceInput{Window: p.Window, Components: c.Components, Series: series}
 		data = append(data, analysis.PhaseData{Profile: name, State: p.State, Resources: p.Resources,
-			Summaries: p.Workloads, Sizing: analysis.SizingInputs(in, 0)})
+			Summaries: p.Workloads, Sizing: analysis.SizingInputs(in, p.Warmup)})
 	}
 	return analysis.CellInsights(data, o)
 }
