@@ -61,6 +61,7 @@ s=json.load(open(sys.argv[1])); l=s["latencies"]
 print(s["requests"], l["50th"]/1e6, l["99th"]/1e6)
 PY
 }
+parse_oha_lc()  { parse_oha; }
 parse_oha()     { python3 - "$work/out" <<'PY'
 import json,sys
 s=json.load(open(sys.argv[1])); p=s["latencyPercentiles"]; n=sum(s.get("statusCodeDistribution",{}).values())
@@ -78,6 +79,8 @@ declare -A OPEN=(
   [perflab]="$work/perflab http $url --rate ${RATE}/s --duration ${DUR}s --json --out $work/runs"
   [vegeta]="sh -c 'echo GET $url | vegeta attack -rate ${RATE} -duration ${DUR}s | vegeta report -type=json'"
   [oha]="oha --no-tui --output-format json -q ${RATE} -z ${DUR}s $url"
+  # oha timing each request from its intended start too, as perflab does
+  [oha_lc]="oha --no-tui --output-format json --latency-correction -q ${RATE} -z ${DUR}s $url"
 )
 
 # run_case NAME CMD: one run; appends "rps us p50 p99" to $work/res.NAME
@@ -99,7 +102,7 @@ echo "date: $(date -u +%F); machine: $(nproc) cores; generator on core $GEN_CORE
 # Repetition-major: every tool runs once per repetition, so a slow spell of
 # the machine touches all of them alike.
 closed=(); for t in wrk perflab hey oha; do have "${CLOSED[$t]%% *}" && closed+=("$t"); done
-open_=(perflab); for t in vegeta oha; do have "$t" && open_+=("$t"); done
+open_=(perflab); for t in vegeta oha oha_lc; do have "${t%_lc}" && open_+=("$t"); done
 if [[ $PARTS == *a* ]]; then
 for _ in $(seq "$REPS"); do
   for t in "${closed[@]}"; do run_case "$t" "${CLOSED[$t]}"; done
