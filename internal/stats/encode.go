@@ -99,7 +99,7 @@ func appendCounts(b *bytes.Buffer, counts []int64) int {
 		i++
 		if v == 0 {
 			run := int64(1)
-			for i <= last && counts[i] == 0 { // equivalent mutant: i < last, counts[last] is not 0
+			for counts[i] == 0 { // counts[last] is not 0: the run ends before it
 				run++
 				i++
 			}

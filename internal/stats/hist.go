@@ -73,13 +73,7 @@ func (x *Hist) dense() *hdr.Histogram {
 // Record adds one duration. Values outside the range are clamped to it, so
 // a count is never lost; a stall longer than an hour is reported as an hour.
 func (x *Hist) Record(d time.Duration) {
-	v := int64(d / time.Microsecond)
-	if v < histLowest { // equivalent mutant: <= sets histLowest to itself
-		v = histLowest
-	}
-	if v > histHighest { // equivalent mutant: >= sets histHighest to itself
-		v = histHighest
-	}
+	v := min(max(int64(d/time.Microsecond), histLowest), histHighest)
 	if v > x.dense().HighestTrackableValue() {
 		x.grow(v)
 	}

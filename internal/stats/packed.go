@@ -56,17 +56,17 @@ func bucketAt(i int) (lowest, width int64) {
 func (p *packed) all() iter.Seq2[int, int64] {
 	return func(yield func(int, int64) bool) {
 		idx := 0
-		for b := p.counts; len(b) > 0; {
+		for b := p.counts; ; {
 			v, n := zigZag(b)
 			if n == 0 {
-				return // cannot happen: packCounts checked every count
+				return // the end of b: packCounts checked every count
 			}
 			b = b[n:]
-			if v < 0 {
+			if v < 0 { // equivalent mutant: v <= 0; packed counts hold no 0 (packCounts drops them)
 				idx += int(-v)
 				continue
 			}
-			if v > 0 && !yield(idx, v) {
+			if !yield(idx, v) {
 				return
 			}
 			idx++
@@ -75,28 +75,27 @@ func (p *packed) all() iter.Seq2[int, int64] {
 }
 
 // zigZag reads one count as putZigZag wrote it and returns its length; a
-// length of 0 means b ends inside the count.
+// length of 0 means b ends inside the count (or is empty).
 func zigZag(b []byte) (int64, int) {
 	var u uint64
-	for i := 0; i < 8 && i < len(b); i++ {
-		u |= uint64(b[i]&0x7f) << (7 * i)
-		if b[i] < 0x80 {
-			return int64(u>>1) ^ -int64(u&1), i + 1
+	for i, c := range b {
+		if i == 8 { // a ninth byte carries its full eight bits
+			return unZigZag(u | uint64(c)<<56), 9
+		}
+		u |= uint64(c&0x7f) << (7 * i)
+		if c < 0x80 {
+			return unZigZag(u), i + 1
 		}
 	}
-	if len(b) < 9 {
-		return 0, 0
-	}
-	u |= uint64(b[8]) << 56
-	return int64(u>>1) ^ -int64(u&1), 9
+	return 0, 0
 }
+
+// unZigZag is the signed value of the ZigZag encoding u.
+func unZigZag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
 
 // quantile is HdrHistogram's ValueAtPercentile(100 q), from packed counts.
 func (p *packed) quantile(q float64) int64 {
-	percentile := q * 100
-	if percentile > 100 {
-		percentile = 100
-	}
+	percentile := min(q*100, 100)
 	at := int64(((percentile / 100) * float64(p.total)) + 0.5)
 	var seen, lowest, width int64 = 0, 0, 1
 	if at > 0 {
@@ -113,12 +112,15 @@ func (p *packed) quantile(q float64) int64 {
 	return lowest + width - 1
 }
 
-// extremes are HdrHistogram's Min and Max, from packed counts.
+// extremes are HdrHistogram's Min and Max, from packed counts: the lowest
+// value of the first non-empty bucket (0 µs too, as the library's Min) and
+// the highest of the last.
 func (p *packed) extremes() (lo, hi int64) {
+	first := true
 	for i := range p.all() {
 		lowest, width := bucketAt(i)
-		if lo == 0 && lowest+width-1 != 0 { // as the library: a count of 0 µs is no minimum
-			lo = lowest
+		if first {
+			lo, first = lowest, false
 		}
 		hi = lowest + width - 1
 	}
@@ -195,6 +197,8 @@ func decodePacked(b []byte) (*packed, error) {
 		return nil, err
 	}
 	bin = bin[:n]
+	// equivalent mutant: len(bin) <= 8; the library fails on 8 bytes with
+	// the same "unexpected EOF" as inflate below.
 	if len(bin) < 8 || binary.BigEndian.Uint32(bin)&^0xf0 != uint32(hdr.V2CompressedEncodingCookieBase) {
 		return nil, errNotPacked
 	}
@@ -211,10 +215,7 @@ func decodePacked(b []byte) (*packed, error) {
 		return nil, errNotPacked
 	}
 	payload := raw[v2HeaderSize:]
-	if l := int(binary.BigEndian.Uint32(raw[4:])); l <= len(payload) {
-		payload = payload[:l]
-	}
-	return packCounts(payload)
+	return packCounts(payload[:min(len(payload), int(binary.BigEndian.Uint32(raw[4:])))])
 }
 
 // inflate writes the zlib stream z uncompressed to out.

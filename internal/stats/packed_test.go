@@ -20,6 +20,15 @@ func packedCases() map[string]*Hist {
 	}
 	fill("empty", func(*Hist) {})
 	fill("single", func(h *Hist) { h.Record(20 * time.Millisecond) })
+	fill("a count of 0 µs", func(h *Hist) { // stored before values were clamped to 1 µs
+		_ = h.dense().RecordValue(0)
+		h.Record(5 * time.Microsecond)
+	})
+	fill("first bucket's edge", func(h *Hist) { // 2048 µs starts the buckets 2 µs wide
+		for v := 2046; v <= 2050; v++ {
+			h.Record(time.Duration(v) * time.Microsecond)
+		}
+	})
 	fill("extremes", func(h *Hist) { h.Record(time.Nanosecond); h.Record(2 * time.Hour) })
 	fill("every bucket", func(h *Hist) {
 		for d := time.Microsecond; d < time.Hour; d = d*3/2 + time.Microsecond {

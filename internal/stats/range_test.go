@@ -64,3 +64,36 @@ func TestHistogramsOfDifferentRangesMergeExactly(t *testing.T) {
 		}
 	}
 }
+
+// TestHistogramRangeAtItsEdges: a value at the top of the first bucket
+// (2047 µs), recorded or merged, needs no wider range; a range exactly
+// four times what the values need is kept by Reset, only a wider one is
+// given back.
+func TestHistogramRangeAtItsEdges(t *testing.T) {
+	top := histFirst * time.Microsecond
+	h := NewHist()
+	h.Record(top)
+	if n := counts(h); n != 2048 {
+		t.Errorf("a histogram of values up to %v has %d counts, want the first bucket's 2048", top, n)
+	}
+	merged := NewHist()
+	merged.Merge(h)
+	if n := counts(merged); n != 2048 || merged.Max() != top {
+		t.Errorf("merged values up to %v: %d counts, max %v; want 2048 and %v", top, n, merged.Max(), top)
+	}
+	h.Record(2 * top) // widens the range to four times the first bucket
+	wide := counts(h)
+	h.Reset()
+	h.Record(500 * time.Microsecond)
+	h.Reset()
+	if n := counts(h); n != wide {
+		t.Errorf("reset of a range four times the first bucket's: %d counts, want its %d kept", n, wide)
+	}
+	h.Record(5 * top) // widens it to ten times
+	h.Reset()
+	h.Record(500 * time.Microsecond)
+	h.Reset()
+	if n := counts(h); n != 2048 {
+		t.Errorf("reset of a range ten times the first bucket's: %d counts, want 2048 again", n)
+	}
+}

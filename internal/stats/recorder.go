@@ -232,10 +232,7 @@ type shard struct {
 
 // NewRecorder returns a recorder with n shards whose first interval starts at start.
 func NewRecorder(n int, start time.Time) *Recorder {
-	if n < 1 { // equivalent mutant: <= 1 sets 1 to itself
-		n = 1
-	}
-	r := &Recorder{shards: make([]shard, n), lag: NewHist(), start: start}
+	r := &Recorder{shards: make([]shard, max(n, 1)), lag: NewHist(), start: start}
 	for i := range r.shards {
 		r.shards[i].cur = map[string]*OpStats{}
 	}

@@ -59,6 +59,24 @@ func TestIntervalsAfterAFailureCarryNothingOver(t *testing.T) {
 	}
 }
 
+// TestMeasureNotTakenInAnIntervalHasNoHistogram: an operation that
+// streamed in one interval and not in the next, recorded without a pause,
+// has no histograms of measures in the next (nil, costing nothing).
+func TestMeasureNotTakenInAnIntervalHasNoHistogram(t *testing.T) {
+	start := time.Unix(1000, 0)
+	r := NewRecorder(1, start)
+	r.Record(0, &Sample{Op: "chat", Intended: start, Start: start, End: start.Add(time.Millisecond),
+		Measures: []Timing{{TTFT, time.Millisecond}}})
+	if first := r.Flush(start.Add(time.Second)).Ops["chat"]; first.Measures[TTFT].Count() != 1 {
+		t.Fatalf("first interval: TTFT %v", first.Measures[TTFT])
+	}
+	r.Record(0, &Sample{Op: "chat", Intended: start, Start: start, End: start.Add(time.Millisecond)})
+	second := r.Flush(start.Add(2 * time.Second)).Ops["chat"]
+	if second.Classes.Total() != 1 || second.Measures != [NumMeasures]*Hist{} {
+		t.Errorf("second interval: %d operations, measure histograms %v", second.Classes.Total(), second.Measures)
+	}
+}
+
 func TestRecorderShards(t *testing.T) {
 	for _, c := range []struct{ n, want int }{{-1, 1}, {0, 1}, {1, 1}, {4, 4}} {
 		if got := len(NewRecorder(c.n, time.Unix(0, 0)).shards); got != c.want {
