@@ -311,3 +311,14 @@ func TestCompareRunsWithABOfZero(t *testing.T) {
 		t.Errorf("phrase %q", got)
 	}
 }
+
+// With B at 0 in every run, A alone varies and the interval rests on A's
+// degrees of freedom (n − 1): 1, 2 and 3 are not significantly above 0 at
+// two degrees of freedom (t 4.30), so the ratio is "~", where four (t
+// 2.78) would have found a difference.
+func TestCompareRunsWithABOfZeroUsesAsDegreesOfFreedom(t *testing.T) {
+	r := CompareRuns([]float64{1, 2, 3}, []float64{0, 0, 0})
+	if got := r.Phrase("CPU"); got != "~" || !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "not significantly above 0") }) {
+		t.Errorf("phrase %q, warnings %q; want ~, A not significantly above 0", got, r.Warnings)
+	}
+}
