@@ -12,6 +12,8 @@ import (
 // have set the throughput. link names the link as configured ("10Gbps"),
 // for the warning. A bound of 0 (no link configured) judges nothing.
 func JudgeLink(s *Summary, bound float64, link string) {
+	// equivalent mutant: Seconds < 0; a summary of no seconds has rates of
+	// 0 (Summarize), which bind no link
 	if bound <= 0 || s == nil || s.Seconds <= 0 {
 		return
 	}
