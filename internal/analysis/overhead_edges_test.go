@@ -8,30 +8,6 @@ import (
 	"github.com/perflab/perflab/internal/stats"
 )
 
-// ovSides makes n one-second intervals of "direct: x" (side 0) and
-// "gateway: x" (side 1): side k of interval i has count(i, k) successful
-// requests, each taking lat(i, k).
-func ovSides(n int, count func(i, k int) int, lat func(i, k int) time.Duration) []*stats.Interval {
-	t0 := time.Unix(2000, 0)
-	var out []*stats.Interval
-	for i := range n {
-		iv := &stats.Interval{Index: i, Start: t0.Add(time.Duration(i) * time.Second), End: t0.Add(time.Duration(i+1) * time.Second),
-			Ops: map[string]*stats.OpStats{}, Lag: stats.NewHist()}
-		for k, op := range []string{"direct: x", "gateway: x"} {
-			st := stats.NewOpStats()
-			c := count(i, k)
-			for range c {
-				st.Latency.Record(lat(i, k))
-				st.Service.Record(lat(i, k))
-			}
-			st.Classes[stats.OK] = int64(c)
-			iv.Ops[op] = st
-		}
-		out = append(out, iv)
-	}
-	return out
-}
-
 func overheadWith(ivs []*stats.Interval, o BootstrapOptions) *Overhead {
 	w := Workload{Name: "p/chat", Model: "open", Window: Window{Start: ivs[0].Start, End: ivs[len(ivs)-1].End, Rule: "test"}}
 	return GatewayOverhead(OverheadInput{Summary: Summarize(w, ivs), Intervals: ivs, Direct: "direct: x", Gateway: "gateway: x"}, o)

@@ -15,6 +15,25 @@ import (
 // same plus added.
 func interleaved(n, perSide int, added time.Duration, drift func(i int) time.Duration, seed uint64) []*stats.Interval {
 	rng := rand.New(rand.NewPCG(seed, 7))
+	out := ovSides(n, func(int, int) int { return perSide }, func(i, k int) time.Duration {
+		d := 5*time.Millisecond + time.Duration(rng.NormFloat64()*300e3) + drift(i)
+		if k == 1 {
+			d += added
+		}
+		return d
+	})
+	for _, iv := range out {
+		for _, st := range iv.Ops {
+			st.BytesSent, st.BytesRecv = int64(130*perSide), int64(1370*perSide)
+		}
+	}
+	return out
+}
+
+// ovSides makes n one-second intervals of "direct: x" (side 0) and
+// "gateway: x" (side 1): side k of interval i has count(i, k) successful
+// requests, each taking lat(i, k), asked once per request.
+func ovSides(n int, count func(i, k int) int, lat func(i, k int) time.Duration) []*stats.Interval {
 	t0 := time.Unix(2000, 0)
 	var out []*stats.Interval
 	for i := range n {
@@ -22,16 +41,13 @@ func interleaved(n, perSide int, added time.Duration, drift func(i int) time.Dur
 			Ops: map[string]*stats.OpStats{}, Lag: stats.NewHist()}
 		for k, op := range []string{"direct: x", "gateway: x"} {
 			st := stats.NewOpStats()
-			for range perSide {
-				d := 5*time.Millisecond + time.Duration(rng.NormFloat64()*300e3) + drift(i)
-				if k == 1 {
-					d += added
-				}
+			c := count(i, k)
+			for range c {
+				d := lat(i, k) // once per request: it may draw a random one
 				st.Latency.Record(d)
 				st.Service.Record(d)
 			}
-			st.Classes[stats.OK] = int64(perSide)
-			st.BytesSent, st.BytesRecv = int64(130*perSide), int64(1370*perSide)
+			st.Classes[stats.OK] = int64(c)
 			iv.Ops[op] = st
 		}
 		out = append(out, iv)
