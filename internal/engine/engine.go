@@ -54,6 +54,15 @@ type Workload struct {
 	Shard    Shard     // one shard of a distributed run; the zero Shard is the whole workload
 }
 
+// MaxVUs is the most VUs w runs at once: its vus.max (open model), its
+// highest concurrency (closed model).
+func (w *Workload) MaxVUs() int {
+	if w.Model == Closed {
+		return w.Conc.Max()
+	}
+	return w.VUsMax
+}
+
 // Sink receives each interval as it closes. It is called from one goroutine
 // per workload, in interval order.
 type Sink interface {

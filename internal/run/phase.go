@@ -171,6 +171,11 @@ func (localLoad) ReadBack(ctx context.Context, p *PhaseRun, state string) {
 // RunEngines runs ws concurrently into sink until their schedules end or
 // stop does; kill ends in-flight operations at once.
 func RunEngines(stop, kill context.Context, ws []Workload, sink engine.Sink) ([]engine.Summary, []error) {
+	files := openFilesReserve
+	for _, w := range ws {
+		files += w.Eng.MaxVUs()
+	}
+	ReserveFiles(files)
 	sums := make([]engine.Summary, len(ws))
 	errs := make([]error, len(ws))
 	var wg sync.WaitGroup
