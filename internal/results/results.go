@@ -295,6 +295,10 @@ func openDB(dir string, create bool) (*sql.DB, error) {
 	}
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(NORMAL)")
+	// SQLite's page cache (2 MiB by default) would fill with the run's
+	// pages as the store grows, a generator that grows with its run; a
+	// writer that appends an interval a second needs a few pages.
+	q.Add("_pragma", "cache_size(-256)")
 	q.Set("_txlock", "immediate")
 	return openSQLite(path, q)
 }
