@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 	"time"
 )
@@ -24,25 +25,34 @@ const profileEnv = "PERFLAB_CPUPROFILE"
 // of the process's anonymous RSS, part by part.
 const memProfileEnv = "PERFLAB_MEMPROFILE"
 
-// startProfile starts the profiles PERFLAB_CPUPROFILE and
-// PERFLAB_MEMPROFILE ask for; the returned function stops them. A profile
+// traceEnv names a file perflab writes a runtime execution trace of itself
+// to (go tool trace FILE): what every goroutine did and when, for finding
+// what stalled the generator.
+const traceEnv = "PERFLAB_TRACE"
+
+// startProfile starts the profiles PERFLAB_CPUPROFILE, PERFLAB_MEMPROFILE
+// and PERFLAB_TRACE ask for; the returned function stops them. A profile
 // that cannot start is reported and the run goes on without it.
 func startProfile(stderr io.Writer) (stop func()) {
-	stopCPU := startCPUProfile(stderr, os.Getenv(profileEnv))
+	stopCPU := startToFile(stderr, os.Getenv(profileEnv), pprof.StartCPUProfile, pprof.StopCPUProfile)
+	stopTrace := startToFile(stderr, os.Getenv(traceEnv), trace.Start, trace.Stop)
 	stopMem := startMemProfile(stderr, os.Getenv(memProfileEnv))
 	return func() {
 		stopMem()
+		stopTrace()
 		stopCPU()
 	}
 }
 
-func startCPUProfile(stderr io.Writer, path string) (stop func()) {
+// startToFile starts a recording (a CPU profile, a trace) into the file
+// at path, unless path is "".
+func startToFile(stderr io.Writer, path string, start func(io.Writer) error, end func()) (stop func()) {
 	if path == "" {
 		return func() {}
 	}
 	f, err := os.Create(path)
 	if err == nil {
-		err = pprof.StartCPUProfile(f)
+		err = start(f)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "perflab: cannot profile to %s: %v\n", path, err)
@@ -52,7 +62,7 @@ func startCPUProfile(stderr io.Writer, path string) (stop func()) {
 		return func() {}
 	}
 	return func() {
-		pprof.StopCPUProfile()
+		end()
 		f.Close()
 	}
 }

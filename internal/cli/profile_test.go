@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,5 +32,36 @@ func TestMemClassesWritesThePeak(t *testing.T) {
 		if !strings.Contains(string(b), name+" ") {
 			t.Errorf("%s missing from:\n%s", name, b)
 		}
+	}
+}
+
+func TestProfileWritesTheTraceAndCPUProfileAsked(t *testing.T) {
+	dir := t.TempDir()
+	trace, cpu := filepath.Join(dir, "trace.out"), filepath.Join(dir, "cpu.pprof")
+	t.Setenv(traceEnv, trace)
+	t.Setenv(profileEnv, cpu)
+	var stderr bytes.Buffer
+	stop := startProfile(&stderr)
+	stop()
+	if stderr.Len() > 0 {
+		t.Errorf("stderr: %s", stderr.String())
+	}
+	for path, magic := range map[string]string{trace: "go 1.", cpu: "\x1f\x8b"} {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(string(b), magic) {
+			t.Errorf("%s starts %q, want %q", filepath.Base(path), b[:min(len(b), 8)], magic)
+		}
+	}
+}
+
+func TestProfileToAnUnwritablePathIsReported(t *testing.T) {
+	t.Setenv(traceEnv, filepath.Join(t.TempDir(), "missing", "trace.out"))
+	var stderr bytes.Buffer
+	startProfile(&stderr)()
+	if !strings.Contains(stderr.String(), "cannot profile to") {
+		t.Errorf("stderr %q does not say the trace could not be written", stderr.String())
 	}
 }
