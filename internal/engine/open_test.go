@@ -199,3 +199,27 @@ func openFiles(t *testing.T) int {
 	}
 	return len(fds)
 }
+
+// TestOpenModelQuantumEndingAtTheEndIsNotApplied: a quantum that would
+// end exactly when the schedule does is not waited for; the arrivals due
+// before it go out at their own instants. 1000/s for 5 ms with a 2 ms
+// quantum, on the fake clock: the arrival at 2 ms waits for the quantum
+// that ends at 3 ms (lag 1 ms); the one at 4 ms would wait for the
+// quantum ending at 5 ms, the schedule's end, and does not (lag 0).
+func TestOpenModelQuantumEndingAtTheEndIsNotApplied(t *testing.T) {
+	w := Workload{Name: "w", Model: Open, Rate: pacer.Constant(1000, 5*time.Millisecond),
+		VUsMax: 5, Quantum: 2 * time.Millisecond, Driver: fake(instant)}
+	sum, c := runFake(t, w)
+	lag := stats.NewHist()
+	for _, iv := range c.intervals {
+		lag.Merge(iv.Lag)
+	}
+	if sum.Scheduled != 5 || sum.Dropped != 0 || lag.Count() != 5 {
+		t.Fatalf("scheduled %d, dropped %d, %d lags; want 5, 0, 5", sum.Scheduled, sum.Dropped, lag.Count())
+	}
+	// One lag of 1 ms in five is a mean of 200 µs (to the histogram's
+	// three digits); two would be 400 µs.
+	if mean, max := lag.Mean(), lag.Max(); mean < 199*time.Microsecond || mean > 202*time.Microsecond || max > 1002*time.Microsecond {
+		t.Errorf("scheduler lag mean %v, max %v; want 200µs (one arrival of five 1 ms late) and 1ms", mean, max)
+	}
+}
