@@ -30,9 +30,17 @@ const memProfileEnv = "PERFLAB_MEMPROFILE"
 // what stalled the generator.
 const traceEnv = "PERFLAB_TRACE"
 
+// peakRSSEnv names a file perflab writes its own peak RSS to as it ends
+// (VmHWM and RssAnon/RssFile from /proc/self/status), after the report:
+// what a sampler outside misses when the peak comes in the last moments,
+// and what the rusage of a parent counts wrongly once perflab has started
+// components (a child's peak counts as its own).
+const peakRSSEnv = "PERFLAB_PEAK_RSS"
+
 // startProfile starts the profiles PERFLAB_CPUPROFILE, PERFLAB_MEMPROFILE
-// and PERFLAB_TRACE ask for; the returned function stops them. A profile
-// that cannot start is reported and the run goes on without it.
+// and PERFLAB_TRACE ask for; the returned function stops them, and writes
+// PERFLAB_PEAK_RSS. A profile that cannot start is reported and the run
+// goes on without it.
 func startProfile(stderr io.Writer) (stop func()) {
 	stopCPU := startToFile(stderr, os.Getenv(profileEnv), pprof.StartCPUProfile, pprof.StopCPUProfile)
 	stopTrace := startToFile(stderr, os.Getenv(traceEnv), trace.Start, trace.Stop)
@@ -41,6 +49,28 @@ func startProfile(stderr io.Writer) (stop func()) {
 		stopMem()
 		stopTrace()
 		stopCPU()
+		writePeakRSS(stderr, os.Getenv(peakRSSEnv))
+	}
+}
+
+// writePeakRSS copies this process's memory lines of /proc/self/status
+// (Vm*, Rss*) to path, unless path is "".
+func writePeakRSS(stderr io.Writer, path string) {
+	if path == "" {
+		return
+	}
+	status, err := os.ReadFile("/proc/self/status")
+	var out strings.Builder
+	for line := range strings.Lines(string(status)) {
+		if strings.HasPrefix(line, "Vm") || strings.HasPrefix(line, "Rss") {
+			out.WriteString(line)
+		}
+	}
+	if err == nil {
+		err = os.WriteFile(path, []byte(out.String()), 0o644)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "perflab: cannot write the peak RSS to %s: %v\n", path, err)
 	}
 }
 

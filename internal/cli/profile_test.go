@@ -65,3 +65,22 @@ func TestProfileToAnUnwritablePathIsReported(t *testing.T) {
 		t.Errorf("stderr %q does not say the trace could not be written", stderr.String())
 	}
 }
+
+func TestPeakRSSIsWrittenAtTheEnd(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rss")
+	t.Setenv(peakRSSEnv, path)
+	var stderr bytes.Buffer
+	startProfile(&stderr)()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"VmHWM:", "RssAnon:", "RssFile:"} {
+		if !strings.Contains(string(b), key) {
+			t.Errorf("%s missing from:\n%s", key, b)
+		}
+	}
+	if strings.Contains(string(b), "Name:") || stderr.Len() > 0 {
+		t.Errorf("wrote more than the memory lines, or complained: %q, stderr %q", b, stderr.String())
+	}
+}
