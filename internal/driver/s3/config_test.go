@@ -178,3 +178,21 @@ func TestCredentialsFromEnvironment(t *testing.T) {
 		t.Errorf("default prefix %q", d.prefix)
 	}
 }
+
+// TestWriteBufferIsLargeOnlyForPuts: a connection's 64 KiB write buffer
+// serves PUT bodies; a load without PUT writes headers only and gets 4 KiB.
+func TestWriteBufferIsLargeOnlyForPuts(t *testing.T) {
+	for _, c := range []struct {
+		ops  map[string]int
+		want int
+	}{{map[string]int{"get": 1}, readBufferSize}, {map[string]int{"get": 3, "head": 1}, readBufferSize},
+		{map[string]int{"put": 1}, writeBufferSize}, {map[string]int{"get": 9, "put": 1}, writeBufferSize}} {
+		d, err := New(Config{Endpoint: "http://127.0.0.1:1", Bucket: "bench", Objects: 1, Ops: c.ops})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := d.rt.WriteBufferSize; got != c.want {
+			t.Errorf("ops %v: write buffer %d, want %d", c.ops, got, c.want)
+		}
+	}
+}

@@ -138,7 +138,7 @@ func New(c Config) (*Driver, error) {
 			c.Region = DefaultRegion
 		}
 	}
-	rt := newTransport(newDialer(s, c.Insecure))
+	rt := newTransport(newDialer(s, c.Insecure), s.ops.has(opPut))
 	client, err := minio.New(s.endpoint.Host, &minio.Options{
 		Creds:        credentials.NewStaticV4(c.AccessKey, c.SecretKey, c.SessionToken),
 		Secure:       s.endpoint.Scheme == "https",

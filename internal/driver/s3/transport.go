@@ -11,11 +11,13 @@ import (
 
 const (
 	idleConnTimeout = 90 * time.Second
-	// writeBufferSize is a connection's write buffer: fewer syscalls for
-	// large PUT bodies. Its read buffer holds a response's headers only:
-	// a GET body is read into the VU's buffer (readBufSize, larger), which
-	// bufio.Reader fills straight from the connection; 64 KiB for reading
-	// too held 60 KiB per connection it never used.
+	// writeBufferSize is a connection's write buffer when the load PUTs:
+	// fewer syscalls for large bodies. Without PUT it writes requests'
+	// headers only, and has readBufferSize: 64 KiB held 60 KiB per
+	// connection it never used (2 MiB of s3-get-sizes' 32 VUs). Its read
+	// buffer holds a response's headers only: a GET body is read into the
+	// VU's buffer (readBufSize, larger), which bufio.Reader fills straight
+	// from the connection.
 	writeBufferSize = 64 << 10
 	readBufferSize  = 4 << 10
 )
@@ -24,9 +26,14 @@ const (
 // servers speak it; AWS S3 has no HTTP/2), keep-alive with no cap on idle
 // connections (a VU keeps the connection it used, so N VUs hold N
 // connections), no compression (bytes counted are bytes the server sent),
-// no proxy from the environment. Dials are ours, so each new connection
+// no proxy from the environment; a large write buffer only when the load
+// PUTs. Dials are ours, so each new connection
 // knows its TCP connect + TLS handshake time (see timedConn).
-func newTransport(d *dial.Dialer) *http.Transport {
+func newTransport(d *dial.Dialer, puts bool) *http.Transport {
+	writeBuf := readBufferSize
+	if puts {
+		writeBuf = writeBufferSize
+	}
 	var p http.Protocols
 	p.SetHTTP1(true)
 	return &http.Transport{
@@ -38,7 +45,7 @@ func newTransport(d *dial.Dialer) *http.Transport {
 		MaxIdleConns:        0, // no global cap
 		MaxIdleConnsPerHost: math.MaxInt32,
 		IdleConnTimeout:     idleConnTimeout,
-		WriteBufferSize:     writeBufferSize,
+		WriteBufferSize:     writeBuf,
 		ReadBufferSize:      readBufferSize,
 	}
 }
