@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
@@ -219,12 +220,32 @@ func errorsOf(s *analysis.Summary, keep func(op string) bool) string {
 // nothing.
 const finishGC = 25
 
+// lean counts the Finish calls under way: the collector's target is one
+// setting for the whole process, lowered by the first and put back by the
+// last, so that two runs finishing at once cannot leave it at finishGC.
+var lean struct {
+	sync.Mutex
+	n    int
+	prev int // the target before the first
+}
+
 // leanGC sets the collector's target to finishGC, unless the user's GOGC
 // is lower or off, until the returned function puts it back.
 func leanGC() (restore func()) {
-	prev := debug.SetGCPercent(finishGC)
-	if prev < finishGC { // lower, or off (-1)
-		debug.SetGCPercent(prev)
+	lean.Lock()
+	defer lean.Unlock()
+	if lean.n == 0 {
+		lean.prev = debug.SetGCPercent(finishGC)
+		if lean.prev < finishGC { // lower, or off (-1)
+			debug.SetGCPercent(lean.prev)
+		}
 	}
-	return func() { debug.SetGCPercent(prev) }
+	lean.n++
+	return func() {
+		lean.Lock()
+		defer lean.Unlock()
+		if lean.n--; lean.n == 0 {
+			debug.SetGCPercent(lean.prev)
+		}
+	}
 }

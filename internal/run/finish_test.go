@@ -36,3 +36,17 @@ func TestFinishReadsBackWithTheHeapKeptClose(t *testing.T) {
 		}
 	}
 }
+
+func TestLeanGCOverlappingPutsTheTargetBack(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	a := leanGC()
+	b := leanGC() // a second run finishing at once
+	a()
+	if got := gcPercent(); got != finishGC {
+		t.Errorf("with one Finish still under way the target is %d, want %d", got, finishGC)
+	}
+	b()
+	if got := gcPercent(); got != 100 {
+		t.Errorf("after both the target is %d, want 100", got)
+	}
+}

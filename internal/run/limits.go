@@ -29,9 +29,9 @@ func OpenFiles() (soft, hard uint64) {
 // process of several threads (every Go program) each growth waits for an
 // RCU grace period: 10–20 ms on a 2-core VM, inside a socket(2) that holds
 // the Go P throughout. Grown by the VUs' first dials, it stalled every other
-// VU and the dispatcher: at 20,000/s one 13 ms stall made 260 more VUs, whose
-// dials grew the table again, and half the runs against nginx ended at
-// vus.max 1000 with about a thousand arrivals dropped. The table never
+// VU and the dispatcher: at 20,000/s one 13 ms stall left 260 arrivals due, each a new VU whose
+// dials grew the table again, and 8 of 20 runs against nginx ended at
+// vus.max 1000 with 468–1030 arrivals dropped. The table never
 // shrinks: one growth before the load costs one grace period where it
 // measures nothing. Best effort: a table that cannot grow now grows later,
 // as it did before.

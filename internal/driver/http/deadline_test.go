@@ -17,7 +17,7 @@ func (d *deadlines) SetDeadline(t time.Time) error { d.set = append(d.set, t); r
 func TestFastConnMovesItsDeadlineOncePerSlack(t *testing.T) {
 	under := &deadlines{}
 	const slack = 10 * time.Millisecond
-	c := &fastConn{Conn: under, fc: &fastClient{}, slack: slack}
+	c := &fastConn{Conn: under, fc: &fastClient{slack: slack}}
 	t0 := time.Now()
 	// fasthttp asks for a write deadline, then a read one, per request;
 	// requests 1 ms apart.
@@ -48,8 +48,8 @@ func TestFastConnMovesItsDeadlineOncePerSlack(t *testing.T) {
 
 func TestFastConnKeepsAnInterruptedDeadlinePast(t *testing.T) {
 	under := &deadlines{}
-	fc := &fastClient{}
-	c := &fastConn{Conn: under, fc: fc, slack: time.Second}
+	fc := &fastClient{slack: time.Second}
+	c := &fastConn{Conn: under, fc: fc}
 	fc.conn.Store(c)
 	t0 := time.Now()
 	_ = c.SetWriteDeadline(t0)

@@ -113,16 +113,16 @@ func canonicalAddr(u *url.URL) string {
 // fastClient is one VU's HTTP/1.1 client. Only the VU's goroutine uses it,
 // except what interrupt touches: conn, and the fields under mu.
 type fastClient struct {
-	hc      *fasthttp.HostClient
-	req     fasthttp.Request
-	resp    fasthttp.Response
-	st      *vuState
-	dl      *dial.Dialer
-	addr    string
-	timeout time.Duration
-	ctx     context.Context // of the request in flight, for dialing
-	dialed  bool            // this attempt opened a new connection
-	conn    atomic.Pointer[fastConn]
+	hc     *fasthttp.HostClient
+	req    fasthttp.Request
+	resp   fasthttp.Response
+	st     *vuState
+	dl     *dial.Dialer
+	addr   string
+	slack  time.Duration   // how much later than asked its connections' deadlines may fall
+	ctx    context.Context // of the request in flight, for dialing
+	dialed bool            // this attempt opened a new connection
+	conn   atomic.Pointer[fastConn]
 
 	watched context.Context // the ctx whose end interrupts requests; only the VU's goroutine reads it
 
@@ -133,7 +133,7 @@ type fastClient struct {
 }
 
 func newFastClient(t *fastTemplate, dl *dial.Dialer, st *vuState, timeout time.Duration) *fastClient {
-	fc := &fastClient{st: st, dl: dl, addr: t.addr, timeout: timeout}
+	fc := &fastClient{st: st, dl: dl, addr: t.addr, slack: timeout / deadlineSlack}
 	t.build(&fc.req)
 	// With StreamResponseBody and MaxResponseBodySize, a body over
 	// wholeBodyMax, or of unknown length, streams through the VU's buffer:
@@ -175,7 +175,7 @@ func (fc *fastClient) dial(_ string, timeout time.Duration) (net.Conn, error) {
 	}
 	fc.dialed = true
 	fc.st.connect.Store(int64(dial.ClaimConnect(c)))
-	conn := &fastConn{Conn: c, fc: fc, slack: fc.timeout / deadlineSlack}
+	conn := &fastConn{Conn: c, fc: fc}
 	fc.conn.Store(conn)
 	return conn, nil
 }
@@ -306,7 +306,6 @@ func (d *Driver) classifyFast(err error, parent context.Context) (stats.Class, s
 type fastConn struct {
 	net.Conn
 	fc    *fastClient
-	slack time.Duration
 	armed atomic.Int64 // the deadline now set (Unix ns); 0 when none is known
 }
 
@@ -335,10 +334,11 @@ func (c *fastConn) setDeadline(t time.Time) error {
 		return c.Conn.SetDeadline(t)
 	}
 	ns := t.UnixNano()
-	if armed := c.armed.Load(); armed >= ns && armed-ns <= int64(c.slack) {
+	slack := c.fc.slack
+	if armed := c.armed.Load(); armed >= ns && armed-ns <= int64(slack) {
 		return nil
 	}
-	later := t.Add(c.slack)
+	later := t.Add(slack)
 	err := c.Conn.SetDeadline(later)
 	c.armed.Store(later.UnixNano())
 	if c.fc.interrupted.Load() { // an interrupt between the first look and now
