@@ -13,10 +13,7 @@ import (
 // run directory and keeps them in r, for report.md to link and
 // report.html to show inline.
 func writeCharts(store *results.Run, r *report.Run) error {
-	charts, err := report.Charts(r)
-	if err != nil {
-		return err
-	}
+	charts := report.Charts(r)
 	if len(charts) == 0 {
 		return nil
 	}
@@ -37,10 +34,7 @@ func writeCharts(store *results.Run, r *report.Run) error {
 // WrittenCharts are the charts of r whose files the run directory holds:
 // those a Markdown report rendered again may link.
 func WrittenCharts(dir string, r *report.Run) []report.PhaseCharts {
-	charts, err := report.Charts(r)
-	if err != nil {
-		return nil
-	}
+	charts := report.Charts(r)
 	var out []report.PhaseCharts
 	for _, pc := range charts {
 		var kept []report.Chart

@@ -3,20 +3,14 @@ package report
 import (
 	"bytes"
 	"fmt"
-	"html"
 	"regexp"
 	"strings"
 	"time"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgsvg"
-
 	"github.com/perflab/perflab/internal/analysis"
 )
 
-// Chart is one chart of a phase: an SVG document drawn with gonum/plot.
+// Chart is one chart of a phase: an SVG document (svgchart.go).
 type Chart struct {
 	ID    string // unique in the run, a file name stem: cell0-phase1-latency
 	Kind  string // throughput, latency, errors, cpu, memory, spectrum
@@ -38,45 +32,32 @@ type PhaseCharts struct {
 // chartSpec is a chart that the run's data supports, not drawn yet.
 type chartSpec struct {
 	kind, title string
-	draw        func() (*plot.Plot, error)
+	draw        func() *lineChart
 }
-
-// Chart sizes, in points.
-const (
-	chartWidth  = 640
-	chartHeight = 280
-)
 
 // Charts draws every chart of every phase of r: throughput, latency
 // p50/p90/p99, errors and dropped arrivals per interval, each component's
 // CPU and memory, all over time with the steady-state window shaded; and
 // the latency spectrum over the window. A chart the run has no data for
 // is left out.
-func Charts(r *Run) ([]PhaseCharts, error) {
+func Charts(r *Run) []PhaseCharts {
 	var out []PhaseCharts
 	matrix := r.isMatrix()
 	for ci, c := range r.cells() {
 		for pi, p := range c.Phases {
 			pc := PhaseCharts{Cell: c, Phase: p, Label: chartLabel(c, p, matrix)}
 			for _, spec := range phaseChartSpecs(r, c, p, pc.Label) {
-				pl, err := spec.draw()
-				if err != nil {
-					return nil, fmt.Errorf("cannot draw the %s chart of %s: %w", spec.kind, pc.Label, err)
-				}
+				lc := spec.draw()
+				lc.title = spec.title
 				id := fmt.Sprintf("cell%d-phase%d-%s", ci, pi, spec.kind)
-				pl.Title.Text = spec.title
-				svg, err := renderSVG(pl, spec.title)
-				if err != nil {
-					return nil, fmt.Errorf("cannot draw the %s chart of %s: %w", spec.kind, pc.Label, err)
-				}
-				pc.Charts = append(pc.Charts, Chart{ID: id, Kind: spec.kind, Title: spec.title, SVG: svg})
+				pc.Charts = append(pc.Charts, Chart{ID: id, Kind: spec.kind, Title: spec.title, SVG: lc.svg()})
 			}
 			if len(pc.Charts) > 0 {
 				out = append(out, pc)
 			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // chartLabel names a phase in chart titles.
@@ -103,19 +84,19 @@ func phaseChartSpecs(r *Run, c *Cell, p *Phase, label string) []chartSpec {
 	}
 	if len(tls) > 0 {
 		specs = append(specs,
-			chartSpec{"throughput", "Throughput — " + label, func() (*plot.Plot, error) { return throughputPlot(tls, sp) }},
-			chartSpec{"latency", "Latency p50, p90, p99 per interval — " + label, func() (*plot.Plot, error) { return latencyPlot(tls, sp) }},
-			chartSpec{"errors", "Errors and dropped arrivals — " + label, func() (*plot.Plot, error) { return errorsPlot(tls, sp) }})
+			chartSpec{"throughput", "Throughput — " + label, func() *lineChart { return throughputChart(tls, sp) }},
+			chartSpec{"latency", "Latency p50, p90, p99 per interval — " + label, func() *lineChart { return latencyChart(tls, sp) }},
+			chartSpec{"errors", "Errors and dropped arrivals — " + label, func() *lineChart { return errorsChart(tls, sp) }})
 	}
 	for _, rs := range []resourceChart{cpuChart, memoryChart} {
 		if series := componentSeries(c, p, rs, sp); len(series) > 0 {
 			specs = append(specs, chartSpec{rs.kind, rs.title + " — " + label,
-				func() (*plot.Plot, error) { return resourcePlot(series, rs, sp) }})
+				func() *lineChart { return componentChart(series, rs, sp) }})
 		}
 	}
 	if spectra := phaseSpectra(p); len(spectra) > 0 {
 		specs = append(specs, chartSpec{"spectrum", "Latency spectrum over the steady-state window — " + label,
-			func() (*plot.Plot, error) { return spectrumPlot(spectra) }})
+			func() *lineChart { return spectrumChart(spectra) }})
 	}
 	return specs
 }
@@ -154,105 +135,7 @@ func phaseChartSpan(p *Phase) chartSpan {
 	return sp
 }
 
-// renderSVG draws pl as a standalone SVG document titled title, its
-// legend beside the plot (chartLayout).
-func renderSVG(pl *plot.Plot, title string) ([]byte, error) {
-	styleFonts(pl)
-	lay := newChartLayout(pl)
-	c := vgsvg.New(vg.Length(chartWidth), lay.height)
-	lay.draw(draw.New(c), pl)
-	var b bytes.Buffer
-	if _, err := c.WriteTo(&b); err != nil {
-		return nil, err
-	}
-	svg := bytes.ReplaceAll(b.Bytes(), []byte("font-family:Liberation Sans;"), []byte("font-family:"+chartFonts+";"))
-	return titled(svg, title), nil
-}
-
-// legendGap is the space between a chart's plot and its legend.
-const legendGap = vg.Length(10)
-
-// chartLayout puts a chart's legend to the right of its plot, level with
-// the top of the data area, so that no line is hidden under it however
-// many entries it has; the chart grows taller when the legend needs it.
-type chartLayout struct {
-	legend       plot.Legend // taken out of the plot, which draws none
-	legendWidth  vg.Length   // 0 without entries
-	legendHeight vg.Length
-	height       vg.Length // of the whole chart
-}
-
-// newChartLayout takes pl's legend out of it and sizes the chart.
-func newChartLayout(pl *plot.Plot) chartLayout {
-	lay := chartLayout{legend: pl.Legend, height: chartHeight}
-	lay.legend.Top, lay.legend.Left, lay.legend.Padding = true, true, vg.Points(2)
-	empty := plot.NewLegend()
-	empty.TextStyle = pl.Legend.TextStyle
-	pl.Legend = empty
-	probe := draw.New(vgsvg.New(chartWidth, chartHeight))
-	if r := lay.legend.Rectangle(probe); r.Size().X > 0 {
-		// Measured in Liberation Sans; a fallback font may be a fifth wider.
-		lay.legendWidth, lay.legendHeight = r.Size().X*1.2, r.Size().Y
-	}
-	data, _ := lay.areas(probe, pl)
-	if room := data.Max.Y - probe.Min.Y - legendGap; lay.legendHeight > room {
-		lay.height += lay.legendHeight - room
-	}
-	return lay
-}
-
-// areas are the plot's data area on c and the legend's rectangle.
-func (lay chartLayout) areas(c draw.Canvas, pl *plot.Plot) (data, legend vg.Rectangle) {
-	plotC := c
-	if lay.legendWidth > 0 {
-		plotC.Max.X -= lay.legendWidth + legendGap
-	}
-	data = pl.DataCanvas(plotC).Rectangle
-	legend = vg.Rectangle{Min: vg.Point{X: plotC.Max.X + legendGap, Y: data.Max.Y - lay.legendHeight},
-		Max: vg.Point{X: plotC.Max.X + legendGap + lay.legendWidth, Y: data.Max.Y}}
-	return data, legend
-}
-
-// draw draws pl and its legend on c.
-func (lay chartLayout) draw(c draw.Canvas, pl *plot.Plot) {
-	plotC := c
-	if lay.legendWidth > 0 {
-		plotC.Max.X -= lay.legendWidth + legendGap
-	}
-	pl.Draw(plotC)
-	if lay.legendWidth == 0 {
-		return
-	}
-	_, r := lay.areas(c, pl)
-	legC := c
-	legC.Rectangle = r
-	lay.legend.Draw(legC)
-}
-
-// chartFonts are the fonts the charts' text asks for: gonum/plot lays it
-// out with Liberation Sans's metrics and embeds no font, so a viewer
-// without it falls back to Arial, which has the same metrics, and then to
-// any sans-serif font it has; nothing is fetched.
-const chartFonts = "Liberation Sans,Arial,Helvetica,sans-serif"
-
 var svgStart = regexp.MustCompile(`<svg[^>]*>`)
-
-// titled puts a <title> first in the SVG document, and an aria-label and
-// role on its root, so browsers and screen readers name the chart.
-func titled(svg []byte, title string) []byte {
-	loc := svgStart.FindIndex(svg)
-	if loc == nil {
-		return svg
-	}
-	t := html.EscapeString(title)
-	open := strings.Replace(string(svg[loc[0]:loc[1]]), "<svg ", `<svg role="img" aria-label="`+t+`" `, 1)
-	var b bytes.Buffer
-	b.Write(svg[:loc[0]])
-	b.WriteString(open)
-	b.WriteString("\n<title>" + t + "</title>")
-	b.Write(svg[loc[1]:])
-	return b.Bytes()
-}
 
 var xmlns = regexp.MustCompile(`\s+xmlns(:xlink)?="[^"]*"`)
 

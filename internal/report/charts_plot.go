@@ -8,12 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/font"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/observe"
 	"github.com/perflab/perflab/internal/stats"
@@ -26,72 +20,20 @@ var palette = []color.RGBA{
 	{230, 159, 0, 255}, {86, 180, 233, 255}, {0, 0, 0, 255}, {240, 228, 66, 255},
 }
 
-func colour(i int) color.Color { return palette[i%len(palette)] }
+func colour(i int) color.RGBA { return palette[i%len(palette)] }
 
 // dashes tell apart the workloads when colours tell apart quantiles.
-var dashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(2), vg.Points(2)}, {vg.Points(8), vg.Points(2), vg.Points(2), vg.Points(2)}}
+var dashes = [][]float64{nil, {6, 3}, {2, 2}, {8, 2, 2, 2}}
 
-// windowShade fills the steady-state window.
-var windowShade = color.RGBA{0, 114, 178, 28}
-
-// styleFonts sets every text of pl in Liberation Sans.
-func styleFonts(pl *plot.Plot) {
-	sans := func(f *font.Font) { f.Typeface, f.Variant = "Liberation", "Sans" }
-	sans(&pl.Title.TextStyle.Font)
-	sans(&pl.X.Label.TextStyle.Font)
-	sans(&pl.Y.Label.TextStyle.Font)
-	sans(&pl.X.Tick.Label.Font)
-	sans(&pl.Y.Tick.Label.Font)
-	sans(&pl.Legend.TextStyle.Font)
-	pl.Legend.TextStyle.Font.Size = vg.Points(10)
-}
-
-// newTimePlot is a plot over the seconds of a phase, with its steady-state
-// window shaded (drawn first, under the lines).
-func newTimePlot(ylabel string, sp chartSpan) *plot.Plot {
-	pl := plot.New()
-	pl.X.Label.Text = "seconds since the start of the load (shaded: steady-state window)"
-	pl.Y.Label.Text = ylabel
-	pl.X.Tick.Marker, pl.Y.Tick.Marker = tidyTicks{plot.DefaultTicks{}}, tidyTicks{plot.DefaultTicks{}}
-	pl.Y.Min = 0
-	pl.X.Min, pl.X.Max = 0, math.Max(sp.x(sp.end), 1)
-	pl.Legend.Top = true
-	pl.Add(plotter.NewGrid())
+// newTimeChart is a chart over the seconds of a phase, with its
+// steady-state window shaded (drawn first, under the lines).
+func newTimeChart(ylabel string, sp chartSpan) *lineChart {
+	c := &lineChart{xLabel: "seconds since the start of the load (shaded: steady-state window)", yLabel: ylabel,
+		fixedX: true, xMin: 0, xMax: math.Max(sp.x(sp.end), 1)}
 	if !sp.window.Start.IsZero() && sp.window.End.After(sp.window.Start) {
-		pl.Add(&band{x0: sp.x(sp.window.Start), x1: sp.x(sp.window.End), fill: windowShade})
+		c.band = &[2]float64{sp.x(sp.window.Start), sp.x(sp.window.End)}
 	}
-	return pl
-}
-
-// band shades the x range [x0, x1] over the whole height of a plot. It
-// has no data range, so it does not widen the axes.
-type band struct {
-	x0, x1 float64
-	fill   color.Color
-}
-
-func (b *band) Plot(c draw.Canvas, pl *plot.Plot) {
-	trX, _ := pl.Transforms(&c)
-	x0, x1 := trX(math.Max(b.x0, pl.X.Min)), trX(math.Min(b.x1, pl.X.Max))
-	if x1 <= x0 {
-		return
-	}
-	c.FillPolygon(b.fill, []vg.Point{{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y}})
-}
-
-// addLine adds a line named name to pl.
-func addLine(pl *plot.Plot, name string, xys plotter.XYs, c color.Color, dash []vg.Length) error {
-	if len(xys) == 0 {
-		return nil
-	}
-	l, err := plotter.NewLine(xys)
-	if err != nil {
-		return err
-	}
-	l.Color, l.Dashes, l.Width = c, dash, vg.Points(1.3)
-	pl.Add(l)
-	pl.Legend.Add(legendLabel(name), l)
-	return nil
+	return c
 }
 
 // maxLegendLabel is the longest legend entry, in characters: longer names
@@ -117,33 +59,31 @@ type workloadTimeline struct {
 // out intervals where f has no value and the stub intervals that end a
 // workload (its grace period): shorter than half a second, their rates
 // would be noise.
-func (w workloadTimeline) points(sp chartSpan, f func(analysis.IntervalFigures) (float64, bool)) plotter.XYs {
-	var xys plotter.XYs
+func (w workloadTimeline) points(sp chartSpan, f func(analysis.IntervalFigures) (float64, bool)) []xy {
+	var xys []xy
 	for _, iv := range w.figures {
 		if iv.End.Sub(iv.Start) < time.Second/2 {
 			continue
 		}
 		if v, ok := f(iv); ok {
 			mid := iv.Start.Add(iv.End.Sub(iv.Start) / 2)
-			xys = append(xys, plotter.XY{X: sp.x(mid), Y: v})
+			xys = append(xys, xy{X: sp.x(mid), Y: v})
 		}
 	}
 	return xys
 }
 
-func throughputPlot(tls []workloadTimeline, sp chartSpan) (*plot.Plot, error) {
-	pl := newTimePlot("operations/s", sp)
+func throughputChart(tls []workloadTimeline, sp chartSpan) *lineChart {
+	c := newTimeChart("operations/s", sp)
 	for i, w := range tls {
 		xys := w.points(sp, func(f analysis.IntervalFigures) (float64, bool) { return f.Rate, true })
-		if err := addLine(pl, w.name, xys, colour(i), nil); err != nil {
-			return nil, err
-		}
+		c.add(w.name, xys, colour(i), nil)
 	}
-	return pl, nil
+	return c
 }
 
-func latencyPlot(tls []workloadTimeline, sp chartSpan) (*plot.Plot, error) {
-	pl := newTimePlot("latency (ms)", sp)
+func latencyChart(tls []workloadTimeline, sp chartSpan) *lineChart {
+	c := newTimeChart("latency (ms)", sp)
 	quantiles := []struct {
 		name string
 		of   func(analysis.IntervalFigures) time.Duration
@@ -161,16 +101,14 @@ func latencyPlot(tls []workloadTimeline, sp chartSpan) (*plot.Plot, error) {
 			if len(tls) > 1 {
 				name += " " + w.name
 			}
-			if err := addLine(pl, name, xys, colour(j), dashes[i%len(dashes)]); err != nil {
-				return nil, err
-			}
+			c.add(name, xys, colour(j), dashes[i%len(dashes)])
 		}
 	}
-	return pl, nil
+	return c
 }
 
-func errorsPlot(tls []workloadTimeline, sp chartSpan) (*plot.Plot, error) {
-	pl := newTimePlot("per second", sp)
+func errorsChart(tls []workloadTimeline, sp chartSpan) *lineChart {
+	c := newTimeChart("per second", sp)
 	for i, w := range tls {
 		perSec := func(n int64, f analysis.IntervalFigures) float64 {
 			if secs := f.End.Sub(f.Start).Seconds(); secs > 0 {
@@ -184,15 +122,11 @@ func errorsPlot(tls []workloadTimeline, sp chartSpan) (*plot.Plot, error) {
 		if len(tls) > 1 {
 			suffix = " " + w.name
 		}
-		if err := addLine(pl, "errors"+suffix, errs, colour(1), dashes[i%len(dashes)]); err != nil {
-			return nil, err
-		}
-		if err := addLine(pl, "dropped arrivals"+suffix, dropped, colour(3), dashes[i%len(dashes)]); err != nil {
-			return nil, err
-		}
+		c.add("errors"+suffix, errs, colour(1), dashes[i%len(dashes)])
+		c.add("dropped arrivals"+suffix, dropped, colour(3), dashes[i%len(dashes)])
 	}
-	pl.Y.Max = math.Max(pl.Y.Max, 1)
-	return pl, nil
+	c.yFloor = 1
+	return c
 }
 
 // resourceChart is how one resource is read and shown.
@@ -213,7 +147,7 @@ var (
 // namedSeries is one component's samples of one metric.
 type namedSeries struct {
 	name string
-	xys  plotter.XYs
+	xys  []xy
 }
 
 // componentSeries are the samples of every component of the cell (the
@@ -244,10 +178,10 @@ func componentSeries(c *Cell, p *Phase, rc resourceChart, sp chartSpan) []namedS
 		if !ok {
 			m = rc.def
 		}
-		var xys plotter.XYs
+		var xys []xy
 		for _, pt := range c.Series[name][m] {
 			if sp.contains(pt.T) {
-				xys = append(xys, plotter.XY{X: sp.x(pt.T), Y: pt.V / rc.scale})
+				xys = append(xys, xy{X: sp.x(pt.T), Y: pt.V / rc.scale})
 			}
 		}
 		if len(xys) > 0 {
@@ -261,14 +195,12 @@ func componentSeries(c *Cell, p *Phase, rc resourceChart, sp chartSpan) []namedS
 	return out
 }
 
-func resourcePlot(series []namedSeries, rc resourceChart, sp chartSpan) (*plot.Plot, error) {
-	pl := newTimePlot(rc.ylabel, sp)
+func componentChart(series []namedSeries, rc resourceChart, sp chartSpan) *lineChart {
+	c := newTimeChart(rc.ylabel, sp)
 	for i, s := range series {
-		if err := addLine(pl, s.name, s.xys, colour(i), nil); err != nil {
-			return nil, err
-		}
+		c.add(s.name, s.xys, colour(i), nil)
 	}
-	return pl, nil
+	return c
 }
 
 // maxSpectra is the most operations the latency spectrum draws one by
@@ -318,70 +250,26 @@ type namedSpectrum struct {
 	points []analysis.SpectrumPoint
 }
 
-// spectrumPlot draws latency against the percentile on HdrHistogram's log
+// spectrumChart draws latency against the percentile on HdrHistogram's log
 // scale of 1/(1−q): 90 %, 99 %, 99.9 % equally spaced.
-func spectrumPlot(spectra []namedSpectrum) (*plot.Plot, error) {
-	pl := plot.New()
-	pl.X.Label.Text = "percentile"
-	pl.Y.Label.Text = "latency (ms)"
-	pl.X.Scale = plot.LogScale{}
-	pl.X.Tick.Marker, pl.Y.Tick.Marker = percentileTicks{}, tidyTicks{plot.DefaultTicks{}}
-	pl.Y.Min = 0
-	pl.Legend.Top, pl.Legend.Left = true, true
-	pl.Add(plotter.NewGrid())
+func spectrumChart(spectra []namedSpectrum) *lineChart {
+	c := &lineChart{xLabel: "percentile", yLabel: "latency (ms)", logX: true, xTicks: percentileTicks}
 	for i, s := range spectra {
-		var xys plotter.XYs
+		var xys []xy
 		for _, p := range s.points {
-			xys = append(xys, plotter.XY{X: 1 / (1 - p.Q), Y: ms(p.Value)})
+			xys = append(xys, xy{X: 1 / (1 - p.Q), Y: ms(p.Value)})
 		}
-		if err := addLine(pl, s.name, xys, colour(i), nil); err != nil {
-			return nil, err
-		}
+		c.add(s.name, xys, colour(i), nil)
 	}
-	return pl, nil
-}
-
-// tidyTicks drops the decimal zeros that every label of a Ticker shares:
-// gonum's DefaultTicks writes steps of 2.5 with two decimals at any
-// magnitude (0.00, 25000.00, 50000.00); tidied they read 0, 25000, 50000,
-// and 0.00, 2.50, 5.00 read 0.0, 2.5, 5.0.
-type tidyTicks struct{ plot.Ticker }
-
-func (t tidyTicks) Ticks(lo, hi float64) []plot.Tick {
-	ticks := t.Ticker.Ticks(lo, hi)
-	for {
-		trim, dot := false, false
-		for _, tk := range ticks {
-			if tk.Label == "" {
-				continue
-			}
-			if !strings.Contains(tk.Label, ".") || strings.ContainsAny(tk.Label, "eE") || !strings.HasSuffix(tk.Label, "0") && !strings.HasSuffix(tk.Label, ".") {
-				return ticks
-			}
-			trim, dot = true, strings.HasSuffix(tk.Label, ".")
-		}
-		if !trim {
-			return ticks
-		}
-		for i := range ticks {
-			if ticks[i].Label != "" {
-				ticks[i].Label = ticks[i].Label[:len(ticks[i].Label)-1]
-			}
-		}
-		if dot {
-			return ticks
-		}
-	}
+	return c
 }
 
 // percentileTicks mark 1/(1−q) = 10^k as the percentile q: 90 %, 99 %, ….
-type percentileTicks struct{}
-
-func (percentileTicks) Ticks(lo, hi float64) []plot.Tick {
-	ticks := []plot.Tick{{Value: 2, Label: "50%"}}
+func percentileTicks(lo, hi float64) []tick {
+	ticks := []tick{{2, "50%"}}
 	for k := 1; math.Pow(10, float64(k)) <= hi*1.0001; k++ {
 		v := math.Pow(10, float64(k))
-		ticks = append(ticks, plot.Tick{Value: v, Label: percentileLabel(k)})
+		ticks = append(ticks, tick{v, percentileLabel(k)})
 	}
 	return ticks
 }

@@ -95,10 +95,7 @@ type htmlResources struct {
 func HTML(w io.Writer, r *Run) error {
 	charts := r.Charts
 	if charts == nil {
-		var err error
-		if charts, err = Charts(r); err != nil {
-			return err
-		}
+		charts = Charts(r)
 	}
 	return htmlTemplate.Execute(w, htmlPageOf(r, charts))
 }

@@ -233,10 +233,7 @@ func TestHTMLNeedsNoNetwork(t *testing.T) {
 	if strings.Contains(page, "font-family:Liberation Sans;") || strings.Count(page, "font-family:"+chartFonts+";") < 6*len(wantTitles) {
 		t.Errorf("the charts' text does not ask for %s", chartFonts)
 	}
-	charts, err := Charts(r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	charts := Charts(r)
 	if svg := string(charts[0].Charts[0].SVG); !strings.Contains(svg, `xmlns="http://www.w3.org/2000/svg"`) {
 		t.Errorf("a chart file lost its namespace, which a standalone SVG needs:\n%.300s", svg)
 	}
@@ -271,10 +268,7 @@ func runURLs(r *Run) []string {
 // beside it.
 func TestChartsLinkedFromMarkdown(t *testing.T) {
 	r := chartRun()
-	charts, err := Charts(r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	charts := Charts(r)
 	r.Charts = charts
 	var md bytes.Buffer
 	if err := Markdown(&md, r); err != nil {
