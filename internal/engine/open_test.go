@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/perflab/perflab/internal/driver"
@@ -84,27 +85,45 @@ func TestStoppedBeforeTheLoadBegan(t *testing.T) {
 	}
 }
 
-// TestOpenModelWakesOnceAQuantumWhateverVUsDo: the dispatcher wakes once a
-// quantum while arrivals are due, not whenever a VU comes back: arrivals
-// go out in batches, half a quantum late in the median, and none later
-// than a quantum after it was due.
-func TestOpenModelWakesOnceAQuantumWhateverVUsDo(t *testing.T) {
-	var n atomic.Int64
-	w := Workload{Name: "w", Model: Open, Rate: pacer.Constant(1000, 500*time.Millisecond),
-		VUsMin: 50, VUsMax: 100, Quantum: 25 * time.Millisecond, Driver: fake(func(_ context.Context, _ int, r *driver.Result) {
-			r.Op = "op"
-			time.Sleep(time.Duration(1+n.Add(1)%20) * time.Millisecond) // VUs come back all the time
-		})}
-	sum, c := runFake(t, w)
-	lag := stats.NewHist()
-	for _, iv := range c.intervals {
-		lag.Merge(iv.Lag)
-	}
-	if sum.Scheduled != 500 || sum.Dropped != 0 {
-		t.Errorf("scheduled %d, dropped %d; want 500 and 0", sum.Scheduled, sum.Dropped)
-	}
-	if p50, max := lag.Quantile(0.5), lag.Max(); p50 < 10*time.Millisecond || max > 25*time.Millisecond {
-		t.Errorf("scheduler lag p50 %v, max %v; want about 12.5ms and at most the 25ms quantum", p50, max)
+// TestOpenModelVUsComingBackTakeDueArrivals: the dispatcher wakes once a
+// quantum, and with a quantum finer than the default a VU that comes back
+// in between takes an arrival that is due itself. Arrivals every 100 µs,
+// VUs coming back all the time: the median arrival goes out within 200 µs
+// (90 µs here; 400 µs without the VUs).
+// With a backlog allowed VUs go back to the pool (the backlog is served
+// oldest first by the dispatcher), and at the default quantum the
+// dispatcher batches alone: arrivals go out half a quantum late in the
+// median. Either way none is later than the quantum.
+func TestOpenModelVUsComingBackTakeDueArrivals(t *testing.T) {
+	for _, c := range []struct {
+		backlog        int
+		quantum        time.Duration
+		minP50, maxP50 time.Duration
+	}{
+		{0, 900 * time.Microsecond, 0, 200 * time.Microsecond},
+		{10, 900 * time.Microsecond, 300 * time.Microsecond, 900 * time.Microsecond},
+		{0, DefaultQuantum, 300 * time.Microsecond, DefaultQuantum},
+	} {
+		var n atomic.Int64
+		w := Workload{Name: "w", Model: Open, Rate: pacer.Constant(10000, 100*time.Millisecond), Backlog: c.backlog,
+			VUsMin: 50, VUsMax: 100, Quantum: c.quantum, Driver: fake(func(_ context.Context, _ int, r *driver.Result) {
+				r.Op = "op"
+				// VUs come back all the time, between the dispatcher's wakes
+				time.Sleep(time.Duration(1+n.Add(1)%5)*time.Millisecond + 130*time.Microsecond)
+			})}
+		sum, col := runFake(t, w)
+		lag := stats.NewHist()
+		for _, iv := range col.intervals {
+			lag.Merge(iv.Lag)
+		}
+		if sum.Scheduled != 1000 || sum.Dropped != 0 || lag.Count() != 1000 {
+			t.Errorf("backlog %d, quantum %v: scheduled %d, dropped %d, %d lags; want 1000, 0, 1000",
+				c.backlog, c.quantum, sum.Scheduled, sum.Dropped, lag.Count())
+		}
+		if p50, max := lag.Quantile(0.5), lag.Max(); p50 < c.minP50 || p50 > c.maxP50 || max > c.quantum+c.quantum/100 {
+			t.Errorf("backlog %d, quantum %v: scheduler lag p50 %v, max %v; want a p50 from %v to %v and at most the quantum",
+				c.backlog, c.quantum, p50, max, c.minP50, c.maxP50)
+		}
 	}
 }
 
@@ -222,4 +241,32 @@ func TestOpenModelQuantumEndingAtTheEndIsNotApplied(t *testing.T) {
 	if mean, max := lag.Mean(), lag.Max(); mean < 199*time.Microsecond || mean > 202*time.Microsecond || max > 1002*time.Microsecond {
 		t.Errorf("scheduler lag mean %v, max %v; want 200µs (one arrival of five 1 ms late) and 1ms", mean, max)
 	}
+}
+
+// TestOpenModelStoppedVUsTakeNoArrival: once the run is stopped, VUs that
+// come back take no more arrivals, though arrivals are due all the time:
+// 1000/s stopped at 100 ms runs the 101 due by then (0 to 100 ms), and
+// counts each as scheduled.
+func TestOpenModelStoppedVUsTakeNoArrival(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var ran atomic.Uint64
+		stop, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		w := Workload{Name: "w", Model: Open, Rate: pacer.Constant(1000, time.Hour), VUsMin: 20, VUsMax: 20,
+			Quantum: 500 * time.Microsecond, Grace: time.Second, Clock: bubbleClock{},
+			Driver: fake(func(_ context.Context, _ int, r *driver.Result) {
+				r.Op = "op"
+				ran.Add(1)
+				time.Sleep(5 * time.Millisecond)
+			})}
+		go func() { time.Sleep(100 * time.Millisecond); cancel() }()
+		sum, err := Run(stop, context.Background(), w, &collect{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sum.Interrupted || sum.Scheduled > 101 || sum.Scheduled < 90 || ran.Load() != sum.Scheduled {
+			t.Errorf("interrupted %v, scheduled %d, %d run; want the about 100 due before the stop, each run",
+				sum.Interrupted, sum.Scheduled, ran.Load())
+		}
+	})
 }
