@@ -127,6 +127,10 @@ func (d *decoder) workload(n *yaml.Node) Workload {
 		return
 	})
 	d.field(m, w.at, "backlog", func(n *yaml.Node) (err error) { w.Backlog, err = intOf("backlog", n); return })
+	d.field(m, w.at, "dispatch_quantum", func(n *yaml.Node) (err error) {
+		w.DispatchQuantum, err = durationOf("dispatch_quantum", n)
+		return
+	})
 	d.field(m, w.at, "grace", func(n *yaml.Node) (err error) { w.Grace, err = durationOf("grace", n); return })
 	d.field(m, w.at, "params", func(n *yaml.Node) (err error) { w.Params, err = d.params(n); return })
 	d.field(m, w.at, "slo", func(n *yaml.Node) (err error) { w.SLO, err = d.gates(n, w.at); return })

@@ -99,6 +99,7 @@ type (
 		Stages           []stageJSON     `json:"stages,omitempty"`
 		VUs              *vusJSON        `json:"vus,omitempty"`
 		Backlog          int             `json:"backlog,omitempty"`
+		DispatchQuantum  string          `json:"dispatch_quantum,omitempty"`
 		Grace            string          `json:"grace"`
 		Params           json.RawMessage `json:"params,omitempty"`
 		SLO              []string        `json:"slo,omitempty"`
@@ -136,7 +137,7 @@ func describeComponent(c Component) componentJSON {
 func describeWorkload(w Workload) (workloadJSON, error) {
 	wj := workloadJSON{Name: w.Name, Driver: w.Driver, Model: w.Model, Rate: w.Rate.String(),
 		Concurrency: w.Concurrency, StartRate: w.StartRate.String(), StartConcurrency: w.StartConcurrency,
-		Backlog: w.Backlog, Grace: dur(w.Grace), SLO: w.SLO}
+		Backlog: w.Backlog, DispatchQuantum: optDur(w.DispatchQuantum), Grace: dur(w.Grace), SLO: w.SLO}
 	if w.Model == Open {
 		wj.VUs = &vusJSON{Min: w.VUs.Min, Max: w.VUs.Max}
 	}

@@ -264,6 +264,18 @@ profiles:
 			`plan.yaml:14:64: vus.max 0 must be >= 1`,
 			`plan.yaml:14:77: backlog -1 must be >= 0`,
 			`plan.yaml:14:88: grace -1s must be >= 0`}},
+		{"dispatch quantum", `name: x
+profiles:
+  - name: a
+    duration: 10s
+    workloads:
+      - {name: zero, driver: d, rate: 1/s, dispatch_quantum: 0s}
+      - {name: closed, driver: d, concurrency: 2, dispatch_quantum: 1ms}
+      - {name: unit, driver: d, rate: 1/s, dispatch_quantum: 250}
+`, []string{
+			`plan.yaml:6:62: dispatch_quantum 0s must be > 0 (1ns sends each arrival on its own)`,
+			`plan.yaml:7:69: dispatch_quantum applies to the open model, and this workload is closed`,
+			`plan.yaml:8:62: dispatch_quantum "250" needs a unit: 250s`}},
 		{"stages", `name: x
 profiles:
   - name: a

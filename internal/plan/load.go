@@ -148,7 +148,7 @@ const (
 	attachKeys    = "pid, pid_file, process, cgroup"
 	profileKeys   = "name, duration, warmup, workloads, slo"
 	workloadKeys  = "name, driver, model, rate, concurrency, start_rate, start_concurrency, " +
-		"stages, vus, backlog, grace, params, slo"
+		"stages, vus, backlog, dispatch_quantum, grace, params, slo"
 	stageKeys = "duration, target"
 	vusKeys   = "min, max"
 )

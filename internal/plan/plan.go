@@ -176,8 +176,9 @@ type Workload struct {
 	StartRate        Rate // open model with stages: rate before the first stage
 	StartConcurrency int  // closed model with stages: VUs before the first stage
 	Stages           []Stage
-	VUs              VUs // open model
-	Backlog          int // open model: arrivals that may wait for a VU at VUs.Max
+	VUs              VUs           // open model
+	Backlog          int           // open model: arrivals that may wait for a VU at VUs.Max
+	DispatchQuantum  time.Duration // open model: the dispatcher wakes at most this often; 0: the engine's default
 	Grace            time.Duration
 	Params           Params   // driver configuration, opaque here
 	SLO              []string // gates on this workload, as slo.ParseGate reads them

@@ -123,7 +123,7 @@ func TestDecodeFull(t *testing.T) {
 	small, ramp := p.Profiles[0], p.Profiles[1]
 	chat := small.Workloads[0]
 	if chat.Model != Open || chat.Rate != (Rate{PerSecond: 500}) || chat.VUs != (VUs{20, 200}) ||
-		chat.Backlog != 10 || chat.Grace != 2*time.Second {
+		chat.Backlog != 10 || chat.DispatchQuantum != 250*time.Microsecond || chat.Grace != 2*time.Second {
 		t.Errorf("chat = %+v", chat)
 	}
 	if d := small.Workloads[1]; d.Model != Closed || d.Concurrency != 4 || d.VUs != (VUs{}) || d.Grace != DefaultGrace {

@@ -78,6 +78,8 @@ func given(w *Workload, key string) bool {
 		return w.VUs != VUs{} || w.at.has("vus.min") || w.at.has("vus.max")
 	case "backlog":
 		return w.Backlog != 0
+	case "dispatch_quantum":
+		return w.DispatchQuantum != 0
 	}
 	return false
 }
@@ -136,11 +138,14 @@ func (v *validator) open(w *Workload, multi bool) {
 	if w.Backlog < 0 {
 		v.at(w.at, "backlog", "backlog %d must be >= 0", w.Backlog)
 	}
+	if given(w, "dispatch_quantum") && w.DispatchQuantum <= 0 {
+		v.at(w.at, "dispatch_quantum", "dispatch_quantum %v must be > 0 (1ns sends each arrival on its own)", w.DispatchQuantum)
+	}
 }
 
 // closed checks the closed-model fields and rejects the open-model ones.
 func (v *validator) closed(w *Workload, multi bool) {
-	for _, k := range []string{"rate", "start_rate", "vus", "backlog"} {
+	for _, k := range []string{"rate", "start_rate", "vus", "backlog", "dispatch_quantum"} {
 		if given(w, k) && !(multi && k == "rate") {
 			v.at(w.at, k, "%s applies to the open model, and this workload is closed", k)
 		}

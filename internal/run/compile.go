@@ -118,7 +118,7 @@ func Schedule(w plan.Workload, d time.Duration, opBytes float64, eng *engine.Wor
 		return r.BytesPerSecond / opBytes, nil
 	}
 	eng.Model, desc.Model = engine.Open, results.ModelOpen
-	eng.VUsMin, eng.VUsMax, eng.Backlog = w.VUs.Min, w.VUs.Max, w.Backlog
+	eng.VUsMin, eng.VUsMax, eng.Backlog, eng.Quantum = w.VUs.Min, w.VUs.Max, w.Backlog, w.DispatchQuantum
 	desc.VUsMin, desc.VUsMax, desc.Backlog = w.VUs.Min, w.VUs.Max, w.Backlog
 	if len(w.Stages) == 0 {
 		rate, err := ops(w.Rate)

@@ -40,3 +40,18 @@ func TestStagesKeepTheirStart(t *testing.T) {
 		}
 	}
 }
+
+// TestScheduleCarriesTheOpenModelsSettings: a plan workload's VUs,
+// backlog and dispatch quantum reach the engine.
+func TestScheduleCarriesTheOpenModelsSettings(t *testing.T) {
+	w := plan.Workload{Name: "w", Model: plan.Open, Rate: plan.Rate{PerSecond: 100},
+		VUs: plan.VUs{Min: 2, Max: 50}, Backlog: 3, DispatchQuantum: 250 * time.Microsecond}
+	var eng engine.Workload
+	var desc results.Workload
+	if err := Schedule(w, 10*time.Second, 0, &eng, &desc); err != nil {
+		t.Fatal(err)
+	}
+	if eng.Model != engine.Open || eng.VUsMin != 2 || eng.VUsMax != 50 || eng.Backlog != 3 || eng.Quantum != 250*time.Microsecond {
+		t.Errorf("engine workload %+v", eng)
+	}
+}
