@@ -22,24 +22,8 @@ if [ -n "${PERFLAB:-}" ]; then cp "$PERFLAB" "$work/perflab" # another build, e.
 else go build -trimpath -ldflags '-s -w' -o "$work/perflab" ./cmd/perflab # as make build
 fi
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-cat > "$work/nginx.conf" <<CONF
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/error.log;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path $work/tmp; proxy_temp_path $work/tmp; fastcgi_temp_path $work/tmp;
-  uwsgi_temp_path $work/tmp; scgi_temp_path $work/tmp;
-  keepalive_requests 100000000;
-  server { listen 127.0.0.1:$port; location / { return 200 "ok"; } }
-}
-CONF
-mkdir -p "$work/tmp"
-taskset -c "$SRV_CORE" nginx -c "$work/nginx.conf" -g 'daemon off;' &
-for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/" >/dev/null && break; sleep 0.1; done
-url="http://127.0.0.1:$port/"
+. bench/nginx-target.sh
+start_nginx_target
 
 # timed CMD...: runs CMD on the generator core; prints "cpu_seconds peak_rss_kib" to fd 3
 timed() { /usr/bin/time -f '%U %S %M' -o "$work/time" taskset -c "$GEN_CORE" "$@" >"$work/out" 2>"$work/err" || true
