@@ -344,7 +344,7 @@ func (s *Summary) judgeDispatchDelay() {
 	if len(s.Ops) == 1 && s.Ops[0].Service.Count > 0 {
 		text += fmt.Sprintf("; the service time from the actual start, p50 %v, is the target's alone", s.Ops[0].Service.P50.Round(time.Microsecond))
 	}
-	s.Warnings = append(s.Warnings, text+" (arrivals due within a dispatch quantum go out together: a finer one, perflab http --dispatch-quantum 250us, or dispatch_quantum in a plan's workload, sends them closer to their instants, at more CPU)")
+	s.Warnings = append(s.Warnings, text+" (arrivals due within a dispatch quantum go out together: a finer one, perflab http --dispatch-quantum 250us or a plan workload's dispatch_quantum, without a backlog, sends them closer to their instants, at more CPU)")
 }
 
 // poolLimitText is the warning of arrivals dropped at vus.max: the

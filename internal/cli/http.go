@@ -58,7 +58,7 @@ func (f *httpFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.vusMax, "vus-max", 1000, "open model: most VUs; an arrival finding all busy is dropped")
 	fs.IntVar(&f.backlog, "backlog", 0, "open model: arrivals that may wait for a VU at --vus-max (0: drop at once)")
 	fs.DurationVar(&f.quantum, "dispatch-quantum", engine.DefaultQuantum,
-		"open model: arrivals due within this of each other are sent together, each still timed from its intended start; finer than 1ms, VUs that finish also take due arrivals (250us: lag near 40µs, about twice the CPU)")
+		"open model: arrivals due within this of each other are sent together, each still timed from its intended start; finer than 1ms and without --backlog, VUs that finish also take due arrivals (250us: lag near 40µs, about twice the CPU)")
 	fs.DurationVar(&f.grace, "grace", 5*time.Second, "time in-flight requests get to finish at the end")
 	fs.DurationVar(&f.warmup, "warmup", 0, "exclude this much from the start of the statistics (default: first interval)")
 	fs.BoolVar(&f.jsonOut, "json", false, "print the JSON summary to stdout instead of the table")

@@ -33,8 +33,8 @@ const (
 // costs the generator (and the target) a wake-up each: at 20,000 arrivals/s
 // on one core that tripled perflab's CPU per request (BENCHMARKS.md). Go
 // timers and k6's or vegeta's pacing resolve about 1 ms anyway. With a
-// finer Quantum, VUs that finish between wakes also take the arrivals due
-// (runOpen); a Quantum of 1ns wakes for every arrival.
+// finer Quantum and no Backlog, VUs that finish between wakes also take
+// the arrivals due (runOpen); a Quantum of 1ns wakes for every arrival.
 const DefaultQuantum = time.Millisecond
 
 // Workload is one stream of load against one driver.

@@ -243,10 +243,10 @@ func TestOpenModelQuantumEndingAtTheEndIsNotApplied(t *testing.T) {
 	}
 }
 
-// TestOpenModelStoppedVUsTakeNoArrival: once the run is stopped, VUs that
-// come back take no more arrivals, though arrivals are due all the time:
-// 1000/s stopped at 100 ms runs the 101 due by then (0 to 100 ms), and
-// counts each as scheduled.
+// TestOpenModelStoppedVUsTakeNoArrival: once the run is stopped, neither
+// VUs that come back nor the dispatcher issue another arrival, though
+// arrivals are due all the time: 1000/s stopped at 100.5 ms runs the 101
+// due by then (0 to 100 ms), and counts each as scheduled.
 func TestOpenModelStoppedVUsTakeNoArrival(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var ran atomic.Uint64
@@ -259,14 +259,45 @@ func TestOpenModelStoppedVUsTakeNoArrival(t *testing.T) {
 				ran.Add(1)
 				time.Sleep(5 * time.Millisecond)
 			})}
-		go func() { time.Sleep(100 * time.Millisecond); cancel() }()
+		// Between two arrivals: the dispatcher is in its fine sleep until
+		// the one at 101 ms, and must not issue it when it wakes.
+		go func() { time.Sleep(100*time.Millisecond + 500*time.Microsecond); cancel() }()
 		sum, err := Run(stop, context.Background(), w, &collect{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !sum.Interrupted || sum.Scheduled > 101 || sum.Scheduled < 90 || ran.Load() != sum.Scheduled {
+		if !sum.Interrupted || sum.Scheduled != 101 || ran.Load() != sum.Scheduled {
 			t.Errorf("interrupted %v, scheduled %d, %d run; want the about 100 due before the stop, each run",
 				sum.Interrupted, sum.Scheduled, ran.Load())
 		}
 	})
+}
+
+// TestClaimTakesNothingOnceStoppedOrEnded: a VU coming back takes an
+// arrival that is due, but none once the schedule has ended (a VU that
+// read the clock just before the end, and whose arrival would not be in
+// the summary), on a shard too, and none once the run is stopped.
+func TestClaimTakesNothingOnceStoppedOrEnded(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	for _, shard := range []Shard{{}, {Index: 1, Of: 3}} {
+		stop, cancel := context.WithCancel(context.Background())
+		d := &dispatcher{run: &run{w: Workload{Rate: pacer.Constant(1000, time.Second), Shard: shard}, start: t0,
+			clk: realClock{}, rec: stats.NewRecorder(1, t0)}, pool: newPool(1), stop: stop, dur: time.Second}
+		at := t0.Add(500 * time.Millisecond) // hundreds of arrivals due
+		if intended, ok := d.claim(at); !ok || intended.After(at) || d.n.Load() != 1 {
+			t.Fatalf("shard %+v: claim at 500 ms: %v %v, %d issued; want an arrival due by then", shard, intended, ok, d.n.Load())
+		}
+		d.elapsed = at.Sub(t0) // the schedule ends here, as when the dispatcher was stopped
+		if sum := d.end(); sum.Scheduled != 1 {
+			t.Errorf("shard %+v: %d scheduled, want the 1 claimed", shard, sum.Scheduled)
+		}
+		if _, ok := d.claim(at); ok {
+			t.Errorf("shard %+v: an arrival taken after the schedule ended", shard)
+		}
+		d.n.Store(1)
+		cancel()
+		if _, ok := d.claim(at); ok || d.n.Load() != 1 {
+			t.Errorf("shard %+v: an arrival taken after the stop", shard)
+		}
+	}
 }

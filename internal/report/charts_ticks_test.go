@@ -45,7 +45,7 @@ func TestTidyTicks(t *testing.T) {
 	} {
 		lc := &lineChart{lines: []chartLine{{pts: []xy{{0, c.top}}}}}
 		var got []string
-		for _, tk := range lc.yTicks(0, 1) {
+		for _, tk := range lc.yTicks() {
 			got = append(got, tk.label)
 		}
 		if strings.Join(got, " ") != c.want {
@@ -84,7 +84,8 @@ func points(t *testing.T, d string) [][2]float64 {
 
 // TestChartGeometry reads a drawn chart back: its data line's points sit
 // where the axes' tick labels say their values are, the shaded window
-// spans the window's seconds, and points outside the x range are left out.
+// spans the window's seconds, and a point past the phase's end (an
+// interval of the grace period) widens the axis rather than being lost.
 func TestChartGeometry(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	sp := chartSpan{start: t0, end: t0.Add(10 * time.Second),
@@ -103,7 +104,7 @@ func TestChartGeometry(t *testing.T) {
 			yAt[string(m[4])] = y - tickFont*0.35
 		}
 	}
-	if _, ok := xAt["10"]; !ok || len(yAt) == 0 {
+	if _, ok := xAt["10"]; !ok || len(yAt) == 0 || xAt["0"] >= xAt["10"] {
 		t.Fatalf("tick labels x %v, y %v", xAt, yAt)
 	}
 	var line [][2]float64
@@ -112,15 +113,23 @@ func TestChartGeometry(t *testing.T) {
 			line = points(t, string(m[1]))
 		}
 	}
-	if len(line) != 3 {
-		t.Fatalf("the data line has points %v, want the 3 inside 0–10 s", line)
+	if len(line) != 4 {
+		t.Fatalf("the data line has points %v, want all 4", line)
 	}
 	near := func(a, b float64) bool { return math.Abs(a-b) < 0.02 }
-	if !near(line[0][0], xAt["0"]) || !near(line[2][0], xAt["10"]) || !near(line[1][0], (xAt["0"]+xAt["10"])/2) {
+	perSec := (xAt["10"] - xAt["0"]) / 10
+	if !near(line[0][0], xAt["0"]) || !near(line[2][0], xAt["10"]) || !near(line[1][0], xAt["0"]+5*perSec) || !near(line[3][0], xAt["0"]+11*perSec) {
 		t.Errorf("x of the points %v; ticks 0 and 10 s at %v and %v", line, xAt["0"], xAt["10"])
 	}
 	if !near(line[0][1], yAt["0"]) || !near(line[2][1], yAt["100"]) || !near(line[1][1], yAt["60"]) {
 		t.Errorf("y of the points %v; ticks 0, 60, 100 at %v, %v, %v", line, yAt["0"], yAt["60"], yAt["100"])
+	}
+	for _, m := range svgPathAll.FindAllSubmatch(svg, -1) {
+		if strings.Contains(string(m[2]), "stroke-width:0.8") { // the axes: top left, bottom left, bottom right
+			if axes := points(t, string(m[1])); line[3][0] > axes[2][0]+0.01 {
+				t.Errorf("the point at 11 s is drawn at x %v, right of the axis' end %v", line[3][0], axes[2][0])
+			}
+		}
 	}
 	m := svgRect.FindSubmatch(svg)
 	if m == nil {
@@ -128,7 +137,6 @@ func TestChartGeometry(t *testing.T) {
 	}
 	x, _ := strconv.ParseFloat(string(m[1]), 64)
 	w, _ := strconv.ParseFloat(string(m[3]), 64)
-	perSec := (xAt["10"] - xAt["0"]) / 10
 	if !near(x, xAt["0"]+2*perSec) || !near(w, 6*perSec) {
 		t.Errorf("the window is shaded from x %v, %v wide; want from %v, %v wide", x, w, xAt["0"]+2*perSec, 6*perSec)
 	}
@@ -154,5 +162,38 @@ func TestSpectrumIsLogScaled(t *testing.T) {
 	}
 	if got, want := xAt["90%"]-xAt["50%"], d1*(1-math.Log10(2)); math.Abs(got-want) > 0.02 {
 		t.Errorf("50%% to 90%% is %v apart, want %v", got, want)
+	}
+}
+
+// TestChartAxesCoverTheData: values below 0 extend the y axis below 0,
+// points that are not numbers are left out (an SVG path with "NaN" or
+// "Inf" stops drawing there), and a line with nothing left to draw has no
+// legend entry.
+func TestChartAxesCoverTheData(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	c := newTimeChart("per second", chartSpan{start: t0, end: t0.Add(10 * time.Second)})
+	c.add("w", []xy{{1, 5}, {2, -12}, {3, math.Inf(1)}, {4, math.NaN()}, {5, 8}}, colour(0), nil)
+	c.add("nothing", []xy{{1, math.NaN()}}, colour(1), nil)
+	svg := string(c.svg())
+	if strings.Contains(svg, "Inf") || strings.Contains(svg, "NaN") || strings.Contains(svg, ">nothing<") {
+		t.Errorf("the SVG draws what is not a number, or names a line it cannot draw:\n%s", svg)
+	}
+	var lowest float64
+	for _, m := range svgTickText.FindAllStringSubmatch(svg, -1) {
+		if v, err := strconv.ParseFloat(m[4], 64); err == nil && m[3] == "end" {
+			lowest = math.Min(lowest, v)
+		}
+	}
+	if lowest > -12 {
+		t.Errorf("the y axis starts at %v, above the lowest point -12", lowest)
+	}
+	var drawn int
+	for _, m := range svgPathAll.FindAllStringSubmatch(svg, -1) {
+		if strings.Contains(m[2], "stroke-width:1.3") {
+			drawn = max(drawn, len(strings.Split(m[1], "L")))
+		}
+	}
+	if drawn != 3 {
+		t.Errorf("the line has %d points drawn, want the 3 numbers", drawn)
 	}
 }

@@ -34,11 +34,13 @@ type tick struct {
 	label string
 }
 
-// lineChart is a chart of lines over x, its y axis from 0 up to a tidy
-// value above the highest point (at least yFloor).
+// lineChart is a chart of lines over x, its y axis from 0 (or a tidy
+// value below the lowest point) up to a tidy value above the highest
+// point (at least yFloor). Every point added is drawn: the axes widen to
+// the data, as gonum/plot's did.
 type lineChart struct {
 	title, xLabel, yLabel string
-	fixedX                bool    // x spans [xMin, xMax]; otherwise the data's range
+	fixedX                bool    // x spans at least [xMin, xMax]; otherwise the data's range
 	xMin, xMax            float64 // data units (before the log, for logX)
 	logX                  bool
 	xTicks                func(lo, hi float64) []tick // nil: linearTicks
@@ -47,12 +49,22 @@ type lineChart struct {
 	lines                 []chartLine
 }
 
-// add adds a line named name; a line without points is left out.
+// add adds a line named name, without the points that cannot be drawn
+// (not finite; at or below 0 on a log axis); a line left without points
+// is left out, legend entry and all.
 func (c *lineChart) add(name string, pts []xy, col color.RGBA, dash []float64) {
-	if len(pts) > 0 {
-		c.lines = append(c.lines, chartLine{legendLabel(name), pts, col, dash})
+	var keep []xy
+	for _, p := range pts {
+		if finite(p.X) && finite(p.Y) && (!c.logX || p.X > 0) {
+			keep = append(keep, p)
+		}
+	}
+	if len(keep) > 0 {
+		c.lines = append(c.lines, chartLine{legendLabel(name), keep, col, dash})
 	}
 }
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // Sizes, in points (the SVG's user unit).
 const (
@@ -98,35 +110,19 @@ func (a chartArea) py(y float64) float64 {
 	return a.bottom - (y-a.y0)/(a.y1-a.y0)*(a.bottom-a.top)
 }
 
-func (a chartArea) insideX(x float64) bool {
-	v := x
-	if a.logX {
-		if x <= 0 {
-			return false
-		}
-		v = math.Log10(x)
-	}
-	const eps = 1e-9
-	return v >= a.x0-eps && v <= a.x1+eps
-}
-
 // xRange is the chart's x range in data units.
 func (c *lineChart) xRange() (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
 	if c.fixedX {
 		lo, hi = c.xMin, c.xMax
-	} else {
-		lo, hi = math.Inf(1), math.Inf(-1)
-		for _, l := range c.lines {
-			for _, p := range l.pts {
-				if c.logX && p.X <= 0 || math.IsInf(p.X, 0) || math.IsNaN(p.X) {
-					continue
-				}
-				lo, hi = math.Min(lo, p.X), math.Max(hi, p.X)
-			}
+	}
+	for _, l := range c.lines {
+		for _, p := range l.pts {
+			lo, hi = math.Min(lo, p.X), math.Max(hi, p.X)
 		}
-		if math.IsInf(lo, 1) {
-			lo, hi = 1, 1
-		}
+	}
+	if math.IsInf(lo, 1) {
+		lo, hi = 1, 1
 	}
 	if hi <= lo {
 		if c.logX {
@@ -138,25 +134,23 @@ func (c *lineChart) xRange() (lo, hi float64) {
 	return lo, hi
 }
 
-// yTicks are the y axis' ticks, from 0 to a tidy value at or above the
-// highest point in the x range and yFloor.
-func (c *lineChart) yTicks(xlo, xhi float64) []tick {
-	top := c.yFloor
+// yTicks are the y axis' ticks, from 0 (or a tidy value at or below the
+// lowest point) to a tidy value at or above the highest point and yFloor.
+func (c *lineChart) yTicks() []tick {
+	lo, hi := 0.0, c.yFloor
 	for _, l := range c.lines {
 		for _, p := range l.pts {
-			if p.X >= xlo && p.X <= xhi && p.Y > top && !math.IsInf(p.Y, 0) {
-				top = p.Y
-			}
+			lo, hi = math.Min(lo, p.Y), math.Max(hi, p.Y)
 		}
 	}
-	if top <= 0 {
-		top = 1
+	if hi <= lo {
+		hi = lo + 1
 	}
-	step := tidyStep(top / 5)
-	n := math.Ceil(top/step - 1e-9)
+	step := tidyStep((hi - lo) / 5)
 	var ts []tick
-	for i := 0.0; i <= n; i++ {
-		ts = append(ts, tick{i * step, formatTick(i*step, step)})
+	for i := math.Floor(lo/step + 1e-9); i <= math.Ceil(hi/step-1e-9); i++ {
+		v := i*step + 0 // no "-0"
+		ts = append(ts, tick{v, formatTick(v, step)})
 	}
 	return ts
 }
@@ -247,7 +241,7 @@ var windowShade = color.RGBA{0, 114, 178, 28}
 // legend needs it.
 func (c *lineChart) svg() []byte {
 	xlo, xhi := c.xRange()
-	yts := c.yTicks(xlo, xhi)
+	yts := c.yTicks()
 	xtf := c.xTicks
 	if xtf == nil {
 		xtf = linearTicks
@@ -267,7 +261,7 @@ func (c *lineChart) svg() []byte {
 	}
 	height := float64(chartHeight)
 	a := chartArea{left: 8 + labelFont + 6 + tickW + 5, right: chartWidth - 10, top: 8 + titleFont + 10,
-		x0: xlo, x1: xhi, y0: 0, y1: yts[len(yts)-1].value, logX: c.logX}
+		x0: xlo, x1: xhi, y0: yts[0].value, y1: yts[len(yts)-1].value, logX: c.logX}
 	if c.logX {
 		a.x0, a.x1 = math.Log10(xlo), math.Log10(xhi)
 	}
@@ -314,16 +308,12 @@ func (c *lineChart) svg() []byte {
 	for _, l := range c.lines {
 		var pts [][2]float64
 		for _, p := range l.pts {
-			if a.insideX(p.X) && !math.IsNaN(p.Y) {
-				pts = append(pts, [2]float64{a.px(p.X), a.py(math.Max(p.Y, 0))})
-			}
+			pts = append(pts, [2]float64{a.px(p.X), a.py(p.Y)})
 		}
 		if len(pts) == 1 { // a lone point is drawn as a short flat line
 			pts = append(pts, [2]float64{pts[0][0] + 1, pts[0][1]})
 		}
-		if len(pts) > 0 {
-			b.path(pts, lineStyle(l))
-		}
+		b.path(pts, lineStyle(l))
 	}
 	lx = a.right + legendGap
 	for i, l := range c.lines {
