@@ -69,7 +69,7 @@ type htmlPhase struct {
 
 type htmlChart struct {
 	ID, Title string
-	SVG       template.HTML // drawn by gonum/plot; its text is escaped there
+	SVG       template.HTML // drawn by svgchart.go, which escapes its text
 }
 
 type htmlWorkload struct {

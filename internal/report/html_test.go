@@ -123,7 +123,7 @@ func firstElement(n *html.Node) *html.Node {
 }
 
 // TestGoldenHTML checks the page's sections and layout against a golden
-// file, without the charts (their SVG is gonum/plot's): a matrix, SLO
+// file, without the charts (TestChartGeometry and others check those): a matrix, SLO
 // gates, suggested sizes with scaling and observations, a side-by-side
 // comparison, gateway overheads with driver notes, and a capacity search.
 func TestGoldenHTML(t *testing.T) {
