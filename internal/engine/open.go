@@ -138,8 +138,7 @@ func (d *dispatcher) step() (over bool) {
 		d.elapsed = min(elapsed, d.dur)
 		return true
 	}
-	n := d.n.Load()
-	wait, allIssued := d.w.Shard.pace(d.w.Rate, elapsed, n)
+	wait, allIssued := d.w.Shard.pace(d.w.Rate, elapsed, d.n.Load())
 	if allIssued {
 		wait = d.dur - elapsed // the schedule lasts its whole duration
 	} else if q := d.lastWake.Add(d.w.Quantum).Sub(d.start) - elapsed; wait > 0 && !d.lastWake.IsZero() && elapsed+q < d.dur {
@@ -165,20 +164,13 @@ func (d *dispatcher) step() (over bool) {
 	if wait > 0 {
 		d.sleeper.sleep(wait) // close to the due time: a Go timer would wake up to 1 ms late
 		d.lastWake = d.clk.Now()
-		if allIssued || d.stop.Err() != nil { // stopped while it slept: the next step ends
-			return false
-		}
 		elapsed = d.lastWake.Sub(d.start)
-		// equivalent mutant: wait >= 0; an arrival due now is issued by the
-		// next step at the same intended start. VUs that came back while
-		// the dispatcher slept may have issued the rest.
-		n = d.n.Load()
-		if wait, allIssued = d.w.Shard.pace(d.w.Rate, elapsed, n); allIssued || wait > 0 {
-			return false
-		}
 	}
-	intended := d.start.Add(elapsed + wait)
-	if !d.n.CompareAndSwap(n, n+1) {
+	// The arrival due by now, taken as a VU that comes back takes one:
+	// none when VUs took it while the dispatcher slept, when the run was
+	// stopped meanwhile, or when the schedule has issued everything.
+	intended, ok := d.claim(d.start.Add(elapsed))
+	if !ok {
 		return false
 	}
 	d.rec.RecordLag(d.clk.Now().Sub(intended))
@@ -206,9 +198,10 @@ func (d *dispatcher) wait(wait time.Duration) {
 	d.lastWake = d.clk.Now()
 }
 
-// claim takes the next arrival if it is due at now: the dispatcher and
-// the VUs that come back count issued arrivals with one compare-and-swap,
-// so each arrival is issued once, and none after end closed the count.
+// claim takes the next arrival if it is due at now, for the dispatcher
+// and for the VUs that come back alike: they count issued arrivals with
+// one compare-and-swap, so each arrival is issued once, none after a stop,
+// and none after end closed the count.
 func (d *dispatcher) claim(now time.Time) (time.Time, bool) {
 	elapsed := now.Sub(d.start)
 	for d.stop.Err() == nil && elapsed < d.dur {
