@@ -147,8 +147,13 @@ func (c *lineChart) yTicks() []tick {
 		hi = lo + 1
 	}
 	step := tidyStep((hi - lo) / 5)
+	return stepTicks(step, math.Floor(lo/step+1e-9), math.Ceil(hi/step-1e-9))
+}
+
+// stepTicks are the ticks at first·step, (first+1)·step, … last·step.
+func stepTicks(step, first, last float64) []tick {
 	var ts []tick
-	for i := math.Floor(lo/step + 1e-9); i <= math.Ceil(hi/step-1e-9); i++ {
+	for i := first; i <= last; i++ {
 		v := i*step + 0 // no "-0"
 		ts = append(ts, tick{v, formatTick(v, step)})
 	}
@@ -186,12 +191,7 @@ func formatTick(v, step float64) string {
 // linearTicks are tidy ticks from lo up to hi, about six of them.
 func linearTicks(lo, hi float64) []tick {
 	step := tidyStep((hi - lo) / 6)
-	var ts []tick
-	for i := math.Ceil(lo/step - 1e-9); i*step <= hi+step*1e-9; i++ {
-		v := i*step + 0 // no "-0"
-		ts = append(ts, tick{v, formatTick(v, step)})
-	}
-	return ts
+	return stepTicks(step, math.Ceil(lo/step-1e-9), math.Floor(hi/step+1e-9))
 }
 
 // svgBuf writes SVG elements.
