@@ -29,10 +29,10 @@ type PhaseCharts struct {
 	Charts []Chart
 }
 
-// chartSpec is a chart that the run's data supports, not drawn yet.
+// chartSpec is a chart that the run's data supports, before it is written.
 type chartSpec struct {
 	kind, title string
-	draw        func() *lineChart
+	chart       *lineChart
 }
 
 // Charts draws every chart of every phase of r: throughput, latency
@@ -47,10 +47,9 @@ func Charts(r *Run) []PhaseCharts {
 		for pi, p := range c.Phases {
 			pc := PhaseCharts{Cell: c, Phase: p, Label: chartLabel(c, p, matrix)}
 			for _, spec := range phaseChartSpecs(r, c, p, pc.Label) {
-				lc := spec.draw()
-				lc.title = spec.title
+				spec.chart.title = spec.title
 				id := fmt.Sprintf("cell%d-phase%d-%s", ci, pi, spec.kind)
-				pc.Charts = append(pc.Charts, Chart{ID: id, Kind: spec.kind, Title: spec.title, SVG: lc.svg()})
+				pc.Charts = append(pc.Charts, Chart{ID: id, Kind: spec.kind, Title: spec.title, SVG: spec.chart.svg()})
 			}
 			if len(pc.Charts) > 0 {
 				out = append(out, pc)
@@ -84,19 +83,17 @@ func phaseChartSpecs(r *Run, c *Cell, p *Phase, label string) []chartSpec {
 	}
 	if len(tls) > 0 {
 		specs = append(specs,
-			chartSpec{"throughput", "Throughput — " + label, func() *lineChart { return throughputChart(tls, sp) }},
-			chartSpec{"latency", "Latency p50, p90, p99 per interval — " + label, func() *lineChart { return latencyChart(tls, sp) }},
-			chartSpec{"errors", "Errors and dropped arrivals — " + label, func() *lineChart { return errorsChart(tls, sp) }})
+			chartSpec{"throughput", "Throughput — " + label, throughputChart(tls, sp)},
+			chartSpec{"latency", "Latency p50, p90, p99 per interval — " + label, latencyChart(tls, sp)},
+			chartSpec{"errors", "Errors and dropped arrivals — " + label, errorsChart(tls, sp)})
 	}
 	for _, rs := range []resourceChart{cpuChart, memoryChart} {
 		if series := componentSeries(c, p, rs, sp); len(series) > 0 {
-			specs = append(specs, chartSpec{rs.kind, rs.title + " — " + label,
-				func() *lineChart { return componentChart(series, rs, sp) }})
+			specs = append(specs, chartSpec{rs.kind, rs.title + " — " + label, componentChart(series, rs, sp)})
 		}
 	}
 	if spectra := phaseSpectra(p); len(spectra) > 0 {
-		specs = append(specs, chartSpec{"spectrum", "Latency spectrum over the steady-state window — " + label,
-			func() *lineChart { return spectrumChart(spectra) }})
+		specs = append(specs, chartSpec{"spectrum", "Latency spectrum over the steady-state window — " + label, spectrumChart(spectra)})
 	}
 	return specs
 }
