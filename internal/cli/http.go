@@ -50,7 +50,7 @@ func (f *httpFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.headers, "H", "request header 'Name: value' (repeatable); ${VAR} is read from the environment")
 	fs.StringVar(&f.body, "d", "", "request body")
 	fs.StringVar(&f.bodyFile, "body-file", "", "read the request body from a file")
-	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "per-request timeout, body included (HTTP/1.1 fires it within 1/64 of it after)")
+	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "per-request timeout, body included (HTTP/1.1 fires it within 1/64 of it, or 1 ms, after)")
 	fs.StringVar(&f.proto, "proto", "auto", "auto, h1, h2 (TLS) or h2c (cleartext HTTP/2)")
 	fs.StringVar(&f.cacert, "cacert", "", "PEM file of CA certificates to trust")
 	fs.BoolVar(&f.insecure, "insecure", false, "skip TLS certificate verification")

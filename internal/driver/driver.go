@@ -172,3 +172,43 @@ type ShardVerifier interface {
 	ReadBackState() ([]byte, error)
 	VerifyShards(ctx context.Context, states [][]byte) ([]Check, error)
 }
+
+// Looper is implemented by drivers that can serve many closed-model VUs
+// from one goroutine: an event loop over their connections, with no
+// goroutine per VU waiting on its socket. The engine runs the closed model
+// through loops when the driver gives it one.
+type Looper interface {
+	// Loop returns a loop serving the VUs with the given ids, or nil
+	// when the driver's configuration is not served by loops (it then
+	// runs a goroutine per VU calling Do).
+	Loop(vus []int) (Loop, error)
+}
+
+// Loop serves a set of closed-model VUs, each starting its next operation
+// as soon as its last one ended, as long as its LoopHost lets it.
+type Loop interface {
+	// Run serves the VUs until host is stopped and no operation is in
+	// flight. A done ctx ends the operations in flight at once, as
+	// stats.Interrupted, and Run returns.
+	Run(ctx context.Context, host LoopHost)
+	// Wake makes Run look at its host again: call it when what Begin
+	// would say has changed.
+	Wake()
+	// Close releases the loop's connections once Run has returned.
+	Close() error
+}
+
+// LoopHost is what a Loop asks of the engine. A Loop calls it from its
+// own goroutine; each VU belongs to one Loop.
+type LoopHost interface {
+	// Begin tells whether VU vu is to start an operation now, and the
+	// operation's start when it is.
+	Begin(vu int) (start time.Time, ok bool)
+	// Done records the operation VU vu started at start, ended at end.
+	// r is the loop's own, reused after Done returns.
+	Done(vu int, r *Result, start, end time.Time)
+	// Stopped reports whether no operation is to start any more.
+	Stopped() bool
+	// Now reads the engine's clock.
+	Now() time.Time
+}

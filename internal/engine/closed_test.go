@@ -25,16 +25,18 @@ func TestClosedModelWindowIsWarpsRule(t *testing.T) {
 	// VU 0's operations take 7 ms: the first ends at 7 ms, the last starts
 	// at 994 ms. VU 1's take 33 ms: the first ends at 33 ms, the last
 	// starts at 990 ms.
-	w := Workload{Name: "w", Model: Closed, Conc: pacer.FixedConcurrency(2, time.Second),
-		Driver: sleepByVU(map[int]time.Duration{0: 7 * time.Millisecond, 1: 33 * time.Millisecond})}
-	sum, _ := runFake(t, w)
-	start, end := sum.Window.Start.Sub(sum.Start), sum.Window.End.Sub(sum.Start)
-	if start != 33*time.Millisecond || end != 990*time.Millisecond {
-		t.Errorf("window %v → %v, want 33ms → 990ms", start, end)
-	}
-	if want := "every VU had finished one operation → first VU started its last"; sum.Window.Rule != want {
-		t.Errorf("rule %q, want %q", sum.Window.Rule, want)
-	}
+	forEachClosedPath(t, func(t *testing.T, wrap func(fake) driver.Driver) {
+		w := Workload{Name: "w", Model: Closed, Conc: pacer.FixedConcurrency(2, time.Second),
+			Driver: wrap(sleepByVU(map[int]time.Duration{0: 7 * time.Millisecond, 1: 33 * time.Millisecond}))}
+		sum, _ := runFake(t, w)
+		start, end := sum.Window.Start.Sub(sum.Start), sum.Window.End.Sub(sum.Start)
+		if start != 33*time.Millisecond || end != 990*time.Millisecond {
+			t.Errorf("window %v → %v, want 33ms → 990ms", start, end)
+		}
+		if want := "every VU had finished one operation → first VU started its last"; sum.Window.Rule != want {
+			t.Errorf("rule %q, want %q", sum.Window.Rule, want)
+		}
+	})
 }
 
 // TestClosedModelRampsVUsDownAndUp: the VUs alive at the end of each
@@ -45,31 +47,33 @@ func TestClosedModelRampsVUsDownAndUp(t *testing.T) {
 	// then up to 3 over 1 s (2 from 2.5 s, 3 at 3 s, the end).
 	conc := &pacer.Concurrency{Start: 3, Stages: []pacer.Stage{
 		{Duration: time.Second, Target: 3}, {Duration: time.Second, Target: 1}, {Duration: time.Second, Target: 3}}}
-	w := Workload{Name: "w", Model: Closed, Conc: conc, Interval: 400 * time.Millisecond,
-		Driver: sleepByVU(map[int]time.Duration{0: 7 * time.Millisecond, 1: 7 * time.Millisecond, 2: 7 * time.Millisecond})}
-	sum, c := runFake(t, w)
-	var vus []int64
-	for _, iv := range c.intervals {
-		vus = append(vus, iv.VUs)
-	}
-	// Intervals end at 0.4, 0.8, 1.2, 1.6, 2.0, 2.4, 2.8 and 3.0 s (the
-	// last, partial one after the VUs left).
-	want := []int64{3, 3, 2, 1, 1, 1, 2, 0}
-	if len(vus) != len(want) {
-		t.Fatalf("VUs per interval %v, want %v", vus, want)
-	}
-	for i := range want {
-		if vus[i] != want[i] {
+	forEachClosedPath(t, func(t *testing.T, wrap func(fake) driver.Driver) {
+		w := Workload{Name: "w", Model: Closed, Conc: conc, Interval: 400 * time.Millisecond,
+			Driver: wrap(sleepByVU(map[int]time.Duration{0: 7 * time.Millisecond, 1: 7 * time.Millisecond, 2: 7 * time.Millisecond}))}
+		sum, c := runFake(t, w)
+		var vus []int64
+		for _, iv := range c.intervals {
+			vus = append(vus, iv.VUs)
+		}
+		// Intervals end at 0.4, 0.8, 1.2, 1.6, 2.0, 2.4, 2.8 and 3.0 s (the
+		// last, partial one after the VUs left).
+		want := []int64{3, 3, 2, 1, 1, 1, 2, 0}
+		if len(vus) != len(want) {
 			t.Fatalf("VUs per interval %v, want %v", vus, want)
 		}
-	}
-	if sum.MaxVUs != 3 {
-		t.Errorf("MaxVUs %d, want 3", sum.MaxVUs)
-	}
-	start, end := sum.Window.Start.Sub(sum.Start), sum.Window.End.Sub(sum.Start)
-	if start != 400*time.Millisecond || end != 3*time.Second || sum.Window.Rule != "schedule after the first interval, to the end of load" {
-		t.Errorf("window %v → %v (%s), want 400ms → 3s after the first interval", start, end, sum.Window.Rule)
-	}
+		for i := range want {
+			if vus[i] != want[i] {
+				t.Fatalf("VUs per interval %v, want %v", vus, want)
+			}
+		}
+		if sum.MaxVUs != 3 {
+			t.Errorf("MaxVUs %d, want 3", sum.MaxVUs)
+		}
+		start, end := sum.Window.Start.Sub(sum.Start), sum.Window.End.Sub(sum.Start)
+		if start != 400*time.Millisecond || end != 3*time.Second || sum.Window.Rule != "schedule after the first interval, to the end of load" {
+			t.Errorf("window %v → %v (%s), want 400ms → 3s after the first interval", start, end, sum.Window.Rule)
+		}
+	})
 }
 
 // TestClosedModelDuration: a workload's length is its schedule's.

@@ -190,66 +190,70 @@ func TestOpenModelStartsVUsUpToTheCapOnly(t *testing.T) {
 }
 
 func TestClosedModelHoldsConcurrency(t *testing.T) {
-	var inFlight, peak, ops atomic.Int64
-	op := fake(func(ctx context.Context, _ int, r *driver.Result) {
-		r.Op = "op"
-		ops.Add(1)
-		n := inFlight.Add(1)
-		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+	forEachClosedPath(t, func(t *testing.T, wrap func(fake) driver.Driver) {
+		var inFlight, peak, ops atomic.Int64
+		op := fake(func(ctx context.Context, _ int, r *driver.Result) {
+			r.Op = "op"
+			ops.Add(1)
+			n := inFlight.Add(1)
+			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+			}
+			time.Sleep(2 * time.Millisecond)
+			inFlight.Add(-1)
+		})
+		w := Workload{Name: "w", Model: Closed, Conc: pacer.FixedConcurrency(4, 300*time.Millisecond), Driver: wrap(op)}
+		sum, c := runFake(t, w)
+		all, _ := c.total()
+		if peak.Load() != 4 || sum.MaxVUs != 4 {
+			t.Errorf("peak in flight %d, MaxVUs %d; want 4", peak.Load(), sum.MaxVUs)
 		}
-		time.Sleep(2 * time.Millisecond)
-		inFlight.Add(-1)
+		if all.Classes.Total() != ops.Load() {
+			t.Errorf("recorded %d operations, the driver saw %d", all.Classes.Total(), ops.Load())
+		}
+		if !sum.Window.End.After(sum.Window.Start) || sum.Window.Start.Before(sum.Start) || sum.Window.End.After(sum.LoadEnd) {
+			t.Errorf("window %v..%v not inside the run %v..%v", sum.Window.Start, sum.Window.End, sum.Start, sum.LoadEnd)
+		}
 	})
-	w := Workload{Name: "w", Model: Closed, Conc: pacer.FixedConcurrency(4, 300*time.Millisecond), Driver: op}
-	sum, c := runFake(t, w)
-	all, _ := c.total()
-	if peak.Load() != 4 || sum.MaxVUs != 4 {
-		t.Errorf("peak in flight %d, MaxVUs %d; want 4", peak.Load(), sum.MaxVUs)
-	}
-	if all.Classes.Total() != ops.Load() {
-		t.Errorf("recorded %d operations, the driver saw %d", all.Classes.Total(), ops.Load())
-	}
-	if !sum.Window.End.After(sum.Window.Start) || sum.Window.Start.Before(sum.Start) || sum.Window.End.After(sum.LoadEnd) {
-		t.Errorf("window %v..%v not inside the run %v..%v", sum.Window.Start, sum.Window.End, sum.Start, sum.LoadEnd)
-	}
 }
 
 // A driver's measures and counters reach the intervals, and each
 // operation starts with an empty Result that keeps its measures' storage.
 func TestDriverMeasuresAndCountersAreRecorded(t *testing.T) {
-	var ops, leftovers, grown atomic.Int64
-	op := fake(func(_ context.Context, _ int, r *driver.Result) {
-		ops.Add(1)
-		if len(r.Measures) != 0 || r.Counters != [stats.NumCounters]int64{} {
-			leftovers.Add(1)
+	forEachClosedPath(t, func(t *testing.T, wrap func(fake) driver.Driver) {
+		var ops, leftovers, grown atomic.Int64
+		op := fake(func(_ context.Context, _ int, r *driver.Result) {
+			ops.Add(1)
+			if len(r.Measures) != 0 || r.Counters != [stats.NumCounters]int64{} {
+				leftovers.Add(1)
+			}
+			before := cap(r.Measures)
+			r.Op = "chat"
+			for i := range 3 {
+				r.Measures = append(r.Measures, stats.Timing{Measure: stats.ITL, D: time.Duration(i+1) * time.Millisecond})
+			}
+			r.Measures = append(r.Measures, stats.Timing{Measure: stats.TTFT, D: 50 * time.Millisecond})
+			if cap(r.Measures) != before {
+				grown.Add(1)
+			}
+			r.Counters[stats.OutputTokens] = 4
+		})
+		w := Workload{Name: "w", Model: Closed, Conc: pacer.FixedConcurrency(2, 100*time.Millisecond), Driver: wrap(op)}
+		_, c := runW(t, w)
+		all, _ := c.total()
+		n := all.Classes.Total()
+		if n == 0 || n != ops.Load() || leftovers.Load() != 0 {
+			t.Fatalf("%d operations recorded of %d; %d began with the last one's measures", n, ops.Load(), leftovers.Load())
 		}
-		before := cap(r.Measures)
-		r.Op = "chat"
-		for i := range 3 {
-			r.Measures = append(r.Measures, stats.Timing{Measure: stats.ITL, D: time.Duration(i+1) * time.Millisecond})
+		if all.Measures[stats.ITL].Count() != 3*n || all.Measures[stats.TTFT].Count() != n || all.Measures[stats.TPOT] != nil {
+			t.Errorf("measures %v for %d operations", all.Measures, n)
 		}
-		r.Measures = append(r.Measures, stats.Timing{Measure: stats.TTFT, D: 50 * time.Millisecond})
-		if cap(r.Measures) != before {
-			grown.Add(1)
+		if all.Counters[stats.OutputTokens] != 4*n {
+			t.Errorf("output tokens %d, want %d", all.Counters[stats.OutputTokens], 4*n)
 		}
-		r.Counters[stats.OutputTokens] = 4
+		if g := grown.Load(); g > 2 {
+			t.Errorf("the measures' storage grew in %d operations, want only each VU's first", g)
+		}
 	})
-	w := Workload{Name: "w", Model: Closed, Conc: pacer.FixedConcurrency(2, 100*time.Millisecond), Driver: op}
-	_, c := runW(t, w)
-	all, _ := c.total()
-	n := all.Classes.Total()
-	if n == 0 || n != ops.Load() || leftovers.Load() != 0 {
-		t.Fatalf("%d operations recorded of %d; %d began with the last one's measures", n, ops.Load(), leftovers.Load())
-	}
-	if all.Measures[stats.ITL].Count() != 3*n || all.Measures[stats.TTFT].Count() != n || all.Measures[stats.TPOT] != nil {
-		t.Errorf("measures %v for %d operations", all.Measures, n)
-	}
-	if all.Counters[stats.OutputTokens] != 4*n {
-		t.Errorf("output tokens %d, want %d", all.Counters[stats.OutputTokens], 4*n)
-	}
-	if g := grown.Load(); g > 2 {
-		t.Errorf("the measures' storage grew in %d operations, want only each VU's first", g)
-	}
 }
 
 func TestStopGivesGraceThenInterrupts(t *testing.T) {
@@ -279,26 +283,28 @@ func TestStopGivesGraceThenInterrupts(t *testing.T) {
 }
 
 func TestKillCancelsAtOnce(t *testing.T) {
-	stop, cancelStop := context.WithCancel(context.Background())
-	kill, cancelKill := context.WithCancel(context.Background())
-	defer cancelStop()
-	started := make(chan struct{})
-	var once sync.Once
-	d := fake(func(ctx context.Context, _ int, r *driver.Result) {
-		once.Do(func() { close(started) })
-		blockUntilDone(ctx, 0, r)
+	forEachClosedPath(t, func(t *testing.T, wrap func(fake) driver.Driver) {
+		stop, cancelStop := context.WithCancel(context.Background())
+		kill, cancelKill := context.WithCancel(context.Background())
+		defer cancelStop()
+		started := make(chan struct{})
+		var once sync.Once
+		d := fake(func(ctx context.Context, _ int, r *driver.Result) {
+			once.Do(func() { close(started) })
+			blockUntilDone(ctx, 0, r)
+		})
+		w := Workload{Name: "w", Model: Closed, Conc: pacer.FixedConcurrency(3, time.Hour), Grace: time.Hour, Driver: wrap(d)}
+		go func() { <-started; cancelStop(); cancelKill() }()
+		c := &collect{}
+		sum, err := Run(stop, kill, w, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, _ := c.total()
+		if !sum.Interrupted || all.Classes[stats.Interrupted] == 0 {
+			t.Errorf("Interrupted = %v with %d interrupted operations", sum.Interrupted, all.Classes[stats.Interrupted])
+		}
 	})
-	w := Workload{Name: "w", Model: Closed, Conc: pacer.FixedConcurrency(3, time.Hour), Grace: time.Hour, Driver: d}
-	go func() { <-started; cancelStop(); cancelKill() }()
-	c := &collect{}
-	sum, err := Run(stop, kill, w, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, _ := c.total()
-	if !sum.Interrupted || all.Classes[stats.Interrupted] == 0 {
-		t.Errorf("Interrupted = %v with %d interrupted operations", sum.Interrupted, all.Classes[stats.Interrupted])
-	}
 }
 
 func TestRampingRateIssuesTheSchedule(t *testing.T) {

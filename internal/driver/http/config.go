@@ -52,6 +52,8 @@ type Config struct {
 	MaxConns int
 
 	Name string // operation name; default "METHOD path"
+
+	viaLoop bool // tests only: Do runs through the closed model's loop (loop.go)
 }
 
 // withDefaults fills in every default in one place.

@@ -33,11 +33,14 @@
 // connections (HTTP/2 multiplexes streams on them).
 // Redirects are not followed, proxies from the environment not used.
 //
-// Two clients, chosen by measurement (CLIENT-CHOICE.md): HTTP/1.1 with a
+// Three paths, chosen by measurement (CLIENT-CHOICE.md): HTTP/1.1 with a
 // connection per VU goes through fasthttp, which costs well under half the
 // CPU per request of net/http; HTTP/2, ALPN negotiation, shared connection
-// pools (MaxConns > 0) go through net/http. Both report the same things the
-// same way, and the tests run every case on both.
+// pools (MaxConns > 0) go through net/http. In the closed model, plain
+// http:// with a connection per VU goes through event loops of perflab's
+// own (loop.go: no goroutine per VU, one read per answer, as wrk). All
+// report the same things the same way, and the tests run every case on
+// each.
 package httpdriver
 
 import (
@@ -73,6 +76,8 @@ type Driver struct {
 	rt      *http.Transport // shared: MaxConns > 0, or vu < 0
 	perVU   bool            // MaxConns == 0: each VU its own client
 	fast    *fastTemplate   // non-nil: HTTP/1.1 through fasthttp
+	loop    *loopTemplate   // non-nil: the closed model may run through loops (loop.go)
+	viaLoop bool            // tests only: Do runs through a loop
 	dl      *dial.Dialer
 	states  driver.VUs[vuState]
 }
@@ -99,10 +104,15 @@ func New(c Config) (*Driver, error) {
 		tmpl:    tmpl,
 		rt:      newTransport(c, dl),
 		perVU:   c.MaxConns == 0,
+		viaLoop: c.viaLoop,
 		dl:      dl,
 	}
 	if useFast(c) {
 		d.fast = newFastTemplate(tmpl, c.Body)
+		if d.loop, err = newLoopTemplate(d, d.fast); err != nil {
+			return nil, err
+		}
+		d.viaLoop = d.viaLoop && d.loop != nil
 	}
 	epoch := time.Now()
 	d.states.New = func(vu int) *vuState {
@@ -139,6 +149,9 @@ func (d *Driver) Close() error {
 		if st.fast != nil {
 			st.fast.hc.CloseIdleConnections()
 		}
+		if st.loop != nil {
+			_ = st.loop.Close()
+		}
 	})
 	return nil
 }
@@ -150,6 +163,10 @@ func (d *Driver) Do(ctx context.Context, vu int, r *driver.Result) {
 	st := d.states.Get(vu)
 	start := st.begin()
 	*r = driver.Result{Op: d.name}
+	if d.viaLoop && vu >= 0 {
+		d.doInLoop(ctx, st, vu, r)
+		return
+	}
 	if st.fast != nil {
 		st.fast.do(ctx, d, start, r)
 		return

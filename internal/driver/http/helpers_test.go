@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -86,6 +87,7 @@ var clients = []client{
 	{"nethttp-h1-pool", modeH1, ProtoAuto, 64, false},
 	{"nethttp-tls-h2", modeTLSH2, ProtoAuto, 0, false},
 	{"nethttp-h2c", modeH2C, ProtoH2C, 0, false},
+	{"loop-h1", modeH1, ProtoAuto, 0, true},
 }
 
 // forEachClient runs f as a subtest for every client.
@@ -97,7 +99,7 @@ func forEachClient(t *testing.T, f func(t *testing.T, c client)) {
 
 // config is a Config for c against ts at path.
 func (c client) config(ts *testServer, path string) Config {
-	cfg := Config{URL: ts.URL + path, Proto: c.proto, MaxConns: c.maxConns, CAFile: ts.CAFile}
+	cfg := Config{URL: ts.URL + path, Proto: c.proto, MaxConns: c.maxConns, CAFile: ts.CAFile, viaLoop: strings.HasPrefix(c.name, "loop")}
 	if useFast(cfg.withDefaults()) != c.fast {
 		panic("client " + c.name + " does not take the path it names")
 	}

@@ -126,13 +126,14 @@ var rawClients = []rawClient{
 	{"fasthttp-tls-h1", true, ProtoH1, 0, true},
 	{"nethttp-h1-pool", false, ProtoAuto, 64, false},
 	{"nethttp-tls-h1", true, ProtoAuto, 0, false},
+	{"loop-h1", false, ProtoAuto, 0, true},
 }
 
 func forEachRawClient(t *testing.T, serve func(s *rawServer, c net.Conn, br *bufio.Reader), f func(t *testing.T, s *rawServer, cfg Config)) {
 	for _, rc := range rawClients {
 		t.Run(rc.name, func(t *testing.T) {
 			s := startRaw(t, rc.tls, serve)
-			cfg := Config{URL: s.URL + "/", Proto: rc.proto, MaxConns: rc.maxConns, CAFile: s.CAFile}
+			cfg := Config{URL: s.URL + "/", Proto: rc.proto, MaxConns: rc.maxConns, CAFile: s.CAFile, viaLoop: strings.HasPrefix(rc.name, "loop")}
 			if useFast(cfg.withDefaults()) != rc.fast {
 				t.Fatalf("client %s does not take the path it names", rc.name)
 			}

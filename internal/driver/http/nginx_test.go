@@ -13,7 +13,7 @@ import (
 	"github.com/perflab/perflab/internal/testutil"
 )
 
-// TestAgainstNginx drives a real nginx on both client paths: a static
+// TestAgainstNginx drives a real nginx on every client path: a static
 // file, a POST with a body, a 404 with a body of its own (nginx's page
 // names its version), all on one keep-alive connection.
 func TestAgainstNginx(t *testing.T) {
@@ -30,7 +30,8 @@ func TestAgainstNginx(t *testing.T) {
 	for _, path := range []struct {
 		name     string
 		maxConns int
-	}{{"fasthttp", 0}, {"nethttp", 4}} {
+		viaLoop  bool
+	}{{"fasthttp", 0, false}, {"nethttp", 4, false}, {"loop", 0, true}} {
 		t.Run(path.name, func(t *testing.T) {
 			for _, tc := range []struct {
 				c          Config
@@ -42,7 +43,7 @@ func TestAgainstNginx(t *testing.T) {
 				{Config{URL: base + "/upload", Method: http.MethodPost, Body: body}, stats.OK, 8, 64 << 10, ""},
 				{Config{URL: base + "/missing"}, stats.Status4xx, -1, 0, "HTTP 404 Not Found: no such thing"},
 			} {
-				tc.c.MaxConns = path.maxConns
+				tc.c.MaxConns, tc.c.viaLoop = path.maxConns, path.viaLoop
 				d := newDriver(t, tc.c)
 				connects := 0
 				for i := range 200 {

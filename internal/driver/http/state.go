@@ -26,6 +26,7 @@ type vuState struct {
 	body      bodySink
 	rt        *http.Transport // the VU's own net/http transport, or nil
 	fast      *fastClient     // the VU's own fasthttp client, or nil
+	loop      *h1Loop         // tests only: the VU's own loop (Driver.viaLoop)
 }
 
 func newVUState(epoch time.Time) *vuState {

@@ -1,0 +1,310 @@
+package httpdriver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/valyala/fasthttp"
+	"golang.org/x/sys/unix"
+
+	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// The closed model's HTTP/1.1 path: an event loop over raw non-blocking
+// sockets and epoll, serving many VUs from one goroutine, each VU with its
+// own keep-alive connection as on the fasthttp path. A goroutine per VU
+// costs, per request, a read that fails with EAGAIN before the goroutine
+// parks, a park and a wake through Go's poller, and fasthttp's own work:
+// against nginx that was 1.25 × wrk's CPU per request. The loop writes a
+// request, waits for its connection's edge and reads the answer once, as
+// wrk does (BENCHMARKS.md). It serves plain http:// with a connection per
+// VU; TLS, HTTP/2 and shared pools stay on the goroutine paths. The open
+// model keeps a goroutine per VU too: its VUs wait for arrivals, not for
+// answers.
+//
+// It reports what the other paths report, the same way (driver.go):
+// every behavioural test of the package runs on it too.
+
+var _ driver.Looper = (*Driver)(nil)
+
+// loopTemplate is what every loop of a Driver is built from.
+type loopTemplate struct {
+	req     []byte // the request as fasthttp writes it: line, headers, body
+	host    string // to resolve at each dial
+	port    int
+	body    int64 // the request body's length, BytesSent
+	timeout time.Duration
+	slack   time.Duration // how much later than its timeout a request may fail
+	noBody  bool          // HEAD: answers have no body
+	replay  bool          // the request may be sent again on a fresh connection
+	d       *Driver
+}
+
+// newLoopTemplate renders the request once. It is nil when the path is
+// not for t's configuration: TLS.
+func newLoopTemplate(d *Driver, t *fastTemplate) (*loopTemplate, error) {
+	if t.isTLS {
+		return nil, nil
+	}
+	var req fasthttp.Request
+	t.build(&req)
+	_ = req.URI() // parsed, as HostClient has it when it writes: the request line takes its path
+	var b bytes.Buffer
+	w := bufio.NewWriter(&b)
+	if err := req.Write(w); err != nil {
+		return nil, fmt.Errorf("render the request: %w", err)
+	}
+	if err := w.Flush(); err != nil {
+		return nil, err
+	}
+	u, err := url.Parse("http://" + t.addr)
+	if err != nil {
+		return nil, err
+	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		return nil, fmt.Errorf("port of %s: %w", t.addr, err)
+	}
+	return &loopTemplate{
+		req: b.Bytes(), host: u.Hostname(), port: port, body: int64(len(t.body)),
+		timeout: d.timeout, slack: max(d.timeout/deadlineSlack, time.Millisecond),
+		noBody: t.tmpl.Method == "HEAD", replay: replayable(&req), d: d,
+	}, nil
+}
+
+// Loop returns an event loop serving vus, or nil when the driver's
+// configuration takes another path.
+func (d *Driver) Loop(vus []int) (driver.Loop, error) {
+	if d.loop == nil {
+		return nil, nil
+	}
+	return newH1Loop(d.loop, vus)
+}
+
+// readBufSize is a connection's read buffer: a response line must fit.
+const readBufSize = 8 << 10
+
+// wakeID marks the loop's eventfd among the epoll events.
+const wakeID = -1
+
+// Epoll's flags, as an event's uint32 (syscall's EPOLLET is negative).
+const (
+	evIn   = unix.EPOLLIN | unix.EPOLLRDHUP
+	evOut  = unix.EPOLLOUT
+	evFail = unix.EPOLLERR | unix.EPOLLHUP
+	evET   = 1 << 31
+)
+
+// h1Loop serves its VUs' connections from the goroutine that runs it.
+type h1Loop struct {
+	t      *loopTemplate
+	ep     int // epoll
+	wake   int // eventfd: Wake writes it
+	conns  []h1Conn
+	ready  []*h1Conn // connections whose operation ended, to begin again
+	busy   int       // operations in flight
+	events []unix.EpollEvent
+	ctx    context.Context
+	host   driver.LoopHost
+	check  time.Time // when to look for requests past their time next
+	halted bool      // Run is ending its operations: none begins
+	wakeMu sync.Mutex
+	closed bool // under wakeMu: Wake writes nothing after Close
+}
+
+func newH1Loop(t *loopTemplate, vus []int) (*h1Loop, error) {
+	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("epoll: %w", err)
+	}
+	wake, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		unix.Close(ep)
+		return nil, fmt.Errorf("eventfd: %w", err)
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: wakeID}
+	if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, wake, &ev); err != nil {
+		unix.Close(ep)
+		unix.Close(wake)
+		return nil, fmt.Errorf("epoll: %w", err)
+	}
+	l := &h1Loop{t: t, ep: ep, wake: wake, conns: make([]h1Conn, len(vus)),
+		events: make([]unix.EpollEvent, min(len(vus)+1, 512))}
+	for i, vu := range vus {
+		c := &l.conns[i]
+		c.vu, c.id, c.fd = vu, int32(i), -1
+		c.p.noBody, c.p.sink = t.noBody, &c.sink
+	}
+	return l, nil
+}
+
+// Wake makes Run look at its host again.
+func (l *h1Loop) Wake() {
+	l.wakeMu.Lock()
+	defer l.wakeMu.Unlock()
+	if !l.closed {
+		var one = [8]byte{1}
+		_, _ = unix.Write(l.wake, one[:])
+	}
+}
+
+// Close closes every connection, and the loop's epoll and eventfd.
+func (l *h1Loop) Close() error {
+	l.wakeMu.Lock()
+	defer l.wakeMu.Unlock()
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	for i := range l.conns {
+		l.conns[i].closeFD()
+	}
+	unix.Close(l.wake)
+	return unix.Close(l.ep)
+}
+
+// Run serves the VUs until host is stopped and none is busy.
+func (l *h1Loop) Run(ctx context.Context, host driver.LoopHost) {
+	l.ctx, l.host, l.halted = ctx, host, false
+	stopWatch := context.AfterFunc(ctx, l.Wake)
+	defer stopWatch()
+	l.check = host.Now().Add(l.t.slack)
+	l.admit()
+	for l.busy > 0 || !host.Stopped() {
+		if ctx.Err() != nil {
+			l.interrupt()
+			return
+		}
+		k, err := unix.EpollWait(l.ep, l.events, l.waitMillis())
+		if err != nil && err != unix.EINTR {
+			l.failAll(fmt.Errorf("epoll_wait: %w", err))
+			return
+		}
+		woke := false
+		for _, ev := range l.events[:max(k, 0)] {
+			if ev.Fd == wakeID {
+				woke = true
+				continue
+			}
+			if c := &l.conns[ev.Fd]; ev.Pad == c.gen && c.fd >= 0 {
+				l.handle(c, ev.Events)
+			}
+		}
+		l.beginReady()
+		if woke {
+			var b [8]byte
+			_, _ = unix.Read(l.wake, b[:])
+			l.admit()
+		}
+		l.expire()
+	}
+}
+
+// admit begins an operation for every idle VU its host lets run.
+func (l *h1Loop) admit() {
+	for i := range l.conns {
+		if c := &l.conns[i]; c.state == stIdle {
+			l.next(c)
+		}
+	}
+	l.beginReady()
+}
+
+// beginReady begins the next operation of the VUs whose last one ended.
+// They wait in l.ready rather than begin where they end, so a run of
+// answers that come at once never nests calls.
+func (l *h1Loop) beginReady() {
+	for len(l.ready) > 0 {
+		c := l.ready[len(l.ready)-1]
+		l.ready = l.ready[:len(l.ready)-1]
+		l.next(c)
+	}
+}
+
+// waitMillis is how long epoll_wait may block: until the next look for
+// requests past their time, or for ever when none is in flight (Wake
+// and the ctx's end come through the eventfd).
+func (l *h1Loop) waitMillis() int {
+	if l.busy == 0 {
+		return -1
+	}
+	ms := (l.check.Sub(l.host.Now()) + time.Millisecond - 1) / time.Millisecond
+	return int(max(ms, 1))
+}
+
+// expire fails the requests whose time is up; it looks once per slack.
+func (l *h1Loop) expire() {
+	now := l.host.Now()
+	if l.busy == 0 || now.Before(l.check) {
+		return
+	}
+	l.check = now.Add(l.t.slack)
+	for i := range l.conns {
+		if c := &l.conns[i]; c.state != stIdle && !now.Before(c.deadline) {
+			l.fail(c, errLoopTimeout)
+		}
+	}
+	l.beginReady()
+}
+
+// interrupt ends every operation in flight as interrupted.
+func (l *h1Loop) interrupt() { l.failAll(errLoopInterrupted) }
+
+// failAll ends every operation in flight with err, and begins no other.
+func (l *h1Loop) failAll(err error) {
+	l.halted = true
+	for i := range l.conns {
+		if c := &l.conns[i]; c.state != stIdle {
+			l.fail(c, err)
+		}
+	}
+	l.ready = l.ready[:0]
+}
+
+// Sentinels of the loop's own ends of a request.
+var (
+	errLoopTimeout     = errors.New("timeout")
+	errLoopInterrupted = errors.New("interrupted")
+)
+
+// doInLoop runs one operation of VU vu through a loop of its own, on the
+// connection it kept from the last: the package's tests run their cases on
+// the closed model's path through Do (Driver.viaLoop).
+func (d *Driver) doInLoop(ctx context.Context, st *vuState, vu int, r *driver.Result) {
+	if st.loop == nil {
+		l, err := newH1Loop(d.loop, []int{vu})
+		if err != nil {
+			*r = driver.Result{Op: d.name, Class: stats.Protocol, Message: err.Error()}
+			return
+		}
+		st.loop = l
+	}
+	h := oneOp{r: r}
+	st.loop.Run(ctx, &h)
+}
+
+// oneOp is the host of a loop that runs one operation.
+type oneOp struct {
+	begun bool
+	r     *driver.Result
+}
+
+func (h *oneOp) Begin(int) (time.Time, bool) {
+	if h.begun {
+		return time.Time{}, false
+	}
+	h.begun = true
+	return time.Now(), true
+}
+
+func (h *oneOp) Done(_ int, r *driver.Result, _, _ time.Time) { *h.r = *r }
+func (h *oneOp) Stopped() bool                                { return h.begun }
+func (h *oneOp) Now() time.Time                               { return time.Now() }

@@ -1,0 +1,141 @@
+package httpdriver
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/engine"
+	"github.com/perflab/perflab/internal/engine/pacer"
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// The closed model's loops on real sockets, through the engine: the
+// package's other tests run the loop's requests one at a time (Do through
+// a loop); these run many VUs in the loops, as a load does.
+
+// inFlight is a handler that counts the requests it is serving and the
+// most at once, and holds each for hold, or until release is closed.
+type inFlight struct {
+	now, peak, served atomic.Int64
+	hold              time.Duration
+	release           chan struct{}
+}
+
+func (h *inFlight) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	n := h.now.Add(1)
+	for p := h.peak.Load(); n > p && !h.peak.CompareAndSwap(p, n); p = h.peak.Load() {
+	}
+	if h.release != nil {
+		<-h.release
+	} else {
+		time.Sleep(h.hold)
+	}
+	h.now.Add(-1)
+	h.served.Add(1)
+	_, _ = w.Write([]byte("ok"))
+}
+
+// runClosed runs a closed-model workload of d with conc, collecting its
+// intervals.
+func runClosed(t *testing.T, d *Driver, conc *pacer.Concurrency, grace time.Duration) (engine.Summary, *stats.OpStats, []int64) {
+	t.Helper()
+	var (
+		mu  sync.Mutex
+		vus []int64
+	)
+	all := stats.NewOpStats()
+	sink := engine.SinkFunc(func(_ string, iv *stats.Interval) {
+		mu.Lock()
+		defer mu.Unlock()
+		vus = append(vus, iv.VUs)
+		for _, st := range iv.Ops {
+			all.Merge(st)
+		}
+	})
+	w := engine.Workload{Name: "w", Model: engine.Closed, Conc: conc, Grace: grace, Driver: d, Interval: 100 * time.Millisecond}
+	sum, err := engine.Run(context.Background(), context.Background(), w, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum, all, vus
+}
+
+// TestLoopsHoldTheVUsOnTheirOwnConnections: 8 VUs against a server that
+// holds each request 3 ms: 8 requests in flight at most and at once, on 8
+// keep-alive connections, every answer recorded whole, none faster than
+// the server.
+func TestLoopsHoldTheVUsOnTheirOwnConnections(t *testing.T) {
+	h := &inFlight{hold: 3 * time.Millisecond}
+	ts := startServer(t, modeH1, h)
+	d := newDriver(t, Config{URL: ts.URL + "/"})
+	if d.loop == nil {
+		t.Fatal("plain http:// takes no loop")
+	}
+	sum, all, _ := runClosed(t, d, pacer.FixedConcurrency(8, 400*time.Millisecond), time.Second)
+	if p := h.peak.Load(); p != 8 {
+		t.Errorf("%d requests in flight at most, want 8", p)
+	}
+	if n := ts.conns.Load(); n != 8 {
+		t.Errorf("%d connections for 8 VUs, want 8", n)
+	}
+	ok := all.Classes[stats.OK]
+	if ok == 0 || ok != all.Classes.Total() || ok != h.served.Load() {
+		t.Errorf("classes %v; the server served %d", all.Classes, h.served.Load())
+	}
+	if lat := all.Latency.Min(); lat < 3*time.Millisecond {
+		t.Errorf("fastest answer %v, the server holds each 3ms", lat)
+	}
+	if all.BytesRecv != 2*ok {
+		t.Errorf("%d bytes received for %d answers of 2", all.BytesRecv, ok)
+	}
+	if sum.MaxVUs != 8 {
+		t.Errorf("MaxVUs %d, want 8", sum.MaxVUs)
+	}
+}
+
+// TestLoopsFollowARamp: from 2 VUs up to 6 and down to 1: the VUs the
+// schedule adds join (a loop waiting on its sockets is woken), those it
+// removes leave after their request, and no more are ever in flight.
+func TestLoopsFollowARamp(t *testing.T) {
+	h := &inFlight{hold: 2 * time.Millisecond}
+	ts := startServer(t, modeH1, h)
+	d := newDriver(t, Config{URL: ts.URL + "/"})
+	conc := &pacer.Concurrency{Start: 2, Stages: []pacer.Stage{
+		{Duration: 200 * time.Millisecond, Target: 6}, {Duration: 200 * time.Millisecond, Target: 6},
+		{Duration: 100 * time.Millisecond, Target: 1}, {Duration: 200 * time.Millisecond, Target: 1}}}
+	sum, all, vus := runClosed(t, d, conc, time.Second)
+	if p := h.peak.Load(); p != 6 {
+		t.Errorf("%d requests in flight at most, want 6", p)
+	}
+	if sum.MaxVUs != 6 || ts.conns.Load() != 6 {
+		t.Errorf("MaxVUs %d on %d connections, want 6", sum.MaxVUs, ts.conns.Load())
+	}
+	if all.Classes[stats.OK] != all.Classes.Total() {
+		t.Errorf("classes %v, want every request OK", all.Classes)
+	}
+	// Intervals of 100 ms: 6 VUs at the hold's end (0.4 s), 1 at the run's
+	// (0.7 s), each 150 ms or more after the schedule said so; none after.
+	if len(vus) < 7 || vus[3] != 6 || vus[6] != 1 || vus[len(vus)-1] != 0 {
+		t.Errorf("VUs per interval %v", vus)
+	}
+}
+
+// TestLoopsInterruptAfterTheGrace: requests the server never answers are
+// cut short as interrupted once the grace is over, and the run ends.
+func TestLoopsInterruptAfterTheGrace(t *testing.T) {
+	h := &inFlight{release: make(chan struct{})}
+	ts := startServer(t, modeH1, h)
+	defer close(h.release) // before the server's Close, which waits for its handlers
+	d := newDriver(t, Config{URL: ts.URL + "/"})
+	sum, all, _ := runClosed(t, d, pacer.FixedConcurrency(4, 100*time.Millisecond), 50*time.Millisecond)
+	if all.Classes[stats.Interrupted] != 4 || all.Classes.Total() != 4 {
+		t.Errorf("classes %v, want the 4 requests in flight interrupted", all.Classes)
+	}
+	if took := sum.End.Sub(sum.LoadEnd); took < 50*time.Millisecond || took > 10*time.Second {
+		t.Errorf("the drain took %v, want the grace of 50ms and a prompt end", took)
+	}
+}

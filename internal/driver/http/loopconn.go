@@ -1,0 +1,387 @@
+package httpdriver
+
+import (
+	"errors"
+	"net"
+	"net/netip"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// A loop connection's states.
+type connState uint8
+
+const (
+	stIdle       connState = iota // no operation in flight
+	stConnecting                  // waiting for a non-blocking connect
+	stWriting                     // the request is being written
+	stReading                     // the answer is being read
+)
+
+// h1Conn is one VU of a loop, with its connection.
+type h1Conn struct {
+	vu       int
+	id       int32 // its index in the loop: the epoll event's Fd
+	gen      int32 // counts its connections: the epoll event's Pad, so an event of a closed one is known
+	fd       int   // -1: no connection
+	state    connState
+	reused   bool // the connection served an earlier request
+	retried  bool // this operation was sent again after an idle close
+	in       bool // an input edge came that no read has taken yet
+	hup      bool // the server has closed its side, or the connection failed: read to the end
+	sent     int  // bytes of the request written
+	buf      []byte
+	r, w     int // buf[r:w] is read and not yet parsed
+	p        h1Parser
+	sink     bodySink
+	res      driver.Result
+	start    time.Time
+	first    time.Time // the first byte of the answer, or zero
+	dialAt   time.Time
+	dialed   bool // this operation opened the connection
+	addrs    []netip.AddrPort
+	ai       int // the address dialed of addrs
+	deadline time.Time
+}
+
+// next begins VU c's next operation if its host lets it, else leaves it idle.
+func (l *h1Loop) next(c *h1Conn) {
+	start, ok := l.host.Begin(c.vu)
+	if !ok {
+		c.state = stIdle
+		return
+	}
+	l.busy++
+	c.start, c.deadline, c.first = start, start.Add(l.t.timeout), time.Time{}
+	c.res.Reset(l.t.d.name)
+	c.res.BytesSent = l.t.body
+	c.retried, c.dialed = false, false
+	l.send(c)
+}
+
+// send writes the request on c's connection, dialing one if it has none.
+func (l *h1Loop) send(c *h1Conn) {
+	c.p.reset()
+	c.sink.n = 0
+	c.sent = 0
+	if c.fd < 0 {
+		l.dial(c)
+		return
+	}
+	c.reused = true
+	c.state = stWriting
+	l.write(c)
+}
+
+// dial opens a connection to the address after c.ai (the first, on a
+// new operation) with a non-blocking connect.
+func (l *h1Loop) dial(c *h1Conn) {
+	if !c.dialed {
+		addrs, err := l.resolve()
+		if err != nil {
+			l.fail(c, err)
+			return
+		}
+		c.addrs, c.ai, c.dialed, c.dialAt = addrs, 0, true, l.host.Now()
+		if len(addrs) == 0 {
+			l.fail(c, &net.OpError{Op: "dial", Net: "tcp", Err: errNoAddress})
+			return
+		}
+	}
+	c.reused = false
+	for ; c.ai < len(c.addrs); c.ai++ {
+		err := c.connect(l.ep, c.addrs[c.ai])
+		if err == nil {
+			c.state = stConnecting
+			return
+		}
+		if c.ai == len(c.addrs)-1 {
+			l.fail(c, dialError(c.addrs[c.ai], err))
+			return
+		}
+	}
+}
+
+// resolve is the target's addresses, the name looked up for every dial
+// as net.Dialer does.
+func (l *h1Loop) resolve() ([]netip.AddrPort, error) {
+	if ip, err := netip.ParseAddr(l.t.host); err == nil {
+		return []netip.AddrPort{netip.AddrPortFrom(ip.Unmap(), uint16(l.t.port))}, nil
+	}
+	ips, err := net.DefaultResolver.LookupNetIP(l.ctx, "ip", l.t.host)
+	if err != nil {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: err}
+	}
+	out := make([]netip.AddrPort, len(ips))
+	for i, ip := range ips {
+		out[i] = netip.AddrPortFrom(ip.Unmap(), uint16(l.t.port))
+	}
+	return out, nil
+}
+
+// connect starts a non-blocking connect to a and watches the socket.
+func (c *h1Conn) connect(ep int, a netip.AddrPort) error {
+	family, sa := unix.AF_INET, unix.Sockaddr(&unix.SockaddrInet4{Port: int(a.Port()), Addr: a.Addr().As4()})
+	if a.Addr().Is6() {
+		family, sa = unix.AF_INET6, &unix.SockaddrInet6{Port: int(a.Port()), Addr: a.Addr().As16()}
+	}
+	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return os.NewSyscallError("socket", err)
+	}
+	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1) // as Go's net does
+	if err := unix.Connect(fd, sa); err != nil && err != unix.EINPROGRESS {
+		unix.Close(fd)
+		return os.NewSyscallError("connect", err)
+	}
+	c.gen++
+	ev := unix.EpollEvent{Events: evIn | evOut | evET, Fd: c.id, Pad: c.gen}
+	if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		unix.Close(fd)
+		return os.NewSyscallError("epoll_ctl", err)
+	}
+	c.fd, c.in, c.hup = fd, false, false
+	if c.buf == nil {
+		c.buf = make([]byte, readBufSize)
+	}
+	c.r, c.w = 0, 0
+	return nil
+}
+
+var errNoAddress = errors.New("no address for the host")
+
+func dialError(a netip.AddrPort, err error) error {
+	return &net.OpError{Op: "dial", Net: "tcp", Addr: net.TCPAddrFromAddrPort(a), Err: err}
+}
+
+// handle acts on an epoll event of c's connection.
+func (l *h1Loop) handle(c *h1Conn, ev uint32) {
+	if ev&(evIn|evFail) != 0 {
+		c.in = true
+	}
+	if ev&(unix.EPOLLRDHUP|evFail) != 0 {
+		c.hup = true
+	}
+	switch c.state {
+	case stConnecting:
+		if ev&(evOut|evFail) != 0 {
+			l.connected(c)
+		}
+	case stWriting:
+		if ev&(evOut|evFail) != 0 {
+			l.write(c)
+		}
+	case stReading:
+		if c.in {
+			l.read(c)
+		}
+	}
+}
+
+// connected finishes a connect: the request goes out, or the next
+// address is tried.
+func (l *h1Loop) connected(c *h1Conn) {
+	errno, err := unix.GetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_ERROR)
+	if err == nil && errno != 0 {
+		err = os.NewSyscallError("connect", unix.Errno(errno))
+	}
+	if err != nil {
+		c.closeFD()
+		if c.ai++; c.ai < len(c.addrs) {
+			l.dial(c)
+			return
+		}
+		l.fail(c, dialError(c.addrs[len(c.addrs)-1], err))
+		return
+	}
+	c.res.Connect = l.host.Now().Sub(c.dialAt)
+	c.state = stWriting
+	l.write(c)
+}
+
+// write writes what is left of the request; an EAGAIN waits for the
+// connection's output edge.
+func (l *h1Loop) write(c *h1Conn) {
+	req := l.t.req
+	for c.sent < len(req) {
+		n, err := unix.Write(c.fd, req[c.sent:])
+		if err == unix.EAGAIN {
+			return
+		}
+		if err != nil {
+			l.fail(c, &net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", err)})
+			return
+		}
+		c.sent += n
+	}
+	c.state = stReading
+	if c.in || c.r < c.w { // an edge, or bytes, came while it wrote
+		l.read(c)
+	}
+}
+
+// read reads and parses what has come. Edge-triggered: it reads until a
+// read comes back short (the socket was empty then; more raises an edge),
+// or, once the server closed its side, to the end; or until the answer
+// has ended.
+func (l *h1Loop) read(c *h1Conn) {
+	if c.r < c.w && l.parse(c, l.host.Now()) {
+		return
+	}
+	for {
+		if c.w == len(c.buf) {
+			if c.r == 0 {
+				l.fail(c, errLineTooLong)
+				return
+			}
+			c.w = copy(c.buf, c.buf[c.r:c.w])
+			c.r = 0
+		}
+		n, err := unix.Read(c.fd, c.buf[c.w:])
+		switch {
+		case err == unix.EAGAIN:
+			c.in = false
+			return
+		case err != nil:
+			l.fail(c, &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", err)})
+			return
+		case n == 0:
+			l.eof(c)
+			return
+		}
+		full := c.w+n == len(c.buf)
+		c.w += n
+		if l.parse(c, l.host.Now()) {
+			c.in = full || c.hup
+			return
+		}
+		if !full && !c.hup { // an end already come raises no edge: read on to it
+			c.in = false
+			return
+		}
+	}
+}
+
+// parse parses the bytes read; it reports whether the operation ended
+// (its answer, or a malformed one). now is when they were read: the
+// answer's first byte, if none came before, and its end, if it ends.
+func (l *h1Loop) parse(c *h1Conn, now time.Time) bool {
+	if c.first.IsZero() {
+		c.first = now
+	}
+	used, err := c.p.feed(c.buf[c.r:c.w])
+	c.r += used
+	if c.r == c.w {
+		c.r, c.w = 0, 0
+	}
+	switch {
+	case err != nil:
+		l.fail(c, err)
+		return true
+	case c.p.phase == phaseDone:
+		l.finish(c, now)
+		return true
+	}
+	return false
+}
+
+// eof is the server closing the connection while c reads.
+func (l *h1Loop) eof(c *h1Conn) {
+	if err := c.p.eof(c.w - c.r); err != nil {
+		l.fail(c, err)
+		return
+	}
+	l.finish(c, l.host.Now())
+}
+
+// finish records c's answer, which ended at end.
+func (l *h1Loop) finish(c *h1Conn, end time.Time) {
+	r := &c.res
+	r.TTFB = c.first.Sub(c.start)
+	r.BytesRecv = c.sink.n
+	switch status := c.p.status; {
+	case status >= 500:
+		r.Class, r.Message = stats.Status5xx, statusMessage(status, c.p.reason, c.sink.head, c.sink.n, l.t.d.secrets)
+	case status >= 400:
+		r.Class, r.Message = stats.Status4xx, statusMessage(status, c.p.reason, c.sink.head, c.sink.n, l.t.d.secrets)
+	}
+	if c.p.close {
+		c.closeFD()
+	}
+	l.end(c, end)
+}
+
+// fail ends c's operation with err, and closes its connection: what the
+// server writes later is no answer to the next request. A request that
+// found its kept-alive connection closed by the server, with no byte of
+// an answer, is sent once more on a new one when it may be (retry).
+func (l *h1Loop) fail(c *h1Conn, err error) {
+	c.closeFD()
+	if l.retry(c, err) {
+		c.retried = true
+		l.send(c)
+		return
+	}
+	r := &c.res
+	switch err {
+	case errLoopTimeout:
+		r.Class, r.Message = stats.Timeout, timeoutMessage(l.t.timeout)
+	case errLoopInterrupted:
+		r.Class, r.Message = stats.Interrupted, l.interruptMessage()
+	default:
+		r.Class, r.Message = Classify(err, nil)
+		if c.p.status != 0 { // the answer had begun
+			r.Class = BodyClass(r.Class)
+		}
+	}
+	if !c.first.IsZero() {
+		r.TTFB = c.first.Sub(c.start)
+	}
+	r.BytesRecv = c.sink.n
+	l.end(c, l.host.Now())
+}
+
+// interruptMessage is why an interrupted request's ctx ended.
+func (l *h1Loop) interruptMessage() string {
+	if err := l.ctx.Err(); err != nil {
+		return err.Error()
+	}
+	return "interrupted"
+}
+
+// retry tells whether c's request, failed with err, goes out again: as on
+// the other paths, once, when a reused connection failed before any byte
+// of an answer and the request is replayable.
+func (l *h1Loop) retry(c *h1Conn, err error) bool {
+	return c.reused && !c.retried && !c.p.started() && c.first.IsZero() && l.t.replay &&
+		err != errLoopTimeout && err != errLoopInterrupted && err != errLineTooLong
+}
+
+// end hands c's operation to the host and begins the VU's next one,
+// at once when its request can only be written (nothing is there to
+// read, so nothing nests), else after the events at hand (l.ready).
+func (l *h1Loop) end(c *h1Conn, end time.Time) {
+	l.busy--
+	c.state = stIdle
+	l.host.Done(c.vu, &c.res, c.start, end)
+	switch {
+	case l.halted:
+	case !c.in && c.r == c.w:
+		l.next(c)
+	default:
+		l.ready = append(l.ready, c)
+	}
+}
+
+// closeFD closes c's connection, if open; closing removes it from epoll.
+func (c *h1Conn) closeFD() {
+	if c.fd >= 0 {
+		unix.Close(c.fd)
+		c.fd, c.in, c.hup, c.r, c.w = -1, false, false, 0, 0
+	}
+}
