@@ -23,10 +23,10 @@ func BenchmarkDo(b *testing.B) {
 	for _, c := range []struct {
 		name, mode string
 		maxConns   int
-	}{{"fasthttp-h1", modeH1, 0}, {"nethttp-h1", modeH1, 64}, {"nethttp-h2c", modeH2C, 0}} {
+	}{{"fasthttp-h1", modeH1, 0}, {"nethttp-h1", modeH1, 64}, {"nethttp-h2c", modeH2C, 0}, {"loop-h1", modeH1, 0}} {
 		b.Run(c.name, func(b *testing.B) {
 			url, proto := benchServer(b, c.mode)
-			d := newDriver(b, Config{URL: url, Proto: proto, MaxConns: c.maxConns})
+			d := newDriver(b, Config{URL: url, Proto: proto, MaxConns: c.maxConns, viaLoop: c.name == "loop-h1"})
 			b.Run("serial", func(b *testing.B) {
 				var r driver.Result
 				b.ReportAllocs()
@@ -91,4 +91,21 @@ func benchServer(b *testing.B, mode string) (url, proto string) {
 	s.Start()
 	b.Cleanup(s.Close)
 	return s.URL, proto
+}
+
+// BenchmarkParseResponse is the loop's parser on nginx's answer to a GET:
+// it allocates nothing per response.
+func BenchmarkParseResponse(b *testing.B) {
+	resp := []byte("HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nDate: Sat, 28 Nov 2026 04:00:00 GMT\r\n" +
+		"Content-Type: application/octet-stream\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok")
+	var sink bodySink
+	p := h1Parser{sink: &sink}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(resp)))
+	for b.Loop() {
+		p.reset()
+		if n, err := p.feed(resp); err != nil || n != len(resp) || p.phase != phaseDone {
+			b.Fatalf("parsed %d of %d bytes, phase %d: %v", n, len(resp), p.phase, err)
+		}
+	}
 }

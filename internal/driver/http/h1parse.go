@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 )
 
 // The event loop's HTTP/1.1 response parser (loop.go). It reads a response
@@ -154,11 +153,11 @@ func (p *h1Parser) statusLine(line []byte) error {
 	if !ok || len(rest) < 5 || rest[1] != ' ' || (len(rest) > 5 && rest[5] != ' ') {
 		return fmt.Errorf("malformed HTTP response %q", clipLine(line))
 	}
-	code, err := strconv.Atoi(string(rest[2:5]))
-	if err != nil || code < 100 {
+	code, ok := parseUint(rest[2:5], 10)
+	if !ok || code < 100 {
 		return fmt.Errorf("malformed HTTP status code %q", rest[2:5])
 	}
-	p.status = code
+	p.status = int(code)
 	p.http10 = rest[0] == '0'
 	if code >= 400 && len(rest) > 6 {
 		p.reason = string(rest[6:min(len(rest), 6+reasonMax)])
@@ -176,19 +175,21 @@ func (p *h1Parser) headerLine(line []byte) error {
 	value = bytes.TrimSpace(value)
 	switch {
 	case bytes.EqualFold(name, []byte("Content-Length")):
-		n, err := strconv.ParseInt(string(value), 10, 64)
-		if err != nil || n < 0 || (p.length >= 0 && n != p.length) {
+		n, ok := parseUint(value, 10)
+		if !ok || (p.length >= 0 && n != p.length) {
 			return fmt.Errorf("malformed Content-Length %q", clipLine(value))
 		}
 		p.length = n
 	case bytes.EqualFold(name, []byte("Transfer-Encoding")):
-		codings := bytes.Split(value, []byte{','})
-		p.chunked = bytes.EqualFold(bytes.TrimSpace(codings[len(codings)-1]), []byte("chunked"))
+		last := value[bytes.LastIndexByte(value, ',')+1:]
+		p.chunked = bytes.EqualFold(bytes.TrimSpace(last), []byte("chunked"))
 		if !p.chunked {
 			p.close = true // RFC 9112 6.3: read until the connection closes
 		}
 	case bytes.EqualFold(name, []byte("Connection")):
-		for _, tok := range bytes.Split(value, []byte{','}) {
+		for rest := value; len(rest) > 0; {
+			var tok []byte
+			tok, rest, _ = bytes.Cut(rest, []byte{','})
 			tok = bytes.TrimSpace(tok)
 			p.close = p.close || bytes.EqualFold(tok, []byte("close"))
 			p.keep = p.keep || bytes.EqualFold(tok, []byte("keep-alive"))
@@ -225,8 +226,8 @@ func (p *h1Parser) endHeaders() error {
 // chunkSize reads a chunk-size line, "1a" or "1a;ext=1".
 func (p *h1Parser) chunkSize(line []byte) error {
 	hex, _, _ := bytes.Cut(line, []byte{';'})
-	n, err := strconv.ParseInt(string(bytes.TrimSpace(hex)), 16, 64)
-	if err != nil || n < 0 {
+	n, ok := parseUint(bytes.TrimSpace(hex), 16)
+	if !ok {
 		return fmt.Errorf("malformed chunk size %q", clipLine(line))
 	}
 	if n == 0 {
@@ -250,6 +251,29 @@ func (p *h1Parser) eof(pending int) error {
 	default:
 		return io.ErrUnexpectedEOF
 	}
+}
+
+// parseUint reads b, digits in base 10 or 16 and nothing else, as a
+// number below 2^62; strconv would take a string, which a response's
+// bytes would be copied into.
+func parseUint(b []byte, base int64) (int64, bool) {
+	if len(b) == 0 || len(b) > 15 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		var d int64
+		switch {
+		case '0' <= c && c <= '9':
+			d = int64(c - '0')
+		case base == 16 && 'a' <= c|0x20 && c|0x20 <= 'f':
+			d = int64(c|0x20-'a') + 10
+		default:
+			return 0, false
+		}
+		n = n*base + d
+	}
+	return n, true
 }
 
 // clipLine is the start of a line for an error message.

@@ -133,3 +133,21 @@ func TestParserRefusesWhatIsNotHTTP11(t *testing.T) {
 		}
 	}
 }
+
+func TestParseUint(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		base int64
+		n    int64
+		ok   bool
+	}{
+		{"0", 10, 0, true}, {"1024", 10, 1024, true}, {"999999999999999", 10, 999999999999999, true},
+		{"1a", 16, 26, true}, {"FF", 16, 255, true}, {"fffffffffffffff", 16, 1<<60 - 1, true},
+		{"", 10, 0, false}, {"1a", 10, 0, false}, {"-1", 10, 0, false}, {"+1", 10, 0, false}, {" 1", 10, 0, false},
+		{"1000000000000000", 10, 0, false}, {"g", 16, 0, false}, {"0x1", 16, 0, false},
+	} {
+		if n, ok := parseUint([]byte(tc.in), tc.base); n != tc.n || ok != tc.ok {
+			t.Errorf("parseUint(%q, %d) = %d, %v; want %d, %v", tc.in, tc.base, n, ok, tc.n, tc.ok)
+		}
+	}
+}
