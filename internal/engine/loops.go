@@ -53,7 +53,6 @@ func (r *run) newLoops(maxVUs int) ([]loopPart, error) {
 // it changes.
 func (r *run) runLoops(stop context.Context, loops []loopPart, maxVUs int) Summary {
 	h := &loopHost{r: r, running: make([]bool, maxVUs)}
-	h.want.Store(-1) // nothing starts before the schedule's first value
 	for _, l := range loops {
 		r.wg.Add(1)
 		go func() {
@@ -94,7 +93,7 @@ func (r *run) runLoops(stop context.Context, loops []loopPart, maxVUs int) Summa
 // loopHost is the engine as the loops see it.
 type loopHost struct {
 	r       *run
-	want    atomic.Int64 // VUs [0, want) are to be busy
+	want    atomic.Int64 // VUs [0, want) are to be busy; none before the schedule's first value
 	stopped atomic.Bool
 	running []bool // per VU; each VU's entry is its loop's alone
 }

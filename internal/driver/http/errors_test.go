@@ -2,7 +2,9 @@ package httpdriver
 
 import (
 	"context"
+	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -64,9 +66,13 @@ func TestDoInterruptedByParent(t *testing.T) {
 }
 
 func TestDoConnectRefused(t *testing.T) {
-	for _, proto := range []string{ProtoAuto, ProtoH2C} { // fasthttp, net/http
+	for _, c := range []struct {
+		proto string
+		loop  bool
+	}{{ProtoAuto, false}, {ProtoH2C, false}, {ProtoAuto, true}} { // fasthttp, net/http, the loop
+		proto := c.proto
 		port := strconv.Itoa(testutil.FreePort(t)) // nothing listens there any more
-		d := newDriver(t, Config{URL: "http://127.0.0.1:" + port + "/", Proto: proto})
+		d := newDriver(t, Config{URL: "http://127.0.0.1:" + port + "/", Proto: proto, viaLoop: c.loop})
 		r, _ := do(context.Background(), d, 0)
 		want := "dial tcp 127.0.0.1:" + port + ": connect: connection refused"
 		if r.Class != stats.Connect || r.Message != want {
@@ -121,4 +127,25 @@ func TestDoBodyCutShortIsProtocol(t *testing.T) {
 			t.Errorf("got %+v, want protocol after the first byte", r)
 		}
 	})
+}
+
+// TestDoSlowLookupTimesOut: a name whose lookup does not answer is the
+// request's timeout, on time; on the loop it holds back no other VU (the
+// lookup runs off the loop). The resolver is the test's own: no packet
+// leaves the machine.
+func TestDoSlowLookupTimesOut(t *testing.T) {
+	old := net.DefaultResolver
+	net.DefaultResolver = &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		<-ctx.Done()
+		return nil, errors.New("the test's resolver does not answer")
+	}}
+	defer func() { net.DefaultResolver = old }()
+	const timeout = 200 * time.Millisecond
+	for _, via := range []bool{false, true} {
+		d := newDriver(t, Config{URL: "http://perflab-test.invalid:8080/", Timeout: timeout, viaLoop: via})
+		r, took := do(context.Background(), d, 0)
+		if r.Class != stats.Timeout || took > timeout+time.Second {
+			t.Errorf("loop %v: %v %q after %v, want a timeout after %v", via, r.Class, r.Message, took, timeout)
+		}
+	}
 }

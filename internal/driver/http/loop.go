@@ -39,13 +39,16 @@ var _ driver.Looper = (*Driver)(nil)
 type loopTemplate struct {
 	req     []byte // the request as fasthttp writes it: line, headers, body
 	host    string // to resolve at each dial
-	port    int
+	port    uint16
 	body    int64 // the request body's length, BytesSent
 	timeout time.Duration
 	slack   time.Duration // how much later than its timeout a request may fail
 	noBody  bool          // HEAD: answers have no body
-	replay  bool          // the request may be sent again on a fresh connection
-	d       *Driver
+	// closeEach: the request says "Connection: close", so its
+	// connection is closed after each answer, as fasthttp does.
+	closeEach bool
+	replay    bool // the request may be sent again on a fresh connection
+	d         *Driver
 }
 
 // newLoopTemplate renders the request once. It is nil when the path is
@@ -69,13 +72,14 @@ func newLoopTemplate(d *Driver, t *fastTemplate) (*loopTemplate, error) {
 	if err != nil {
 		return nil, err
 	}
-	port, err := strconv.Atoi(u.Port())
-	if err != nil {
-		return nil, fmt.Errorf("port of %s: %w", t.addr, err)
+	port, err := strconv.ParseUint(u.Port(), 10, 16)
+	if err != nil || port == 0 {
+		return nil, nil // no such port: the goroutine path's dial says so, per request
 	}
 	return &loopTemplate{
-		req: b.Bytes(), host: u.Hostname(), port: port, body: int64(len(t.body)),
-		timeout: d.timeout, slack: max(d.timeout/deadlineSlack, time.Millisecond),
+		req: b.Bytes(), host: u.Hostname(), port: uint16(port), body: int64(len(t.body)),
+		closeEach: req.Header.ConnectionClose(),
+		timeout:   d.timeout, slack: max(d.timeout/deadlineSlack, time.Millisecond),
 		noBody: t.tmpl.Method == "HEAD", replay: replayable(&req), d: d,
 	}, nil
 }
@@ -109,15 +113,19 @@ type h1Loop struct {
 	ep     int // epoll
 	wake   int // eventfd: Wake writes it
 	conns  []h1Conn
-	ready  []*h1Conn // connections whose operation ended, to begin again
-	busy   int       // operations in flight
+	busy   int // operations in flight
 	events []unix.EpollEvent
 	ctx    context.Context
 	host   driver.LoopHost
 	check  time.Time // when to look for requests past their time next
 	halted bool      // Run is ending its operations: none begins
-	wakeMu sync.Mutex
-	closed bool // under wakeMu: Wake writes nothing after Close
+	// beginning is set while an operation begins where another ended;
+	// ready holds the VUs whose next one waits for the events at hand.
+	beginning    bool
+	ready, spare []*h1Conn
+	lookups      lookups // answers of the name lookups in flight (loopdns.go)
+	wakeMu       sync.Mutex
+	closed       bool // under wakeMu: Wake writes nothing after Close
 }
 
 func newH1Loop(t *loopTemplate, vus []int) (*h1Loop, error) {
@@ -178,7 +186,7 @@ func (l *h1Loop) Run(ctx context.Context, host driver.LoopHost) {
 	defer stopWatch()
 	l.check = host.Now().Add(l.t.slack)
 	l.admit()
-	for l.busy > 0 || !host.Stopped() {
+	for l.busy > 0 || len(l.ready) > 0 || !host.Stopped() {
 		if ctx.Err() != nil {
 			l.interrupt()
 			return
@@ -198,12 +206,13 @@ func (l *h1Loop) Run(ctx context.Context, host driver.LoopHost) {
 				l.handle(c, ev.Events)
 			}
 		}
-		l.beginReady()
 		if woke {
 			var b [8]byte
 			_, _ = unix.Read(l.wake, b[:])
+			l.takeLookups()
 			l.admit()
 		}
+		l.beginReady()
 		l.expire()
 	}
 }
@@ -215,25 +224,31 @@ func (l *h1Loop) admit() {
 			l.next(c)
 		}
 	}
-	l.beginReady()
 }
 
-// beginReady begins the next operation of the VUs whose last one ended.
-// They wait in l.ready rather than begin where they end, so a run of
-// answers that come at once never nests calls.
+// beginReady begins the operations that wait in l.ready. Those that end
+// as they begin wait for the next round, after the events: each round
+// looks at the ctx, Wake and the clock.
 func (l *h1Loop) beginReady() {
-	for len(l.ready) > 0 {
-		c := l.ready[len(l.ready)-1]
-		l.ready = l.ready[:len(l.ready)-1]
-		l.next(c)
+	ready := l.ready
+	l.ready = l.spare[:0]
+	for _, c := range ready {
+		if c.state == stIdle {
+			l.next(c)
+		}
 	}
+	l.spare = ready[:0]
 }
 
-// waitMillis is how long epoll_wait may block: until the next look for
-// requests past their time, or for ever when none is in flight (Wake
-// and the ctx's end come through the eventfd).
+// waitMillis is how long epoll_wait may block: not at all while
+// operations wait to begin, until the next look for requests past their
+// time, or for ever when none is in flight (Wake and the ctx's end come
+// through the eventfd).
 func (l *h1Loop) waitMillis() int {
-	if l.busy == 0 {
+	switch {
+	case len(l.ready) > 0:
+		return 0
+	case l.busy == 0: // equivalent mutant: false; the wait then ends at the next look, for nothing
 		return -1
 	}
 	ms := (l.check.Sub(l.host.Now()) + time.Millisecond - 1) / time.Millisecond
@@ -252,7 +267,6 @@ func (l *h1Loop) expire() {
 			l.fail(c, errLoopTimeout)
 		}
 	}
-	l.beginReady()
 }
 
 // interrupt ends every operation in flight as interrupted.

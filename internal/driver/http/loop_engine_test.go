@@ -2,12 +2,17 @@ package httpdriver
 
 import (
 	"context"
+	"net"
 	"net/http"
+	"net/http/httptest"
+	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/driver"
 	"github.com/perflab/perflab/internal/engine"
 	"github.com/perflab/perflab/internal/engine/pacer"
 	"github.com/perflab/perflab/internal/stats"
@@ -131,11 +136,100 @@ func TestLoopsInterruptAfterTheGrace(t *testing.T) {
 	ts := startServer(t, modeH1, h)
 	defer close(h.release) // before the server's Close, which waits for its handlers
 	d := newDriver(t, Config{URL: ts.URL + "/"})
-	sum, all, _ := runClosed(t, d, pacer.FixedConcurrency(4, 100*time.Millisecond), 50*time.Millisecond)
+	sum, all, vus := runClosed(t, d, pacer.FixedConcurrency(4, 100*time.Millisecond), 50*time.Millisecond)
 	if all.Classes[stats.Interrupted] != 4 || all.Classes.Total() != 4 {
 		t.Errorf("classes %v, want the 4 requests in flight interrupted", all.Classes)
 	}
+	if last := vus[len(vus)-1]; last != 0 {
+		t.Errorf("%d VUs still live after the run", last)
+	}
 	if took := sum.End.Sub(sum.LoadEnd); took < 50*time.Millisecond || took > 10*time.Second {
 		t.Errorf("the drain took %v, want the grace of 50ms and a prompt end", took)
+	}
+}
+
+// TestLoopsReconnectWhereTheServerClosedWhileIdle: a VU the schedule
+// removed sits idle while the server closes its connection; when the
+// schedule brings it back, its POST (which may not be sent twice) goes on
+// a new connection, not into the closed one.
+func TestLoopsReconnectWhereTheServerClosedWhileIdle(t *testing.T) {
+	h := &inFlight{hold: time.Millisecond}
+	ts := &testServer{Server: httptest.NewUnstartedServer(h)}
+	ts.Config.IdleTimeout = 30 * time.Millisecond
+	ts.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			ts.conns.Add(1)
+		}
+	}
+	ts.Start()
+	t.Cleanup(ts.Close)
+	d := newDriver(t, Config{URL: ts.URL + "/", Method: http.MethodPost, Body: []byte("{}")})
+	// 2 VUs, then 1 for 300 ms (VU 1's connection idles out), then 2.
+	conc := &pacer.Concurrency{Start: 2, Stages: []pacer.Stage{
+		{Duration: 100 * time.Millisecond, Target: 2}, {Duration: time.Millisecond, Target: 1},
+		{Duration: 300 * time.Millisecond, Target: 1}, {Duration: time.Millisecond, Target: 2},
+		{Duration: 100 * time.Millisecond, Target: 2}}}
+	_, all, _ := runClosed(t, d, conc, time.Second)
+	if all.Classes[stats.OK] != all.Classes.Total() || all.Classes.Total() == 0 {
+		t.Errorf("classes %v, want every request OK", all.Classes)
+	}
+	if n := ts.conns.Load(); n != 3 {
+		t.Errorf("%d connections, want 3: VU 1's second on its return", n)
+	}
+}
+
+// depthHost begins count operations, one after another, and keeps the
+// deepest call stack an operation ended on.
+type depthHost struct {
+	count, begun, deepest int
+	classes               stats.Counts
+}
+
+func (h *depthHost) Begin(int) (time.Time, bool) {
+	if h.begun == h.count {
+		return time.Time{}, false
+	}
+	h.begun++
+	return time.Now(), true
+}
+
+func (h *depthHost) Done(_ int, r *driver.Result, _, _ time.Time) {
+	h.classes[r.Class]++
+	h.deepest = max(h.deepest, runtime.Callers(0, make([]uintptr, 4096)))
+}
+
+func (h *depthHost) Stopped() bool  { return h.begun == h.count }
+func (h *depthHost) Now() time.Time { return time.Now() }
+
+// TestLoopNestsNoOperations: operations that fail as they begin (no
+// descriptor left for a socket) begin their next one in the next round,
+// not within the last: the stack stays as deep however many fail.
+func TestLoopNestsNoOperations(t *testing.T) {
+	ts := startServer(t, modeH1, okHandler(2))
+	d := newDriver(t, Config{URL: ts.URL + "/", Timeout: 5 * time.Second})
+	l, err := d.Loop([]int{0, 1})
+	if err != nil || l == nil {
+		t.Fatalf("no loop: %v", err)
+	}
+	defer l.Close()
+	var was syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &was); err != nil {
+		t.Fatal(err)
+	}
+	low := was
+	low.Cur = 0 // no descriptor may be opened: socket(2) fails at once
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low); err != nil {
+		t.Fatal(err)
+	}
+	h := &depthHost{count: 5000}
+	l.Run(context.Background(), h)
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &was); err != nil {
+		t.Fatal(err)
+	}
+	if h.classes[stats.Connect] != 5000 {
+		t.Fatalf("classes %v, want 5000 failed to connect", h.classes)
+	}
+	if h.deepest > 64 {
+		t.Errorf("an operation ended %d calls deep", h.deepest)
 	}
 }

@@ -21,6 +21,7 @@ const (
 	stConnecting                  // waiting for a non-blocking connect
 	stWriting                     // the request is being written
 	stReading                     // the answer is being read
+	stResolving                   // waiting for the target's name to be looked up
 )
 
 // h1Conn is one VU of a loop, with its connection.
@@ -31,7 +32,6 @@ type h1Conn struct {
 	fd       int   // -1: no connection
 	state    connState
 	reused   bool // the connection served an earlier request
-	retried  bool // this operation was sent again after an idle close
 	in       bool // an input edge came that no read has taken yet
 	hup      bool // the server has closed its side, or the connection failed: read to the end
 	sent     int  // bytes of the request written
@@ -47,6 +47,7 @@ type h1Conn struct {
 	addrs    []netip.AddrPort
 	ai       int // the address dialed of addrs
 	deadline time.Time
+	op       uint64 // counts its operations: a lookup answers the one that asked
 }
 
 // next begins VU c's next operation if its host lets it, else leaves it idle.
@@ -60,7 +61,8 @@ func (l *h1Loop) next(c *h1Conn) {
 	c.start, c.deadline, c.first = start, start.Add(l.t.timeout), time.Time{}
 	c.res.Reset(l.t.d.name)
 	c.res.BytesSent = l.t.body
-	c.retried, c.dialed = false, false
+	c.op++
+	c.dialed = false
 	l.send(c)
 }
 
@@ -69,6 +71,9 @@ func (l *h1Loop) send(c *h1Conn) {
 	c.p.reset()
 	c.sink.n = 0
 	c.sent = 0
+	if c.hup { // the server closed its side while the connection was idle
+		c.closeFD()
+	}
 	if c.fd < 0 {
 		l.dial(c)
 		return
@@ -78,22 +83,31 @@ func (l *h1Loop) send(c *h1Conn) {
 	l.write(c)
 }
 
-// dial opens a connection to the address after c.ai (the first, on a
-// new operation) with a non-blocking connect.
+// dial opens a new connection for c's operation: it looks the target up
+// (loopdns.go), then connects to its addresses in turn.
 func (l *h1Loop) dial(c *h1Conn) {
-	if !c.dialed {
-		addrs, err := l.resolve()
-		if err != nil {
-			l.fail(c, err)
-			return
-		}
-		c.addrs, c.ai, c.dialed, c.dialAt = addrs, 0, true, l.host.Now()
-		if len(addrs) == 0 {
-			l.fail(c, &net.OpError{Op: "dial", Net: "tcp", Err: errNoAddress})
-			return
-		}
-	}
 	c.reused = false
+	if c.dialed { // the next address, after a failed connect
+		l.connectNext(c)
+		return
+	}
+	c.dialed, c.dialAt = true, l.host.Now()
+	if ip, err := netip.ParseAddr(l.t.host); err == nil {
+		c.addrs, c.ai = append(c.addrs[:0], netip.AddrPortFrom(ip.Unmap(), l.t.port)), 0
+		l.connectNext(c)
+		return
+	}
+	c.state = stResolving
+	l.lookup(c)
+}
+
+// connectNext starts a non-blocking connect to c.addrs[c.ai], or the
+// first of the addresses after it that takes one.
+func (l *h1Loop) connectNext(c *h1Conn) {
+	if len(c.addrs) == 0 {
+		l.fail(c, &net.OpError{Op: "dial", Net: "tcp", Err: errNoAddress})
+		return
+	}
 	for ; c.ai < len(c.addrs); c.ai++ {
 		err := c.connect(l.ep, c.addrs[c.ai])
 		if err == nil {
@@ -105,23 +119,6 @@ func (l *h1Loop) dial(c *h1Conn) {
 			return
 		}
 	}
-}
-
-// resolve is the target's addresses, the name looked up for every dial
-// as net.Dialer does.
-func (l *h1Loop) resolve() ([]netip.AddrPort, error) {
-	if ip, err := netip.ParseAddr(l.t.host); err == nil {
-		return []netip.AddrPort{netip.AddrPortFrom(ip.Unmap(), uint16(l.t.port))}, nil
-	}
-	ips, err := net.DefaultResolver.LookupNetIP(l.ctx, "ip", l.t.host)
-	if err != nil {
-		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: err}
-	}
-	out := make([]netip.AddrPort, len(ips))
-	for i, ip := range ips {
-		out[i] = netip.AddrPortFrom(ip.Unmap(), uint16(l.t.port))
-	}
-	return out, nil
 }
 
 // connect starts a non-blocking connect to a and watches the socket.
@@ -193,7 +190,7 @@ func (l *h1Loop) connected(c *h1Conn) {
 	if err != nil {
 		c.closeFD()
 		if c.ai++; c.ai < len(c.addrs) {
-			l.dial(c)
+			l.connectNext(c)
 			return
 		}
 		l.fail(c, dialError(c.addrs[len(c.addrs)-1], err))
@@ -220,7 +217,7 @@ func (l *h1Loop) write(c *h1Conn) {
 		c.sent += n
 	}
 	c.state = stReading
-	if c.in || c.r < c.w { // an edge, or bytes, came while it wrote
+	if c.in { // an edge came while it connected or wrote: the answer may have begun
 		l.read(c)
 	}
 }
@@ -230,9 +227,6 @@ func (l *h1Loop) write(c *h1Conn) {
 // or, once the server closed its side, to the end; or until the answer
 // has ended.
 func (l *h1Loop) read(c *h1Conn) {
-	if c.r < c.w && l.parse(c, l.host.Now()) {
-		return
-	}
 	for {
 		if c.w == len(c.buf) {
 			if c.r == 0 {
@@ -256,12 +250,8 @@ func (l *h1Loop) read(c *h1Conn) {
 		}
 		full := c.w+n == len(c.buf)
 		c.w += n
-		if l.parse(c, l.host.Now()) {
-			c.in = full || c.hup
-			return
-		}
-		if !full && !c.hup { // an end already come raises no edge: read on to it
-			c.in = false
+		c.in = full || c.hup // more may be there: a short read emptied the socket, an end come raises no edge
+		if l.parse(c, l.host.Now()) || !c.in {
 			return
 		}
 	}
@@ -310,7 +300,9 @@ func (l *h1Loop) finish(c *h1Conn, end time.Time) {
 	case status >= 400:
 		r.Class, r.Message = stats.Status4xx, statusMessage(status, c.p.reason, c.sink.head, c.sink.n, l.t.d.secrets)
 	}
-	if c.p.close {
+	// Bytes after the answer, read or not yet (c.in), came before the
+	// next request: they answer none of it. The connection goes with them.
+	if c.p.close || l.t.closeEach || c.r < c.w || c.in {
 		c.closeFD()
 	}
 	l.end(c, end)
@@ -323,7 +315,6 @@ func (l *h1Loop) finish(c *h1Conn, end time.Time) {
 func (l *h1Loop) fail(c *h1Conn, err error) {
 	c.closeFD()
 	if l.retry(c, err) {
-		c.retried = true
 		l.send(c)
 		return
 	}
@@ -355,26 +346,31 @@ func (l *h1Loop) interruptMessage() string {
 }
 
 // retry tells whether c's request, failed with err, goes out again: as on
-// the other paths, once, when a reused connection failed before any byte
-// of an answer and the request is replayable.
+// the other paths, once (it goes on a new connection, which is not
+// reused), when a reused connection failed before any byte of an answer
+// and the request is replayable.
 func (l *h1Loop) retry(c *h1Conn, err error) bool {
-	return c.reused && !c.retried && !c.p.started() && c.first.IsZero() && l.t.replay &&
+	return c.reused && !l.halted && !c.p.started() && c.first.IsZero() && l.t.replay &&
 		err != errLoopTimeout && err != errLoopInterrupted && err != errLineTooLong
 }
 
-// end hands c's operation to the host and begins the VU's next one,
-// at once when its request can only be written (nothing is there to
-// read, so nothing nests), else after the events at hand (l.ready).
+// end hands c's operation to the host and begins the VU's next one: at
+// once, as the VU's connection has nothing left to read (finish and fail
+// close it else), unless an operation is already beginning further up
+// (one that failed as it began: no descriptor, a refused connect); then
+// after the events at hand, from l.ready, so that nothing nests deeper.
 func (l *h1Loop) end(c *h1Conn, end time.Time) {
 	l.busy--
 	c.state = stIdle
 	l.host.Done(c.vu, &c.res, c.start, end)
 	switch {
-	case l.halted:
-	case !c.in && c.r == c.w:
-		l.next(c)
-	default:
+	case l.halted: // equivalent mutant: true; a halted loop's host begins nothing
+	case l.beginning:
 		l.ready = append(l.ready, c)
+	default:
+		l.beginning = true
+		l.next(c)
+		l.beginning = false
 	}
 }
 
