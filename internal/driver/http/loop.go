@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strconv"
 	"sync"
@@ -40,7 +41,8 @@ type loopTemplate struct {
 	req     []byte // the request as fasthttp writes it: line, headers, body
 	host    string // to resolve at each dial
 	port    uint16
-	body    int64 // the request body's length, BytesSent
+	dns     *net.Resolver // the process's, as it was when the driver was made
+	body    int64         // the request body's length, BytesSent
 	timeout time.Duration
 	slack   time.Duration // how much later than its timeout a request may fail
 	noBody  bool          // HEAD: answers have no body
@@ -78,8 +80,8 @@ func newLoopTemplate(d *Driver, t *fastTemplate) (*loopTemplate, error) {
 	}
 	return &loopTemplate{
 		req: b.Bytes(), host: u.Hostname(), port: uint16(port), body: int64(len(t.body)),
-		closeEach: req.Header.ConnectionClose(),
-		timeout:   d.timeout, slack: max(d.timeout/deadlineSlack, time.Millisecond),
+		closeEach: req.Header.ConnectionClose(), dns: net.DefaultResolver,
+		timeout: d.timeout, slack: max(d.timeout/deadlineSlack, time.Millisecond),
 		noBody: t.tmpl.Method == "HEAD", replay: replayable(&req), d: d,
 	}, nil
 }

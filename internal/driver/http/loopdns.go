@@ -30,14 +30,14 @@ type lookups struct {
 // lookup looks c's target up for its operation, bounded by the
 // operation's deadline and the loop's ctx; the answer comes through Wake.
 func (l *h1Loop) lookup(c *h1Conn) {
-	id, op, host, port := c.id, c.op, l.t.host, l.t.port
+	id, op, host, port, dns := c.id, c.op, l.t.host, l.t.port, l.t.dns
 	// A lookup still going at the deadline is the request's timeout, which
 	// expire reports as on the other paths: it may go on for the slack.
 	ctx, cancel := context.WithDeadline(l.ctx, c.deadline.Add(l.t.slack))
 	go func() {
 		defer cancel()
 		d := lookupDone{id: id, op: op}
-		ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		ips, err := dns.LookupNetIP(ctx, "ip", host)
 		if err != nil {
 			d.err = &net.OpError{Op: "dial", Net: "tcp", Err: err}
 		}
