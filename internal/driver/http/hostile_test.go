@@ -534,3 +534,28 @@ func TestRequestSayingCloseIsAnsweredOnEach(t *testing.T) {
 		}
 	})
 }
+
+// TestLoopKeepsAConnectionWhoseAnswerFillsTheBuffer: an answer that ends
+// exactly at the end of the loop's read buffer, with nothing behind it,
+// leaves its connection as good as any: it is kept.
+func TestLoopKeepsAConnectionWhoseAnswerFillsTheBuffer(t *testing.T) {
+	for _, size := range []int{readBufSize, 2 * readBufSize} {
+		head := "HTTP/1.1 200 OK\r\nContent-Length: 000000\r\n\r\n"
+		body := size - len(head)
+		resp := fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Length: %06d\r\n\r\n%s", body, strings.Repeat("a", body))
+		s := startRaw(t, false, func(s *rawServer, c net.Conn, br *bufio.Reader) {
+			for readRequest(br) {
+				_, _ = c.Write([]byte(resp))
+			}
+		})
+		d := newDriver(t, Config{URL: s.URL + "/", viaLoop: true})
+		for i := range 3 {
+			if r, _ := do(context.Background(), d, 0); r.Class != stats.OK || r.BytesRecv != int64(body) {
+				t.Errorf("%d bytes, request %d: %v %q, %d bytes", size, i, r.Class, r.Message, r.BytesRecv)
+			}
+		}
+		if n := s.conns.Load(); n != 1 {
+			t.Errorf("answers of %d bytes: %d connections, want 1", size, n)
+		}
+	}
+}

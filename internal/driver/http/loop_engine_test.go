@@ -1,10 +1,15 @@
 package httpdriver
 
 import (
+	"bufio"
 	"context"
+	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -203,10 +208,19 @@ func (h *depthHost) Now() time.Time { return time.Now() }
 
 // TestLoopNestsNoOperations: operations that fail as they begin (no
 // descriptor left for a socket) begin their next one in the next round,
-// not within the last: the stack stays as deep however many fail.
+// not within the last: the stack stays as deep however many fail. The
+// limit on descriptors is the process's: the test lowers it in a child
+// process of its own, where it starves no other test.
 func TestLoopNestsNoOperations(t *testing.T) {
-	ts := startServer(t, modeH1, okHandler(2))
-	d := newDriver(t, Config{URL: ts.URL + "/", Timeout: 5 * time.Second})
+	if os.Getenv("PERFLAB_TEST_NO_FDS") != "1" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestLoopNestsNoOperations$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "PERFLAB_TEST_NO_FDS=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("the child: %v\n%s", err, out)
+		}
+		return
+	}
+	d := newDriver(t, Config{URL: "http://127.0.0.1:9/", Timeout: 5 * time.Second}) // no socket is ever made
 	l, err := d.Loop([]int{0, 1})
 	if err != nil || l == nil {
 		t.Fatalf("no loop: %v", err)
@@ -231,5 +245,46 @@ func TestLoopNestsNoOperations(t *testing.T) {
 	}
 	if h.deepest > 64 {
 		t.Errorf("an operation ended %d calls deep", h.deepest)
+	}
+}
+
+// TestLoopsTakeNothingWrittenWhileIdle: a server that writes to a
+// connection while its VU is idle (a 408 after 60 ms without a request,
+// the connection kept open) wrote no answer to the VU's next request: the
+// VU, back, goes on a new connection.
+func TestLoopsTakeNothingWrittenWhileIdle(t *testing.T) {
+	serve := func(s *rawServer, c net.Conn, br *bufio.Reader) {
+		stale := false
+		for {
+			_ = c.SetReadDeadline(time.Now().Add(60 * time.Millisecond))
+			req, err := http.ReadRequest(br)
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				if !stale {
+					stale = true
+					_, _ = c.Write([]byte("HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n"))
+				}
+				continue
+			}
+			if err != nil {
+				return
+			}
+			_, _ = io.Copy(io.Discard, req.Body)
+			_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+		}
+	}
+	s := startRaw(t, false, serve)
+	d := newDriver(t, Config{URL: s.URL + "/"})
+	// 2 VUs, then 1 for 300 ms (VU 1 idles, and is written to), then 2.
+	conc := &pacer.Concurrency{Start: 2, Stages: []pacer.Stage{
+		{Duration: 100 * time.Millisecond, Target: 2}, {Duration: time.Millisecond, Target: 1},
+		{Duration: 300 * time.Millisecond, Target: 1}, {Duration: time.Millisecond, Target: 2},
+		{Duration: 100 * time.Millisecond, Target: 2}}}
+	_, all, _ := runClosed(t, d, conc, time.Second)
+	if all.Classes[stats.OK] != all.Classes.Total() || all.Classes.Total() == 0 {
+		t.Errorf("classes %v, want every request OK: the 408 answered none", all.Classes)
+	}
+	if n := s.conns.Load(); n != 3 {
+		t.Errorf("%d connections, want 3: VU 1's second on its return", n)
 	}
 }

@@ -71,7 +71,10 @@ func (l *h1Loop) send(c *h1Conn) {
 	c.p.reset()
 	c.sink.n = 0
 	c.sent = 0
-	if c.hup { // the server closed its side while the connection was idle
+	// The server closed its side while the connection was idle, or wrote
+	// to it (an input edge, and bytes there): nothing of that answers the
+	// request about to go. An edge alone may be one already taken.
+	if c.fd >= 0 && (c.hup || c.in && c.unread()) {
 		c.closeFD()
 	}
 	if c.fd < 0 {
@@ -300,8 +303,12 @@ func (l *h1Loop) finish(c *h1Conn, end time.Time) {
 	case status >= 400:
 		r.Class, r.Message = stats.Status4xx, statusMessage(status, c.p.reason, c.sink.head, c.sink.n, l.t.d.secrets)
 	}
-	// Bytes after the answer, read or not yet (c.in), came before the
-	// next request: they answer none of it. The connection goes with them.
+	// Bytes after the answer, read or not yet, came before the next
+	// request: they answer none of it. The connection goes with them. A
+	// read that filled the buffer may have left some: look (c.unread).
+	if c.in && !c.hup && c.r == c.w && !c.unread() {
+		c.in = false
+	}
 	if c.p.close || l.t.closeEach || c.r < c.w || c.in {
 		c.closeFD()
 	}
@@ -372,6 +379,14 @@ func (l *h1Loop) end(c *h1Conn, end time.Time) {
 		l.next(c)
 		l.beginning = false
 	}
+}
+
+// unread tells whether bytes, an end or an error wait in c's socket,
+// without taking them: anything but an empty socket.
+func (c *h1Conn) unread() bool {
+	var b [1]byte
+	_, _, err := unix.Recvfrom(c.fd, b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+	return err != unix.EAGAIN
 }
 
 // closeFD closes c's connection, if open; closing removes it from epoll.

@@ -63,6 +63,10 @@ func (l *h1Loop) takeLookups() {
 		if c.state != stResolving || c.op != d.op {
 			continue
 		}
+		if d.err != nil && !l.host.Now().Before(c.deadline) {
+			l.fail(c, errLoopTimeout) // the lookup used the request's time up: a timeout, as on the other paths
+			continue
+		}
 		if d.err != nil {
 			l.fail(c, d.err)
 			continue
