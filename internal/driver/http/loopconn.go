@@ -371,7 +371,7 @@ func (l *h1Loop) end(c *h1Conn, end time.Time) {
 	c.state = stIdle
 	l.host.Done(c.vu, &c.res, c.start, end)
 	switch {
-	case l.halted: // equivalent mutant: true; a halted loop's host begins nothing
+	case l.halted: // equivalent mutant: false; a halted loop's host begins nothing
 	case l.beginning:
 		l.ready = append(l.ready, c)
 	default:
