@@ -26,14 +26,7 @@ func (r *run) runClosed(stop context.Context) Summary {
 		return r.runLoops(stop, loops, maxVUs)
 	}
 	quit := make([]chan struct{}, 0, maxVUs)
-	tick := r.clk.NewTimer(controlTick)
-	defer tick.Stop()
-	for {
-		want, over := r.w.Conc.At(r.clk.Now().Sub(r.start))
-		if over {
-			break
-		}
-		want = r.w.Shard.part(want)
+	r.followSchedule(stop, func(want int) {
 		for len(quit) < want {
 			q := make(chan struct{})
 			quit = append(quit, q)
@@ -43,18 +36,32 @@ func (r *run) runClosed(stop context.Context) Summary {
 			close(quit[len(quit)-1])
 			quit = quit[:len(quit)-1]
 		}
-		select {
-		case <-stop.Done():
-		case <-tick.C():
-			tick.Reset(controlTick)
-			continue
-		}
-		break
-	}
+	})
 	for _, q := range quit {
 		close(q)
 	}
 	return Summary{LoadEnd: r.clk.Now()}
+}
+
+// followSchedule hands apply the closed-model schedule's number of VUs
+// (this shard's part) every controlTick until the schedule is over or
+// stop is done.
+func (r *run) followSchedule(stop context.Context, apply func(want int)) {
+	tick := r.clk.NewTimer(controlTick)
+	defer tick.Stop()
+	for {
+		want, over := r.w.Conc.At(r.clk.Now().Sub(r.start))
+		if over {
+			return
+		}
+		apply(r.w.Shard.part(want))
+		select {
+		case <-stop.Done():
+			return
+		case <-tick.C():
+			tick.Reset(controlTick)
+		}
+	}
 }
 
 // startLooper starts closed-model VU id, which loops until quit is closed.
@@ -64,9 +71,8 @@ func (r *run) startLooper(id int, quit <-chan struct{}) {
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		defer func() { r.mu.Lock(); r.vus--; r.mu.Unlock() }()
+		defer r.dropVU()
 		var res driver.Result
-		track := r.first != nil // ids are unique only under a fixed concurrency
 		for {
 			select {
 			case <-quit:
@@ -74,16 +80,22 @@ func (r *run) startLooper(id int, quit <-chan struct{}) {
 			default:
 			}
 			started := r.clk.Now()
-			r.do(id, &res, started)
-			if !track {
-				continue
-			}
-			if r.first[id].IsZero() {
-				r.first[id] = r.clk.Now()
-			}
-			r.last[id] = started
+			r.mark(id, started, r.do(id, &res, started))
 		}
 	}()
+}
+
+// mark notes, for warp's window, when VU id's first operation ended and
+// when its last one started; only under a fixed concurrency, where ids
+// are unique.
+func (r *run) mark(id int, start, end time.Time) {
+	if r.first == nil {
+		return
+	}
+	if r.first[id].IsZero() {
+		r.first[id] = end
+	}
+	r.last[id] = start
 }
 
 // fixedConcurrency reports whether the closed-model schedule holds one

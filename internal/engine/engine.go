@@ -320,12 +320,20 @@ func (r *run) emit(sink Sink, end time.Time) {
 	r.rec.Flush(end)
 }
 
-// do performs one operation as VU id, intended to start at intended.
-func (r *run) do(id int, res *driver.Result, intended time.Time) {
+// do performs one operation as VU id, intended to start at intended, and
+// returns when it ended.
+func (r *run) do(id int, res *driver.Result, intended time.Time) time.Time {
 	res.Reset("")
 	start := r.clk.Now()
 	r.w.Driver.Do(r.opCtx, id, res)
 	end := r.clk.Now()
+	r.record(id, res, intended, start, end)
+	return end
+}
+
+// record records the outcome res of VU id's operation: a goroutine's
+// (do) or a driver loop's (loopHost.Done).
+func (r *run) record(id int, res *driver.Result, intended, start, end time.Time) {
 	r.rec.Record(id, &stats.Sample{
 		Op: res.Op, Intended: intended, Start: start, End: end,
 		TTFB: res.TTFB, Connect: res.Connect,
@@ -344,6 +352,13 @@ func (r *run) addVU() int {
 	r.vus++
 	r.maxVUs = max(r.maxVUs, r.vus)
 	return n
+}
+
+// dropVU counts a live VU gone.
+func (r *run) dropVU() {
+	r.mu.Lock()
+	r.vus--
+	r.mu.Unlock()
 }
 
 // drain waits for live VUs: up to w.Grace, then cancels their operations

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/driver"
-	"github.com/perflab/perflab/internal/stats"
 )
 
 // The closed model through a driver's event loops (driver.Looper): the
@@ -67,24 +66,11 @@ func (r *run) runLoops(stop context.Context, loops []loopPart, maxVUs int) Summa
 			l.Wake()
 		}
 	}
-	tick := r.clk.NewTimer(controlTick)
-	defer tick.Stop()
-	for {
-		want, over := r.w.Conc.At(r.clk.Now().Sub(r.start))
-		if over {
-			break
-		}
-		if n := int64(r.w.Shard.part(want)); h.want.Swap(n) != n {
+	r.followSchedule(stop, func(want int) {
+		if n := int64(want); h.want.Swap(n) != n {
 			wake()
 		}
-		select {
-		case <-stop.Done():
-		case <-tick.C():
-			tick.Reset(controlTick)
-			continue
-		}
-		break
-	}
+	})
 	h.stopped.Store(true)
 	wake()
 	return Summary{LoadEnd: r.clk.Now()}
@@ -104,7 +90,7 @@ func (h *loopHost) Begin(vu int) (time.Time, bool) {
 	if h.stopped.Load() || int64(vu) >= h.want.Load() {
 		if h.running[vu] {
 			h.running[vu] = false
-			h.leave()
+			h.r.dropVU()
 		}
 		return time.Time{}, false
 	}
@@ -115,13 +101,6 @@ func (h *loopHost) Begin(vu int) (time.Time, bool) {
 	return h.r.clk.Now(), true
 }
 
-// leave counts a VU gone.
-func (h *loopHost) leave() {
-	h.r.mu.Lock()
-	h.r.vus--
-	h.r.mu.Unlock()
-}
-
 // release counts as gone the VUs of a loop whose Run returned: one
 // interrupted does not ask Begin again. It runs on the loop's goroutine,
 // the only one that touches its VUs' entries.
@@ -129,28 +108,15 @@ func (h *loopHost) release(vus []int) {
 	for _, vu := range vus {
 		if h.running[vu] {
 			h.running[vu] = false
-			h.leave()
+			h.r.dropVU()
 		}
 	}
 }
 
 // Done records an operation, as run.do does for a VU's goroutine.
 func (h *loopHost) Done(vu int, res *driver.Result, start, end time.Time) {
-	r := h.r
-	r.rec.Record(vu, &stats.Sample{
-		Op: res.Op, Intended: start, Start: start, End: end,
-		TTFB: res.TTFB, Connect: res.Connect,
-		BytesSent: res.BytesSent, BytesRecv: res.BytesRecv,
-		Class: res.Class, Message: res.Message,
-		Measures: res.Measures, Counters: res.Counters,
-	})
-	if r.first == nil {
-		return
-	}
-	if r.first[vu].IsZero() {
-		r.first[vu] = end
-	}
-	r.last[vu] = start
+	h.r.record(vu, res, start, start, end)
+	h.r.mark(vu, start, end)
 }
 
 func (h *loopHost) Stopped() bool  { return h.stopped.Load() }

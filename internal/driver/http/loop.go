@@ -190,7 +190,7 @@ func (l *h1Loop) Run(ctx context.Context, host driver.LoopHost) {
 	l.admit()
 	for l.busy > 0 || len(l.ready) > 0 || !host.Stopped() {
 		if ctx.Err() != nil {
-			l.interrupt()
+			l.failAll(errLoopInterrupted)
 			return
 		}
 		k, err := unix.EpollWait(l.ep, l.events, l.waitMillis())
@@ -273,9 +273,6 @@ func (l *h1Loop) expire() {
 		}
 	}
 }
-
-// interrupt ends every operation in flight as interrupted.
-func (l *h1Loop) interrupt() { l.failAll(errLoopInterrupted) }
 
 // failAll ends every operation in flight with err, and begins no other.
 func (l *h1Loop) failAll(err error) {

@@ -153,6 +153,14 @@ func TestLoopsInterruptAfterTheGrace(t *testing.T) {
 	}
 }
 
+// idleVU1 is 2 VUs, then 1 for 300 ms (VU 1 idle), then 2 again.
+func idleVU1() *pacer.Concurrency {
+	return &pacer.Concurrency{Start: 2, Stages: []pacer.Stage{
+		{Duration: 100 * time.Millisecond, Target: 2}, {Duration: time.Millisecond, Target: 1},
+		{Duration: 300 * time.Millisecond, Target: 1}, {Duration: time.Millisecond, Target: 2},
+		{Duration: 100 * time.Millisecond, Target: 2}}}
+}
+
 // TestLoopsReconnectWhereTheServerClosedWhileIdle: a VU the schedule
 // removed sits idle while the server closes its connection; when the
 // schedule brings it back, its POST (which may not be sent twice) goes on
@@ -169,12 +177,7 @@ func TestLoopsReconnectWhereTheServerClosedWhileIdle(t *testing.T) {
 	ts.Start()
 	t.Cleanup(ts.Close)
 	d := newDriver(t, Config{URL: ts.URL + "/", Method: http.MethodPost, Body: []byte("{}")})
-	// 2 VUs, then 1 for 300 ms (VU 1's connection idles out), then 2.
-	conc := &pacer.Concurrency{Start: 2, Stages: []pacer.Stage{
-		{Duration: 100 * time.Millisecond, Target: 2}, {Duration: time.Millisecond, Target: 1},
-		{Duration: 300 * time.Millisecond, Target: 1}, {Duration: time.Millisecond, Target: 2},
-		{Duration: 100 * time.Millisecond, Target: 2}}}
-	_, all, _ := runClosed(t, d, conc, time.Second)
+	_, all, _ := runClosed(t, d, idleVU1(), time.Second) // VU 1's connection idles out
 	if all.Classes[stats.OK] != all.Classes.Total() || all.Classes.Total() == 0 {
 		t.Errorf("classes %v, want every request OK", all.Classes)
 	}
@@ -275,12 +278,7 @@ func TestLoopsTakeNothingWrittenWhileIdle(t *testing.T) {
 	}
 	s := startRaw(t, false, serve)
 	d := newDriver(t, Config{URL: s.URL + "/"})
-	// 2 VUs, then 1 for 300 ms (VU 1 idles, and is written to), then 2.
-	conc := &pacer.Concurrency{Start: 2, Stages: []pacer.Stage{
-		{Duration: 100 * time.Millisecond, Target: 2}, {Duration: time.Millisecond, Target: 1},
-		{Duration: 300 * time.Millisecond, Target: 1}, {Duration: time.Millisecond, Target: 2},
-		{Duration: 100 * time.Millisecond, Target: 2}}}
-	_, all, _ := runClosed(t, d, conc, time.Second)
+	_, all, _ := runClosed(t, d, idleVU1(), time.Second) // VU 1 idles, and is written to
 	if all.Classes[stats.OK] != all.Classes.Total() || all.Classes.Total() == 0 {
 		t.Errorf("classes %v, want every request OK: the 408 answered none", all.Classes)
 	}
