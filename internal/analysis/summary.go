@@ -99,7 +99,8 @@ type Op struct {
 	// inter-token latency, …) by stats.Measure; Count is 0 for those the
 	// driver does not measure.
 	Measures [stats.NumMeasures]Quantiles
-	// Counters are the driver's counts (tokens) in the window, by
+	// Counters are the driver's counts (tokens; an HTTP answer's body
+	// bytes, retries, idle closes and stray answers) in the window, by
 	// stats.Counter, and CountersPS the same per second of the window.
 	Counters   [stats.NumCounters]int64
 	CountersPS [stats.NumCounters]float64
@@ -112,8 +113,26 @@ type Op struct {
 // request's.
 func (op *Op) HasFailedLatency() bool { return op.FailedLatency.Count > 0 }
 
-// HasCounters reports whether the driver counted anything of op.
-func (op *Op) HasCounters() bool { return op.Counters != [stats.NumCounters]int64{} }
+// HasCounters reports whether the driver counted tokens of op.
+func (op *Op) HasCounters() bool {
+	for c, n := range op.Counters {
+		if n != 0 && !stats.Counter(c).Connection() {
+			return true
+		}
+	}
+	return false
+}
+
+// HasConnections reports whether the driver counted op's answers and
+// connections (the HTTP driver: stats.Counter.Connection).
+func (op *Op) HasConnections() bool {
+	for c, n := range op.Counters {
+		if n != 0 && stats.Counter(c).Connection() {
+			return true
+		}
+	}
+	return false
+}
 
 // StreamTokensPerSecond is how fast streams delivered their tokens after
 // the first, from the time per output token: the median stream's rate is
@@ -321,6 +340,31 @@ func (s *Summary) judge() {
 	if s.Requests > 0 && s.Requests < 100 {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("only %d requests in the window: p99 and above rest on fewer than 100 samples", s.Requests))
 	}
+	if c := s.Connections(); c.Stray > 0 {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("the server wrote what no request asked for %d times (bytes behind a complete answer, or on an idle connection: "+
+			"a pipelined, repeated or late answer): perflab closed those connections and took none of it as an answer", c.Stray))
+	}
+}
+
+// Connections is what an HTTP workload's client counted of its answers
+// and connections over the window (stats.Counter.Connection).
+type Connections struct {
+	BodyBytes, Retries, IdleCloses, Stray int64
+	BodyBytesPS                           float64
+}
+
+// Connections sums the connection counters of s's operations; the zero
+// Connections when its driver counts none.
+func (s *Summary) Connections() Connections {
+	var c Connections
+	for _, op := range s.Ops {
+		c.BodyBytes += op.Counters[stats.BodyBytes]
+		c.BodyBytesPS += op.CountersPS[stats.BodyBytes]
+		c.Retries += op.Counters[stats.Retries]
+		c.IdleCloses += op.Counters[stats.IdleCloses]
+		c.Stray += op.Counters[stats.StrayAnswers]
+	}
+	return c
 }
 
 // DispatchShare is the share of the latency p50 at or above which the

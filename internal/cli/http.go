@@ -32,7 +32,8 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 type httpFlags struct {
 	rate, body, bodyFile, proto, cacert, out, name string
-	conc, vusMin, vusMax, backlog                  int
+	expectStatus                                   string
+	conc, vusMin, vusMax, backlog, followRedirects int
 	duration, timeout, grace, warmup, quantum      time.Duration
 	method                                         string
 	headers, slo                                   listFlag
@@ -52,6 +53,10 @@ func (f *httpFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.bodyFile, "body-file", "", "read the request body from a file")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "per-request timeout, body included (HTTP/1.1 fires it within 1/64 of it, or 1 ms, after)")
 	fs.StringVar(&f.proto, "proto", "auto", "auto, h1, h2 (TLS) or h2c (cleartext HTTP/2)")
+	fs.StringVar(&f.expectStatus, "expect-status", httpdriver.DefaultExpectStatus,
+		"final statuses that count as a success, e.g. 200-299,304; any other fails (429 rate_limited, 4xx, 5xx, else status_other)")
+	fs.IntVar(&f.followRedirects, "follow-redirects", 0,
+		"follow up to N redirects (301, 302, 303, 307, 308), timed as one request; 0 takes the redirect as the answer (k6 and oha follow 10)")
 	fs.StringVar(&f.cacert, "cacert", "", "PEM file of CA certificates to trust")
 	fs.BoolVar(&f.insecure, "insecure", false, "skip TLS certificate verification")
 	fs.IntVar(&f.vusMin, "vus-min", 10, "open model: VUs started before the first arrival")
@@ -105,6 +110,7 @@ func (e *env) httpCmd(ctx context.Context, args []string) error {
 	fs.Usage = func() {
 		fmt.Fprintln(e.stderr, "Usage: perflab http URL [--rate 5000/s | --concurrency 64] [--duration 30s] [-m METHOD] [-H 'K: V'] [-d BODY | --body-file F] [--timeout 5s] [--json] [--out DIR] [--export KIND=URL]…")
 		fs.PrintDefaults()
+		fmt.Fprint(e.stderr, "\n"+httpdriver.RulesText())
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -146,7 +152,8 @@ func (f *httpFlags) workload(rawURL string, given func(string) bool) (run.Worklo
 	var problems []string
 	bad := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
 	cfg := httpdriver.Config{URL: rawURL, Method: strings.ToUpper(f.method), Header: f.header(bad),
-		Proto: f.proto, CAFile: f.cacert, InsecureSkipVerify: f.insecure}
+		Proto: f.proto, CAFile: f.cacert, InsecureSkipVerify: f.insecure,
+		ExpectStatus: f.expectStatus, FollowRedirects: f.followRedirects}
 	if f.timeout > 0 { // checkTimes says what is wrong with any other
 		cfg.Timeout = f.timeout
 	}
@@ -183,7 +190,8 @@ func (f *httpFlags) workload(rawURL string, given func(string) bool) (run.Worklo
 		return run.Workload{}, usageErrorf("%v", err)
 	}
 	desc.Params, _ = json.Marshal(map[string]any{"method": cfg.Method, "headers": secret.Headers(cfg.Header),
-		"body_bytes": len(cfg.Body), "timeout": f.timeout.String(), "proto": f.proto})
+		"body_bytes": len(cfg.Body), "timeout": f.timeout.String(), "proto": f.proto,
+		"expect_status": f.expectStatus, "follow_redirects": f.followRedirects})
 	spec := registry.Spec{Target: desc.Target, OpBytes: int64(len(cfg.Body)), New: func() (driver.Driver, error) { return d, nil }}
 	return run.Workload{Spec: spec, Eng: w, Desc: desc, Length: f.duration}, nil
 }

@@ -74,11 +74,32 @@ func (c *converter) interval(w Workload, iv *stats.Interval) []Series {
 		}
 		out = c.tt.add(out, counterOf("perflab_bytes_sent_total", ls, end), start, float64(op.BytesSent), 0, 0)
 		out = c.tt.add(out, counterOf("perflab_bytes_received_total", ls, end), start, float64(op.BytesRecv), 0, 0)
+		out = c.connections(out, ls, start, end, &op.Counters)
 	}
 	out = c.tt.add(out, counterOf("perflab_dropped_total", base, end), start, float64(iv.Dropped), 0, 0)
 	out = append(out, gaugeOf("perflab_vus", base, end, float64(iv.VUs)))
 	if iv.Lag != nil && iv.Lag.Count() > 0 {
 		out = append(out, gaugeOf("perflab_scheduler_lag_p99_seconds", base, end, iv.Lag.Quantile(0.99).Seconds()))
+	}
+	return out
+}
+
+// connectionSeries name the HTTP driver's connection counters.
+var connectionSeries = map[stats.Counter]string{
+	stats.BodyBytes:    "perflab_body_bytes_received_total",
+	stats.Retries:      "perflab_retries_total",
+	stats.IdleCloses:   "perflab_idle_closes_total",
+	stats.StrayAnswers: "perflab_stray_answers_total",
+}
+
+// connections adds the series of the HTTP driver's connection counters
+// to out: each from its first value, then at its total (as error classes).
+func (c *converter) connections(out []Series, ls labels, start, end time.Time, counters *[stats.NumCounters]int64) []Series {
+	for k := stats.BodyBytes; k < stats.NumCounters; k++ {
+		s := counterOf(connectionSeries[k], ls, end)
+		if n := counters[k]; n > 0 || c.tt.has(s) {
+			out = c.tt.add(out, s, start, float64(n), 0, 0)
+		}
 	}
 	return out
 }

@@ -19,7 +19,12 @@
 //	perflab_latency_seconds{profile,workload,operation,quantile="0.5|0.9|0.99|1"}
 //	                                                           the interval's quantiles of successful operations
 //	perflab_latency_seconds_sum, perflab_latency_seconds_count counters: of successful operations
-//	perflab_bytes_sent_total, perflab_bytes_received_total     counters, by operation
+//	perflab_bytes_sent_total, perflab_bytes_received_total     counters, by operation (received: the whole answers, for http)
+//	perflab_body_bytes_received_total, perflab_retries_total,
+//	perflab_idle_closes_total, perflab_stray_answers_total     counters of the http driver, by operation, from their first
+//	                                                           non-zero value: answers' body bytes, requests sent again on a
+//	                                                           new connection, kept-alive connections found closed by the
+//	                                                           server, connections closed for bytes no request asked for
 //	perflab_dropped_total{profile,workload}                    counter: arrivals that found no free VU
 //	perflab_unissued_total{profile,workload}                   counter: arrivals the generator did not issue (at the workload's end)
 //	perflab_vus{profile,workload}                              gauge: VUs alive at the interval's end

@@ -112,6 +112,17 @@ type jsonOp struct {
 	// Lengths and Goodput are an LLM's token lengths and goodput (3.1).
 	Lengths map[string]jsonLengths `json:"token_lengths,omitempty"`
 	Goodput *jsonGoodput           `json:"goodput,omitempty"`
+	// Connections is what the HTTP driver counted of its answers and
+	// connections (3.2).
+	Connections *jsonConnections `json:"connections,omitempty"`
+}
+
+// jsonConnections is an HTTP operation's connection counts in the window.
+type jsonConnections struct {
+	BodyBytesPS  float64 `json:"body_bytes_per_second"`
+	Retries      int64   `json:"retries"`
+	IdleCloses   int64   `json:"idle_closes"`
+	StrayAnswers int64   `json:"stray_answers"`
 }
 
 type jsonQ struct {

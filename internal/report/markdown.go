@@ -123,7 +123,30 @@ func workloadFacts(s *analysis.Summary, target string) []string {
 			fmt.Sprintf("Arrivals not issued by the generator: %d of %d due", w.Unissued, w.Scheduled+w.Unissued),
 			fmt.Sprintf("Scheduler lag (dispatch − intended start): p50 %s, p99 %s, max %s", dur(s.Lag.P50), dur(s.Lag.P99), dur(s.Lag.Max)))
 	}
+	if text := connectionsText(s); text != "" {
+		facts = append(facts, "Connections: "+text)
+	}
 	return facts
+}
+
+// connectionsText says what an HTTP workload's client counted of its
+// connections in the window, and how much of what it received was
+// bodies; "" for a driver that counts none.
+func connectionsText(s *analysis.Summary) string {
+	hasConn := false
+	for _, op := range s.Ops {
+		hasConn = hasConn || op.HasConnections()
+	}
+	if !hasConn {
+		return ""
+	}
+	c := s.Connections()
+	var recv float64
+	for _, op := range s.Ops {
+		recv += op.BytesRecvPS
+	}
+	return fmt.Sprintf("%d requests retried on a new connection, %d kept-alive connections found closed by the server, %d stray answers; "+
+		"bodies %s of the %s received (the rest: status lines, headers, framing)", c.Retries, c.IdleCloses, c.Stray, bytesPS(c.BodyBytesPS), bytesPS(recv))
 }
 
 // throughputTable, latencyTable and errorsTable are a workload's tables,

@@ -180,12 +180,16 @@ func toJSONMeasures(jo *jsonOp, op analysis.Op) {
 	jo.Measures = measuresJSON(op.Measures)
 	jo.Lengths = lengthsJSON(op.Measures)
 	jo.Goodput = goodputJSON(op.Goodput())
+	if op.HasConnections() {
+		jo.Connections = &jsonConnections{BodyBytesPS: op.CountersPS[stats.BodyBytes], Retries: op.Counters[stats.Retries],
+			IdleCloses: op.Counters[stats.IdleCloses], StrayAnswers: op.Counters[stats.StrayAnswers]}
+	}
 	if !op.HasCounters() {
 		return
 	}
 	jo.Counters = map[string]jsonCounter{}
 	for c, n := range op.Counters {
-		if c := stats.Counter(c); c != stats.Goodput && c != stats.GoodputJudged { // in "goodput"
+		if c := stats.Counter(c); c != stats.Goodput && c != stats.GoodputJudged && !c.Connection() { // in "goodput", "connections"
 			jo.Counters[c.String()] = jsonCounter{Total: n, PerSecond: op.CountersPS[c]}
 		}
 	}

@@ -121,6 +121,9 @@ func Terminal(w io.Writer, r *Run) error {
 				fmt.Fprintf(w, "%s %s: %d × %s, e.g. %s\n", s.Workload.Name, op.Name, e.Count, e.Class, e.Sample)
 			}
 		}
+		if text := connectionsText(s); text != "" {
+			fmt.Fprintf(w, "%s: connections: %s\n", s.Workload.Name, text)
+		}
 		for _, warn := range s.Warnings {
 			fmt.Fprintf(w, "%s: warning: %s\n", s.Workload.Name, warn)
 		}

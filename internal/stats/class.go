@@ -16,6 +16,10 @@ const (
 	Status4xx
 	RateLimited // HTTP 429: the system refused the request for its rate; not counted in Status4xx
 	Status5xx
+	// StatusOther is a final answer whose status the plan does not count
+	// as a success and that is neither 4xx nor 5xx: a 1xx (101), or a
+	// 2xx or 3xx outside its expected statuses.
+	StatusOther
 	Protocol
 	Partial // the system answered, but said the answer is incomplete (a query's isPartial)
 	Interrupted
@@ -31,6 +35,7 @@ var classNames = [NumClasses]string{
 	Status4xx:   "status_4xx",
 	RateLimited: "rate_limited",
 	Status5xx:   "status_5xx",
+	StatusOther: "status_other",
 	Protocol:    "protocol",
 	Partial:     "partial",
 	Interrupted: "interrupted",

@@ -94,11 +94,31 @@ const (
 	// of a workload that has bounds; Goodput those that met every bound.
 	GoodputJudged
 	Goodput
+	// BodyBytes is the body bytes of an HTTP answer, where BytesRecv
+	// counts the whole answer (status line, headers, framing, body).
+	BodyBytes
+	// Retries counts requests sent once more on a new connection, the
+	// reused one having closed before any byte of their answer.
+	Retries
+	// IdleCloses counts kept-alive connections found closed by the
+	// server when they were to carry the next request: a new one was
+	// opened, no request failed.
+	IdleCloses
+	// StrayAnswers counts connections closed because the server wrote
+	// bytes no request asked for: behind a complete answer, or while the
+	// connection was idle.
+	StrayAnswers
 	NumCounters
 )
 
 var counterNames = [NumCounters]string{PromptTokens: "prompt_tokens", OutputTokens: "output_tokens",
-	GoodputJudged: "goodput_judged", Goodput: "goodput"}
+	GoodputJudged: "goodput_judged", Goodput: "goodput", BodyBytes: "body_bytes",
+	Retries: "retries", IdleCloses: "idle_closes", StrayAnswers: "stray_answers"}
+
+// Connection tells whether c is one of the HTTP driver's counts of its
+// answers and connections (BodyBytes onwards), not of the workload's
+// tokens.
+func (c Counter) Connection() bool { return c >= BodyBytes && c < NumCounters }
 
 func (c Counter) String() string {
 	if c < NumCounters {

@@ -114,3 +114,12 @@ func ClaimConnect(conn net.Conn) time.Duration {
 	}
 	return 0
 }
+
+// Unwrap is the connection conn wraps, if this package's: the TCP
+// connection under a timed one.
+func Unwrap(conn net.Conn) net.Conn {
+	if c, ok := conn.(*timedConn); ok {
+		return c.Conn
+	}
+	return conn
+}

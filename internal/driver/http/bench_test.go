@@ -23,7 +23,7 @@ func BenchmarkDo(b *testing.B) {
 	for _, c := range []struct {
 		name, mode string
 		maxConns   int
-	}{{"fasthttp-h1", modeH1, 0}, {"nethttp-h1", modeH1, 64}, {"nethttp-h2c", modeH2C, 0}, {"loop-h1", modeH1, 0}} {
+	}{{"conn-h1", modeH1, 0}, {"nethttp-h1", modeH1, 64}, {"nethttp-h2c", modeH2C, 0}, {"loop-h1", modeH1, 0}} {
 		b.Run(c.name, func(b *testing.B) {
 			url, proto := benchServer(b, c.mode)
 			d := newDriver(b, Config{URL: url, Proto: proto, MaxConns: c.maxConns, viaLoop: c.name == "loop-h1"})

@@ -24,11 +24,6 @@ const (
 	// drainBufSize is the buffer a response body is read through.
 	drainBufSize = 32 << 10
 
-	// wholeBodyMax is the largest body fasthttp may read whole into its
-	// response (MaxResponseBodySize); a larger one, or one of unknown
-	// length, is streamed through the drain buffer.
-	wholeBodyMax = drainBufSize
-
 	// sampleBodyMax bounds the start of an error response's body kept for
 	// its message. It is longer than a person needs: a message is to be
 	// shortened where it leaves perflab, after the scrubber has replaced
@@ -41,9 +36,8 @@ const (
 )
 
 // bodySink counts a response body and, when asked, keeps its first
-// sampleBodyMax bytes. As an io.ReaderFrom it reads through a drain buffer;
-// fasthttp's Response.BodyWriteTo uses that, so both clients read bodies
-// the same way.
+// sampleBodyMax bytes. perflab's own client writes the body to it as its
+// parser finds it; net/http's body is read through it (ReadFrom).
 type bodySink struct {
 	head []byte // the start of the body, when keep; allocated on first use
 	keep bool
@@ -74,8 +68,7 @@ func (s *bodySink) Write(p []byte) (int, error) {
 }
 
 // ReadFrom reads r to its end, or to its first error, through a drain
-// buffer. An end before the announced length is io.ErrUnexpectedEOF
-// (fasthttp's body stream reports it as io.EOF).
+// buffer. An end before the announced length is io.ErrUnexpectedEOF.
 func (s *bodySink) ReadFrom(r io.Reader) (int64, error) {
 	b := drainBufs.Get().(*[drainBufSize]byte)
 	defer drainBufs.Put(b)

@@ -41,7 +41,7 @@ func Classify(err error, parentCtx context.Context) (stats.Class, string) {
 	msg := message(err)
 	var (
 		dnsErr  *net.DNSError
-		timeout interface{ Timeout() bool } // net.Error and fasthttp.ErrTimeout
+		timeout interface{ Timeout() bool } // net.Error and the like
 	)
 	switch {
 	case parentCtx != nil && parentCtx.Err() != nil, errors.Is(err, context.Canceled):

@@ -28,6 +28,9 @@ const (
 // sends none).
 const UserAgent = "perflab"
 
+// maxRedirects bounds Config.FollowRedirects.
+const maxRedirects = 30
+
 // DefaultTimeout bounds one request when Config.Timeout is zero.
 const DefaultTimeout = 30 * time.Second
 
@@ -52,6 +55,14 @@ type Config struct {
 	MaxConns int
 
 	Name string // operation name; default "METHOD path"
+
+	// ExpectStatus is the final statuses that count as a success, as
+	// ParseStatusSet reads them ("200-299,304"); "" is DefaultExpectStatus.
+	ExpectStatus string
+	// FollowRedirects is how many redirects a request follows (301, 302,
+	// 303, 307, 308 with a Location); 0 follows none, and a redirect is
+	// the answer.
+	FollowRedirects int
 
 	viaLoop bool // tests only: Do runs through the closed model's loop (loop.go)
 }
@@ -116,6 +127,12 @@ func (c Config) Validate() []error {
 	}
 	if c.MaxConns < 0 {
 		add("max_conns", "max_conns %d is negative", c.MaxConns)
+	}
+	if _, err := ParseStatusSet(c.ExpectStatus); err != nil {
+		add("expect_status", "%v", err)
+	}
+	if c.FollowRedirects < 0 || c.FollowRedirects > maxRedirects {
+		add("follow_redirects", "follow_redirects %d is not within 0-%d", c.FollowRedirects, maxRedirects)
 	}
 	if c.CAFile != "" {
 		if _, err := LoadCA(c.CAFile); err != nil {

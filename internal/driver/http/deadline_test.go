@@ -14,17 +14,20 @@ type deadlines struct {
 
 func (d *deadlines) SetDeadline(t time.Time) error { d.set = append(d.set, t); return nil }
 
-func TestFastConnMovesItsDeadlineOncePerSlack(t *testing.T) {
+// TestArmMovesTheDeadlineOncePerSlack: requests 1 ms apart, each asking
+// for a deadline 1 ms later than the last, move the connection's
+// deadline once per slack, never before what a request asked for nor
+// more than the slack after it.
+func TestArmMovesTheDeadlineOncePerSlack(t *testing.T) {
 	under := &deadlines{}
 	const slack = 10 * time.Millisecond
-	c := &fastConn{Conn: under, fc: &fastClient{slack: slack}}
+	c := &h1Client{t: &h1Template{slack: slack}, conn: under}
 	t0 := time.Now()
-	// fasthttp asks for a write deadline, then a read one, per request;
-	// requests 1 ms apart.
 	for ms := range 25 {
 		asked := t0.Add(time.Duration(ms) * time.Millisecond)
-		_ = c.SetWriteDeadline(asked)
-		_ = c.SetReadDeadline(asked)
+		if err := c.arm(asked); err != nil {
+			t.Fatal(err)
+		}
 		now := under.set[len(under.set)-1]
 		if now.Before(asked) || now.After(asked.Add(slack)) {
 			t.Fatalf("asked for %v, the connection's deadline is %v: not within [asked, asked+%v]", asked.Sub(t0), now.Sub(t0), slack)
@@ -40,27 +43,23 @@ func TestFastConnMovesItsDeadlineOncePerSlack(t *testing.T) {
 		}
 	}
 	// An earlier deadline than the one set is set at once.
-	_ = c.SetReadDeadline(t0)
+	_ = c.arm(t0)
 	if got := under.set[len(under.set)-1]; !got.Equal(t0.Add(slack)) {
 		t.Errorf("asked for a deadline before the one set, got %v, want %v", got.Sub(t0), slack)
 	}
 }
 
-func TestFastConnKeepsAnInterruptedDeadlinePast(t *testing.T) {
+// TestArmKeepsAnInterruptedDeadlinePast: once the VU's ctx is done, every
+// deadline asked for is set in the past instead, so that no read or write
+// waits.
+func TestArmKeepsAnInterruptedDeadlinePast(t *testing.T) {
 	under := &deadlines{}
-	fc := &fastClient{slack: time.Second}
-	c := &fastConn{Conn: under, fc: fc}
-	fc.conn.Store(c)
-	t0 := time.Now()
-	_ = c.SetWriteDeadline(t0)
-	fc.interrupt(fc.gen)
-	_ = c.SetReadDeadline(t0) // within the slack of the deadline set before the interrupt
-	if got := under.set[len(under.set)-1]; !got.Equal(alreadyPassed) {
-		t.Fatalf("after an interrupt the deadline is %v, want one passed", got)
+	c := &h1Client{t: &h1Template{slack: time.Millisecond}, conn: under}
+	c.halted.Store(true)
+	if err := c.arm(time.Now().Add(time.Minute)); err == nil {
+		t.Error("arm after an interrupt: no error")
 	}
-	fc.interrupted.Store(false) // a new ctx is watched
-	_ = c.SetReadDeadline(t0)
-	if got := under.set[len(under.set)-1]; !got.Equal(t0.Add(time.Second)) {
-		t.Errorf("the first deadline after an interrupt ended is %v, want the one asked for plus the slack", got)
+	if len(under.set) != 1 || !under.set[0].Equal(alreadyPassed) {
+		t.Errorf("deadlines set %v, want only one in the past", under.set)
 	}
 }

@@ -4,43 +4,50 @@
 //
 // What a Result holds, exactly:
 //
-//   - TTFB: from the start of Do to the first byte of the response, so it
-//     includes any connect time (httptrace GotFirstResponseByte on
-//     net/http, the first read returning bytes on fasthttp). Also set on a
-//     failed request if a byte had come.
-//   - Connect: TCP connect plus TLS handshake of a connection opened for
-//     this request; 0 when the request reused a connection.
-//   - BytesSent: request body bytes. Request line, headers and framing
-//     (chunking, HTTP/2 frames, TLS records) are not counted.
-//   - BytesRecv: response body bytes read (compression is disabled, so these
-//     are the bytes the server sent as the body). Status line, headers and
-//     framing are not counted. A body cut short counts what was read before
-//     the failure (fasthttp reads bodies up to 32 KiB whole, so may report
-//     0). Bodies are read through a fixed buffer per VU, whatever length a
-//     server announces, and Config.Timeout bounds the body too.
-//   - Class: stats.OK for 1xx–3xx (redirects are not followed), Status4xx
-//     or Status5xx by status code, else what Classify makes of the error.
-//   - Message: for a 4xx or 5xx, the status and the start of the body, if
-//     it is text, on one line (at most 512 bytes of it: see statusMessage).
+//   - TTFB: from the start of Do to the first byte of any answer: an
+//     interim (1xx) answer's, or with redirects followed, the first
+//     answer's (as curl and net/http's httptrace count it). It includes
+//     any connect time. Also set on a failed request if a byte had come.
+//   - Connect: TCP connect plus TLS handshake of the connections opened
+//     for this request; 0 when it reused one.
+//   - BytesSent: request body bytes.
+//   - BytesRecv: the answers' bytes as they came: status lines, headers,
+//     framing (chunk sizes, trailers) and body, interim answers and
+//     redirects followed included. On HTTP/2 (net/http), the status line
+//     and header lines as HTTP/1.1 would write them, and the body.
+//     Counters[stats.BodyBytes] is the body bytes alone. Bodies are read
+//     through a fixed buffer, whatever length a server announces, and
+//     Config.Timeout bounds the body too.
+//   - Class: the final answer read whole, by its status: stats.OK when
+//     Config.ExpectStatus has it (200–399 by default); else RateLimited
+//     (429), Status4xx, Status5xx, or StatusOther (a 1xx, 2xx or 3xx not
+//     expected). An answer not read whole is what Classify makes of the
+//     error: a body cut short, a malformed answer or one past a bound
+//     (h1parse.go) is Protocol.
+//   - Message: for a status that failed, the status and the start of the
+//     body, if it is text, on one line (at most 512 bytes of it: see
+//     statusMessage).
+//   - Counters: stats.BodyBytes; stats.Retries, requests sent again on a
+//     new connection (rules.go); stats.IdleCloses, kept-alive connections
+//     the server had closed when they were to be reused; stats.StrayAnswers,
+//     connections closed for bytes no request asked for. net/http counts
+//     retries only (README says which rules it cannot follow).
 //
 // Connections: with MaxConns 0 every VU has its own keep-alive connection
 // (HTTP/1.1 and HTTP/2 alike), like wrk's connections, opened on its first
-// request and reopened when the server closes it; the response body is read
-// to the end so the connection is reused. A connection whose response was
-// not read to its end (a timeout, an interrupt, a broken body) is closed,
-// never reused: what the server writes later is no answer to the next
-// request. With MaxConns > 0 the VUs share a pool of at most MaxConns
-// connections (HTTP/2 multiplexes streams on them).
-// Redirects are not followed, proxies from the environment not used.
+// request and reopened when the server closes it; the answer is read to
+// its end so the connection is reused. A connection whose answer was not
+// read whole (a timeout, an interrupt, a broken body) is closed, never
+// reused: what the server writes later is no answer to the next request.
+// With MaxConns > 0 the VUs share a pool of at most MaxConns connections
+// (HTTP/2 multiplexes streams on them). Redirects are followed up to
+// Config.FollowRedirects (0: none); proxies from the environment not used.
 //
-// Three paths, chosen by measurement (CLIENT-CHOICE.md): HTTP/1.1 with a
-// connection per VU goes through fasthttp, which costs well under half the
-// CPU per request of net/http; HTTP/2, ALPN negotiation, shared connection
-// pools (MaxConns > 0) go through net/http. In the closed model, plain
-// http:// with a connection per VU goes through event loops of perflab's
-// own (loop.go: no goroutine per VU, one read per answer, as wrk). All
-// report the same things the same way, and the tests run every case on
-// each.
+// Paths (CLIENT-CHOICE.md): HTTP/1.1 with a connection per VU goes
+// through perflab's own client (h1.go): event loops in the closed model,
+// the VU's goroutine otherwise; HTTP/2, ALPN negotiation and shared pools
+// go through net/http. All report the same things the same way, and the
+// tests run every case on each.
 package httpdriver
 
 import (
@@ -75,8 +82,9 @@ type Driver struct {
 	tmpl    *http.Request   // copied by every net/http Do
 	rt      *http.Transport // shared: MaxConns > 0, or vu < 0
 	perVU   bool            // MaxConns == 0: each VU its own client
-	fast    *fastTemplate   // non-nil: HTTP/1.1 through fasthttp
-	loop    *loopTemplate   // non-nil: the closed model may run through loops (loop.go)
+	h1      *h1Template     // non-nil: HTTP/1.1 through perflab's own client
+	expect  StatusSet       // the final statuses that are a success
+	follow  int             // redirects to follow
 	viaLoop bool            // tests only: Do runs through a loop
 	dl      *dial.Dialer
 	states  driver.VUs[vuState]
@@ -96,8 +104,14 @@ func New(c Config) (*Driver, error) {
 	if err != nil {
 		return nil, err
 	}
+	expect, err := ParseStatusSet(c.ExpectStatus)
+	if err != nil {
+		return nil, err
+	}
 	d := &Driver{
 		name:    c.Name,
+		expect:  expect,
+		follow:  c.FollowRedirects,
 		body:    c.Body,
 		secrets: requestSecrets(tmpl.Header),
 		timeout: c.Timeout,
@@ -107,13 +121,10 @@ func New(c Config) (*Driver, error) {
 		viaLoop: c.viaLoop,
 		dl:      dl,
 	}
-	if useFast(c) {
-		d.fast = newFastTemplate(tmpl, c.Body)
-		if d.loop, err = newLoopTemplate(d, d.fast); err != nil {
-			return nil, err
-		}
-		d.viaLoop = d.viaLoop && d.loop != nil
+	if ownsH1(c) {
+		d.h1 = newH1Template(d, dl)
 	}
+	d.viaLoop = d.viaLoop && d.loops()
 	epoch := time.Now()
 	d.states.New = func(vu int) *vuState {
 		s := newVUState(epoch)
@@ -128,8 +139,8 @@ func New(c Config) (*Driver, error) {
 // setupVU gives a VU seen for the first time its own client.
 func (d *Driver) setupVU(st *vuState) {
 	switch {
-	case d.fast != nil:
-		st.fast = newFastClient(d.fast, d.dl, st, d.timeout)
+	case d.h1 != nil:
+		st.h1 = newH1Client(d.h1, st)
 	case d.perVU:
 		// One connection, exactly: with no cap, net/http may dial a second
 		// one for a request that comes before the first is back in the
@@ -146,8 +157,8 @@ func (d *Driver) Close() error {
 		if st.rt != nil {
 			st.rt.CloseIdleConnections()
 		}
-		if st.fast != nil {
-			st.fast.hc.CloseIdleConnections()
+		if st.h1 != nil {
+			st.h1.Close()
 		}
 		if st.loop != nil {
 			_ = st.loop.Close()
@@ -167,8 +178,8 @@ func (d *Driver) Do(ctx context.Context, vu int, r *driver.Result) {
 		d.doInLoop(ctx, st, vu, r)
 		return
 	}
-	if st.fast != nil {
-		st.fast.do(ctx, d, start, r)
+	if st.h1 != nil {
+		st.h1.do(ctx, start, r)
 		return
 	}
 	d.doNet(ctx, st, start, r)
@@ -177,6 +188,10 @@ func (d *Driver) Do(ctx context.Context, vu int, r *driver.Result) {
 func timeoutMessage(d time.Duration) string {
 	return fmt.Sprintf("request timed out after %v", d)
 }
+
+// expectFails tells whether an answer of status code fails the request:
+// its body's start and reason phrase are then kept for the message.
+func (d *Driver) expectFails(code int) bool { return !d.expect.Has(code) }
 
 // BodyClass is the class of an error met while reading a response body,
 // given what Classify made of it: a connection that broke after the

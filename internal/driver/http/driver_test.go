@@ -25,8 +25,8 @@ func TestDoProtocolsSizeAndReuse(t *testing.T) {
 		maxConns          int
 		wantMajor         int
 	}{
-		{"fasthttp-h1", modeH1, ProtoAuto, 0, 1},
-		{"fasthttp-tls-h1", modeTLSH2, ProtoH1, 0, 1},
+		{"conn-h1", modeH1, ProtoAuto, 0, 1},
+		{"conn-tls-h1", modeTLSH2, ProtoH1, 0, 1},
 		{"nethttp-h1-pool", modeH1, ProtoH1, 8, 1},
 		{"nethttp-tls-auto-h2", modeTLSH2, ProtoAuto, 0, 2},
 		{"nethttp-tls-auto-h1", modeTLSH1, ProtoAuto, 0, 1},
@@ -46,7 +46,7 @@ func TestDoProtocolsSizeAndReuse(t *testing.T) {
 			var connects int
 			for i := range n {
 				r, took := do(context.Background(), d, 0)
-				if r.Class != stats.OK || r.BytesRecv != size || r.Op != "GET /data" {
+				if r.Class != stats.OK || r.Counters[stats.BodyBytes] != size || r.Op != "GET /data" {
 					t.Fatalf("request %d: %+v", i, r)
 				}
 				if r.TTFB <= 0 || r.TTFB > took {
@@ -82,7 +82,7 @@ func TestDoTTFBIncludesServerWait(t *testing.T) {
 			_, _ = io.WriteString(w, "done")
 		}))
 		r, took := do(context.Background(), newDriver(t, c.config(ts, "/")), 0)
-		if r.Class != stats.OK || r.BytesRecv != 4 {
+		if r.Class != stats.OK || r.Counters[stats.BodyBytes] != 4 {
 			t.Fatalf("result %+v", r)
 		}
 		if r.TTFB < wait || r.TTFB > took {
@@ -120,7 +120,7 @@ func TestDoSendsTheConfiguredRequest(t *testing.T) {
 		d := newDriver(t, cfg)
 		for range 3 { // the body is sent afresh each time
 			r, _ := do(context.Background(), d, 7)
-			if r.Class != stats.OK || r.BytesSent != int64(len(body)) || r.BytesRecv != 6 || r.Op != "POST /up/a%20b" {
+			if r.Class != stats.OK || r.BytesSent != int64(len(body)) || r.Counters[stats.BodyBytes] != 6 || r.Op != "POST /up/a%20b" {
 				t.Fatalf("result %+v", r)
 			}
 			s := <-got
@@ -165,28 +165,33 @@ func TestDoStatusClasses(t *testing.T) {
 			_, _ = io.WriteString(w, "body")
 		}))
 		for _, tc := range []struct {
-			code  int
-			class stats.Class
-			msg   string
+			code   int
+			expect string // Config.ExpectStatus
+			class  stats.Class
+			msg    string
 		}{
-			{200, stats.OK, ""},
-			{302, stats.OK, ""}, // redirects are not followed
+			{200, "", stats.OK, ""},
+			{302, "", stats.OK, ""}, // redirects are not followed
 			// a failure's message holds the start of its body
-			{404, stats.Status4xx, "HTTP 404 Not Found: body"},
-			{429, stats.Status4xx, "HTTP 429 Too Many Requests: body"},
-			{500, stats.Status5xx, "HTTP 500 Internal Server Error: body"},
-			{503, stats.Status5xx, "HTTP 503 Service Unavailable: body"},
+			{404, "", stats.Status4xx, "HTTP 404 Not Found: body"},
+			{429, "", stats.RateLimited, "HTTP 429 Too Many Requests: body"},
+			{500, "", stats.Status5xx, "HTTP 500 Internal Server Error: body"},
+			{503, "", stats.Status5xx, "HTTP 503 Service Unavailable: body"},
+			{302, "200-299", stats.StatusOther, "HTTP 302 Found: body (not an expected status: 200-299)"},
+			{404, "200-299,404", stats.OK, ""},
 		} {
-			d := newDriver(t, c.config(ts, "/"+strconv.Itoa(tc.code)))
+			cfg := c.config(ts, "/"+strconv.Itoa(tc.code))
+			cfg.ExpectStatus = tc.expect
+			d := newDriver(t, cfg)
 			for range 2 { // the second request reuses the connection: the body was drained
 				r, _ := do(context.Background(), d, 0)
-				if r.Class != tc.class || r.Message != tc.msg || r.BytesRecv != 4 {
-					t.Errorf("status %d: got %v %q (%d bytes), want %v %q", tc.code, r.Class, r.Message, r.BytesRecv, tc.class, tc.msg)
+				if r.Class != tc.class || r.Message != tc.msg || r.Counters[stats.BodyBytes] != 4 {
+					t.Errorf("status %d, expecting %q: got %v %q (%d bytes), want %v %q", tc.code, tc.expect, r.Class, r.Message, r.Counters[stats.BodyBytes], tc.class, tc.msg)
 				}
 			}
 		}
-		if n := ts.conns.Load(); n != 6 {
-			t.Errorf("%d connections for 6 drivers × 2 requests, want 6", n)
+		if n := ts.conns.Load(); n != 8 {
+			t.Errorf("%d connections for 8 drivers × 2 requests, want 8", n)
 		}
 	})
 }
@@ -198,7 +203,7 @@ func TestDoConcurrentVUsOneConnEach(t *testing.T) {
 		mode            string
 		maxConns, conns int // want at most conns
 	}{
-		{"fasthttp-h1", ProtoAuto, modeH1, 0, 8},
+		{"conn-h1", ProtoAuto, modeH1, 0, 8},
 		{"nethttp-h1-max2", ProtoAuto, modeH1, 2, 2},
 		{"nethttp-h2c", ProtoH2C, modeH2C, 0, 8},
 	} {
@@ -211,7 +216,7 @@ func TestDoConcurrentVUsOneConnEach(t *testing.T) {
 					var r driver.Result
 					for range 50 {
 						d.Do(context.Background(), vu, &r)
-						if r.Class != stats.OK || r.BytesRecv != 100 {
+						if r.Class != stats.OK || r.Counters[stats.BodyBytes] != 100 {
 							t.Errorf("vu %d: %+v", vu, r)
 							return
 						}
@@ -235,7 +240,7 @@ func TestDoSetsEveryField(t *testing.T) {
 		for _, vu := range []int{3, -1} { // a negative VU uses the shared net/http client
 			r := driver.Result{Op: "stale", Class: stats.TLS, Message: "stale", BytesSent: 9, Connect: time.Hour}
 			d.Do(context.Background(), vu, &r)
-			if r.Op != "probe" || r.Class != stats.OK || r.Message != "" || r.BytesSent != 0 || r.BytesRecv != 3 || r.Connect >= time.Hour {
+			if r.Op != "probe" || r.Class != stats.OK || r.Message != "" || r.BytesSent != 0 || r.Counters[stats.BodyBytes] != 3 || r.Connect >= time.Hour {
 				t.Errorf("vu %d: result %+v still holds stale fields", vu, r)
 			}
 		}
@@ -311,8 +316,8 @@ func TestEmptyBodyIsOK(t *testing.T) {
 		ts := startServer(t, c.mode, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.WriteHeader(http.StatusNoContent)
 		}))
-		if r, _ := do(context.Background(), newDriver(t, c.config(ts, "/")), 0); r.Class != stats.OK || r.BytesRecv != 0 {
-			t.Errorf("204: %v %q, %d bytes", r.Class, r.Message, r.BytesRecv)
+		if r, _ := do(context.Background(), newDriver(t, c.config(ts, "/")), 0); r.Class != stats.OK || r.Counters[stats.BodyBytes] != 0 {
+			t.Errorf("204: %v %q, %d bytes", r.Class, r.Message, r.Counters[stats.BodyBytes])
 		}
 	})
 }
@@ -340,8 +345,8 @@ func TestOldContextInterruptsNothing(t *testing.T) {
 // request only, not for the VU's later ones.
 func TestCallersTraceStaysTheCallers(t *testing.T) {
 	forEachClient(t, func(t *testing.T, c client) {
-		if c.fast {
-			return // fasthttp has no httptrace
+		if c.own {
+			return // perflab's own client makes no httptrace calls
 		}
 		ts := startServer(t, c.mode, okHandler(3))
 		d := newDriver(t, c.config(ts, "/"))

@@ -12,7 +12,7 @@ import (
 // with the next read. It returns the parser and the first error.
 func parseSplit(resp string, k int, noBody bool) (*h1Parser, error) {
 	var sink bodySink
-	p := &h1Parser{noBody: noBody, sink: &sink}
+	p := &h1Parser{noBody: noBody, sink: &sink, keepBody: func(status int) bool { return status >= 400 }}
 	p.reset()
 	pending := ""
 	for _, read := range []string{resp[:k], resp[k:]} {
@@ -53,6 +53,7 @@ func TestParserFramesEveryResponseAtEverySplit(t *testing.T) {
 		{"error keeps its reason", "HTTP/1.1 404 Not Found\r\nContent-Length: 3\r\n\r\nno!", false, 404, 3, false, "Not Found"},
 		{"bare line feeds", "HTTP/1.1 503 Busy\nContent-Length: 1\n\nx", false, 503, 1, false, "Busy"},
 		{"no reason", "HTTP/1.1 500\r\nContent-Length: 0\r\n\r\n", false, 500, 0, false, ""},
+		{"101 ends the connection's HTTP", "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n", false, 101, 0, true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for k := 0; k <= len(tc.resp); k++ {
@@ -64,7 +65,7 @@ func TestParserFramesEveryResponseAtEverySplit(t *testing.T) {
 					t.Fatalf("split at %d: status %d, body %d, close %v, reason %q; want %d, %d, %v, %q",
 						k, p.status, p.sink.n, p.close, p.reason, tc.status, tc.body, tc.close, tc.reason)
 				}
-				if p.got != len(tc.resp) {
+				if p.got != int64(len(tc.resp)) {
 					t.Fatalf("split at %d: parsed %d bytes of a %d-byte response", k, p.got, len(tc.resp))
 				}
 			}
@@ -122,7 +123,6 @@ func TestParserRefusesWhatIsNotHTTP11(t *testing.T) {
 		{"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n", "malformed Content-Length"},
 		{"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "malformed chunk size"},
 		{"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nokX\r\n", "malformed chunked body"},
-		{"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n", "switched protocols"},
 		{"HTTP/1.1 200 OK\r\n" + strings.Repeat("X-Pad: "+strings.Repeat("p", 1000)+"\r\n", 70) + "\r\n", "headers larger than"},
 	} {
 		for _, k := range []int{0, len(tc.resp) / 2, len(tc.resp)} {

@@ -76,14 +76,15 @@ type client struct {
 	mode     string // server mode
 	proto    string
 	maxConns int
-	fast     bool // the fasthttp path
+	own      bool // perflab's own HTTP/1.1 client
 }
 
-// clients covers both paths: fasthttp (HTTP/1.1, a connection per VU) and
+// clients covers every path: perflab's own HTTP/1.1 client (a connection
+// per VU: the goroutine path, plain and TLS, and the closed model's loop) and
 // net/http (shared pools, HTTP/2, h2c).
 var clients = []client{
-	{"fasthttp-h1", modeH1, ProtoAuto, 0, true},
-	{"fasthttp-tls-h1", modeTLSH2, ProtoH1, 0, true},
+	{"conn-h1", modeH1, ProtoAuto, 0, true},
+	{"conn-tls-h1", modeTLSH2, ProtoH1, 0, true},
 	{"nethttp-h1-pool", modeH1, ProtoAuto, 64, false},
 	{"nethttp-tls-h2", modeTLSH2, ProtoAuto, 0, false},
 	{"nethttp-h2c", modeH2C, ProtoH2C, 0, false},
@@ -100,7 +101,7 @@ func forEachClient(t *testing.T, f func(t *testing.T, c client)) {
 // config is a Config for c against ts at path.
 func (c client) config(ts *testServer, path string) Config {
 	cfg := Config{URL: ts.URL + path, Proto: c.proto, MaxConns: c.maxConns, CAFile: ts.CAFile, viaLoop: strings.HasPrefix(c.name, "loop")}
-	if useFast(cfg.withDefaults()) != c.fast {
+	if ownsH1(cfg.withDefaults()) != c.own {
 		panic("client " + c.name + " does not take the path it names")
 	}
 	return cfg

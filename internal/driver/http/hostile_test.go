@@ -116,14 +116,14 @@ type rawClient struct {
 	tls      bool
 	proto    string
 	maxConns int
-	fast     bool
+	own      bool
 }
 
-// rawClients are the client paths that speak HTTP/1.1: fasthttp, and
+// rawClients are the client paths that speak HTTP/1.1: perflab's own, and
 // net/http both per VU (TLS with ALPN) and with a shared pool.
 var rawClients = []rawClient{
-	{"fasthttp-h1", false, ProtoAuto, 0, true},
-	{"fasthttp-tls-h1", true, ProtoH1, 0, true},
+	{"conn-h1", false, ProtoAuto, 0, true},
+	{"conn-tls-h1", true, ProtoH1, 0, true},
 	{"nethttp-h1-pool", false, ProtoAuto, 64, false},
 	{"nethttp-tls-h1", true, ProtoAuto, 0, false},
 	{"loop-h1", false, ProtoAuto, 0, true},
@@ -134,7 +134,7 @@ func forEachRawClient(t *testing.T, serve func(s *rawServer, c net.Conn, br *buf
 		t.Run(rc.name, func(t *testing.T) {
 			s := startRaw(t, rc.tls, serve)
 			cfg := Config{URL: s.URL + "/", Proto: rc.proto, MaxConns: rc.maxConns, CAFile: s.CAFile, viaLoop: strings.HasPrefix(rc.name, "loop")}
-			if useFast(cfg.withDefaults()) != rc.fast {
+			if ownsH1(cfg.withDefaults()) != rc.own {
 				t.Fatalf("client %s does not take the path it names", rc.name)
 			}
 			f(t, s, cfg)
@@ -195,9 +195,9 @@ func TestDoEndlessBodyClosesConnection(t *testing.T) {
 		d := newDriver(t, cfg)
 		for i := range 2 {
 			r, took := do(context.Background(), d, 0)
-			if r.Class != stats.Timeout || r.BytesRecv == 0 || took > timeout+time.Second {
+			if r.Class != stats.Timeout || r.Counters[stats.BodyBytes] == 0 || took > timeout+time.Second {
 				t.Errorf("request %d: got %v %q (%d bytes) after %v, want a timeout after some body",
-					i, r.Class, r.Message, r.BytesRecv, took)
+					i, r.Class, r.Message, r.Counters[stats.BodyBytes], took)
 			}
 		}
 		if got := s.conns.Load(); got != 2 {
@@ -271,9 +271,9 @@ func TestDoMemoryIgnoresAnnouncedLength(t *testing.T) {
 				d := newDriver(t, cfg)
 				for i := range 2 {
 					r, took, bytes := measure(d)
-					if r.Class != tc.class || r.BytesRecv != 10 || took > timeout+time.Second {
+					if r.Class != tc.class || r.Counters[stats.BodyBytes] != 10 || took > timeout+time.Second {
 						t.Errorf("request %d: got %v %q (%d bytes) after %v, want %v after 10 bytes within %v",
-							i, r.Class, r.Message, r.BytesRecv, took, tc.class, timeout+time.Second)
+							i, r.Class, r.Message, r.Counters[stats.BodyBytes], took, tc.class, timeout+time.Second)
 					}
 					if bytes > limit {
 						t.Errorf("request %d: allocated %d MiB for a body announced as %d MiB, want under %d MiB",
@@ -297,9 +297,9 @@ func TestDoMemoryIgnoresAnnouncedLengthH2C(t *testing.T) {
 	}))
 	d := newDriver(t, Config{URL: ts.URL + "/", Proto: ProtoH2C, Timeout: timeout})
 	r, took, bytes := measure(d)
-	if r.Class != stats.Timeout || r.BytesRecv != 10 || took > timeout+time.Second || bytes > limit {
+	if r.Class != stats.Timeout || r.Counters[stats.BodyBytes] != 10 || took > timeout+time.Second || bytes > limit {
 		t.Errorf("got %v %q (%d bytes) after %v, %d bytes allocated; want a timeout after 10 bytes within %v, under %d MiB",
-			r.Class, r.Message, r.BytesRecv, took, bytes, timeout+time.Second, limit>>20)
+			r.Class, r.Message, r.Counters[stats.BodyBytes], took, bytes, timeout+time.Second, limit>>20)
 	}
 }
 
@@ -343,10 +343,16 @@ func TestNoByteNoTTFB(t *testing.T) {
 	})
 }
 
-// TestIdleCloseRetriesOnlyWhatIsReplayable (issue 18): on the fasthttp
-// path a POST is tried once more after an idle close only when it carries
-// an idempotency key; without one its failure is reported.
-func TestIdleCloseRetriesOnlyWhatIsReplayable(t *testing.T) {
+// TestIdleCloseFailsNoRequest (issue 27): a server that closes a
+// kept-alive connection while it is idle fails no request, whatever its
+// method: the client finds the close before it reuses the connection
+// (counted as an idle close), or, when the close comes after it looked,
+// sends the request once more on a new connection (counted as a retry).
+// Here the request follows the close at once; net/http, whose reader
+// finds the close on a goroutine of its own, may still be about to, and
+// then fails a POST (README); TestIdleTimeoutAtARate holds it to a real
+// server's idle timeout.
+func TestIdleCloseFailsNoRequest(t *testing.T) {
 	closed, idle := make(chan struct{}, 16), make(chan struct{}, 16)
 	serve := func(s *rawServer, c net.Conn, br *bufio.Reader) {
 		defer closeAndSay(c, closed)
@@ -358,22 +364,25 @@ func TestIdleCloseRetriesOnlyWhatIsReplayable(t *testing.T) {
 		case <-s.done:
 		}
 	}
-	for _, key := range []string{"Idempotency-Key", "X-Idempotency-Key", ""} {
+	for _, method := range []string{http.MethodPost, http.MethodGet} {
 		forEachRawClient(t, serve, func(t *testing.T, s *rawServer, cfg Config) {
-			if !useFast(cfg.withDefaults()) {
-				return
+			if !ownsH1(cfg.withDefaults()) {
+				t.Skip("net/http: see TestIdleTimeoutAtARate")
 			}
-			drain(closed)
-			cfg.Method, cfg.Body = http.MethodPost, []byte("{}")
-			if key != "" {
-				cfg.Header = http.Header{key: {"k1"}}
-			}
+			drain(closed) // what the last client's server said
+			drain(idle)   // and was told
+			cfg.Method, cfg.Body = method, []byte("{}")
 			d := newDriver(t, cfg)
 			_, _ = do(context.Background(), d, 0)
 			idle <- struct{}{}
 			<-closed // the connection is closed before the next request
-			if r, _ := do(context.Background(), d, 0); (r.Class == stats.OK) != (key != "") {
-				t.Errorf("key %q: %v %q", key, r.Class, r.Message)
+			r, _ := do(context.Background(), d, 0)
+			idle <- struct{}{}
+			if r.Class != stats.OK {
+				t.Errorf("%s: %v %q", method, r.Class, r.Message)
+			}
+			if found := r.Counters[stats.IdleCloses] + r.Counters[stats.Retries]; found != 1 {
+				t.Errorf("%s: counters %v: want the idle close counted once, as an idle close or a retry", method, r.Counters)
 			}
 		})
 	}

@@ -1,18 +1,12 @@
 package httpdriver
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/url"
-	"strconv"
 	"sync"
 	"time"
 
-	"github.com/valyala/fasthttp"
 	"golang.org/x/sys/unix"
 
 	"github.com/perflab/perflab/internal/driver"
@@ -21,82 +15,36 @@ import (
 
 // The closed model's HTTP/1.1 path: an event loop over raw non-blocking
 // sockets and epoll, serving many VUs from one goroutine, each VU with its
-// own keep-alive connection as on the fasthttp path. A goroutine per VU
-// costs, per request, a read that fails with EAGAIN before the goroutine
-// parks, a park and a wake through Go's poller, and fasthttp's own work:
-// against nginx that was 1.25 × wrk's CPU per request. The loop writes a
-// request, waits for its connection's edge and reads the answer once, as
-// wrk does (BENCHMARKS.md). It serves plain http:// with a connection per
-// VU; TLS, HTTP/2 and shared pools stay on the goroutine paths. The open
-// model keeps a goroutine per VU too: its VUs wait for arrivals, not for
-// answers.
+// own keep-alive connection as on the goroutine path (conn.go). A
+// goroutine per VU costs, per request, a read that fails with EAGAIN
+// before the goroutine parks, and a park and a wake through Go's poller:
+// the loop writes a request, waits for its connection's edge and reads
+// the answer once, as wrk does (BENCHMARKS.md). It serves plain http://
+// with a connection per VU and no redirects to follow; TLS and redirects
+// go through the goroutine path, HTTP/2 and shared pools through net/http.
 //
-// It reports what the other paths report, the same way (driver.go):
-// every behavioural test of the package runs on it too.
+// It reports what the other paths report, the same way (driver.go), with
+// the same parser and rules (h1.go): every behavioural test of the
+// package runs on it too.
 
 var _ driver.Looper = (*Driver)(nil)
 
-// loopTemplate is what every loop of a Driver is built from.
-type loopTemplate struct {
-	req     []byte // the request as fasthttp writes it: line, headers, body
-	host    string // to resolve at each dial
-	port    uint16
-	dns     *net.Resolver // the process's, as it was when the driver was made
-	body    int64         // the request body's length, BytesSent
-	timeout time.Duration
-	slack   time.Duration // how much later than its timeout a request may fail
-	noBody  bool          // HEAD: answers have no body
-	// closeEach: the request says "Connection: close", so its
-	// connection is closed after each answer, as fasthttp does.
-	closeEach bool
-	replay    bool // the request may be sent again on a fresh connection
-	d         *Driver
-}
-
-// newLoopTemplate renders the request once. It is nil when the path is
-// not for t's configuration: TLS.
-func newLoopTemplate(d *Driver, t *fastTemplate) (*loopTemplate, error) {
-	if t.isTLS {
-		return nil, nil
-	}
-	var req fasthttp.Request
-	t.build(&req)
-	_ = req.URI() // parsed, as HostClient has it when it writes: the request line takes its path
-	var b bytes.Buffer
-	w := bufio.NewWriter(&b)
-	if err := req.Write(w); err != nil {
-		return nil, fmt.Errorf("render the request: %w", err)
-	}
-	if err := w.Flush(); err != nil {
-		return nil, err
-	}
-	u, err := url.Parse("http://" + t.addr)
-	if err != nil {
-		return nil, err
-	}
-	port, err := strconv.ParseUint(u.Port(), 10, 16)
-	if err != nil || port == 0 {
-		return nil, nil // no such port: the goroutine path's dial says so, per request
-	}
-	return &loopTemplate{
-		req: b.Bytes(), host: u.Hostname(), port: uint16(port), body: int64(len(t.body)),
-		closeEach: req.Header.ConnectionClose(), dns: net.DefaultResolver,
-		timeout: d.timeout, slack: max(d.timeout/deadlineSlack, time.Millisecond),
-		noBody: t.tmpl.Method == "HEAD", replay: replayable(&req), d: d,
-	}, nil
+// loops tells whether the driver's closed model may run through loops.
+func (d *Driver) loops() bool {
+	return d.h1 != nil && !d.h1.first.tls && d.h1.port != 0 && d.follow == 0
 }
 
 // Loop returns an event loop serving vus, or nil when the driver's
 // configuration takes another path.
 func (d *Driver) Loop(vus []int) (driver.Loop, error) {
-	if d.loop == nil {
+	if !d.loops() {
 		return nil, nil
 	}
-	return newH1Loop(d.loop, vus)
+	return newH1Loop(d.h1, vus)
 }
 
 // readBufSize is a connection's read buffer: a response line must fit.
-const readBufSize = 8 << 10
+const readBufSize = maxLineBytes
 
 // wakeID marks the loop's eventfd among the epoll events.
 const wakeID = -1
@@ -111,7 +59,7 @@ const (
 
 // h1Loop serves its VUs' connections from the goroutine that runs it.
 type h1Loop struct {
-	t      *loopTemplate
+	t      *h1Template
 	ep     int // epoll
 	wake   int // eventfd: Wake writes it
 	conns  []h1Conn
@@ -130,7 +78,7 @@ type h1Loop struct {
 	closed       bool // under wakeMu: Wake writes nothing after Close
 }
 
-func newH1Loop(t *loopTemplate, vus []int) (*h1Loop, error) {
+func newH1Loop(t *h1Template, vus []int) (*h1Loop, error) {
 	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("epoll: %w", err)
@@ -151,7 +99,7 @@ func newH1Loop(t *loopTemplate, vus []int) (*h1Loop, error) {
 	for i, vu := range vus {
 		c := &l.conns[i]
 		c.vu, c.id, c.fd = vu, int32(i), -1
-		c.p.noBody, c.p.sink = t.noBody, &c.sink
+		c.p.noBody, c.p.keepBody, c.p.sink = t.noBody, t.d.expectFails, &c.sink
 	}
 	return l, nil
 }
@@ -187,36 +135,50 @@ func (l *h1Loop) Run(ctx context.Context, host driver.LoopHost) {
 	stopWatch := context.AfterFunc(ctx, l.Wake)
 	defer stopWatch()
 	l.check = host.Now().Add(l.t.slack)
+	// What came on the idle connections since the last Run (an end, a
+	// stray answer) is known before any of them carries a request.
+	if !l.poll(0) {
+		return
+	}
 	l.admit()
 	for l.busy > 0 || len(l.ready) > 0 || !host.Stopped() {
 		if ctx.Err() != nil {
 			l.failAll(errLoopInterrupted)
 			return
 		}
-		k, err := unix.EpollWait(l.ep, l.events, l.waitMillis())
-		if err != nil && err != unix.EINTR {
-			l.failAll(fmt.Errorf("epoll_wait: %w", err))
+		if !l.poll(l.waitMillis()) {
 			return
-		}
-		woke := false
-		for _, ev := range l.events[:max(k, 0)] {
-			if ev.Fd == wakeID {
-				woke = true
-				continue
-			}
-			if c := &l.conns[ev.Fd]; ev.Pad == c.gen && c.fd >= 0 {
-				l.handle(c, ev.Events)
-			}
-		}
-		if woke {
-			var b [8]byte
-			_, _ = unix.Read(l.wake, b[:])
-			l.takeLookups()
-			l.admit()
 		}
 		l.beginReady()
 		l.expire()
 	}
+}
+
+// poll waits up to ms for events (-1: for ever) and acts on them; false
+// when epoll failed, which ends every operation.
+func (l *h1Loop) poll(ms int) bool {
+	k, err := unix.EpollWait(l.ep, l.events, ms)
+	if err != nil && err != unix.EINTR {
+		l.failAll(fmt.Errorf("epoll_wait: %w", err))
+		return false
+	}
+	woke := false
+	for _, ev := range l.events[:max(k, 0)] {
+		if ev.Fd == wakeID {
+			woke = true
+			continue
+		}
+		if c := &l.conns[ev.Fd]; ev.Pad == c.gen && c.fd >= 0 {
+			l.handle(c, ev.Events)
+		}
+	}
+	if woke {
+		var b [8]byte
+		_, _ = unix.Read(l.wake, b[:])
+		l.takeLookups()
+		l.admit()
+	}
+	return true
 }
 
 // admit begins an operation for every idle VU its host lets run.
@@ -296,7 +258,7 @@ var (
 // the closed model's path through Do (Driver.viaLoop).
 func (d *Driver) doInLoop(ctx context.Context, st *vuState, vu int, r *driver.Result) {
 	if st.loop == nil {
-		l, err := newH1Loop(d.loop, []int{vu})
+		l, err := newH1Loop(d.h1, []int{vu})
 		if err != nil {
 			*r = driver.Result{Op: d.name, Class: stats.Protocol, Message: err.Error()}
 			return

@@ -82,7 +82,7 @@ func TestLoopsHoldTheVUsOnTheirOwnConnections(t *testing.T) {
 	h := &inFlight{hold: 3 * time.Millisecond}
 	ts := startServer(t, modeH1, h)
 	d := newDriver(t, Config{URL: ts.URL + "/"})
-	if d.loop == nil {
+	if !d.loops() {
 		t.Fatal("plain http:// takes no loop")
 	}
 	sum, all, _ := runClosed(t, d, pacer.FixedConcurrency(8, 400*time.Millisecond), time.Second)
@@ -99,8 +99,8 @@ func TestLoopsHoldTheVUsOnTheirOwnConnections(t *testing.T) {
 	if lat := all.Latency.Min(); lat < 3*time.Millisecond {
 		t.Errorf("fastest answer %v, the server holds each 3ms", lat)
 	}
-	if all.BytesRecv != 2*ok {
-		t.Errorf("%d bytes received for %d answers of 2", all.BytesRecv, ok)
+	if all.Counters[stats.BodyBytes] != 2*ok {
+		t.Errorf("%d bytes received for %d answers of 2", all.Counters[stats.BodyBytes], ok)
 	}
 	if sum.MaxVUs != 8 {
 		t.Errorf("MaxVUs %d, want 8", sum.MaxVUs)

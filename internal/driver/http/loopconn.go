@@ -60,7 +60,7 @@ func (l *h1Loop) next(c *h1Conn) {
 	l.busy++
 	c.start, c.deadline, c.first = start, start.Add(l.t.timeout), time.Time{}
 	c.res.Reset(l.t.d.name)
-	c.res.BytesSent = l.t.body
+	c.res.BytesSent = int64(len(l.t.first.body))
 	c.op++
 	c.dialed = false
 	l.send(c)
@@ -69,13 +69,28 @@ func (l *h1Loop) next(c *h1Conn) {
 // send writes the request on c's connection, dialing one if it has none.
 func (l *h1Loop) send(c *h1Conn) {
 	c.p.reset()
-	c.sink.n = 0
+	c.sink.reset(-1, false)
 	c.sent = 0
 	// The server closed its side while the connection was idle, or wrote
 	// to it (an input edge, and bytes there): nothing of that answers the
 	// request about to go. An edge alone may be one already taken.
-	if c.fd >= 0 && (c.hup || c.in && c.unread()) {
-		c.closeFD()
+	if c.fd >= 0 {
+		switch {
+		case c.hup:
+			c.res.Counters[stats.IdleCloses]++
+			c.closeFD()
+		case c.in:
+			switch c.look() {
+			case idleClosed:
+				c.res.Counters[stats.IdleCloses]++
+				c.closeFD()
+			case idleStray:
+				c.res.Counters[stats.StrayAnswers]++
+				c.closeFD()
+			default:
+				c.in = false
+			}
+		}
 	}
 	if c.fd < 0 {
 		l.dial(c)
@@ -207,7 +222,7 @@ func (l *h1Loop) connected(c *h1Conn) {
 // write writes what is left of the request; an EAGAIN waits for the
 // connection's output edge.
 func (l *h1Loop) write(c *h1Conn) {
-	req := l.t.req
+	req := l.t.first.req
 	for c.sent < len(req) {
 		n, err := unix.Write(c.fd, req[c.sent:])
 		if err == unix.EAGAIN {
@@ -296,22 +311,33 @@ func (l *h1Loop) eof(c *h1Conn) {
 func (l *h1Loop) finish(c *h1Conn, end time.Time) {
 	r := &c.res
 	r.TTFB = c.first.Sub(c.start)
-	r.BytesRecv = c.sink.n
-	switch status := c.p.status; {
-	case status >= 500:
-		r.Class, r.Message = stats.Status5xx, statusMessage(status, c.p.reason, c.sink.head, c.sink.n, l.t.d.secrets)
-	case status >= 400:
-		r.Class, r.Message = stats.Status4xx, statusMessage(status, c.p.reason, c.sink.head, c.sink.n, l.t.d.secrets)
-	}
+	r.BytesRecv = c.p.got
+	r.Counters[stats.BodyBytes] = c.sink.n
+	l.t.d.judge(r, c.p.status, c.p.reason, c.sink.head, c.sink.n)
 	// Bytes after the answer, read or not yet, came before the next
 	// request: they answer none of it. The connection goes with them. A
-	// read that filled the buffer may have left some: look (c.unread).
-	if c.in && !c.hup && c.r == c.w && !c.unread() {
-		c.in = false
+	// read that filled the buffer may have left some: look. An end the
+	// answer did not announce is the server closing a kept-alive
+	// connection, found before it was reused.
+	state := idleOpen
+	switch {
+	case c.r < c.w:
+		state = idleStray
+	case c.hup:
+		state = idleClosed
+	case c.in:
+		state = c.look()
 	}
-	if c.p.close || l.t.closeEach || c.r < c.w || c.in {
+	switch {
+	case state == idleStray:
+		r.Counters[stats.StrayAnswers]++
+	case state == idleClosed && !c.p.close:
+		r.Counters[stats.IdleCloses]++
+	}
+	if state != idleOpen || c.p.close || l.t.closeEach {
 		c.closeFD()
 	}
+	c.in = false
 	l.end(c, end)
 }
 
@@ -322,6 +348,7 @@ func (l *h1Loop) finish(c *h1Conn, end time.Time) {
 func (l *h1Loop) fail(c *h1Conn, err error) {
 	c.closeFD()
 	if l.retry(c, err) {
+		c.res.Counters[stats.Retries]++
 		l.send(c)
 		return
 	}
@@ -333,14 +360,15 @@ func (l *h1Loop) fail(c *h1Conn, err error) {
 		r.Class, r.Message = stats.Interrupted, l.interruptMessage()
 	default:
 		r.Class, r.Message = Classify(err, nil)
-		if c.p.status != 0 { // the answer had begun
+		if !c.first.IsZero() { // the answer had begun
 			r.Class = BodyClass(r.Class)
 		}
 	}
 	if !c.first.IsZero() {
 		r.TTFB = c.first.Sub(c.start)
 	}
-	r.BytesRecv = c.sink.n
+	r.BytesRecv = c.p.got
+	r.Counters[stats.BodyBytes] = c.sink.n
 	l.end(c, l.host.Now())
 }
 
@@ -352,13 +380,11 @@ func (l *h1Loop) interruptMessage() string {
 	return "interrupted"
 }
 
-// retry tells whether c's request, failed with err, goes out again: as on
-// the other paths, once (it goes on a new connection, which is not
-// reused), when a reused connection failed before any byte of an answer
-// and the request is replayable.
+// retry tells whether c's request, failed with err, goes out again: once
+// (it goes on a new connection, which is not reused), by the rule of
+// every path (mayRetry).
 func (l *h1Loop) retry(c *h1Conn, err error) bool {
-	return c.reused && !l.halted && !c.p.started() && c.first.IsZero() && l.t.replay &&
-		err != errLoopTimeout && err != errLoopInterrupted && err != errLineTooLong
+	return !l.halted && c.res.Counters[stats.Retries] == 0 && c.first.IsZero() && mayRetry(c.reused, c.p.started(), err)
 }
 
 // end hands c's operation to the host and begins the VU's next one: at
@@ -381,12 +407,18 @@ func (l *h1Loop) end(c *h1Conn, end time.Time) {
 	}
 }
 
-// unread tells whether bytes, an end or an error wait in c's socket,
-// without taking them: anything but an empty socket.
-func (c *h1Conn) unread() bool {
+// look tells what waits in c's idle socket, without taking it: an end
+// (or an error), bytes, or nothing.
+func (c *h1Conn) look() idleState {
 	var b [1]byte
-	_, _, err := unix.Recvfrom(c.fd, b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
-	return err != unix.EAGAIN
+	n, _, err := unix.Recvfrom(c.fd, b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+	switch {
+	case err == unix.EAGAIN:
+		return idleOpen
+	case err != nil || n == 0:
+		return idleClosed
+	}
+	return idleStray
 }
 
 // closeFD closes c's connection, if open; closing removes it from epoll.

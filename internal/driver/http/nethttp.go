@@ -3,6 +3,7 @@ package httpdriver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptrace"
@@ -30,31 +31,151 @@ func (d *Driver) doNet(ctx context.Context, st *vuState, start int64, r *driver.
 	if st.rt != nil {
 		rt = st.rt
 	}
-
-	resp, err := rt.RoundTrip(req)
-	r.Connect = time.Duration(st.connect.Load())
-	if err != nil {
-		r.TTFB = st.ttfb(start, 0) // a byte may have come before the failure
-		r.Class, r.Message = d.classifyNet(err, ctx, rctx)
-		return
+	for followed := 0; ; followed++ {
+		resp, err := d.roundTripNet(rt, req, st, r)
+		r.Connect = time.Duration(st.connect.Load())
+		if err == nil {
+			err = checkAnswer(resp)
+		}
+		if err != nil {
+			r.TTFB = st.ttfb(start, 0) // a byte may have come before the failure
+			r.Class, r.Message = d.classifyNet(err, ctx, rctx)
+			if r.TTFB > 0 { // the answer had begun
+				r.Class = BodyClass(r.Class)
+			}
+			return
+		}
+		if !d.readNet(ctx, rctx, st, start, resp, r) {
+			return
+		}
+		if req = d.redirectNet(req, resp, followed); req == nil {
+			break
+		}
+		st.conns.Store(0)
 	}
 	r.TTFB = st.ttfb(start, time.Duration(st.now()-start)) // equivalent mutants of the fallback: a response read had its first byte stamped, so it is never taken
+}
+
+// roundTripNet is rt.RoundTrip under perflab's retry rule (rules.go),
+// which net/http follows only for requests it takes to be replayable: a
+// request that failed on a reused connection before any byte of an answer
+// came, the connection closed or reset under it, goes once more, on the
+// connection net/http picks next (never that one), and is counted.
+func (d *Driver) roundTripNet(rt *http.Transport, req *http.Request, st *vuState, r *driver.Result) (*http.Response, error) {
+	resp, err := rt.RoundTrip(req)
+	if err != nil && req.Context().Err() == nil && mayRetry(st.reused.Load(), st.firstByte.Load() != 0, err) {
+		r.Counters[stats.Retries]++
+		st.conns.Store(0)
+		if req.GetBody != nil {
+			body, _ := req.GetBody()
+			req = req.Clone(req.Context())
+			req.Body = body
+		}
+		resp, err = rt.RoundTrip(req)
+	}
+	if conns := st.conns.Load(); conns > 1 { // GotConn once per attempt: net/http's own retries
+		r.Counters[stats.Retries] += int64(conns - 1)
+	}
+	return resp, err
+}
+
+// readNet reads resp's body to its end and judges the answer; false when
+// the request failed.
+func (d *Driver) readNet(ctx, rctx context.Context, st *vuState, start int64, resp *http.Response, r *driver.Result) bool {
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		// Its body is the connection, in another protocol: closed, not read.
+		resp.Body.Close()
+		r.BytesRecv += headBytes(resp)
+		d.judge(r, resp.StatusCode, reason(resp), nil, 0)
+		return false
+	}
 	sink := &st.body
-	sink.reset(-1, resp.StatusCode >= 400) // a body cut short is net/http's error
+	sink.reset(-1, d.expectFails(resp.StatusCode)) // a body cut short is net/http's error
 	// A body not read to its end is closed early, which closes an HTTP/1.1
 	// connection and resets an HTTP/2 stream: neither is reused.
-	_, err = sink.ReadFrom(resp.Body)
+	_, err := sink.ReadFrom(resp.Body)
 	resp.Body.Close()
-	r.BytesRecv = sink.n
-	switch {
-	case err != nil:
+	r.BytesRecv += headBytes(resp) + sink.n
+	r.Counters[stats.BodyBytes] += sink.n
+	if err != nil {
+		r.TTFB = st.ttfb(start, 0)
 		r.Class, r.Message = d.classifyNet(err, ctx, rctx)
 		r.Class = BodyClass(r.Class)
-	case resp.StatusCode >= 500:
-		r.Class, r.Message = stats.Status5xx, statusMessage(resp.StatusCode, reason(resp), sink.head, sink.n, d.secrets)
-	case resp.StatusCode >= 400:
-		r.Class, r.Message = stats.Status4xx, statusMessage(resp.StatusCode, reason(resp), sink.head, sink.n, d.secrets)
+		return false
 	}
+	d.judge(r, resp.StatusCode, reason(resp), sink.head, sink.n)
+	return true
+}
+
+// redirectNet is the request resp sends req on to, as perflab's own
+// client follows it (Driver.redirect), or nil.
+func (d *Driver) redirectNet(req *http.Request, resp *http.Response, followed int) *http.Request {
+	loc := resp.Header.Get("Location")
+	if loc == "" || followed >= d.follow {
+		return nil
+	}
+	p := h1Parser{status: resp.StatusCode, location: []byte(loc)}
+	body := d.body
+	if req.Body == nil {
+		body = nil
+	}
+	next := d.redirect(&h1Hop{method: req.Method, url: req.URL, body: body}, &p, followed)
+	if next == nil {
+		return nil
+	}
+	out := d.tmpl.Clone(req.Context())
+	out.Method, out.URL, out.Host, out.Body = next.method, next.url, "", nil
+	if next.url.Host == d.tmpl.URL.Host {
+		out.Host = d.tmpl.Host
+	}
+	dropCredentials(out.Header, next.url.Host != d.tmpl.URL.Host)
+	if len(next.body) > 0 {
+		out.Body = &bodyReader{b: next.body}
+	} else {
+		out.ContentLength, out.GetBody = 0, nil
+	}
+	return out
+}
+
+// headBytes is resp's status line and headers as HTTP/1.1 writes them.
+func headBytes(resp *http.Response) int64 {
+	n := len("HTTP/1.1 ") + len(resp.Status) + 4 // and two line breaks
+	for name, values := range resp.Header {
+		for _, v := range values {
+			n += len(name) + len(": ") + len(v) + 2
+		}
+	}
+	return int64(n)
+}
+
+// checkAnswer holds an answer net/http read to the rules of perflab's
+// own parser (h1parse.go) that net/http does not keep itself: a status
+// from 100 to 599, HTTP/1.0, HTTP/1.1 or HTTP/2, a line's length and the
+// number of fields. Its headers' total is net/http's
+// MaxResponseHeaderBytes, set to the same bound.
+func checkAnswer(resp *http.Response) error {
+	switch {
+	case resp.StatusCode < 100 || resp.StatusCode > 599:
+		resp.Body.Close()
+		return fmt.Errorf("malformed HTTP status code %d (want 100 to 599)", resp.StatusCode)
+	case resp.ProtoMajor == 1 && resp.ProtoMinor > 1, resp.ProtoMajor != 1 && resp.ProtoMajor != 2:
+		resp.Body.Close()
+		return fmt.Errorf("HTTP version %q is neither HTTP/1.0 nor HTTP/1.1", resp.Proto)
+	}
+	fields := 0
+	for name, values := range resp.Header {
+		for _, v := range values {
+			if fields++; fields > maxHeaderFields {
+				resp.Body.Close()
+				return errTooManyFields
+			}
+			if len(name)+len(": ")+len(v)+2 > maxLineBytes {
+				resp.Body.Close()
+				return errLineTooLong
+			}
+		}
+	}
+	return nil
 }
 
 // reason is the reason phrase of resp's status line ("Not Found").

@@ -31,7 +31,7 @@ func TestAgainstNginx(t *testing.T) {
 		name     string
 		maxConns int
 		viaLoop  bool
-	}{{"fasthttp", 0, false}, {"nethttp", 4, false}, {"loop", 0, true}} {
+	}{{"conn", 0, false}, {"nethttp", 4, false}, {"loop", 0, true}} {
 		t.Run(path.name, func(t *testing.T) {
 			for _, tc := range []struct {
 				c          Config
@@ -48,7 +48,7 @@ func TestAgainstNginx(t *testing.T) {
 				connects := 0
 				for i := range 200 {
 					r, _ := do(context.Background(), d, 0)
-					if r.Class != tc.class || r.Message != tc.msg || r.BytesSent != tc.sent || (tc.recv >= 0 && r.BytesRecv != tc.recv) {
+					if r.Class != tc.class || r.Message != tc.msg || r.BytesSent != tc.sent || (tc.recv >= 0 && r.Counters[stats.BodyBytes] != tc.recv) {
 						t.Fatalf("%s %s, request %d: %+v", tc.c.Method, tc.c.URL, i, r)
 					}
 					if r.Connect > 0 {

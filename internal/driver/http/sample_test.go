@@ -29,8 +29,8 @@ func TestDoFailureMessageShowsBody(t *testing.T) {
 		for range 2 { // the body was read: the connection is reused
 			r, _ := do(context.Background(), d, 0)
 			want := "HTTP 500 Internal Server Error: " + body
-			if r.Class != stats.Status5xx || r.Message != want || r.BytesRecv != int64(len(body)+1) {
-				t.Errorf("got %v %q (%d bytes), want %q", r.Class, r.Message, r.BytesRecv, want)
+			if r.Class != stats.Status5xx || r.Message != want || r.Counters[stats.BodyBytes] != int64(len(body)+1) {
+				t.Errorf("got %v %q (%d bytes), want %q", r.Class, r.Message, r.Counters[stats.BodyBytes], want)
 			}
 		}
 		if n := ts.conns.Load(); n != 1 {
@@ -75,8 +75,8 @@ func TestDoFailureMessageBounded(t *testing.T) {
 				d := newDriver(t, cfg)
 				for range 2 {
 					r, _ := do(context.Background(), d, 0)
-					if r.Class != stats.Status5xx || r.Message != tc.want || r.BytesRecv != int64(len(tc.body)) {
-						t.Errorf("got %v %q (%d bytes), want %q (%d bytes)", r.Class, r.Message, r.BytesRecv, tc.want, len(tc.body))
+					if r.Class != stats.Status5xx || r.Message != tc.want || r.Counters[stats.BodyBytes] != int64(len(tc.body)) {
+						t.Errorf("got %v %q (%d bytes), want %q (%d bytes)", r.Class, r.Message, r.Counters[stats.BodyBytes], tc.want, len(tc.body))
 					}
 					if !utf8.ValidString(r.Message) || strings.IndexFunc(r.Message, notPrintable) >= 0 {
 						t.Errorf("message %q is not one printable line", r.Message)

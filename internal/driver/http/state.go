@@ -22,10 +22,12 @@ type vuState struct {
 	epoch     time.Time    // the driver's clock origin
 	firstByte atomic.Int64 // ns since epoch at the first response byte; 0 if none
 	connect   atomic.Int64 // dial+TLS time of a new connection; 0 if reused
+	conns     atomic.Int32 // connections the request got (GotConn): more than one, it was retried
+	reused    atomic.Bool  // the last connection it got had served an earlier request
 	trace     *httptrace.ClientTrace
 	body      bodySink
 	rt        *http.Transport // the VU's own net/http transport, or nil
-	fast      *fastClient     // the VU's own fasthttp client, or nil
+	h1        *h1Client       // the VU's own HTTP/1.1 client, or nil
 	loop      *h1Loop         // tests only: the VU's own loop (Driver.viaLoop)
 }
 
@@ -41,15 +43,20 @@ func newVUState(epoch time.Time) *vuState {
 func (s *vuState) now() int64 { return int64(time.Since(s.epoch)) }
 
 func (s *vuState) gotConn(info httptrace.GotConnInfo) {
-	s.connect.Store(int64(dial.ClaimConnect(info.Conn))) // 0 for a reused connection, as begin left it
+	s.conns.Add(1)
+	s.reused.Store(info.Reused)
+	s.connect.Add(int64(dial.ClaimConnect(info.Conn))) // 0 for a reused connection
 }
 
-func (s *vuState) gotFirstResponseByte() { s.firstByte.Store(s.now()) }
+// gotFirstResponseByte stamps the first byte of the first answer: of an
+// interim one, or of the first of the redirects followed.
+func (s *vuState) gotFirstResponseByte() { s.firstByte.CompareAndSwap(0, s.now()) }
 
 // begin resets the state for a new request and returns its start stamp.
 func (s *vuState) begin() int64 {
 	s.firstByte.Store(0)
 	s.connect.Store(0)
+	s.conns.Store(0)
 	return s.now()
 }
 

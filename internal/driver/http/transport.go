@@ -49,6 +49,9 @@ func newTransport(c Config, dl *dial.Dialer) *http.Transport {
 		MaxIdleConnsPerHost: idle,
 		MaxConnsPerHost:     c.MaxConns,
 		IdleConnTimeout:     idleConnTimeout,
+		// One bound for every path (h1parse.go); net/http's trailers are
+		// bounded by its read buffer, 4 KiB, as perflab's are.
+		MaxResponseHeaderBytes: maxHeaderBytes,
 	}
 }
 

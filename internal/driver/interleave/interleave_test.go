@@ -122,7 +122,7 @@ func TestHTTPServers(t *testing.T) {
 	for range 10 {
 		var r driver.Result
 		d.Do(context.Background(), 0, &r)
-		if r.Class != stats.OK || r.BytesRecv != 2 {
+		if r.Class != stats.OK || r.Counters[stats.BodyBytes] != 2 {
 			t.Fatalf("result %+v", r)
 		}
 		ops[r.Op]++

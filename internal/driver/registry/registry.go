@@ -151,6 +151,8 @@ type httpParams struct {
 	Insecure located[bool]              `yaml:"insecure"`
 	MaxConns located[int]               `yaml:"max_conns"`
 	Name     located[string]            `yaml:"name"`
+	Expect   located[string]            `yaml:"expect_status"`
+	Follow   located[int]               `yaml:"follow_redirects"`
 }
 
 // ParamKeys declares which of the http driver's params say where the
@@ -165,7 +167,7 @@ func httpDriver(in Input) (Spec, []error) {
 	keys, errs := decodeConfig(in, &p)
 	cfg := httpdriver.Config{URL: p.URL.V, Method: strings.ToUpper(p.Method.V), Header: http.Header{},
 		Timeout: p.Timeout.V, Proto: p.Proto.V, CAFile: p.CAFile.V, InsecureSkipVerify: p.Insecure.V,
-		MaxConns: p.MaxConns.V, Name: p.Name.V}
+		MaxConns: p.MaxConns.V, Name: p.Name.V, ExpectStatus: p.Expect.V, FollowRedirects: p.Follow.V}
 	for k, v := range p.Headers.V {
 		cfg.Header.Add(k, v)
 	}

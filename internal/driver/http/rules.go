@@ -1,0 +1,142 @@
+package httpdriver
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/perflab/perflab/internal/driver/dial"
+)
+
+// The connection rules of perflab's HTTP/1.1 client, on the loops and
+// the goroutine path alike (README, "How it measures"):
+//
+//   - A kept-alive connection is looked at before it is reused: one the
+//     server closed while it was idle (the kernel has its end) is closed
+//     and a new one opened, counted as an idle close; one the server
+//     wrote to meanwhile (no request was out: those bytes answer
+//     nothing) is closed, counted as a stray answer.
+//   - Bytes behind a complete answer close the connection, counted as a
+//     stray answer: they are never taken as the next request's answer.
+//   - A request that fails on a reused connection before any byte of its
+//     answer, because the connection was closed or reset, is sent once
+//     more on a new connection, whatever its method, and counted as a
+//     retry (mayRetry). A server that read such a request and closed the
+//     connection without answering sees it twice; the count says how
+//     often.
+//   - A 101, an answer that ends with the connection (no length), or
+//     "Connection: close" closes the connection after the answer; an
+//     answer not read to its end (a failure, a timeout, an interrupt)
+//     closes it too.
+
+// RulesText is the rules in a few lines, for `perflab http --help`.
+func RulesText() string {
+	return fmt.Sprintf(`Answers: a success is a final answer read whole whose status is expected
+(--expect-status, 200-399 by default); interim 1xx answers are skipped; a 101
+fails unless expected. TTFB is to the first byte of any answer, interim or
+redirect included. Received bytes are whole answers (status line, headers,
+framing, body). A request that fails on a reused connection before any byte of
+its answer, the connection closed under it, is sent once more on a new one and
+counted as a retry. Bounds: a line %d KiB, %d header fields, %d KiB of headers
+(interim answers included), %d KiB of trailers; past one, a protocol failure.
+`, maxLineBytes>>10, maxHeaderFields, maxHeaderBytes>>10, maxTrailerBytes>>10)
+}
+
+// mayRetry tells whether a request that failed with err goes out once
+// more: it was sent on a reused connection, no byte of its answer came,
+// and the connection was closed or reset under it.
+func mayRetry(reused, began bool, err error) bool {
+	return reused && !began && connClosed(err)
+}
+
+// connClosed tells whether err is the connection's end: the server's
+// close or reset.
+func connClosed(err error) bool {
+	for _, e := range []error{errServerClosed, io.EOF, syscall.ECONNRESET, syscall.EPIPE, syscall.ECONNABORTED} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// errServerClosed is a connection the server closed before any byte of
+// the answer.
+var errServerClosed = errors.New("server closed the connection before the response")
+
+// What a look at an idle connection found.
+type idleState uint8
+
+const (
+	idleOpen   idleState = iota // nothing: the connection may carry the next request
+	idleClosed                  // the server closed it, or it failed
+	idleStray                   // the server wrote to it
+)
+
+// tlsLook is how long a look at an idle TLS connection with bytes waiting
+// may wait for a record of the answer's to be whole.
+const tlsLook = time.Millisecond
+
+// peeker looks at the socket of a connection between requests, without
+// taking from it.
+type peeker struct {
+	raw syscall.RawConn // of the TCP socket
+	tls *tls.Conn       // non-nil: the connection is TLS
+}
+
+func newPeeker(conn net.Conn) peeker {
+	p := peeker{tls: tlsConn(conn)}
+	under := conn
+	if p.tls != nil {
+		under = p.tls.NetConn()
+	}
+	if sc, ok := dial.Unwrap(under).(syscall.Conn); ok {
+		p.raw, _ = sc.SyscallConn()
+	}
+	return p
+}
+
+// look peeks at the socket: an end, bytes, or nothing. On TLS, bytes may
+// be records of TLS's own (a session ticket, an alert) that carry no
+// answer: a read that may wait for tlsLook tells them apart (a read past
+// its deadline reads nothing), which moves the connection's deadline
+// (moved says so). Such records come after a handshake, before the first
+// answer, so the wait is rare.
+func (p peeker) look() (s idleState, moved bool) {
+	if p.raw == nil {
+		return idleOpen, false
+	}
+	var (
+		b   [1]byte
+		n   int
+		err error
+	)
+	_ = p.raw.Read(func(fd uintptr) bool {
+		n, _, err = unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		return true
+	})
+	switch {
+	case err == unix.EAGAIN:
+		return idleOpen, false
+	case err != nil || n == 0:
+		return idleClosed, false
+	case p.tls == nil:
+		return idleStray, false
+	}
+	_ = p.tls.SetReadDeadline(time.Now().Add(tlsLook))
+	n, err = p.tls.Read(b[:])
+	switch {
+	case n > 0:
+		return idleStray, true
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return idleOpen, true // TLS's own records, taken
+	}
+	return idleClosed, true
+}
