@@ -454,8 +454,19 @@ func (w Workload) DisplayName() string {
 	return w.Name
 }
 
-// AllFailed reports whether every operation of the run failed with a
-// connection-level error: the target was unreachable for the whole run.
+// AllFailed reports whether every operation of the run failed, or every
+// operation of its steady-state window: what succeeded before the window
+// (a warm-up against a target that then went away) makes no figure.
 func (s *Summary) AllFailed() bool {
-	return s.RequestsTotal > 0 && s.ErrorsTotal == s.RequestsTotal
+	return s.RequestsTotal > 0 && s.ErrorsTotal == s.RequestsTotal || s.WindowFailed()
+}
+
+// WindowFailed reports whether operations ran in the steady-state window
+// and every one of them failed.
+func (s *Summary) WindowFailed() bool {
+	var ok int64
+	for _, op := range s.Ops {
+		ok += op.OK
+	}
+	return s.Requests > 0 && ok == 0
 }

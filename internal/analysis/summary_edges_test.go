@@ -176,3 +176,28 @@ func TestAllFailedOnlyWhenEveryRequestFailed(t *testing.T) {
 		}
 	}
 }
+
+// TestAllFailedInTheWindow (issue 27, rule 11): successes before the
+// window make no figure: a run whose every request in the window failed
+// has failed, whatever came first; one success in the window, and it has
+// not.
+func TestAllFailedInTheWindow(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	interval := func(at time.Time, ok, connect int64) *stats.Interval {
+		st := stats.NewOpStats()
+		st.Classes[stats.OK], st.Classes[stats.Connect] = ok, connect
+		return &stats.Interval{Start: at, End: at.Add(time.Second), Ops: map[string]*stats.OpStats{"GET /": st}, Lag: stats.NewHist()}
+	}
+	window := Window{Start: t0.Add(time.Second), End: t0.Add(3 * time.Second)}
+	for _, tt := range []struct {
+		inWindow int64 // successes in the window
+		all      bool
+	}{{0, true}, {1, false}} {
+		ivs := []*stats.Interval{interval(t0, 20, 0), interval(t0.Add(time.Second), tt.inWindow, 500), interval(t0.Add(2*time.Second), 0, 500)}
+		s := Summarize(Workload{Model: "closed", Window: window}, ivs)
+		if s.AllFailed() != tt.all || s.RequestsTotal-s.ErrorsTotal < 20 {
+			t.Errorf("20 ok before the window, %d in it: all failed %v, want %v (%d of %d failed in the run)",
+				tt.inWindow, s.AllFailed(), tt.all, s.ErrorsTotal, s.RequestsTotal)
+		}
+	}
+}

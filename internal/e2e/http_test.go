@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -164,6 +167,24 @@ func TestUnreachableTargetFailsWithHint(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, "connect") || !strings.Contains(r.stderr, "hint:") {
 		t.Errorf("stderr lacks the error class and a hint:\n%s", r.stderr)
+	}
+}
+
+// TestFailingAfterTheStartFailsTheRun (issue 27, rule 11): 20 answers,
+// then every request fails: the window holds no success, and the run
+// fails, saying what succeeded before it.
+func TestFailingAfterTheStartFailsTheRun(t *testing.T) {
+	t.Parallel()
+	var served atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if served.Add(1) > 20 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	t.Cleanup(ts.Close)
+	r := run(t, "http", ts.URL+"/", "--rate", "50/s", "--duration", "3s", "--out", t.TempDir())
+	if r.code != 1 || !strings.Contains(r.stderr, "in its steady-state window failed, 20 of the run's") {
+		t.Errorf("exit %d, want 1 and the window named:\n%s", r.code, r.stderr)
 	}
 }
 

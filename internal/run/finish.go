@@ -99,6 +99,10 @@ func judgeRun(r *report.Run, interrupted bool, storeErr error) (results.Status, 
 			continue
 		}
 		msg := fmt.Sprintf("every request of workload %q failed (%s)", s.Workload.Name, firstError(s))
+		if s.ErrorsTotal < s.RequestsTotal {
+			msg = fmt.Sprintf("every request of workload %q in its steady-state window failed, %d of the run's %d succeeded before it (%s)",
+				s.Workload.Name, s.RequestsTotal-s.ErrorsTotal, s.RequestsTotal, firstError(s))
+		}
 		return results.Status{State: "failed", Ended: now, Message: msg, ExitCode: ExitFailed},
 			failed(errors.New(msg), allFailedHint(s))
 	}
@@ -146,12 +150,28 @@ func judgeShortfall(r *report.Run, status results.Status, runErr error) (results
 // class most of them failed with: a refused connection and a 404 need
 // different fixes.
 func allFailedHint(s *analysis.Summary) string {
-	return failedHint(topClass(s, allOps), s.Workload.Target)
+	top := topClass(s, allOps)
+	return failedHint(top, sampleOf(s, top), s.Workload.Target)
+}
+
+// sampleOf is the sample message of class in s's operations, if any.
+func sampleOf(s *analysis.Summary, class string) string {
+	for _, op := range s.Ops {
+		for _, e := range op.Errors {
+			if e.Class == class && e.Sample != "" {
+				return e.Sample
+			}
+		}
+	}
+	return ""
 }
 
 // failedHint is allFailedHint for requests to target that failed mostly
-// with the class top.
-func failedHint(top, target string) string {
+// with the class top, sample one of their messages.
+func failedHint(top, sample, target string) string {
+	if top == stats.Protocol.String() {
+		return protocolHint(sample, target)
+	}
 	switch top {
 	case stats.Status4xx.String():
 		return fmt.Sprintf("%s answers, with a 4xx status: check the URL's path, the method, and the headers or credentials it needs", target)
@@ -161,8 +181,9 @@ func failedHint(top, target string) string {
 		return fmt.Sprintf("%s answers, but fails every request (5xx): its logs say why", target)
 	case stats.TLS.String():
 		return "the TLS handshake failed: trust the server's CA (--cacert, ca_file) or skip verification (--insecure), and check the certificate's name"
-	case stats.Protocol.String():
-		return fmt.Sprintf("%s answers, but not in the protocol asked: check --proto (proto) and the URL's scheme", target)
+	case stats.StatusOther.String():
+		return fmt.Sprintf("%s answers with a status the workload does not count as a success: set --expect-status (expect_status), "+
+			"or follow its redirects (--follow-redirects, follow_redirects)", target)
 	case stats.Timeout.String():
 		return fmt.Sprintf("every request ran out of time: raise --timeout (the timeout param) if it is shorter than %s takes to answer; "+
 			"if it is not, check that %s is up and reachable", target, target)
@@ -170,6 +191,19 @@ func failedHint(top, target string) string {
 		return fmt.Sprintf("the host of %s does not resolve: check its name", target)
 	}
 	return fmt.Sprintf("check that %s is up and reachable from this machine", target)
+}
+
+// protocolHint says what to check when requests failed as protocol
+// errors, by what the sample says: an answer cut short, an answer past a
+// bound, or one that is not the protocol asked.
+func protocolHint(sample, target string) string {
+	switch {
+	case strings.Contains(sample, "cut short"):
+		return fmt.Sprintf("%s ends its answers before their end (%s): its logs, or a proxy in between, say why", target, sample)
+	case strings.Contains(sample, "perflab's bound"):
+		return fmt.Sprintf("%s answers past one of perflab's bounds on an answer (%s): README, \"HTTP: what counts as an answer\", lists them", target, sample)
+	}
+	return fmt.Sprintf("%s answers, but not in the protocol asked: check --proto (proto) and the URL's scheme", target)
 }
 
 // topClass is the error class most of the operations of s that keep

@@ -152,7 +152,8 @@ func failedSide(sums []*analysis.Summary) (msg, hint string) {
 			}
 			msg = fmt.Sprintf("every request of workload %q %s failed (%d requests; in the window, %s): there is no overhead figure",
 				s.Workload.Name, way, requests[side], errorsOf(s, onSide))
-			return msg, failedHint(topClass(s, onSide), target)
+			top := topClass(s, onSide)
+			return msg, failedHint(top, sampleOf(s, top), target)
 		}
 	}
 	return "", ""

@@ -204,14 +204,20 @@ func TestJudgeSLOExit(t *testing.T) {
 // not "check that it is up" alone (--timeout 1ns was told so), a name
 // that does not resolve is not a refused connection.
 func TestAllFailedHintByClass(t *testing.T) {
-	for _, c := range []struct{ class, want, not string }{
-		{"timeout", "raise --timeout", ""},
-		{"dns", "does not resolve", "up and reachable"},
-		{"connect", "up and reachable", "--timeout"},
-		{"status_4xx", "4xx status", "up and reachable"},
+	for _, c := range []struct{ class, sample, want, not string }{
+		{"timeout", "", "raise --timeout", ""},
+		{"dns", "", "does not resolve", "up and reachable"},
+		{"connect", "", "up and reachable", "--timeout"},
+		{"status_4xx", "", "4xx status", "up and reachable"},
+		{"rate_limited", "HTTP 429 Too Many Requests", "for its rate (429)", "4xx"},
+		{"status_other", "HTTP 302 Found (not an expected status: 200-299)", "--expect-status", "--proto"},
+		// issue 27: a truncated body is not "check --proto"
+		{"protocol", "answer cut short: the connection ended in the body, after 4 of 100 bytes", "before their end", "--proto"},
+		{"protocol", "response headers larger than 64 KiB (perflab's bound)", "bounds", "--proto"},
+		{"protocol", `malformed HTTP response "SSH-2.0"`, "--proto", "bound"},
 	} {
 		s := &analysis.Summary{Workload: analysis.Workload{Name: "w", Target: "GET http://127.0.0.1:1/"},
-			Ops: []analysis.Op{{Name: "GET /", Requests: 10, Errors: []analysis.ErrorCount{{Class: c.class, Count: 10}}}}}
+			Ops: []analysis.Op{{Name: "GET /", Requests: 10, Errors: []analysis.ErrorCount{{Class: c.class, Count: 10, Sample: c.sample}}}}}
 		got := allFailedHint(s)
 		if !strings.Contains(got, c.want) || c.not != "" && strings.Contains(got, c.not) {
 			t.Errorf("%s: hint %q, want %q and not %q", c.class, got, c.want, c.not)
