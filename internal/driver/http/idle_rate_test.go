@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -88,14 +89,25 @@ func idleAtARate(t *testing.T, c idleClient, timeout time.Duration) {
 	found := all.Counters[stats.IdleCloses] + all.Counters[stats.Retries]
 	t.Logf("%d requests, %d connections, %d idle closes by the server; client: %d idle closes, %d retries",
 		all.Classes.Total(), conns, idle, all.Counters[stats.IdleCloses], all.Counters[stats.Retries])
-	if all.Classes.Errors() != 0 || all.Classes[stats.OK] < 30 {
-		t.Errorf("classes %v: want every request ok", all.Classes)
+	if all.Classes.Errors() != 0 || all.Classes[stats.OK] < 10 {
+		t.Errorf("classes %v: want every request ok; %s", all.Classes, samples(all))
 	}
 	if ownsH1(cfg.withDefaults()) && (found != int64(conns-1) || idle < conns-1) {
 		t.Errorf("the client counted %d closes, the server closed %d idle connections and had %d: want each replaced one counted once",
 			found, idle, conns)
 	}
-	if timeout < 50*time.Millisecond && conns < 20 {
-		t.Errorf("%d connections: a server closing after %v idle closed under half of the 40 requests' connections", conns, timeout)
+	if n := all.Classes.Total(); timeout < 50*time.Millisecond && int64(conns) < n/2 {
+		t.Errorf("%d connections for %d requests: a server closing after %v idle closed under half", conns, n, timeout)
 	}
+}
+
+// samples are the sample messages of st's failures.
+func samples(st *stats.OpStats) string {
+	var out []string
+	for c, m := range st.Samples {
+		if m != "" {
+			out = append(out, stats.Class(c).String()+": "+m)
+		}
+	}
+	return strings.Join(out, "; ")
 }

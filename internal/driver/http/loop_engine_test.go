@@ -156,9 +156,9 @@ func TestLoopsInterruptAfterTheGrace(t *testing.T) {
 // idleVU1 is 2 VUs, then 1 for 300 ms (VU 1 idle), then 2 again.
 func idleVU1() *pacer.Concurrency {
 	return &pacer.Concurrency{Start: 2, Stages: []pacer.Stage{
-		{Duration: 100 * time.Millisecond, Target: 2}, {Duration: time.Millisecond, Target: 1},
+		{Duration: 300 * time.Millisecond, Target: 2}, {Duration: time.Millisecond, Target: 1},
 		{Duration: 300 * time.Millisecond, Target: 1}, {Duration: time.Millisecond, Target: 2},
-		{Duration: 100 * time.Millisecond, Target: 2}}}
+		{Duration: 300 * time.Millisecond, Target: 2}}} // the VU's stages long enough for a busy machine's ticks
 }
 
 // TestLoopsReconnectWhereTheServerClosedWhileIdle: a VU the schedule
@@ -284,5 +284,40 @@ func TestLoopsTakeNothingWrittenWhileIdle(t *testing.T) {
 	}
 	if n := s.conns.Load(); n != 3 {
 		t.Errorf("%d connections, want 3: VU 1's second on its return", n)
+	}
+}
+
+// TestLoopsServeTheOpenModel: arrivals at 300/s to a server that holds
+// each request 3 ms, through the loops: every arrival issued is answered
+// whole, on no more connections than VUs, none faster than the server,
+// each timed from its intended start.
+func TestLoopsServeTheOpenModel(t *testing.T) {
+	h := &inFlight{hold: 3 * time.Millisecond}
+	ts := startServer(t, modeH1, h)
+	d := newDriver(t, Config{URL: ts.URL + "/"})
+	all := stats.NewOpStats()
+	var mu sync.Mutex
+	sink := engine.SinkFunc(func(_ string, iv *stats.Interval) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, st := range iv.Ops {
+			all.Merge(st)
+		}
+	})
+	w := engine.Workload{Name: "w", Model: engine.Open, Rate: pacer.Constant(300, time.Second), VUsMin: 1, VUsMax: 1000,
+		Grace: time.Second, Driver: d, Interval: 100 * time.Millisecond}
+	sum, err := engine.Run(context.Background(), context.Background(), w, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := all.Classes[stats.OK]
+	if ok != int64(sum.Scheduled) || ok != h.served.Load() || sum.Dropped != 0 {
+		t.Errorf("%d ok of %d scheduled, %d dropped; the server served %d", ok, sum.Scheduled, sum.Dropped, h.served.Load())
+	}
+	if n := ts.conns.Load(); n > int64(sum.MaxVUs) || n == 0 {
+		t.Errorf("%d connections for %d VUs", n, sum.MaxVUs)
+	}
+	if lat := all.Latency.Min(); lat < 3*time.Millisecond {
+		t.Errorf("fastest answer %v, the server holds each 3ms", lat)
 	}
 }

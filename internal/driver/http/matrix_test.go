@@ -26,10 +26,12 @@ type counted struct {
 	reqs atomic.Int64 // requests read
 }
 
-// send writes b to c and counts it.
+// send writes b to c and counts it: before it writes, so that a client
+// that has read it finds it counted; what was not written is taken back.
 func (k *counted) send(c net.Conn, b string) bool {
+	k.sent.Add(int64(len(b)))
 	n, err := c.Write([]byte(b))
-	k.sent.Add(int64(n))
+	k.sent.Add(int64(n - len(b)))
 	return err == nil
 }
 

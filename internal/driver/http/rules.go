@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -57,14 +58,17 @@ func mayRetry(reused, began bool, err error) bool {
 }
 
 // connClosed tells whether err is the connection's end: the server's
-// close or reset.
+// close or reset (net/http closes its side when its reader finds the
+// server's end: net.ErrClosed). net/http says "server closed idle connection" for an
+// end it read before any byte of an answer, in an error it does not
+// export.
 func connClosed(err error) bool {
-	for _, e := range []error{errServerClosed, io.EOF, syscall.ECONNRESET, syscall.EPIPE, syscall.ECONNABORTED} {
+	for _, e := range []error{errServerClosed, io.EOF, syscall.ECONNRESET, syscall.EPIPE, syscall.ECONNABORTED, net.ErrClosed} {
 		if errors.Is(err, e) {
 			return true
 		}
 	}
-	return false
+	return strings.Contains(err.Error(), "server closed idle connection")
 }
 
 // errServerClosed is a connection the server closed before any byte of
