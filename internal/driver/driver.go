@@ -191,7 +191,9 @@ type Looper interface {
 type Loop interface {
 	// Run serves the VUs until host is stopped and no operation is in
 	// flight. A done ctx ends the operations in flight at once, as
-	// stats.Interrupted, and Run returns.
+	// stats.Interrupted, and Run returns; with a ReadyHost, Run goes on
+	// until the host stops, ending each operation it is given as
+	// Interrupted as it begins, so that every arrival is recorded.
 	Run(ctx context.Context, host LoopHost)
 	// Wake makes Run look at its host again: call it when what Begin
 	// would say has changed.

@@ -100,7 +100,7 @@ func judgeRun(r *report.Run, interrupted bool, storeErr error) (results.Status, 
 		}
 		msg := fmt.Sprintf("every request of workload %q failed (%s)", s.Workload.Name, firstError(s))
 		if s.ErrorsTotal < s.RequestsTotal {
-			msg = fmt.Sprintf("every request of workload %q in its steady-state window failed, %d of the run's %d succeeded before it (%s)",
+			msg = fmt.Sprintf("every request of workload %q in its steady-state window failed, %d of the run's %d succeeded outside it (%s)",
 				s.Workload.Name, s.RequestsTotal-s.ErrorsTotal, s.RequestsTotal, firstError(s))
 		}
 		return results.Status{State: "failed", Ended: now, Message: msg, ExitCode: ExitFailed},

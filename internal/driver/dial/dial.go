@@ -46,10 +46,19 @@ func (d *Dialer) Dial(ctx context.Context, network, addr string) (net.Conn, erro
 // DialTLS opens a timed TLS connection. A failed handshake is a
 // *HandshakeError, so a driver can class it as TLS without guessing.
 func (d *Dialer) DialTLS(ctx context.Context, network, addr string) (net.Conn, error) {
+	return d.DialTLSOver(ctx, network, addr, nil)
+}
+
+// DialTLSOver is DialTLS with TLS over wrap(the TCP connection), when
+// wrap is not nil: a driver that follows what TLS reads from the socket.
+func (d *Dialer) DialTLSOver(ctx context.Context, network, addr string, wrap func(net.Conn) net.Conn) (net.Conn, error) {
 	start := time.Now()
 	raw, err := d.Net.DialContext(ctx, network, addr)
 	if err != nil {
 		return nil, err
+	}
+	if wrap != nil {
+		raw = wrap(raw)
 	}
 	tc := &timedConn{Conn: raw}
 	conf := d.TLS

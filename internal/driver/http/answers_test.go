@@ -183,3 +183,25 @@ func TestLoopKeepsAConnectionWhoseAnswerFillsTheBuffer(t *testing.T) {
 		}
 	}
 }
+
+// TestEarlyAnswerThenCloseIsTheAnswer: a server that answers 413 as soon
+// as it has a request's headers and closes the connection without reading
+// the body answered the request: its answer is recorded, though writing
+// the rest of the body failed, and the request is not sent again.
+func TestEarlyAnswerThenCloseIsTheAnswer(t *testing.T) {
+	serve := func(s *rawServer, c net.Conn, br *bufio.Reader) {
+		if _, err := http.ReadRequest(br); err != nil {
+			return
+		}
+		_, _ = c.Write([]byte("HTTP/1.1 413 Content Too Large\r\nConnection: close\r\nContent-Length: 3\r\n\r\nbig"))
+		_ = c.(*net.TCPConn).CloseWrite()
+		s.sleep(50 * time.Millisecond) // then close, the body unread: a reset
+	}
+	forEachPlainClient(t, serve, func(t *testing.T, s *rawServer, cfg Config) {
+		cfg.Method, cfg.Body = http.MethodPost, bytes.Repeat([]byte("b"), 8<<20)
+		r, _ := do(context.Background(), newDriver(t, cfg), 0)
+		if r.Class != stats.Status4xx || r.Counters[stats.Retries] != 0 {
+			t.Errorf("%v %q, %d retries; want the 413, not sent again", r.Class, r.Message, r.Counters[stats.Retries])
+		}
+	})
+}

@@ -28,16 +28,18 @@ import (
 // h1Client is one VU's HTTP/1.1 client. Only the VU's goroutine uses it,
 // except what interrupt touches: the connection's deadline, under mu.
 type h1Client struct {
-	t      *h1Template
-	st     *vuState
-	conn   net.Conn  // nil: none open; set under mu
-	peeker peeker    // looks at the socket under conn between requests
-	reused bool      // conn served an earlier request
-	origin string    // conn's scheme://host:port
-	armed  time.Time // the deadline set on conn; zero when none is known
-	buf    *[drainBufSize]byte
-	r, w   int // buf[r:w] is read and not yet parsed
-	p      h1Parser
+	t        *h1Template
+	st       *vuState
+	conn     net.Conn    // nil: none open; set under mu
+	peeker   peeker      // looks at the socket under conn between requests
+	records  *recordConn // the TCP connection under a TLS conn, or nil
+	reused   bool        // conn served an earlier request
+	answered bool        // a byte of the answer to the request in flight came
+	origin   string      // conn's scheme://host:port
+	armed    time.Time   // the deadline set on conn; zero when none is known
+	buf      *[drainBufSize]byte
+	r, w     int // buf[r:w] is read and not yet parsed
+	p        h1Parser
 
 	watched context.Context // the ctx whose end interrupts requests
 	mu      sync.Mutex
@@ -70,15 +72,12 @@ func (c *h1Client) do(ctx context.Context, start int64, r *driver.Result) {
 	}
 	hop := &c.t.first
 	for redirects := 0; ; redirects++ {
-		r.BytesSent += int64(len(hop.body))
 		err := c.exchange(ctx, hop, deadline, r)
-		r.BytesRecv += c.p.got
-		r.Counters[stats.BodyBytes] += c.st.body.n
 		if err != nil {
 			c.failed(ctx, err, start, r)
 			return
 		}
-		next := c.t.d.redirect(hop, &c.p, redirects)
+		next := c.t.d.redirect(hop.url, hop.method, hop.body, c.p.status, c.p.location, redirects)
 		if next == nil {
 			break
 		}
@@ -101,16 +100,21 @@ func (c *h1Client) failed(ctx context.Context, err error, start int64, r *driver
 	}
 }
 
-// exchange sends one request of hop and reads its answer whole; a
-// request that found its kept-alive connection closed before any byte
-// of an answer goes once more on a new one (mayRetry).
+// exchange sends one request of hop and reads its answer whole, counting
+// what went and came; a request that found its kept-alive connection
+// closed before any byte of an answer goes once more on a new one
+// (mayRetry).
 func (c *h1Client) exchange(ctx context.Context, hop *h1Hop, deadline time.Time, r *driver.Result) error {
+	r.BytesSent += int64(len(hop.body))
 	err := c.roundTrip(ctx, hop, deadline, r)
-	if err != nil && mayRetry(c.reused, c.p.started(), err) && !c.halted.Load() {
+	if err != nil && mayRetry(c.reused, c.answered, err) && !c.halted.Load() {
 		r.Counters[stats.Retries]++
+		r.BytesSent += int64(len(hop.body))
 		c.closeConn()
 		err = c.roundTrip(ctx, hop, deadline, r)
 	}
+	r.BytesRecv += c.p.got + int64(c.w-c.r) // a line cut short came too
+	r.Counters[stats.BodyBytes] += c.st.body.n
 	c.putBuf()
 	return err
 }
@@ -120,6 +124,7 @@ func (c *h1Client) exchange(ctx context.Context, hop *h1Hop, deadline time.Time,
 func (c *h1Client) roundTrip(ctx context.Context, hop *h1Hop, deadline time.Time, r *driver.Result) error {
 	c.p.reset()
 	c.st.body.reset(-1, false)
+	c.r, c.w, c.answered = 0, 0, false
 	if c.conn != nil && c.origin == hop.origin {
 		c.checkIdle(r)
 	} else {
@@ -135,18 +140,27 @@ func (c *h1Client) roundTrip(ctx context.Context, hop *h1Hop, deadline time.Time
 	if err := c.arm(deadline); err != nil {
 		return err
 	}
-	if _, err := c.conn.Write(hop.req); err != nil {
+	if _, werr := c.conn.Write(hop.req); werr != nil {
+		// The server may have answered early and closed (a 413 before
+		// the body): that answer is the request's.
+		if err := c.readAnswer(); err != nil && !c.answered {
+			return werr
+		} else if err != nil {
+			return err
+		}
+	} else if err := c.readAnswer(); err != nil {
 		return err
 	}
-	if err := c.readAnswer(); err != nil {
-		return err
-	}
-	if c.r < c.w { // bytes behind the answer, before the next request: no answer to it
+	switch {
+	case c.r < c.w && !c.p.switched: // bytes behind the answer, before the next request: no answer to it
 		r.Counters[stats.StrayAnswers]++
 		c.closeConn()
-	} else if c.p.close || c.t.closeEach {
+	case c.r < c.w, c.p.close, c.t.closeEach:
+		c.closeConn()
+	case c.records != nil && c.records.midRecord(): // part of a record behind the answer: unexplained
 		c.closeConn()
 	}
+	c.r, c.w = 0, 0
 	return nil
 }
 
@@ -155,7 +169,6 @@ func (c *h1Client) readAnswer() error {
 	if c.buf == nil {
 		c.buf = drainBufs.Get().(*[drainBufSize]byte)
 	}
-	c.r, c.w = 0, 0
 	for {
 		if c.w == len(c.buf) { // a partial line at the end: move it to the start
 			c.w = copy(c.buf[:], c.buf[c.r:c.w])
@@ -163,6 +176,7 @@ func (c *h1Client) readAnswer() error {
 		}
 		n, err := c.conn.Read(c.buf[c.w:])
 		if n > 0 {
+			c.answered = true
 			if c.st.firstByte.Load() == 0 {
 				c.st.firstByte.Store(c.st.now())
 			}
@@ -201,8 +215,12 @@ func (c *h1Client) dial(ctx context.Context, hop *h1Hop, deadline time.Time, r *
 		conn net.Conn
 		err  error
 	)
+	var records *recordConn
 	if hop.tls {
-		conn, err = c.t.dl.DialTLS(dctx, "tcp", hop.addr)
+		conn, err = c.t.dl.DialTLSOver(dctx, "tcp", hop.addr, func(raw net.Conn) net.Conn {
+			records = &recordConn{Conn: raw}
+			return records
+		})
 	} else {
 		conn, err = c.t.dl.Dial(dctx, "tcp", hop.addr)
 	}
@@ -215,7 +233,7 @@ func (c *h1Client) dial(ctx context.Context, hop *h1Hop, deadline time.Time, r *
 	r.Connect += dial.ClaimConnect(conn)
 	c.mu.Lock()
 	c.conn, c.origin, c.reused, c.armed = conn, hop.origin, false, time.Time{}
-	c.peeker = newPeeker(conn)
+	c.peeker, c.records = newPeeker(conn), records
 	c.mu.Unlock()
 	return nil
 }
@@ -244,6 +262,8 @@ func (c *h1Client) checkIdle(r *driver.Result) {
 	case idleStray:
 		r.Counters[stats.StrayAnswers]++
 		c.closeConn()
+	case idleUnknown:
+		c.closeConn()
 	}
 }
 
@@ -254,7 +274,7 @@ func (c *h1Client) closeConn() {
 	}
 	c.mu.Lock()
 	_ = c.conn.Close()
-	c.conn, c.peeker, c.armed = nil, peeker{}, time.Time{}
+	c.conn, c.peeker, c.records, c.armed, c.reused = nil, peeker{}, nil, time.Time{}, false
 	c.mu.Unlock()
 }
 

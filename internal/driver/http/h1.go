@@ -60,7 +60,7 @@ func newH1Template(d *Driver, dl *dial.Dialer) *h1Template {
 	t := &h1Template{
 		noBody: d.tmpl.Method == http.MethodHead, closeEach: closesEach(d.tmpl),
 		timeout: d.timeout, slack: max(d.timeout/deadlineSlack, time.Millisecond),
-		dns: net.DefaultResolver, dl: dl, d: d,
+		dns: net.DefaultResolver, dl: h1Dialer(dl), d: d,
 	}
 	t.first = newHop(d.tmpl, d.body)
 	t.host = d.tmpl.URL.Hostname()
@@ -70,6 +70,18 @@ func newH1Template(d *Driver, dl *dial.Dialer) *h1Template {
 		t.port = 80
 	}
 	return t
+}
+
+// h1Dialer is dl offering HTTP/1.1 alone by ALPN: a redirect from
+// http:// to https:// must not let the server pick h2.
+func h1Dialer(dl *dial.Dialer) *dial.Dialer {
+	own := *dl
+	if dl.TLS != nil {
+		own.TLS = dl.TLS.Clone()
+		own.TLS.NextProtos = []string{"http/1.1"}
+	}
+	own.NeedALPN, own.ErrALPN = "", nil
+	return &own
 }
 
 // deadlineSlack is how much later than asked a request's deadline may
@@ -95,45 +107,58 @@ func canonicalAddr(u *url.URL) string {
 	return net.JoinHostPort(u.Hostname(), port)
 }
 
-// redirect is the hop an answer sends the request on to, or nil: when it
-// is no redirect, has no Location, or the request has followed its
-// Config.FollowRedirects already. Methods change as net/http changes
-// them: 303, and 301 or 302 of a POST, become a GET without a body.
-func (d *Driver) redirect(hop *h1Hop, p *h1Parser, followed int) *h1Hop {
-	switch {
-	case followed >= d.follow || len(p.location) == 0:
-		return nil
-	case p.status != 301 && p.status != 302 && p.status != 303 && p.status != 307 && p.status != 308:
+// redirect is the hop an answer of status, with Location location,
+// sends a request of method and body at from on to (nextRequest), or nil.
+func (d *Driver) redirect(from *url.URL, method string, body []byte, status int, location []byte, followed int) *h1Hop {
+	req, body := d.nextRequest(from, method, body, status, string(location), followed)
+	if req == nil {
 		return nil
 	}
-	next, err := hop.url.Parse(string(p.location))
+	h := newHop(req, body)
+	return &h
+}
+
+// nextRequest is the request, and its body, that an answer of status
+// with Location location sends a request of method and body at from on
+// to, on either path: nil when it is no redirect, has no Location (or one
+// not http or https), or the request has followed Config.FollowRedirects
+// already. As net/http's client does, a 301, 302 or 303 goes on as a GET
+// (a HEAD stays a HEAD) without a body, a 307 or 308 as it was. Credentials
+// and the plan's Host go to the configured host alone.
+func (d *Driver) nextRequest(from *url.URL, method string, body []byte, status int, location string, followed int) (*http.Request, []byte) {
+	switch {
+	case followed >= d.follow || location == "":
+		return nil, nil
+	case status != 301 && status != 302 && status != 303 && status != 307 && status != 308:
+		return nil, nil
+	}
+	next, err := from.Parse(location)
 	if err != nil || (next.Scheme != "http" && next.Scheme != "https") {
-		return nil
+		return nil, nil
 	}
 	req := d.tmpl.Clone(d.tmpl.Context())
 	req.URL, req.Host = next, ""
-	if hop.url.Host == next.Host {
-		req.Host = d.tmpl.Host // the Host the plan set, on its own host
+	if next.Host == d.tmpl.URL.Host {
+		req.Host = d.tmpl.Host
+	} else {
+		dropCredentials(req.Header)
 	}
-	dropCredentials(req.Header, hop.url.Host != next.Host)
-	method, body := hop.method, hop.body
-	if p.status == 303 || (p.status <= 302 && method == http.MethodPost) {
+	if status <= 303 {
 		if method != http.MethodHead {
 			method = http.MethodGet
 		}
 		body = nil
 	}
 	req.Method = method
-	h := newHop(req, body)
-	return &h
+	if len(body) == 0 {
+		req.ContentLength, req.GetBody = 0, nil
+	}
+	return req, body
 }
 
-// dropCredentials removes the sensitive headers from h when the request
-// goes to another host: credentials go to no host they were not given for.
-func dropCredentials(h http.Header, otherHost bool) {
-	if !otherHost {
-		return
-	}
+// dropCredentials removes the sensitive headers from h, for a request to
+// another host: credentials go to no host they were not given for.
+func dropCredentials(h http.Header) {
 	for name := range h {
 		if secret.SensitiveName(name) {
 			h.Del(name)

@@ -165,7 +165,10 @@ func (l *h1Loop) Close() error {
 	return unix.Close(l.ep)
 }
 
-// Run serves the VUs until host is stopped and none is busy.
+// Run serves the VUs until host is stopped and none is busy. A done ctx
+// ends the operations in flight, interrupted; a closed model's loop then
+// returns, an open model's (a ReadyHost) records the arrivals its VUs
+// are given as interrupted until its host stops (drainHalted).
 func (l *h1Loop) Run(ctx context.Context, host driver.LoopHost) {
 	l.ctx, l.host, l.halted = ctx, host, false
 	_, l.byReady = host.(driver.ReadyHost)
@@ -180,9 +183,11 @@ func (l *h1Loop) Run(ctx context.Context, host driver.LoopHost) {
 	l.admit()
 	l.takeReady()
 	for l.more() {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil && !l.halted {
 			l.failAll(errLoopInterrupted)
-			return
+			if !l.byReady {
+				return
+			}
 		}
 		if !l.poll(l.waitMillis()) {
 			return

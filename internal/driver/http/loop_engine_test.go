@@ -311,13 +311,49 @@ func TestLoopsServeTheOpenModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	ok := all.Classes[stats.OK]
-	if ok != int64(sum.Scheduled) || ok != h.served.Load() || sum.Dropped != 0 {
-		t.Errorf("%d ok of %d scheduled, %d dropped; the server served %d", ok, sum.Scheduled, sum.Dropped, h.served.Load())
+	// A busy machine may leave arrivals unissued (dropped, as such); no
+	// issued one finds the pool of 1000 VUs empty.
+	if ok != int64(sum.Scheduled) || ok != h.served.Load() || sum.Dropped != sum.Unissued {
+		t.Errorf("%d ok of %d issued, %d dropped of which %d unissued; the server served %d", ok, sum.Scheduled, sum.Dropped, sum.Unissued, h.served.Load())
 	}
 	if n := ts.conns.Load(); n > int64(sum.MaxVUs) || n == 0 {
 		t.Errorf("%d connections for %d VUs", n, sum.MaxVUs)
 	}
 	if lat := all.Latency.Min(); lat < 3*time.Millisecond {
 		t.Errorf("fastest answer %v, the server holds each 3ms", lat)
+	}
+}
+
+// TestOpenLoopsKilledRecordEveryArrival: a kill while the open model's
+// schedule runs ends the requests in flight, interrupted, and every
+// arrival issued after it is recorded too, interrupted, as the goroutine
+// path records them: none is lost.
+func TestOpenLoopsKilledRecordEveryArrival(t *testing.T) {
+	s := startRaw(t, false, func(s *rawServer, c net.Conn, br *bufio.Reader) {
+		if readRequest(br) {
+			s.sleep(time.Minute) // never answers
+		}
+	})
+	d := newDriver(t, Config{URL: s.URL + "/"})
+	all := stats.NewOpStats()
+	var mu sync.Mutex
+	sink := engine.SinkFunc(func(_ string, iv *stats.Interval) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, st := range iv.Ops {
+			all.Merge(st)
+		}
+	})
+	kill, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(150*time.Millisecond, cancel)
+	w := engine.Workload{Name: "w", Model: engine.Open, Rate: pacer.Constant(200, 500*time.Millisecond), VUsMin: 1, VUsMax: 1000,
+		Grace: time.Second, Driver: d, Interval: 100 * time.Millisecond}
+	sum, err := engine.Run(context.Background(), kill, w, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recorded := all.Classes.Total()
+	if recorded+int64(sum.Dropped) != int64(sum.Scheduled) || all.Classes[stats.Interrupted] != recorded {
+		t.Errorf("%d scheduled, %d recorded (%v), %d dropped: want every arrival recorded, interrupted", sum.Scheduled, recorded, all.Classes, sum.Dropped)
 	}
 }

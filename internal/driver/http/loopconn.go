@@ -52,6 +52,10 @@ type h1Conn struct {
 
 // next begins VU c's next operation if its host lets it, else leaves it idle.
 func (l *h1Loop) next(c *h1Conn) {
+	if l.halted {
+		l.drainHalted(c)
+		return
+	}
 	start, ok := l.host.Begin(c.vu)
 	if !ok {
 		c.state = stIdle
@@ -74,22 +78,16 @@ func (l *h1Loop) send(c *h1Conn) {
 	// The server closed its side while the connection was idle, or wrote
 	// to it (an input edge, and bytes there): nothing of that answers the
 	// request about to go. An edge alone may be one already taken.
-	if c.fd >= 0 {
-		switch {
-		case c.hup:
+	if c.fd >= 0 && (c.hup || c.in) {
+		switch c.look() {
+		case idleClosed:
 			c.res.Counters[stats.IdleCloses]++
 			c.closeFD()
-		case c.in:
-			switch c.look() {
-			case idleClosed:
-				c.res.Counters[stats.IdleCloses]++
-				c.closeFD()
-			case idleStray:
-				c.res.Counters[stats.StrayAnswers]++
-				c.closeFD()
-			default:
-				c.in = false
-			}
+		case idleStray:
+			c.res.Counters[stats.StrayAnswers]++
+			c.closeFD()
+		default:
+			c.in = false
 		}
 	}
 	if c.fd < 0 {
@@ -229,7 +227,7 @@ func (l *h1Loop) write(c *h1Conn) {
 			return
 		}
 		if err != nil {
-			l.fail(c, &net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", err)})
+			l.writeFailed(c, &net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", err)})
 			return
 		}
 		c.sent += n
@@ -238,6 +236,18 @@ func (l *h1Loop) write(c *h1Conn) {
 	if c.in { // an edge came while it connected or wrote: the answer may have begun
 		l.read(c)
 	}
+}
+
+// writeFailed ends a request whose write failed with err, unless the
+// server answered before it closed (a 413 before the body): that answer,
+// already in the socket, is the request's.
+func (l *h1Loop) writeFailed(c *h1Conn, err error) {
+	if c.look() != idleStray {
+		l.fail(c, err)
+		return
+	}
+	c.state, c.in = stReading, true
+	l.read(c)
 }
 
 // read reads and parses what has come. Edge-triggered: it reads until a
@@ -323,13 +333,11 @@ func (l *h1Loop) finish(c *h1Conn, end time.Time) {
 	switch {
 	case c.r < c.w:
 		state = idleStray
-	case c.hup:
-		state = idleClosed
-	case c.in:
+	case c.hup || c.in:
 		state = c.look()
 	}
 	switch {
-	case state == idleStray:
+	case state == idleStray && !c.p.switched: // after a 101, the other protocol's
 		r.Counters[stats.StrayAnswers]++
 	case state == idleClosed && !c.p.close:
 		r.Counters[stats.IdleCloses]++
@@ -346,9 +354,11 @@ func (l *h1Loop) finish(c *h1Conn, end time.Time) {
 // found its kept-alive connection closed by the server, with no byte of
 // an answer, is sent once more on a new one when it may be (retry).
 func (l *h1Loop) fail(c *h1Conn, err error) {
+	pending := int64(c.w - c.r) // a line cut short came too
 	c.closeFD()
 	if l.retry(c, err) {
 		c.res.Counters[stats.Retries]++
+		c.res.BytesSent += int64(len(l.t.first.body))
 		l.send(c)
 		return
 	}
@@ -367,7 +377,7 @@ func (l *h1Loop) fail(c *h1Conn, err error) {
 	if !c.first.IsZero() {
 		r.TTFB = c.first.Sub(c.start)
 	}
-	r.BytesRecv = c.p.got
+	r.BytesRecv = c.p.got + pending
 	r.Counters[stats.BodyBytes] = c.sink.n
 	l.end(c, l.host.Now())
 }
@@ -397,13 +407,35 @@ func (l *h1Loop) end(c *h1Conn, end time.Time) {
 	c.state = stIdle
 	l.host.Done(c.vu, &c.res, c.start, end)
 	switch {
-	case l.halted: // equivalent mutant: false; a halted loop's host begins nothing
+	case l.halted:
+		l.drainHalted(c)
 	case l.beginning:
 		l.ready = append(l.ready, c)
 	default:
 		l.beginning = true
 		l.next(c)
 		l.beginning = false
+	}
+}
+
+// drainHalted ends, interrupted, every operation VU c's host gives it
+// once the loop's ctx is done, without touching a socket, until the host
+// has none for it: an open model's arrivals keep coming until its
+// schedule stops, and each is recorded, as the goroutine path records
+// them. A closed model's host gives none once stopped; before, its loop
+// has returned.
+func (l *h1Loop) drainHalted(c *h1Conn) {
+	if !l.byReady {
+		return
+	}
+	for {
+		start, ok := l.host.Begin(c.vu)
+		if !ok {
+			return
+		}
+		c.res.Reset(l.t.d.name)
+		c.res.Class, c.res.Message = stats.Interrupted, l.interruptMessage()
+		l.host.Done(c.vu, &c.res, start, start)
 	}
 }
 

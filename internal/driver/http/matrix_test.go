@@ -3,8 +3,10 @@ package httpdriver
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -172,26 +174,32 @@ func TestEndlessInterimAnswersHitTheBound(t *testing.T) {
 func TestSwitchedConnectionIsNotReused(t *testing.T) {
 	serve := func(s *rawServer, c net.Conn, br *bufio.Reader) {
 		if readRequest(br) {
-			_, _ = c.Write([]byte("HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\n"))
+			// the 101, and the first bytes of the new protocol
+			_, _ = c.Write([]byte("HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\n\x81\x05hello"))
 		}
-		s.sleep(time.Minute) // the new protocol: nothing
+		s.sleep(time.Minute) // the new protocol: nothing more
 	}
-	forEachRawClient(t, serve, func(t *testing.T, s *rawServer, cfg Config) {
-		cfg.Timeout = 2 * time.Second
-		d := newDriver(t, cfg)
-		for i := range 2 {
-			r, took := do(context.Background(), d, 0)
-			if r.Class == stats.OK || took > time.Second {
-				t.Errorf("request %d: %v %q after %v, want a failure at once", i, r.Class, r.Message, took)
+	for _, expect := range []string{"", "101"} {
+		forEachRawClient(t, serve, func(t *testing.T, s *rawServer, cfg Config) {
+			cfg.Timeout, cfg.ExpectStatus = 2*time.Second, expect
+			d := newDriver(t, cfg)
+			for i := range 2 {
+				r, took := do(context.Background(), d, 0)
+				if (r.Class == stats.OK) != (expect == "101") || took > time.Second || r.TTFB <= 0 {
+					t.Errorf("expecting %q, request %d: %v %q after %v, TTFB %v; want it judged at once", expect, i, r.Class, r.Message, took, r.TTFB)
+				}
+				if ownsH1(cfg.withDefaults()) && expect == "" && r.Class != stats.StatusOther {
+					t.Errorf("request %d: %v, want status_other", i, r.Class)
+				}
+				if r.Counters[stats.StrayAnswers] != 0 {
+					t.Errorf("request %d: the new protocol's bytes counted as a stray answer", i)
+				}
 			}
-			if ownsH1(cfg.withDefaults()) && r.Class != stats.StatusOther {
-				t.Errorf("request %d: %v, want status_other", i, r.Class)
+			if n := s.conns.Load(); n != 2 {
+				t.Errorf("%d connections for 2 requests, want 2: none reused after a 101", n)
 			}
-		}
-		if n := s.conns.Load(); n != 2 {
-			t.Errorf("%d connections for 2 requests, want 2: none reused after a 101", n)
-		}
-	})
+		})
+	}
 }
 
 // TestStrayAnswersAreCounted (rule 5): bytes behind a complete answer,
@@ -248,4 +256,99 @@ func TestStrayAnswersAreCounted(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestTLSPartialStrayIsNoAnswer: on TLS, part of a record the server
+// wrote unasked (the rest still on its way), come with the answer's last
+// bytes or later while the connection was idle, is not taken for TLS's
+// own records: the connection goes, and the next request gets its own
+// answer.
+func TestTLSPartialStrayIsNoAnswer(t *testing.T) {
+	for _, idle := range []bool{false, true} {
+		t.Run(fmt.Sprintf("idle=%v", idle), func(t *testing.T) { partialStray(t, idle) })
+	}
+}
+
+// partialStray is TestTLSPartialStrayIsNoAnswer's case: the stray's first
+// bytes written with the answer, or once the client has read it (idle).
+func partialStray(t *testing.T, idle bool) {
+	half, release, read := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var conns atomic.Int64
+	ln, conf, ca := tlsListener(t)
+	t.Cleanup(func() { close(release); ln.Close() })
+	go func() {
+		for {
+			raw, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			n := conns.Add(1)
+			sc := &splitConn{Conn: raw, half: half, release: release}
+			c := tls.Server(sc, conf)
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for readRequest(br) {
+					_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+					if n != 1 {
+						continue
+					}
+					if idle {
+						<-read
+					}
+					sc.split.Store(true) // a stray answer, its record cut in two
+					_, _ = c.Write([]byte("HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n"))
+				}
+			}()
+		}
+	}()
+	d := newDriver(t, Config{URL: "https://" + ln.Addr().String() + "/", Proto: ProtoH1, CAFile: ca})
+	if r, _ := do(context.Background(), d, 0); r.Class != stats.OK {
+		t.Fatalf("first: %v %q", r.Class, r.Message)
+	}
+	close(read)
+	<-half // the record's first bytes are sent, the rest to come
+	r, _ := do(context.Background(), d, 0)
+	if r.Class != stats.OK || r.Counters[stats.BodyBytes] != 2 || conns.Load() != 2 {
+		t.Errorf("second: %v %q, body %d, %d connections; want its own answer on a new connection",
+			r.Class, r.Message, r.Counters[stats.BodyBytes], conns.Load())
+	}
+}
+
+// tlsListener is a TCP listener on 127.0.0.1, the TLS configuration of a
+// server on it (HTTP/1.1 by ALPN), and the path of its CA.
+func tlsListener(t *testing.T) (net.Listener, *tls.Config, string) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert := httptest.NewUnstartedServer(nil) // only for its certificate
+	cert.StartTLS()
+	conf := cert.TLS.Clone()
+	conf.NextProtos = []string{"http/1.1"}
+	ca := writeCA(t, cert.Certificate().Raw)
+	cert.Close()
+	return ln, conf, ca
+}
+
+// splitConn writes, once split is set, the first 5 bytes of the next
+// write, says so on half, and the rest when release is closed.
+type splitConn struct {
+	net.Conn
+	split         atomic.Bool
+	half, release chan struct{}
+}
+
+func (c *splitConn) Write(b []byte) (int, error) {
+	if !c.split.CompareAndSwap(true, false) || len(b) <= 5 {
+		return c.Conn.Write(b)
+	}
+	n, err := c.Conn.Write(b[:5])
+	close(c.half)
+	if err != nil {
+		return n, err
+	}
+	<-c.release
+	m, err := c.Conn.Write(b[5:])
+	return n + m, err
 }

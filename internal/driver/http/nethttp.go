@@ -22,38 +22,40 @@ import (
 func (d *Driver) doNet(ctx context.Context, st *vuState, start int64, r *driver.Result) {
 	rctx, cancel := context.WithTimeout(ctx, d.timeout)
 	defer cancel()
-	req := d.tmpl.WithContext(withTrace(rctx, st))
+	nt := st.netTraceOf()
+	nt.begin()
+	req := d.tmpl.WithContext(withTrace(rctx, nt))
 	if len(d.body) > 0 { // equivalent mutant: >= 0; net/http probes a Body of no announced length and sends none when it is empty
 		req.Body = &bodyReader{b: d.body}
-		r.BytesSent = int64(len(d.body))
 	}
 	rt := d.rt
 	if st.rt != nil {
 		rt = st.rt
 	}
 	for followed := 0; ; followed++ {
-		resp, err := d.roundTripNet(rt, req, st, r)
-		r.Connect = time.Duration(st.connect.Load())
+		resp, err := d.roundTripNet(rt, req, nt, r)
+		r.Connect = time.Duration(nt.connect.Load())
+		r.TTFB = st.ttfb(start, 0) // a byte may have come before a failure
 		if err == nil {
 			err = checkAnswer(resp)
 		}
 		if err != nil {
-			r.TTFB = st.ttfb(start, 0) // a byte may have come before the failure
+			nt.stale = true
 			r.Class, r.Message = d.classifyNet(err, ctx, rctx)
 			if r.TTFB > 0 { // the answer had begun
 				r.Class = BodyClass(r.Class)
 			}
 			return
 		}
-		if !d.readNet(ctx, rctx, st, start, resp, r) {
+		if !d.readNet(ctx, rctx, st, resp, r) {
 			return
 		}
 		if req = d.redirectNet(req, resp, followed); req == nil {
-			break
+			return
 		}
-		st.conns.Store(0)
+		nt.conns.Store(0)
+		nt.answered.Store(false)
 	}
-	r.TTFB = st.ttfb(start, time.Duration(st.now()-start)) // equivalent mutants of the fallback: a response read had its first byte stamped, so it is never taken
 }
 
 // roundTripNet is rt.RoundTrip under perflab's retry rule (rules.go),
@@ -61,27 +63,33 @@ func (d *Driver) doNet(ctx context.Context, st *vuState, start int64, r *driver.
 // request that failed on a reused connection before any byte of an answer
 // came, the connection closed or reset under it, goes once more, on the
 // connection net/http picks next (never that one), and is counted.
-func (d *Driver) roundTripNet(rt *http.Transport, req *http.Request, st *vuState, r *driver.Result) (*http.Response, error) {
+func (d *Driver) roundTripNet(rt *http.Transport, req *http.Request, nt *netTrace, r *driver.Result) (*http.Response, error) {
+	if req.Body != nil {
+		r.BytesSent += req.ContentLength
+	}
 	resp, err := rt.RoundTrip(req)
-	if err != nil && req.Context().Err() == nil && mayRetry(st.reused.Load(), st.firstByte.Load() != 0, err) {
+	if err != nil && req.Context().Err() == nil && mayRetry(nt.reused.Load(), nt.answered.Load(), err) {
 		r.Counters[stats.Retries]++
-		st.conns.Store(0)
+		nt.conns.Store(0)
+		nt.reused.Store(false)
 		if req.GetBody != nil {
 			body, _ := req.GetBody()
 			req = req.Clone(req.Context())
 			req.Body = body
+			r.BytesSent += req.ContentLength
 		}
 		resp, err = rt.RoundTrip(req)
 	}
-	if conns := st.conns.Load(); conns > 1 { // GotConn once per attempt: net/http's own retries
+	if conns := nt.conns.Load(); conns > 1 { // GotConn once per attempt: net/http's own retries
 		r.Counters[stats.Retries] += int64(conns - 1)
 	}
+	r.BytesRecv += nt.interim.Swap(0)
 	return resp, err
 }
 
 // readNet reads resp's body to its end and judges the answer; false when
 // the request failed.
-func (d *Driver) readNet(ctx, rctx context.Context, st *vuState, start int64, resp *http.Response, r *driver.Result) bool {
+func (d *Driver) readNet(ctx, rctx context.Context, st *vuState, resp *http.Response, r *driver.Result) bool {
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		// Its body is the connection, in another protocol: closed, not read.
 		resp.Body.Close()
@@ -98,7 +106,7 @@ func (d *Driver) readNet(ctx, rctx context.Context, st *vuState, start int64, re
 	r.BytesRecv += headBytes(resp) + sink.n
 	r.Counters[stats.BodyBytes] += sink.n
 	if err != nil {
-		r.TTFB = st.ttfb(start, 0)
+		st.net.stale = true
 		r.Class, r.Message = d.classifyNet(err, ctx, rctx)
 		r.Class = BodyClass(r.Class)
 		return false
@@ -108,33 +116,21 @@ func (d *Driver) readNet(ctx, rctx context.Context, st *vuState, start int64, re
 }
 
 // redirectNet is the request resp sends req on to, as perflab's own
-// client follows it (Driver.redirect), or nil.
+// client follows it (Driver.nextRequest), or nil.
 func (d *Driver) redirectNet(req *http.Request, resp *http.Response, followed int) *http.Request {
-	loc := resp.Header.Get("Location")
-	if loc == "" || followed >= d.follow {
-		return nil
-	}
-	p := h1Parser{status: resp.StatusCode, location: []byte(loc)}
 	body := d.body
 	if req.Body == nil {
 		body = nil
 	}
-	next := d.redirect(&h1Hop{method: req.Method, url: req.URL, body: body}, &p, followed)
+	next, body := d.nextRequest(req.URL, req.Method, body, resp.StatusCode, resp.Header.Get("Location"), followed)
 	if next == nil {
 		return nil
 	}
-	out := d.tmpl.Clone(req.Context())
-	out.Method, out.URL, out.Host, out.Body = next.method, next.url, "", nil
-	if next.url.Host == d.tmpl.URL.Host {
-		out.Host = d.tmpl.Host
+	next = next.WithContext(req.Context())
+	if len(body) > 0 {
+		next.Body = &bodyReader{b: body}
 	}
-	dropCredentials(out.Header, next.url.Host != d.tmpl.URL.Host)
-	if len(next.body) > 0 {
-		out.Body = &bodyReader{b: next.body}
-	} else {
-		out.ContentLength, out.GetBody = 0, nil
-	}
-	return out
+	return next
 }
 
 // headBytes is resp's status line and headers as HTTP/1.1 writes them.
@@ -185,8 +181,8 @@ func reason(resp *http.Response) string {
 
 // withTrace puts the VU's ClientTrace in ctx. httptrace composes it with a
 // trace already in ctx by modifying it, so then a copy is used instead.
-func withTrace(ctx context.Context, st *vuState) context.Context {
-	trace := st.trace
+func withTrace(ctx context.Context, nt *netTrace) context.Context {
+	trace := nt.trace
 	if httptrace.ContextClientTrace(ctx) != nil {
 		cp := *trace
 		trace = &cp
