@@ -283,9 +283,14 @@ func TestAFreshConnectionIsNeverRetried(t *testing.T) {
 			t.Fatalf("max_conns %d: first request %v %q", maxConns, r.Class, r.Message)
 		}
 		srv.CloseClientConnections() // the kept one goes; every later one is closed at its handshake
+		// The kept connection's close is found before its reuse (an idle
+		// close) or, by net/http's reader not yet, on it (a retry); the
+		// fresh connection's failure adds nothing.
 		r, _ := do(context.Background(), d, 0)
-		if r.Class == stats.OK || r.Counters[stats.Retries] != 0 {
-			t.Errorf("max_conns %d: %v %q, %d retries; want a failure, not sent again", maxConns, r.Class, r.Message, r.Counters[stats.Retries])
+		if found := r.Counters[stats.IdleCloses] + r.Counters[stats.Retries]; r.Class == stats.OK || found > 1 ||
+			maxConns == 0 && found != 1 {
+			t.Errorf("max_conns %d: %v %q, counters %v; want a failure, sent once more at most for the kept connection",
+				maxConns, r.Class, r.Message, r.Counters)
 		}
 	}
 }

@@ -80,7 +80,7 @@ func (d *Driver) roundTripNet(rt *http.Transport, req *http.Request, nt *netTrac
 		}
 		resp, err = rt.RoundTrip(req)
 	}
-	if conns := nt.conns.Load(); conns > 1 { // GotConn once per attempt: net/http's own retries
+	if conns := nt.conns.Load(); conns > 1 { // GetConn once per attempt: net/http's own retries
 		r.Counters[stats.Retries] += int64(conns - 1)
 	}
 	r.BytesRecv += nt.interim.Swap(0)

@@ -58,8 +58,8 @@ type netTrace struct {
 	st       *vuState
 	trace    *httptrace.ClientTrace
 	connect  atomic.Int64 // dial+TLS time of the connections opened
-	conns    atomic.Int32 // connections the request got (GotConn): more than one, it was retried
-	reused   atomic.Bool  // the last connection it got had served an earlier request
+	conns    atomic.Int32 // connections the request asked for (GetConn): more than one, net/http retried it
+	reused   atomic.Bool  // the connection of its last attempt had served an earlier request
 	answered atomic.Bool  // a byte of an answer came since the attempt began
 	interim  atomic.Int64 // bytes of the interim answers' status lines and headers
 	stale    bool         // a request was cut short: the next takes a new netTrace
@@ -70,6 +70,7 @@ func (s *vuState) netTraceOf() *netTrace {
 	if s.net == nil || s.net.stale {
 		n := &netTrace{st: s}
 		n.trace = &httptrace.ClientTrace{
+			GetConn:              n.getConn,
 			GotConn:              n.gotConn,
 			GotFirstResponseByte: n.gotFirstResponseByte,
 			Got1xxResponse:       n.got1xxResponse,
@@ -87,11 +88,20 @@ func (n *netTrace) begin() {
 	n.interim.Store(0)
 }
 
-func (n *netTrace) gotConn(info httptrace.GotConnInfo) {
+// getConn begins an attempt: net/http asks for a connection once per
+// attempt, and an attempt whose dial fails gets none.
+func (n *netTrace) getConn(string) {
 	if n != n.st.net {
 		return // a late hook of a request cut short
 	}
 	n.conns.Add(1)
+	n.reused.Store(false)
+}
+
+func (n *netTrace) gotConn(info httptrace.GotConnInfo) {
+	if n != n.st.net {
+		return
+	}
 	n.reused.Store(info.Reused)
 	n.connect.Add(int64(dial.ClaimConnect(info.Conn))) // 0 for a reused connection
 }
