@@ -47,20 +47,29 @@ func (r *run) newLoops(maxVUs int) ([]loopPart, error) {
 	return loops, nil
 }
 
-// runLoops is runClosed through loops: it keeps the schedule's number of
-// VUs, which the loops read at each operation's end, and wakes them when
-// it changes.
-func (r *run) runLoops(stop context.Context, loops []loopPart, maxVUs int) Summary {
-	h := &loopHost{r: r, running: make([]bool, maxVUs)}
+// startLoops runs each loop for host on a goroutine of its own, which
+// calls after (if any) once the loop's Run has returned, then closes it.
+func (r *run) startLoops(loops []loopPart, host driver.LoopHost, after func(loopPart)) {
 	for _, l := range loops {
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
 			defer func() { _ = l.Close() }()
-			l.Run(r.opCtx, h)
-			h.release(l.vus)
+			l.Run(r.opCtx, host)
+			if after != nil {
+				after(l)
+			}
 		}()
 	}
+}
+
+// runLoops is runClosed through loops: it keeps the schedule's number of
+// VUs, which the loops read at each operation's end, and wakes them when
+// it changes.
+func (r *run) runLoops(stop context.Context, loops []loopPart, maxVUs int) Summary {
+	h := &loopHost{r: r, running: make([]bool, maxVUs)}
+	r.startLoops(loops, h, func(l loopPart) { h.release(l.vus) })
+
 	wake := func() {
 		for _, l := range loops {
 			l.Wake()

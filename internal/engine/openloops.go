@@ -33,14 +33,7 @@ var _ driver.ReadyHost = (*openLoops)(nil)
 func (r *run) startOpenLoops(loops []loopPart, p *pool) *openLoops {
 	n := r.w.VUsMax
 	h := &openLoops{r: r, pool: p, loops: loops, vus: make([]vu, n), intended: make([]atomic.Int64, n), took: make([]time.Time, n)}
-	for _, l := range loops {
-		r.wg.Add(1)
-		go func() {
-			defer r.wg.Done()
-			defer func() { _ = l.Close() }()
-			l.Run(r.opCtx, h)
-		}()
-	}
+	r.startLoops(loops, h, nil)
 	return h
 }
 

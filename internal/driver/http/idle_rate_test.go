@@ -73,17 +73,8 @@ func idleAtARate(t *testing.T, c idleClient, timeout time.Duration) {
 	t.Cleanup(ts.Close)
 	cfg.URL = ts.URL + "/"
 	d := newDriver(t, cfg)
-	all := stats.NewOpStats()
-	w := engine.Workload{Name: "idle", Model: engine.Open, Rate: pacer.Constant(20, 2*time.Second),
-		VUsMin: 1, VUsMax: 1, Grace: 5 * time.Second, Driver: d, Interval: 500 * time.Millisecond}
-	sink := engine.SinkFunc(func(_ string, iv *stats.Interval) {
-		for _, st := range iv.Ops {
-			all.Merge(st)
-		}
-	})
-	if _, err := engine.Run(context.Background(), context.Background(), w, sink); err != nil {
-		t.Fatal(err)
-	}
+	_, all := runOpen(t, context.Background(), engine.Workload{Name: "idle", Model: engine.Open, Rate: pacer.Constant(20, 2*time.Second),
+		VUsMin: 1, VUsMax: 1, Grace: 5 * time.Second, Driver: d})
 	mu.Lock()
 	defer mu.Unlock()
 	found := all.Counters[stats.IdleCloses] + all.Counters[stats.Retries]

@@ -49,6 +49,29 @@ func (h *inFlight) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write([]byte("ok"))
 }
 
+// runOpen runs the open-model workload w, killed when kill is done,
+// and merges its intervals.
+func runOpen(t *testing.T, kill context.Context, w engine.Workload) (engine.Summary, *stats.OpStats) {
+	t.Helper()
+	var mu sync.Mutex
+	all := stats.NewOpStats()
+	sink := engine.SinkFunc(func(_ string, iv *stats.Interval) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, st := range iv.Ops {
+			all.Merge(st)
+		}
+	})
+	w.Interval = 100 * time.Millisecond
+	sum, err := engine.Run(context.Background(), kill, w, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return sum, all
+}
+
 // runClosed runs a closed-model workload of d with conc, collecting its
 // intervals.
 func runClosed(t *testing.T, d *Driver, conc *pacer.Concurrency, grace time.Duration) (engine.Summary, *stats.OpStats, []int64) {
@@ -295,21 +318,8 @@ func TestLoopsServeTheOpenModel(t *testing.T) {
 	h := &inFlight{hold: 3 * time.Millisecond}
 	ts := startServer(t, modeH1, h)
 	d := newDriver(t, Config{URL: ts.URL + "/"})
-	all := stats.NewOpStats()
-	var mu sync.Mutex
-	sink := engine.SinkFunc(func(_ string, iv *stats.Interval) {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, st := range iv.Ops {
-			all.Merge(st)
-		}
-	})
-	w := engine.Workload{Name: "w", Model: engine.Open, Rate: pacer.Constant(300, time.Second), VUsMin: 1, VUsMax: 1000,
-		Grace: time.Second, Driver: d, Interval: 100 * time.Millisecond}
-	sum, err := engine.Run(context.Background(), context.Background(), w, sink)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum, all := runOpen(t, context.Background(), engine.Workload{Name: "w", Model: engine.Open, Rate: pacer.Constant(300, time.Second),
+		VUsMin: 1, VUsMax: 1000, Grace: time.Second, Driver: d})
 	ok := all.Classes[stats.OK]
 	// A busy machine may leave arrivals unissued (dropped, as such); no
 	// issued one finds the pool of 1000 VUs empty.
@@ -335,23 +345,10 @@ func TestOpenLoopsKilledRecordEveryArrival(t *testing.T) {
 		}
 	})
 	d := newDriver(t, Config{URL: s.URL + "/"})
-	all := stats.NewOpStats()
-	var mu sync.Mutex
-	sink := engine.SinkFunc(func(_ string, iv *stats.Interval) {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, st := range iv.Ops {
-			all.Merge(st)
-		}
-	})
 	kill, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(150*time.Millisecond, cancel)
-	w := engine.Workload{Name: "w", Model: engine.Open, Rate: pacer.Constant(200, 500*time.Millisecond), VUsMin: 1, VUsMax: 1000,
-		Grace: time.Second, Driver: d, Interval: 100 * time.Millisecond}
-	sum, err := engine.Run(context.Background(), kill, w, sink)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum, all := runOpen(t, kill, engine.Workload{Name: "w", Model: engine.Open, Rate: pacer.Constant(200, 500*time.Millisecond),
+		VUsMin: 1, VUsMax: 1000, Grace: time.Second, Driver: d})
 	recorded := all.Classes.Total()
 	if recorded+int64(sum.Dropped) != int64(sum.Scheduled) || all.Classes[stats.Interrupted] != recorded {
 		t.Errorf("%d scheduled, %d recorded (%v), %d dropped: want every arrival recorded, interrupted", sum.Scheduled, recorded, all.Classes, sum.Dropped)
