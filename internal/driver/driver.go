@@ -173,10 +173,10 @@ type ShardVerifier interface {
 	VerifyShards(ctx context.Context, states [][]byte) ([]Check, error)
 }
 
-// Looper is implemented by drivers that can serve many VUs from one
-// goroutine: an event loop over their connections, with no goroutine per
-// VU waiting on its socket. The engine runs both models through loops
-// when the driver gives it one.
+// Looper is implemented by drivers that can serve many closed-model VUs
+// from one goroutine: an event loop over their connections, with no
+// goroutine per VU waiting on its socket. The engine runs the closed model
+// through loops when the driver gives it one.
 type Looper interface {
 	// Loop returns a loop serving the VUs with the given ids, or nil
 	// when the driver's configuration is not served by loops (it then
@@ -184,36 +184,18 @@ type Looper interface {
 	Loop(vus []int) (Loop, error)
 }
 
-// Loop serves a set of VUs. In the closed model each starts its next
-// operation as soon as its last one ended, as long as its LoopHost lets
-// it; in the open model (a ReadyHost) a VU begins an operation when it is
-// made Ready, and asks again when one ends.
+// Loop serves a set of closed-model VUs, each starting its next operation
+// as soon as its last one ended, as long as its LoopHost lets it.
 type Loop interface {
 	// Run serves the VUs until host is stopped and no operation is in
 	// flight. A done ctx ends the operations in flight at once, as
-	// stats.Interrupted, and Run returns; with a ReadyHost, Run goes on
-	// until the host stops, ending each operation it is given as
-	// Interrupted as it begins, so that every arrival is recorded.
+	// stats.Interrupted, and Run returns.
 	Run(ctx context.Context, host LoopHost)
 	// Wake makes Run look at its host again: call it when what Begin
 	// would say has changed.
 	Wake()
-	// Ready tells Run, from any goroutine, that VU vu has an operation to
-	// begin: Run asks Begin for it soon. Several calls before Run looks
-	// wake it once.
-	Ready(vu int)
 	// Close releases the loop's connections once Run has returned.
 	Close() error
-}
-
-// ReadyHost is a LoopHost that hands its VUs their work through
-// Loop.Ready (the open model): Run then asks Begin only for VUs made
-// Ready and for VUs whose operation just ended, never for every idle VU
-// at once.
-type ReadyHost interface {
-	LoopHost
-	// ByReady marks the host; it does nothing.
-	ByReady()
 }
 
 // LoopHost is what a Loop asks of the engine. A Loop calls it from its

@@ -231,7 +231,6 @@ type run struct {
 	maxVUs int
 	first  []time.Time // per VU: when its first operation ended (closed model window)
 	last   []time.Time // per VU: when its last operation started
-	loops  *openLoops  // the open model's VUs, when the driver's loops serve them
 }
 
 func shardsFor(w Workload) int {

@@ -57,9 +57,6 @@ func (c *collect) total() (*stats.OpStats, int64) {
 
 func runW(t *testing.T, w Workload) (Summary, *collect) {
 	t.Helper()
-	if f, ok := w.Driver.(fake); ok && openThroughLoops && w.Model == Open {
-		w.Driver = &fakeLooper{fake: f}
-	}
 	c := &collect{}
 	sum, err := Run(context.Background(), context.Background(), w, c)
 	if err != nil {

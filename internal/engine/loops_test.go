@@ -39,14 +39,13 @@ func (f *fakeLooper) Loop(vus []int) (driver.Loop, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.parts = append(f.parts, vus)
-	return &fakeLoop{op: f.fake, vus: vus, wake: make(chan struct{}, 1), ready: make(chan int, len(vus)+1)}, nil
+	return &fakeLoop{op: f.fake, vus: vus, wake: make(chan struct{}, 1)}, nil
 }
 
 type fakeLoop struct {
-	op    fake
-	vus   []int
-	wake  chan struct{}
-	ready chan int // VUs made Ready (the open model)
+	op   fake
+	vus  []int
+	wake chan struct{}
 }
 
 type fakeEnd struct {
@@ -74,33 +73,24 @@ func (l *fakeLoop) Run(ctx context.Context, host driver.LoopHost) {
 			ended <- fakeEnd{vu, start, host.Now()}
 		}()
 	}
-	_, byReady := host.(driver.ReadyHost)
 	for _, vu := range l.vus {
-		if !byReady {
-			begin(vu)
-		}
+		begin(vu)
 	}
-	for len(busy) > 0 || !host.Stopped() || len(l.ready) > 0 {
+	for len(busy) > 0 || !host.Stopped() {
 		select {
 		case e := <-ended:
 			delete(busy, e.vu)
 			host.Done(e.vu, res[e.vu], e.start, e.end)
 			begin(e.vu)
-		case vu := <-l.ready:
-			if !busy[vu] {
-				begin(vu)
-			}
 		case <-l.wake:
 			for _, vu := range l.vus {
-				if !busy[vu] && !byReady {
+				if !busy[vu] {
 					begin(vu)
 				}
 			}
 		}
 	}
 }
-
-func (l *fakeLoop) Ready(vu int) { l.ready <- vu }
 
 func (l *fakeLoop) Wake() {
 	select {
@@ -204,68 +194,3 @@ func TestClosedLoopsStopGivesGraceThenInterrupts(t *testing.T) {
 	}
 }
 
-// openThroughLoops makes runW serve an open-model workload of a fake
-// driver through fake loops (TestOpenModelThroughLoops).
-var openThroughLoops bool
-
-// TestOpenModelThroughLoops runs the open model's tests again with the
-// VUs served by a driver's loops (openloops.go): the same schedule, pool,
-// backlog, claims, drops and drain.
-func TestOpenModelThroughLoops(t *testing.T) {
-	openThroughLoops = true
-	defer func() { openThroughLoops = false }()
-	for name, test := range map[string]func(*testing.T){
-		"WithoutBacklogNoArrivalWaits":  TestOpenModelWithoutBacklogNoArrivalWaits,
-		"StartsVUsMinBeforehand":        TestOpenModelStartsVUsMinBeforehand,
-		"VUsComingBackTakeDueArrivals":  TestOpenModelVUsComingBackTakeDueArrivals,
-		"ServesTheBacklogInOrder":       TestOpenModelServesTheBacklogInOrder,
-		"NeverIssuesAnArrivalEarly":     TestOpenModelNeverIssuesAnArrivalEarly,
-		"QuantumEndingAtTheEnd":         TestOpenModelQuantumEndingAtTheEndIsNotApplied,
-		"StoppedVUsTakeNoArrival":       TestOpenModelStoppedVUsTakeNoArrival,
-		"IssuesEveryArrival":            TestOpenModelIssuesEveryArrival,
-		"CountsDroppedArrivalsAtTheCap": TestOpenModelCountsDroppedArrivalsAtTheCap,
-		"MeasuresFromIntendedStart":     TestOpenModelMeasuresFromIntendedStart,
-		"StartsVUsUpToTheCapOnly":       TestOpenModelStartsVUsUpToTheCapOnly,
-		"MeasuresAndCounters":           TestDriverMeasuresAndCountersAreRecorded,
-		"StopGivesGraceThenInterrupts":  TestStopGivesGraceThenInterrupts,
-		"KillCancelsAtOnce":             TestKillCancelsAtOnce,
-		"RampingRate":                   TestRampingRateIssuesTheSchedule,
-		"DispatchesWithinAQuantum":      TestOpenModelDispatchesWithinAQuantumTogetherAndMeasuresTheDelay,
-		"EndsAtItsDuration":             TestOpenModelEndsAtItsDurationAtAnUnreachableRate,
-		"CountsWhatItDidNotIssue":       TestOpenModelCountsWhatItDidNotIssue,
-		"DropsTheBacklogAtTheEnd":       TestOpenModelDropsTheBacklogAtTheEnd,
-		"StoppedRunClosesTheInterval":   TestStoppedRunClosesTheIntervalAtTheEndOfItsLoad,
-		"CancelledAtTheEndInTheDrain":   TestOperationsCancelledAtTheEndLandInTheDrain,
-		"ShardedRunsAddUp":              TestShardedOpenRunsAddUpToTheWholeRun,
-		"ShardsCountTheirUnissued":      TestShardsCountTheirOwnUnissuedArrivals,
-	} {
-		t.Run(name, test)
-	}
-}
-
-// TestOpenLoopsServeTheVUs: an open-model workload of a Looper runs in
-// its loops, one per core, the driver's Do never called; VUs start as
-// arrivals need them, up to the cap, and every arrival is recorded, timed
-// from its intended start.
-func TestOpenLoopsServeTheVUs(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-	d := &fakeLooper{fake: func(_ context.Context, _ int, r *driver.Result) {
-		r.Op = "op"
-		time.Sleep(3 * time.Millisecond)
-	}}
-	w := Workload{Name: "w", Model: Open, Rate: pacer.Constant(1000, 200*time.Millisecond), VUsMin: 1, VUsMax: 50, Driver: d}
-	sum, c := runFake(t, w)
-	all, dropped := c.total()
-	if len(d.parts) != 2 || d.dos.Load() != 0 {
-		t.Errorf("%d loops, Do called %d times; want 2 loops and no Do", len(d.parts), d.dos.Load())
-	}
-	if all.Classes[stats.OK] != 200 || dropped != 0 || sum.Scheduled != 200 {
-		t.Errorf("%d ok, %d dropped of %d scheduled; want all 200", all.Classes[stats.OK], dropped, sum.Scheduled)
-	}
-	if sum.MaxVUs < 3 || sum.MaxVUs > 5 {
-		t.Errorf("%d VUs at most; 3 ms at 1000/s keeps 3 busy", sum.MaxVUs)
-	}
-	if lat := all.Latency.Min(); lat < 3*time.Millisecond {
-		t.Errorf("fastest %v, each takes 3ms", lat)
-	}
-}

@@ -10,14 +10,13 @@ import (
 	"github.com/perflab/perflab/internal/driver"
 )
 
-// vu is one virtual user of the open model's pool: a goroutine that
-// waits on its own channel for an intended start time and returns itself
-// to the pool when the operation ends (after taking the arrivals already
-// due, when the pool lets it: pool.claim), or, when the driver serves the
-// VUs from its loops (openloops.go), a VU of a loop, which has no channel.
+// vu is one virtual user of the open model's pool: it waits on its own
+// channel for an intended start time and returns itself to the pool when
+// the operation ends (after taking the arrivals already due, when the
+// pool lets it: pool.claim).
 type vu struct {
 	id   int
-	work chan time.Time // nil: a loop's VU
+	work chan time.Time
 	res  driver.Result
 }
 
@@ -58,9 +57,7 @@ func (p *pool) put(v *vu) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		if v.work != nil {
-			close(v.work)
-		}
+		close(v.work)
 		return
 	}
 	p.idle = append(p.idle, v)
@@ -79,9 +76,7 @@ func (p *pool) close() {
 	p.idle = nil
 	p.mu.Unlock()
 	for _, v := range idle {
-		if v.work != nil {
-			close(v.work)
-		}
+		close(v.work)
 	}
 }
 
@@ -107,12 +102,6 @@ func (r *run) runOpen(stop context.Context) Summary {
 	d := &dispatcher{run: r, pool: p, stop: stop, dur: r.w.Rate.Duration(), timer: r.clk.NewTimer(time.Hour), sleeper: r.newSleeper()}
 	if r.w.Backlog == 0 && r.w.Quantum < DefaultQuantum { // a backlog is served oldest first, by the dispatcher
 		p.claim = d.claim
-	}
-	// A driver that cannot make its loops is served by goroutines, as
-	// one that has none.
-	if loops, _ := r.newLoops(r.w.VUsMax); loops != nil {
-		r.loops = r.startOpenLoops(loops, p)
-		defer r.loops.stop()
 	}
 	for i := 0; i < r.w.VUsMin; i++ {
 		p.put(r.startVU(p))
@@ -143,7 +132,7 @@ type dispatcher struct {
 // step waits for the next arrival and issues it, or takes a backlogged
 // arrival to a freed VU; it returns true when the schedule is over.
 func (d *dispatcher) step() (over bool) {
-	d.backlog = d.handOut(d.pool, d.backlog)
+	d.backlog = handOut(d.pool, d.backlog)
 	elapsed := d.clk.Now().Sub(d.start)
 	if d.stop.Err() != nil || elapsed >= d.dur {
 		d.elapsed = min(elapsed, d.dur)
@@ -251,12 +240,13 @@ func (d *dispatcher) end() Summary {
 func (r *run) dispatch(p *pool, backlog *[]time.Time, intended time.Time) bool {
 	if len(*backlog) == 0 {
 		if v := p.get(); v != nil {
-			r.give(v, intended)
+			v.work <- intended
 			return true
 		}
 	}
 	if r.vus < r.w.VUsMax {
-		r.give(r.startVU(p), intended)
+		v := r.startVU(p)
+		v.work <- intended
 		return true
 	}
 	if len(*backlog) < r.w.Backlog {
@@ -267,33 +257,21 @@ func (r *run) dispatch(p *pool, backlog *[]time.Time, intended time.Time) bool {
 }
 
 // handOut gives waiting arrivals, oldest first, to idle VUs.
-func (r *run) handOut(p *pool, backlog []time.Time) []time.Time {
+func handOut(p *pool, backlog []time.Time) []time.Time {
 	for len(backlog) > 0 {
 		v := p.get()
 		if v == nil {
 			return backlog
 		}
-		r.give(v, backlog[0])
+		v.work <- backlog[0]
 		backlog = backlog[1:]
 	}
 	return backlog[:0]
 }
 
-// give hands v the arrival intended: to its goroutine, or to its loop.
-func (r *run) give(v *vu, intended time.Time) {
-	if v.work == nil {
-		r.loops.give(v.id, intended)
-		return
-	}
-	v.work <- intended
-}
-
-// startVU starts a VU goroutine, or a loop's VU; it is not idle until it
-// has done the work its creator gives it.
+// startVU starts a VU goroutine; it is not idle until it has done the work
+// its creator sends it.
 func (r *run) startVU(p *pool) *vu {
-	if r.loops != nil {
-		return r.loops.startVU()
-	}
 	v := &vu{id: r.addVU(), work: make(chan time.Time, 1)}
 	r.wg.Add(1)
 	go func() {

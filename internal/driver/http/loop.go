@@ -76,14 +76,6 @@ type h1Loop struct {
 	lookups      lookups // answers of the name lookups in flight (loopdns.go)
 	wakeMu       sync.Mutex
 	closed       bool // under wakeMu: Wake writes nothing after Close
-	// byReady: the host hands VUs their work through Ready (the open
-	// model); slot maps a VU to its index in conns, inbox holds the
-	// indexes of the VUs made ready since Run last looked.
-	byReady bool
-	slot    []int32
-	inboxMu sync.Mutex
-	inbox   []int32
-	taken   []int32
 }
 
 func newH1Loop(t *h1Template, vus []int) (*h1Loop, error) {
@@ -108,36 +100,8 @@ func newH1Loop(t *h1Template, vus []int) (*h1Loop, error) {
 		c := &l.conns[i]
 		c.vu, c.id, c.fd = vu, int32(i), -1
 		c.p.noBody, c.p.keepBody, c.p.sink = t.noBody, t.d.expectFails, &c.sink
-		if vu >= len(l.slot) {
-			l.slot = append(l.slot, make([]int32, vu+1-len(l.slot))...)
-		}
-		l.slot[vu] = int32(i)
 	}
 	return l, nil
-}
-
-// Ready tells Run that VU vu has an operation to begin; the first of
-// several before Run looks wakes it.
-func (l *h1Loop) Ready(vu int) {
-	l.inboxMu.Lock()
-	l.inbox = append(l.inbox, l.slot[vu])
-	first := len(l.inbox) == 1
-	l.inboxMu.Unlock()
-	if first {
-		l.Wake()
-	}
-}
-
-// takeReady begins the operations of the VUs made ready.
-func (l *h1Loop) takeReady() {
-	l.inboxMu.Lock()
-	l.inbox, l.taken = l.taken[:0], l.inbox
-	l.inboxMu.Unlock()
-	for _, i := range l.taken {
-		if c := &l.conns[i]; c.state == stIdle {
-			l.next(c)
-		}
-	}
 }
 
 // Wake makes Run look at its host again.
@@ -165,13 +129,9 @@ func (l *h1Loop) Close() error {
 	return unix.Close(l.ep)
 }
 
-// Run serves the VUs until host is stopped and none is busy. A done ctx
-// ends the operations in flight, interrupted; a closed model's loop then
-// returns, an open model's (a ReadyHost) records the arrivals its VUs
-// are given as interrupted until its host stops (drainHalted).
+// Run serves the VUs until host is stopped and none is busy.
 func (l *h1Loop) Run(ctx context.Context, host driver.LoopHost) {
 	l.ctx, l.host, l.halted = ctx, host, false
-	_, l.byReady = host.(driver.ReadyHost)
 	stopWatch := context.AfterFunc(ctx, l.Wake)
 	defer stopWatch()
 	l.check = host.Now().Add(l.t.slack)
@@ -181,13 +141,10 @@ func (l *h1Loop) Run(ctx context.Context, host driver.LoopHost) {
 		return
 	}
 	l.admit()
-	l.takeReady()
-	for l.more() {
-		if ctx.Err() != nil && !l.halted {
+	for l.busy > 0 || len(l.ready) > 0 || !host.Stopped() {
+		if ctx.Err() != nil {
 			l.failAll(errLoopInterrupted)
-			if !l.byReady {
-				return
-			}
+			return
 		}
 		if !l.poll(l.waitMillis()) {
 			return
@@ -195,17 +152,6 @@ func (l *h1Loop) Run(ctx context.Context, host driver.LoopHost) {
 		l.beginReady()
 		l.expire()
 	}
-}
-
-// more tells whether Run goes on: operations are in flight or about to
-// begin, or the host is not stopped. Arrivals made Ready before the stop
-// begin first.
-func (l *h1Loop) more() bool {
-	if l.busy > 0 || len(l.ready) > 0 || !l.host.Stopped() {
-		return true
-	}
-	l.takeReady()
-	return l.busy > 0 || len(l.ready) > 0
 }
 
 // poll waits up to ms for events (-1: for ever) and acts on them; false
@@ -231,17 +177,12 @@ func (l *h1Loop) poll(ms int) bool {
 		_, _ = unix.Read(l.wake, b[:])
 		l.takeLookups()
 		l.admit()
-		l.takeReady()
 	}
 	return true
 }
 
-// admit begins an operation for every idle VU its host lets run; a host
-// that makes its VUs Ready (the open model) is asked for those alone.
+// admit begins an operation for every idle VU its host lets run.
 func (l *h1Loop) admit() {
-	if l.byReady {
-		return
-	}
 	for i := range l.conns {
 		if c := &l.conns[i]; c.state == stIdle {
 			l.next(c)

@@ -310,11 +310,11 @@ func TestLoopsTakeNothingWrittenWhileIdle(t *testing.T) {
 	}
 }
 
-// TestLoopsServeTheOpenModel: arrivals at 300/s to a server that holds
-// each request 3 ms, through the loops: every arrival issued is answered
-// whole, on no more connections than VUs, none faster than the server,
-// each timed from its intended start.
-func TestLoopsServeTheOpenModel(t *testing.T) {
+// TestOpenModelAnswersEveryArrival: arrivals at 300/s to a server that
+// holds each request 3 ms, through the engine's VUs (the goroutine path):
+// every arrival issued is answered whole, on no more connections than
+// VUs, none faster than the server, each timed from its intended start.
+func TestOpenModelAnswersEveryArrival(t *testing.T) {
 	h := &inFlight{hold: 3 * time.Millisecond}
 	ts := startServer(t, modeH1, h)
 	d := newDriver(t, Config{URL: ts.URL + "/"})
@@ -334,11 +334,10 @@ func TestLoopsServeTheOpenModel(t *testing.T) {
 	}
 }
 
-// TestOpenLoopsKilledRecordEveryArrival: a kill while the open model's
+// TestOpenModelKilledRecordsEveryArrival: a kill while the open model's
 // schedule runs ends the requests in flight, interrupted, and every
-// arrival issued after it is recorded too, interrupted, as the goroutine
-// path records them: none is lost.
-func TestOpenLoopsKilledRecordEveryArrival(t *testing.T) {
+// arrival issued after it is recorded too, interrupted: none is lost.
+func TestOpenModelKilledRecordsEveryArrival(t *testing.T) {
 	s := startRaw(t, false, func(s *rawServer, c net.Conn, br *bufio.Reader) {
 		if readRequest(br) {
 			s.sleep(time.Minute) // never answers

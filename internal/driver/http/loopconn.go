@@ -52,10 +52,6 @@ type h1Conn struct {
 
 // next begins VU c's next operation if its host lets it, else leaves it idle.
 func (l *h1Loop) next(c *h1Conn) {
-	if l.halted {
-		l.drainHalted(c)
-		return
-	}
 	start, ok := l.host.Begin(c.vu)
 	if !ok {
 		c.state = stIdle
@@ -407,35 +403,13 @@ func (l *h1Loop) end(c *h1Conn, end time.Time) {
 	c.state = stIdle
 	l.host.Done(c.vu, &c.res, c.start, end)
 	switch {
-	case l.halted:
-		l.drainHalted(c)
+	case l.halted: // equivalent mutant: false; a halted loop's host begins nothing
 	case l.beginning:
 		l.ready = append(l.ready, c)
 	default:
 		l.beginning = true
 		l.next(c)
 		l.beginning = false
-	}
-}
-
-// drainHalted ends, interrupted, every operation VU c's host gives it
-// once the loop's ctx is done, without touching a socket, until the host
-// has none for it: an open model's arrivals keep coming until its
-// schedule stops, and each is recorded, as the goroutine path records
-// them. A closed model's host gives none once stopped; before, its loop
-// has returned.
-func (l *h1Loop) drainHalted(c *h1Conn) {
-	if !l.byReady {
-		return
-	}
-	for {
-		start, ok := l.host.Begin(c.vu)
-		if !ok {
-			return
-		}
-		c.res.Reset(l.t.d.name)
-		c.res.Class, c.res.Message = stats.Interrupted, l.interruptMessage()
-		l.host.Done(c.vu, &c.res, start, start)
 	}
 }
 
