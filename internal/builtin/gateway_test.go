@@ -38,14 +38,14 @@ type gatewayServer struct{ URL string }
 
 // startGateway serves a gateway to upstream on a free loopback port until
 // the test ends.
-func startGateway(t *testing.T, upstream string, delay time.Duration) gatewayServer {
+func startGateway(t testing.TB, upstream string, delay time.Duration) gatewayServer {
 	t.Helper()
 	return startGatewayOn(t, upstream, delay, nil)
 }
 
 // startGatewayOn is startGateway with the gateway's delay waited on c;
 // nil keeps its own clock.
-func startGatewayOn(t *testing.T, upstream string, delay time.Duration, c answerClock) gatewayServer {
+func startGatewayOn(t testing.TB, upstream string, delay time.Duration, c answerClock) gatewayServer {
 	t.Helper()
 	g, err := NewGateway(GatewayConfig{Upstream: upstream, Delay: delay})
 	if err != nil {
