@@ -3,7 +3,7 @@
 # mock LLM provider (`perflab target llm`, 20 ms, 64 tokens) behind four
 # gateways in one run, each with its own chat workload sent every other
 # request straight to the provider and through its gateway:
-#   perflab-0ms  the built-in gateway (fasthttp), no delay: a proxy hop
+#   perflab-0ms  the built-in gateway (net/http), no delay: a proxy hop
 #   perflab-2ms  the built-in gateway adding a fixed 2 ms: the known answer
 #   nginx        nginx as a keep-alive reverse proxy (the peer of the hop)
 #   litellm      LiteLLM's proxy (Python), when installed

@@ -23,7 +23,11 @@ const readHeaderTimeout = 10 * time.Second
 // stops accepting, lets in-flight requests finish for up to shutdownGrace,
 // and closes whatever is left. It closes ln. A clean shutdown returns nil.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout}
+	return serveHTTP(ctx, ln, &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout})
+}
+
+// serveHTTP is Serve with srv, whose Handler is set.
+func serveHTTP(ctx context.Context, ln net.Listener, srv *http.Server) error {
 	return serveUntil(ctx, ln, srv.Serve, func(sctx context.Context) error {
 		err := srv.Shutdown(sctx)
 		if err != nil {

@@ -52,9 +52,15 @@ func sleep(ctx context.Context, c answerClock, d time.Duration) bool {
 	if d <= 0 {
 		return ctx.Err() == nil
 	}
+	return sleepUntil(ctx, c, c.now().Add(d))
+}
+
+// sleepUntil waits until t on c, or until ctx is done, and reports
+// whether ctx is still live.
+func sleepUntil(ctx context.Context, c answerClock, t time.Time) bool {
 	w := c.waiter()
 	defer w.close()
-	return w.until(ctx, c.now().Add(d))
+	return w.until(ctx, t)
 }
 
 // fineWaiter waits for the deadlines of one request, such as the tokens of
