@@ -37,7 +37,7 @@ type h1Client struct {
 	answered bool        // a byte of the answer to the request in flight came
 	origin   string      // conn's scheme://host:port
 	armed    time.Time   // the deadline set on conn; zero when none is known
-	buf      *[drainBufSize]byte
+	buf      *[connBufSize]byte
 	r, w     int // buf[r:w] is read and not yet parsed
 	p        h1Parser
 
@@ -53,6 +53,14 @@ func newH1Client(t *h1Template, st *vuState) *h1Client {
 	c.p.noBody, c.p.keepBody, c.p.sink, c.p.follow = t.noBody, t.d.expectFails, &st.body, t.d.follow > 0
 	return c
 }
+
+// connBufSize is the read buffer of a request in flight: a line must fit
+// (maxLineBytes), and a TLS record (16 KiB) does, read at once. Every
+// request in flight holds one: a stall that keeps 200 VUs busy holds 3 MiB.
+const connBufSize = 16 << 10
+
+// connBufs holds the read buffers not in use.
+var connBufs = sync.Pool{New: func() any { return new([connBufSize]byte) }}
 
 // alreadyPassed is a deadline that has passed: it makes pending reads and
 // writes on a connection return at once.
@@ -167,7 +175,7 @@ func (c *h1Client) roundTrip(ctx context.Context, hop *h1Hop, deadline time.Time
 // readAnswer reads until the parser has the whole answer.
 func (c *h1Client) readAnswer() error {
 	if c.buf == nil {
-		c.buf = drainBufs.Get().(*[drainBufSize]byte)
+		c.buf = connBufs.Get().(*[connBufSize]byte)
 	}
 	for {
 		if c.w == len(c.buf) { // a partial line at the end: move it to the start
@@ -202,7 +210,7 @@ func (c *h1Client) readAnswer() error {
 // putBuf returns the read buffer to the pool.
 func (c *h1Client) putBuf() {
 	if c.buf != nil {
-		drainBufs.Put(c.buf)
+		connBufs.Put(c.buf)
 		c.buf = nil
 	}
 }
