@@ -4,15 +4,20 @@ import (
 	"net/http"
 	"os"
 	"strings"
-
-	"github.com/perflab/perflab/internal/driver"
 )
+
+// Keys name the params of a driver that hold credentials: Secret, whose
+// values are credentials, and Headers, mappings of request headers whose
+// credential-named entries are (driver.ParamKeys says which).
+type Keys struct {
+	Secret, Headers []string
+}
 
 // MaskParams masks, in a workload's decoded params as written, what is a
 // credential written literally (not as a ${VAR} reference): the values of
 // the driver's declared secret keys and of credential-named headers in its
 // header keys, and URLs anywhere as URL shows them.
-func MaskParams(params map[string]any, keys driver.ParamKeys) {
+func MaskParams(params map[string]any, keys Keys) {
 	for _, k := range keys.Secret {
 		if v, ok := params[k].(string); ok && v != "" && !isEnvRef(v) {
 			params[k] = Redacted
@@ -33,7 +38,7 @@ func MaskParams(params map[string]any, keys driver.ParamKeys) {
 // Params adds the credentials a workload's decoded params hold literally:
 // the values of the driver's declared secret keys, of credential-named
 // headers in its header keys, and those of URLs anywhere (Set.URL).
-func (set Set) Params(params map[string]any, keys driver.ParamKeys) {
+func (set Set) Params(params map[string]any, keys Keys) {
 	for _, k := range keys.Secret {
 		if v, ok := params[k].(string); ok {
 			set.Literal(v)

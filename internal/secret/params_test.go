@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/perflab/perflab/internal/driver"
 )
 
 // TestMaskParams: literal credentials are masked, references kept, URLs
@@ -19,8 +18,8 @@ func TestMaskParams(t *testing.T) {
 		t.Fatal(err)
 	}
 	set := Set{}
-	set.Params(params, driver.ParamKeys{Secret: []string{"secret_key", "access_key"}, Headers: []string{"headers"}})
-	MaskParams(params, driver.ParamKeys{Secret: []string{"secret_key", "access_key"}, Headers: []string{"headers"}})
+	set.Params(params, Keys{Secret: []string{"secret_key", "access_key"}, Headers: []string{"headers"}})
+	MaskParams(params, Keys{Secret: []string{"secret_key", "access_key"}, Headers: []string{"headers"}})
 	want := map[string]any{"secret_key": "[redacted]", "access_key": "${AK}",
 		"headers":   map[string]any{"Authorization": "Bearer ${T}", "X-Api-Key": "[redacted]", "X-Trace": "t"},
 		"url":       "http://u:xxxxx@h/x?token=xxxxx",

@@ -1,18 +1,17 @@
 package httpdriver
 
 import (
-	"crypto/x509"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/driver/dial"
 	"github.com/perflab/perflab/internal/secret"
 )
 
@@ -26,7 +25,7 @@ const (
 
 // UserAgent is sent unless Config.Header sets User-Agent (an empty value
 // sends none).
-const UserAgent = "perflab"
+const UserAgent = dial.UserAgent
 
 // maxRedirects bounds Config.FollowRedirects.
 const maxRedirects = 30
@@ -135,7 +134,7 @@ func (c Config) Validate() []error {
 		add("follow_redirects", "follow_redirects %d is not within 0-%d", c.FollowRedirects, maxRedirects)
 	}
 	if c.CAFile != "" {
-		if _, err := LoadCA(c.CAFile); err != nil {
+		if _, err := dial.LoadCA(c.CAFile); err != nil {
 			errs = append(errs, driver.WithKey("ca_file", err))
 		}
 	}
@@ -162,20 +161,6 @@ func (c Config) checkURL() (string, error) {
 		return "", driver.ParamErrorf("url", "url %q: %s", secret.URL(c.URL), driver.BadPort(u))
 	}
 	return u.Scheme, nil
-}
-
-// LoadCA reads a PEM bundle into a pool: the ca file of every driver
-// that speaks TLS.
-func LoadCA(path string) (*x509.CertPool, error) {
-	pem, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read ca file: %w", err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("cannot load ca file %s: no PEM certificates in it", path)
-	}
-	return pool, nil
 }
 
 // newTemplate builds the request every Do copies. Header is cloned so the

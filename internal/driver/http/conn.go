@@ -99,12 +99,12 @@ func (c *h1Client) do(ctx context.Context, start int64, r *driver.Result) {
 func (c *h1Client) failed(ctx context.Context, err error, start int64, r *driver.Result) {
 	c.closeConn()
 	r.TTFB = c.st.ttfb(start, 0) // a byte may have come before the failure
-	r.Class, r.Message = Classify(err, ctx)
+	r.Class, r.Message = dial.Classify(err, ctx)
 	switch {
 	case r.Class == stats.Timeout && ctx.Err() == nil:
 		r.Message = timeoutMessage(c.t.timeout)
 	case r.TTFB > 0: // the answer had begun
-		r.Class = BodyClass(r.Class)
+		r.Class = dial.BodyClass(r.Class)
 	}
 }
 

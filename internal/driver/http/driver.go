@@ -60,7 +60,6 @@ import (
 	"github.com/perflab/perflab/internal/driver/dial"
 
 	"github.com/perflab/perflab/internal/driver"
-	"github.com/perflab/perflab/internal/stats"
 )
 
 var (
@@ -192,13 +191,3 @@ func timeoutMessage(d time.Duration) string {
 // expectFails tells whether an answer of status code fails the request:
 // its body's start and reason phrase are then kept for the message.
 func (d *Driver) expectFails(code int) bool { return !d.expect.Has(code) }
-
-// BodyClass is the class of an error met while reading a response body,
-// given what Classify made of it: a connection that broke after the
-// response began is a protocol failure, not a failure to connect.
-func BodyClass(class stats.Class) stats.Class {
-	if class == stats.Connect {
-		return stats.Protocol
-	}
-	return class
-}

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/driver/dial"
 	"github.com/perflab/perflab/internal/stats"
 )
 
@@ -365,9 +366,9 @@ func (l *h1Loop) fail(c *h1Conn, err error) {
 	case errLoopInterrupted:
 		r.Class, r.Message = stats.Interrupted, l.interruptMessage()
 	default:
-		r.Class, r.Message = Classify(err, nil)
+		r.Class, r.Message = dial.Classify(err, nil)
 		if !c.first.IsZero() { // the answer had begun
-			r.Class = BodyClass(r.Class)
+			r.Class = dial.BodyClass(r.Class)
 		}
 	}
 	if !c.first.IsZero() {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/driver/dial"
 	"github.com/perflab/perflab/internal/stats"
 )
 
@@ -43,7 +44,7 @@ func (d *Driver) doNet(ctx context.Context, st *vuState, start int64, r *driver.
 			nt.stale = true
 			r.Class, r.Message = d.classifyNet(err, ctx, rctx)
 			if r.TTFB > 0 { // the answer had begun
-				r.Class = BodyClass(r.Class)
+				r.Class = dial.BodyClass(r.Class)
 			}
 			return
 		}
@@ -108,7 +109,7 @@ func (d *Driver) readNet(ctx, rctx context.Context, st *vuState, resp *http.Resp
 	if err != nil {
 		st.net.stale = true
 		r.Class, r.Message = d.classifyNet(err, ctx, rctx)
-		r.Class = BodyClass(r.Class)
+		r.Class = dial.BodyClass(r.Class)
 		return false
 	}
 	d.judge(r, resp.StatusCode, reason(resp), sink.head, sink.n)
@@ -192,7 +193,7 @@ func withTrace(ctx context.Context, nt *netTrace) context.Context {
 
 // classifyNet is Classify plus the timeout's length in the message.
 func (d *Driver) classifyNet(err error, parent, rctx context.Context) (stats.Class, string) {
-	class, msg := Classify(err, parent)
+	class, msg := dial.Classify(err, parent)
 	if class == stats.Timeout && errors.Is(rctx.Err(), context.DeadlineExceeded) && parent.Err() == nil {
 		msg = timeoutMessage(d.timeout)
 	}

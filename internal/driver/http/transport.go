@@ -60,7 +60,7 @@ func newTransport(c Config, dl *dial.Dialer) *http.Transport {
 func newDialer(c Config) (*dial.Dialer, error) {
 	tlsConf := &tls.Config{InsecureSkipVerify: c.InsecureSkipVerify}
 	if c.CAFile != "" {
-		pool, err := LoadCA(c.CAFile)
+		pool, err := dial.LoadCA(c.CAFile)
 		if err != nil {
 			return nil, err
 		}

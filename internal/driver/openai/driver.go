@@ -47,7 +47,7 @@
 //     after the status in Message. A 3xx, an answer that does not parse, a
 //     stream that is not text/event-stream, carries an "error" object or
 //     ends without [DONE] are stats.Protocol; transport errors are classed
-//     by httpdriver.Classify.
+//     by dial.Classify.
 //
 // Stats and Facts add up the counters over the whole run.
 //
@@ -80,7 +80,6 @@ import (
 	"github.com/perflab/perflab/internal/driver/dial"
 
 	"github.com/perflab/perflab/internal/driver"
-	httpdriver "github.com/perflab/perflab/internal/driver/http"
 	"github.com/perflab/perflab/internal/stats"
 )
 
@@ -308,9 +307,9 @@ func apiErrorMessage(b []byte) string {
 	return s
 }
 
-// classify is httpdriver.Classify plus the timeout's length in the message.
+// classify is dial.Classify plus the timeout's length in the message.
 func (d *Driver) classify(err error, parent, rctx context.Context) (stats.Class, string) {
-	class, msg := httpdriver.Classify(err, parent)
+	class, msg := dial.Classify(err, parent)
 	if class == stats.Timeout && errors.Is(rctx.Err(), context.DeadlineExceeded) && parent.Err() == nil {
 		msg = fmt.Sprintf("request timed out after %v", d.cfg.Timeout)
 	}
@@ -321,7 +320,7 @@ func (d *Driver) classify(err error, parent, rctx context.Context) (stats.Class,
 // that broke after the answer began is a protocol failure.
 func (d *Driver) classifyBody(err error, parent, rctx context.Context) (stats.Class, string) {
 	class, msg := d.classify(err, parent, rctx)
-	return httpdriver.BodyClass(class), msg
+	return dial.BodyClass(class), msg
 }
 
 func truncate(s string) string {

@@ -10,7 +10,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/perflab/perflab/internal/driver"
-	httpdriver "github.com/perflab/perflab/internal/driver/http"
+	"github.com/perflab/perflab/internal/driver/dial"
 	"github.com/perflab/perflab/internal/secret"
 )
 
@@ -243,7 +243,7 @@ func (c Config) Validate() []error {
 		}
 	}
 	if c.CAFile != "" {
-		if _, err := httpdriver.LoadCA(c.CAFile); err != nil {
+		if _, err := dial.LoadCA(c.CAFile); err != nil {
 			errs = append(errs, driver.WithKey("ca_file", err))
 		}
 	}

@@ -21,7 +21,7 @@
 //     but rejected spans (ExportTraceServiceResponse.partial_success; the
 //     spans are counted in Facts); HTTP statuses by code (429 RateLimited);
 //     gRPC codes as classifyGRPC documents; transport errors as
-//     httpdriver.Classify does.
+//     dial.Classify does.
 //
 // A query driver (Mode query) runs Config.Queries in turn: "trace_by_id"
 // looks up a trace the ingest driver wrote at least Config.Delay ago

@@ -20,7 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/perflab/perflab/internal/driver"
-	httpdriver "github.com/perflab/perflab/internal/driver/http"
+	"github.com/perflab/perflab/internal/driver/dial"
 	"github.com/perflab/perflab/internal/stats"
 )
 
@@ -73,7 +73,7 @@ func newHTTPExporter(c Config, tlsConf *tls.Config) *httpExporter {
 	}
 	h.Set("Content-Type", "application/x-protobuf")
 	if h.Get("User-Agent") == "" {
-		h.Set("User-Agent", httpdriver.UserAgent)
+		h.Set("User-Agent", dial.UserAgent)
 	}
 	rt := newTransport(tlsConf)
 	return &httpExporter{url: tracesURL(c.Endpoint), header: h, rt: rt,
@@ -123,7 +123,7 @@ func (h *httpExporter) export(parent context.Context, _ int, st *ingestState) re
 	start := time.Now()
 	resp, err := h.client.Do(req)
 	if err != nil {
-		class, msg := httpdriver.Classify(err, parent)
+		class, msg := dial.Classify(err, parent)
 		return reply{class: class, msg: msg}
 	}
 	defer resp.Body.Close()
@@ -131,8 +131,8 @@ func (h *httpExporter) export(parent context.Context, _ int, st *ingestState) re
 	data, err := readReply(resp.Body, st)
 	r.recv = int64(len(data))
 	if err != nil {
-		r.class, r.msg = httpdriver.Classify(err, parent)
-		r.class = httpdriver.BodyClass(r.class)
+		r.class, r.msg = dial.Classify(err, parent)
+		r.class = dial.BodyClass(r.class)
 		return r
 	}
 	if resp.StatusCode/100 != 2 {
@@ -218,7 +218,7 @@ func tlsConfig(c Config) (*tls.Config, error) {
 	}
 	conf := &tls.Config{InsecureSkipVerify: c.Insecure} //nolint:gosec // only when asked
 	if c.CAFile != "" {
-		pool, err := httpdriver.LoadCA(c.CAFile)
+		pool, err := dial.LoadCA(c.CAFile)
 		if err != nil {
 			return nil, err
 		}

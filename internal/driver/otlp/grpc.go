@@ -16,7 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	httpdriver "github.com/perflab/perflab/internal/driver/http"
+	"github.com/perflab/perflab/internal/driver/dial"
 	"github.com/perflab/perflab/internal/stats"
 )
 
@@ -78,7 +78,7 @@ func newGRPCExporter(c Config, tlsConf *tls.Config) (*grpcExporter, error) {
 	for range c.Conns {
 		conn, err := grpc.NewClient("passthrough:///"+target,
 			grpc.WithTransportCredentials(creds),
-			grpc.WithUserAgent(httpdriver.UserAgent),
+			grpc.WithUserAgent(dial.UserAgent),
 			grpc.WithDefaultCallOptions(grpc.ForceCodec(rawCodec{})))
 		if err != nil {
 			g.close()

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/driver"
-	httpdriver "github.com/perflab/perflab/internal/driver/http"
+	"github.com/perflab/perflab/internal/driver/dial"
 	"github.com/perflab/perflab/internal/secret"
 	"github.com/perflab/perflab/internal/stats"
 )
@@ -94,7 +94,7 @@ func newQuerier(c Config, tlsConf *tls.Config) *querier {
 		h.Set(k, v)
 	}
 	if h.Get("User-Agent") == "" {
-		h.Set("User-Agent", httpdriver.UserAgent)
+		h.Set("User-Agent", dial.UserAgent)
 	}
 	rt := newTransport(tlsConf)
 	q := &querier{api: c.QueryAPI, base: strings.TrimSuffix(c.QueryURL, "/"), header: h, rt: rt,
@@ -157,7 +157,7 @@ func (q *querier) get(parent context.Context, st *queryState, u, accept string) 
 	start := time.Now()
 	resp, err := q.client.Do(req)
 	if err != nil {
-		class, msg := httpdriver.Classify(err, parent)
+		class, msg := dial.Classify(err, parent)
 		return answer{class: class, msg: msg}
 	}
 	defer resp.Body.Close()
@@ -173,8 +173,8 @@ func (q *querier) get(parent context.Context, st *queryState, u, accept string) 
 	}
 	switch {
 	case err != nil:
-		a.class, a.msg = httpdriver.Classify(err, parent)
-		a.class = httpdriver.BodyClass(a.class)
+		a.class, a.msg = dial.Classify(err, parent)
+		a.class = dial.BodyClass(a.class)
 	case resp.StatusCode/100 != 2:
 		a.class, a.msg = statusClass(resp.StatusCode), statusMessage(resp, a.data)
 	}

@@ -12,7 +12,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/perflab/perflab/internal/driver"
-	httpdriver "github.com/perflab/perflab/internal/driver/http"
+	"github.com/perflab/perflab/internal/driver/dial"
 	"github.com/perflab/perflab/internal/secret"
 )
 
@@ -183,6 +183,6 @@ func (c Config) Redacted() string {
 		fmt.Fprintf(&b, "the rules of %s", d.RulesFile)
 	}
 	fmt.Fprintf(&b, ", each every %v", d.QueryInterval)
-	httpdriver.DescribeHeaders(&b, d.Headers)
+	dial.DescribeHeaders(&b, d.Headers)
 	return b.String()
 }

@@ -14,7 +14,7 @@
 // Protocol for a 2xx answer with "status":"error" (some backends) or a body
 // that is not a valid API response; Partial for an answer marked
 // "isPartial": true (VictoriaMetrics, when some storage nodes did not
-// answer); else what httpdriver.Classify makes of the error.
+// answer); else what dial.Classify makes of the error.
 //
 // The response is read as a stream, never held whole: the driver counts
 // the series and points it returns (Facts) in constant memory.
@@ -33,7 +33,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/driver"
-	httpdriver "github.com/perflab/perflab/internal/driver/http"
+	"github.com/perflab/perflab/internal/driver/dial"
 	"github.com/perflab/perflab/internal/stats"
 )
 
@@ -90,7 +90,7 @@ func New(c Config) (*Driver, error) {
 	d := &Driver{
 		cfg:      c,
 		fromFile: fromFile,
-		client:   httpdriver.NewPlainClient(),
+		client:   dial.NewPlainClient(),
 		now:      time.Now,
 	}
 	d.states.New = func(int) *vuState { return newVUState() }
@@ -104,10 +104,10 @@ func New(c Config) (*Driver, error) {
 		}
 		d.queries = append(d.queries, pq)
 	}
-	d.header, d.host = httpdriver.SplitHeaders(c.Headers)
+	d.header, d.host = dial.SplitHeaders(c.Headers)
 	d.header.Set("Content-Type", "application/x-www-form-urlencoded")
 	if _, ok := d.header["User-Agent"]; !ok {
-		d.header.Set("User-Agent", httpdriver.UserAgent)
+		d.header.Set("User-Agent", dial.UserAgent)
 	}
 	return d, nil
 }
@@ -190,7 +190,7 @@ func (d *Driver) send(ctx context.Context, st *vuState, u string, r *driver.Resu
 }
 
 func (d *Driver) classifyErr(err error, ctx context.Context, r *driver.Result) {
-	r.Class, r.Message = httpdriver.Classify(err, ctx)
+	r.Class, r.Message = dial.Classify(err, ctx)
 	if r.Class == stats.Timeout && errors.Is(err, context.DeadlineExceeded) {
 		r.Message = "query timed out after " + d.cfg.Timeout.String()
 	}

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/perflab/perflab/internal/driver"
-	httpdriver "github.com/perflab/perflab/internal/driver/http"
+	"github.com/perflab/perflab/internal/driver/dial"
 	"github.com/perflab/perflab/internal/stats"
 )
 
@@ -25,7 +25,7 @@ func (d *Driver) classify(ctx context.Context, code int, perr error, st *vuState
 	switch {
 	case perr != nil && !errors.Is(perr, errSyntax): // the body broke off
 		d.classifyErr(perr, ctx, r)
-		r.Class = httpdriver.BodyClass(r.Class)
+		r.Class = dial.BodyClass(r.Class)
 	case code == http.StatusTooManyRequests:
 		r.Class, r.Message = stats.RateLimited, withAPIError(status, a, perr)
 	case code >= 400 && code < 500:

@@ -103,6 +103,11 @@ func Keys(name string) driver.ParamKeys {
 	return driver.ParamKeys{}
 }
 
+// secretKeys are the keys of k that hold credentials, as secret reads them.
+func secretKeys(k driver.ParamKeys) secret.Keys {
+	return secret.Keys{Secret: k.Secret, Headers: k.Headers}
+}
+
 func Names() string {
 	names := make([]string, 0, len(drivers))
 	for n := range drivers {
@@ -223,7 +228,7 @@ func StoredParams(params plan.Params, driverName string) json.RawMessage {
 	if json.Unmarshal(raw, &m) != nil {
 		return raw
 	}
-	secret.MaskParams(m, Keys(driverName))
+	secret.MaskParams(m, secretKeys(Keys(driverName)))
 	out, err := json.Marshal(m)
 	if err != nil {
 		return raw
@@ -249,7 +254,7 @@ func DescribedPlan(p *plan.Plan) (string, error) {
 			w, _ := w.(map[string]any)
 			name, _ := w["driver"].(string)
 			if params, ok := w["params"].(map[string]any); ok {
-				secret.MaskParams(params, Keys(name))
+				secret.MaskParams(params, secretKeys(Keys(name)))
 			}
 		}
 	}

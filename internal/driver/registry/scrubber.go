@@ -23,7 +23,7 @@ func Scrubber(p *plan.Plan) *secret.Scrubber {
 			keys := Keys(w.Driver)
 			var params map[string]any
 			if raw, err := w.Params.JSON(); err == nil && json.Unmarshal(raw, &params) == nil {
-				set.Params(params, keys)
+				set.Params(params, secretKeys(keys))
 			}
 			for _, name := range keys.SecretEnv {
 				set.Env(os.Getenv(name), "${"+name+"}")

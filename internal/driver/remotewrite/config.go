@@ -11,7 +11,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/perflab/perflab/internal/driver"
-	httpdriver "github.com/perflab/perflab/internal/driver/http"
+	"github.com/perflab/perflab/internal/driver/dial"
 	"github.com/perflab/perflab/internal/secret"
 )
 
@@ -215,6 +215,6 @@ func (c Config) Redacted() string {
 	if d.QueryURL != "" {
 		fmt.Fprintf(&b, ", read back from %s", secret.URL(d.QueryURL))
 	}
-	httpdriver.DescribeHeaders(&b, d.Headers)
+	dial.DescribeHeaders(&b, d.Headers)
 	return b.String()
 }

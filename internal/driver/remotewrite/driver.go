@@ -23,7 +23,7 @@
 // BytesSent the compressed body; BytesRecv the response body; TTFB the time
 // to the response headers; Class OK for 2xx, RateLimited for 429,
 // Status4xx, Status5xx, Protocol for other statuses, else what
-// httpdriver.Classify makes of the error. Connect is not measured.
+// dial.Classify makes of the error. Connect is not measured.
 //
 // Retries are off unless Config.Retries is set. Then a batch answered 5xx
 // or 429, or not sent for a connect error, is queued and resent by a later
@@ -43,7 +43,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/driver"
-	httpdriver "github.com/perflab/perflab/internal/driver/http"
+	"github.com/perflab/perflab/internal/driver/dial"
 	"github.com/perflab/perflab/internal/stats"
 )
 
@@ -90,13 +90,13 @@ func New(c Config) (*Driver, error) {
 	d := &Driver{
 		cfg:    c,
 		gen:    newGenerator(c),
-		client: httpdriver.NewPlainClient(),
+		client: dial.NewPlainClient(),
 		now:    time.Now,
 		clock:  driver.WallClock{},
 	}
 	d.states.New = func(int) *vuState { return newVUState() }
 	d.batch = int(min(uint64(c.Batch), d.gen.active))
-	d.header, d.host = httpdriver.SplitHeaders(c.Headers)
+	d.header, d.host = dial.SplitHeaders(c.Headers)
 	d.writeHeader = writeHeader(d.header)
 	d.acks.spt = int(d.gen.spt)
 	return d, nil
@@ -116,7 +116,7 @@ func writeHeader(plan http.Header) http.Header {
 	h.Set("Content-Type", "application/x-protobuf")
 	h.Set("X-Prometheus-Remote-Write-Version", "0.1.0")
 	if _, ok := plan["User-Agent"]; !ok {
-		h.Set("User-Agent", httpdriver.UserAgent)
+		h.Set("User-Agent", dial.UserAgent)
 	}
 	return h
 }
@@ -188,7 +188,7 @@ func (d *Driver) send(ctx context.Context, st *vuState, body []byte, r *driver.R
 	switch code := resp.StatusCode; {
 	case err != nil:
 		d.classifyErr(err, ctx, r)
-		r.Class = httpdriver.BodyClass(r.Class)
+		r.Class = dial.BodyClass(r.Class)
 	case code >= 200 && code < 300:
 	case code == http.StatusTooManyRequests:
 		r.Class, r.Message = stats.RateLimited, statusMessage(resp, head)
@@ -202,7 +202,7 @@ func (d *Driver) send(ctx context.Context, st *vuState, body []byte, r *driver.R
 }
 
 func (d *Driver) classifyErr(err error, ctx context.Context, r *driver.Result) {
-	r.Class, r.Message = httpdriver.Classify(err, ctx)
+	r.Class, r.Message = dial.Classify(err, ctx)
 	if r.Class == stats.Timeout && errors.Is(err, context.DeadlineExceeded) {
 		r.Message = "request timed out after " + d.cfg.Timeout.String()
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/minio/minio-go/v7/pkg/s3utils"
 
 	"github.com/perflab/perflab/internal/driver"
-	httpdriver "github.com/perflab/perflab/internal/driver/http"
+	"github.com/perflab/perflab/internal/driver/dial"
 	"github.com/perflab/perflab/internal/secret"
 	"github.com/perflab/perflab/internal/units"
 )
@@ -193,7 +193,7 @@ func (c Config) parseTransport(s *spec) []error {
 		s.link = v
 	}
 	if c.CAFile != "" {
-		pool, err := httpdriver.LoadCA(c.CAFile)
+		pool, err := dial.LoadCA(c.CAFile)
 		if err != nil {
 			errs = append(errs, driver.WithKey("ca_file", err))
 		}

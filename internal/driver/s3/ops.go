@@ -13,7 +13,6 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"github.com/perflab/perflab/internal/driver"
-	httpdriver "github.com/perflab/perflab/internal/driver/http"
 	"github.com/perflab/perflab/internal/stats"
 )
 
@@ -128,7 +127,7 @@ func (e *bodyError) Unwrap() error { return e.err }
 //     with the S3 code. An error minio-go raised before sending (no
 //     status) is Protocol.
 //   - our timeout: Timeout. Our TLS handshake failing: TLS.
-//   - else httpdriver.Classify (dns, connect, timeout, tls, protocol); a
+//   - else dial.Classify (dns, connect, timeout, tls, protocol); a
 //     connection lost while reading a body is Protocol.
 func classify(err error, parent context.Context, timeout time.Duration) (stats.Class, string) {
 	var (
@@ -146,9 +145,9 @@ func classify(err error, parent context.Context, timeout time.Duration) (stats.C
 	case errors.As(err, &tlsE):
 		return stats.TLS, trim(err.Error())
 	}
-	class, msg := httpdriver.Classify(err, parent)
+	class, msg := dial.Classify(err, parent)
 	if errors.As(err, &body) {
-		class = httpdriver.BodyClass(class)
+		class = dial.BodyClass(class)
 	}
 	return class, trim(msg)
 }

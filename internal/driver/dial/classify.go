@@ -1,4 +1,4 @@
-package httpdriver
+package dial
 
 import (
 	"context"
@@ -10,8 +10,6 @@ import (
 	"syscall"
 
 	"github.com/perflab/perflab/internal/driver"
-	"github.com/perflab/perflab/internal/driver/dial"
-
 	"github.com/perflab/perflab/internal/stats"
 )
 
@@ -20,8 +18,8 @@ import (
 const maxMessage = driver.MaxMessage
 
 // Classify maps the error of a failed request to its class and a short
-// message (the error without net/http's `Get "url":` prefix). Other drivers
-// built on net/http reuse it. In order:
+// message (the error without net/http's `Get "url":` prefix), for every
+// driver that speaks HTTP. In order:
 //
 //   - parentCtx done, or context.Canceled: Interrupted. The engine cut the
 //     request short; cancellation surfaces as many errors (context
@@ -75,7 +73,7 @@ func message(err error) string {
 
 func isTLS(err error) bool {
 	var (
-		hs      *dial.HandshakeError
+		hs      *HandshakeError
 		verify  *tls.CertificateVerificationError
 		record  tls.RecordHeaderError
 		alert   tls.AlertError
@@ -108,4 +106,14 @@ func isConnect(err error) bool {
 		}
 	}
 	return false
+}
+
+// BodyClass is the class of an error met while reading a response body,
+// given what Classify made of it: a connection that broke after the
+// response began is a protocol failure, not a failure to connect.
+func BodyClass(class stats.Class) stats.Class {
+	if class == stats.Connect {
+		return stats.Protocol
+	}
+	return class
 }

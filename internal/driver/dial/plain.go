@@ -1,9 +1,11 @@
-package httpdriver
+package dial
 
 import (
+	"crypto/x509"
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -28,6 +30,10 @@ func NewPlainClient() *http.Client {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }
+
+// UserAgent is what perflab's HTTP requests send as User-Agent unless a
+// plan sets one.
+const UserAgent = "perflab"
 
 // SplitHeaders turns a plan's headers into the header every request
 // copies, and the value of a Host entry, which net/http reads only from
@@ -63,4 +69,18 @@ func DescribeHeaders(b *strings.Builder, headers map[string]string) {
 		}
 		fmt.Fprintf(b, "%s%s: %s", sep, n, v)
 	}
+}
+
+// LoadCA reads a PEM bundle into a pool: the ca file of every driver
+// that speaks TLS.
+func LoadCA(path string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read ca file: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("cannot load ca file %s: no PEM certificates in it", path)
+	}
+	return pool, nil
 }
