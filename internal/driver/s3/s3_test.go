@@ -11,6 +11,7 @@ import (
 	"github.com/perflab/perflab/internal/engine"
 	"github.com/perflab/perflab/internal/engine/pacer"
 	"github.com/perflab/perflab/internal/stats"
+	"github.com/perflab/perflab/internal/testutil"
 )
 
 // TestGetPutAgainstVersityGW runs a GET/PUT mix through the engine at three
@@ -225,7 +226,9 @@ func containsAny(s string, subs []string) bool {
 // and as Dropped those not served, which include the Unissued ones (due
 // but never issued: the generator fell behind). So the operations done
 // and the arrivals dropped make the issued and the unissued together,
-// on any machine.
+// on any machine. How many were served is a timing figure: 210 are due
+// in 0.7 s at 300/s, and a generator or a versitygw short of CPU serves
+// fewer.
 func TestOpenModel(t *testing.T) {
 	srv := startServer(t)
 	srv.makeBucket(t, "open")
@@ -238,6 +241,7 @@ func TestOpenModel(t *testing.T) {
 	c2 := &checked{d: d, t: t, ops: map[string]*opTally{}}
 	w := engine.Workload{Name: "open", Model: engine.Open, Rate: pacer.Constant(300, 700*time.Millisecond),
 		VUsMin: 2, VUsMax: 32, Backlog: 1000, Grace: 5 * time.Second, Driver: c2}
+	machine := testutil.Measure(t)
 	sum, err := engine.Run(context.Background(), context.Background(), w, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -249,10 +253,10 @@ func TestOpenModel(t *testing.T) {
 		}
 		total += o.ok + o.failed
 	}
-	if total+int64(sum.Dropped) != int64(sum.Scheduled+sum.Unissued) || total < 150 {
-		t.Errorf("%d operations + %d dropped, want %d scheduled + %d unissued, and 150 operations or more",
-			total, sum.Dropped, sum.Scheduled, sum.Unissued)
+	if total+int64(sum.Dropped) != int64(sum.Scheduled+sum.Unissued) {
+		t.Errorf("%d operations + %d dropped, want %d scheduled + %d unissued", total, sum.Dropped, sum.Scheduled, sum.Unissued)
 	}
 	t.Logf("%d operations, %d dropped (%d unissued) of %d scheduled, %d VUs at most: %v",
 		total, sum.Dropped, sum.Unissued, sum.Scheduled, sum.MaxVUs, c2.ops["GET"])
+	machine.Check(t, total >= 150, testutil.Need{}, "%d operations of 210 due, want at least 150", total)
 }
