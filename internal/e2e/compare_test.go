@@ -83,22 +83,28 @@ func compareCPU(t *testing.T, a, b string) e2eComparison {
 // target's own cost of serving 50 requests/s (its Go runtime, HTTP) comes
 // on top of both, so the ratio is a little under 2. A low rate keeps that
 // cost, which varies with the machine's other work, small.
+//
+// It runs alone, not in parallel: the heavy target needs 0.6 cores, and
+// other tests' load (or four CPU hogs: a ratio of 0.86) takes them from
+// it. The comparisons are judged against what the machine gave
+// (testutil.Measure).
 func TestCompareCPUWork(t *testing.T) {
-	t.Parallel()
 	out := t.TempDir()
+	machine := testutil.Measure(t)
 	a := cpuWorkRun(t, out, "6ms")
 	b := cpuWorkRun(t, out, "12ms")
 	a2 := cpuWorkRun(t, out, "6ms")
 
+	var missed []string
 	c := compareCPU(t, a, b)
 	t.Logf("double the work: %s, ratio %v, interval %v–%v", c.Phrase, deref(c.Ratio), deref(c.Low), deref(c.High))
 	if c.Ratio == nil || *c.Ratio < 1.5 || *c.Ratio > 2.4 || c.Low == nil || *c.Low <= 1 || !strings.HasSuffix(c.Phrase, "more CPU") {
-		t.Errorf("double the work: %+v (ratio %v, interval %v–%v)", c, deref(c.Ratio), deref(c.Low), deref(c.High))
+		missed = append(missed, fmt.Sprintf("double the work: %+v (ratio %v, interval %v–%v)", c, deref(c.Ratio), deref(c.Low), deref(c.High)))
 	}
 	c = compareCPU(t, a, a2)
 	t.Logf("the same work: %s, ratio %v, interval %v–%v %q", c.Phrase, deref(c.Ratio), deref(c.Low), deref(c.High), c.Warnings)
 	if c.Phrase != "~" {
-		t.Errorf("the same work: %+v (ratio %v, interval %v–%v)", c, deref(c.Ratio), deref(c.Low), deref(c.High))
+		missed = append(missed, fmt.Sprintf("the same work: %+v (ratio %v, interval %v–%v)", c, deref(c.Ratio), deref(c.Low), deref(c.High)))
 	}
 	md := run(t, "compare", a, b)
 	if md.code != 0 || !strings.Contains(md.stdout, "B uses x") || !strings.Contains(md.stdout, "## Profile `steady`") {
@@ -111,6 +117,7 @@ func TestCompareCPUWork(t *testing.T) {
 	if rep, err := os.ReadFile(filepath.Join(a, "report.md")); err != nil || !strings.Contains(string(rep), "## Suggested sizes") {
 		t.Errorf("report.md lacks the suggested sizes: %v", err)
 	}
+	machine.Check(t, len(missed) == 0, testutil.Need{}, "%s", strings.Join(missed, "\n"))
 }
 
 func deref(p *float64) any {
@@ -151,10 +158,13 @@ compare:
 `
 
 // TestSideBySide: a plan's compare pairs put a side-by-side comparison in
-// the report: the heavy target uses about twice the light one's CPU.
+// the report: the heavy target uses about twice the light one's CPU, if
+// the machine gave it (testutil.Measure): beside 16 CPU hogs the ratio
+// was 1.42.
 func TestSideBySide(t *testing.T) {
 	t.Parallel()
 	plan := writePlan(t, fmt.Sprintf(sideBySidePlan, testutil.FreePort(t), testutil.FreePort(t)))
+	machine := testutil.Measure(t)
 	r := run(t, "run", plan, "--out", t.TempDir())
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
@@ -186,9 +196,10 @@ func TestSideBySide(t *testing.T) {
 	atLeast(t, s.Cells[0].SideBySide[0].Groups[0].Comparisons, 1, "comparisons of heavy against light")
 	cpu := s.Cells[0].SideBySide[0].Groups[0].Comparisons[0]
 	t.Logf("heavy against light: %s, ratio %v, interval %v–%v", cpu.Phrase, deref(cpu.Ratio), deref(cpu.Low), deref(cpu.High))
-	if cpu.What != "CPU" || cpu.Ratio == nil || *cpu.Ratio < 1.5 || *cpu.Ratio > 2.4 || cpu.Low == nil || *cpu.Low <= 1 {
+	if cpu.What != "CPU" || cpu.Ratio == nil || cpu.Low == nil {
 		t.Errorf("CPU: %+v", cpu)
 	}
+	ratio := cpu.Ratio != nil && *cpu.Ratio >= 1.5 && *cpu.Ratio <= 2.4 && cpu.Low != nil && *cpu.Low > 1
 	if w := s.Cells[0].SideBySide[1]; w.A != "get-light" || len(w.Groups) != 1 || len(w.Groups[0].Comparisons) == 0 ||
 		w.Groups[0].Comparisons[0].What != "request rate" {
 		t.Errorf("workloads: %+v", w)
@@ -197,6 +208,8 @@ func TestSideBySide(t *testing.T) {
 	if err != nil || !strings.Contains(string(md), "## Side by side: `heavy` against `light`") {
 		t.Errorf("report.md lacks the section: %v", err)
 	}
+	machine.Check(t, ratio, testutil.Need{}, "heavy against light: CPU ratio %v, interval %v–%v; want 1.5 to 2.4, above 1",
+		deref(cpu.Ratio), deref(cpu.Low), deref(cpu.High))
 }
 
 // remoteWritePlan writes node_exporter-like series to one VictoriaMetrics

@@ -304,10 +304,13 @@ profiles:
 // store and summary.json, give all three within 5 % — time to first token
 // 50 ms, inter-token latency and time per output token 10 ms, 100 tokens/s
 // per stream — and the output tokens every answer's usage reported. It
-// runs alone, not in parallel: 5 % of 10 ms is half a millisecond.
+// runs alone, not in parallel: 5 % of 10 ms is half a millisecond. A
+// time above its bound, or a stream slower than its, is judged against
+// what the machine gave (testutil.Measure).
 func TestOpenAIPlanMockTarget(t *testing.T) {
 	const tokens = 20
 	port := testutil.FreePort(t)
+	machine := testutil.Measure(t)
 	r, s, md, dir := runDriverPlan(t, fmt.Sprintf(`name: llm
 components:
   - name: provider
@@ -335,17 +338,22 @@ profiles:
 	}
 	t.Logf("TTFT %+v\nITL %+v\nTPOT %+v\nTTFB %+v\nstream tokens/s %+v, counters %+v",
 		op.Measures["ttft"], op.Measures["itl"], op.Measures["tpot"], op.TTFB, op.StreamTokensPS, op.Counters)
+	var missed []string
 	for name, want := range map[string]float64{"ttft": 50, "itl": 10, "tpot": 10} {
 		m := op.Measures[name]
-		if m.P50 < want*0.95 || m.P50 > want*1.05 {
+		if m.P50 < want*0.95 {
 			t.Errorf("stored %s p50 %.3f ms, want %v ms within 5 %%", name, m.P50, want)
+		} else if m.P50 > want*1.05 {
+			missed = append(missed, fmt.Sprintf("stored %s p50 %.3f ms, want %v ms within 5 %%", name, m.P50, want))
 		}
 	}
 	if m := op.Measures; m["ttft"].Count != op.OK || m["tpot"].Count != op.OK || m["itl"].Count != op.OK*(tokens-1) {
 		t.Errorf("counts: ttft %d, tpot %d, itl %d for %d streams of %d tokens", m["ttft"].Count, m["tpot"].Count, m["itl"].Count, op.OK, tokens)
 	}
-	if p50 := op.StreamTokensPS.P50; p50 < 95 || p50 > 105 {
+	if p50 := op.StreamTokensPS.P50; p50 > 105 {
 		t.Errorf("tokens/s per stream p50 %.1f, want 100 within 5 %%", p50)
+	} else if p50 < 95 {
+		missed = append(missed, fmt.Sprintf("tokens/s per stream p50 %.1f, want 100 within 5 %%", p50))
 	}
 	if out := op.Counters["output_tokens"]; out.Total != op.OK*tokens || math.Abs(out.PerSecond-op.Rate*tokens) > 0.01*op.Rate*tokens {
 		t.Errorf("output tokens %+v, want %d in the window at %.1f/s", out, op.OK*tokens, op.Rate*tokens)
@@ -366,6 +374,7 @@ profiles:
 		t.Error("report.md holds the api key")
 	}
 	checkStoredMeasures(t, dir, op.Measures["itl"].Count)
+	machine.Check(t, len(missed) == 0, testutil.Need{}, "%s", strings.Join(missed, "\n"))
 }
 
 // checkStoredMeasures reads the run's store: the intervals of its one

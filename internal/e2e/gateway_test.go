@@ -61,11 +61,14 @@ func gatewayWorkload(name, params string) string {
 }
 
 // runGateway runs a gateway plan and returns its overhead figures (one
-// per workload), report.md and the run directory.
-func runGateway(t *testing.T, plan string, workloads int, env ...string) (gatewaySummary, string, string) {
+// per workload), report.md and the run directory. A component that was
+// not ready in its time is judged against what the machine gave: beside
+// 16 CPU hogs LiteLLM did not start in 90 s.
+func runGateway(t *testing.T, machine *testutil.Machine, plan string, workloads int, env ...string) (gatewaySummary, string, string) {
 	t.Helper()
 	r := runEnv(t, env, "run", writePlan(t, plan), "--out", t.TempDir())
 	if r.code != 0 {
+		machine.Check(t, !strings.Contains(r.stderr, "to become ready: not ready after"), testutil.Need{}, "exit %d\n%s", r.code, r.stderr)
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	s, md, dir := readRunAs[gatewaySummary](t, r)
@@ -112,7 +115,9 @@ func builtinGateway(name string, port, upstream int, delay string) string {
 // loopback hop through a proxy, about 0.2 ms here, as through nginx:
 // 2.08–2.25 ms seen), and so is the delay alone (its overhead above the
 // undelayed gateway's). It runs alone, not in parallel: beside other
-// tests' load even the undelayed gateway added 0.7 ms.
+// tests' load even the undelayed gateway added 0.7 ms; and its figures are
+// judged against what the machine gave (testutil.Measure): beside four
+// CPU hogs the delay measured 2.7 ms.
 func TestGatewayOverheadBuiltin(t *testing.T) {
 	up, plain, delayed := testutil.FreePort(t), testutil.FreePort(t), testutil.FreePort(t)
 	params := func(gw int, component string) string {
@@ -131,14 +136,16 @@ components:
       ready: {http: "http://127.0.0.1:%[1]d/health", timeout: 10s}
 `, up) + builtinGateway("gw0", plain, up, "0s") + builtinGateway("gw2", delayed, up, "2ms") + gatewayProfile +
 		gatewayWorkload("plain", params(plain, "gw0")) + gatewayWorkload("delayed", params(delayed, "gw2"))
-	s, md, _ := runGateway(t, plan, 2)
+	machine := testutil.Measure(t)
+	s, md, _ := runGateway(t, machine, plan, 2)
 	p0, p2 := s.Gateway[0].Added[0], s.Gateway[1].Added[0]
+	var missed []string
 	if d := p2.Value - p0.Value; d < 1.7 || d > 2.3 {
-		t.Errorf("the 2 ms delay measured %.3f ms (%.3f − %.3f ms at p50), want 2 ± 0.3 ms", d, p2.Value, p0.Value)
+		missed = append(missed, fmt.Sprintf("the 2 ms delay measured %.3f ms (%.3f − %.3f ms at p50), want 2 ± 0.3 ms", d, p2.Value, p0.Value))
 	}
 	if !p2.Significant || p2.Value < 1.7 || p2.Value > 2.3 || p0.Value <= 0 || p0.Value > 0.5 {
-		t.Errorf("p50 overheads %.3f ms [%.3f, %.3f] with the delay, want 2 ± 0.3 ms; %.3f ms without, want (0, 0.5]",
-			p2.Value, *p2.Low, *p2.High, p0.Value)
+		missed = append(missed, fmt.Sprintf("p50 overheads %.3f ms [%.3f, %.3f] with the delay, want 2 ± 0.3 ms; %.3f ms without, want (0, 0.5]",
+			p2.Value, *p2.Low, *p2.High, p0.Value))
 	}
 	g := s.Gateway[1]
 	if g.Component != "gw2" || g.CPU == nil || g.Memory == nil || g.Memory.Max < 1<<20 {
@@ -146,21 +153,28 @@ components:
 	}
 	d, v := g.Direct, g.Through
 	if d.SuccessRate != 1 || v.SuccessRate != 1 || d.MeanRequestBytes != 5 || v.MeanResponseBytes != 1024 ||
-		d.Requests < 1900 || v.Requests < d.Requests-2 || v.Requests > d.Requests+2 {
+		v.Requests < d.Requests-2 || v.Requests > d.Requests+2 {
 		t.Errorf("sides %+v and %+v", d, v)
+	}
+	if d.Requests < 1900 {
+		missed = append(missed, fmt.Sprintf("%d requests each way, want 1900 or more", d.Requests))
 	}
 	for _, want := range []string{"## Gateway overhead", "**Gateway overhead at p50: +", "| Peak memory of `gw2` |", "direct; POST http://127.0.0.1:"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report.md lacks %q", want)
 		}
 	}
+	machine.Check(t, len(missed) == 0, testutil.Need{}, "%s", strings.Join(missed, "\n"))
 }
 
 // nginx in front of the mock provider: its overhead is positive, below
 // 2 ms, and the same in two runs (their intervals overlap, or miss each
 // other by less than the machine's run-to-run variation). It runs alone,
 // not in parallel: other tests starting and ending between its two runs
-// would move its overhead from one run to the other.
+// would move its overhead from one run to the other, as other work on the
+// machine does (beside four CPU hogs one run's overhead was 1.16 ms, the
+// other's 0.10 ms): its figures are judged against what the machine gave
+// (testutil.Measure).
 func TestGatewayOverheadNginx(t *testing.T) {
 	llm := testutil.FreePort(t)
 	proxy := testutil.NewNginxProxy(t, fmt.Sprintf("http://127.0.0.1:%d", llm))
@@ -184,13 +198,17 @@ components:
           gateway: {url: "http://127.0.0.1:%d/v1/chat/completions", component: nginx}
 `, llm, proxy.Port))
 	var lows, highs []float64
+	var missed []string
+	machine := testutil.Measure(t)
 	for i := range 2 {
-		s, _, _ := runGateway(t, plan, 1)
+		s, _, _ := runGateway(t, machine, plan, 1)
 		g := s.Gateway[0]
 		p50 := g.Added[0]
-		if !p50.Significant || p50.Value <= 0 || *p50.High >= 2 || g.Direct.SuccessRate != 1 || g.Through.SuccessRate != 1 || g.Memory == nil {
-			t.Errorf("run %d: p50 overhead %.3f ms [%.3f, %.3f], success %v and %v, memory %+v; want positive, below 2 ms",
-				i+1, p50.Value, *p50.Low, *p50.High, g.Direct.SuccessRate, g.Through.SuccessRate, g.Memory)
+		if g.Direct.SuccessRate != 1 || g.Through.SuccessRate != 1 || g.Memory == nil {
+			t.Errorf("run %d: success %v and %v, memory %+v", i+1, g.Direct.SuccessRate, g.Through.SuccessRate, g.Memory)
+		}
+		if !p50.Significant || p50.Value <= 0 || *p50.High >= 2 {
+			missed = append(missed, fmt.Sprintf("run %d: p50 overhead %.3f ms [%.3f, %.3f]; want positive, below 2 ms", i+1, p50.Value, *p50.Low, *p50.High))
 		}
 		lows, highs = append(lows, *p50.Low), append(highs, *p50.High)
 	}
@@ -199,11 +217,12 @@ components:
 	// about 0.15 and 0.21 ms at p50 (seen in 2 of 4 pairs of runs): two
 	// intervals that miss each other by less than that still agree.
 	if gap := max(lows[0]-highs[1], lows[1]-highs[0]); gap > 0.1 {
-		t.Errorf("the two runs' intervals [%.3f, %.3f] and [%.3f, %.3f] are %.3f ms apart", lows[0], highs[0], lows[1], highs[1], gap)
+		missed = append(missed, fmt.Sprintf("the two runs' intervals [%.3f, %.3f] and [%.3f, %.3f] are %.3f ms apart", lows[0], highs[0], lows[1], highs[1], gap))
 	} else if gap > 0 {
 		t.Logf("the two runs' intervals [%.3f, %.3f] and [%.3f, %.3f] are %.3f ms apart: run-to-run variation the intervals do not see",
 			lows[0], highs[0], lows[1], highs[1], gap)
 	}
+	machine.Check(t, len(missed) == 0, testutil.Need{}, "%s", strings.Join(missed, "\n"))
 }
 
 // LiteLLM's proxy, a real LLM gateway in Python, in front of the mock
@@ -211,8 +230,17 @@ components:
 // significant, every request succeeds both ways, its CPU and memory are
 // observed, and its master key (read from the environment by the plan)
 // appears nowhere in the run directory.
+//
+// It runs alone, not in parallel. LiteLLM is Python: at 30 requests/s it
+// needs about a quarter of a core, and among the other e2e tests (8 at a
+// time on 2 cores) it got less: one request of 374 failed and the overhead
+// was 583 ms at p50, where alone it is about 15 ms. Asking only for what
+// LiteLLM could give at that moment would measure its neighbours, not
+// LiteLLM. Alone, what the machine's other work takes from it is judged
+// (testutil.Measure): a request through LiteLLM that failed, fewer
+// requests than the rate, or a LiteLLM not ready in 90 s, on a machine too
+// busy for them, is a skip.
 func TestGatewayOverheadLiteLLM(t *testing.T) {
-	t.Parallel()
 	llm := testutil.FreePort(t)
 	proxy := testutil.NewLiteLLMProxy(t, fmt.Sprintf("http://127.0.0.1:%d", llm), "perflab-mock")
 	args, _ := json.Marshal(proxy.Args)
@@ -245,14 +273,16 @@ profiles:
           prompts: ["How much does the gateway add?"]
           gateway: {url: "http://127.0.0.1:%[5]d", component: litellm}
 `, llm, proxy.Bin, args, env, proxy.Port, proxy.KeyEnv)
-	s, md, dir := runGateway(t, plan, 1, proxy.KeyEnv+"="+proxy.Key)
+	machine := testutil.Measure(t)
+	s, md, dir := runGateway(t, machine, plan, 1, proxy.KeyEnv+"="+proxy.Key)
 	g := s.Gateway[0]
 	p50 := g.Added[0]
-	if !p50.Significant || p50.Value <= 0 || g.Direct.SuccessRate != 1 || g.Through.SuccessRate != 1 ||
-		g.Direct.Requests < 290 || g.Through.Requests < 290 {
-		t.Errorf("p50 overhead %.3f ms [%.3f, %.3f], sides %+v and %+v; want a positive overhead and every request answered",
-			p50.Value, *p50.Low, *p50.High, g.Direct, g.Through)
+	if g.Direct.SuccessRate != 1 {
+		t.Errorf("direct side %+v: want every request answered", g.Direct)
 	}
+	timely := p50.Significant && p50.Value > 0 && g.Through.SuccessRate == 1 && g.Direct.Requests >= 290 && g.Through.Requests >= 290
+	overhead := fmt.Sprintf("p50 overhead %.3f ms [%.3f, %.3f], sides %+v and %+v; want a positive overhead and every request answered",
+		p50.Value, *p50.Low, *p50.High, g.Direct, g.Through)
 	if g.Component != "litellm" || g.CPU == nil || g.CPU.Max <= 0 || g.Memory == nil || g.Memory.Max < 50<<20 {
 		t.Errorf("gateway component %q: CPU %+v, memory %+v", g.Component, g.CPU, g.Memory)
 	}
@@ -273,4 +303,5 @@ profiles:
 	if err != nil {
 		t.Error(err)
 	}
+	machine.Check(t, timely, testutil.Need{}, "%s", overhead)
 }

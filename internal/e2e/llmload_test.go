@@ -70,9 +70,12 @@ func near(got, want, frac float64) bool { return math.Abs(got-want) <= frac*want
 //     10 ms; the rate is the share of the request rate. The gates goodput
 //     >= 30 % and goodput_rate >= 6/s pass on those figures.
 //
-// It runs alone, not in parallel: 5 % of 20 ms is a millisecond.
+// It runs alone, not in parallel: 5 % of 20 ms is a millisecond. A time
+// above its bound, or goodput below its, is judged against what the
+// machine gave (testutil.Measure).
 func TestOpenAISyntheticLoadMatchesTheMock(t *testing.T) {
 	port := testutil.FreePort(t)
+	machine := testutil.Measure(t)
 	r := run(t, "run", writePlan(t, fmt.Sprintf(`name: llm-synthetic
 components:
   - name: provider
@@ -110,9 +113,12 @@ profiles:
 	}
 	t.Logf("TTFT %+v\nTTST %+v\nITL %+v\nTPOT %+v\nlengths %+v\ngoodput %+v", op.Measures["ttft"], op.Measures["ttst"],
 		op.Measures["itl"], op.Measures["tpot"], op.Lengths, op.Goodput)
+	var missed []string
 	for name, want := range map[string]float64{"ttft": 50, "ttst": 20, "itl": 20, "tpot": 20} {
-		if m := op.Measures[name]; !near(m.P50, want, 0.05) {
+		if m := op.Measures[name]; m.P50 < want*0.95 {
 			t.Errorf("%s p50 %.3f ms, want %v ms within 5 %%", name, m.P50, want)
+		} else if m.P50 > want*1.05 {
+			missed = append(missed, fmt.Sprintf("%s p50 %.3f ms, want %v ms within 5 %%", name, m.P50, want))
 		}
 	}
 	if m := op.Measures; m["ttst"].Count != op.OK || m["ttft"].Count != op.OK {
@@ -127,8 +133,10 @@ profiles:
 		t.Errorf("prompt lengths %+v: want N(100, 15) in [60, 140]", prompt)
 	}
 	g := op.Goodput
-	if g == nil || g.Judged != op.Requests || !near(g.Share, 0.55, 0.12/0.55) || !near(g.PerSecond, g.Share*op.Rate, 0.01) {
+	if g == nil || g.Judged != op.Requests || g.Share > 0.55+0.12 || !near(g.PerSecond, g.Share*op.Rate, 0.01) {
 		t.Errorf("goodput %+v of %d requests at %.1f/s: want 55 %% ± 12 %% of them", g, op.Requests, op.Rate)
+	} else if g.Share < 0.55-0.12 {
+		missed = append(missed, fmt.Sprintf("goodput %+v of %d requests at %.1f/s: want 55 %% ± 12 %% of them", g, op.Requests, op.Rate))
 	}
 	if s.SLO == nil || !s.SLO.Met || len(s.SLO.Gates) != 2 {
 		t.Errorf("SLO %+v: want both goodput gates to pass", s.SLO)
@@ -141,6 +149,7 @@ profiles:
 	if !strings.Contains(r.stdout, "goodput ") || !strings.Contains(r.stdout, "output tokens p50 ") {
 		t.Errorf("the terminal summary lacks goodput or lengths:\n%s", r.stdout)
 	}
+	machine.Check(t, len(missed) == 0, testutil.Need{}, "%s", strings.Join(missed, "\n"))
 }
 
 // TestSweepMatchesTheMock sweeps `perflab target llm` set to answer four
@@ -161,7 +170,10 @@ profiles:
 //     client's overhead: requests may queue there, and the sweep may find
 //     it over-saturated, so it is not held to these.
 //
-// It runs alone: its rates are the machine's as much as the mock's.
+// It runs alone: its rates are the machine's as much as the mock's. A
+// figure on the slow side of its bound is judged against what the machine
+// gave (testutil.Measure): beside 16 CPU hogs the TTFT p50 of a step
+// without queueing was 26.7 ms.
 func TestSweepMatchesTheMock(t *testing.T) {
 	port := testutil.FreePort(t)
 	path := writePlan(t, fmt.Sprintf(`name: llm-sweep
@@ -180,6 +192,7 @@ profiles:
         rate: 1/s
         params: {url: "http://127.0.0.1:%[1]d", model: perflab-mock, stream: true, input_tokens: {mean: 32}, output_tokens: {mean: 8}}
 `, port))
+	machine := testutil.Measure(t)
 	r := run(t, "search", path, "--sweep", "5", "--sweep-vus", "8", "--step-duration", "3s", "--out", t.TempDir())
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -215,8 +228,12 @@ profiles:
 	// A busy machine slows each request a little, and the rates with it:
 	// the bounds above the truth are the mock's, those below relative (four
 	// at a time are at least 3.4 times one at a time).
-	if sw.Size != 5 || sw.VUs != 8 || sw.Sync < 20 || sw.Sync > 27 || sw.Throughput > 106.7*1.1 || sw.Throughput < 3.4*sw.Sync {
-		t.Errorf("sweep %+v: want synchronous 20 to 27/s and throughput 3.4 to 4 times that, at most 106.7/s + 10 %%, with 8 VUs", sw)
+	var missed []string
+	sweep := fmt.Sprintf("sweep %+v: want synchronous 20 to 27/s and throughput 3.4 to 4 times that, at most 106.7/s + 10 %%, with 8 VUs", sw)
+	if sw.Size != 5 || sw.VUs != 8 || sw.Sync > 27 || sw.Throughput > 106.7*1.1 {
+		t.Error(sweep)
+	} else if sw.Sync < 20 || sw.Throughput < 3.4*sw.Sync {
+		missed = append(missed, sweep)
 	}
 	step := (sw.Throughput - sw.Sync) / 3
 	want := []float64{sw.Sync + step, sw.Sync + 2*step, sw.Throughput}
@@ -234,11 +251,15 @@ profiles:
 		if st.Kind == "throughput" { // behind one request, 4 in service: 4/throughput each
 			ttft = 20 + 4000/sw.Throughput
 		}
-		if st.LLM == nil || !near(st.LLM.TTFT, ttft, 0.1) {
+		if st.LLM == nil || st.LLM.TTFT < ttft*0.9 {
 			t.Errorf("step %d (%s): TTFT %+v, want p50 %v ms ± 10 %%", i+1, st.Kind, st.LLM, ttft)
+		} else if st.LLM.TTFT > ttft*1.1 {
+			missed = append(missed, fmt.Sprintf("step %d (%s): TTFT %+v, want p50 %v ms ± 10 %%", i+1, st.Kind, st.LLM, ttft))
 		}
-		if st.Kind == "constant" && !near(st.Achieved, st.Rate, 0.05) {
+		if st.Kind == "constant" && st.Achieved > st.Rate*1.05 {
 			t.Errorf("step %d: achieved %.1f/s of %v/s", i+1, st.Achieved, st.Rate)
+		} else if st.Kind == "constant" && st.Achieved < st.Rate*0.95 {
+			missed = append(missed, fmt.Sprintf("step %d: achieved %.1f/s of %v/s", i+1, st.Achieved, st.Rate))
 		}
 	}
 	if strings.Join(kinds, ",") != "synchronous,throughput,constant,constant,constant" || s.Limit != "size" && s.Limit != "saturated" {
@@ -249,6 +270,7 @@ profiles:
 			t.Errorf("the terminal lacks %q", want)
 		}
 	}
+	machine.Check(t, len(missed) == 0, testutil.Need{}, "%s", strings.Join(missed, "\n"))
 }
 
 // TestSweepChecksItsFlags: a sweep takes at least 2 steps, chooses its own

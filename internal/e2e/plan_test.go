@@ -3,7 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -181,7 +180,9 @@ func lineWith(text, substr string) string {
 // TestRunPlanMatrix runs two components (the built-in target twice, with
 // different settings) and nginx where installed, under two profiles and a
 // two-value matrix, and checks the report against the load it applied.
-// It runs alone, not in parallel: the latency it checks is to 3 ms.
+// It runs alone, not in parallel: the latency it checks is to 3 ms. Its
+// counts and latencies are judged against what the machine gave
+// (testutil.Measure): beside a parallel build a p50 was 8.7 ms for 2 ms.
 func TestRunPlanMatrix(t *testing.T) {
 	portA, portB := testutil.FreePort(t), testutil.FreePort(t)
 	var nginx string
@@ -231,6 +232,7 @@ profiles:
     warmup: 1s
     workloads:%s
 `, components, lowLoad, highLoad))
+	machine := testutil.Measure(t)
 	r := run(t, "run", path, "--out", t.TempDir())
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
@@ -239,7 +241,7 @@ profiles:
 	if s.State != "completed" || len(s.Cells) != 2 {
 		t.Fatalf("state %q, %d cells", s.State, len(s.Cells))
 	}
-	checkMatrixLoad(t, s)
+	missed := checkMatrixLoad(t, s)
 	for _, c := range s.Cells {
 		if !strings.Contains(md, "Cell `"+c.Name+"`") {
 			t.Errorf("report.md has no section for cell %s", c.Name)
@@ -251,6 +253,7 @@ profiles:
 			t.Errorf("report.md lacks %q", want)
 		}
 	}
+	machine.Check(t, len(missed) == 0, testutil.Need{}, "%s", strings.Join(missed, "\n"))
 }
 
 // nginxComponent is a plan component that runs nginx on port. With
@@ -305,7 +308,11 @@ http {
 
 // checkMatrixLoad checks the workloads' counts against the rates and that
 // the matrix variable reached the component: p50 ≈ the cell's latency.
-func checkMatrixLoad(t *testing.T, s planSummary) {
+// It returns the timing figures that missed their bounds: fewer requests
+// than the rate (the generator fell behind) and a p50 more than 3 ms
+// above the cell's latency, which a busy machine makes (the target adds
+// its --latency to a fraction of a millisecond of its own).
+func checkMatrixLoad(t *testing.T, s planSummary) (missed []string) {
 	t.Helper()
 	if len(s.Workloads) < 8 {
 		t.Fatalf("%d workloads, want 2 cells × 2 profiles × ≥ 2", len(s.Workloads))
@@ -317,8 +324,11 @@ func checkMatrixLoad(t *testing.T, s planSummary) {
 		}
 		rate := map[string]float64{"low": 50, "high": 150}[w.Profile]
 		want := rate * w.Window.Seconds
-		if math.Abs(float64(w.Requests)-want) > 0.1*want || w.Ops[0].OK != w.Ops[0].Requests {
-			t.Errorf("%s: %d requests (%d ok) in %.1f s, want %.0f ± 10 %%", w.Name, w.Requests, w.Ops[0].OK, w.Window.Seconds, want)
+		count := fmt.Sprintf("%s: %d requests (%d ok) in %.1f s, want %.0f ± 10 %%", w.Name, w.Requests, w.Ops[0].OK, w.Window.Seconds, want)
+		if float64(w.Requests)-want > 0.1*want || w.Ops[0].OK != w.Ops[0].Requests {
+			t.Error(count)
+		} else if want-float64(w.Requests) > 0.1*want {
+			missed = append(missed, count)
 		}
 		if !strings.HasPrefix(w.Name, s.Cells[w.Cell].Name+"/"+w.Profile+"/") {
 			t.Errorf("workload %q is not named cell/profile/short", w.Name)
@@ -326,13 +336,16 @@ func checkMatrixLoad(t *testing.T, s planSummary) {
 		if w.Short != "a" {
 			continue
 		}
-		// The target adds its --latency to a fraction of a millisecond of
-		// its own; a busy machine may add a little more.
 		p50 := map[int]float64{0: 2, 1: 12}[w.Cell]
-		if got := w.Ops[0].Latency.P50; got < p50 || got > p50+3 {
-			t.Errorf("%s: p50 %.2f ms, want %.0f ms from the cell's --latency (+ up to 3 ms)", w.Name, got, p50)
+		got := w.Ops[0].Latency.P50
+		latency := fmt.Sprintf("%s: p50 %.2f ms, want %.0f ms from the cell's --latency (+ up to 3 ms)", w.Name, got, p50)
+		if got < p50 {
+			t.Error(latency)
+		} else if got > p50+3 {
+			missed = append(missed, latency)
 		}
 	}
+	return missed
 }
 
 func checkMatrixResources(t *testing.T, c planCell, comps []string) {

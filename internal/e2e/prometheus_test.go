@@ -17,7 +17,9 @@ import (
 // names the component), and one whose instance Prometheus never scraped.
 // The figures are in summary.json and report.md like local components',
 // the missing one is a warning in the report, and the bearer token is
-// stored nowhere.
+// stored nowhere. The two routes' CPU figures agree within 25 % if the
+// machine gave Prometheus its scrapes on time (testutil.Measure): beside
+// 16 CPU hogs they were 0.19 and 0.25 cores.
 func TestRunPlanPrometheusSource(t *testing.T) {
 	t.Parallel()
 	promBin := testutil.RequireBinary(t, "prometheus")
@@ -69,12 +71,13 @@ profiles:
     workloads:
       - {name: get, driver: http, rate: 200/s, params: {url: "http://%[1]s/"}}
 `, addr(tp), addr(pe), addr(pp), peBin, peConf, promBin, promConf))
+	machine := testutil.Measure(t)
 	r := runEnv(t, []string{"PERFLAB_TEST_PROM_TOKEN=" + token}, "run", path, "--out", t.TempDir())
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	s, md, runDir := readRun(t, r)
-	checkPrometheusComponents(t, s)
+	agree := checkPrometheusComponents(t, s)
 	for _, want := range []string{"ghost (from Prometheus): no series for process_cpu_cores", "target from `process_cpu_cores`",
 		"procs-target"} {
 		if !strings.Contains(md, want) {
@@ -85,9 +88,13 @@ profiles:
 		t.Errorf("stderr does not say which step was taken:\n%s", r.stderr)
 	}
 	checkNoSecret(t, runDir, r.stderr, token)
+	machine.Check(t, agree == "", testutil.Need{}, "%s", agree)
 }
 
-func checkPrometheusComponents(t *testing.T, s planSummary) {
+// checkPrometheusComponents checks the components read from Prometheus,
+// and returns what missed of the two routes' agreement on CPU, a timing
+// figure.
+func checkPrometheusComponents(t *testing.T, s planSummary) (agree string) {
 	t.Helper()
 	if len(s.Cells) != 1 || len(s.Cells[0].Phases) != 1 || s.Cells[0].Phases[0].Resources == nil {
 		t.Fatalf("cells %+v", s.Cells)
@@ -106,9 +113,12 @@ func checkPrometheusComponents(t *testing.T, s planSummary) {
 	}
 	// The same process through two routes: the exact agreement is
 	// internal/observe/promapi's test; here both must be there and near.
-	if cpu["target"] <= 0 || cpu["procs-target"] < 0.75*cpu["target"] || cpu["procs-target"] > 1.25*cpu["target"] {
-		t.Errorf("CPU avg of target %g (self) and procs-target %g (process-exporter): want both, within 25 %%", cpu["target"], cpu["procs-target"])
+	if cpu["target"] <= 0 || cpu["procs-target"] <= 0 {
+		t.Errorf("CPU avg of target %g (self) and procs-target %g (process-exporter): want both", cpu["target"], cpu["procs-target"])
+	} else if cpu["procs-target"] < 0.75*cpu["target"] || cpu["procs-target"] > 1.25*cpu["target"] {
+		return fmt.Sprintf("CPU avg of target %g (self) and procs-target %g (process-exporter): want both, within 25 %%", cpu["target"], cpu["procs-target"])
 	}
+	return ""
 }
 
 // checkNoSecret checks that the secret is in no file of the run directory

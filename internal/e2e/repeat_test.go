@@ -124,16 +124,24 @@ func firstCPU(s repeatSummary) []float64 {
 // equal work on both sides reports ~. perflab compare on the two runs takes
 // the repetitions as repeated runs: light's work doubled (x2), heavy's
 // did not (~).
+//
+// It runs alone, not in parallel: among the other e2e tests on 2 cores,
+// light's CPU across repetitions varied so much that its doubled work in
+// the second run read ~ (interval 0.17–2.97). The comparisons are judged
+// against what the machine gave (testutil.Measure).
 func TestRepeatSideBySide(t *testing.T) {
-	t.Parallel()
 	out := t.TempDir()
+	machine := testutil.Measure(t)
+	var missed []string
 	a, sa, mdA := repeatRun(t, out, "2ms", "4ms")
 	cpu, n, method := sideCPU(t, sa)
 	t.Logf("heavy (4 ms) against light (2 ms) over 3 repetitions: %s, ratio %v, interval %v–%v; light's CPU P99 per repetition %v",
 		cpu.Phrase, deref(cpu.Ratio), deref(cpu.Low), deref(cpu.High), firstCPU(sa))
-	if cpu.Ratio == nil || *cpu.Ratio < 1.5 || *cpu.Ratio > 2.4 || cpu.Low == nil || *cpu.Low <= 1 || n != 3 ||
-		!strings.Contains(method, "Fieller") || !strings.HasSuffix(cpu.Phrase, "more CPU") {
-		t.Errorf("double the work: %+v (ratio %v, interval %v–%v, n %d, %s)", cpu, deref(cpu.Ratio), deref(cpu.Low), deref(cpu.High), n, method)
+	if n != 3 || !strings.Contains(method, "Fieller") {
+		t.Errorf("double the work: %d repetitions, method %s; want 3 and Fieller's", n, method)
+	}
+	if cpu.Ratio == nil || *cpu.Ratio < 1.5 || *cpu.Ratio > 2.4 || cpu.Low == nil || *cpu.Low <= 1 || !strings.HasSuffix(cpu.Phrase, "more CPU") {
+		missed = append(missed, fmt.Sprintf("double the work: %+v (ratio %v, interval %v–%v)", cpu, deref(cpu.Ratio), deref(cpu.Low), deref(cpu.High)))
 	}
 	for _, want := range []string{"| Repetitions | 3: every cell ran 3 times, interleaved", "## Summary across repetitions",
 		"## Across 3 repetitions: `default`", "### Side by side: `heavy` against `light`",
@@ -151,7 +159,7 @@ func TestRepeatSideBySide(t *testing.T) {
 	same, _, _ := sideCPU(t, sb)
 	t.Logf("equal work over 3 repetitions: %s, ratio %v, interval %v–%v %q", same.Phrase, deref(same.Ratio), deref(same.Low), deref(same.High), same.Warnings)
 	if same.Phrase != "~" {
-		t.Errorf("equal work: %+v (ratio %v, interval %v–%v)", same, deref(same.Ratio), deref(same.Low), deref(same.High))
+		missed = append(missed, fmt.Sprintf("equal work: %+v (ratio %v, interval %v–%v)", same, deref(same.Ratio), deref(same.Low), deref(same.High)))
 	}
 
 	r := run(t, "compare", a, b, "--format", "json")
@@ -184,7 +192,7 @@ func TestRepeatSideBySide(t *testing.T) {
 		case x.NA != 3:
 			t.Errorf("%s: n_a %d, want the 3 repetitions", x.Subject, x.NA)
 		case x.Subject == "light" && (x.Ratio == nil || *x.Ratio < 1.5 || *x.Ratio > 2.4 || x.Low == nil || *x.Low <= 1):
-			t.Errorf("light, twice the work in B: %+v", x)
+			missed = append(missed, fmt.Sprintf("light, twice the work in B: %+v (ratio %v, interval %v–%v)", x, deref(x.Ratio), deref(x.Low), deref(x.High)))
 		case x.Subject == "heavy" && (x.Ratio == nil || *x.Ratio < 1/1.15 || *x.Ratio > 1.15):
 			// The same work in both runs. Two invocations made at
 			// different times on a busy machine differ by a few percent;
@@ -193,9 +201,10 @@ func TestRepeatSideBySide(t *testing.T) {
 			// that the guard shows as "~" (tested exactly in
 			// analysis.TestMinRunEffectGuardsAtTheEdge). What must not
 			// happen is a large difference where there is none.
-			t.Errorf("heavy, the same work in both: %+v (ratio %v, interval %v–%v)", x, deref(x.Ratio), deref(x.Low), deref(x.High))
+			missed = append(missed, fmt.Sprintf("heavy, the same work in both: %+v (ratio %v, interval %v–%v)", x, deref(x.Ratio), deref(x.Low), deref(x.High)))
 		case x.Subject == "heavy" && x.Phrase != "~":
 			t.Logf("heavy, the same work in both, reads %s: the machine's load differed between the two runs", x.Phrase)
 		}
 	}
+	machine.Check(t, len(missed) == 0, testutil.Need{}, "%s", strings.Join(missed, "\n"))
 }

@@ -19,7 +19,10 @@ import (
 // 200 and 400 pass, 800 fails, then 600, 500, 450 fail and 425 passes. (A
 // step's window may hold one interval: at 200/s that is enough for a p99.)
 // It runs alone, not in parallel: beside other tests' load its first step
-// (200/s) once achieved 174.5/s and failed.
+// (200/s) once achieved 174.5/s and failed. What it finds is a timing
+// figure, judged against what the machine gave (testutil.Measure): beside
+// a parallel build its first step's p99 was once 360 ms, and beside four
+// CPU hogs its knee 375/s.
 func TestSearchFindsTheCapacity(t *testing.T) {
 	const capacity = 430.0
 	port := testutil.FreePort(t)
@@ -38,7 +41,11 @@ profiles:
     workloads:
       - {name: get, driver: http, rate: 1/s, params: {url: "http://127.0.0.1:%[1]d/"}}
 `, port, capacity))
+	machine := testutil.Measure(t)
 	r := run(t, "search", path, "--slo", "p99 < 100ms", "--start", "200/s", "--step-duration", "3s", "--bisect", "4", "--out", t.TempDir())
+	if strings.Contains(r.stderr, "no rate met the SLO") {
+		machine.Check(t, false, testutil.Need{}, "exit %d: no rate met the SLO\n%s", r.code, r.stderr)
+	}
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -63,14 +70,18 @@ profiles:
 	if err := json.Unmarshal(b, &s); err != nil {
 		t.Fatal(err)
 	}
+	var missed []string
 	if s.Sustained < 0.9*capacity || s.Sustained > 1.1*capacity || s.Limit != "target" {
-		t.Errorf("sustained %v/s (limit %s), want %v/s ± 10 %% set by the target\n%s", s.Sustained, s.Limit, capacity, r.stdout)
+		missed = append(missed, fmt.Sprintf("sustained %v/s (limit %s), want %v/s ± 10 %% set by the target\n%s", s.Sustained, s.Limit, capacity, r.stdout))
 	}
 	if s.Knee == nil || s.Knee.Rate < 0.9*capacity || s.Knee.Rate > 2*capacity {
-		t.Errorf("knee %+v, want one just above the capacity", s.Knee)
+		missed = append(missed, fmt.Sprintf("knee %+v, want one just above the capacity", s.Knee))
 	}
-	if strings.Join(s.Gates, ", ") != "error_rate < 2%, p99 < 100ms" || len(s.Steps) < 6 {
-		t.Errorf("gates %q, %d steps", s.Gates, len(s.Steps))
+	if len(s.Steps) < 6 {
+		missed = append(missed, fmt.Sprintf("%d steps, want 6 or more", len(s.Steps)))
+	}
+	if strings.Join(s.Gates, ", ") != "error_rate < 2%, p99 < 100ms" {
+		t.Errorf("gates %q", s.Gates)
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "search.md"))
 	if err != nil || !strings.Contains(string(md), "| Result | highest sustainable rate **") {
@@ -95,6 +106,7 @@ profiles:
 			t.Errorf("%s (%v, exit %d) lacks the capacity search with %q and %d steps", name, err, again.code, result, len(s.Steps))
 		}
 	}
+	machine.Check(t, len(missed) == 0, testutil.Need{}, "%s", strings.Join(missed, "\n"))
 }
 
 func TestSearchChecksItsPlan(t *testing.T) {

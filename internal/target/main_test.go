@@ -10,10 +10,13 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/perflab/perflab/internal/testutil"
 )
 
 // helperEnv switches the test binary into a fake component (see runHelper).
@@ -184,15 +187,14 @@ func start(t *testing.T, s Spec) *Process {
 	return p
 }
 
-// freeAddr returns a 127.0.0.1 address that was free a moment ago.
+// freeAddr returns a 127.0.0.1 address that was free a moment ago, below
+// the ephemeral range (testutil.FreePort): a port the kernel gave a
+// listener on :0 and took back was some connection's local port by the
+// time the component bound it, beside another engineer's load ("address
+// already in use").
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return "127.0.0.1:" + strconv.Itoa(testutil.FreePort(t))
 }
 
 // within fails the test unless ch is closed within d.

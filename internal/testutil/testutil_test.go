@@ -11,15 +11,17 @@ import (
 	"time"
 )
 
-// fakeTB records Skipf and Fatalf instead of ending the test.
+// fakeTB records Skipf, Fatalf and Errorf instead of ending or failing
+// the test.
 type fakeTB struct {
 	testing.TB
-	skipped, fatal string
+	skipped, fatal, failed string
 }
 
 func (f *fakeTB) Helper()                        {}
 func (f *fakeTB) Skipf(format string, a ...any)  { f.skipped = fmt.Sprintf(format, a...) }
 func (f *fakeTB) Fatalf(format string, a ...any) { f.fatal = fmt.Sprintf(format, a...) }
+func (f *fakeTB) Errorf(format string, a ...any) { f.failed = fmt.Sprintf(format, a...) }
 
 func TestRequireBinary(t *testing.T) {
 	if p := RequireBinary(t, "sh"); !strings.HasSuffix(p, "/sh") {

@@ -11,6 +11,7 @@ import (
 	"github.com/perflab/perflab/internal/engine"
 	"github.com/perflab/perflab/internal/engine/pacer"
 	"github.com/perflab/perflab/internal/stats"
+	"github.com/perflab/perflab/internal/testutil"
 )
 
 // TestGetPutAgainstVersityGW runs a GET/PUT mix through the engine at three
@@ -155,11 +156,17 @@ func TestCreateBucket(t *testing.T) {
 	srv := startServer(t)
 	c := srv.config("created", map[string]int{"get": 1})
 	c.Objects, c.Size = 3, "10"
+	// One upload at a time: of three at once, Prepare returns on the
+	// first NoSuchBucket and cancels the others, but versitygw may still
+	// be at one of them; it then lands in the bucket the next Prepare
+	// creates (1 run in about 40), an object of the first driver that the
+	// second's Cleanup rightly leaves, and the bucket is not empty.
+	c.PrepareConcurrency = 1
 	err := newDriver(t, c).Prepare(context.Background(), nil)
 	if err == nil || !strings.Contains(err.Error(), "NoSuchBucket") {
 		t.Fatalf("Prepare into a missing bucket without create_bucket: %v, want NoSuchBucket", err)
 	}
-	c.CreateBucket = true
+	c.CreateBucket, c.PrepareConcurrency = true, 0
 	d := newDriver(t, c)
 	if err := d.Prepare(context.Background(), nil); err != nil {
 		t.Fatal(err)
@@ -220,7 +227,14 @@ func containsAny(s string, subs []string) bool {
 }
 
 // TestOpenModel: the engine's open model, arrivals at a rate served by a
-// VU pool, against the real server.
+// VU pool, against the real server. Every arrival due is accounted for:
+// the engine's Summary counts as Scheduled those the dispatcher issued,
+// and as Dropped those not served, which include the Unissued ones (due
+// but never issued: the generator fell behind). So the operations done
+// and the arrivals dropped make the issued and the unissued together,
+// on any machine. How many were served is a timing figure: 210 are due
+// in 0.7 s at 300/s, and a generator or a versitygw short of CPU serves
+// fewer.
 func TestOpenModel(t *testing.T) {
 	srv := startServer(t)
 	srv.makeBucket(t, "open")
@@ -233,6 +247,7 @@ func TestOpenModel(t *testing.T) {
 	c2 := &checked{d: d, t: t, ops: map[string]*opTally{}}
 	w := engine.Workload{Name: "open", Model: engine.Open, Rate: pacer.Constant(300, 700*time.Millisecond),
 		VUsMin: 2, VUsMax: 32, Backlog: 1000, Grace: 5 * time.Second, Driver: c2}
+	machine := testutil.Measure(t)
 	sum, err := engine.Run(context.Background(), context.Background(), w, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -244,8 +259,10 @@ func TestOpenModel(t *testing.T) {
 		}
 		total += o.ok + o.failed
 	}
-	if total+int64(sum.Dropped) != int64(sum.Scheduled) || total < 150 {
-		t.Errorf("%d operations + %d dropped of %d scheduled", total, sum.Dropped, sum.Scheduled)
+	if total+int64(sum.Dropped) != int64(sum.Scheduled+sum.Unissued) {
+		t.Errorf("%d operations + %d dropped, want %d scheduled + %d unissued", total, sum.Dropped, sum.Scheduled, sum.Unissued)
 	}
-	t.Logf("%d operations, %d VUs at most: %v", total, sum.MaxVUs, c2.ops["GET"])
+	t.Logf("%d operations, %d dropped (%d unissued) of %d scheduled, %d VUs at most: %v",
+		total, sum.Dropped, sum.Unissued, sum.Scheduled, sum.MaxVUs, c2.ops["GET"])
+	machine.Check(t, total >= 150, testutil.Need{}, "%d operations of 210 due, want at least 150", total)
 }
