@@ -13,7 +13,7 @@
 set -euo pipefail
 RUNS=${RUNS:-20}; RATE=${RATE:-10000}; DUR=${DUR:-30}; TRACE=${TRACE:-0}
 GEN_CORE=${GEN_CORE:-0}; SRV_CORE=${SRV_CORE:-1}
-OUT=${OUT:-$(mktemp -d)}
+OUT=${OUT:-$(mktemp -d)}; mkdir -p "$OUT"
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/sbin"
 work=$(mktemp -d); trap 'kill $(cat "$work/nginx.pid" 2>/dev/null) 2>/dev/null; rm -rf "$work"' EXIT
