@@ -247,7 +247,11 @@ func overheadSide(s *Summary, op string) OverheadSide {
 		side.Requests, side.OK, side.SuccessRate, side.Latency = o.Requests, o.OK, o.SuccessRate, o.Latency
 		if o.Whole != nil && o.Requests > 0 {
 			side.RequestBytes = float64(o.Whole.BytesSent) / float64(o.Requests)
-			side.ResponseBytes = float64(o.Whole.BytesRecv) / float64(o.Requests)
+			recv := o.Whole.BytesRecv
+			if o.HasConnections() { // an HTTP answer: its body, not its headers, which differ by hop
+				recv = o.Counters[stats.BodyBytes]
+			}
+			side.ResponseBytes = float64(recv) / float64(o.Requests)
 		}
 	}
 	return side

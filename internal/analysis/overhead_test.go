@@ -221,3 +221,22 @@ func TestGatewayOverheadWithoutSuccessesHasNoFigure(t *testing.T) {
 		t.Errorf("both sides: p50 %+v, want about +2 ms", a)
 	}
 }
+
+// An HTTP answer's size is its body: the gateway's headers differ from the
+// upstream's, so the whole answer would show a difference in size where the
+// two sides returned the same body.
+func TestGatewayOverheadComparesBodies(t *testing.T) {
+	ivs := interleaved(10, 100, time.Millisecond, noDrift, 2)
+	for _, iv := range ivs {
+		for op, st := range iv.Ops {
+			st.Counters[stats.BodyBytes] = 1024 * 100
+			if op == "gateway: x" {
+				st.BytesRecv += 40 * 100 // a Via header and a longer Server
+			}
+		}
+	}
+	ov := overheadOf(ivs, nil, "")
+	if d, g := ov.Direct, ov.Gateway; d.ResponseBytes != 1024 || g.ResponseBytes != 1024 {
+		t.Errorf("response bytes %v direct, %v through, want the bodies' 1024 both", d.ResponseBytes, g.ResponseBytes)
+	}
+}
