@@ -193,4 +193,3 @@ func TestClosedLoopsStopGivesGraceThenInterrupts(t *testing.T) {
 		t.Errorf("the drain took %v, want the grace, 30ms", took)
 	}
 }
-

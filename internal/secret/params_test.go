@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"reflect"
 	"testing"
-
 )
 
 // TestMaskParams: literal credentials are masked, references kept, URLs
