@@ -3,7 +3,7 @@ package cli
 import (
 	"flag"
 
-	"github.com/perflab/perflab/internal/dist"
+	"github.com/perflab/perflab/internal/fleet"
 	"github.com/perflab/perflab/internal/shard"
 )
 
@@ -12,7 +12,7 @@ const maxWorkers = 1024
 
 // localDist is the distributed run --workers and --store ask for: nil
 // without --workers.
-func (e *env) localDist(fs *flag.FlagSet, workers int, storeURL, runID, profiles string) (*dist.Options, error) {
+func (e *env) localDist(fs *flag.FlagSet, workers int, storeURL, runID, profiles string) (*fleet.Options, error) {
 	if !set(fs, "workers") {
 		if storeURL != "" || runID != "" {
 			return nil, usageErrorf("--store and --run-id are of the workers of --workers N: give --workers too")
@@ -31,13 +31,13 @@ func (e *env) localDist(fs *flag.FlagSet, workers int, storeURL, runID, profiles
 		if storeURL == "" {
 			return nil, usageErrorf("--run-id %s: the workers started elsewhere need the --store they share", runID)
 		}
-		return &dist.Options{Workers: workers, Store: storeURL, RunID: runID, Profiles: profiles, Launch: dist.External{},
-			HelloIn: dist.ExternalHelloIn}, nil
+		return &fleet.Options{Workers: workers, Store: storeURL, RunID: runID, Profiles: profiles, Launch: fleet.External{},
+			HelloIn: fleet.ExternalHelloIn}, nil
 	}
 	exe, err := e.perflabExe()
 	if err != nil {
 		return nil, err
 	}
-	return &dist.Options{Workers: workers, Store: storeURL, Profiles: profiles, Launch: &dist.Local{Exe: exe},
-		HelloIn: dist.LocalHelloIn}, nil
+	return &fleet.Options{Workers: workers, Store: storeURL, Profiles: profiles, Launch: &fleet.Local{Exe: exe},
+		HelloIn: fleet.LocalHelloIn}, nil
 }

@@ -13,7 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/perflab/perflab/internal/dist"
+	"github.com/perflab/perflab/internal/fleet"
 	"github.com/perflab/perflab/internal/k8s"
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/run"
@@ -89,7 +89,7 @@ func (kf *k8sFlags) objects(p *plan.Plan) (k8s.Options, k8s.Objects, error) {
 // listed.
 func (kf *k8sFlags) options(p *plan.Plan) (k8s.Options, error) {
 	if kf.runID == "" {
-		kf.runID = dist.NewRunID()
+		kf.runID = fleet.NewRunID()
 	}
 	if kf.name == "" {
 		kf.name = "perflab-" + kf.runID

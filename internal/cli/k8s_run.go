@@ -6,9 +6,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/perflab/perflab/internal/dist"
-	"github.com/perflab/perflab/internal/k8s"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/perflab/perflab/internal/fleet"
+	"github.com/perflab/perflab/internal/k8s"
 )
 
 // Timings of `perflab k8s run`.
@@ -66,8 +67,8 @@ func (e *env) k8sRun(ctx context.Context, args []string) error {
 	if err != nil {
 		return &runError{err: err, hint: "check --kubeconfig and --context (kubectl config get-contexts)", code: ExitFailed}
 	}
-	load := dist.New(dist.Options{Workers: o.Workers, Store: o.Store, RunID: o.RunID, Profiles: kf.profiles, HelloIn: *startIn,
-		Launch: &dist.K8s{Events: e.events(), Client: client, Objects: objs, Keep: *keep}})
+	load := fleet.New(fleet.Options{Workers: o.Workers, Store: o.Store, RunID: o.RunID, Profiles: kf.profiles, HelloIn: *startIn,
+		Launch: &fleet.K8s{Events: e.events(), Client: client, Objects: objs, Keep: *keep}})
 	command := recordedCommand(append([]string{"perflab", "k8s", "run"}, args...))
 	return e.executePlan(ctx, p, b, *out, *jsonOut, command, slo, load)
 }

@@ -1,6 +1,6 @@
 // Package cli is perflab's command line, one file per command: it parses
 // flags, checks a plan (internal/run), hands the job to run.Run (with a
-// dist.Coordinator as the load of a distributed run), renders the run's
+// fleet.Coordinator as the load of a distributed run), renders the run's
 // events on the terminal (events.go) and maps its result to a report on
 // stdout, a hint and an exit code. It is the only package that touches
 // flags, stdout, stderr and exit codes.
@@ -22,7 +22,7 @@ import (
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/secret"
-	"github.com/perflab/perflab/internal/target"
+	"github.com/perflab/perflab/internal/sut"
 )
 
 // Version is perflab's version, printed by `perflab version` and stored in runs.
@@ -100,8 +100,8 @@ Usage:
 // Main runs perflab with args (without the program name) and returns the
 // process exit code.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == target.SupervisorArg { // perflab run again by target.Start
-		code, err := target.Supervise()
+	if len(args) > 0 && args[0] == sut.SupervisorArg { // perflab run again by sut.Start
+		code, err := sut.Supervise()
 		if err != nil {
 			fmt.Fprintf(stderr, "perflab: %v\n", err)
 		}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/perflab/perflab/internal/dist"
+	"github.com/perflab/perflab/internal/fleet"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/run"
@@ -56,7 +56,7 @@ func (e *env) mergeCmd(ctx context.Context, args []string) error {
 		return err
 	}
 	defer rec.Store.Close()
-	failed, err := dist.Merge(ctx, rec, sr, m.Workers)
+	failed, err := fleet.Merge(ctx, rec, sr, m.Workers)
 	if err != nil {
 		rec.Fail(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/perflab/perflab/internal/dist"
+	"github.com/perflab/perflab/internal/fleet"
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/readback"
 	"github.com/perflab/perflab/internal/report"
@@ -70,7 +70,7 @@ func (e *env) runPlan(ctx context.Context, args []string) error {
 	}
 	var load run.Load
 	if opts != nil {
-		load = dist.New(*opts)
+		load = fleet.New(*opts)
 	}
 	return e.executePlan(ctx, p, b, *out, *jsonOut, recordedCommand(append([]string{"perflab", "run"}, args...)), slo, load)
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/perflab/perflab/internal/dist/worker"
+	"github.com/perflab/perflab/internal/fleet/worker"
 	"github.com/perflab/perflab/internal/shard"
 )
 

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perflab/perflab/internal/dist"
+	"github.com/perflab/perflab/internal/fleet"
 	"github.com/perflab/perflab/internal/shard"
 )
 
@@ -97,7 +97,7 @@ func TestWorkerRunsItsShareAndEnds(t *testing.T) {
 	run, dir := fakeCoordinator(t, planPath, 2)
 	code := startWorker(t, dir, planPath, 1, 2, io.Discard)
 	ops, end := awaitEnd(t, run, 1, 2)
-	var d dist.Detail
+	var d fleet.Detail
 	if err := json.Unmarshal(end.Detail, &d); err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestWorkerStopsOnAbort(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, end := awaitEnd(t, run, 0, 1)
-	var d dist.Detail
+	var d fleet.Detail
 	if err := json.Unmarshal(end.Detail, &d); err != nil {
 		t.Fatal(err)
 	}

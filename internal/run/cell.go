@@ -11,14 +11,14 @@ import (
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/secret"
-	"github.com/perflab/perflab/internal/target"
+	"github.com/perflab/perflab/internal/sut"
 )
 
 // running is a component of a cell: started by perflab (proc is set) or
 // attached to.
 type running struct {
 	comp   plan.Component
-	proc   *target.Process
+	proc   *sut.Process
 	pid    int
 	cgroup string // the attach's cgroup directory, resolved
 	done   <-chan struct{}
@@ -154,7 +154,7 @@ func (r *runner) startComponents(components []plan.Component, logDir string) ([]
 			continue
 		}
 		if pc.Attach != nil {
-			a, err := target.Resolve("", target.Attach{PID: pc.Attach.PID, PIDFile: pc.Attach.PIDFile,
+			a, err := sut.Resolve("", sut.Attach{PID: pc.Attach.PID, PIDFile: pc.Attach.PIDFile,
 				Process: pc.Attach.Process, Cgroup: pc.Attach.Cgroup})
 			if err != nil {
 				return out, fmt.Errorf("component %s: %w", pc.Name, err)
@@ -162,7 +162,7 @@ func (r *runner) startComponents(components []plan.Component, logDir string) ([]
 			out = append(out, &running{comp: pc, pid: a.PID, cgroup: a.Cgroup})
 			continue
 		}
-		proc, err := target.Start(r.stop, ComponentSpec(pc, logDir, r.scrub))
+		proc, err := sut.Start(r.stop, ComponentSpec(pc, logDir, r.scrub))
 		if err != nil {
 			return out, fmt.Errorf("component %s: %w", pc.Name, err)
 		}
@@ -224,7 +224,7 @@ func (r *runner) watch(ctx context.Context, cell int, comps []*running, crashed 
 			continue // read from Prometheus only: nothing to watch here
 		}
 		if done == nil {
-			done = target.Watch(ctx, rc.pid)
+			done = sut.Watch(ctx, rc.pid)
 		}
 		go func() {
 			select {
@@ -273,7 +273,7 @@ func (r *runner) stopComponents(cell int, comps []*running) {
 // recordStop stores how Stop ended a component, if it was still running
 // (or left processes behind), and warns when it had to be killed: it may
 // not have written out its data.
-func (r *runner) recordStop(cell int, pc plan.Component, x *target.Exit) {
+func (r *runner) recordStop(cell int, pc plan.Component, x *sut.Exit) {
 	if x == nil || !x.Stopped && !x.Killed {
 		return
 	}

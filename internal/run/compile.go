@@ -14,7 +14,7 @@ import (
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/shard"
-	"github.com/perflab/perflab/internal/target"
+	"github.com/perflab/perflab/internal/sut"
 )
 
 // Phase is one profile of a cell, compiled: its workloads decoded and
@@ -148,9 +148,9 @@ func storedStages(start float64, st []pacer.Stage) json.RawMessage {
 }
 
 // ComponentSpec is how the target package starts a component of the plan.
-func ComponentSpec(c plan.Component, logDir string, scrub func(string) string) target.Spec {
+func ComponentSpec(c plan.Component, logDir string, scrub func(string) string) sut.Spec {
 	r := c.Run
-	s := target.Spec{Name: c.Name, Command: r.Command, Args: r.Args, Dir: r.Dir, StopGrace: r.StopGrace, LogDir: logDir}
+	s := sut.Spec{Name: c.Name, Command: r.Command, Args: r.Args, Dir: r.Dir, StopGrace: r.StopGrace, LogDir: logDir}
 	s.Scrub = scrub
 	if s.StopGrace == 0 { // the plan's 0 means at once; the target's zero means its default
 		s.StopGrace = time.Nanosecond
@@ -159,7 +159,7 @@ func ComponentSpec(c plan.Component, logDir string, scrub func(string) string) t
 		s.Env = append(s.Env, e.Name+"="+e.Value)
 	}
 	if r.Ready != nil {
-		s.Ready = target.Probe{HTTP: r.Ready.HTTP, TCP: r.Ready.TCP, Timeout: r.Ready.Timeout}
+		s.Ready = sut.Probe{HTTP: r.Ready.HTTP, TCP: r.Ready.TCP, Timeout: r.Ready.Timeout}
 	}
 	return s
 }

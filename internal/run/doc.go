@@ -16,7 +16,7 @@
 // What varies is given to the loop, not branched on: a Strategy says which
 // phases a cell runs (every one in order, or the steps of a capacity
 // search); a Load makes a phase's load (this process's engines, or the
-// workers of a distributed run: internal/dist implements it, and this
+// workers of a distributed run: internal/fleet implements it, and this
 // package never imports dist). perflab http is a one-workload job;
 // perflab worker runs phases announced by a coordinator through the same
 // phase code (Phase, BuildAll, RunEngines).

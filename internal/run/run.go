@@ -71,7 +71,7 @@ func (InOrder) RunPhases(ctx context.Context, c *Cell, phases []Phase) (string, 
 }
 
 // Load makes the load of a run's phases: in this process (the default),
-// or by the workers of a distributed run (internal/dist).
+// or by the workers of a distributed run (internal/fleet).
 type Load interface {
 	// Open readies the load before the first cell: the workers started
 	// and registered. After a failed Open, Broken says why.
