@@ -96,7 +96,9 @@ func (p *Process) WaitReady(ctx context.Context) error {
 			}
 			return nil
 		}
-		if wctx.Err() == nil { // keep the last informative failure
+		// Keep the last informative failure: not one cut by the wait's own
+		// end, which a dial can see (as an i/o timeout) before wctx does.
+		if dl, _ := wctx.Deadline(); wctx.Err() == nil && time.Now().Before(dl) {
 			last = err.Error()
 		}
 		wait.Reset(probe.Interval)
