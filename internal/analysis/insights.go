@@ -16,6 +16,10 @@ type PhaseData struct {
 	Resources *Resources
 	Summaries []*Summary
 	Sizing    []SizingInput // each component's samples over the phase's window
+	// ErrorLimit is the share of a workload's requests that may fail for
+	// the phase to count as held: the plan's error_rate gate's bound, or 0
+	// for ErrorLimit.
+	ErrorLimit float64
 }
 
 // LoadBasis is the figure that stands for a profile's load in scaling fits

@@ -20,13 +20,17 @@ import (
 
 // Workload is what analysis needs to know of one workload besides its intervals.
 type Workload struct {
-	Name       string // unique in the run
-	Short      string // display name within its profile; "" means Name
-	Cell       int    // the matrix cell it ran in; 0 in a run without a plan
-	Profile    string // the profile it belongs to; "" in a run without a plan
-	Driver     string
-	Model      string
-	Target     string
+	Name    string // unique in the run
+	Short   string // display name within its profile; "" means Name
+	Cell    int    // the matrix cell it ran in; 0 in a run without a plan
+	Profile string // the profile it belongs to; "" in a run without a plan
+	Driver  string
+	Model   string
+	Target  string
+	// Params are the driver's parameters as the run stored them (JSON,
+	// credentials redacted): two workloads with the same Params differ in
+	// their load alone.
+	Params     string
 	TargetRate float64   // ops/s the schedule asked for over the window (a ramping schedule's mean over it); 0 for the closed model
 	Schedule   *Schedule // the ramping schedule of a workload with stages; nil for a constant rate or concurrency
 	VUsMin     int
@@ -177,6 +181,10 @@ type Summary struct {
 	ClientWhy     string                       // the signals that made it so, "; "-separated; "" when not client-bound
 	LinkBound     bool                         // moved at least its link's bound (JudgeLink)
 	Warnings      []string
+	// ServiceByInterval is the service time (from the actual start) of
+	// every successful operation, one packed histogram per interval of the
+	// window: what a knee's median is judged on, with an interval.
+	ServiceByInterval []*stats.Hist `json:"-"`
 }
 
 // Summarize computes w's figures over its window. Intervals that lie wholly
@@ -201,16 +209,25 @@ func Summarize(w Workload, ivs []*stats.Interval) *Summary {
 	ops := map[string]*stats.OpStats{}
 	var names []string
 	lag := stats.NewHist()
+	serviced := false
 	for _, iv := range in {
+		service := stats.EmptyHist()
 		for _, name := range iv.OpNames() {
 			if ops[name] == nil {
 				ops[name] = stats.NewOpStats()
 				names = append(names, name)
 			}
 			ops[name].Merge(iv.Ops[name])
+			service.Merge(iv.Ops[name].Service)
 		}
+		service.Pack()
+		s.ServiceByInterval = append(s.ServiceByInterval, service)
+		serviced = serviced || service.Count() > 0
 		s.Dropped += iv.Dropped
 		lag.Merge(iv.Lag)
+	}
+	if !serviced { // a driver that measures no service time
+		s.ServiceByInterval = nil
 	}
 	s.addTotals(ivs)
 	all := stats.NewOpStats()

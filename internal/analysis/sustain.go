@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -19,14 +20,25 @@ import (
 //   - drops: DropLimit or more of a workload's arrivals in the window found
 //     every VU busy at vus.max (and the backlog, if any, full): the target
 //     was too slow to keep up;
+//   - failures: more than ErrorLimit of a workload's requests in the
+//     window failed (or the bound the plan's error_rate gate sets, when it
+//     has one): a size is of a system serving its load, not failing it;
 //   - a knee: a workload's latency broke away from that of the last
-//     profile before it, at a lower load, that the system held: its p99
-//     over KneeFactor times that one's and by KneeMinRise at least
-//     (FindKnee's rule; both p99s rest on at least MinCountFor(0.99)
-//     latencies), and its p50 over KneeFactor times that one's too. A
+//     profile before it, at a lower load, that the system held on a
+//     machine it did not fill, with the same driver parameters (a 1 MiB
+//     GET is not judged against a 1 KiB one): its p99 over KneeFactor
+//     times that one's and by KneeMinRise at least (FindKnee's rule; both
+//     p99s rest on at least MinCountFor(0.99) latencies), and its median
+//     service time over KneeFactor times that one's too, by a difference
+//     the samples support: the 95 % interval of the ratio (a block
+//     bootstrap over the window's intervals, as compare's) above 1. A
 //     queue lifts the whole distribution (in an M/M/1 queue every
-//     quantile grows as 1 / (1 − utilisation)); a stall of a busy machine
-//     lifts the tail alone, and is no knee.
+//     quantile grows as 1 / (1 − utilisation)) and is in the service time,
+//     from the request's actual start; a stall of a busy machine lifts the
+//     tail alone, and a late dispatch lifts the latency from the intended
+//     start, not the service time: neither is a knee. A workload without
+//     per-interval service times (a run stored before they were kept) is
+//     judged on its latency p50.
 //
 // A client-bound profile (clientbound.go) is not judged by these: its
 // shortfall, drops and latency may be the generator's, not the system's
@@ -39,6 +51,11 @@ import (
 // fall below its target rate, as a share of the target, for its profile
 // to count as sustained.
 const ShortfallLimit = 0.05
+
+// ErrorLimit is the share of a workload's requests in the window that may
+// fail for its profile to count as sustained, when the plan's gates set
+// no error_rate bound.
+const ErrorLimit = 0.01
 
 // DropLimit is the share of a workload's arrivals in the window dropped
 // for want of a VU at or above which its profile is unsustained.
@@ -139,6 +156,9 @@ func JudgeHeld(phases []PhaseData) []Held {
 			h.ClientBound = r.ClientBound
 		}
 		h.ClientBound = h.ClientBound || slices.ContainsFunc(p.Summaries, func(s *Summary) bool { return s.ClientBound })
+		for _, s := range p.Summaries { // a failing load is no size, whoever was the limit
+			h.Unsustained = append(h.Unsustained, errorsWhy(s, p.ErrorLimit)...)
+		}
 		if h.ClientBound {
 			continue
 		}
@@ -174,6 +194,23 @@ func dropsWhy(s *Summary) []string {
 		s.Workload.DisplayName(), s.Dropped, arrivals, 100*float64(s.Dropped)/float64(arrivals), s.Workload.VUsMax)}
 }
 
+// errorsWhy is why a workload's failures say the system did not serve its
+// load; limit is the share allowed, 0 for ErrorLimit.
+func errorsWhy(s *Summary, limit float64) []string {
+	if limit <= 0 {
+		limit = ErrorLimit
+	}
+	var failed int64
+	for _, op := range s.Ops {
+		failed += op.Requests - op.OK
+	}
+	if failed <= 0 || float64(failed) <= limit*float64(s.Requests) {
+		return nil
+	}
+	return []string{fmt.Sprintf("workload %s failed %d of %d requests (%s %%), over the %s %% a held load may fail",
+		s.Workload.DisplayName(), failed, s.Requests, units.Sig3(100*float64(failed)/float64(s.Requests)), units.Sig3(100*limit))}
+}
+
 // kneeWhy is why a workload's latency broke away from the last earlier
 // phase, at a lower load, that held its load and ran the workload (before
 // and held are the phases before s's and their verdicts).
@@ -181,18 +218,42 @@ func kneeWhy(s *Summary, before []PhaseData, held []Held) []string {
 	name := s.Workload.DisplayName()
 	for j := len(before) - 1; j >= 0; j-- {
 		b := findSummary(before[j].Summaries, name)
-		if b == nil || !held[j].Sustained() || held[j].ClientBound || askedLoad(b) >= askedLoad(s) {
+		if b == nil || !held[j].Sustained() || held[j].ClientBound || held[j].MachineBound != "" ||
+			b.Workload.Params != s.Workload.Params || askedLoad(b) >= askedLoad(s) {
 			continue
 		}
 		steps := []RateLatency{{askedLoad(b), b.Latency.P99, b.Latency.Count}, {askedLoad(s), s.Latency.P99, s.Latency.Count}}
 		k, ok := FindKnee(steps)
-		if !ok || k.Rate != askedLoad(s) || s.Latency.P50 <= KneeFactor*b.Latency.P50 {
+		if !ok || k.Rate != askedLoad(s) {
 			return nil
 		}
-		return []string{fmt.Sprintf("workload %s latency broke away from profile %s's: p99 %v against %v, p50 %v against %v (both over %d×: a knee)",
-			name, before[j].Profile, roundSig3(s.Latency.P99), roundSig3(b.Latency.P99), roundSig3(s.Latency.P50), roundSig3(b.Latency.P50), KneeFactor)}
+		median, ok := medianRise(b, s)
+		if !ok {
+			return nil
+		}
+		return []string{fmt.Sprintf("workload %s latency broke away from profile %s's: p99 %v against %v, %s (both over %d×: a knee)",
+			name, before[j].Profile, roundSig3(s.Latency.P99), roundSig3(b.Latency.P99), median, KneeFactor)}
 	}
 	return nil
+}
+
+// medianRise says how s's median rose from b's, and whether it rose by
+// more than KneeFactor: the service time's when both have per-interval
+// service times, whose 95 % interval must then lie above 1 (a point
+// estimate where too few intervals give none); else the latency's p50, a
+// point estimate.
+func medianRise(b, s *Summary) (string, bool) {
+	if len(b.ServiceByInterval) == 0 || len(s.ServiceByInterval) == 0 {
+		return fmt.Sprintf("p50 %v against %v", roundSig3(s.Latency.P50), roundSig3(b.Latency.P50)), s.Latency.P50 > KneeFactor*b.Latency.P50
+	}
+	c := CompareLatency(LatencySide{Intervals: b.ServiceByInterval}, LatencySide{Intervals: s.ServiceByInterval}, 0.5, DefaultBootstrap())
+	r := c.Ratio
+	text := fmt.Sprintf("service time p50 %v against %v", roundSig3(c.B), roundSig3(c.A))
+	if math.IsNaN(r.Low) { // too few intervals for one
+		return text + fmt.Sprintf(" (%d and %d intervals: too few for a 95 %% interval)", r.NA, r.NB), r.Value > KneeFactor
+	}
+	text += fmt.Sprintf(", ×%s with a 95 %% interval of %s–%s", units.Sig3(r.Value), units.Sig3(r.Low), units.Sig3(r.High))
+	return text, r.Significance == Significant && r.Low > 1 && r.Value > KneeFactor
 }
 
 // askedLoad is the load a workload was asked to carry: an open model's

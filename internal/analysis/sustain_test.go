@@ -1,10 +1,14 @@
 package analysis
 
 import (
+	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/perflab/perflab/internal/stats"
 )
 
 // heldSummary is an open-model workload get asked for target/s that
@@ -160,5 +164,113 @@ func TestJudgeHeldKneeOfLongLatencies(t *testing.T) {
 	want := "p99 20m35s against 8m20s, p50 4m7s against 1m40s"
 	if !strings.Contains(held[1].Why(), want) {
 		t.Errorf("%q, want %q", held[1].Why(), want)
+	}
+}
+
+// withOps gives s one operation, get, of which failed of s's requests
+// failed.
+func withOps(s *Summary, failed int64) *Summary {
+	s.Ops = []Op{{Name: "get", Requests: s.Requests, OK: s.Requests - failed}}
+	return s
+}
+
+// A failing load is no size: the streaming gateway's 625 of 1,251 failed
+// requests make its profile unsustained, client-bound or not; 1 % is
+// allowed, or the plan's error_rate bound.
+func TestJudgeHeldFailures(t *testing.T) {
+	ms10 := 10 * time.Millisecond
+	gateway := withOps(&Summary{Workload: Workload{Name: "chat", Model: "open", TargetRate: 62.55, VUsMax: 64},
+		Seconds: 20, Rate: 62.55, Requests: 1251, Latency: Quantiles{Count: 626, P50: ms10, P99: ms10}}, 625)
+	h := JudgeHeld([]PhaseData{heldPhase("m", gateway)})[0]
+	if want := "workload chat failed 625 of 1251 requests (50 %), over the 1 % a held load may fail"; h.Sustained() || h.Why() != want {
+		t.Errorf("%q, want %q", h.Why(), want)
+	}
+	gateway.ClientBound = true
+	if h := JudgeHeld([]PhaseData{heldPhase("m", gateway)})[0]; h.Sustained() || !h.ClientBound {
+		t.Errorf("client-bound and failing: %+v", h)
+	}
+	for _, tt := range []struct {
+		failed int64
+		limit  float64
+		held   bool
+	}{{40, 0, true}, {41, 0, false}, {200, 0.05, true}, {201, 0.05, false}, {0, 0, true}} {
+		p := heldPhase("m", withOps(heldSummary(200, 200, 0, ms10, 4000), tt.failed))
+		p.ErrorLimit = tt.limit
+		if h := JudgeHeld([]PhaseData{p})[0]; h.Sustained() != tt.held {
+			t.Errorf("%d of 4000 failed, limit %v: sustained %v (%q), want %v", tt.failed, tt.limit, h.Sustained(), h.Why(), tt.held)
+		}
+	}
+}
+
+// A knee is judged against a baseline of the same driver parameters that
+// the system held on a machine it did not fill: the 1 MiB GET after the
+// 1 KiB one, both named get, is no knee of the 1 KiB GET's.
+func TestJudgeHeldKneeOnlyAgainstLikeLoads(t *testing.T) {
+	ms := time.Millisecond
+	small, big := heldSummary(100, 100, 0, 10*ms, 2000), heldSummary(200, 200, 0, 25*ms, 4000)
+	small.Workload.Params, big.Workload.Params = `{"size":"1KiB"}`, `{"size":"1MiB"}`
+	if h := JudgeHeld([]PhaseData{heldPhase("1kib-1", small), heldPhase("1mib-1", big)})[1]; !h.Sustained() {
+		t.Errorf("against another object size: %q", h.Why())
+	}
+	big.Workload.Params = small.Workload.Params
+	if h := JudgeHeld([]PhaseData{heldPhase("1kib-1", small), heldPhase("1kib-2", big)})[1]; h.Sustained() {
+		t.Error("the same parameters: no knee")
+	}
+	base := heldPhase("1kib-1", small)
+	base.Resources.MachineWhy = "generator 0.55 + minio 1.45 = 2.00 of 2 cores"
+	if h := JudgeHeld([]PhaseData{base, heldPhase("1kib-2", big)})[1]; !h.Sustained() {
+		t.Errorf("against a machine-bound baseline: %q", h.Why())
+	}
+}
+
+// serviceIntervals is n one-second histograms of count service times
+// each, lognormal around median (σ 0.3), from seed.
+func serviceIntervals(n, count int, median time.Duration, seed uint64) []*stats.Hist {
+	rng := rand.New(rand.NewPCG(seed, 3))
+	out := make([]*stats.Hist, n)
+	for i := range out {
+		h := stats.NewHist()
+		for range count {
+			h.Record(time.Duration(float64(median) * math.Exp(0.3*rng.NormFloat64())))
+		}
+		out[i] = h
+	}
+	return out
+}
+
+// The Tempo profile: its latency p50 from the intended start doubled
+// (1.94 → 3.94 ms, a late dispatch on a busy machine) while its service
+// time rose 1.42×: no knee, in each of five runs of new samples. A queue
+// that triples the service time is one, in each of five.
+func TestJudgeHeldKneeRestsOnServiceTime(t *testing.T) {
+	ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
+	for seed := range uint64(5) {
+		base := withP50(heldSummary(31.4, 31.4, 0, ms(5), 1884), ms(1.94))
+		base.ServiceByInterval = serviceIntervals(60, 31, ms(1.8), 2*seed)
+		jitter := withP50(heldSummary(62.75, 62.7, 0, ms(14), 3762), ms(3.94))
+		jitter.ServiceByInterval = serviceIntervals(60, 62, ms(1.8*1.42), 2*seed+1)
+		if h := JudgeHeld([]PhaseData{heldPhase("s", base), heldPhase("m", jitter)})[1]; !h.Sustained() {
+			t.Errorf("run %d: service time ×1.42 judged a knee: %q", seed, h.Why())
+		}
+		queue := withP50(heldSummary(62.75, 62.7, 0, ms(14), 3762), ms(6))
+		queue.ServiceByInterval = serviceIntervals(60, 62, ms(1.8*3), 2*seed+1)
+		h := JudgeHeld([]PhaseData{heldPhase("s", base), heldPhase("m", queue)})[1]
+		if !strings.Contains(h.Why(), "p99 14ms against 5ms, service time p50 5.") || !strings.Contains(h.Why(), "95 % interval") {
+			t.Errorf("run %d: service time ×3: %q", seed, h.Why())
+		}
+	}
+	// Too few intervals for an interval: the service time's point
+	// estimate, said so.
+	base := heldSummary(100, 100, 0, ms(10), 2000)
+	base.ServiceByInterval = serviceIntervals(20, 100, ms(1.8), 1)
+	knee := heldSummary(200, 200, 0, ms(25), 4000)
+	knee.ServiceByInterval = serviceIntervals(20, 200, ms(6), 2)
+	h := JudgeHeld([]PhaseData{heldPhase("s", base), heldPhase("m", knee)})[1]
+	if !strings.Contains(h.Why(), "service time p50 6.01ms against 1.8") || !strings.Contains(h.Why(), "(20 and 20 intervals: too few for a 95 % interval)") {
+		t.Errorf("20 intervals a side, service time ×3.3: %q", h.Why())
+	}
+	knee.ServiceByInterval = serviceIntervals(20, 200, ms(1.8*1.42), 2)
+	if h := JudgeHeld([]PhaseData{heldPhase("s", base), heldPhase("m", knee)})[1]; !h.Sustained() {
+		t.Errorf("20 intervals a side, service time ×1.42: %q", h.Why())
 	}
 }

@@ -86,7 +86,7 @@ func TestUnsustainedSizesFromTheStore(t *testing.T) {
 	why := in.Sizes[3].SustainedWhy
 	for _, want := range []string{"workload get achieved 500/s of the 800/s asked (37.5 % short)",
 		"workload get dropped 200 of 10200 arrivals (2.0 %): every VU was busy at vus.max 50",
-		"workload get latency broke away from profile l's: p99 10ms against 2ms, p50 10ms against 2ms (both over 2×: a knee)"} {
+		"workload get latency broke away from profile l's: p99 10ms against 2ms, service time p50 10ms against 2ms (20 and 20 intervals: too few for a 95 % interval) (both over 2×: a knee)"} {
 		if !strings.Contains(why, want) {
 			t.Errorf("sustained_why %q lacks %q", why, want)
 		}

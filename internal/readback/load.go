@@ -148,7 +148,7 @@ func loadSearch(store *results.Run, r *report.Run) (*report.Search, error) {
 }
 
 func analysisWorkload(w results.Workload, end results.WorkloadEnd, ended bool, ivs []*stats.Interval) analysis.Workload {
-	a := analysis.Workload{Name: w.Name, Short: w.Short, Cell: w.Cell, Profile: w.Profile, Driver: w.Driver,
+	a := analysis.Workload{Name: w.Name, Short: w.Short, Cell: w.Cell, Profile: w.Profile, Driver: w.Driver, Params: string(w.Params),
 		Model: w.Model, Target: w.Target, TargetRate: w.Rate, VUsMin: w.VUsMin, VUsMax: w.VUsMax}
 	if ended {
 		a.Start, a.LoadEnd, a.End, a.Scheduled, a.MaxVUs = end.Start, end.LoadEnd, end.End, end.Scheduled, end.MaxVUs
