@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/results/resultstest"
 )
@@ -138,5 +139,29 @@ func TestMachineBoundSizesFromTheStore(t *testing.T) {
 		if strings.Contains(string(y), "\n# machine-bound: generator 0.40 + app") != (tt.want != "") {
 			t.Errorf("app at %v: sizes/default-l.yaml:\n%s", tt.app, y)
 		}
+	}
+}
+
+// A failing profile is no size: m, whose 1.5 % of requests failed, is
+// marked unsustained with its failures; a gate of the plan's on
+// error_rate sets the share a held load may fail instead of 1 %.
+func TestFailingProfileIsNotSustained(t *testing.T) {
+	profiles := heldProfiles()[:3]
+	profiles[1].Failed = 3
+	_, in := writeLoaded(t, profiles)
+	want := "workload get failed 60 of 4000 requests (1.5 %), over the 1 % a held load may fail"
+	if s := in.Sizes[1]; s.Sustained || s.SustainedWhy != want || !in.Sizes[0].Sustained || !in.Sizes[2].Sustained {
+		t.Errorf("sizes %+v, want m unsustained: %q", in.Sizes, want)
+	}
+	meta := results.Meta{Extra: WithSLO(nil, []GateSpec{{Expr: "error_rate < 2%", Profile: "m"}, {Expr: "error_rate <= 5%"},
+		{Expr: "p99 < 10ms"}, {Expr: "error_rate < 0.1%", Profile: "l"}})}
+	data := []analysis.PhaseData{{Profile: "s"}, {Profile: "m"}, {Profile: "l"}}
+	errorLimits(meta, data)
+	if data[0].ErrorLimit != 0.05 || data[1].ErrorLimit != 0.02 || data[2].ErrorLimit != 0.001 {
+		t.Errorf("limits %v, %v, %v; want 0.05, 0.02, 0.001", data[0].ErrorLimit, data[1].ErrorLimit, data[2].ErrorLimit)
+	}
+	data = []analysis.PhaseData{{Profile: "s"}}
+	if errorLimits(results.Meta{}, data); data[0].ErrorLimit != 0 {
+		t.Errorf("no gates: limit %v", data[0].ErrorLimit)
 	}
 }

@@ -13,7 +13,7 @@ import (
 // cellInsights sizes a cell's phases from its samples and fits and
 // observes them (analysis.CellInsights). A phase of a run without a plan
 // is named after its workload.
-func cellInsights(c *report.Cell, series map[string]map[string][]analysis.Point, o analysis.InsightOptions) (*analysis.Insights, error) {
+func cellInsights(c *report.Cell, meta results.Meta, series map[string]map[string][]analysis.Point, o analysis.InsightOptions) (*analysis.Insights, error) {
 	var data []analysis.PhaseData
 	for _, p := range c.Phases {
 		if p.Resources == nil {
@@ -27,17 +27,18 @@ func cellInsights(c *report.Cell, series map[string]map[string][]analysis.Point,
 		data = append(data, analysis.PhaseData{Profile: name, State: p.State, Resources: p.Resources,
 			Summaries: p.Workloads, Sizing: analysis.SizingInputs(in, p.Warmup)})
 	}
+	errorLimits(meta, data)
 	return analysis.CellInsights(data, o)
 }
 
 // Reinsight computes every cell's insights again with o, from the store's
 // samples; in a repeated run, every combination's from its repetitions'.
 func Reinsight(store *results.Run, r *report.Run, o analysis.InsightOptions) error {
+	meta, err := store.Meta()
+	if err != nil {
+		return err
+	}
 	if len(r.Repeated) > 0 {
-		meta, err := store.Meta()
-		if err != nil {
-			return err
-		}
 		for _, g := range r.Repeated {
 			if g.Cell.Insights, err = repeatedInsights(g.Repetitions, meta, o); err != nil {
 				return err
@@ -50,7 +51,7 @@ func Reinsight(store *results.Run, r *report.Run, o analysis.InsightOptions) err
 		if err != nil {
 			return err
 		}
-		if c.Insights, err = cellInsights(c, analysisSeries(samples), o); err != nil {
+		if c.Insights, err = cellInsights(c, meta, analysisSeries(samples), o); err != nil {
 			return err
 		}
 	}

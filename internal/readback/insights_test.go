@@ -8,6 +8,7 @@ import (
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/report"
+	"github.com/perflab/perflab/internal/results"
 )
 
 // A phase whose window is shorter than its plan's warm-up is sized with
@@ -31,7 +32,7 @@ func TestSizesWarnOfAWindowShorterThanTheWarmUp(t *testing.T) {
 		in := analysis.ResourceInput{Window: w, Components: []analysis.Component{{Name: "db", Kind: "run"}}, Series: series}
 		c := &report.Cell{Components: in.Components, Phases: []*report.Phase{{Profile: "small", State: "completed",
 			Warmup: tt.warmup, Window: w, Resources: analysis.SummarizeResources(in)}}}
-		ins, err := cellInsights(c, series, analysis.DefaultInsightOptions())
+		ins, err := cellInsights(c, results.Meta{}, series, analysis.DefaultInsightOptions())
 		if err != nil || ins == nil || len(ins.Sizes) != 1 {
 			t.Fatalf("warm-up %v: insights %+v, %v", tt.warmup, ins, err)
 		}

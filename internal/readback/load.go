@@ -260,7 +260,7 @@ func fillCell(store *results.Run, meta results.Meta, wd workloadData, c *report.
 	if meta.Repeat > 1 {
 		return nil // sized and compared across the repetitions of its combination (loadRepeated)
 	}
-	if c.Insights, err = cellInsights(c, series, analysis.DefaultInsightOptions()); err != nil {
+	if c.Insights, err = cellInsights(c, meta, series, analysis.DefaultInsightOptions()); err != nil {
 		return err
 	}
 	c.SideBySide, err = sideBySide(meta, wd, []*report.Cell{c})

@@ -90,5 +90,6 @@ func repeatedInsights(reps []*report.Cell, meta results.Meta, o analysis.Insight
 			data = append(data, analysis.PoolRepetitions(p.Profile, runs))
 		}
 	}
+	errorLimits(meta, data)
 	return analysis.CellInsights(data, o)
 }

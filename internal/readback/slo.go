@@ -160,3 +160,26 @@ func gateScope(spec GateSpec, sums []*analysis.Summary) []*analysis.Summary {
 	}
 	return out
 }
+
+// errorLimits sets each phase's ErrorLimit to the bound the run's
+// error_rate gates put on its profile (the smallest, of gates on every
+// profile and on its own): a load that failed more than that is not
+// held. A phase that no such gate covers keeps analysis.ErrorLimit.
+func errorLimits(meta results.Meta, data []analysis.PhaseData) {
+	var specs []GateSpec
+	if json.Unmarshal([]byte(meta.Extra[SLOMetaKey]), &specs) != nil {
+		return // no gates, or none readable: loadSLO says which
+	}
+	for i := range data {
+		for _, spec := range specs {
+			g, err := slo.ParseGate(spec.Expr)
+			if err != nil || g.Metric != "error_rate" || g.Op != "" || !strings.HasPrefix(g.Cmp, "<") ||
+				spec.Profile != "" && spec.Profile != data[i].Profile {
+				continue
+			}
+			if l := &data[i].ErrorLimit; *l == 0 || g.Threshold < *l {
+				*l = g.Threshold
+			}
+		}
+	}
+}

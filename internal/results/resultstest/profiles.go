@@ -13,13 +13,15 @@ const GiB = 1 << 30
 
 // Profile is one profile of WriteProfiles: the rate its workload get
 // asked for and the rate it achieved (requests per second, each of
-// Latency), the arrivals it dropped each second, and the CPU (cores) of
-// the component app and of the generator.
+// Latency), the arrivals it dropped each second, how many of the
+// achieved requests failed each second (status 5xx, of the same latency),
+// and the CPU (cores) of the component app and of the generator.
 type Profile struct {
 	Name             string
 	Target, Achieved int
 	Latency          time.Duration
 	Dropped          int
+	Failed           int
 	AppCPU, GenCPU   float64
 }
 
@@ -45,11 +47,17 @@ func WriteProfiles(t *testing.T, dir string, profiles []Profile) string {
 			Model: results.ModelOpen, Target: "GET http://app", Rate: float64(p.Target), VUsMin: 1, VUsMax: 50, Duration: 20 * time.Second}))
 		for k := range 20 {
 			st := stats.NewOpStats()
-			for range p.Achieved {
+			for range p.Achieved - p.Failed {
 				st.Latency.Record(p.Latency)
 				st.Service.Record(p.Latency)
 			}
-			st.Classes[stats.OK] = int64(p.Achieved)
+			if p.Failed > 0 {
+				st.Failed = stats.NewHist()
+			}
+			for range p.Failed {
+				st.Failed.Record(p.Latency)
+			}
+			st.Classes[stats.OK], st.Classes[stats.Status5xx] = int64(p.Achieved-p.Failed), int64(p.Failed)
 			Must(t, store.WriteInterval(w, &stats.Interval{Index: k, Start: start.Add(time.Duration(k) * time.Second),
 				End: start.Add(time.Duration(k+1) * time.Second), Ops: map[string]*stats.OpStats{"GET /": st},
 				Dropped: int64(p.Dropped), Lag: stats.NewHist()}))
