@@ -166,8 +166,20 @@ func (in *Insights) fitScaling(sized []PhaseData) {
 	if len(points) >= 2 {
 		in.Scaling = FitScaling(in.Load.Unit(), points, FigureP99)
 	} else if held < len(sized) {
-		in.Warnings = append(in.Warnings, fmt.Sprintf("%s of %d held its load on a machine it did not fill: no scaling fits (they need 2)", plural(held, "profile"), len(sized)))
+		in.Warnings = append(in.Warnings, heldOf(held, len(sized))+": no scaling fits (they need 2)")
 	}
+}
+
+// heldOf says how many of n profiles held their load on a machine they
+// did not fill, in English at 0, 1 and more.
+func heldOf(held, n int) string {
+	switch held {
+	case 0:
+		return fmt.Sprintf("none of the %d profiles held its load on a machine it did not fill", n)
+	case 1:
+		return fmt.Sprintf("1 profile of %d held its load on a machine it did not fill", n)
+	}
+	return fmt.Sprintf("%d profiles of %d held their load on a machine they did not fill", held, n)
 }
 
 // phaseWarnings say why a phase's sizes may understate what the system

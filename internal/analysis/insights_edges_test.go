@@ -204,3 +204,13 @@ func TestVerdictConstantAtItsSpread(t *testing.T) {
 		}
 	}
 }
+
+// The count of held profiles reads as English at 0, 1 and more.
+func TestHeldOfReads(t *testing.T) {
+	for held, want := range []string{"none of the 3 profiles held its load on a machine it did not fill",
+		"1 profile of 3 held its load on a machine it did not fill", "2 profiles of 3 held their load on a machine they did not fill"} {
+		if got := heldOf(held, 3); got != want {
+			t.Errorf("heldOf(%d, 3) = %q, want %q", held, got, want)
+		}
+	}
+}
