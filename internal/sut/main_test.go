@@ -48,6 +48,8 @@ func TestMain(m *testing.M) {
 //	serve-ignore-term ...  the same, ignoring SIGTERM
 //	flood                  write 10 MB to stdout, a line to stderr, exit 0
 //	sleep TOKEN            sleep until killed
+//	spin                   burn a core until killed
+//	alloc N                touch N MiB, print "allocated N", sleep until killed
 //	parent FIFO            Start a child (see parentHelper), sleep until killed
 //	parent-tree FIFO SCRIPT  Start sh -c SCRIPT sh FIFO, sleep until killed
 func runHelper(mode string, args []string) int {
@@ -74,6 +76,22 @@ func runHelper(mode string, args []string) int {
 		fmt.Fprintln(os.Stderr, "flood done")
 		return 0
 	case "sleep":
+		select {}
+	case "spin": // burn a core until killed
+		for x := 0; ; x++ {
+			_ = x
+		}
+	case "alloc": // touch N MiB, print "allocated", sleep until killed
+		n, _ := strconv.Atoi(args[0])
+		held := make([][]byte, 0, n)
+		for range n {
+			b := make([]byte, 1<<20)
+			for i := range b {
+				b[i] = 1
+			}
+			held = append(held, b)
+		}
+		fmt.Println("allocated", len(held))
 		select {}
 	}
 	fmt.Fprintf(os.Stderr, "unknown helper mode %q\n", mode)

@@ -80,6 +80,9 @@ type Process struct {
 
 	stopMu    sync.Mutex // serialises Stop
 	groupGone bool       // the process group was seen empty; never signal it again
+
+	conf     *Confinement // the cgroups of a confined component; nil when it is not
+	evidence Evidence     // conf's evidence, read as Stop removed its groups
 }
 
 // Start starts the component described by s in its own process group and
@@ -105,7 +108,13 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 		spec: s, done: make(chan struct{}), streams: streams,
 		logs: newRing(ringLines), copied: make(chan struct{}), supDone: make(chan struct{}),
 	}
-	started, err := p.supervise(writers)
+	if !s.Limits.IsZero() {
+		p.conf, err = cgroupFS{}.confine(s.Name, s.Limits)
+	}
+	var started <-chan error
+	if err == nil {
+		started, err = p.supervise(writers)
+	}
 	writers[0].Close() // the supervisor has its own copies
 	writers[1].Close()
 	if err == nil {
@@ -115,6 +124,9 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 		for _, st := range streams {
 			st.r.Close()
 			closeFile(st.file)
+		}
+		if p.conf != nil {
+			err = errors.Join(err, p.conf.remove())
 		}
 		return nil, fmt.Errorf("cannot start component %q: %w", s.Name, err)
 	}
@@ -148,6 +160,13 @@ func (p *Process) supervise(out [2]*os.File) (<-chan error, error) {
 	if err := sup.Start(); err != nil {
 		ctl.Close()
 		return nil, fmt.Errorf("cannot start its supervisor: %w", err)
+	}
+	if p.conf != nil { // before the spec: the component starts inside
+		if err := p.conf.add(sup.Process.Pid); err != nil {
+			ctl.Close() // the supervisor ends with its control socket
+			_ = sup.Wait()
+			return nil, err
+		}
 	}
 	p.sup, p.ctl = sup, ctl
 	started := make(chan error, 1)
@@ -278,6 +297,24 @@ func (p *Process) Exit() *Exit {
 	e := *p.exit
 	e.Killed, e.Grace = p.killed, p.grace
 	return &e
+}
+
+// Confinement is the cgroups that hold the component to Spec.Limits; nil
+// when it is not confined.
+func (p *Process) Confinement() *Confinement { return p.conf }
+
+// Evidence is what the kernel counted of a confined component: read live
+// while it runs, and as Stop removed its cgroups after that.
+func (p *Process) Evidence() (Evidence, error) {
+	p.stopMu.Lock()
+	defer p.stopMu.Unlock()
+	if p.conf == nil {
+		return Evidence{}, errors.New("component " + p.spec.Name + " is not confined")
+	}
+	if p.conf.removed {
+		return p.evidence, nil
+	}
+	return p.conf.Evidence()
 }
 
 // Tail returns up to the last n lines the component wrote, stdout and

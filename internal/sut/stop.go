@@ -44,7 +44,19 @@ func (p *Process) Stop(ctx context.Context) error {
 	p.mu.Unlock()
 	err := p.terminate(ctx)
 	err = errors.Join(err, p.endSupervisor(ctx))
+	err = errors.Join(err, p.unconfine())
 	return errors.Join(err, p.finishLogs(ctx))
+}
+
+// unconfine reads a confined component's evidence a last time and removes
+// its cgroups, once its tree is gone.
+func (p *Process) unconfine() error {
+	if p.conf == nil || p.conf.removed {
+		return nil
+	}
+	ev, err := p.conf.Evidence()
+	p.evidence = ev
+	return errors.Join(err, p.conf.remove())
 }
 
 // endSupervisor lets the supervisor go and waits until it has killed and

@@ -80,6 +80,10 @@ type Spec struct {
 	// caller removes secrets the component prints. It must be safe for
 	// concurrent use.
 	Scrub func(string) string
+	// Limits, when set, confine the component to a size (confine.go): its
+	// supervisor is moved into cgroups of its own before it starts the
+	// component, so the component and all it starts are held to them.
+	Limits Limits
 }
 
 // Probe tells when a component is ready. At most one of HTTP and TCP is set.
@@ -116,6 +120,9 @@ func (s Spec) Validate() []error {
 	}
 	if s.StopGrace < 0 {
 		errs = append(errs, fmt.Errorf("stop grace %v is negative", s.StopGrace))
+	}
+	if s.Limits.CPU < 0 || s.Limits.Memory < 0 {
+		errs = append(errs, fmt.Errorf("limits %+v: a limit is not negative", s.Limits))
 	}
 	return append(errs, s.Ready.validate()...)
 }
