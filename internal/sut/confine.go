@@ -56,9 +56,9 @@ func (e Evidence) ThrottledShare() float64 {
 type Confinement struct {
 	limits  Limits
 	v2      bool
-	removed bool // remove ran: the groups are gone
-	cpu    string // the directory whose cpu.* files apply
-	memory string // the directory whose memory.* files apply
+	removed bool   // remove ran: the groups are gone
+	cpu     string // the directory whose cpu.* files apply
+	memory  string // the directory whose memory.* files apply
 }
 
 // cgroupFS says where the cgroup hierarchies are: root for its files
