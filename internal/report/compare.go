@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -145,8 +146,7 @@ func verdictText(c analysis.Comparison, label string) string {
 		return "~"
 	}
 	verb := "has"
-	switch c.What {
-	case analysis.CompareCPU, analysis.CompareMemory, analysis.CompareDisk:
+	if slices.Contains(analysis.CompareResources(), c.What) {
 		verb = "uses"
 	}
 	return label + " " + verb + " " + c.Phrase
