@@ -177,6 +177,8 @@ func figureText(v float64, unit string) string {
 		return pct(v, 1)
 	case "seconds":
 		return dur(time.Duration(v * float64(time.Second)))
+	case "": // a declared metric's plain number (observe.Number)
+		return fmt.Sprintf("%.4g", v)
 	}
 	return fmt.Sprintf("%.4g %s", v, unit)
 }

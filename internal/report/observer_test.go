@@ -151,3 +151,10 @@ func checkJSONMetric(t *testing.T, js, m string, p99, avg float64) {
 		}
 	}
 }
+
+// A declared metric of plain numbers compares without a unit.
+func TestFigureTextNumber(t *testing.T) {
+	if got := figureText(12.5, observe.Number); got != "12.5" {
+		t.Errorf("figureText(12.5, Number) = %q", got)
+	}
+}
