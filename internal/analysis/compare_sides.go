@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/perflab/perflab/internal/observe"
+	"github.com/perflab/perflab/internal/observe/observers"
 	"github.com/perflab/perflab/internal/stats"
 )
 
@@ -16,17 +17,40 @@ import (
 // (CompareRuns) support it.
 const MinRunEffect = 0.05
 
-// The resources a comparison can be made of.
+// The resources a comparison can be made of besides those the observers
+// declare (observe.Metric's Compare, such as "disk").
 const (
 	CompareCPU    = "CPU"
 	CompareMemory = "memory"
-	CompareDisk   = "disk"
 )
 
-var compareMetrics = map[string][]string{
-	CompareCPU:    cpuMetrics,
-	CompareMemory: memoryMetrics,
-	CompareDisk:   {observe.DiskBytes},
+// CompareResources are the resources comparisons are made of: CPU, memory,
+// then those the observers declare, in their order.
+func CompareResources() []string {
+	out := []string{CompareCPU, CompareMemory}
+	for _, m := range observers.Metrics() {
+		if m.Compare != "" {
+			out = append(out, m.Compare)
+		}
+	}
+	return out
+}
+
+// compareMetrics are the metrics a resource is read from, most preferred
+// first, and its unit.
+func compareMetrics(resource string) ([]string, string) {
+	switch resource {
+	case CompareCPU:
+		return cpuMetrics, observe.Cores
+	case CompareMemory:
+		return memoryMetrics, observe.Bytes
+	}
+	for _, m := range observers.Metrics() {
+		if m.Compare == resource {
+			return []string{m.Name}, m.Unit
+		}
+	}
+	return nil, ""
 }
 
 // ResourceSamples is the series of one resource of the named components
@@ -36,8 +60,9 @@ var compareMetrics = map[string][]string{
 // of the resource.
 func ResourceSamples(series map[string]map[string][]Point, w Window, names []string, resource string) []float64 {
 	var all [][]Point
+	metrics, _ := compareMetrics(resource)
 	for _, n := range names {
-		ps := pickSeries(series[n], w, compareMetrics[resource])
+		ps := pickSeries(series[n], w, metrics)
 		if len(ps) == 0 {
 			return nil
 		}
@@ -62,7 +87,7 @@ type Comparison struct {
 // the means of the per-interval samples (CompareSeries, with the
 // MinRunEffect rule), with more the means of each run's mean (CompareRuns).
 func CompareResource(subject, resource string, a, b [][]float64, o BootstrapOptions) Comparison {
-	unit := map[string]string{CompareCPU: "cores", CompareMemory: "bytes", CompareDisk: "bytes"}[resource]
+	_, unit := compareMetrics(resource)
 	c := Comparison{Subject: subject, What: resource, Unit: unit, Ratio: compareSamples(a, b, o)}
 	c.Phrase = c.Ratio.Phrase(resource)
 	return c

@@ -30,6 +30,23 @@ func TestResourceSamples(t *testing.T) {
 	}
 }
 
+// TestCompareDeclared: the disk observer's metric is compared as "disk",
+// in bytes, after CPU and memory.
+func TestCompareDeclared(t *testing.T) {
+	if got := CompareResources(); !slices.Equal(got, []string{CompareCPU, CompareMemory, "disk"}) {
+		t.Errorf("CompareResources() = %v", got)
+	}
+	t0 := time.Date(2026, 11, 21, 17, 0, 0, 0, time.UTC)
+	series := map[string]map[string][]Point{"a": {"disk_bytes": {{t0.Add(time.Second), 5}, {t0.Add(2 * time.Second), 7}}}}
+	if got := ResourceSamples(series, Window{Start: t0, End: t0.Add(2 * time.Second)}, []string{"a"}, "disk"); !slices.Equal(got, []float64{5, 7}) {
+		t.Errorf("disk samples %v", got)
+	}
+	c := CompareResource("a", "disk", [][]float64{{10}, {10}, {10}}, [][]float64{{20}, {20}, {20}}, DefaultBootstrap())
+	if c.Unit != "bytes" || c.Phrase != "x2.0 more disk" {
+		t.Errorf("disk comparison %+v", c)
+	}
+}
+
 // jittered is n samples around m, ±2 %.
 func jittered(rng *rand.Rand, m float64, n int) []float64 {
 	out := make([]float64, n)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/internal/observe"
+	"github.com/perflab/perflab/internal/observe/observers"
 )
 
 // NamedMetric is a metric the plan listed for a component (metric_names),
@@ -28,16 +29,16 @@ func namedMetric(stored string) (name string, counter, ok bool) {
 	return "", false, false
 }
 
-// counterRates is, for every series of a counter the plan listed, the
-// series of its rate per second: at each sample from the second on, the
-// growth since the sample before over the time between them (so a rate at
-// t covers the interval that ends at t, like cpu_cores). A sample where the
-// counter went down (the component restarted) has no rate. Keys are the
-// stored metric names.
+// counterRates is, for every series of a counter the plan listed or an
+// observer declares, the series of its rate per second: at each sample
+// from the second on, the growth since the sample before over the time
+// between them (so a rate at t covers the interval that ends at t, like
+// cpu_cores). A sample where the counter went down (the component
+// restarted) has no rate. Keys are the stored metric names.
 func counterRates(series map[string][]Point) map[string][]Point {
 	out := map[string][]Point{}
 	for m, ps := range series {
-		if _, counter, ok := namedMetric(m); !ok || !counter {
+		if !isCounter(m) {
 			continue
 		}
 		var rates []Point
@@ -50,6 +51,20 @@ func counterRates(series map[string][]Point) map[string][]Point {
 		out[m] = rates
 	}
 	return out
+}
+
+// isCounter says whether the stored metric m is a counter: one the plan
+// listed, or one an observer declares so.
+func isCounter(m string) bool {
+	if _, counter, ok := namedMetric(m); ok {
+		return counter
+	}
+	for _, d := range observers.Metrics() {
+		if d.Name == m {
+			return d.Kind == observe.Counter
+		}
+	}
+	return false
 }
 
 // namedMetrics are the component's metrics the plan listed, by name, over

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/observe"
+	"github.com/perflab/perflab/internal/observe/observers"
 )
 
 // KindGenerator is the kind of the component that is perflab itself.
@@ -52,18 +53,20 @@ type ComponentResources struct {
 	MemoryMetric string // the metric Memory is from; "" when the component has none
 	CPU          Stat   // cores
 	CPUMetric    string
-	Heap         Stat // go_heap_inuse_bytes
-	GC           Stat // gc_per_min
-	Disk         Disk
+	Heap         Stat            // go_heap_inuse_bytes
+	GC           Stat            // gc_per_min
 	Metrics      map[string]Stat // every metric sampled in the window
-	Named        []NamedMetric   // the metrics the plan listed for it (metric_names), by name
+	// Observed are the figures of the metrics the observers declare
+	// (package observers) that it has in the window, by name.
+	Observed map[string]Observed
+	Named    []NamedMetric // the metrics the plan listed for it (metric_names), by name
 }
 
-// Disk is the space used under a component's data directories.
-type Disk struct {
-	N   int     // samples in the window
-	End float64 // the last sample in the window, bytes
-	Max float64
+// Observed is a component's figures of a metric an observer declares
+// (observe.Metric) over the window.
+type Observed struct {
+	Stat Stat    // of its values; of its rate per second for a Counter
+	End  float64 // its last value in the window
 }
 
 // Total is the system under test's total of one resource, both ways: the
@@ -85,6 +88,7 @@ type Resources struct {
 	Ticks          int           // sample times in the window of the most often sampled series
 	Step           time.Duration // median time between its sample times
 	Components     []ComponentResources
+	Declared       []observe.Metric // the observers' metrics some component has in the window, in their order
 	Memory         Total
 	CPU            Total
 	CoresAvailable float64 // cores the generator could use; 0 when unknown
@@ -132,6 +136,7 @@ func SummarizeResources(in ResourceInput) *Resources {
 	for _, c := range allComponents(in) {
 		res.Components = append(res.Components, componentResources(c, windowed[c.Name], rates[c.Name]))
 	}
+	res.Declared = declared(res.Components)
 	res.Memory = total(res.Components, windowed, func(c ComponentResources) (string, Stat) { return c.MemoryMetric, c.Memory })
 	res.CPU = total(res.Components, windowed, func(c ComponentResources) (string, Stat) { return c.CPUMetric, c.CPU })
 	res.CoresAvailable = in.CoresAvailable
@@ -189,10 +194,42 @@ func componentResources(c Component, series, rates map[string][]Point) Component
 	cr.MemoryMetric, cr.Memory = pick(cr.Metrics, memoryMetrics)
 	cr.CPUMetric, cr.CPU = pick(cr.Metrics, cpuMetrics)
 	cr.Heap, cr.GC = cr.Metrics[observe.GoHeapInuseBytes], cr.Metrics[observe.GCPerMin]
-	if ps := series[observe.DiskBytes]; len(ps) > 0 {
-		cr.Disk = Disk{N: len(ps), End: ps[len(ps)-1].V, Max: cr.Metrics[observe.DiskBytes].Max}
-	}
+	cr.Observed = observed(series, rates)
 	return cr
+}
+
+// observed are the figures of the declared metrics a component has in the
+// window: series are its series in the window, rates its counters' rate
+// series in the window (counterRates).
+func observed(series, rates map[string][]Point) map[string]Observed {
+	out := map[string]Observed{}
+	for _, m := range observers.Metrics() {
+		ps := series[m.Name]
+		if len(ps) == 0 {
+			continue
+		}
+		o := Observed{Stat: StatOf(values(ps)), End: ps[len(ps)-1].V}
+		if m.Kind == observe.Counter {
+			o.Stat = StatOf(values(rates[m.Name]))
+		}
+		out[m.Name] = o
+	}
+	return out
+}
+
+// declared are the declared metrics that some component has, in the
+// observers' order.
+func declared(rs []ComponentResources) []observe.Metric {
+	var out []observe.Metric
+	for _, m := range observers.Metrics() {
+		for _, c := range rs {
+			if _, ok := c.Observed[m.Name]; ok {
+				out = append(out, m)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // pick returns the first of prefs the component has samples of.

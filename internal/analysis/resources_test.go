@@ -124,8 +124,11 @@ func TestSummarizeResources(t *testing.T) {
 	checkStat(t, "a heap", a.Heap, Stat{N: 20, P99: 10 * mib, Max: 10 * mib, Avg: 5.25 * mib})
 	checkStat(t, "a gc", a.GC, Stat{N: 20, P99: 10, Max: 10, Avg: 5.25})
 	checkStat(t, "b heap", b.Heap, Stat{})
-	if a.Disk != (Disk{N: 20, End: 20000, Max: 20000}) || b.Disk.N != 0 {
-		t.Errorf("disk a %+v b %+v", a.Disk, b.Disk)
+	if d, ok := a.Observed["disk_bytes"]; !ok || d.End != 20000 || d.Stat.N != 20 || d.Stat.Max != 20000 {
+		t.Errorf("disk a %+v", a.Observed)
+	}
+	if _, ok := b.Observed["disk_bytes"]; ok || len(res.Declared) != 1 || res.Declared[0].Name != "disk_bytes" {
+		t.Errorf("disk b %+v, declared %+v", b.Observed, res.Declared)
 	}
 	if a.MemoryMetric != "rss_bytes" || a.CPUMetric != "cpu_cores" || a.Group != "ingester" {
 		t.Errorf("a: memory from %q, cpu from %q, group %q", a.MemoryMetric, a.CPUMetric, a.Group)

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/internal/cli"
+	"github.com/perflab/perflab/internal/observe/observers"
 )
 
 // asPerflab, set to 1 in a process's environment, makes this test binary
@@ -36,6 +37,9 @@ const parallel = 8
 
 func TestMain(m *testing.M) {
 	if os.Getenv(asPerflab) == "1" {
+		if os.Getenv(withQueueObserver) == "1" {
+			observers.All = append(observers.All, queueObserver{}) // its line in package observers
+		}
 		os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 	}
 	exe, err := os.Executable()

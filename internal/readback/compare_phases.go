@@ -206,7 +206,7 @@ func sameNames(a, b []analysis.ComponentResources) bool {
 func compareComponents(ra, rb []phaseRef) []analysis.Comparison {
 	var out []analysis.Comparison
 	for _, s := range componentSubjects(ra[0].phase.Resources, rb[0].phase.Resources) {
-		for _, res := range []string{analysis.CompareCPU, analysis.CompareMemory, analysis.CompareDisk} {
+		for _, res := range analysis.CompareResources() {
 			sa, okA := subjectSamples(ra, s, res)
 			sb, okB := subjectSamples(rb, s, res)
 			if okA && okB {

@@ -130,7 +130,7 @@ func workloadIn(p *report.Phase, short string) *analysis.Summary {
 // side and phase.
 func compareMembers(reps []phaseIn, a, b string) []analysis.Comparison {
 	var out []analysis.Comparison
-	for _, res := range []string{analysis.CompareCPU, analysis.CompareMemory, analysis.CompareDisk} {
+	for _, res := range analysis.CompareResources() {
 		var sa, sb [][]float64
 		for _, r := range reps {
 			if vs := analysis.ResourceSamples(r.cell.Series, r.phase.Window, sideMembers(r.cell, a), res); len(vs) > 0 {

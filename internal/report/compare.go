@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -145,8 +146,7 @@ func verdictText(c analysis.Comparison, label string) string {
 		return "~"
 	}
 	verb := "has"
-	switch c.What {
-	case analysis.CompareCPU, analysis.CompareMemory, analysis.CompareDisk:
+	if slices.Contains(analysis.CompareResources(), c.What) {
 		verb = "uses"
 	}
 	return label + " " + verb + " " + c.Phrase
@@ -177,6 +177,8 @@ func figureText(v float64, unit string) string {
 		return pct(v, 1)
 	case "seconds":
 		return dur(time.Duration(v * float64(time.Second)))
+	case "": // a declared metric's plain number (observe.Number)
+		return fmt.Sprintf("%.4g", v)
 	}
 	return fmt.Sprintf("%.4g %s", v, unit)
 }

@@ -6,11 +6,13 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/observe"
 	"github.com/perflab/perflab/internal/units"
 )
 
 // htmlResourcesOf is a phase's resource section: the memory and CPU
-// tables with both totals, the Go runtime and disk use, as in Markdown.
+// tables with both totals, the Go runtime, the observers' metrics (disk
+// use, …) and the listed metrics, as in Markdown.
 func htmlResourcesOf(res *analysis.Resources) *htmlResources {
 	if res == nil {
 		return nil
@@ -25,9 +27,7 @@ func htmlResourcesOf(res *analysis.Resources) *htmlResources {
 	if t := goRuntimeTable(res); t != nil {
 		hr.Tables = append(hr.Tables, t)
 	}
-	if t := diskTable(res); t != nil {
-		hr.Tables = append(hr.Tables, t)
-	}
+	hr.Tables = append(hr.Tables, observedTables(res)...)
 	if t := namedMetricsTable(res); t != nil {
 		hr.Tables = append(hr.Tables, t)
 	}
@@ -98,17 +98,36 @@ func goRuntimeTable(res *analysis.Resources) *table {
 	return t
 }
 
-// diskTable is the space used under each component's data directories, or
-// nil when none was measured.
-func diskTable(res *analysis.Resources) *table {
-	t := &table{Title: "Disk", Head: []string{"Component", "Used at the end of the window", "Max"}, Right: []bool{false, true, true}}
-	for _, c := range res.Components {
-		if c.Disk.N > 0 {
-			t.Rows = append(t.Rows, []string{c.Name, sizeText(c.Disk.End), sizeText(c.Disk.Max)})
-		}
+// observedTables are a table per metric the observers declare (disk use,
+// …) that some component has, in their order.
+func observedTables(res *analysis.Resources) []*table {
+	var out []*table
+	for _, m := range res.Declared {
+		out = append(out, observedTable(res, m))
 	}
-	if len(t.Rows) == 0 {
-		return nil
+	return out
+}
+
+// observedTable is Component | P99 | Max | Avg of a declared metric, of
+// its rate for a Counter, or Component | <Label> at the end of the window |
+// Max of a Level; a row per component that has it.
+func observedTable(res *analysis.Resources, m observe.Metric) *table {
+	f := observedValue(m)
+	t := &table{Title: m.Title, Head: []string{"Component", "P99", "Max", "Avg"}, Right: []bool{false, true, true, true}}
+	if m.Kind == observe.Level {
+		t.Head, t.Right = []string{"Component", m.Label + " at the end of the window", "Max"}, []bool{false, true, true}
+	}
+	for _, c := range res.Components {
+		o, ok := c.Observed[m.Name]
+		switch {
+		case !ok:
+		case m.Kind == observe.Level:
+			t.Rows = append(t.Rows, []string{c.Name, f(o.End), f(o.Stat.Max)})
+		case o.Stat.N == 0: // a counter sampled once in the window has no rate
+			t.Rows = append(t.Rows, []string{c.Name, "–", "–", "–"})
+		default:
+			t.Rows = append(t.Rows, []string{c.Name, p99Text(o.Stat, f), f(o.Stat.Max), f(o.Stat.Avg)})
+		}
 	}
 	return t
 }
@@ -137,16 +156,38 @@ func namedMetricsTable(res *analysis.Resources) *table {
 	return t
 }
 
-// metricValue writes a value of a listed metric: bytes as sizes, other
-// values with three significant digits and k, M or G from 10,000 up; a
-// counter's rate per second with "/s".
+// observedValue writes a value of a declared metric in its unit; a
+// Counter's rate per second with "/s".
+func observedValue(m observe.Metric) func(float64) string {
+	if m.Kind == observe.Counter {
+		return valueText(m.Unit, "/s")
+	}
+	return valueText(m.Unit, "")
+}
+
+// metricValue writes a value of a listed metric: bytes (a name with
+// "_bytes") as sizes, other values as numbers; a counter's rate per second
+// with "/s".
 func metricValue(m analysis.NamedMetric) func(float64) string {
-	per := ""
+	per, unit := "", observe.Number
 	if m.Counter {
 		per = "/s"
 	}
 	if strings.Contains(m.Name, "_bytes") {
+		unit = observe.Bytes
+	}
+	return valueText(unit, per)
+}
+
+// valueText writes a value of unit followed by per: bytes as sizes, cores
+// as CPU figures, other values with three significant digits and k, M or G
+// from 10,000 up.
+func valueText(unit, per string) func(float64) string {
+	switch unit {
+	case observe.Bytes:
 		return func(v float64) string { return sizeText(v) + per }
+	case observe.Cores:
+		return func(v float64) string { return num3(v) + per }
 	}
 	return func(v float64) string {
 		for _, u := range []struct {

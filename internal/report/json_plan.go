@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/observe"
 )
 
 type jsonCell struct {
@@ -109,6 +110,8 @@ type jsonStat struct {
 	Avg     float64  `json:"avg"`
 }
 
+// jsonDisk is summary 3's own object for disk_bytes (the disk observer's
+// Level); the metrics of other observers are in jsonCompResources.Metrics.
 type jsonDisk struct {
 	Samples  int     `json:"samples"`
 	EndBytes float64 `json:"end_bytes"`
@@ -172,8 +175,8 @@ func toJSONResources(r *analysis.Resources) *jsonResources {
 			s := toJSONStat(c.CPU)
 			jc.CPU = &s
 		}
-		if c.Disk.N > 0 {
-			jc.Disk = &jsonDisk{Samples: c.Disk.N, EndBytes: round6(c.Disk.End), MaxBytes: round6(c.Disk.Max)}
+		if d, ok := c.Observed[observe.DiskBytes]; ok {
+			jc.Disk = &jsonDisk{Samples: d.Stat.N, EndBytes: round6(d.End), MaxBytes: round6(d.Stat.Max)}
 		}
 		for m, s := range c.Metrics {
 			jc.Metrics[m] = toJSONStat(s)

@@ -27,8 +27,9 @@ var (
 )
 
 // markdownResources writes a phase's resource section: memory and CPU
-// tables with both totals, the Go runtime table and disk use. Nothing when
-// res is nil (nothing was sampled).
+// tables with both totals, the Go runtime table, the observers' metrics
+// (disk use, …) and the listed metrics. Nothing when res is nil (nothing
+// was sampled).
 func markdownResources(b *strings.Builder, res *analysis.Resources, level int) {
 	if res == nil {
 		return
@@ -53,7 +54,8 @@ func markdownResources(b *strings.Builder, res *analysis.Resources, level int) {
 			fmt.Fprintf(b, "\nNot from `%s`: %s.\n", rs.def, strings.Join(other, ", "))
 		}
 	}
-	for _, t := range []*table{goRuntimeTable(res), diskTable(res), namedMetricsTable(res)} {
+	tables := append([]*table{goRuntimeTable(res)}, observedTables(res)...)
+	for _, t := range append(tables, namedMetricsTable(res)) {
 		if t != nil {
 			heading(b, level+1, "%s", t.Title)
 			if t.Note != "" {

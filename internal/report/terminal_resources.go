@@ -3,15 +3,18 @@ package report
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/observe"
 )
 
 // terminalResources writes a compact resource table per phase: P99 of CPU,
-// memory and Go heap, and the average GC rate, per component, with the two
-// totals; then the resource warnings, a note per cell that did not
-// complete, and each cell's suggested sizes and observations.
+// memory and Go heap, the average GC rate and the observers' metrics that
+// have a column, per component, with the two totals; then the resource
+// warnings, a note per cell that did not complete, and each cell's
+// suggested sizes and observations.
 func terminalResources(w io.Writer, r *Run) error {
 	matrix := r.isMatrix()
 	for _, c := range r.cells() {
@@ -55,26 +58,44 @@ func phaseLabel(c *Cell, p *Phase, matrix bool) string {
 
 func terminalResourceTable(w io.Writer, res *analysis.Resources) error {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "component\tgroup\tcpu p99\tmemory p99\theap p99\tgc/min\t")
+	cols := terminalColumns(res)
+	fmt.Fprint(tw, "component\tgroup\tcpu p99\tmemory p99\theap p99\tgc/min\t")
+	for _, m := range cols {
+		fmt.Fprintf(tw, "%s\t", m.Column)
+	}
+	fmt.Fprintln(tw)
 	var gens []analysis.ComponentResources
 	for _, c := range res.Components {
 		if c.Kind == analysis.KindGenerator {
 			gens = append(gens, c)
 			continue
 		}
-		terminalRow(tw, c.Name, c)
+		terminalRow(tw, c.Name, c, cols)
 	}
 	if res.Memory.Components > 1 || res.CPU.Components > 1 {
-		fmt.Fprintf(tw, "total: sum of P99s\t\t%s\t%s\t\t\t\n", p99OrMax(res.CPU.Sum, num3), p99OrMax(res.Memory.Sum, sizeText))
-		fmt.Fprintf(tw, "total: P99 of the sum\t\t%s\t%s\t\t\t\n", p99OrMax(res.CPU.Summed, num3), p99OrMax(res.Memory.Summed, sizeText))
+		empty := strings.Repeat("\t", len(cols))
+		fmt.Fprintf(tw, "total: sum of P99s\t\t%s\t%s\t\t\t%s\n", p99OrMax(res.CPU.Sum, num3), p99OrMax(res.Memory.Sum, sizeText), empty)
+		fmt.Fprintf(tw, "total: P99 of the sum\t\t%s\t%s\t\t\t%s\n", p99OrMax(res.CPU.Summed, num3), p99OrMax(res.Memory.Summed, sizeText), empty)
 	}
 	for _, c := range gens {
-		terminalRow(tw, c.Name+" (generator)", c)
+		terminalRow(tw, c.Name+" (generator)", c, cols)
 	}
 	return tw.Flush()
 }
 
-func terminalRow(tw io.Writer, name string, c analysis.ComponentResources) {
+// terminalColumns are the observers' metrics that have a column in the
+// terminal's table (observe.Metric's Column) and that some component has.
+func terminalColumns(res *analysis.Resources) []observe.Metric {
+	var out []observe.Metric
+	for _, m := range res.Declared {
+		if m.Column != "" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func terminalRow(tw io.Writer, name string, c analysis.ComponentResources, cols []observe.Metric) {
 	cpu, mem, heap, gc := "–", "–", "–", "–"
 	if c.CPUMetric != "" {
 		cpu = p99OrMax(c.CPU, num3)
@@ -88,7 +109,25 @@ func terminalRow(tw io.Writer, name string, c analysis.ComponentResources) {
 	if c.GC.N > 0 {
 		gc = num3(c.GC.Avg)
 	}
-	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", name, c.Group, cpu, mem, heap, gc)
+	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t", name, c.Group, cpu, mem, heap, gc)
+	for _, m := range cols {
+		fmt.Fprintf(tw, "%s\t", observedText(c, m))
+	}
+	fmt.Fprintln(tw)
+}
+
+// observedText is a component's figure of a declared metric in the
+// terminal's table: the last value of a Level, else the P99 (of the rate
+// of a Counter); "–" when it has none.
+func observedText(c analysis.ComponentResources, m observe.Metric) string {
+	o, ok := c.Observed[m.Name]
+	switch {
+	case !ok:
+		return "–"
+	case m.Kind == observe.Level:
+		return observedValue(m)(o.End)
+	}
+	return p99OrMax(o.Stat, observedValue(m))
 }
 
 // p99OrMax is the P99, or, when the sample cannot support one, the maximum

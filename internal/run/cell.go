@@ -195,7 +195,7 @@ func (r *runner) recordComponents(cell int, comps []*running, prom *promSampling
 		o := observed{comp: results.Component{Cell: cell, Name: pc.Name, Group: pc.Group, Kind: componentKind(rc), PID: rc.pid,
 			MetricsURL: secret.URL(pc.Metrics), DataDirs: pc.DataDirs}}
 		if started != nil && pc.Observe != plan.ObservePrometheus {
-			o.sources = append(processSources(rc.pid, rc.cgroup), endpointSources(pc.Metrics, pc.MetricNames, pc.DataDirs, interval)...)
+			o.sources = append(processSources(rc.pid, rc.cgroup), endpointSources(pc, rc.pid, interval)...)
 		}
 		obs = append(obs, o)
 	}

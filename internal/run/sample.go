@@ -9,10 +9,11 @@ import (
 
 	"github.com/perflab/perflab/internal/observe"
 	"github.com/perflab/perflab/internal/observe/cgroup"
-	"github.com/perflab/perflab/internal/observe/disk"
+	"github.com/perflab/perflab/internal/observe/observers"
 	"github.com/perflab/perflab/internal/observe/proc"
 	"github.com/perflab/perflab/internal/observe/scrape"
 	"github.com/perflab/perflab/internal/observe/self"
+	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/results"
 )
 
@@ -116,16 +117,15 @@ func processSources(pid int, cgroupDir string) []observe.Source {
 	return out
 }
 
-// endpointSources samples a component's /metrics and data directories.
-func endpointSources(metricsURL string, metricNames, dataDirs []string, interval time.Duration) []observe.Source {
+// endpointSources samples a component's /metrics, then what the
+// observers (package observers) find of it to sample, such as the space
+// under its data directories.
+func endpointSources(pc plan.Component, pid int, interval time.Duration) []observe.Source {
 	var out []observe.Source
-	if metricsURL != "" {
-		out = append(out, scrape.New(metricsURL, interval, metricNames))
+	if pc.Metrics != "" {
+		out = append(out, scrape.New(pc.Metrics, interval, pc.MetricNames))
 	}
-	if len(dataDirs) > 0 {
-		out = append(out, disk.New(dataDirs...))
-	}
-	return out
+	return append(out, observers.Sources(observe.Component{Name: pc.Name, PID: pid, DataDirs: pc.DataDirs})...)
 }
 
 // cgroupRoot is where the cgroup v2 hierarchy is mounted (cgroup.Root).

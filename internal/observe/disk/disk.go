@@ -22,6 +22,29 @@ import (
 	"github.com/perflab/perflab/internal/observe"
 )
 
+// Observer makes a Usage of each component with data directories.
+type Observer struct{}
+
+var _ observe.Observer = Observer{}
+
+// Metric is what a Usage samples. The reports have always shown it as the
+// space used at the end of the window and at most, and compared it as
+// "disk"; the name is in package observe because the Prometheus presets
+// give it too, for a host's root filesystem.
+var Metric = observe.Metric{Name: observe.DiskBytes, Kind: observe.Level, Unit: observe.Bytes,
+	Title: "Disk", Label: "Used", Compare: "disk"}
+
+// Metrics implements observe.Observer.
+func (Observer) Metrics() []observe.Metric { return []observe.Metric{Metric} }
+
+// Source implements observe.Observer: nil without data directories.
+func (Observer) Source(c observe.Component) observe.Source {
+	if len(c.DataDirs) == 0 {
+		return nil
+	}
+	return New(c.DataDirs...)
+}
+
 // Usage is a Source for the space used under a set of directories.
 type Usage struct {
 	dirs []string

@@ -186,3 +186,18 @@ func TestUsageStopsWithItsContext(t *testing.T) {
 		t.Error("Sample with a cancelled context: no error")
 	}
 }
+
+// TestObserver: a component without data directories has no disk source;
+// one with them has a Usage of them.
+func TestObserver(t *testing.T) {
+	if s := (Observer{}).Source(observe.Component{Name: "a", PID: 1}); s != nil {
+		t.Errorf("source of a component without data directories: %v", s.Name())
+	}
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "f"), 4096)
+	s := (Observer{}).Source(observe.Component{Name: "b", PID: 1, DataDirs: []string{dir}})
+	u, ok := s.(*Usage)
+	if !ok || u.Name() != "disk "+dir || diskBytes(t, u) < 4096 {
+		t.Errorf("source %#v, want a Usage of %s", s, dir)
+	}
+}
