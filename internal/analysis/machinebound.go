@@ -51,6 +51,7 @@ func (r *Resources) judgeMachine(windowed map[string]map[string][]Point) {
 		return
 	}
 	g := r.Components[gen]
+	r.judgeBusy(windowed, g)
 	memTotal := g.Metrics[observe.MachineMemoryBytes].Max
 	names := []string{"generator"} // named first, as the reasons give it
 	cpu, mem := [][]Point{windowed[g.Name][g.CPUMetric]}, [][]Point{windowed[g.Name][g.MemoryMetric]}

@@ -25,6 +25,7 @@ const (
 	ObsClientBound  = "client-bound"  // the generator was the limit
 	ObsUnsustained  = "unsustained"   // the system did not hold the profile's load
 	ObsMachineBound = "machine-bound" // the generator and the components it started filled the machine
+	ObsMachineBusy  = "machine-busy"  // other work filled the machine beside them
 	ObsShare        = "share"         // one component is the primary consumer of a resource
 	ObsLinear       = "linear"        // a resource follows load in a straight line
 	ObsConstant     = "constant"      // a resource does not change with load
@@ -134,6 +135,11 @@ func heldObservations(p Phase) []Observation {
 		out = append(out, Observation{Kind: ObsMachineBound,
 			Text: fmt.Sprintf("in %s the machine was the limit (machine-bound): %s; its size is marked, and it is left out of the scaling fits; %s",
 				p.Profile, h.MachineBound, machineAdviceShort)})
+	}
+	if h.MachineBusy != "" {
+		out = append(out, Observation{Kind: ObsMachineBusy,
+			Text: fmt.Sprintf("in %s other work kept the machine busy (machine-busy): %s; its size is marked, and it is left out of the scaling fits",
+				p.Profile, h.MachineBusy)})
 	}
 	return out
 }

@@ -99,7 +99,11 @@ type Resources struct {
 	// MachineWhy names the figures.
 	MachineBound bool
 	MachineWhy   string
-	Warnings     []string
+	// MachineBusy says other work than perflab's and its components' kept
+	// the machine full (see machinebusy.go); BusyWhy names the figures.
+	MachineBusy bool
+	BusyWhy     string
+	Warnings    []string
 }
 
 // ResourceInput is what SummarizeResources needs: the components, their

@@ -73,6 +73,9 @@ type Held struct {
 	// started filled the machine (Resources.MachineWhy); "" when they did
 	// not.
 	MachineBound string
+	// MachineBusy is why other work filled the machine beside them
+	// (Resources.BusyWhy); "" when it did not.
+	MachineBusy string
 }
 
 // Sustained reports whether the system held the load.
@@ -80,14 +83,14 @@ func (h Held) Sustained() bool { return len(h.Unsustained) == 0 }
 
 // Fits reports whether the profile's figures belong in the scaling fits:
 // the system held its load, and the machine was not the limit.
-func (h Held) Fits() bool { return h.Sustained() && h.MachineBound == "" }
+func (h Held) Fits() bool { return h.Sustained() && h.MachineBound == "" && h.MachineBusy == "" }
 
 // Why is the reasons the system did not hold the load, "; "-separated.
 func (h Held) Why() string { return strings.Join(h.Unsustained, "; ") }
 
 // Marks are the verdicts a table of sizes names beside the profile:
-// "unsustained", "machine-bound", "client-bound"; none when it held its
-// load on a machine it did not fill.
+// "unsustained", "machine-bound", "machine-busy", "client-bound"; none
+// when it held its load on a machine it did not fill.
 func (h Held) Marks() []string {
 	var out []string
 	if !h.Sustained() {
@@ -95,6 +98,9 @@ func (h Held) Marks() []string {
 	}
 	if h.MachineBound != "" {
 		out = append(out, "machine-bound")
+	}
+	if h.MachineBusy != "" {
+		out = append(out, "machine-busy")
 	}
 	if h.ClientBound {
 		out = append(out, "client-bound")
@@ -111,6 +117,9 @@ func (h Held) LeftOutText(profile string) string {
 	}
 	if h.MachineBound != "" {
 		parts = append(parts, "it was machine-bound: the machine, not the system, set its figures")
+	}
+	if h.MachineBusy != "" {
+		parts = append(parts, "it was machine-busy: other work on the machine took CPU the system might have had")
 	}
 	if len(parts) == 0 {
 		return ""
@@ -152,7 +161,7 @@ func JudgeHeld(phases []PhaseData) []Held {
 	for i, p := range phases {
 		h := &out[i]
 		if r := p.Resources; r != nil {
-			h.MachineBound = r.MachineWhy
+			h.MachineBound, h.MachineBusy = r.MachineWhy, r.BusyWhy
 			h.ClientBound = r.ClientBound
 		}
 		h.ClientBound = h.ClientBound || slices.ContainsFunc(p.Summaries, func(s *Summary) bool { return s.ClientBound })
@@ -218,7 +227,7 @@ func kneeWhy(s *Summary, before []PhaseData, held []Held) []string {
 	name := s.Workload.DisplayName()
 	for j := len(before) - 1; j >= 0; j-- {
 		b := findSummary(before[j].Summaries, name)
-		if b == nil || !held[j].Sustained() || held[j].ClientBound || held[j].MachineBound != "" ||
+		if b == nil || !held[j].Sustained() || held[j].ClientBound || held[j].MachineBound != "" || held[j].MachineBusy != "" ||
 			b.Workload.Params != s.Workload.Params || askedLoad(b) >= askedLoad(s) {
 			continue
 		}

@@ -202,7 +202,7 @@ func leftOut(cells []*report.Cell) []string {
 			if t.Held.Fits() {
 				continue
 			}
-			why := strings.Join(slices.DeleteFunc([]string{t.Held.Why(), t.Held.MachineBound}, func(s string) bool { return s == "" }), "; ")
+			why := strings.Join(slices.DeleteFunc([]string{t.Held.Why(), t.Held.MachineBound, t.Held.MachineBusy}, func(s string) bool { return s == "" }), "; ")
 			out = append(out, cellPrefix(c, len(cells))+t.Held.LeftOutText(t.Size)+" ("+why+")")
 		}
 	}

@@ -82,4 +82,10 @@ const (
 	SchedLatP99Seconds = "go_sched_latency_p99_s" // Go scheduler latency p99 since the previous sample
 	CoresAvailable     = "cores_available"        // CPUs the generator may run on
 	MachineMemoryBytes = "machine_memory_bytes"   // the memory of the generator's machine (MemTotal of /proc/meminfo)
+	// The whole machine's CPU (/proc/stat), every process's: what others
+	// than perflab and its components took shows beside theirs.
+	MachineCores      = "machine_cores"         // the CPUs /proc/stat counts
+	MachineBusyCores  = "machine_busy_cores"    // user, nice, system, irq and softirq time, in cores
+	MachineStealCores = "machine_steal_cores"   // time the hypervisor gave another guest, in cores
+	MachineRunnable   = "machine_procs_running" // runnable tasks at the sample (procs_running)
 )

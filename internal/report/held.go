@@ -32,6 +32,9 @@ func heldNotes(t analysis.TShirt) []heldNote {
 	if h := t.Held; h.MachineBound != "" {
 		out = append(out, heldNote{"machine-bound", h.MachineBound + "; " + analysis.MachineAdvice})
 	}
+	if h := t.Held; h.MachineBusy != "" {
+		out = append(out, heldNote{"machine-busy", h.MachineBusy + "; " + analysis.MachineBusyAdvice})
+	}
 	return out
 }
 
@@ -59,14 +62,17 @@ func leftOutOfFits(in *analysis.Insights, name func(string) string) string {
 
 func plain(s string) string { return s }
 
-// heldFitMarks is how many of h's marks (unsustained, machine-bound come
-// first) keep a size out of the fits.
+// heldFitMarks is how many of h's marks (unsustained, machine-bound,
+// machine-busy come first) keep a size out of the fits.
 func heldFitMarks(h analysis.Held) int {
 	n := 0
 	if !h.Sustained() {
 		n++
 	}
 	if h.MachineBound != "" {
+		n++
+	}
+	if h.MachineBusy != "" {
 		n++
 	}
 	return n

@@ -76,6 +76,8 @@ type jsonResources struct {
 	GeneratorCPU   float64              `json:"generator_cpu_cores,omitempty"` // the P99 that made it so (summary 3)
 	MachineBound   bool                 `json:"machine_bound,omitempty"`
 	MachineWhy     string               `json:"machine_bound_reason,omitempty"`
+	MachineBusy    bool                 `json:"machine_busy,omitempty"`
+	BusyWhy        string               `json:"machine_busy_reason,omitempty"`
 	Warnings       []string             `json:"warnings"`
 	Components     []jsonCompResources  `json:"components"`
 	Totals         map[string]jsonTotal `json:"totals"`
@@ -158,7 +160,7 @@ func toJSONResources(r *analysis.Resources) *jsonResources {
 	}
 	jr := &jsonResources{Window: span(r.Window), Samples: r.Ticks, StepSeconds: r.Step.Seconds(),
 		CoresAvailable: round6(r.CoresAvailable), ClientBound: r.ClientBound, GeneratorCPU: round6(r.GeneratorCPU),
-		MachineBound: r.MachineBound, MachineWhy: r.MachineWhy, Warnings: append([]string{}, r.Warnings...),
+		MachineBound: r.MachineBound, MachineWhy: r.MachineWhy, MachineBusy: r.MachineBusy, BusyWhy: r.BusyWhy, Warnings: append([]string{}, r.Warnings...),
 		Components: []jsonCompResources{},
 		Totals: map[string]jsonTotal{
 			"memory_bytes": {r.Memory.Components, toJSONStat(r.Memory.Sum), toJSONStat(r.Memory.Summed)},

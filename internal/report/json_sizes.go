@@ -33,6 +33,8 @@ type jsonSize struct {
 	SustainedWhy string `json:"sustained_why,omitempty"`
 	MachineBound bool   `json:"machine_bound,omitempty"`
 	MachineWhy   string `json:"machine_bound_reason,omitempty"`
+	MachineBusy  bool   `json:"machine_busy,omitempty"`
+	BusyWhy      string `json:"machine_busy_reason,omitempty"`
 	ClientBound  bool   `json:"client_bound,omitempty"`
 }
 
@@ -115,7 +117,7 @@ func toJSONInsights(in *analysis.Insights) *jsonInsights {
 		js := jsonSize{Size: t.Size, Load: t.Load, LoadValue: round6(in.Loads[i]), Components: []jsonSizeRow{},
 			Total: toJSONSizeRow(t.Total), Warnings: append([]string{}, t.Warnings...),
 			Sustained: t.Held.Sustained(), SustainedWhy: t.Held.Why(), MachineBound: t.Held.MachineBound != "",
-			MachineWhy: t.Held.MachineBound, ClientBound: t.Held.ClientBound}
+			MachineWhy: t.Held.MachineBound, MachineBusy: t.Held.MachineBusy != "", BusyWhy: t.Held.MachineBusy, ClientBound: t.Held.ClientBound}
 		for _, r := range t.Components {
 			js.Components = append(js.Components, toJSONSizeRow(r))
 		}

@@ -37,6 +37,14 @@ type Self struct {
 	fs     procfs.FS // for the machine's MemTotal
 	sample []metrics.Sample
 	prev   []uint64 // scheduler latency counts at the previous sample; nil before
+	cpu    machineCPU // the machine's CPU times at the previous sample
+}
+
+// machineCPU is the machine's CPU times (/proc/stat), in seconds, when
+// they were read.
+type machineCPU struct {
+	at          time.Time // zero before the first sample
+	busy, steal float64
 }
 
 var _ observe.Source = (*Self)(nil)
@@ -63,7 +71,8 @@ func (s *Self) Name() string { return "self" }
 
 // Sample implements observe.Source: the process points of proc.Tree (with
 // RootOnly), CoresAvailable, MachineMemoryBytes (the machine's MemTotal,
-// left out when /proc/meminfo can't be read), and from the second sample on
+// left out when /proc/meminfo can't be read), the whole machine's CPU
+// (machine), and from the second sample on
 // SchedLatP99Seconds, the 99th percentile of the scheduler latencies
 // recorded since the previous sample (left out when there were none).
 func (s *Self) Sample(ctx context.Context, now time.Time) ([]observe.Point, error) {
@@ -79,6 +88,7 @@ func (s *Self) Sample(ctx context.Context, now time.Time) ([]observe.Point, erro
 	if mi, err := s.fs.Meminfo(); err == nil && mi.MemTotalBytes != nil {
 		points = append(points, observe.Point{Metric: observe.MachineMemoryBytes, Value: float64(*mi.MemTotalBytes)})
 	}
+	points = append(points, s.machine(now)...)
 	metrics.Read(s.sample)
 	if s.sample[0].Value.Kind() != metrics.KindFloat64Histogram {
 		return points, nil // not in this Go version
@@ -89,6 +99,27 @@ func (s *Self) Sample(ctx context.Context, now time.Time) ([]observe.Point, erro
 	}
 	s.prev = append(s.prev[:0], h.Counts...)
 	return points, nil
+}
+
+// machine is the whole machine's CPU: its cores and runnable tasks, and
+// from the second sample on its busy and stolen cores since the previous
+// one; none when /proc/stat can't be read.
+func (s *Self) machine(now time.Time) []observe.Point {
+	st, err := s.fs.Stat()
+	if err != nil || len(st.CPU) == 0 {
+		return nil
+	}
+	t := st.CPUTotal
+	cur := machineCPU{at: now, busy: t.User + t.Nice + t.System + t.IRQ + t.SoftIRQ, steal: t.Steal}
+	points := []observe.Point{{Metric: observe.MachineCores, Value: float64(len(st.CPU))},
+		{Metric: observe.MachineRunnable, Value: float64(st.ProcessesRunning)}}
+	prev := s.cpu
+	s.cpu = cur
+	if dt := cur.at.Sub(prev.at).Seconds(); !prev.at.IsZero() && dt > 0 && cur.busy >= prev.busy && cur.steal >= prev.steal {
+		points = append(points, observe.Point{Metric: observe.MachineBusyCores, Value: (cur.busy - prev.busy) / dt},
+			observe.Point{Metric: observe.MachineStealCores, Value: (cur.steal - prev.steal) / dt})
+	}
+	return points
 }
 
 // CoresAvailable returns how many cores the current process can keep

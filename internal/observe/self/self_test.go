@@ -100,6 +100,11 @@ func TestSelfOfThisProcess(t *testing.T) {
 		{observe.CoresAvailable, float64(runtime.NumCPU()), float64(runtime.NumCPU())},
 		{observe.SchedLatP99Seconds, 0, 1},
 		{observe.MachineMemoryBytes, 64 << 20, 1 << 50},
+		// The machine's CPU holds this process's (and others').
+		{observe.MachineCores, float64(runtime.NumCPU()), 4096},
+		{observe.MachineBusyCores, wantCores * 0.8, got[observe.MachineCores] * 1.05},
+		{observe.MachineStealCores, 0, got[observe.MachineCores]},
+		{observe.MachineRunnable, 1, 1 << 20},
 	} {
 		if v, ok := got[c.metric]; !ok || v < c.min || v > c.max {
 			t.Errorf("%s = %v (present %v), want within [%v, %v]", c.metric, v, ok, c.min, c.max)
