@@ -1,0 +1,185 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/perflab/perflab/internal/stats"
+	"github.com/perflab/perflab/internal/units"
+)
+
+// A size is a claim: that the system, given these limits, serves the
+// profile's load. perflab size --verify tests it by running the load again
+// with every component perflab starts held to the size's limits (a CFS
+// quota, a hard memory limit), and judges the run by the rule below. A
+// size holds when, inside its limits:
+//
+//   - the system held the load (JudgeHeld on the confined run alone:
+//     achieved rate, drops, failures);
+//   - the plan's SLO gates pass; with none, the latency p50 and p99 are
+//     not worse than the unconfined run's by more than the tolerance, by a
+//     difference the samples support (the 95 % interval of the ratio, a
+//     block bootstrap over the windows' seconds as compare's, lies above
+//     1 + tolerance);
+//   - no component was killed for want of memory, nor ended, during it;
+//   - each component's peak memory stayed below its limit.
+//
+// The evidence goes beside the verdict: each component's throttled
+// periods and stalled time, its peak memory against its limit, and its
+// GC rate against the unconfined run's.
+
+// DefaultVerifyTolerance is how much slower a confined run's latency may
+// be than the unconfined one's for its size to hold, when the plan has no
+// SLO gates.
+const DefaultVerifyTolerance = 0.2
+
+// Confined is one component's run inside a size's limits, as the kernel
+// and the samples saw it.
+type Confined struct {
+	Component   string
+	CPULimit    Quantity // zero: its CPU was not confined
+	MemoryLimit Quantity // zero: its memory was not confined
+	// Periods are the CFS periods in which it ran, Throttled those in which
+	// its quota ran out, Stalled the time its threads waited for the next.
+	Periods, Throttled uint64
+	Stalled            time.Duration
+	MemoryPeak         int64  // bytes; -1 when the kernel does not say
+	OOMKills           uint64 // processes the kernel killed for want of memory
+	// Ended says how the component ended during the run ("killed by
+	// signal SIGKILL", "exited with status 2"); "" when it ran throughout.
+	Ended string
+	// GCPerMin and GCPerMinBefore are its garbage collections per minute
+	// (P99), confined and not; 0 when it reports none.
+	GCPerMin, GCPerMinBefore float64
+}
+
+// ThrottledShare is the share of its periods in which the quota ran out.
+func (c Confined) ThrottledShare() float64 {
+	if c.Periods == 0 {
+		return 0
+	}
+	return float64(c.Throttled) / float64(c.Periods)
+}
+
+// VerifyInput is what a size's verification is judged on.
+type VerifyInput struct {
+	Size, Load string
+	// BeforeLatency and AfterLatency are the load workload's latency in
+	// each interval of its window, unconfined and confined.
+	BeforeLatency, AfterLatency []*stats.Hist
+	Held                        Held // JudgeHeld of the confined run's phase alone
+	// Gates are the plan's SLO gates' verdicts on the confined run:
+	// failed ones as their text, and whether there were any.
+	HasGates    bool
+	FailedGates []string
+	Components  []Confined
+	Tolerance   float64 // 0 for DefaultVerifyTolerance
+}
+
+// Verified is the verdict on a size.
+type Verified struct {
+	Size, Load string
+	Holds      bool
+	Reasons    []string             // why it does not hold; none when it does
+	Latency    []LatencyComparison  // p50 and p99, confined against unconfined
+	Components []Confined
+	Tolerance  float64
+}
+
+// JudgeVerified judges a size's confined run by the rule above.
+func JudgeVerified(in VerifyInput) Verified {
+	tol := in.Tolerance
+	if tol <= 0 {
+		tol = DefaultVerifyTolerance
+	}
+	v := Verified{Size: in.Size, Load: in.Load, Components: in.Components, Tolerance: tol}
+	if !in.Held.Sustained() {
+		v.Reasons = append(v.Reasons, "the load was not held inside the limits: "+in.Held.Why())
+	}
+	v.Reasons = append(v.Reasons, in.FailedGates...)
+	for _, q := range []float64{0.5, 0.99} {
+		c := CompareLatency(LatencySide{Intervals: in.BeforeLatency}, LatencySide{Intervals: in.AfterLatency}, q, DefaultBootstrap())
+		v.Latency = append(v.Latency, c)
+		if !in.HasGates && c.Ratio.Significance == Significant && c.Ratio.Low > 1+tol {
+			v.Reasons = append(v.Reasons, fmt.Sprintf("latency p%s %v against %v unconfined: ×%s (95 %% interval %s–%s), beyond the %s %% tolerance",
+				quantileName(q), roundSig3(c.B), roundSig3(c.A), units.Sig3(c.Ratio.Value), units.Sig3(c.Ratio.Low), units.Sig3(c.Ratio.High), units.Sig3(100*tol)))
+		}
+	}
+	for _, c := range in.Components {
+		v.Reasons = append(v.Reasons, c.reasons()...)
+	}
+	v.Holds = len(v.Reasons) == 0
+	return v
+}
+
+// reasons are why c's figures break its size.
+func (c Confined) reasons() []string {
+	var out []string
+	if c.OOMKills > 0 {
+		out = append(out, fmt.Sprintf("component %s was OOM-killed (%d kills) under its %s memory limit", c.Component, c.OOMKills, c.MemoryLimit))
+	}
+	if c.Ended != "" && c.OOMKills == 0 {
+		out = append(out, fmt.Sprintf("component %s ended during the run: %s", c.Component, c.Ended))
+	}
+	if lim := c.MemoryLimit.Value(); !c.MemoryLimit.IsZero() && c.OOMKills == 0 && float64(c.MemoryPeak) >= lim {
+		out = append(out, fmt.Sprintf("component %s reached its memory limit: peak %s of %s", c.Component, mib(c.MemoryPeak), c.MemoryLimit))
+	}
+	return out
+}
+
+// Evidence is c's figures in words: "throttled in 3 % of 600 periods
+// (0.4s stalled), peak 180Mi of 256Mi, GC 12/min (8/min unconfined)".
+func (c Confined) Evidence() string {
+	var parts []string
+	if !c.CPULimit.IsZero() {
+		parts = append(parts, fmt.Sprintf("throttled in %s %% of %d periods (%v stalled) under %s CPU",
+			units.Sig3(100*c.ThrottledShare()), c.Periods, c.Stalled.Round(time.Millisecond), c.CPULimit))
+	}
+	if !c.MemoryLimit.IsZero() {
+		if c.MemoryPeak >= 0 {
+			parts = append(parts, fmt.Sprintf("peak %s of %s", mib(c.MemoryPeak), c.MemoryLimit))
+		} else {
+			parts = append(parts, fmt.Sprintf("memory limit %s (the kernel gives no peak)", c.MemoryLimit))
+		}
+	}
+	if c.GCPerMin > 0 {
+		gc := fmt.Sprintf("GC %s/min", units.Sig3(c.GCPerMin))
+		if c.GCPerMinBefore > 0 {
+			gc += fmt.Sprintf(" (%s/min unconfined)", units.Sig3(c.GCPerMinBefore))
+		}
+		parts = append(parts, gc)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// mib is bytes in whole Mi, rounded up: a peak reads in the unit of its
+// limit.
+func mib(b int64) string { return fmt.Sprintf("%dMi", int64(math.Ceil(float64(b)/(1<<20)))) }
+
+// Annotation is the verdict in one line, for a sizes YAML file's
+// annotation: "holds at 500/s: p99 41ms (×1.05 unconfined); api throttled
+// in 3 % of periods, peak 180Mi of 256Mi".
+func (v Verified) Annotation() string {
+	verdict := "holds"
+	if !v.Holds {
+		verdict = "does not hold"
+	}
+	var parts []string
+	if len(v.Latency) == 2 {
+		p99 := v.Latency[1]
+		parts = append(parts, fmt.Sprintf("p99 %v (×%s unconfined)", roundSig3(p99.B), units.Sig3(p99.Ratio.Value)))
+	}
+	for _, c := range v.Components {
+		if e := c.Evidence(); e != "" {
+			parts = append(parts, c.Component+" "+e)
+		}
+	}
+	text := fmt.Sprintf("%s at %s", verdict, v.Load)
+	if !v.Holds {
+		text += ": " + strings.Join(v.Reasons, "; ")
+		return text
+	}
+	return text + ": " + strings.Join(parts, "; ")
+}

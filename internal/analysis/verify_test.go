@@ -1,0 +1,96 @@
+package analysis
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// confinedLatency is n one-second histograms of 200 latencies each,
+// lognormal around median (σ 0.3), from seed.
+func confinedLatency(n int, median time.Duration, seed uint64) []*stats.Hist {
+	rng := rand.New(rand.NewPCG(seed, 5))
+	out := make([]*stats.Hist, n)
+	for i := range out {
+		h := stats.NewHist()
+		for range 200 {
+			h.Record(time.Duration(float64(median) * math.Exp(0.3*rng.NormFloat64())))
+		}
+		out[i] = h
+	}
+	return out
+}
+
+func verifyInput(after time.Duration, c Confined) VerifyInput {
+	return VerifyInput{Size: "medium", Load: "500/s", BeforeLatency: confinedLatency(30, 2*time.Millisecond, 1),
+		AfterLatency: confinedLatency(30, after, 2), Components: []Confined{c}}
+}
+
+func api() Confined {
+	return Confined{Component: "api", CPULimit: Quantity{ResourceCPU, 500}, MemoryLimit: Quantity{ResourceMemory, 256 << 20},
+		Periods: 600, Throttled: 18, Stalled: 400 * time.Millisecond, MemoryPeak: 180 << 20, GCPerMin: 12, GCPerMinBefore: 8}
+}
+
+// A size whose confined run served the load as fast as the unconfined
+// one, inside its memory, holds, and says on what.
+func TestVerifiedHolds(t *testing.T) {
+	v := JudgeVerified(verifyInput(2*time.Millisecond, api()))
+	if !v.Holds || len(v.Reasons) != 0 {
+		t.Fatalf("does not hold: %q", v.Reasons)
+	}
+	want := "holds at 500/s: p99 "
+	evidence := "api throttled in 3 % of 600 periods (400ms stalled) under 500m CPU, peak 180Mi of 256Mi, GC 12/min (8/min unconfined)"
+	if a := v.Annotation(); !strings.HasPrefix(a, want) || !strings.HasSuffix(a, evidence) {
+		t.Errorf("annotation %q, want %q … %q", a, want, evidence)
+	}
+}
+
+// Each way a size breaks is a reason of its own: latency beyond the
+// tolerance (without gates), failed gates, an OOM kill, a peak at the
+// limit, a component that ended, a load not held.
+func TestVerifiedBreaks(t *testing.T) {
+	oom := api()
+	oom.OOMKills, oom.Ended, oom.MemoryPeak = 1, "killed by signal SIGKILL", 256<<20
+	atLimit := api()
+	atLimit.MemoryPeak = 256 << 20
+	ended := api()
+	ended.Ended = "exited with status 2"
+	for _, tt := range []struct {
+		name string
+		in   VerifyInput
+		want string
+	}{
+		{"twice as slow", verifyInput(4*time.Millisecond, api()), "latency p50 3.99ms against 1.99ms unconfined: ×2.01 (95 % interval 1.99–2.03), beyond the 20 % tolerance"},
+		{"OOM", verifyInput(2*time.Millisecond, oom), "component api was OOM-killed (1 kills) under its 256Mi memory limit"},
+		{"at the limit", verifyInput(2*time.Millisecond, atLimit), "component api reached its memory limit: peak 256Mi of 256Mi"},
+		{"ended", verifyInput(2*time.Millisecond, ended), "component api ended during the run: exited with status 2"},
+	} {
+		v := JudgeVerified(tt.in)
+		if v.Holds || !strings.Contains(strings.Join(v.Reasons, "\n"), tt.want) || !strings.Contains(v.Annotation(), "does not hold at 500/s: ") {
+			t.Errorf("%s: holds %v, %q; want %q", tt.name, v.Holds, v.Reasons, tt.want)
+		}
+	}
+	if v := JudgeVerified(verifyInput(4*time.Millisecond, oom)); len(v.Reasons) != 3 {
+		t.Errorf("slow and OOM-killed: %q, want the latency's p50 and p99 and the kill", v.Reasons)
+	}
+	// 10 % slower is within the tolerance.
+	if v := JudgeVerified(verifyInput(2200*time.Microsecond, api())); !v.Holds {
+		t.Errorf("10 %% slower: %q", v.Reasons)
+	}
+	// With SLO gates, the gates judge the latency.
+	in := verifyInput(4*time.Millisecond, api())
+	in.HasGates = true
+	if v := JudgeVerified(in); !v.Holds {
+		t.Errorf("gates passed, twice as slow: %q", v.Reasons)
+	}
+	in.FailedGates = []string{"gate p99 < 5ms failed: p99 9.1ms"}
+	in.Held = Held{Unsustained: []string{"workload get achieved 400/s of the 500/s asked (20 % short)"}}
+	v := JudgeVerified(in)
+	if v.Holds || len(v.Reasons) != 2 || !strings.HasPrefix(v.Reasons[0], "the load was not held inside the limits: workload get achieved") {
+		t.Errorf("gate failed, load not held: %q", v.Reasons)
+	}
+}
