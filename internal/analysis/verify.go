@@ -82,8 +82,8 @@ type VerifyInput struct {
 type Verified struct {
 	Size, Load string
 	Holds      bool
-	Reasons    []string             // why it does not hold; none when it does
-	Latency    []LatencyComparison  // p50 and p99, confined against unconfined
+	Reasons    []string            // why it does not hold; none when it does
+	Latency    []LatencyComparison // p50 and p99, confined against unconfined
 	Components []Confined
 	Tolerance  float64
 }
