@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/driver"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/slo"
@@ -72,13 +73,13 @@ func loadSLO(store *results.Run, meta results.Meta, sums []*analysis.Summary) ([
 // name: lost_<check> = expected − found, or 0 when more was found (as
 // the report's shortfall); none, with the reason, for a
 // check that is unverified, so that a gate on it has insufficient data.
-func CheckFigures(checks map[string][]results.Check) map[string]map[string]analysis.Supplied {
+func CheckFigures(checks map[string][]driver.Check) map[string]map[string]analysis.Supplied {
 	out := map[string]map[string]analysis.Supplied{}
 	for w, cs := range checks {
 		out[w] = map[string]analysis.Supplied{}
 		for _, c := range cs {
 			f := analysis.Supplied{Value: max(c.Expected-c.Found, 0)} // more found than acknowledged is no loss
-			if c.State == results.CheckUnverified {
+			if c.State == driver.CheckUnverified {
 				f = analysis.Supplied{Why: fmt.Sprintf("the read-back of %s is unverified: %s", c.Name, c.Reason)}
 			}
 			out[w]["lost_"+c.Name] = f

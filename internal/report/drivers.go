@@ -6,46 +6,16 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/perflab/perflab/internal/driver"
 )
 
 // DriverNotes is what a workload's driver told about it: facts, and the
 // read-back checks it made after its profile's load.
 type DriverNotes struct {
-	Facts  []Fact
-	Checks []Check
+	Facts  []driver.Fact
+	Checks []driver.Check
 }
-
-// Fact is one named figure about a workload, formatted for people.
-type Fact struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
-}
-
-// Check is one read-back check: of Expected (what the system under test
-// acknowledged), Found came back. State is ok, late (Late of it showed
-// only on a re-check, the last LateBy after its write), lost (still
-// missing at the deadline; Lost is true) or unverified (the check got no
-// answer: Reason).
-type Check struct {
-	Name     string        `json:"name"`
-	Expected float64       `json:"expected"`
-	Found    float64       `json:"found"`
-	Unit     string        `json:"unit"`
-	Lost     bool          `json:"lost"`
-	Note     string        `json:"note"`
-	State    string        `json:"state"`
-	Late     float64       `json:"late"`
-	LateBy   time.Duration `json:"-"`
-	Reason   string        `json:"reason,omitempty"`
-}
-
-// States of a check, as results.Check stores them.
-const (
-	CheckOK         = "ok"
-	CheckLate       = "late"
-	CheckLost       = "lost"
-	CheckUnverified = "unverified"
-)
 
 // NoneFound qualifies a check that found nothing of what was written:
 // data lost whole looks the same as data the system shows later than the
@@ -53,22 +23,19 @@ const (
 const NoneFound = "(none found: so it looks too when the system shows writes later than verify_wait, " +
 	"as VictoriaMetrics hides the last 30 s by default, or when query_url reads another system or tenant)"
 
-// Shortfall is how much of what was expected was not found.
-func (c Check) Shortfall() float64 { return max(c.Expected-c.Found, 0) }
-
 // LostChecks is every check of the run that lost data, by workload name,
 // in the order of the cells and phases.
-func (r *Run) LostChecks() (workloads []string, checks [][]Check) {
-	return r.ChecksIn(CheckLost)
+func (r *Run) LostChecks() (workloads []string, checks [][]driver.Check) {
+	return r.ChecksIn(driver.CheckLost)
 }
 
 // ChecksIn is every check of the run in state, by workload name, in the
 // order of the cells and phases.
-func (r *Run) ChecksIn(state string) (workloads []string, checks [][]Check) {
+func (r *Run) ChecksIn(state string) (workloads []string, checks [][]driver.Check) {
 	for _, c := range r.cells() {
 		for _, p := range c.Phases {
 			for _, s := range p.Workloads {
-				var in []Check
+				var in []driver.Check
 				for _, ch := range p.Drivers[s.Workload.Name].checks() {
 					if ch.State == state {
 						in = append(in, ch)
@@ -83,19 +50,19 @@ func (r *Run) ChecksIn(state string) (workloads []string, checks [][]Check) {
 	return workloads, checks
 }
 
-// result is a check's outcome in words: "ok", "late: 400 series, the
-// last 1.5s after its write", "LOST 3 traces", "UNVERIFIED: why"; mark
-// sets the words LOST and UNVERIFIED apart.
-func (c Check) result(mark func(string) string) string {
+// checkResult is a check's outcome in words: "ok", "late: 400 series,
+// the last 1.5s after its write", "LOST 3 traces", "UNVERIFIED: why";
+// mark sets the words LOST and UNVERIFIED apart.
+func checkResult(c driver.Check, mark func(string) string) string {
 	switch c.State {
-	case CheckLost:
+	case driver.CheckLost:
 		if c.Found == 0 && c.Expected > 0 {
 			return mark("LOST") + " " + amount(c.Shortfall(), c.Unit) + " " + NoneFound
 		}
 		return mark("LOST") + " " + amount(c.Shortfall(), c.Unit)
-	case CheckUnverified:
+	case driver.CheckUnverified:
 		return mark("UNVERIFIED") + ": " + c.Reason
-	case CheckLate:
+	case driver.CheckLate:
 		return fmt.Sprintf("late: %s, the last %v after its write", amount(c.Late, c.Unit), c.LateBy.Round(time.Millisecond))
 	}
 	return "ok"
@@ -114,7 +81,7 @@ func (r *Run) driverNotes() map[string]*DriverNotes {
 	return out
 }
 
-func (n *DriverNotes) checks() []Check {
+func (n *DriverNotes) checks() []driver.Check {
 	if n == nil {
 		return nil
 	}
@@ -149,9 +116,9 @@ func driverSection(d *doc, n *DriverNotes, level int) {
 	d.heading(level, "Read-back checks")
 	t := &table{Head: []string{"Check", "Expected", "Found", "Result", "Note"}, Right: []bool{false, true, true, false, false}}
 	for _, c := range n.Checks {
-		t.Rows = append(t.Rows, []string{c.Name, amount(c.Expected, c.Unit), amount(c.Found, c.Unit), c.result(strong),
+		t.Rows = append(t.Rows, []string{c.Name, amount(c.Expected, c.Unit), amount(c.Found, c.Unit), checkResult(c, strong),
 			strings.ReplaceAll(c.Note, "\n", " ")})
-		t.Fail = append(t.Fail, c.State == CheckLost || c.State == CheckUnverified)
+		t.Fail = append(t.Fail, c.State == driver.CheckLost || c.State == driver.CheckUnverified)
 	}
 	d.table(t)
 }
@@ -162,7 +129,7 @@ func terminalDriver(w io.Writer, r *Run) {
 	for _, s := range r.Workloads {
 		for _, c := range notes[s.Workload.Name].checks() {
 			fmt.Fprintf(w, "%s: read back %s: %s of %s: %s\n", s.Workload.Name, c.Name,
-				amount(c.Found, ""), amount(c.Expected, c.Unit), c.result(func(s string) string { return s }))
+				amount(c.Found, ""), amount(c.Expected, c.Unit), checkResult(c, func(s string) string { return s }))
 		}
 	}
 }
@@ -179,10 +146,18 @@ func amount(v float64, unit string) string {
 	return s + " " + unit
 }
 
-type jsonFact = Fact
-
+// jsonCheck is a check in summary.json, in its own field order: lost
+// is its state, kept for readers of the first summaries.
 type jsonCheck struct {
-	Check
+	Name          string  `json:"name"`
+	Expected      float64 `json:"expected"`
+	Found         float64 `json:"found"`
+	Unit          string  `json:"unit"`
+	Lost          bool    `json:"lost"`
+	Note          string  `json:"note"`
+	State         string  `json:"state"`
+	Late          float64 `json:"late"`
+	Reason        string  `json:"reason,omitempty"`
 	Shortfall     float64 `json:"shortfall"`
 	LateBySeconds float64 `json:"late_by_seconds"`
 }
@@ -194,6 +169,8 @@ func toJSONDriver(jw *jsonWorkload, n *DriverNotes) {
 	}
 	jw.Facts = append(jw.Facts, n.Facts...)
 	for _, c := range n.Checks {
-		jw.Checks = append(jw.Checks, jsonCheck{Check: c, Shortfall: c.Shortfall(), LateBySeconds: c.LateBy.Seconds()})
+		jw.Checks = append(jw.Checks, jsonCheck{Name: c.Name, Expected: c.Expected, Found: c.Found, Unit: c.Unit,
+			Lost: c.State == driver.CheckLost, Note: c.Note, State: c.State, Late: c.Late, Reason: c.Reason,
+			Shortfall: c.Shortfall(), LateBySeconds: c.LateBy.Seconds()})
 	}
 }

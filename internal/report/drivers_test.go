@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/driver"
 )
 
 // TestDriverNotes renders a run whose write workload lost samples, got
@@ -20,13 +21,13 @@ func TestDriverNotes(t *testing.T) {
 	write := workload("a/write", "write", "a", 0, t0, 5)
 	read := workload("a/read", "read", "a", 0, t0, 5)
 	notes := &DriverNotes{
-		Facts: []Fact{{"rate (from the driver)", "1.2 requests/s"}, {"active series", "36000"}},
-		Checks: []Check{
-			{Name: "series", Expected: 36000, Found: 36000, Unit: "series", Note: "every acknowledged series was read back", State: CheckLate,
+		Facts: []driver.Fact{{Name: "rate (from the driver)", Value: "1.2 requests/s"}, {Name: "active series", Value: "36000"}},
+		Checks: []driver.Check{
+			{Name: "series", Expected: 36000, Found: 36000, Unit: "series", Note: "every acknowledged series was read back", State: driver.CheckLate,
 				Late: 400, LateBy: 1500 * time.Millisecond},
-			{Name: "exemplars", Expected: 10, Unit: "exemplars", Note: "none answered", State: CheckUnverified,
+			{Name: "exemplars", Expected: 10, Unit: "exemplars", Note: "none answered", State: driver.CheckUnverified,
 				Reason: "HTTP 503: unavailable"},
-			{Name: "samples", Expected: 432000, Found: 400000, Unit: "samples", Lost: true, Note: "32000 samples | missing", State: CheckLost},
+			{Name: "samples", Expected: 432000, Found: 400000, Unit: "samples", Note: "32000 samples | missing", State: driver.CheckLost},
 		},
 	}
 	r := &Run{Name: "rw", Started: t0, State: "failed", Workloads: []*analysis.Summary{write, read},
@@ -63,7 +64,7 @@ func TestDriverNotes(t *testing.T) {
 	}
 	var out struct {
 		Workloads []struct {
-			Facts  []Fact `json:"facts"`
+			Facts  []driver.Fact `json:"facts"`
 			Checks []struct {
 				Lost          bool    `json:"lost"`
 				Shortfall     float64 `json:"shortfall"`
@@ -88,7 +89,7 @@ func TestDriverNotes(t *testing.T) {
 	if c := w[0].Checks[1]; c.State != "unverified" || c.Reason != "HTTP 503: unavailable" || c.Lost {
 		t.Errorf("summary.json unverified check %+v", c)
 	}
-	if names, un := r.ChecksIn(CheckUnverified); len(names) != 1 || len(un[0]) != 1 || un[0][0].Name != "exemplars" {
+	if names, un := r.ChecksIn(driver.CheckUnverified); len(names) != 1 || len(un[0]) != 1 || un[0][0].Name != "exemplars" {
 		t.Errorf("ChecksIn(unverified) = %v, %+v", names, un)
 	}
 	names, lost := r.LostChecks()
@@ -101,13 +102,13 @@ func TestDriverNotes(t *testing.T) {
 // shows writes late, or a query_url reading elsewhere, looks the same: a
 // VictoriaMetrics read back within its 30 s latency offset is not lost.
 func TestLostCheckThatFoundNothing(t *testing.T) {
-	none := Check{Name: "samples", Expected: 24000, Unit: "samples", State: CheckLost, Lost: true}
-	some := Check{Name: "samples", Expected: 24000, Found: 100, Unit: "samples", State: CheckLost, Lost: true}
+	none := driver.Check{Name: "samples", Expected: 24000, Unit: "samples", State: driver.CheckLost}
+	some := driver.Check{Name: "samples", Expected: 24000, Found: 100, Unit: "samples", State: driver.CheckLost}
 	id := func(s string) string { return s }
-	if got := none.result(id); !strings.HasPrefix(got, "LOST 24000 samples (none found: ") || !strings.Contains(got, "verify_wait") {
+	if got := checkResult(none, id); !strings.HasPrefix(got, "LOST 24000 samples (none found: ") || !strings.Contains(got, "verify_wait") {
 		t.Errorf("nothing found: %q", got)
 	}
-	if got := some.result(id); got != "LOST 23900 samples" {
+	if got := checkResult(some, id); got != "LOST 23900 samples" {
 		t.Errorf("some found: %q", got)
 	}
 }

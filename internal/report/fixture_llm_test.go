@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/driver"
 	"github.com/perflab/perflab/internal/stats"
 )
 
@@ -58,9 +59,9 @@ func llmRun() *Run {
 		Window: analysis.Window{Start: start.Add(time.Second), End: start.Add(11 * time.Second), Rule: "test: after the first interval"}}
 	sum := analysis.Summarize(w, ivs)
 	phase := &Phase{Implicit: true, Window: sum.Window, Workloads: []*analysis.Summary{sum},
-		Drivers: map[string]*DriverNotes{"chat": {Facts: []Fact{{"api", "chat http://127.0.0.1:8000 model perflab-mock"},
-			{"prompts", "2"}, {"successful requests", "220"}, {"answers with usage", "220"},
-			{"prompt tokens", "2640"}, {"output tokens", "22000"}}}}}
+		Drivers: map[string]*DriverNotes{"chat": {Facts: []driver.Fact{{Name: "api", Value: "chat http://127.0.0.1:8000 model perflab-mock"},
+			{Name: "prompts", Value: "2"}, {Name: "successful requests", Value: "220"}, {Name: "answers with usage", Value: "220"},
+			{Name: "prompt tokens", Value: "2640"}, {Name: "output tokens", Value: "22000"}}}}}
 	return &Run{Name: "llm", Dir: "/runs/llm-20261121-172400", Command: "perflab run llm.yaml", Tool: "perflab 0.1.0",
 		Host: "bench-1", Started: t0, Ended: t0.Add(12 * time.Second), State: "completed",
 		Workloads: []*analysis.Summary{sum}, Cells: []*Cell{{Implicit: true, Phases: []*Phase{phase}}}}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/net/html"
+
+	"github.com/perflab/perflab/internal/driver"
 )
 
 // notesRun is singleRun with what the other sections need: two gateway
@@ -17,13 +19,13 @@ func notesRun() *Run {
 	r := singleRun()
 	r.Overheads = overheads()
 	r.Cells[0].Phases[0].Drivers = map[string]*DriverNotes{"low": {
-		Facts: []Fact{{"rate (from the driver)", "1.2 requests/s"}, {"active series", "36000"}},
-		Checks: []Check{
-			{Name: "series", Expected: 36000, Found: 36000, Unit: "series", Note: "every acknowledged series was read back", State: CheckLate,
+		Facts: []driver.Fact{{Name: "rate (from the driver)", Value: "1.2 requests/s"}, {Name: "active series", Value: "36000"}},
+		Checks: []driver.Check{
+			{Name: "series", Expected: 36000, Found: 36000, Unit: "series", Note: "every acknowledged series was read back", State: driver.CheckLate,
 				Late: 400, LateBy: 1500 * time.Millisecond},
-			{Name: "exemplars", Expected: 10, Unit: "exemplars", Note: "none answered", State: CheckUnverified,
+			{Name: "exemplars", Expected: 10, Unit: "exemplars", Note: "none answered", State: driver.CheckUnverified,
 				Reason: "HTTP 503: unavailable"},
-			{Name: "samples", Expected: 432000, Found: 400000, Unit: "samples", Lost: true, Note: "32000 samples | missing", State: CheckLost},
+			{Name: "samples", Expected: 432000, Found: 400000, Unit: "samples", Note: "32000 samples | missing", State: driver.CheckLost},
 		},
 	}}
 	return r

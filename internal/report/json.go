@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/driver"
 )
 
 // JSONVersion is the version of the summary.json format (docs/format/summary.md).
@@ -72,8 +73,8 @@ type jsonWorkload struct {
 	Warnings    []string `json:"warnings"`
 	Ops         []jsonOp `json:"operations"`
 	// Facts and Checks are what the workload's driver told (summary 2.1).
-	Facts  []jsonFact  `json:"facts,omitempty"`
-	Checks []jsonCheck `json:"checks,omitempty"`
+	Facts  []driver.Fact `json:"facts,omitempty"`
+	Checks []jsonCheck   `json:"checks,omitempty"`
 	// Schedule is the ramping schedule of a workload with stages (3).
 	Schedule *jsonSchedule `json:"schedule,omitempty"`
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/driver"
 	"github.com/perflab/perflab/internal/driver/interleave"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
@@ -24,7 +25,7 @@ const noneFoundHint = "none of what was written was found: either the system los
 	"another system or tenant than url writes to"
 
 // noneFound reports whether every check that lost data found nothing.
-func noneFound(checks [][]report.Check) bool {
+func noneFound(checks [][]driver.Check) bool {
 	for _, cs := range checks {
 		for _, c := range cs {
 			if c.Found > 0 {
@@ -71,7 +72,7 @@ const unverifiedHint = "it is not known whether the system under test lost data:
 // not be made is no pass, as an SLO gate with insufficient data is not.
 // The run stays completed; its message names each unverified check.
 func judgeUnverified(r *report.Run, status results.Status, runErr error) (results.Status, error) {
-	names, checks := r.ChecksIn(report.CheckUnverified)
+	names, checks := r.ChecksIn(driver.CheckUnverified)
 	if runErr != nil || status.State != results.StateCompleted || len(names) == 0 {
 		return status, runErr
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/driver"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/stats"
@@ -13,7 +14,7 @@ import (
 
 // runWithChecks is a run of one workload, p/write, whose driver made
 // checks, and that sent requests of which failed failed.
-func runWithChecks(requests, failed int64, checks ...report.Check) *report.Run {
+func runWithChecks(requests, failed int64, checks ...driver.Check) *report.Run {
 	s := &analysis.Summary{Workload: analysis.Workload{Name: "p/write", Target: "http://127.0.0.1:1/"},
 		RequestsTotal: requests, ErrorsTotal: failed}
 	return &report.Run{Workloads: []*analysis.Summary{s}, Cells: []*report.Cell{{Phases: []*report.Phase{{Profile: "p",
@@ -48,25 +49,25 @@ func checkVerdict(t *testing.T, name string, status results.Status, err error, w
 // that otherwise completed; ok and late checks leave it completed. A loss
 // where nothing was found says it may be a delay or another tenant.
 func TestJudgeReadBack(t *testing.T) {
-	ok := report.Check{Name: "series", Expected: 10, Found: 10, Unit: "series", State: report.CheckOK}
-	late := report.Check{Name: "samples", Expected: 100, Found: 100, Unit: "samples", State: report.CheckLate, Late: 40}
-	lost := report.Check{Name: "samples", Expected: 100, Found: 90, Unit: "samples", State: report.CheckLost, Lost: true}
-	none := report.Check{Name: "samples", Expected: 100, Unit: "samples", State: report.CheckLost, Lost: true}
-	unverified := report.Check{Name: "samples", Expected: 100, Unit: "samples", State: report.CheckUnverified, Reason: "HTTP 503"}
+	ok := driver.Check{Name: "series", Expected: 10, Found: 10, Unit: "series", State: driver.CheckOK}
+	late := driver.Check{Name: "samples", Expected: 100, Found: 100, Unit: "samples", State: driver.CheckLate, Late: 40}
+	lost := driver.Check{Name: "samples", Expected: 100, Found: 90, Unit: "samples", State: driver.CheckLost}
+	none := driver.Check{Name: "samples", Expected: 100, Unit: "samples", State: driver.CheckLost}
+	unverified := driver.Check{Name: "samples", Expected: 100, Unit: "samples", State: driver.CheckUnverified, Reason: "HTTP 503"}
 	completed := results.Status{State: results.StateCompleted, ExitCode: ExitOK}
 	for _, tt := range []struct {
 		name     string
-		checks   []report.Check
+		checks   []driver.Check
 		lost, un verdict // judgeLost's, and judgeUnverified's of a completed run
 	}{
-		{"ok", []report.Check{ok}, verdict{}, verdict{state: "completed"}},
-		{"late", []report.Check{ok, late}, verdict{}, verdict{state: "completed"}},
-		{"lost", []report.Check{ok, lost}, verdict{"failed", ExitFailed, "workload p/write lost data (samples: 90 of 100 samples found, 10 samples short)", lostHint},
+		{"ok", []driver.Check{ok}, verdict{}, verdict{state: "completed"}},
+		{"late", []driver.Check{ok, late}, verdict{}, verdict{state: "completed"}},
+		{"lost", []driver.Check{ok, lost}, verdict{"failed", ExitFailed, "workload p/write lost data (samples: 90 of 100 samples found, 10 samples short)", lostHint},
 			verdict{state: "completed"}},
-		{"one found", []report.Check{{Name: "samples", Expected: 100, Found: 1, Unit: "samples", State: report.CheckLost, Lost: true}},
+		{"one found", []driver.Check{{Name: "samples", Expected: 100, Found: 1, Unit: "samples", State: driver.CheckLost}},
 			verdict{"failed", ExitFailed, "1 of 100 samples found, 99 samples short", lostHint}, verdict{state: "completed"}},
-		{"none found", []report.Check{none}, verdict{"failed", ExitFailed, "0 of 100 samples found, 100 samples short", noneFoundHint}, verdict{state: "completed"}},
-		{"unverified", []report.Check{ok, unverified}, verdict{},
+		{"none found", []driver.Check{none}, verdict{"failed", ExitFailed, "0 of 100 samples found, 100 samples short", noneFoundHint}, verdict{state: "completed"}},
+		{"unverified", []driver.Check{ok, unverified}, verdict{},
 			verdict{"completed", ExitFailed, "read-back unverified: workload p/write: samples: HTTP 503", unverifiedHint}},
 	} {
 		r := runWithChecks(1000, 0, tt.checks...)
@@ -99,7 +100,7 @@ func TestJudgeReadBack(t *testing.T) {
 // on lost data only when nothing else already ended it.
 func TestJudgeRunAndPlan(t *testing.T) {
 	storeErr := errors.New("no space left on device")
-	lost := report.Check{Name: "samples", Expected: 100, Found: 90, Unit: "samples", State: report.CheckLost, Lost: true}
+	lost := driver.Check{Name: "samples", Expected: 100, Found: 90, Unit: "samples", State: driver.CheckLost}
 	for _, tt := range []struct {
 		name        string
 		r           *report.Run

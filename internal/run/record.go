@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/perflab/perflab/internal/driver"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/stats"
@@ -107,7 +108,7 @@ func (r *Record) Event(kind, msg string) {
 }
 
 // Facts records what a driver told of a workload.
-func (r *Record) Facts(workload string, facts []results.Fact) {
+func (r *Record) Facts(workload string, facts []driver.Fact) {
 	if err := r.Store.AddFacts(workload, facts); err != nil {
 		r.Fail(err)
 	}
