@@ -7,12 +7,13 @@ import (
 
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // writeCharts draws the run's charts, writes each as charts/ID.svg in the
 // run directory and keeps them in r, for report.md to link and
 // report.html to show inline.
-func writeCharts(store *results.Run, r *report.Run) error {
+func writeCharts(store *results.Run, r *view.Run) error {
 	charts := report.Charts(r)
 	if len(charts) == 0 {
 		return nil
@@ -33,11 +34,11 @@ func writeCharts(store *results.Run, r *report.Run) error {
 
 // WrittenCharts are the charts of r whose files the run directory holds:
 // those a Markdown report rendered again may link.
-func WrittenCharts(dir string, r *report.Run) []report.PhaseCharts {
+func WrittenCharts(dir string, r *view.Run) []view.PhaseCharts {
 	charts := report.Charts(r)
-	var out []report.PhaseCharts
+	var out []view.PhaseCharts
 	for _, pc := range charts {
-		var kept []report.Chart
+		var kept []view.Chart
 		for _, c := range pc.Charts {
 			if _, err := os.Stat(filepath.Join(dir, c.File())); err == nil {
 				kept = append(kept, c)

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/internal/analysis"
-	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // TestCompareStagesByTheirSchedule: the same ramp stored in the two forms
@@ -16,7 +16,7 @@ import (
 func TestCompareStagesByTheirSchedule(t *testing.T) {
 	loaded := func(dir, stages string) *Compared {
 		w := results.Workload{Name: "get", Driver: "http", Model: results.ModelOpen, Stages: json.RawMessage(stages)}
-		return &Compared{dir: dir, run: &report.Run{Workloads: []*analysis.Summary{{Workload: analysis.Workload{Name: "get"}}}},
+		return &Compared{dir: dir, run: &view.Run{Workloads: []*analysis.Summary{{Workload: analysis.Workload{Name: "get"}}}},
 			defs: map[string]results.Workload{"get": w}, base: map[string]string{"get": "get"}}
 	}
 	old := loaded("a", `[{"duration":30000000000,"target":200}]`)

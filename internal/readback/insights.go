@@ -8,12 +8,13 @@ import (
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // cellInsights sizes a cell's phases from its samples and fits and
 // observes them (analysis.CellInsights). A phase of a run without a plan
 // is named after its workload.
-func cellInsights(c *report.Cell, series map[string]map[string][]analysis.Point, o analysis.InsightOptions) (*analysis.Insights, error) {
+func cellInsights(c *view.Cell, series map[string]map[string][]analysis.Point, o analysis.InsightOptions) (*analysis.Insights, error) {
 	var data []analysis.PhaseData
 	for _, p := range c.Phases {
 		if p.Resources == nil {
@@ -32,7 +33,7 @@ func cellInsights(c *report.Cell, series map[string]map[string][]analysis.Point,
 
 // Reinsight computes every cell's insights again with o, from the store's
 // samples; in a repeated run, every combination's from its repetitions'.
-func Reinsight(store *results.Run, r *report.Run, o analysis.InsightOptions) error {
+func Reinsight(store *results.Run, r *view.Run, o analysis.InsightOptions) error {
 	if len(r.Repeated) > 0 {
 		meta, err := store.Meta()
 		if err != nil {
@@ -59,7 +60,7 @@ func Reinsight(store *results.Run, r *report.Run, o analysis.InsightOptions) err
 
 // writeSizeFiles writes each suggested size's Kubernetes resources into
 // the run directory's sizes/.
-func writeSizeFiles(store *results.Run, r *report.Run) error {
+func writeSizeFiles(store *results.Run, r *view.Run) error {
 	files, err := report.SizeFiles(r)
 	if err != nil {
 		return err

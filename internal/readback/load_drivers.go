@@ -5,13 +5,13 @@ import (
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/driver"
-	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // loadDriverNotes reads what the drivers told (facts and read-back
 // checks) into the phases of the workloads they are about.
-func loadDriverNotes(store *results.Run, r *report.Run) error {
+func loadDriverNotes(store *results.Run, r *view.Run) error {
 	facts, err := store.Facts()
 	if err != nil {
 		return err
@@ -32,9 +32,9 @@ func loadDriverNotes(store *results.Run, r *report.Run) error {
 					continue
 				}
 				if p.Drivers == nil {
-					p.Drivers = map[string]*report.DriverNotes{}
+					p.Drivers = map[string]*view.DriverNotes{}
 				}
-				p.Drivers[name] = &report.DriverNotes{Facts: fs, Checks: cs}
+				p.Drivers[name] = &view.DriverNotes{Facts: fs, Checks: cs}
 				judgeLink(s, fs)
 			}
 		}

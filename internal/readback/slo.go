@@ -8,9 +8,9 @@ import (
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/driver"
-	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/slo"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // SLOMetaKey is the run meta key that holds the run's SLO gates (JSON), so
@@ -53,7 +53,7 @@ func WithSLO(extra map[string]string, specs []GateSpec) map[string]string {
 // loadSLO judges the gates stored with a run on its workloads' summaries.
 // Figures a gate may name besides the built-in metrics come from the
 // workloads' read-back checks: lost_<check> is expected − found.
-func loadSLO(store *results.Run, meta results.Meta, sums []*analysis.Summary) ([]report.Gate, error) {
+func loadSLO(store *results.Run, meta results.Meta, sums []*analysis.Summary) ([]view.Gate, error) {
 	text := meta.Extra[SLOMetaKey]
 	if text == "" {
 		return nil, nil
@@ -91,12 +91,12 @@ func CheckFigures(checks map[string][]driver.Check) map[string]map[string]analys
 // JudgeGates evaluates every gate on the summaries it applies to. A gate
 // on a figure the run supplies is judged on each of those workloads that
 // supplies it; when none does, its verdict is insufficient data.
-func JudgeGates(specs []GateSpec, sums []*analysis.Summary, figures map[string]map[string]analysis.Supplied) []report.Gate {
-	var out []report.Gate
+func JudgeGates(specs []GateSpec, sums []*analysis.Summary, figures map[string]map[string]analysis.Supplied) []view.Gate {
+	var out []view.Gate
 	for _, spec := range specs {
 		add := func(vs ...analysis.Verdict) {
 			for _, v := range vs {
-				out = append(out, report.Gate{Verdict: v, Source: spec.source()})
+				out = append(out, view.Gate{Verdict: v, Source: spec.source()})
 			}
 		}
 		g, err := slo.ParseGate(spec.Expr)

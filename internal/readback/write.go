@@ -8,6 +8,7 @@ import (
 
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // WriteReports writes the run's report files into its directory: as many
@@ -15,7 +16,7 @@ import (
 // the others. It returns the names of the report files it wrote
 // (report.md, report.html, summary.json); the error lists those that
 // failed, which are left as they were (none, or an earlier run's).
-func WriteReports(store *results.Run, r *report.Run) ([]string, error) {
+func WriteReports(store *results.Run, r *view.Run) ([]string, error) {
 	var errs []error
 	var written []string
 	if err := writeCharts(store, r); err != nil {

@@ -8,47 +8,14 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/view"
 )
-
-// DriverNotes is what a workload's driver told about it: facts, and the
-// read-back checks it made after its profile's load.
-type DriverNotes struct {
-	Facts  []driver.Fact
-	Checks []driver.Check
-}
 
 // NoneFound qualifies a check that found nothing of what was written:
 // data lost whole looks the same as data the system shows later than the
 // read-back waited, or a query_url that reads another system or tenant.
 const NoneFound = "(none found: so it looks too when the system shows writes later than verify_wait, " +
 	"as VictoriaMetrics hides the last 30 s by default, or when query_url reads another system or tenant)"
-
-// LostChecks is every check of the run that lost data, by workload name,
-// in the order of the cells and phases.
-func (r *Run) LostChecks() (workloads []string, checks [][]driver.Check) {
-	return r.ChecksIn(driver.CheckLost)
-}
-
-// ChecksIn is every check of the run in state, by workload name, in the
-// order of the cells and phases.
-func (r *Run) ChecksIn(state string) (workloads []string, checks [][]driver.Check) {
-	for _, c := range r.cells() {
-		for _, p := range c.Phases {
-			for _, s := range p.Workloads {
-				var in []driver.Check
-				for _, ch := range p.Drivers[s.Workload.Name].checks() {
-					if ch.State == state {
-						in = append(in, ch)
-					}
-				}
-				if len(in) > 0 {
-					workloads, checks = append(workloads, s.Workload.Name), append(checks, in)
-				}
-			}
-		}
-	}
-	return workloads, checks
-}
 
 // checkResult is a check's outcome in words: "ok", "late: 400 series,
 // the last 1.5s after its write", "LOST 3 traces", "UNVERIFIED: why";
@@ -69,9 +36,9 @@ func checkResult(c driver.Check, mark func(string) string) string {
 }
 
 // driverNotes is every workload's notes by workload name.
-func (r *Run) driverNotes() map[string]*DriverNotes {
-	out := map[string]*DriverNotes{}
-	for _, c := range r.cells() {
+func driverNotes(r *view.Run) map[string]*view.DriverNotes {
+	out := map[string]*view.DriverNotes{}
+	for _, c := range r.AllCells() {
 		for _, p := range c.Phases {
 			for name, n := range p.Drivers {
 				out[name] = n
@@ -81,7 +48,8 @@ func (r *Run) driverNotes() map[string]*DriverNotes {
 	return out
 }
 
-func (n *DriverNotes) checks() []driver.Check {
+// checksOf are n's checks; none when the driver told nothing (n is nil).
+func checksOf(n *view.DriverNotes) []driver.Check {
 	if n == nil {
 		return nil
 	}
@@ -90,7 +58,7 @@ func (n *DriverNotes) checks() []driver.Check {
 
 // markdownDriver writes a workload's driver facts and read-back checks
 // (driverSection).
-func markdownDriver(b *strings.Builder, n *DriverNotes, level int) {
+func markdownDriver(b *strings.Builder, n *view.DriverNotes, level int) {
 	d := &doc{}
 	driverSection(d, n, level)
 	d.markdown(b)
@@ -98,7 +66,7 @@ func markdownDriver(b *strings.Builder, n *DriverNotes, level int) {
 
 // driverSection is a workload's driver facts and read-back checks as
 // sections at level.
-func driverSection(d *doc, n *DriverNotes, level int) {
+func driverSection(d *doc, n *view.DriverNotes, level int) {
 	if n == nil {
 		return
 	}
@@ -124,10 +92,10 @@ func driverSection(d *doc, n *DriverNotes, level int) {
 }
 
 // terminalDriver writes a line per read-back check of each workload.
-func terminalDriver(w io.Writer, r *Run) {
-	notes := r.driverNotes()
+func terminalDriver(w io.Writer, r *view.Run) {
+	notes := driverNotes(r)
 	for _, s := range r.Workloads {
-		for _, c := range notes[s.Workload.Name].checks() {
+		for _, c := range checksOf(notes[s.Workload.Name]) {
 			fmt.Fprintf(w, "%s: read back %s: %s of %s: %s\n", s.Workload.Name, c.Name,
 				amount(c.Found, ""), amount(c.Expected, c.Unit), checkResult(c, func(s string) string { return s }))
 		}
@@ -163,7 +131,7 @@ type jsonCheck struct {
 }
 
 // toJSONDriver fills a workload's facts and checks.
-func toJSONDriver(jw *jsonWorkload, n *DriverNotes) {
+func toJSONDriver(jw *jsonWorkload, n *view.DriverNotes) {
 	if n == nil {
 		return
 	}

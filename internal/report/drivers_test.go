@@ -9,18 +9,19 @@ import (
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // TestDriverNotes renders a run whose write workload lost samples, got
 // its series late and could not verify its exemplars: the Markdown has
 // its facts and a late, a LOST and an UNVERIFIED row, the terminal a line
 // per check, summary.json the facts and checks with the shortfall, state,
-// lateness and reason, and LostChecks and ChecksIn name them; the read
-// workload, whose driver told nothing, has none.
+// lateness and reason; the read workload, whose driver told nothing, has
+// none.
 func TestDriverNotes(t *testing.T) {
 	write := workload("a/write", "write", "a", 0, t0, 5)
 	read := workload("a/read", "read", "a", 0, t0, 5)
-	notes := &DriverNotes{
+	notes := &view.DriverNotes{
 		Facts: []driver.Fact{{Name: "rate (from the driver)", Value: "1.2 requests/s"}, {Name: "active series", Value: "36000"}},
 		Checks: []driver.Check{
 			{Name: "series", Expected: 36000, Found: 36000, Unit: "series", Note: "every acknowledged series was read back", State: driver.CheckLate,
@@ -30,9 +31,9 @@ func TestDriverNotes(t *testing.T) {
 			{Name: "samples", Expected: 432000, Found: 400000, Unit: "samples", Note: "32000 samples | missing", State: driver.CheckLost},
 		},
 	}
-	r := &Run{Name: "rw", Started: t0, State: "failed", Workloads: []*analysis.Summary{write, read},
-		Cells: []*Cell{{Index: 0, Name: "default", State: "completed", Phases: []*Phase{{Profile: "a", State: "completed",
-			Workloads: []*analysis.Summary{write, read}, Drivers: map[string]*DriverNotes{"a/write": notes}}}}}}
+	r := &view.Run{Name: "rw", Started: t0, State: "failed", Workloads: []*analysis.Summary{write, read},
+		Cells: []*view.Cell{{Index: 0, Name: "default", State: "completed", Phases: []*view.Phase{{Profile: "a", State: "completed",
+			Workloads: []*analysis.Summary{write, read}, Drivers: map[string]*view.DriverNotes{"a/write": notes}}}}}}
 	var md, term, js bytes.Buffer
 	if err := Markdown(&md, r); err != nil {
 		t.Fatal(err)
@@ -88,13 +89,6 @@ func TestDriverNotes(t *testing.T) {
 	}
 	if c := w[0].Checks[1]; c.State != "unverified" || c.Reason != "HTTP 503: unavailable" || c.Lost {
 		t.Errorf("summary.json unverified check %+v", c)
-	}
-	if names, un := r.ChecksIn(driver.CheckUnverified); len(names) != 1 || len(un[0]) != 1 || un[0][0].Name != "exemplars" {
-		t.Errorf("ChecksIn(unverified) = %v, %+v", names, un)
-	}
-	names, lost := r.LostChecks()
-	if len(names) != 1 || names[0] != "a/write" || len(lost[0]) != 1 || lost[0][0].Name != "samples" {
-		t.Errorf("LostChecks() = %v, %+v", names, lost)
 	}
 }
 

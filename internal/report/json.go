@@ -9,6 +9,7 @@ import (
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // JSONVersion is the version of the summary.json format (docs/format/summary.md).
@@ -143,20 +144,20 @@ func toJSONQ(q analysis.Quantiles) jsonQ {
 }
 
 // JSON writes the versioned summary of r.
-func JSON(w io.Writer, r *Run) error {
+func JSON(w io.Writer, r *view.Run) error {
 	out := jsonRun{Format: "perflab-summary", Version: JSONVersion, Name: r.Name, Command: r.Command,
 		Tool: r.Tool, Host: r.Host, Started: r.Started.UTC(), Ended: r.Ended.UTC(), State: r.State,
 		Message: r.Message, Workloads: []jsonWorkload{}, Cells: []jsonCell{}, SLO: toJSONSLO(r.SLO)}
 	if r.Ended.IsZero() {
 		out.Ended = time.Time{}
 	}
-	notes := r.driverNotes()
+	notes := driverNotes(r)
 	for _, s := range r.Workloads {
 		jw := toJSONWorkload(s)
 		toJSONDriver(&jw, notes[s.Workload.Name])
 		out.Workloads = append(out.Workloads, jw)
 	}
-	for _, c := range r.cells() {
+	for _, c := range r.AllCells() {
 		out.Cells = append(out.Cells, toJSONCell(c))
 	}
 	if len(r.Overheads) > 0 {

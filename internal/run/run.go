@@ -10,8 +10,8 @@ import (
 	"github.com/perflab/perflab/internal/engine"
 	"github.com/perflab/perflab/internal/export"
 	"github.com/perflab/perflab/internal/plan"
-	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // Job is one run: a plan's cells (perflab run, search, k8s run, demo),
@@ -153,7 +153,7 @@ func Run(stop, kill context.Context, job Job) (*Result, error) {
 	}
 	r.closeExport()
 	f, _ := r.strategy.(Finisher)
-	return rec.Finish(func(rep *report.Run) (results.Status, error) {
+	return rec.Finish(func(rep *view.Run) (results.Status, error) {
 		return JudgePlan(rep, stop.Err() != nil, rec.Err(), failedCells)
 	}, f)
 }

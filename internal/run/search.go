@@ -16,6 +16,7 @@ import (
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/stats"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // minAchieved is the share of its rate a step must achieve to pass: below
@@ -48,7 +49,7 @@ type Search struct {
 	cfg      SearchConfig
 	cs       analysis.CapacitySearch
 	sw       *analysis.Sweep // nil for a capacity search
-	steps    []report.SearchStep
+	steps    []view.SearchStep
 	profile  plan.Profile // as expanded for the cell
 	workload string       // the workload's name in its profile
 	target   string
@@ -95,7 +96,7 @@ func (s *Search) next() (stepShape, bool) {
 }
 
 // record takes a step's outcome.
-func (s *Search) record(sh stepShape, st report.SearchStep) {
+func (s *Search) record(sh stepShape, st view.SearchStep) {
 	if s.sw == nil {
 		s.cs.Record(sh.rate, st.Pass, st.ClientBound)
 		return
@@ -175,8 +176,8 @@ func shapeStr(sh stepShape) string {
 }
 
 // judge reads the step's figures from the store and judges its gates.
-func (s *Search) judge(rec *Record, n int, rate float64, phase, workload string) (report.SearchStep, error) {
-	st := report.SearchStep{N: n, Phase: phase, Rate: rate, Bisect: s.cs.Failed > 0 && s.cs.Passed > 0}
+func (s *Search) judge(rec *Record, n int, rate float64, phase, workload string) (view.SearchStep, error) {
+	st := view.SearchStep{N: n, Phase: phase, Rate: rate, Bisect: s.cs.Failed > 0 && s.cs.Passed > 0}
 	rep, err := readback.Load(rec.Store)
 	if err != nil {
 		return st, err
@@ -196,7 +197,7 @@ func (s *Search) judge(rec *Record, n int, rate float64, phase, workload string)
 	}
 	st.Gates = readback.JudgeGates(s.cfg.Gates, []*analysis.Summary{sum}, readback.CheckFigures(checks))
 	fillStep(&st, sum)
-	limited, limitWhy := analysis.GeneratorLimited(sum, readback.PhaseResources(rep, phase))
+	limited, limitWhy := analysis.GeneratorLimited(sum, rep.PhaseResources(phase))
 	var why []string
 	for _, g := range st.Gates {
 		switch g.State {
@@ -226,7 +227,7 @@ func (s *Search) judge(rec *Record, n int, rate float64, phase, workload string)
 }
 
 // fillStep copies the figures of the step's workload.
-func fillStep(st *report.SearchStep, sum *analysis.Summary) {
+func fillStep(st *view.SearchStep, sum *analysis.Summary) {
 	st.Achieved, st.Dropped, st.LLM = sum.Rate, sum.Dropped, stepLLM(sum)
 	var reqs, ok int64
 	for _, op := range sum.Ops {
@@ -252,9 +253,9 @@ func fillStep(st *report.SearchStep, sum *analysis.Summary) {
 
 // result is the search's outcome, with the resources of the step at the
 // highest sustainable rate from the finished run.
-func (s *Search) result(rep *report.Run) *report.Search {
+func (s *Search) result(rep *view.Run) *view.Search {
 	cfg := s.cfg
-	out := &report.Search{Plan: cfg.Plan.Name, Dir: rep.Dir, Command: rep.Command, Profile: cfg.Plan.Profiles[0].Name,
+	out := &view.Search{Plan: cfg.Plan.Name, Dir: rep.Dir, Command: rep.Command, Profile: cfg.Plan.Profiles[0].Name,
 		Workload: s.workload, Target: s.target, Start: cfg.Start, Max: cfg.Max, Factor: cfg.Factor, Bisect: cfg.Bisect,
 		StepDuration: cfg.StepDuration, Steps: s.steps, Sustained: s.cs.Passed, Failed: s.cs.Failed,
 		Limit: s.cs.Limit(), Stopped: s.stopped}
@@ -272,14 +273,14 @@ func (s *Search) result(rep *report.Run) *report.Search {
 	}
 	for _, st := range s.steps {
 		if st.Rate == out.Sustained && st.Pass {
-			out.Resources = readback.PhaseResources(rep, st.Phase)
+			out.Resources = rep.PhaseResources(st.Phase)
 		}
 	}
 	return out
 }
 
 // stepLine is a step's outcome on one line of progress.
-func stepLine(st report.SearchStep) string {
+func stepLine(st view.SearchStep) string {
 	line := fmt.Sprintf("%.1f/s achieved, p99 %v", st.Achieved, st.P99.Round(10*time.Microsecond))
 	if st.Pass {
 		return "pass (" + line + ")"
@@ -292,7 +293,7 @@ func rateStr(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) + "/
 // Judge is the search's verdict after the run's: a run that completed
 // without any rate meeting the SLO fails. It also gives the report the
 // search's outcome.
-func (s *Search) Judge(rep *report.Run, status results.Status, err error) (results.Status, error) {
+func (s *Search) Judge(rep *view.Run, status results.Status, err error) (results.Status, error) {
 	res := s.result(rep)
 	rep.Search = res
 	if s.sw != nil {
@@ -312,10 +313,10 @@ func (s *Search) Judge(rep *report.Run, status results.Status, err error) (resul
 
 // WriteFiles writes the search's report, search.md and search.json, into
 // the run directory.
-func (s *Search) WriteFiles(store *results.Run, rep *report.Run) (written []string, errs []error) {
+func (s *Search) WriteFiles(store *results.Run, rep *view.Run) (written []string, errs []error) {
 	for _, f := range []struct {
 		name   string
-		render func(w io.Writer, s *report.Search) error
+		render func(w io.Writer, s *view.Search) error
 	}{{"search.md", report.SearchMarkdown}, {"search.json", report.SearchJSON}} {
 		if err := readback.WriteFile(store.Path(f.name), func(w *os.File) error { return f.render(w, rep.Search) }); err != nil {
 			errs = append(errs, err)
@@ -327,7 +328,7 @@ func (s *Search) WriteFiles(store *results.Run, rep *report.Run) (written []stri
 }
 
 // searchWhy is why the first step failed.
-func searchWhy(s *report.Search) string {
+func searchWhy(s *view.Search) string {
 	if len(s.Steps) == 0 {
 		return "no step ran"
 	}
