@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/perflab/perflab/internal/fleet"
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/shard"
@@ -62,6 +63,6 @@ func (e *env) mergeCmd(ctx context.Context, args []string) error {
 	}
 	res, err := rec.Finish(func(rep *view.Run) (results.Status, error) {
 		return run.JudgePlan(rep, false, rec.Err(), failed)
-	}, nil)
+	}, nil, report.WriteFiles)
 	return e.show(res, *jsonOut, err)
 }

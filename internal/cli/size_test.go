@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/readback"
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/results/resultstest"
 	"github.com/perflab/perflab/internal/stats"
@@ -169,7 +170,7 @@ func TestWriteReportsWritesSizes(t *testing.T) {
 	defer store.Close()
 	r, err := readback.Load(store)
 	resultstest.Must(t, err)
-	_, err = readback.WriteReports(store, r)
+	_, err = report.WriteFiles(store.Dir(), r)
 	resultstest.Must(t, err)
 	for _, name := range []string{"s", "m", "l"} {
 		b, err := os.ReadFile(store.Path("sizes/default-" + name + ".yaml"))

@@ -1,12 +1,7 @@
 package readback
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
-
 	"github.com/perflab/perflab/internal/analysis"
-	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/view"
 )
@@ -53,25 +48,6 @@ func Reinsight(store *results.Run, r *view.Run, o analysis.InsightOptions) error
 		}
 		if c.Insights, err = cellInsights(c, analysisSeries(samples), o); err != nil {
 			return err
-		}
-	}
-	return nil
-}
-
-// writeSizeFiles writes each suggested size's Kubernetes resources into
-// the run directory's sizes/.
-func writeSizeFiles(store *results.Run, r *view.Run) error {
-	files, err := report.SizeFiles(r)
-	if err != nil {
-		return err
-	}
-	for _, f := range files {
-		path := store.Path(f.Name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return fmt.Errorf("cannot write %s: %w", f.Name, err)
-		}
-		if err := writeBytes(path, f.Data); err != nil {
-			return fmt.Errorf("cannot write %s: %w", f.Name, err)
 		}
 	}
 	return nil

@@ -1,14 +1,10 @@
 package readback
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"slices"
 
 	"github.com/perflab/perflab/internal/analysis"
-	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/stats"
 	"github.com/perflab/perflab/internal/view"
@@ -73,9 +69,6 @@ func readRun(store *results.Run) (*view.Run, workloadData, error) {
 	if r.State == results.StateRunning && runIsLive(store, meta) {
 		markInProgress(r)
 	}
-	if r.Search, err = loadSearch(store, r); err != nil {
-		return nil, wd, err
-	}
 	if r.Exports, err = loadExports(store); err != nil {
 		return nil, wd, err
 	}
@@ -121,31 +114,6 @@ func loadExports(store *results.Run) ([]string, error) {
 		}
 	}
 	return out, nil
-}
-
-// loadSearch reads the search.json of a capacity search's run, with the
-// resources of the step at the highest sustainable rate; nil for a run
-// without one.
-func loadSearch(store *results.Run, r *view.Run) (*view.Search, error) {
-	f, err := os.Open(store.Path("search.json"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("cannot read search.json: %w", err)
-	}
-	defer f.Close()
-	s, err := report.ReadSearchJSON(f)
-	if err != nil {
-		return nil, err
-	}
-	s.Dir, s.Command = r.Dir, r.Command
-	for _, st := range s.Steps {
-		if st.Rate == s.Sustained && st.Pass {
-			s.Resources = r.PhaseResources(st.Phase)
-		}
-	}
-	return s, nil
 }
 
 func analysisWorkload(w results.Workload, end results.WorkloadEnd, ended bool, ivs []*stats.Interval) analysis.Workload {

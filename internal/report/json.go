@@ -1,5 +1,3 @@
-// Package report renders run summaries: a terminal table, Markdown and
-// versioned JSON. A report only reads figures; it never runs load.
 package report
 
 import (

@@ -21,7 +21,7 @@ type Result struct {
 	Dir    string
 	Report *view.Run
 	// Written are the report files written into Dir (report.md,
-	// report.html, summary.json, and a strategy's own): those a user can
+	// report.html, summary.json, and a search's own): those a user can
 	// open.
 	Written []string
 }
@@ -30,17 +30,17 @@ type Result struct {
 type Judge func(*view.Run) (results.Status, error)
 
 // Finisher is what a strategy adds to the end of a run: its own verdict
-// after the run's, and its own files in the run directory.
+// after the run's.
 type Finisher interface {
 	Judge(rep *view.Run, status results.Status, err error) (results.Status, error)
-	WriteFiles(store *results.Run, rep *view.Run) (written []string, errs []error)
 }
 
 // Finish reads the run back, decides its state with judge (then its SLO
 // gates and read-back checks, then f's verdict when f is set), records
-// it and writes the report files. When the store failed, it still writes
-// what it can, and its error says so first.
-func (r *Record) Finish(judge Judge, f Finisher) (*Result, error) {
+// it and writes the report files with files (Job.Files; nil writes
+// none). When the store failed, it still writes what it can, and its
+// error says so first.
+func (r *Record) Finish(judge Judge, f Finisher, files func(dir string, rep *view.Run) ([]string, error)) (*Result, error) {
 	defer leanGC()()
 	res := &Result{Dir: r.Store.Dir()}
 	rep, err := readback.Load(r.Store)
@@ -63,14 +63,12 @@ func (r *Record) Finish(judge Judge, f Finisher) (*Result, error) {
 	rep.State, rep.Message, rep.Ended = status.State, status.Message, status.Ended
 	res.Report = rep
 	var others []error
-	written, err := readback.WriteReports(r.Store, rep)
-	if err != nil {
-		others = append(others, err)
-	}
-	res.Written = written
-	if f != nil {
-		more, errs := f.WriteFiles(r.Store, rep)
-		res.Written, others = append(res.Written, more...), append(others, errs...)
+	if files != nil {
+		written, err := files(r.Store.Dir(), rep)
+		if err != nil {
+			others = append(others, err)
+		}
+		res.Written = written
 	}
 	if r.Err() != nil || finishErr != nil {
 		return res, r.failure(rep, r.Err(), finishErr, others)

@@ -28,7 +28,7 @@ func TestFinishReadsBackWithTheHeapKeptClose(t *testing.T) {
 			during = gcPercent()
 			return results.Status{State: results.StateCompleted}, nil
 		}
-		if _, err := rec.Finish(judge, nil); err != nil {
+		if _, err := rec.Finish(judge, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		if after := gcPercent(); during != c.during || after != c.user {

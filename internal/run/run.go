@@ -42,6 +42,10 @@ type Job struct {
 	// (internal/export): its intervals, the generator's and the
 	// components' samples.
 	Export []export.Target
+	// Files writes the report files of the ended run into its directory
+	// and names those it wrote (report.WriteFiles, and a search's own);
+	// nil writes none.
+	Files func(dir string, rep *view.Run) ([]string, error)
 	// Intervals, when set, is where the run's intervals go instead of its
 	// store (tests: a writer that fails).
 	Intervals func(*results.Run) IntervalWriter
@@ -155,7 +159,7 @@ func Run(stop, kill context.Context, job Job) (*Result, error) {
 	f, _ := r.strategy.(Finisher)
 	return rec.Finish(func(rep *view.Run) (results.Status, error) {
 		return JudgePlan(rep, stop.Err() != nil, rec.Err(), failedCells)
-	}, f)
+	}, f, job.Files)
 }
 
 // createRecord creates the run's store: for a plan, with the plan

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -13,7 +11,6 @@ import (
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/readback"
-	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/stats"
 	"github.com/perflab/perflab/internal/view"
@@ -43,7 +40,8 @@ type SearchConfig struct {
 // Search is the Strategy of a capacity search: it runs the steps as
 // phases of the plan's one cell, each a profile named step-NN with the
 // workload at the step's rate, and judges each on the search's gates. As
-// a Finisher it fails a run in which no rate met them, and writes
+// a Finisher it fails a run in which no rate met them, and gives the
+// run its outcome (view.Run.Search), which the caller writes as
 // search.md and search.json.
 type Search struct {
 	cfg      SearchConfig
@@ -309,22 +307,6 @@ func (s *Search) Judge(rep *view.Run, status results.Status, err error) (results
 		hint = "no gate failed, but the first step had too few requests to judge them: lengthen --step-duration or raise --start"
 	}
 	return status, failed(errors.New(status.Message+"; "+strings.ReplaceAll(searchWhy(res), "**", "")), hint)
-}
-
-// WriteFiles writes the search's report, search.md and search.json, into
-// the run directory.
-func (s *Search) WriteFiles(store *results.Run, rep *view.Run) (written []string, errs []error) {
-	for _, f := range []struct {
-		name   string
-		render func(w io.Writer, s *view.Search) error
-	}{{"search.md", report.SearchMarkdown}, {"search.json", report.SearchJSON}} {
-		if err := readback.WriteFile(store.Path(f.name), func(w *os.File) error { return f.render(w, rep.Search) }); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		written = append(written, f.name)
-	}
-	return written, errs
 }
 
 // searchWhy is why the first step failed.
