@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/internal/analysis"
-	"github.com/perflab/perflab/internal/driver/registry"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/stats"
 	"github.com/perflab/perflab/internal/view"
@@ -192,13 +191,21 @@ func workloadDifferences(name string, ref, r *Compared) (diffs, notes []string) 
 			continue
 		}
 		text := fmt.Sprintf("workload %s: param %s %s in %s, %s in %s", name, k, paramText(pa[k]), ref.dir, paramText(pb[k]), r.dir)
-		if registry.IsPlace(a.Driver, k) {
+		if isPlace(a, b, k) {
 			notes = append(notes, text)
 		} else {
 			diffs = append(diffs, text)
 		}
 	}
 	return diffs, notes
+}
+
+// isPlace reports whether the param key of workloads a and b says where
+// each system is rather than what load it gets, as either run recorded
+// its driver's place keys (a run made before they were recorded names
+// none: its params all count as the load).
+func isPlace(a, b results.Workload, key string) bool {
+	return slices.Contains(a.Place, key) || slices.Contains(b.Place, key)
 }
 
 // unionKeys is every key of pa and of pb, once each, sorted.

@@ -6,7 +6,6 @@ import (
 	"reflect"
 
 	"github.com/perflab/perflab/internal/analysis"
-	"github.com/perflab/perflab/internal/driver/registry"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/stats"
 	"github.com/perflab/perflab/internal/view"
@@ -171,7 +170,7 @@ func paramNotes(a, b results.Workload) []string {
 	pa, pb := paramMap(a.Params), paramMap(b.Params)
 	var out []string
 	for _, k := range unionKeys(pa, pb) {
-		if registry.IsPlace(a.Driver, k) || reflect.DeepEqual(pa[k], pb[k]) {
+		if isPlace(a, b, k) || reflect.DeepEqual(pa[k], pb[k]) {
 			continue
 		}
 		out = append(out, fmt.Sprintf("the workloads' param %s differs: %s for %s, %s for %s",

@@ -29,6 +29,7 @@ func (r *runner) buildDrivers(ph Phase) ([]Workload, error) {
 		if err != nil {
 			return ws, fmt.Errorf("workload %s: %w", w.Desc.Short, err)
 		}
+		w.Desc.Place = registry.PlaceKeys(w.Desc.Driver) // what a comparison read later knows of the driver
 		if err := r.rec.Store.AddWorkload(w.Desc); err != nil {
 			r.rec.Fail(err)
 			return ws, err
