@@ -162,9 +162,9 @@ func TestSizeRefusesBadFlags(t *testing.T) {
 	}
 }
 
-// TestWriteReportsWritesSizes: the run directory holds a YAML file per
+// TestWriteFilesWritesSizes: the run directory holds a YAML file per
 // suggested size.
-func TestWriteReportsWritesSizes(t *testing.T) {
+func TestWriteFilesWritesSizes(t *testing.T) {
 	store, err := results.Open(writeSizingStore(t, t.TempDir()))
 	resultstest.Must(t, err)
 	defer store.Close()

@@ -72,7 +72,7 @@ func ReadSearch(r *view.Run) error {
 		return fmt.Errorf("cannot read %s: %w", js.SearchFile, err)
 	}
 	defer f.Close()
-	s, err := ReadSearchJSON(f)
+	s, err := readSearchJSON(f)
 	if err != nil {
 		return err
 	}

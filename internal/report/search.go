@@ -345,10 +345,10 @@ func SearchJSON(w io.Writer, s *view.Search) error {
 	return enc.Encode(out)
 }
 
-// ReadSearchJSON reads back the search.json SearchJSON wrote, for a
+// readSearchJSON reads back the search.json SearchJSON wrote, for a
 // report of the run: the steps without their gates' verdicts, and no
 // resources (they are the run's).
-func ReadSearchJSON(r io.Reader) (*view.Search, error) {
+func readSearchJSON(r io.Reader) (*view.Search, error) {
 	var in jsonSearch
 	if err := json.NewDecoder(r).Decode(&in); err != nil {
 		return nil, fmt.Errorf("cannot read search.json: %w", err)

@@ -67,7 +67,7 @@ func TestReadSearchJSON(t *testing.T) {
 	if err := SearchJSON(&js, s); err != nil {
 		t.Fatal(err)
 	}
-	back, err := ReadSearchJSON(&js)
+	back, err := readSearchJSON(&js)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestReadSearchJSON(t *testing.T) {
 	if !strings.Contains(section(back), "at 400/s it was client-bound (the generator's CPU at 95 % of its cores)") {
 		t.Errorf("the limit lost why the generator was client-bound:\n%s", section(back))
 	}
-	if _, err := ReadSearchJSON(strings.NewReader(`{"format": "perflab-summary"}`)); err == nil {
+	if _, err := readSearchJSON(strings.NewReader(`{"format": "perflab-summary"}`)); err == nil {
 		t.Error("a summary.json was read as a search")
 	}
 }

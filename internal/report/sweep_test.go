@@ -59,7 +59,7 @@ func TestSweepReport(t *testing.T) {
 			t.Errorf("terminal lacks %q:\n%s", want, term.String())
 		}
 	}
-	back, err := ReadSearchJSON(&js)
+	back, err := readSearchJSON(&js)
 	if err != nil {
 		t.Fatal(err)
 	}
