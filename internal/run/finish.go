@@ -26,7 +26,7 @@ type Result struct {
 	Written []string
 }
 
-// Judge decides a run's final state from its report.
+// Judge decides a run's final state from its read model.
 type Judge func(*view.Run) (results.Status, error)
 
 // Finisher is what a strategy adds to the end of a run: its own verdict
