@@ -19,9 +19,10 @@ func (e *env) compare(args []string) error {
 	fs.Var(&as, "a", "a run of side A (repeat for repeated runs)")
 	fs.Var(&bs, "b", "a run of side B (repeat for repeated runs)")
 	force := fs.Bool("force", false, "compare although the workloads differ (driver, model, target rate or concurrency, params)")
-	format := fs.String("format", "md", "md or json")
+	format := fs.String("format", "md", report.FormatNames(hasCompare, true))
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "Usage: perflab compare RUN_A RUN_B [RUN…] | --a RUN [--a RUN…] --b RUN [--b RUN…]  [--force] [--format md|json]")
+		fmt.Fprintln(e.stderr, "Usage: perflab compare RUN_A RUN_B [RUN…] | --a RUN [--a RUN…] --b RUN [--b RUN…]  [--force] [--format "+
+			formatChoice(hasCompare)+"]")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
@@ -29,8 +30,9 @@ func (e *env) compare(args []string) error {
 		return flagError(err)
 	}
 	sides, problems := compareSides(pos, as, bs)
-	if *format != "md" && *format != "json" {
-		problems = append(problems, fmt.Sprintf("--format %q: want md or json", *format))
+	f, ok := report.FormatNamed(*format)
+	if !ok || f.Compare == nil {
+		problems = append(problems, fmt.Sprintf("--format %q: want %s", *format, report.FormatNames(hasCompare, false)))
 	}
 	if len(problems) > 0 {
 		return usageErrorf("invalid arguments:\n  %s", strings.Join(problems, "\n  "))
@@ -53,15 +55,26 @@ func (e *env) compare(args []string) error {
 		if err != nil {
 			return err
 		}
-		render := report.CompareMarkdown
-		if *format == "json" {
-			render = report.CompareJSON
-		}
-		if err := render(e.stdout, c); err != nil {
+		if err := f.Compare(e.stdout, c); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// hasCompare keeps the formats a comparison is rendered in.
+func hasCompare(f report.Format) bool { return f.Compare != nil }
+
+// formatChoice is the names of the formats keep selects as a usage line
+// gives them: "md|json".
+func formatChoice(keep func(report.Format) bool) string {
+	var names []string
+	for _, f := range report.Formats {
+		if keep(f) {
+			names = append(names, f.Name)
+		}
+	}
+	return strings.Join(names, "|")
 }
 
 // compareSides is side A and one or more sides B, as run directories.

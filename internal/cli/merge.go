@@ -9,6 +9,7 @@ import (
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/shard"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // mergeCmd is `perflab merge --store URL --run-id ID [--out DIR]`: it
@@ -60,8 +61,8 @@ func (e *env) mergeCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		rec.Fail(err)
 	}
-	res, err := rec.Finish(func(rep *report.Run) (results.Status, error) {
+	res, err := rec.Finish(func(rep *view.Run) (results.Status, error) {
 		return run.JudgePlan(rep, false, rec.Err(), failed)
-	}, nil)
+	}, nil, report.WriteFiles)
 	return e.show(res, *jsonOut, err)
 }

@@ -94,7 +94,7 @@ func (e *env) executePlan(ctx context.Context, p *plan.Plan, b plan.Builtins, ou
 // job is a run job writing under out with meta, its events shown on the
 // terminal, scrubbed as e is.
 func (e *env) job(out string, meta results.Meta) run.Job {
-	return run.Job{Out: out, Meta: meta, Events: e.events(), Intervals: e.intervals, Scrub: e.scrubFunc()}
+	return run.Job{Out: out, Meta: meta, Events: e.events(), Files: report.WriteFiles, Intervals: e.intervals, Scrub: e.scrubFunc()}
 }
 
 // scrubFunc is e's scrubber as a function; nil when it has none.
@@ -138,24 +138,32 @@ func (e *env) wrote(dir string, written []string) {
 	e.reportFiles(dir, written)
 }
 
-// reportFiles says where the report files written are.
+// reportFiles says where the report files written are: the search's
+// report, the run's (and its page) and, but for a search, its summary.
 func (e *env) reportFiles(dir string, written []string) {
 	has := func(name string) bool { return slices.Contains(written, name) }
 	path := func(name string) string { return filepath.Join(dir, name) }
-	if has("search.md") {
-		fmt.Fprintf(e.stderr, "search:        %s\n", path("search.md"))
+	md, page, summary := formatNamed("md"), formatNamed("html").File, formatNamed("json").File
+	if has(md.SearchFile) {
+		fmt.Fprintf(e.stderr, "search:        %s\n", path(md.SearchFile))
 	}
 	switch {
-	case has("report.md") && has("report.html"):
-		fmt.Fprintf(e.stderr, "report:        %s (and report.html)\n", path("report.md"))
-	case has("report.md"):
-		fmt.Fprintf(e.stderr, "report:        %s\n", path("report.md"))
-	case has("report.html"):
-		fmt.Fprintf(e.stderr, "report:        %s\n", path("report.html"))
+	case has(md.File) && has(page):
+		fmt.Fprintf(e.stderr, "report:        %s (and %s)\n", path(md.File), page)
+	case has(md.File):
+		fmt.Fprintf(e.stderr, "report:        %s\n", path(md.File))
+	case has(page):
+		fmt.Fprintf(e.stderr, "report:        %s\n", path(page))
 	}
-	if has("summary.json") && !has("search.md") {
-		fmt.Fprintf(e.stderr, "summary:       %s\n", path("summary.json"))
+	if has(summary) && !has(md.SearchFile) {
+		fmt.Fprintf(e.stderr, "summary:       %s\n", path(summary))
 	}
+}
+
+// formatNamed is report's format called name, which there is.
+func formatNamed(name string) report.Format {
+	f, _ := report.FormatNamed(name)
+	return f
 }
 
 // checkedPlan loads the plan at path for perflab run, plan check and

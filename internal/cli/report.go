@@ -3,7 +3,7 @@ package cli
 import (
 	"errors"
 	"io/fs"
-	"slices"
+	"strings"
 
 	"github.com/perflab/perflab/internal/readback"
 	"github.com/perflab/perflab/internal/report"
@@ -16,8 +16,8 @@ import (
 // nothing in the directory is.
 func (e *env) report(args []string) error {
 	fs := newFlagSet("report", e)
-	format := fs.String("format", "md", "md, json, html (self-contained, with charts), csv (one row per operation per interval) or junit (one test case per SLO gate)")
-	write := fs.Bool("write", false, "write report.md, report.html, summary.json, charts/ and sizes/ into the run directory again instead of printing (results.db is never changed)")
+	format := fs.String("format", "md", report.FormatNames(hasRun, true))
+	write := fs.Bool("write", false, "write "+strings.Join(runFiles(), ", ")+", charts/ and sizes/ into the run directory again instead of printing (results.db is never changed)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return flagError(err)
@@ -25,8 +25,9 @@ func (e *env) report(args []string) error {
 	if len(pos) != 1 {
 		return usageErrorf("perflab report needs one run directory")
 	}
-	if !slices.Contains([]string{"md", "json", "html", "csv", "junit"}, *format) {
-		return usageErrorf("--format %q: want md, json, html, csv or junit", *format)
+	f, ok := report.FormatNamed(*format)
+	if !ok || f.Run == nil {
+		return usageErrorf("--format %q: want %s", *format, report.FormatNames(hasRun, false))
 	}
 	if *write && set(fs, "format") {
 		return usageErrorf("--write writes every format; --format chooses what is printed without it")
@@ -37,29 +38,38 @@ func (e *env) report(args []string) error {
 	}
 	defer store.Close()
 	r, err := readback.Load(store)
+	if err == nil {
+		err = report.ReadSearch(r)
+	}
 	if err != nil {
 		return &runError{err: err, code: ExitFailed}
 	}
 	if *write {
-		written, err := readback.WriteReports(store, r)
+		written, err := report.WriteFiles(store.Dir(), r)
 		e.reportFiles(store.Dir(), written)
 		if err != nil {
 			return &runError{err: err, hint: "the run directory must be writable, with free space", code: ExitFailed}
 		}
 		return nil
 	}
-	switch *format {
-	case "json":
-		return report.JSON(e.stdout, r)
-	case "html":
-		return report.HTML(e.stdout, r)
-	case "csv":
-		return report.CSV(e.stdout, r)
-	case "junit":
-		return report.JUnit(e.stdout, r)
+	if f.LinksCharts {
+		r.Charts = report.WrittenCharts(store.Dir(), r)
 	}
-	r.Charts = readback.WrittenCharts(store.Dir(), r)
-	return report.Markdown(e.stdout, r)
+	return f.Run(e.stdout, r)
+}
+
+// hasRun keeps the formats a run is rendered in.
+func hasRun(f report.Format) bool { return f.Run != nil }
+
+// runFiles are the files of a run directory the formats are written to.
+func runFiles() []string {
+	var out []string
+	for _, f := range report.Formats {
+		if f.File != "" {
+			out = append(out, f.File)
+		}
+	}
+	return out
 }
 
 // openRun opens the run directory dir given on the command line, read-only.

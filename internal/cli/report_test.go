@@ -12,7 +12,8 @@ import (
 // TestReportCSVAndJUnit (issue 20, item 4): perflab report --format csv
 // gives a row per operation per interval of a stored run (two cells of 30
 // one-second intervals of one operation: 60 rows), --format junit a JUnit
-// suite whose run-state case fails for a run that failed.
+// suite whose run-state case fails for a run that failed, --format
+// terminal the tables the run printed.
 func TestReportCSVAndJUnit(t *testing.T) {
 	dir := resultstest.WritePlanRun(t, t.TempDir())
 	code, out, errs := mainOut("report", dir, "--format", "csv")
@@ -32,6 +33,9 @@ func TestReportCSVAndJUnit(t *testing.T) {
 	}
 	if code != 0 || xml.Unmarshal([]byte(out), &suites) != nil || len(suites.Suites) != 1 || suites.Suites[0].Failures != 1 {
 		t.Errorf("junit: exit %d: %s\n%s", code, errs, out)
+	}
+	if code, out, errs := mainOut("report", dir, "--format", "terminal"); code != 0 || !strings.Contains(out, "GET /") {
+		t.Errorf("terminal: exit %d: %s\n%s", code, errs, out)
 	}
 	if code, _, errs := mainOut("report", dir, "--format", "yaml"); code != ExitUsage || !strings.Contains(errs, "csv or junit") {
 		t.Errorf("an unknown format: exit %d: %s", code, errs)

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/slo"
 	"github.com/perflab/perflab/internal/units"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // searchFlags are the flags of perflab search.
@@ -155,6 +157,7 @@ func (e *env) runSearch(ctx context.Context, cfg *searchConfig) error {
 	job := e.job(cfg.flags.out, results.Meta{Name: p.Name + "-search", Command: cfg.command,
 		Extra: map[string]string{"search": string(params)}})
 	job.Plan, job.Builtins, job.SampleEvery, job.Strategy = p, cfg.b, p.SampleInterval, run.NewSearch(cfg.SearchConfig)
+	job.Files = searchFiles
 	var err error
 	if job.Export, err = planExports(p); err != nil {
 		return err
@@ -170,6 +173,14 @@ func (e *env) runSearch(ctx context.Context, cfg *searchConfig) error {
 	}
 	e.wrote(res.Dir, res.Written)
 	return err
+}
+
+// searchFiles writes the report files of a search's run and the search's
+// own, search.md and search.json.
+func searchFiles(dir string, r *view.Run) ([]string, error) {
+	written, err := report.WriteFiles(dir, r)
+	more, serr := report.WriteSearchFiles(dir, r.Search)
+	return append(written, more...), errors.Join(err, serr)
 }
 
 // sweepFlagProblems are the problems of --sweep and --sweep-vus: a sweep

@@ -12,6 +12,7 @@ import (
 	"github.com/perflab/perflab/internal/readback"
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/units"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // sizeFlags are the settings of `perflab size`, as typed.
@@ -151,9 +152,9 @@ func set(fs *flag.FlagSet, name string) bool {
 // to requests/s, and the output says so; a load that can't be converted
 // is refused, naming the unit to give, before anything is written. A run
 // without any fits fails with a hint.
-func (e *env) predict(r *report.Run, at loadArg) error {
+func (e *env) predict(r *view.Run, at loadArg) error {
 	type prediction struct {
-		cell       *report.Cell
+		cell       *view.Cell
 		load       float64
 		conversion string
 	}
@@ -192,7 +193,7 @@ func (e *env) predict(r *report.Run, at loadArg) error {
 
 // leftOut is why the cells' profiles were left out of their fits: the
 // system did not hold their load, or the machine set their figures.
-func leftOut(cells []*report.Cell) []string {
+func leftOut(cells []*view.Cell) []string {
 	var out []string
 	for _, c := range cells {
 		if c.Insights == nil {
@@ -210,7 +211,7 @@ func leftOut(cells []*report.Cell) []string {
 }
 
 // cellPrefix names the cell a problem is of when the run has several.
-func cellPrefix(c *report.Cell, cells int) string {
+func cellPrefix(c *view.Cell, cells int) string {
 	if cells < 2 {
 		return ""
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/readback"
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/results/resultstest"
 	"github.com/perflab/perflab/internal/stats"
@@ -161,15 +162,15 @@ func TestSizeRefusesBadFlags(t *testing.T) {
 	}
 }
 
-// TestWriteReportsWritesSizes: the run directory holds a YAML file per
+// TestWriteFilesWritesSizes: the run directory holds a YAML file per
 // suggested size.
-func TestWriteReportsWritesSizes(t *testing.T) {
+func TestWriteFilesWritesSizes(t *testing.T) {
 	store, err := results.Open(writeSizingStore(t, t.TempDir()))
 	resultstest.Must(t, err)
 	defer store.Close()
 	r, err := readback.Load(store)
 	resultstest.Must(t, err)
-	_, err = readback.WriteReports(store, r)
+	_, err = report.WriteFiles(store.Dir(), r)
 	resultstest.Must(t, err)
 	for _, name := range []string{"s", "m", "l"} {
 		b, err := os.ReadFile(store.Path("sizes/default-" + name + ".yaml"))

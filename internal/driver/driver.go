@@ -62,9 +62,12 @@ type Closer interface {
 
 // Fact is one named figure a driver reports about its workload, such as the
 // mean encoded size of a generated payload or a rate derived from it.
-// Value is already formatted for people to read.
+// Value is already formatted for people to read. It is the one fact type
+// of a run: a worker's shard detail (docs/format/shards.md) carries it in
+// this JSON form, the run store and the reports keep it as it is.
 type Fact struct {
-	Name, Value string
+	Name  string `json:"name"`
+	Value string `json:"value"`
 }
 
 // Describer is implemented by drivers that report facts about their
@@ -91,19 +94,25 @@ const (
 )
 
 // Check is one read-back check: how much of what the driver wrote was
-// found again, and in which State the check ended.
+// found again, and in which State the check ended. It is the one check
+// type of a run, from the driver through a worker's shard detail (this
+// JSON form, docs/format/shards.md) and the run store to the reports.
 type Check struct {
-	Name            string
-	Expected, Found float64
-	Unit            string
-	State           string // one of the Check states
+	Name     string  `json:"name"`
+	Expected float64 `json:"expected"`
+	Found    float64 `json:"found"`
+	Unit     string  `json:"unit,omitempty"`
+	State    string  `json:"state"` // one of the Check states
 	// Late is how much of Found showed only on a re-check, and LateBy
 	// the longest time after its write that late data took to show.
-	Late   float64
-	LateBy time.Duration
-	Reason string // why the check is unverified; "" otherwise
-	Note   string
+	Late   float64       `json:"late,omitempty"`
+	LateBy time.Duration `json:"late_by_ns,omitempty"`
+	Reason string        `json:"reason,omitempty"` // why the check is unverified; "" otherwise
+	Note   string        `json:"note,omitempty"`
 }
+
+// Shortfall is how much of what was expected was not found.
+func (c Check) Shortfall() float64 { return max(c.Expected-c.Found, 0) }
 
 // Verifier is implemented by drivers that can read back what they wrote.
 // Verify runs after the load, once. What it finds missing it looks for

@@ -17,7 +17,7 @@ import (
 // could not read back at all (worker.afterLoad): one unverified check,
 // with the reason, as a single process records it.
 func cannotCheck(err error) WorkloadEnd {
-	return WorkloadEnd{Name: "p/w", Start: time.Unix(1_800_000_000, 0), Checks: ChecksToWire(run.SettledChecks(nil, err))}
+	return WorkloadEnd{Name: "p/w", Start: time.Unix(1_800_000_000, 0), Checks: run.SettledChecks(nil, err)}
 }
 
 // TestWorkerThatCannotCheckIsUnverified: a worker whose driver could not

@@ -35,28 +35,11 @@ type WorkloadEnd struct {
 	WindowStart time.Time       `json:"window_start"`
 	WindowEnd   time.Time       `json:"window_end"`
 	WindowRule  string          `json:"window_rule"`
-	Facts       []Fact          `json:"facts,omitempty"`
-	Checks      []Check         `json:"checks,omitempty"`
+	Facts       []driver.Fact   `json:"facts,omitempty"`
+	Checks      []driver.Check  `json:"checks,omitempty"`
 	CheckNote   string          `json:"check_note,omitempty"` // why there are no checks: skipped
 	ReadBack    json.RawMessage `json:"read_back,omitempty"`  // what a driver.ShardVerifier acknowledged
 	Cleanup     string          `json:"cleanup_error,omitempty"`
-}
-
-type Fact struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
-}
-
-type Check struct {
-	Name     string  `json:"name"`
-	Expected float64 `json:"expected"`
-	Found    float64 `json:"found"`
-	Unit     string  `json:"unit,omitempty"`
-	State    string  `json:"state"`
-	Late     float64 `json:"late,omitempty"`
-	LateByNs int64   `json:"late_by_ns,omitempty"`
-	Reason   string  `json:"reason,omitempty"`
-	Note     string  `json:"note,omitempty"`
 }
 
 // Self is what the worker saw of itself over its load, and its
@@ -95,23 +78,6 @@ func WorkloadOf(name string, s engine.Summary) WorkloadEnd {
 	return WorkloadEnd{Name: name, Start: s.Start, LoadEnd: s.LoadEnd, End: s.End, Scheduled: s.Scheduled,
 		Dropped: s.Dropped, Unissued: s.Unissued, MaxVUs: s.MaxVUs, Interrupted: s.Interrupted,
 		WindowStart: s.Window.Start, WindowEnd: s.Window.End, WindowRule: s.Window.Rule}
-}
-
-func FactsToWire(fs []driver.Fact) []Fact {
-	out := make([]Fact, len(fs))
-	for i, f := range fs {
-		out[i] = Fact{Name: f.Name, Value: f.Value}
-	}
-	return out
-}
-
-func ChecksToWire(cs []driver.Check) []Check {
-	out := make([]Check, len(cs))
-	for i, c := range cs {
-		out[i] = Check{Name: c.Name, Expected: c.Expected, Found: c.Found, Unit: c.Unit, State: c.State,
-			Late: c.Late, LateByNs: int64(c.LateBy), Reason: c.Reason, Note: c.Note}
-	}
-	return out
 }
 
 // phaseShards is what the coordinator (or perflab merge) knows of every
@@ -288,7 +254,7 @@ func later(a, b time.Time) time.Time {
 
 // facts is the named workload's driver facts: the first worker's, and,
 // for a fact whose value differs between workers, one per worker.
-func (ps *phaseShards) facts(name string) []results.Fact {
+func (ps *phaseShards) facts(name string) []driver.Fact {
 	values := map[string][]string{}
 	var order []string
 	var ws []int
@@ -303,15 +269,15 @@ func (ps *phaseShards) facts(name string) []results.Fact {
 			}
 		}
 	}
-	var out []results.Fact
+	var out []driver.Fact
 	for _, n := range order {
 		vs := values[n]
 		if same(vs) && len(vs) == len(ws) {
-			out = append(out, results.Fact{Name: n, Value: vs[0]})
+			out = append(out, driver.Fact{Name: n, Value: vs[0]})
 			continue
 		}
 		for i, v := range vs {
-			out = append(out, results.Fact{Name: fmt.Sprintf("%s (worker %d)", n, ws[i]), Value: v})
+			out = append(out, driver.Fact{Name: fmt.Sprintf("%s (worker %d)", n, ws[i]), Value: v})
 		}
 	}
 	return out
@@ -367,7 +333,7 @@ func (ps *phaseShards) checks(name string) (out []driver.Check, note string) {
 				m.Expected += c.Expected
 				m.Found += c.Found
 				m.Late += c.Late
-				m.LateBy = max(m.LateBy, time.Duration(c.LateByNs))
+				m.LateBy = max(m.LateBy, c.LateBy)
 				if checkRank(c.State) > checkRank(m.State) {
 					m.State = c.State
 				}

@@ -31,8 +31,8 @@ func TestPhaseShardsAddUp(t *testing.T) {
 	sw := func(sched uint64, loadEnd, ws, we time.Duration, acked string) WorkloadEnd {
 		return WorkloadEnd{Name: "p/w", Start: at, LoadEnd: at.Add(loadEnd), End: at.Add(loadEnd + time.Second),
 			Scheduled: sched, Dropped: 1, MaxVUs: 3, WindowStart: at.Add(ws), WindowEnd: at.Add(we), WindowRule: "rule",
-			Facts:  []Fact{{"series per target", "400"}, {"samples acknowledged", acked}},
-			Checks: []Check{{Name: "samples", Expected: 100, Found: 100, Unit: "samples"}}}
+			Facts:  []driver.Fact{{Name: "series per target", Value: "400"}, {Name: "samples acknowledged", Value: acked}},
+			Checks: []driver.Check{{Name: "samples", Expected: 100, Found: 100, Unit: "samples"}}}
 	}
 	ps := newPhaseShards(3, at, map[int]shard.Hello{2: {Host: "c"}})
 	ps.count(0, nil)
@@ -99,8 +99,8 @@ func TestPhaseShardsAddUpUnissued(t *testing.T) {
 func TestShardChecksTakeTheWorstState(t *testing.T) {
 	at := time.Unix(1_800_000_000, 0)
 	ps := newPhaseShards(2, at, nil)
-	checks := [][]Check{
-		{{Name: "traces", Expected: 50, Found: 50, State: driver.CheckLate, Late: 4, LateByNs: int64(3 * time.Second)},
+	checks := [][]driver.Check{
+		{{Name: "traces", Expected: 50, Found: 50, State: driver.CheckLate, Late: 4, LateBy: 3 * time.Second},
 			{Name: "spans", Expected: 500, Found: 500, State: driver.CheckOK}},
 		{{Name: "traces", Expected: 50, Found: 20, State: driver.CheckUnverified, Reason: "status 503"},
 			{Name: "spans", Expected: 500, Found: 500, State: driver.CheckOK}},
@@ -154,7 +154,7 @@ func TestShardEndsCarryUnissued(t *testing.T) {
 func TestShardChecksKeepEachWorkersLoss(t *testing.T) {
 	at := time.Unix(1_800_000_000, 0)
 	ps := newPhaseShards(2, at, nil)
-	checks := [][]Check{
+	checks := [][]driver.Check{
 		{{Name: "samples", Expected: 100, Found: 90, State: driver.CheckLost, Note: "10 samples missing"},
 			{Name: "series", Expected: 10, Found: 10, State: driver.CheckLate, Late: 2},
 			{Name: "exemplars", Expected: 10, Found: 5, State: driver.CheckLost}},

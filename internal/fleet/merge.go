@@ -175,10 +175,10 @@ func (mg *merger) ends(a shard.Announcement, ps *phaseShards, names []string, cl
 			note = "not redone by perflab merge: the coordinator reads back every worker's writes at once"
 		}
 		if len(checks) > 0 { // a worker's own, or one it could not make
-			fail(mg.rs.AddChecks(name, resultChecks(checks)))
+			fail(mg.rs.AddChecks(name, checks))
 		}
 		if note != "" {
-			fail(mg.rs.AddFacts(name, []results.Fact{{Name: "read-back", Value: note}}))
+			fail(mg.rs.AddFacts(name, []driver.Fact{{Name: "read-back", Value: note}}))
 		}
 	}
 	for _, row := range ps.rows(a.Cell, a.Profile) {
@@ -196,13 +196,4 @@ func anyInterrupted(ps *phaseShards) bool {
 		}
 	}
 	return false
-}
-
-// resultChecks are read-back checks as the run store keeps them.
-func resultChecks(cs []driver.Check) []results.Check {
-	out := make([]results.Check, len(cs))
-	for i, c := range cs {
-		out[i] = run.ResultCheck(c)
-	}
-	return out
 }

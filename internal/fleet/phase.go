@@ -322,7 +322,7 @@ func (d *Coordinator) readBack(ctx context.Context, rec *run.Record, ws []run.Wo
 		case len(checks) > 0:
 			rec.Checks(name, checks, nil)
 		case note != "":
-			rec.Facts(name, []results.Fact{{Name: "read-back", Value: note}})
+			rec.Facts(name, []driver.Fact{{Name: "read-back", Value: note}})
 		}
 	}
 }

@@ -10,17 +10,16 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/internal/analysis"
-	"github.com/perflab/perflab/internal/driver/registry"
-	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/stats"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // Compared is a run as a comparison needs it: its report figures, its
 // workloads' definitions and intervals, and its samples.
 type Compared struct {
 	dir    string
-	run    *report.Run
+	run    *view.Run
 	defs   map[string]results.Workload
 	ivs    map[string][]*stats.Interval
 	series map[int]map[string]map[string][]analysis.Point // by cell index
@@ -28,7 +27,7 @@ type Compared struct {
 	// would have had in a run that was not repeated; a workload of a run
 	// that was is compared in all its repetitions (baseNames).
 	base  map[string]string
-	combo map[int]*report.Cell // a repeated run's cells' combinations, by cell index
+	combo map[int]*view.Cell // a repeated run's cells' combinations, by cell index
 }
 
 // ForCompare reads what a comparison needs of the run in store, given on
@@ -57,9 +56,9 @@ func ForCompare(store *results.Run, dir string) (*Compared, error) {
 // combination's name, when the run has a matrix, then profile/short), which
 // the same workload has in every repetition and in a run of the plan that
 // was not repeated. It also gives each repeated cell's combination.
-func baseNames(r *report.Run) (map[string]string, map[int]*report.Cell) {
+func baseNames(r *view.Run) (map[string]string, map[int]*view.Cell) {
 	base := map[string]string{}
-	combo := map[int]*report.Cell{}
+	combo := map[int]*view.Cell{}
 	for _, g := range r.Repeated {
 		for _, c := range g.Repetitions {
 			combo[c.Index] = g.Cell
@@ -96,8 +95,8 @@ func runsOf(runs []*Compared) int {
 // Compare matches the workloads of B's runs with A's by name, refuses
 // (unless forced) when they differ, and compares each phase they ran in.
 // A refusal is a *Refusal.
-func Compare(a, b []*Compared, force bool) (*report.RunComparison, error) {
-	c := &report.RunComparison{Forced: force}
+func Compare(a, b []*Compared, force bool) (*view.RunComparison, error) {
+	c := &view.RunComparison{Forced: force}
 	for _, r := range a {
 		c.A = append(c.A, r.dir)
 	}
@@ -192,13 +191,21 @@ func workloadDifferences(name string, ref, r *Compared) (diffs, notes []string) 
 			continue
 		}
 		text := fmt.Sprintf("workload %s: param %s %s in %s, %s in %s", name, k, paramText(pa[k]), ref.dir, paramText(pb[k]), r.dir)
-		if registry.IsPlace(a.Driver, k) {
+		if isPlace(a, b, k) {
 			notes = append(notes, text)
 		} else {
 			diffs = append(diffs, text)
 		}
 	}
 	return diffs, notes
+}
+
+// isPlace reports whether the param key of workloads a and b says where
+// each system is rather than what load it gets, as either run recorded
+// its driver's place keys (a run made before they were recorded names
+// none: its params all count as the load).
+func isPlace(a, b results.Workload, key string) bool {
+	return slices.Contains(a.Place, key) || slices.Contains(b.Place, key)
 }
 
 // unionKeys is every key of pa and of pb, once each, sorted.

@@ -5,15 +5,15 @@ import (
 	"slices"
 
 	"github.com/perflab/perflab/internal/analysis"
-	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/stats"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // phaseRef is where a workload ran in one run.
 type phaseRef struct {
 	run   *Compared
-	cell  *report.Cell
-	phase *report.Phase
+	cell  *view.Cell
+	phase *view.Phase
 	sum   *analysis.Summary
 }
 
@@ -50,9 +50,9 @@ func refs(runs []*Compared, name string) ([]phaseRef, bool) {
 // comparePhases compares, for each phase of A's first run that ran one of
 // the common workloads, the components of the system under test, then each
 // common workload of the phase.
-func comparePhases(a, b []*Compared, common []string) []report.ComparisonGroup {
-	var groups []report.ComparisonGroup
-	index := map[*report.Phase]int{}
+func comparePhases(a, b []*Compared, common []string) []view.ComparisonGroup {
+	var groups []view.ComparisonGroup
+	index := map[*view.Phase]int{}
 	for _, name := range common {
 		ra, okA := refs(a, name)
 		rb, okB := refs(b, name)
@@ -63,7 +63,7 @@ func comparePhases(a, b []*Compared, common []string) []report.ComparisonGroup {
 		if !seen {
 			gi = len(groups)
 			index[ra[0].phase] = gi
-			groups = append(groups, report.ComparisonGroup{Name: phaseTitle(ra[0]), Comparisons: oneInvocation(compareComponents(ra, rb), ra, rb)})
+			groups = append(groups, view.ComparisonGroup{Name: phaseTitle(ra[0]), Comparisons: oneInvocation(compareComponents(ra, rb), ra, rb)})
 		}
 		label := "workload " + ra[0].sum.Workload.DisplayName()
 		groups[gi].Comparisons = append(groups[gi].Comparisons, oneInvocation(compareWorkload(label, ra, rb), ra, rb)...)

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/internal/analysis"
-	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // TestCompareStagesByTheirSchedule: the same ramp stored in the two forms
@@ -16,7 +16,7 @@ import (
 func TestCompareStagesByTheirSchedule(t *testing.T) {
 	loaded := func(dir, stages string) *Compared {
 		w := results.Workload{Name: "get", Driver: "http", Model: results.ModelOpen, Stages: json.RawMessage(stages)}
-		return &Compared{dir: dir, run: &report.Run{Workloads: []*analysis.Summary{{Workload: analysis.Workload{Name: "get"}}}},
+		return &Compared{dir: dir, run: &view.Run{Workloads: []*analysis.Summary{{Workload: analysis.Workload{Name: "get"}}}},
 			defs: map[string]results.Workload{"get": w}, base: map[string]string{"get": "get"}}
 	}
 	old := loaded("a", `[{"duration":30000000000,"target":200}]`)
@@ -28,6 +28,30 @@ func TestCompareStagesByTheirSchedule(t *testing.T) {
 	diffs, _ := workloadDifferences("get", old, other)
 	if want := "workload get: stages ramp 0 → 200/s over 30 s in a, ramp 10 → 200/s over 30 s in c"; len(diffs) != 1 || diffs[0] != want {
 		t.Errorf("differences %q, want %q", diffs, want)
+	}
+}
+
+// TestComparePlaceKeysAsRecorded: a param either run recorded as a place
+// key (where the system is) is a note, another param a difference; a run
+// made before place keys were recorded counts every param as the load,
+// unless the other run names the key.
+func TestComparePlaceKeysAsRecorded(t *testing.T) {
+	loaded := func(dir, url string, place []string) *Compared {
+		w := results.Workload{Name: "get", Driver: "http", Model: results.ModelOpen, Place: place,
+			Params: json.RawMessage(`{"url": "` + url + `", "method": "GET"}`)}
+		return &Compared{dir: dir, run: &view.Run{Workloads: []*analysis.Summary{{Workload: analysis.Workload{Name: "get"}}}},
+			defs: map[string]results.Workload{"get": w}, base: map[string]string{"get": "get"}}
+	}
+	a, b := loaded("a", "http://a/", []string{"url"}), loaded("b", "http://b/", []string{"url"})
+	if diffs, notes := workloadDifferences("get", a, b); len(diffs) != 0 || len(notes) != 1 || !strings.Contains(notes[0], "param url") {
+		t.Errorf("recorded: differences %q, notes %q", diffs, notes)
+	}
+	oldA, oldB := loaded("a", "http://a/", nil), loaded("b", "http://b/", nil)
+	if diffs, _ := workloadDifferences("get", oldA, b); len(diffs) != 0 {
+		t.Errorf("one run recorded url a place: differences %q", diffs)
+	}
+	if diffs, notes := workloadDifferences("get", oldA, oldB); len(diffs) != 1 || len(notes) != 0 {
+		t.Errorf("neither recorded: differences %q, notes %q", diffs, notes)
 	}
 }
 

@@ -1,13 +1,14 @@
-// Package readback reads a run back from its store into what reports
-// show (report.Run): every workload's summary over its steady-state
-// window, the cells with their phases, components and resource figures,
-// sizes and scaling fits, side-by-side comparisons, the SLO gates judged
-// again, the gateway overheads and a capacity search's outcome. It also
-// compares runs (perflab compare) and writes a run's report files.
+// Package readback reads a run back from its store into its read model
+// (view.Run): every workload's summary over its steady-state window, the
+// cells with their phases, components and resource figures, sizes and
+// scaling fits, side-by-side comparisons, what the drivers told, the SLO
+// gates judged again and the gateway overheads. It also compares runs
+// (perflab compare).
 //
-//	results.Run ─► Load ─► report.Run ─► WriteReports (report.md, report.html, summary.json, charts/, sizes/)
-//	     runs A, B ─► ForCompare ─► Compare ─► report.RunComparison
+//	results.Run ─► Load ─► view.Run ─► run judges it, report renders it
+//	     runs A, B ─► ForCompare ─► Compare ─► view.RunComparison
 //
-// It reads finished runs, runs killed mid-way and runs still going, and
-// never writes to the store.
+// It reads finished runs, runs killed mid-way and runs still going, from
+// what each run recorded (no driver of this perflab is asked: a run made
+// by another version reads the same), and never writes to the store.
 package readback

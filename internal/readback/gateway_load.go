@@ -5,15 +5,15 @@ import (
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/driver/interleave"
-	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // gatewayOverheads measures the overhead of the gateway of every workload
 // whose stored params have a gateway block (see withGateway): one figure
 // per operation that ran both ways. sums are the workloads' summaries in
 // the order of ws; cells hold the phases' resources.
-func gatewayOverheads(wd workloadData, ws []results.Workload, sums []*analysis.Summary, cells []*report.Cell) []*analysis.Overhead {
+func gatewayOverheads(wd workloadData, ws []results.Workload, sums []*analysis.Summary, cells []*view.Cell) []*analysis.Overhead {
 	var out []*analysis.Overhead
 	for i, w := range ws {
 		component, ok := storedGateway(w.Params)
@@ -52,7 +52,7 @@ func storedGateway(params json.RawMessage) (component string, ok bool) {
 }
 
 // phaseOf finds the cell and phase a workload summary is in.
-func phaseOf(cells []*report.Cell, s *analysis.Summary) (*report.Cell, *report.Phase) {
+func phaseOf(cells []*view.Cell, s *analysis.Summary) (*view.Cell, *view.Phase) {
 	for _, c := range cells {
 		for _, p := range c.Phases {
 			for _, ps := range p.Workloads {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/results/resultstest"
 )
@@ -38,7 +39,7 @@ func writeLoaded(t *testing.T, profiles []resultstest.Profile) (string, jsonInsi
 	defer store.Close()
 	r, err := Load(store)
 	resultstest.Must(t, err)
-	_, err = WriteReports(store, r)
+	_, err = report.WriteFiles(store.Dir(), r)
 	resultstest.Must(t, err)
 	data, err := os.ReadFile(filepath.Join(dir, "summary.json"))
 	resultstest.Must(t, err)

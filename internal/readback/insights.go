@@ -1,19 +1,15 @@
 package readback
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
-
 	"github.com/perflab/perflab/internal/analysis"
-	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // cellInsights sizes a cell's phases from its samples and fits and
 // observes them (analysis.CellInsights). A phase of a run without a plan
 // is named after its workload.
-func cellInsights(c *report.Cell, meta results.Meta, series map[string]map[string][]analysis.Point, o analysis.InsightOptions) (*analysis.Insights, error) {
+func cellInsights(c *view.Cell, meta results.Meta, series map[string]map[string][]analysis.Point, o analysis.InsightOptions) (*analysis.Insights, error) {
 	var data []analysis.PhaseData
 	for _, p := range c.Phases {
 		if p.Resources == nil {
@@ -33,7 +29,7 @@ func cellInsights(c *report.Cell, meta results.Meta, series map[string]map[strin
 
 // Reinsight computes every cell's insights again with o, from the store's
 // samples; in a repeated run, every combination's from its repetitions'.
-func Reinsight(store *results.Run, r *report.Run, o analysis.InsightOptions) error {
+func Reinsight(store *results.Run, r *view.Run, o analysis.InsightOptions) error {
 	meta, err := store.Meta()
 	if err != nil {
 		return err
@@ -53,25 +49,6 @@ func Reinsight(store *results.Run, r *report.Run, o analysis.InsightOptions) err
 		}
 		if c.Insights, err = cellInsights(c, meta, analysisSeries(samples), o); err != nil {
 			return err
-		}
-	}
-	return nil
-}
-
-// writeSizeFiles writes each suggested size's Kubernetes resources into
-// the run directory's sizes/.
-func writeSizeFiles(store *results.Run, r *report.Run) error {
-	files, err := report.SizeFiles(r)
-	if err != nil {
-		return err
-	}
-	for _, f := range files {
-		path := store.Path(f.Name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return fmt.Errorf("cannot write %s: %w", f.Name, err)
-		}
-		if err := writeBytes(path, f.Data); err != nil {
-			return fmt.Errorf("cannot write %s: %w", f.Name, err)
 		}
 	}
 	return nil

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
-	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // A phase whose window is shorter than its plan's warm-up is sized with
@@ -30,7 +30,7 @@ func TestSizesWarnOfAWindowShorterThanTheWarmUp(t *testing.T) {
 	}{{30 * time.Second, true}, {10 * time.Second, false}} {
 		w := analysis.Window{Start: t0, End: t0.Add(20 * time.Second)}
 		in := analysis.ResourceInput{Window: w, Components: []analysis.Component{{Name: "db", Kind: "run"}}, Series: series}
-		c := &report.Cell{Components: in.Components, Phases: []*report.Phase{{Profile: "small", State: "completed",
+		c := &view.Cell{Components: in.Components, Phases: []*view.Phase{{Profile: "small", State: "completed",
 			Warmup: tt.warmup, Window: w, Resources: analysis.SummarizeResources(in)}}}
 		ins, err := cellInsights(c, results.Meta{}, series, analysis.DefaultInsightOptions())
 		if err != nil || ins == nil || len(ins.Sizes) != 1 {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/prometheus/procfs"
 
-	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // The windows of a workload and a phase that have not ended, as a killed
@@ -24,7 +24,7 @@ const (
 // markInProgress says of a run whose perflab is still running, and of its
 // cells, phases and workloads that have not ended, that they are in
 // progress, not killed.
-func markInProgress(r *report.Run) {
+func markInProgress(r *view.Run) {
 	r.InProgress = true
 	for _, s := range r.Workloads {
 		if s.Window.Rule == killedRule {
@@ -45,7 +45,7 @@ func markInProgress(r *report.Run) {
 // Final is a run read back at its end by the process that made it: not
 // in progress (its perflab is alive, but done), and a workload or phase
 // that did not end said to have failed, not to have been killed.
-func Final(r *report.Run) {
+func Final(r *view.Run) {
 	r.InProgress = false
 	for _, s := range r.Workloads {
 		if s.Window.Rule == killedRule || s.Window.Rule == liveRule {

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/internal/analysis"
-	"github.com/perflab/perflab/internal/report"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // TestFinalIsNeitherKilledNorInProgress (issue 16, item 15): read back by
@@ -13,8 +13,8 @@ import (
 // load failed.
 func TestFinalIsNeitherKilledNorInProgress(t *testing.T) {
 	s := &analysis.Summary{Workload: analysis.Workload{Name: "p/get"}, Window: analysis.Window{Rule: killedRule}}
-	p := &report.Phase{Profile: "p", State: "failed", Window: analysis.Window{Rule: phaseKilledRule}, Workloads: []*analysis.Summary{s}}
-	r := &report.Run{State: "running", Workloads: []*analysis.Summary{s}, Cells: []*report.Cell{{Phases: []*report.Phase{p}}}}
+	p := &view.Phase{Profile: "p", State: "failed", Window: analysis.Window{Rule: phaseKilledRule}, Workloads: []*analysis.Summary{s}}
+	r := &view.Run{State: "running", Workloads: []*analysis.Summary{s}, Cells: []*view.Cell{{Phases: []*view.Phase{p}}}}
 	markInProgress(r)
 	Final(r)
 	if r.InProgress || r.Cells[0].InProgress || p.InProgress {

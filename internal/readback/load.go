@@ -1,16 +1,13 @@
 package readback
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"slices"
 
 	"github.com/perflab/perflab/internal/analysis"
-	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/stats"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // Load reads a run directory's store into what reports show: every
@@ -18,7 +15,7 @@ import (
 // resource figures. It works on finished runs, on runs killed mid-way, and
 // on version 1 stores. A run without a plan (no cells rows) is one implicit
 // cell 0 in which each workload is its own phase.
-func Load(store *results.Run) (*report.Run, error) {
+func Load(store *results.Run) (*view.Run, error) {
 	r, _, err := readRun(store)
 	return r, err
 }
@@ -31,7 +28,7 @@ type workloadData struct {
 }
 
 // readRun is loadRun, also giving the workloads' data it read.
-func readRun(store *results.Run) (*report.Run, workloadData, error) {
+func readRun(store *results.Run) (*view.Run, workloadData, error) {
 	wd := workloadData{defs: map[string]results.Workload{}, ivs: map[string][]*stats.Interval{}}
 	meta, err := store.Meta()
 	if err != nil {
@@ -49,7 +46,7 @@ func readRun(store *results.Run) (*report.Run, workloadData, error) {
 	if err != nil {
 		return nil, wd, err
 	}
-	r := &report.Run{Name: meta.Name, Dir: store.Dir(), Command: meta.Command, Tool: meta.Tool, Host: meta.Host,
+	r := &view.Run{Name: meta.Name, Dir: store.Dir(), Command: meta.Command, Tool: meta.Tool, Host: meta.Host,
 		Started: meta.Started, Ended: status.Ended, State: status.State, Message: status.Message, Repeat: meta.Repeat}
 	for _, w := range ws {
 		if err := readWorkload(store, w, ends, r, wd); err != nil {
@@ -72,9 +69,6 @@ func readRun(store *results.Run) (*report.Run, workloadData, error) {
 	if r.State == results.StateRunning && runIsLive(store, meta) {
 		markInProgress(r)
 	}
-	if r.Search, err = loadSearch(store, r); err != nil {
-		return nil, wd, err
-	}
 	if r.Exports, err = loadExports(store); err != nil {
 		return nil, wd, err
 	}
@@ -83,7 +77,7 @@ func readRun(store *results.Run) (*report.Run, workloadData, error) {
 
 // readWorkload reads one workload's intervals into wd and adds its summary
 // and timelines to r.
-func readWorkload(store *results.Run, w results.Workload, ends map[string]results.WorkloadEnd, r *report.Run, wd workloadData) error {
+func readWorkload(store *results.Run, w results.Workload, ends map[string]results.WorkloadEnd, r *view.Run, wd workloadData) error {
 	ivs, err := store.Intervals(w.Name)
 	if err != nil {
 		return fmt.Errorf("cannot read intervals of workload %q: %w", w.Name, err)
@@ -122,31 +116,6 @@ func loadExports(store *results.Run) ([]string, error) {
 	return out, nil
 }
 
-// loadSearch reads the search.json of a capacity search's run, with the
-// resources of the step at the highest sustainable rate; nil for a run
-// without one.
-func loadSearch(store *results.Run, r *report.Run) (*report.Search, error) {
-	f, err := os.Open(store.Path("search.json"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("cannot read search.json: %w", err)
-	}
-	defer f.Close()
-	s, err := report.ReadSearchJSON(f)
-	if err != nil {
-		return nil, err
-	}
-	s.Dir, s.Command = r.Dir, r.Command
-	for _, st := range s.Steps {
-		if st.Rate == s.Sustained && st.Pass {
-			s.Resources = PhaseResources(r, st.Phase)
-		}
-	}
-	return s, nil
-}
-
 func analysisWorkload(w results.Workload, end results.WorkloadEnd, ended bool, ivs []*stats.Interval) analysis.Workload {
 	a := analysis.Workload{Name: w.Name, Short: w.Short, Cell: w.Cell, Profile: w.Profile, Driver: w.Driver, Params: string(w.Params),
 		Model: w.Model, Target: w.Target, TargetRate: w.Rate, VUsMin: w.VUsMin, VUsMax: w.VUsMax}
@@ -168,7 +137,7 @@ func analysisWorkload(w results.Workload, end results.WorkloadEnd, ended bool, i
 // loadCells builds the report's cells: those the store has rows for, and an
 // implicit one for any cell index only workloads refer to (cell 0 of a run
 // without a plan).
-func loadCells(store *results.Run, meta results.Meta, wd workloadData, sums []*analysis.Summary) ([]*report.Cell, error) {
+func loadCells(store *results.Run, meta results.Meta, wd workloadData, sums []*analysis.Summary) ([]*view.Cell, error) {
 	rows, err := store.Cells()
 	if err != nil {
 		return nil, err
@@ -181,24 +150,24 @@ func loadCells(store *results.Run, meta results.Meta, wd workloadData, sums []*a
 	if err != nil {
 		return nil, err
 	}
-	byIndex := map[int]*report.Cell{}
+	byIndex := map[int]*view.Cell{}
 	for _, c := range rows {
-		byIndex[c.Index] = &report.Cell{Index: c.Index, Name: c.Name, Vars: reportVars(c.Vars), State: c.State,
+		byIndex[c.Index] = &view.Cell{Index: c.Index, Name: c.Name, Vars: reportVars(c.Vars), State: c.State,
 			Message: c.Message, Started: c.Started, Ended: c.Ended}
 	}
 	for _, s := range sums {
 		if byIndex[s.Workload.Cell] == nil {
-			byIndex[s.Workload.Cell] = &report.Cell{Index: s.Workload.Cell, Implicit: true}
+			byIndex[s.Workload.Cell] = &view.Cell{Index: s.Workload.Cell, Implicit: true}
 		}
 	}
 	if len(byIndex) == 0 {
-		byIndex[0] = &report.Cell{Implicit: true} // nothing ran; samples may still be there
+		byIndex[0] = &view.Cell{Implicit: true} // nothing ran; samples may still be there
 	}
 	warns, err := store.PhaseWarnings()
 	if err != nil {
 		return nil, err
 	}
-	var out []*report.Cell
+	var out []*view.Cell
 	for _, idx := range cellIndices(byIndex) {
 		c := byIndex[idx]
 		if err := fillCell(store, meta, wd, c, phases, shards, sums); err != nil {
@@ -212,7 +181,7 @@ func loadCells(store *results.Run, meta results.Meta, wd workloadData, sums []*a
 
 // addPhaseWarnings adds what the cell's resource sources warned of when
 // they were read (Prometheus queries) to its phases' resource warnings.
-func addPhaseWarnings(c *report.Cell, warns []results.PhaseWarning) {
+func addPhaseWarnings(c *view.Cell, warns []results.PhaseWarning) {
 	for _, p := range c.Phases {
 		if p.Resources == nil {
 			continue
@@ -227,7 +196,7 @@ func addPhaseWarnings(c *report.Cell, warns []results.PhaseWarning) {
 
 // fillCell reads a cell's components and samples and builds its phases with
 // their resource figures.
-func fillCell(store *results.Run, meta results.Meta, wd workloadData, c *report.Cell, phases []results.Phase,
+func fillCell(store *results.Run, meta results.Meta, wd workloadData, c *view.Cell, phases []results.Phase,
 	shards []results.Shard, sums []*analysis.Summary) error {
 	comps, err := store.Components(c.Index)
 	if err != nil {
@@ -263,21 +232,21 @@ func fillCell(store *results.Run, meta results.Meta, wd workloadData, c *report.
 	if c.Insights, err = cellInsights(c, meta, series, analysis.DefaultInsightOptions()); err != nil {
 		return err
 	}
-	c.SideBySide, err = sideBySide(meta, wd, []*report.Cell{c})
+	c.SideBySide, err = sideBySide(meta, wd, []*view.Cell{c})
 	return err
 }
 
 // cellPhases is the cell's phases in the order they ran, each with its
 // workloads; a workload whose profile has no phase row (every workload of a
 // run without a plan) is an implicit phase of its own, with its own window.
-func cellPhases(cell int, phases []results.Phase, sums []*analysis.Summary) []*report.Phase {
-	var out []*report.Phase
-	byProfile := map[string]*report.Phase{}
+func cellPhases(cell int, phases []results.Phase, sums []*analysis.Summary) []*view.Phase {
+	var out []*view.Phase
+	byProfile := map[string]*view.Phase{}
 	for _, p := range phases {
 		if p.Cell != cell {
 			continue
 		}
-		rp := &report.Phase{Profile: p.Profile, State: p.State, Message: p.Message, Start: p.Start, LoadEnd: p.LoadEnd,
+		rp := &view.Phase{Profile: p.Profile, State: p.State, Message: p.Message, Start: p.Start, LoadEnd: p.LoadEnd,
 			Warmup: p.Warmup, Window: analysis.Window{Start: p.WindowStart, End: p.WindowEnd, Rule: p.WindowRule}}
 		byProfile[p.Profile] = rp
 		out = append(out, rp)
@@ -290,7 +259,7 @@ func cellPhases(cell int, phases []results.Phase, sums []*analysis.Summary) []*r
 			rp.Workloads = append(rp.Workloads, s)
 			continue
 		}
-		out = append(out, &report.Phase{Implicit: true, Window: s.Window, Workloads: []*analysis.Summary{s}})
+		out = append(out, &view.Phase{Implicit: true, Window: s.Window, Workloads: []*analysis.Summary{s}})
 	}
 	for _, rp := range out {
 		if !rp.Implicit && rp.Window.Start.IsZero() {
@@ -331,15 +300,15 @@ func analysisSeries(samples map[string]map[string][]results.TimePoint) map[strin
 	return out
 }
 
-func reportVars(vs []results.Var) []report.Var {
-	var out []report.Var
+func reportVars(vs []results.Var) []view.Var {
+	var out []view.Var
 	for _, v := range vs {
-		out = append(out, report.Var{Name: v.Name, Value: v.Value})
+		out = append(out, view.Var{Name: v.Name, Value: v.Value})
 	}
 	return out
 }
 
-func cellIndices(m map[int]*report.Cell) []int {
+func cellIndices(m map[int]*view.Cell) []int {
 	keys := make([]int, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

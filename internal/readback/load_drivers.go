@@ -4,13 +4,14 @@ import (
 	"strconv"
 
 	"github.com/perflab/perflab/internal/analysis"
-	"github.com/perflab/perflab/internal/report"
+	"github.com/perflab/perflab/internal/driver"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // loadDriverNotes reads what the drivers told (facts and read-back
 // checks) into the phases of the workloads they are about.
-func loadDriverNotes(store *results.Run, r *report.Run) error {
+func loadDriverNotes(store *results.Run, r *view.Run) error {
 	facts, err := store.Facts()
 	if err != nil {
 		return err
@@ -30,19 +31,10 @@ func loadDriverNotes(store *results.Run, r *report.Run) error {
 				if len(fs) == 0 && len(cs) == 0 {
 					continue
 				}
-				n := &report.DriverNotes{}
-				for _, f := range fs {
-					n.Facts = append(n.Facts, report.Fact{Name: f.Name, Value: f.Value})
-				}
-				for _, ch := range cs {
-					n.Checks = append(n.Checks, report.Check{Name: ch.Name, Expected: ch.Expected, Found: ch.Found,
-						Unit: ch.Unit, Lost: ch.State == results.CheckLost, Note: ch.Note, State: ch.State, Late: ch.Late,
-						LateBy: ch.LateBy, Reason: ch.Reason})
-				}
 				if p.Drivers == nil {
-					p.Drivers = map[string]*report.DriverNotes{}
+					p.Drivers = map[string]*view.DriverNotes{}
 				}
-				p.Drivers[name] = n
+				p.Drivers[name] = &view.DriverNotes{Facts: fs, Checks: cs}
 				judgeLink(s, fs)
 			}
 		}
@@ -52,7 +44,7 @@ func loadDriverNotes(store *results.Run, r *report.Run) error {
 
 // judgeLink marks a workload link-bound when its driver said which
 // throughput would be (the s3 driver does, given a `link`).
-func judgeLink(s *analysis.Summary, facts []results.Fact) {
+func judgeLink(s *analysis.Summary, facts []driver.Fact) {
 	var bound float64
 	var link string
 	for _, f := range facts {

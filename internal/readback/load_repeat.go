@@ -6,8 +6,8 @@ import (
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/plan"
-	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // loadRepeated groups the cells of a repeated run (meta repeat above 1) by
@@ -15,13 +15,13 @@ import (
 // repetitions: the figures' spreads, sizes from the pooled samples (with
 // o) and the side-by-side comparisons with the repetitions as repeated
 // runs. A run that ran once has none.
-func loadRepeated(meta results.Meta, wd workloadData, cells []*report.Cell, o analysis.InsightOptions) ([]*report.Repeated, error) {
+func loadRepeated(meta results.Meta, wd workloadData, cells []*view.Cell, o analysis.InsightOptions) ([]*view.Repeated, error) {
 	if meta.Repeat < 2 {
 		return nil, nil
 	}
 	groups := combinations(cells)
 	for _, g := range groups {
-		g.Profiles = report.RepeatedFigures(g.Repetitions)
+		g.Profiles = view.RepeatedFigures(g.Repetitions)
 		var err error
 		if g.Cell.Insights, err = repeatedInsights(g.Repetitions, meta, o); err != nil {
 			return nil, err
@@ -38,11 +38,11 @@ func loadRepeated(meta results.Meta, wd workloadData, cells []*report.Cell, o an
 // and sets each cell's Repetition. A combination's Cell has its name (the
 // variables joined as the plan names cells, or plan.DefaultCell without a
 // matrix), its variables and its index among the combinations.
-func combinations(cells []*report.Cell) []*report.Repeated {
-	var out []*report.Repeated
-	byName := map[string]*report.Repeated{}
+func combinations(cells []*view.Cell) []*view.Repeated {
+	var out []*view.Repeated
+	byName := map[string]*view.Repeated{}
 	for _, c := range cells {
-		var vars []report.Var
+		var vars []view.Var
 		var parts []string
 		for _, v := range c.Vars {
 			if v.Name == results.RepetitionVar {
@@ -58,7 +58,7 @@ func combinations(cells []*report.Cell) []*report.Repeated {
 		}
 		g := byName[name]
 		if g == nil {
-			g = &report.Repeated{Cell: &report.Cell{Index: len(out), Name: name, Vars: vars}}
+			g = &view.Repeated{Cell: &view.Cell{Index: len(out), Name: name, Vars: vars}}
 			byName[name] = g
 			out = append(out, g)
 		}
@@ -71,7 +71,7 @@ func combinations(cells []*report.Cell) []*report.Repeated {
 // repeatedInsights sizes a combination from its repetitions' samples,
 // pooled per profile (analysis.PoolRepetitions): nil when no repetition
 // sampled the system under test.
-func repeatedInsights(reps []*report.Cell, meta results.Meta, o analysis.InsightOptions) (*analysis.Insights, error) {
+func repeatedInsights(reps []*view.Cell, meta results.Meta, o analysis.InsightOptions) (*analysis.Insights, error) {
 	var data []analysis.PhaseData
 	for _, p := range reps[0].Phases {
 		if p.Implicit {

@@ -12,9 +12,10 @@ import (
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/results/resultstest"
+	"github.com/perflab/perflab/internal/view"
 )
 
-func loadDir(t *testing.T, dir string) *report.Run {
+func loadDir(t *testing.T, dir string) *view.Run {
 	t.Helper()
 	store, err := results.Open(dir)
 	resultstest.Must(t, err)
@@ -30,7 +31,7 @@ func TestLoadRunPlan(t *testing.T) {
 		t.Fatalf("%d cells, %d workloads; want 2 and 2", len(r.Cells), len(r.Workloads))
 	}
 	c0, c1 := r.Cells[0], r.Cells[1]
-	if c0.Implicit || c0.Name != "gomemlimit=off" || c0.Vars[0] != (report.Var{Name: "gomemlimit", Value: "off"}) ||
+	if c0.Implicit || c0.Name != "gomemlimit=off" || c0.Vars[0] != (view.Var{Name: "gomemlimit", Value: "off"}) ||
 		c1.State != "failed" || len(c1.Components) != 2 || c1.Components[0].ExitText != "exit status 2" {
 		t.Errorf("cells: %+v / %+v", c0, c1)
 	}

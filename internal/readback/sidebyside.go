@@ -6,10 +6,9 @@ import (
 	"reflect"
 
 	"github.com/perflab/perflab/internal/analysis"
-	"github.com/perflab/perflab/internal/driver/registry"
-	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/stats"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // planPair is a compare pair as the plan's description in the run's meta
@@ -40,14 +39,14 @@ func planPairs(meta results.Meta) ([]planPair, error) {
 // request rate and p50 and p99 latency. cells is one cell, whose
 // per-interval samples give the intervals, or the repetitions of one
 // combination of a repeated run, which are compared as repeated runs.
-func sideBySide(meta results.Meta, wd workloadData, cells []*report.Cell) ([]report.SideBySide, error) {
+func sideBySide(meta results.Meta, wd workloadData, cells []*view.Cell) ([]view.SideBySide, error) {
 	pairs, err := planPairs(meta)
 	if err != nil || len(pairs) == 0 || len(cells) == 0 {
 		return nil, err
 	}
-	var out []report.SideBySide
+	var out []view.SideBySide
 	for _, pr := range pairs {
-		s := report.SideBySide{A: pr.A, B: pr.B}
+		s := view.SideBySide{A: pr.A, B: pr.B}
 		if len(cells) > 1 {
 			s.Repetitions = len(cells)
 		}
@@ -56,7 +55,7 @@ func sideBySide(meta results.Meta, wd workloadData, cells []*report.Cell) ([]rep
 				continue
 			}
 			reps := repetitionsOf(cells, p.Profile)
-			g := report.ComparisonGroup{Name: fmt.Sprintf("Profile `%s`", p.Profile)}
+			g := view.ComparisonGroup{Name: fmt.Sprintf("Profile `%s`", p.Profile)}
 			if len(sideMembers(cells[0], pr.A)) > 0 && len(sideMembers(cells[0], pr.B)) > 0 {
 				g.Comparisons = compareMembers(reps, pr.A, pr.B)
 			} else if wa, wb := workloadIn(p, pr.A), workloadIn(p, pr.B); wa != nil && wb != nil {
@@ -80,12 +79,12 @@ func sideBySide(meta results.Meta, wd workloadData, cells []*report.Cell) ([]rep
 
 // phaseIn is one cell's phase of a profile.
 type phaseIn struct {
-	cell  *report.Cell
-	phase *report.Phase
+	cell  *view.Cell
+	phase *view.Phase
 }
 
 // repetitionsOf is the phase of the profile in each of cells that ran it.
-func repetitionsOf(cells []*report.Cell, profile string) []phaseIn {
+func repetitionsOf(cells []*view.Cell, profile string) []phaseIn {
 	var out []phaseIn
 	for _, c := range cells {
 		for _, p := range c.Phases {
@@ -99,7 +98,7 @@ func repetitionsOf(cells []*report.Cell, profile string) []phaseIn {
 
 // sideMembers is the components a side names in the cell: its group, or
 // else the component of that name (as plan.SideComponents).
-func sideMembers(c *report.Cell, name string) []string {
+func sideMembers(c *view.Cell, name string) []string {
 	var out []string
 	for _, comp := range c.Components {
 		if comp.Group == name {
@@ -116,7 +115,7 @@ func sideMembers(c *report.Cell, name string) []string {
 	return out
 }
 
-func workloadIn(p *report.Phase, short string) *analysis.Summary {
+func workloadIn(p *view.Phase, short string) *analysis.Summary {
 	for _, s := range p.Workloads {
 		if s.Workload.DisplayName() == short {
 			return s
@@ -171,7 +170,7 @@ func paramNotes(a, b results.Workload) []string {
 	pa, pb := paramMap(a.Params), paramMap(b.Params)
 	var out []string
 	for _, k := range unionKeys(pa, pb) {
-		if registry.IsPlace(a.Driver, k) || reflect.DeepEqual(pa[k], pb[k]) {
+		if isPlace(a, b, k) || reflect.DeepEqual(pa[k], pb[k]) {
 			continue
 		}
 		out = append(out, fmt.Sprintf("the workloads' param %s differs: %s for %s, %s for %s",

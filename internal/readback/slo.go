@@ -7,9 +7,10 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/internal/analysis"
-	"github.com/perflab/perflab/internal/report"
+	"github.com/perflab/perflab/internal/driver"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/slo"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // SLOMetaKey is the run meta key that holds the run's SLO gates (JSON), so
@@ -52,7 +53,7 @@ func WithSLO(extra map[string]string, specs []GateSpec) map[string]string {
 // loadSLO judges the gates stored with a run on its workloads' summaries.
 // Figures a gate may name besides the built-in metrics come from the
 // workloads' read-back checks: lost_<check> is expected − found.
-func loadSLO(store *results.Run, meta results.Meta, sums []*analysis.Summary) ([]report.Gate, error) {
+func loadSLO(store *results.Run, meta results.Meta, sums []*analysis.Summary) ([]view.Gate, error) {
 	text := meta.Extra[SLOMetaKey]
 	if text == "" {
 		return nil, nil
@@ -72,13 +73,13 @@ func loadSLO(store *results.Run, meta results.Meta, sums []*analysis.Summary) ([
 // name: lost_<check> = expected − found, or 0 when more was found (as
 // the report's shortfall); none, with the reason, for a
 // check that is unverified, so that a gate on it has insufficient data.
-func CheckFigures(checks map[string][]results.Check) map[string]map[string]analysis.Supplied {
+func CheckFigures(checks map[string][]driver.Check) map[string]map[string]analysis.Supplied {
 	out := map[string]map[string]analysis.Supplied{}
 	for w, cs := range checks {
 		out[w] = map[string]analysis.Supplied{}
 		for _, c := range cs {
 			f := analysis.Supplied{Value: max(c.Expected-c.Found, 0)} // more found than acknowledged is no loss
-			if c.State == results.CheckUnverified {
+			if c.State == driver.CheckUnverified {
 				f = analysis.Supplied{Why: fmt.Sprintf("the read-back of %s is unverified: %s", c.Name, c.Reason)}
 			}
 			out[w]["lost_"+c.Name] = f
@@ -90,12 +91,12 @@ func CheckFigures(checks map[string][]results.Check) map[string]map[string]analy
 // JudgeGates evaluates every gate on the summaries it applies to. A gate
 // on a figure the run supplies is judged on each of those workloads that
 // supplies it; when none does, its verdict is insufficient data.
-func JudgeGates(specs []GateSpec, sums []*analysis.Summary, figures map[string]map[string]analysis.Supplied) []report.Gate {
-	var out []report.Gate
+func JudgeGates(specs []GateSpec, sums []*analysis.Summary, figures map[string]map[string]analysis.Supplied) []view.Gate {
+	var out []view.Gate
 	for _, spec := range specs {
 		add := func(vs ...analysis.Verdict) {
 			for _, v := range vs {
-				out = append(out, report.Gate{Verdict: v, Source: spec.source()})
+				out = append(out, view.Gate{Verdict: v, Source: spec.source()})
 			}
 		}
 		g, err := slo.ParseGate(spec.Expr)

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/internal/analysis"
-	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/driver"
 )
 
 // TestGatesOnCheckFigures: lost_<check> is expected − found of a
@@ -14,7 +14,7 @@ func TestGatesOnCheckFigures(t *testing.T) {
 		{Workload: analysis.Workload{Name: "c/p/push", Short: "push", Profile: "p"}},
 		{Workload: analysis.Workload{Name: "c/p/query", Short: "query", Profile: "p"}},
 	}
-	figures := CheckFigures(map[string][]results.Check{
+	figures := CheckFigures(map[string][]driver.Check{
 		"c/p/push": {{Name: "samples", Expected: 1000, Found: 997}, {Name: "series", Expected: 10, Found: 10}},
 	})
 	specs := []GateSpec{{Expr: "lost_samples == 0", Profile: "p"}, {Expr: "lost_series == 0"}, {Expr: "lost_spans < 1", Profile: "p", Workload: "query"}}
@@ -42,9 +42,9 @@ func TestGatesOnCheckFigures(t *testing.T) {
 // that found everything passes lost_<check> == 0.
 func TestGatesOnUnverifiedChecks(t *testing.T) {
 	sums := []*analysis.Summary{{Workload: analysis.Workload{Name: "p/ingest", Short: "ingest", Profile: "p"}}}
-	figures := CheckFigures(map[string][]results.Check{"p/ingest": {
-		{Name: "traces", Expected: 100, Found: 0, State: results.CheckUnverified, Reason: "HTTP 503 Service Unavailable"},
-		{Name: "spans", Expected: 900, Found: 900, State: results.CheckLate, Late: 300},
+	figures := CheckFigures(map[string][]driver.Check{"p/ingest": {
+		{Name: "traces", Expected: 100, Found: 0, State: driver.CheckUnverified, Reason: "HTTP 503 Service Unavailable"},
+		{Name: "spans", Expected: 900, Found: 900, State: driver.CheckLate, Late: 300},
 	}})
 	got := JudgeGates([]GateSpec{{Expr: "lost_traces == 0"}, {Expr: "lost_spans == 0"}}, sums, figures)
 	if len(got) != 2 {
@@ -65,9 +65,9 @@ func TestGatesOnUnverifiedChecks(t *testing.T) {
 // "lost_samples == 0" passes; one that found less still fails it.
 func TestLostFigureOfACheckThatFoundMore(t *testing.T) {
 	sums := []*analysis.Summary{{Workload: analysis.Workload{Name: "p/push", Short: "push", Profile: "p"}}}
-	figures := CheckFigures(map[string][]results.Check{"p/push": {
-		{Name: "samples", Expected: 1000, Found: 1025, State: results.CheckOK},
-		{Name: "series", Expected: 10, Found: 9, State: results.CheckLost},
+	figures := CheckFigures(map[string][]driver.Check{"p/push": {
+		{Name: "samples", Expected: 1000, Found: 1025, State: driver.CheckOK},
+		{Name: "series", Expected: 10, Found: 9, State: driver.CheckLost},
 	}})
 	got := JudgeGates([]GateSpec{{Expr: "lost_samples == 0"}, {Expr: "lost_series == 0"}}, sums, figures)
 	if len(got) != 2 {

@@ -8,26 +8,8 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/view"
 )
-
-// Chart is one chart of a phase: an SVG document (svgchart.go).
-type Chart struct {
-	ID    string // unique in the run, a file name stem: cell0-phase1-latency
-	Kind  string // throughput, latency, errors, cpu, memory, spectrum
-	Title string
-	SVG   []byte // a standalone SVG document, with its title
-}
-
-// File is where the chart is written beside report.md.
-func (c Chart) File() string { return "charts/" + c.ID + ".svg" }
-
-// PhaseCharts are the charts of one phase.
-type PhaseCharts struct {
-	Cell   *Cell
-	Phase  *Phase
-	Label  string // "profile small in cell ballast=0", "workload http"
-	Charts []Chart
-}
 
 // chartSpec is a chart that the run's data supports, before it is written.
 type chartSpec struct {
@@ -40,16 +22,16 @@ type chartSpec struct {
 // CPU and memory, all over time with the steady-state window shaded; and
 // the latency spectrum over the window. A chart the run has no data for
 // is left out.
-func Charts(r *Run) []PhaseCharts {
-	var out []PhaseCharts
-	matrix := r.isMatrix()
-	for ci, c := range r.cells() {
+func Charts(r *view.Run) []view.PhaseCharts {
+	var out []view.PhaseCharts
+	matrix := isMatrix(r)
+	for ci, c := range r.AllCells() {
 		for pi, p := range c.Phases {
-			pc := PhaseCharts{Cell: c, Phase: p, Label: chartLabel(c, p, matrix)}
+			pc := view.PhaseCharts{Cell: c, Phase: p, Label: chartLabel(c, p, matrix)}
 			for _, spec := range phaseChartSpecs(r, c, p, pc.Label) {
 				spec.chart.title = spec.title
 				id := fmt.Sprintf("cell%d-phase%d-%s", ci, pi, spec.kind)
-				pc.Charts = append(pc.Charts, Chart{ID: id, Kind: spec.kind, Title: spec.title, SVG: spec.chart.svg()})
+				pc.Charts = append(pc.Charts, view.Chart{ID: id, Kind: spec.kind, Title: spec.title, SVG: spec.chart.svg()})
 			}
 			if len(pc.Charts) > 0 {
 				out = append(out, pc)
@@ -60,7 +42,7 @@ func Charts(r *Run) []PhaseCharts {
 }
 
 // chartLabel names a phase in chart titles.
-func chartLabel(c *Cell, p *Phase, matrix bool) string {
+func chartLabel(c *view.Cell, p *view.Phase, matrix bool) string {
 	label := "profile " + p.Profile
 	if p.Implicit && len(p.Workloads) > 0 {
 		label = "workload " + p.Workloads[0].Workload.DisplayName()
@@ -72,7 +54,7 @@ func chartLabel(c *Cell, p *Phase, matrix bool) string {
 }
 
 // phaseChartSpecs are the charts a phase's data supports.
-func phaseChartSpecs(r *Run, c *Cell, p *Phase, label string) []chartSpec {
+func phaseChartSpecs(r *view.Run, c *view.Cell, p *view.Phase, label string) []chartSpec {
 	sp := phaseChartSpan(p)
 	var specs []chartSpec
 	var tls []workloadTimeline
@@ -112,7 +94,7 @@ func (s chartSpan) contains(t time.Time) bool {
 
 // phaseChartSpan is from the phase's start (or its first workload's) to the end
 // of its load (or its last workload's), at least its window.
-func phaseChartSpan(p *Phase) chartSpan {
+func phaseChartSpan(p *view.Phase) chartSpan {
 	sp := chartSpan{start: p.Start, end: p.LoadEnd, window: p.Window}
 	for _, s := range p.Workloads {
 		w := s.Workload
@@ -136,11 +118,11 @@ var svgStart = regexp.MustCompile(`<svg[^>]*>`)
 
 var xmlns = regexp.MustCompile(`\s+xmlns(:xlink)?="[^"]*"`)
 
-// InlineSVG is the chart's SVG element for an HTML page: without the XML
+// inlineSVG is the chart's SVG element for an HTML page: without the XML
 // declaration and comment that a standalone file starts with, and without
 // the namespace declarations, which HTML implies (so the page names no
 // address but the run's own).
-func (c Chart) InlineSVG() []byte {
+func inlineSVG(c view.Chart) []byte {
 	svg := c.SVG
 	if i := bytes.Index(svg, []byte("<svg")); i >= 0 {
 		svg = svg[i:]
@@ -154,7 +136,7 @@ func (c Chart) InlineSVG() []byte {
 
 // markdownCharts links the charts written beside report.md, one line per
 // phase; nothing when none were written (r.Charts is nil).
-func markdownCharts(b *strings.Builder, r *Run) {
+func markdownCharts(b *strings.Builder, r *view.Run) {
 	if len(r.Charts) == 0 {
 		return
 	}

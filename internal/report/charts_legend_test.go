@@ -10,12 +10,13 @@ import (
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/stats"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // manyOpsRun is a run without a plan whose one workload ran 42 operations
 // ("rule 01" … "rule 42", as a PromQL rules file makes them) for 11 s,
 // rule k 50 − k times a second at k ms, while 30 components were sampled.
-func manyOpsRun() *Run {
+func manyOpsRun() *view.Run {
 	var ivs []*stats.Interval
 	for i := range 11 {
 		ops := map[string]*stats.OpStats{}
@@ -40,10 +41,10 @@ func manyOpsRun() *Run {
 		comps = append(comps, analysis.Component{Name: name, Kind: "run"})
 		series[name] = map[string][]analysis.Point{"cpu_cores": ticks(t0.Add(11*time.Second), 11, constant(0.01*float64(c)))}
 	}
-	p := &Phase{Implicit: true, Window: s.Window, Workloads: []*analysis.Summary{s}}
+	p := &view.Phase{Implicit: true, Window: s.Window, Workloads: []*analysis.Summary{s}}
 	p.Resources = analysis.SummarizeResources(analysis.ResourceInput{Window: s.Window, Components: comps, Series: series})
-	return &Run{Name: "rules", Workloads: []*analysis.Summary{s},
-		Cells: []*Cell{{Implicit: true, Components: comps, Series: series, Phases: []*Phase{p}}}}
+	return &view.Run{Name: "rules", Workloads: []*analysis.Summary{s},
+		Cells: []*view.Cell{{Implicit: true, Components: comps, Series: series, Phases: []*view.Phase{p}}}}
 }
 
 var (
@@ -83,7 +84,7 @@ func svgLegend(t *testing.T, svg []byte, isLabel func(string) bool) (labels []st
 // the CPU chart of 30 components grows taller to hold them.
 func TestChartLegends(t *testing.T) {
 	charts := Charts(manyOpsRun())
-	byKind := map[string]Chart{}
+	byKind := map[string]view.Chart{}
 	for _, c := range charts[0].Charts {
 		byKind[c.Kind] = c
 	}

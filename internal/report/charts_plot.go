@@ -11,6 +11,7 @@ import (
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/observe"
 	"github.com/perflab/perflab/internal/stats"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // palette is the colours of the lines, in order: the Okabe–Ito colours,
@@ -153,7 +154,7 @@ type namedSeries struct {
 // componentSeries are the samples of every component of the cell (the
 // generator last) that fall in the phase's chartSpan, read from the metric the
 // phase's resource figures use.
-func componentSeries(c *Cell, p *Phase, rc resourceChart, sp chartSpan) []namedSeries {
+func componentSeries(c *view.Cell, p *view.Phase, rc resourceChart, sp chartSpan) []namedSeries {
 	metric := map[string]string{}
 	if p.Resources != nil {
 		for _, cr := range p.Resources.Components {
@@ -210,7 +211,7 @@ const maxSpectra = 6
 // phaseSpectra are the latency spectra of the operations of the phase's
 // workloads over their windows: the maxSpectra with the most latencies,
 // and, when there are more, one of all the others together.
-func phaseSpectra(p *Phase) []namedSpectrum {
+func phaseSpectra(p *view.Phase) []namedSpectrum {
 	type opHist struct {
 		name string
 		hist *stats.Hist

@@ -10,26 +10,11 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/view"
 )
 
-// RunComparison is what `perflab compare` shows: B's runs against A's on
-// the same workloads.
-type RunComparison struct {
-	A, B        []string // each side's run directories
-	Forced      bool     // compared although the workloads differ
-	Differences []string // how the workloads differ
-	Notes       []string // what differs but does not stop a comparison, e.g. the targets' addresses
-	OnlyA       []string // workloads only A ran
-	OnlyB       []string
-	Groups      []ComparisonGroup
-	// NA and NB are how many runs each side's figures come from, every
-	// repetition of a repeated run (perflab run --repeat) counted as a
-	// run; 0 means len(A) and len(B).
-	NA, NB int
-}
-
-// runs is how many runs each side's figures come from.
-func (c *RunComparison) runs() (int, int) {
+// comparedRuns is how many runs each side's figures come from.
+func comparedRuns(c *view.RunComparison) (int, int) {
 	na, nb := c.NA, c.NB
 	if na == 0 {
 		na = len(c.A)
@@ -40,27 +25,8 @@ func (c *RunComparison) runs() (int, int) {
 	return na, nb
 }
 
-// ComparisonGroup is the comparisons of one phase: the components that ran
-// in it and its workloads.
-type ComparisonGroup struct {
-	Name        string // e.g. "Profile `low`": names in Markdown code marks
-	Comparisons []analysis.Comparison
-}
-
-// SideBySide compares two systems that ran side by side in one cell: the
-// components (or groups) A and B, or two workloads.
-type SideBySide struct {
-	A, B   string
-	Notes  []string          // e.g. how the paired workloads' params differ
-	Groups []ComparisonGroup // one per profile
-	// Repetitions is, in a repeated run, how many repetitions each side's
-	// figures come from (Fieller's interval across them); 0 or 1: one
-	// run's per-interval samples (block bootstrap).
-	Repetitions int
-}
-
 // CompareMarkdown writes c as a Markdown report.
-func CompareMarkdown(w io.Writer, c *RunComparison) error {
+func CompareMarkdown(w io.Writer, c *view.RunComparison) error {
 	b := &strings.Builder{}
 	b.WriteString("# perflab compare\n\n")
 	fmt.Fprintf(b, "- A: %s\n- B: %s\n", codeList(c.A), codeList(c.B))
@@ -99,8 +65,8 @@ func codeList(ss []string) string {
 }
 
 // compareMethodOf says how c's figures and intervals were made.
-func compareMethodOf(c *RunComparison) string {
-	na, nb := c.runs()
+func compareMethodOf(c *view.RunComparison) string {
+	na, nb := comparedRuns(c)
 	m := compareMethod(na, nb)
 	if na != len(c.A) || nb != len(c.B) {
 		m += fmt.Sprintf("; every repetition of a repeated run (perflab run --repeat) counts as a run: %d on side A, %d on side B", na, nb)
@@ -184,7 +150,7 @@ func figureText(v float64, unit string) string {
 }
 
 // sideBySideSection is the side-by-side comparisons of a cell.
-func sideBySideSection(d *doc, c *Cell, level int) {
+func sideBySideSection(d *doc, c *view.Cell, level int) {
 	for i, s := range c.SideBySide {
 		d.headingID(level, fmt.Sprintf("cell%d-side-by-side%d", c.Index, i), fmt.Sprintf("Side by side: %s against %s", code(s.B), code(s.A)))
 		d.para(sideBySideMethod(s))
@@ -252,7 +218,7 @@ type (
 const CompareJSONVersion = 1
 
 // CompareJSON writes c as JSON.
-func CompareJSON(w io.Writer, c *RunComparison) error {
+func CompareJSON(w io.Writer, c *view.RunComparison) error {
 	out := jsonRunComparison{Format: "perflab-compare", Version: CompareJSONVersion, A: c.A, B: c.B,
 		Method: compareMethodOf(c), Forced: c.Forced, Differences: nonNil(c.Differences),
 		Notes: nonNil(c.Notes), OnlyA: nonNil(c.OnlyA), OnlyB: nonNil(c.OnlyB), Groups: toJSONGroups(c.Groups)}
@@ -263,7 +229,7 @@ func CompareJSON(w io.Writer, c *RunComparison) error {
 
 func nonNil(ss []string) []string { return append([]string{}, ss...) }
 
-func toJSONGroups(gs []ComparisonGroup) []jsonComparisonGroup {
+func toJSONGroups(gs []view.ComparisonGroup) []jsonComparisonGroup {
 	out := []jsonComparisonGroup{}
 	for _, g := range gs {
 		jg := jsonComparisonGroup{Name: g.Name, Comparisons: []jsonComparison{}}
@@ -279,7 +245,7 @@ func toJSONGroups(gs []ComparisonGroup) []jsonComparisonGroup {
 	return out
 }
 
-func toJSONSideBySide(ss []SideBySide) []jsonSideBySide {
+func toJSONSideBySide(ss []view.SideBySide) []jsonSideBySide {
 	var out []jsonSideBySide
 	for _, s := range ss {
 		out = append(out, jsonSideBySide{A: s.A, B: s.B, Repetitions: s.Repetitions, Notes: nonNil(s.Notes), Groups: toJSONGroups(s.Groups)})

@@ -6,45 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-)
 
-// DriverNotes is what a workload's driver told about it: facts, and the
-// read-back checks it made after its profile's load.
-type DriverNotes struct {
-	Facts  []Fact
-	Checks []Check
-}
-
-// Fact is one named figure about a workload, formatted for people.
-type Fact struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
-}
-
-// Check is one read-back check: of Expected (what the system under test
-// acknowledged), Found came back. State is ok, late (Late of it showed
-// only on a re-check, the last LateBy after its write), lost (still
-// missing at the deadline; Lost is true) or unverified (the check got no
-// answer: Reason).
-type Check struct {
-	Name     string        `json:"name"`
-	Expected float64       `json:"expected"`
-	Found    float64       `json:"found"`
-	Unit     string        `json:"unit"`
-	Lost     bool          `json:"lost"`
-	Note     string        `json:"note"`
-	State    string        `json:"state"`
-	Late     float64       `json:"late"`
-	LateBy   time.Duration `json:"-"`
-	Reason   string        `json:"reason,omitempty"`
-}
-
-// States of a check, as results.Check stores them.
-const (
-	CheckOK         = "ok"
-	CheckLate       = "late"
-	CheckLost       = "lost"
-	CheckUnverified = "unverified"
+	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // NoneFound qualifies a check that found nothing of what was written:
@@ -53,58 +17,28 @@ const (
 const NoneFound = "(none found: so it looks too when the system shows writes later than verify_wait, " +
 	"as VictoriaMetrics hides the last 30 s by default, or when query_url reads another system or tenant)"
 
-// Shortfall is how much of what was expected was not found.
-func (c Check) Shortfall() float64 { return max(c.Expected-c.Found, 0) }
-
-// LostChecks is every check of the run that lost data, by workload name,
-// in the order of the cells and phases.
-func (r *Run) LostChecks() (workloads []string, checks [][]Check) {
-	return r.ChecksIn(CheckLost)
-}
-
-// ChecksIn is every check of the run in state, by workload name, in the
-// order of the cells and phases.
-func (r *Run) ChecksIn(state string) (workloads []string, checks [][]Check) {
-	for _, c := range r.cells() {
-		for _, p := range c.Phases {
-			for _, s := range p.Workloads {
-				var in []Check
-				for _, ch := range p.Drivers[s.Workload.Name].checks() {
-					if ch.State == state {
-						in = append(in, ch)
-					}
-				}
-				if len(in) > 0 {
-					workloads, checks = append(workloads, s.Workload.Name), append(checks, in)
-				}
-			}
-		}
-	}
-	return workloads, checks
-}
-
-// result is a check's outcome in words: "ok", "late: 400 series, the
-// last 1.5s after its write", "LOST 3 traces", "UNVERIFIED: why"; mark
-// sets the words LOST and UNVERIFIED apart.
-func (c Check) result(mark func(string) string) string {
+// checkResult is a check's outcome in words: "ok", "late: 400 series,
+// the last 1.5s after its write", "LOST 3 traces", "UNVERIFIED: why";
+// mark sets the words LOST and UNVERIFIED apart.
+func checkResult(c driver.Check, mark func(string) string) string {
 	switch c.State {
-	case CheckLost:
+	case driver.CheckLost:
 		if c.Found == 0 && c.Expected > 0 {
 			return mark("LOST") + " " + amount(c.Shortfall(), c.Unit) + " " + NoneFound
 		}
 		return mark("LOST") + " " + amount(c.Shortfall(), c.Unit)
-	case CheckUnverified:
+	case driver.CheckUnverified:
 		return mark("UNVERIFIED") + ": " + c.Reason
-	case CheckLate:
+	case driver.CheckLate:
 		return fmt.Sprintf("late: %s, the last %v after its write", amount(c.Late, c.Unit), c.LateBy.Round(time.Millisecond))
 	}
 	return "ok"
 }
 
 // driverNotes is every workload's notes by workload name.
-func (r *Run) driverNotes() map[string]*DriverNotes {
-	out := map[string]*DriverNotes{}
-	for _, c := range r.cells() {
+func driverNotes(r *view.Run) map[string]*view.DriverNotes {
+	out := map[string]*view.DriverNotes{}
+	for _, c := range r.AllCells() {
 		for _, p := range c.Phases {
 			for name, n := range p.Drivers {
 				out[name] = n
@@ -114,7 +48,8 @@ func (r *Run) driverNotes() map[string]*DriverNotes {
 	return out
 }
 
-func (n *DriverNotes) checks() []Check {
+// checksOf are n's checks; none when the driver told nothing (n is nil).
+func checksOf(n *view.DriverNotes) []driver.Check {
 	if n == nil {
 		return nil
 	}
@@ -123,7 +58,7 @@ func (n *DriverNotes) checks() []Check {
 
 // markdownDriver writes a workload's driver facts and read-back checks
 // (driverSection).
-func markdownDriver(b *strings.Builder, n *DriverNotes, level int) {
+func markdownDriver(b *strings.Builder, n *view.DriverNotes, level int) {
 	d := &doc{}
 	driverSection(d, n, level)
 	d.markdown(b)
@@ -131,7 +66,7 @@ func markdownDriver(b *strings.Builder, n *DriverNotes, level int) {
 
 // driverSection is a workload's driver facts and read-back checks as
 // sections at level.
-func driverSection(d *doc, n *DriverNotes, level int) {
+func driverSection(d *doc, n *view.DriverNotes, level int) {
 	if n == nil {
 		return
 	}
@@ -149,20 +84,20 @@ func driverSection(d *doc, n *DriverNotes, level int) {
 	d.heading(level, "Read-back checks")
 	t := &table{Head: []string{"Check", "Expected", "Found", "Result", "Note"}, Right: []bool{false, true, true, false, false}}
 	for _, c := range n.Checks {
-		t.Rows = append(t.Rows, []string{c.Name, amount(c.Expected, c.Unit), amount(c.Found, c.Unit), c.result(strong),
+		t.Rows = append(t.Rows, []string{c.Name, amount(c.Expected, c.Unit), amount(c.Found, c.Unit), checkResult(c, strong),
 			strings.ReplaceAll(c.Note, "\n", " ")})
-		t.Fail = append(t.Fail, c.State == CheckLost || c.State == CheckUnverified)
+		t.Fail = append(t.Fail, c.State == driver.CheckLost || c.State == driver.CheckUnverified)
 	}
 	d.table(t)
 }
 
 // terminalDriver writes a line per read-back check of each workload.
-func terminalDriver(w io.Writer, r *Run) {
-	notes := r.driverNotes()
+func terminalDriver(w io.Writer, r *view.Run) {
+	notes := driverNotes(r)
 	for _, s := range r.Workloads {
-		for _, c := range notes[s.Workload.Name].checks() {
+		for _, c := range checksOf(notes[s.Workload.Name]) {
 			fmt.Fprintf(w, "%s: read back %s: %s of %s: %s\n", s.Workload.Name, c.Name,
-				amount(c.Found, ""), amount(c.Expected, c.Unit), c.result(func(s string) string { return s }))
+				amount(c.Found, ""), amount(c.Expected, c.Unit), checkResult(c, func(s string) string { return s }))
 		}
 	}
 }
@@ -179,21 +114,31 @@ func amount(v float64, unit string) string {
 	return s + " " + unit
 }
 
-type jsonFact = Fact
-
+// jsonCheck is a check in summary.json, in its own field order: lost
+// is its state, kept for readers of the first summaries.
 type jsonCheck struct {
-	Check
+	Name          string  `json:"name"`
+	Expected      float64 `json:"expected"`
+	Found         float64 `json:"found"`
+	Unit          string  `json:"unit"`
+	Lost          bool    `json:"lost"`
+	Note          string  `json:"note"`
+	State         string  `json:"state"`
+	Late          float64 `json:"late"`
+	Reason        string  `json:"reason,omitempty"`
 	Shortfall     float64 `json:"shortfall"`
 	LateBySeconds float64 `json:"late_by_seconds"`
 }
 
 // toJSONDriver fills a workload's facts and checks.
-func toJSONDriver(jw *jsonWorkload, n *DriverNotes) {
+func toJSONDriver(jw *jsonWorkload, n *view.DriverNotes) {
 	if n == nil {
 		return
 	}
 	jw.Facts = append(jw.Facts, n.Facts...)
 	for _, c := range n.Checks {
-		jw.Checks = append(jw.Checks, jsonCheck{Check: c, Shortfall: c.Shortfall(), LateBySeconds: c.LateBy.Seconds()})
+		jw.Checks = append(jw.Checks, jsonCheck{Name: c.Name, Expected: c.Expected, Found: c.Found, Unit: c.Unit,
+			Lost: c.State == driver.CheckLost, Note: c.Note, State: c.State, Late: c.Late, Reason: c.Reason,
+			Shortfall: c.Shortfall(), LateBySeconds: c.LateBy.Seconds()})
 	}
 }

@@ -8,30 +8,32 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // TestDriverNotes renders a run whose write workload lost samples, got
 // its series late and could not verify its exemplars: the Markdown has
 // its facts and a late, a LOST and an UNVERIFIED row, the terminal a line
 // per check, summary.json the facts and checks with the shortfall, state,
-// lateness and reason, and LostChecks and ChecksIn name them; the read
-// workload, whose driver told nothing, has none.
+// lateness and reason; the read workload, whose driver told nothing, has
+// none.
 func TestDriverNotes(t *testing.T) {
 	write := workload("a/write", "write", "a", 0, t0, 5)
 	read := workload("a/read", "read", "a", 0, t0, 5)
-	notes := &DriverNotes{
-		Facts: []Fact{{"rate (from the driver)", "1.2 requests/s"}, {"active series", "36000"}},
-		Checks: []Check{
-			{Name: "series", Expected: 36000, Found: 36000, Unit: "series", Note: "every acknowledged series was read back", State: CheckLate,
+	notes := &view.DriverNotes{
+		Facts: []driver.Fact{{Name: "rate (from the driver)", Value: "1.2 requests/s"}, {Name: "active series", Value: "36000"}},
+		Checks: []driver.Check{
+			{Name: "series", Expected: 36000, Found: 36000, Unit: "series", Note: "every acknowledged series was read back", State: driver.CheckLate,
 				Late: 400, LateBy: 1500 * time.Millisecond},
-			{Name: "exemplars", Expected: 10, Unit: "exemplars", Note: "none answered", State: CheckUnverified,
+			{Name: "exemplars", Expected: 10, Unit: "exemplars", Note: "none answered", State: driver.CheckUnverified,
 				Reason: "HTTP 503: unavailable"},
-			{Name: "samples", Expected: 432000, Found: 400000, Unit: "samples", Lost: true, Note: "32000 samples | missing", State: CheckLost},
+			{Name: "samples", Expected: 432000, Found: 400000, Unit: "samples", Note: "32000 samples | missing", State: driver.CheckLost},
 		},
 	}
-	r := &Run{Name: "rw", Started: t0, State: "failed", Workloads: []*analysis.Summary{write, read},
-		Cells: []*Cell{{Index: 0, Name: "default", State: "completed", Phases: []*Phase{{Profile: "a", State: "completed",
-			Workloads: []*analysis.Summary{write, read}, Drivers: map[string]*DriverNotes{"a/write": notes}}}}}}
+	r := &view.Run{Name: "rw", Started: t0, State: "failed", Workloads: []*analysis.Summary{write, read},
+		Cells: []*view.Cell{{Index: 0, Name: "default", State: "completed", Phases: []*view.Phase{{Profile: "a", State: "completed",
+			Workloads: []*analysis.Summary{write, read}, Drivers: map[string]*view.DriverNotes{"a/write": notes}}}}}}
 	var md, term, js bytes.Buffer
 	if err := Markdown(&md, r); err != nil {
 		t.Fatal(err)
@@ -63,7 +65,7 @@ func TestDriverNotes(t *testing.T) {
 	}
 	var out struct {
 		Workloads []struct {
-			Facts  []Fact `json:"facts"`
+			Facts  []driver.Fact `json:"facts"`
 			Checks []struct {
 				Lost          bool    `json:"lost"`
 				Shortfall     float64 `json:"shortfall"`
@@ -88,26 +90,19 @@ func TestDriverNotes(t *testing.T) {
 	if c := w[0].Checks[1]; c.State != "unverified" || c.Reason != "HTTP 503: unavailable" || c.Lost {
 		t.Errorf("summary.json unverified check %+v", c)
 	}
-	if names, un := r.ChecksIn(CheckUnverified); len(names) != 1 || len(un[0]) != 1 || un[0][0].Name != "exemplars" {
-		t.Errorf("ChecksIn(unverified) = %v, %+v", names, un)
-	}
-	names, lost := r.LostChecks()
-	if len(names) != 1 || names[0] != "a/write" || len(lost[0]) != 1 || lost[0][0].Name != "samples" {
-		t.Errorf("LostChecks() = %v, %+v", names, lost)
-	}
 }
 
 // A check that found nothing of what was written says that a system that
 // shows writes late, or a query_url reading elsewhere, looks the same: a
 // VictoriaMetrics read back within its 30 s latency offset is not lost.
 func TestLostCheckThatFoundNothing(t *testing.T) {
-	none := Check{Name: "samples", Expected: 24000, Unit: "samples", State: CheckLost, Lost: true}
-	some := Check{Name: "samples", Expected: 24000, Found: 100, Unit: "samples", State: CheckLost, Lost: true}
+	none := driver.Check{Name: "samples", Expected: 24000, Unit: "samples", State: driver.CheckLost}
+	some := driver.Check{Name: "samples", Expected: 24000, Found: 100, Unit: "samples", State: driver.CheckLost}
 	id := func(s string) string { return s }
-	if got := none.result(id); !strings.HasPrefix(got, "LOST 24000 samples (none found: ") || !strings.Contains(got, "verify_wait") {
+	if got := checkResult(none, id); !strings.HasPrefix(got, "LOST 24000 samples (none found: ") || !strings.Contains(got, "verify_wait") {
 		t.Errorf("nothing found: %q", got)
 	}
-	if got := some.result(id); got != "LOST 23900 samples" {
+	if got := checkResult(some, id); got != "LOST 23900 samples" {
 		t.Errorf("some found: %q", got)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // csvHeader are the columns of CSV: one row per operation per interval.
@@ -22,7 +23,7 @@ var csvHeader = []string{"workload", "operation", "start", "end", "requests", "e
 // their rate and the latency percentiles of the interval's successful
 // requests (empty where it had none). Workloads and operations are sorted
 // by name, intervals by time.
-func CSV(w io.Writer, r *Run) error {
+func CSV(w io.Writer, r *view.Run) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(csvHeader); err != nil {
 		return err
@@ -84,7 +85,7 @@ type junitFailure struct {
 // case for the run's state (it fails unless the run completed) and one
 // per SLO gate, failing when the gate failed or had insufficient data
 // (as the exit code does), with the measured figure.
-func JUnit(w io.Writer, r *Run) error {
+func JUnit(w io.Writer, r *view.Run) error {
 	set := junitSet{Name: "perflab " + r.Name, Time: strconv.FormatFloat(r.Ended.Sub(r.Started).Seconds(), 'f', 3, 64)}
 	if r.Ended.IsZero() {
 		set.Time = "0"
@@ -117,7 +118,7 @@ func JUnit(w io.Writer, r *Run) error {
 
 // gateCase is one SLO gate as a test case: its expression and the
 // workload it was judged on, failing unless it passed.
-func gateCase(g Gate) junitCase {
+func gateCase(g view.Gate) junitCase {
 	name := g.Expr
 	if g.Workload != "" {
 		name += " on " + g.Workload

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // TestCSV: one row per operation per interval, sorted, with the figures
@@ -17,7 +18,7 @@ import (
 func TestCSV(t *testing.T) {
 	t0 := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 	ms := time.Millisecond
-	r := &Run{OpTimelines: map[string]map[string][]analysis.IntervalFigures{
+	r := &view.Run{OpTimelines: map[string]map[string][]analysis.IntervalFigures{
 		"p/get": {
 			"GET /b": {{Start: t0, End: t0.Add(time.Second), Requests: 10, Errors: 10, Rate: 10}},
 			"GET /a": {{Start: t0, End: t0.Add(time.Second), Requests: 100, Errors: 1, Rate: 100, Latencies: 99, P50: 2 * ms, P90: 3 * ms, P99: 4500 * time.Microsecond},
@@ -51,16 +52,16 @@ func TestCSV(t *testing.T) {
 // and one with insufficient data fail, as the exit code does; a passed
 // one does not; a run that did not complete fails its state case.
 func TestJUnit(t *testing.T) {
-	gate := func(expr string, s analysis.GateState, measured string) Gate {
-		return Gate{Verdict: analysis.Verdict{Expr: expr, Workload: "p/get", State: s, Measured: measured}}
+	gate := func(expr string, s analysis.GateState, measured string) view.Gate {
+		return view.Gate{Verdict: analysis.Verdict{Expr: expr, Workload: "p/get", State: s, Measured: measured}}
 	}
 	t0 := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
 		state    string
 		failures int
 	}{{"completed", 2}, {"failed", 3}} {
-		r := &Run{Name: "t", State: c.state, Started: t0, Ended: t0.Add(90 * time.Second),
-			SLO: []Gate{gate("p99 < 200ms", analysis.GatePass, "183ms"), gate("error_rate < 0.1%", analysis.GateFail, "0.5%"),
+		r := &view.Run{Name: "t", State: c.state, Started: t0, Ended: t0.Add(90 * time.Second),
+			SLO: []view.Gate{gate("p99 < 200ms", analysis.GatePass, "183ms"), gate("error_rate < 0.1%", analysis.GateFail, "0.5%"),
 				gate("p99.9 < 1s", analysis.GateInsufficient, "")}}
 		var b bytes.Buffer
 		if err := JUnit(&b, r); err != nil {

@@ -8,12 +8,13 @@ import (
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/stats"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // failingRun is a run of one workload whose requests are recorded through
 // the recorder over 4 s: 60 % refused at once (50 µs), the others answered
 // after 20 ms. mixed reads it as a store of results format 2 did.
-func failingRun(mixed bool) *Run {
+func failingRun(mixed bool) *view.Run {
 	rec := stats.NewRecorder(1, t0)
 	var ivs []*stats.Interval
 	for i := range 4 {
@@ -33,7 +34,7 @@ func failingRun(mixed bool) *Run {
 	}
 	w := analysis.Workload{Name: "get", Driver: "http", Model: "open", Target: "GET http://127.0.0.1:1/", TargetRate: 100,
 		Start: t0, LoadEnd: t0.Add(sec(4)), End: t0.Add(sec(4)), Window: analysis.Window{Start: t0, End: t0.Add(sec(4)), Rule: "test"}}
-	return &Run{Name: "errors", Started: t0, State: "completed", Workloads: []*analysis.Summary{analysis.Summarize(w, ivs)}}
+	return &view.Run{Name: "errors", Started: t0, State: "completed", Workloads: []*analysis.Summary{analysis.Summarize(w, ivs)}}
 }
 
 // TestReportsSeparateFailedLatency: the headline latency of every report

@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/driver"
 	"github.com/perflab/perflab/internal/stats"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // llmRun is a run without a plan of one openai workload streaming chat
@@ -21,7 +23,7 @@ import (
 //	TPOT (1.04 s − 50 ms) / 99 = 10 ms; the first stream's (990 + 180 ms) / 99 = 11.8 ms;
 //	  p50 and p90 10 ms: 100 tokens/s per stream
 //	tokens: 12 prompt and 100 output per stream: 240 and 2000 per second
-func llmRun() *Run {
+func llmRun() *view.Run {
 	start := t0
 	var ivs []*stats.Interval
 	for i := range 11 {
@@ -57,13 +59,13 @@ func llmRun() *Run {
 		End: start.Add(11 * time.Second), Scheduled: 231,
 		Window: analysis.Window{Start: start.Add(time.Second), End: start.Add(11 * time.Second), Rule: "test: after the first interval"}}
 	sum := analysis.Summarize(w, ivs)
-	phase := &Phase{Implicit: true, Window: sum.Window, Workloads: []*analysis.Summary{sum},
-		Drivers: map[string]*DriverNotes{"chat": {Facts: []Fact{{"api", "chat http://127.0.0.1:8000 model perflab-mock"},
-			{"prompts", "2"}, {"successful requests", "220"}, {"answers with usage", "220"},
-			{"prompt tokens", "2640"}, {"output tokens", "22000"}}}}}
-	return &Run{Name: "llm", Dir: "/runs/llm-20261121-172400", Command: "perflab run llm.yaml", Tool: "perflab 0.1.0",
+	phase := &view.Phase{Implicit: true, Window: sum.Window, Workloads: []*analysis.Summary{sum},
+		Drivers: map[string]*view.DriverNotes{"chat": {Facts: []driver.Fact{{Name: "api", Value: "chat http://127.0.0.1:8000 model perflab-mock"},
+			{Name: "prompts", Value: "2"}, {Name: "successful requests", Value: "220"}, {Name: "answers with usage", Value: "220"},
+			{Name: "prompt tokens", Value: "2640"}, {Name: "output tokens", Value: "22000"}}}}}
+	return &view.Run{Name: "llm", Dir: "/runs/llm-20261121-172400", Command: "perflab run llm.yaml", Tool: "perflab 0.1.0",
 		Host: "bench-1", Started: t0, Ended: t0.Add(12 * time.Second), State: "completed",
-		Workloads: []*analysis.Summary{sum}, Cells: []*Cell{{Implicit: true, Phases: []*Phase{phase}}}}
+		Workloads: []*analysis.Summary{sum}, Cells: []*view.Cell{{Implicit: true, Phases: []*view.Phase{phase}}}}
 }
 
 // The cross-profile Throughput achieved table gains a TTFT p50 column when
@@ -71,14 +73,14 @@ func llmRun() *Run {
 func TestThroughputAchievedShowsTTFT(t *testing.T) {
 	llm := llmRun().Workloads[0]
 	http := workload("push", "", "", 0, t0, 3)
-	render := func(phases ...*Phase) string {
+	render := func(phases ...*view.Phase) string {
 		d := &doc{}
 		throughputAchieved(d, phases, 4)
 		var b strings.Builder
 		d.markdown(&b)
 		return b.String()
 	}
-	got := render(&Phase{Profile: "small", Workloads: []*analysis.Summary{http}}, &Phase{Profile: "large", Workloads: []*analysis.Summary{llm}})
+	got := render(&view.Phase{Profile: "small", Workloads: []*analysis.Summary{http}}, &view.Phase{Profile: "large", Workloads: []*analysis.Summary{llm}})
 	for _, want := range []string{
 		"| Profile | Workload | Rate | Target | Success | Received/s | Sent/s | p50 | p99 | TTFB p50 | TTFT p50 | Requests in window |",
 		"| small | push | 100.0/s | 100/s | 100 % | 100 KiB/s | 0 B/s | 10.0 ms | 10.0 ms | – | – | 200 |",
@@ -88,7 +90,7 @@ func TestThroughputAchievedShowsTTFT(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, got)
 		}
 	}
-	if got := render(&Phase{Profile: "small", Workloads: []*analysis.Summary{http}}); strings.Contains(got, "TTFT") {
+	if got := render(&view.Phase{Profile: "small", Workloads: []*analysis.Summary{http}}); strings.Contains(got, "TTFT") {
 		t.Errorf("a TTFT column without a stream:\n%s", got)
 	}
 }

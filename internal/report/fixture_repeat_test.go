@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // repeatedRun is a plan without a matrix run with --repeat 3: prom (group
@@ -20,10 +21,10 @@ import (
 //	memory  prom 5 GiB, vm 1 GiB in every repetition: 0.2 with the interval a point: x5.0 less memory
 //	sizes   from the 60 samples pooled: P99 = the 60th smallest, prom 1.8 cores × 1.25, vm 1.1 × 1.25
 //	workloads 100 requests/s at 10 ms in every window (the fixture's workload)
-func repeatedRun() *Run {
-	r := &Run{Name: "prom-vs-vm", Started: t0, Ended: t0.Add(3 * sec(60)), State: "completed", Repeat: 3}
+func repeatedRun() *view.Run {
+	r := &view.Run{Name: "prom-vs-vm", Started: t0, Ended: t0.Add(3 * sec(60)), State: "completed", Repeat: 3}
 	comps := []analysis.Component{{Name: "prom", Group: "prom", Kind: "run"}, {Name: "vm", Group: "vm", Kind: "run"}}
-	var reps []*Cell
+	var reps []*view.Cell
 	var runs []analysis.Repetition
 	var cpuA, cpuB, memA, memB [][]float64
 	for i := range 3 {
@@ -37,10 +38,10 @@ func repeatedRun() *Run {
 		sums := []*analysis.Summary{workload(name+"/small/write-prom", "write-prom", "small", i, start, 21),
 			workload(name+"/small/write-vm", "write-vm", "small", i, start, 21)}
 		in := analysis.ResourceInput{Window: win, Components: comps, Series: series}
-		p := &Phase{Profile: "small", State: "completed", Start: start, LoadEnd: win.End, Window: win, Workloads: sums,
+		p := &view.Phase{Profile: "small", State: "completed", Start: start, LoadEnd: win.End, Window: win, Workloads: sums,
 			Resources: analysis.SummarizeResources(in)}
-		reps = append(reps, &Cell{Index: i, Name: name, Vars: []Var{{"repetition", fmt.Sprint(i + 1)}}, Repetition: i + 1,
-			State: "completed", Started: start, Ended: win.End, Components: comps, Phases: []*Phase{p}, Series: series})
+		reps = append(reps, &view.Cell{Index: i, Name: name, Vars: []view.Var{{Name: "repetition", Value: fmt.Sprint(i + 1)}}, Repetition: i + 1,
+			State: "completed", Started: start, Ended: win.End, Components: comps, Phases: []*view.Phase{p}, Series: series})
 		runs = append(runs, analysis.Repetition{State: "completed", Input: in, Summaries: sums})
 		for _, x := range []struct {
 			to   *[][]float64
@@ -55,13 +56,13 @@ func repeatedRun() *Run {
 		panic(err)
 	}
 	o := analysis.DefaultBootstrap()
-	g := ComparisonGroup{Name: "Profile `small`", Comparisons: []analysis.Comparison{
+	g := view.ComparisonGroup{Name: "Profile `small`", Comparisons: []analysis.Comparison{
 		analysis.CompareResource("components", analysis.CompareCPU, cpuA, cpuB, o),
 		analysis.CompareResource("components", analysis.CompareMemory, memA, memB, o)}}
-	combo := &Cell{Name: "default", Repetitions: 3, Insights: in,
-		SideBySide: []SideBySide{{A: "prom", B: "vm", Repetitions: 3, Groups: []ComparisonGroup{g}}}}
+	combo := &view.Cell{Name: "default", Repetitions: 3, Insights: in,
+		SideBySide: []view.SideBySide{{A: "prom", B: "vm", Repetitions: 3, Groups: []view.ComparisonGroup{g}}}}
 	r.Cells = reps
-	r.Repeated = []*Repeated{{Cell: combo, Repetitions: reps, Profiles: RepeatedFigures(reps)}}
+	r.Repeated = []*view.Repeated{{Cell: combo, Repetitions: reps, Profiles: view.RepeatedFigures(reps)}}
 	for _, c := range reps {
 		r.Workloads = append(r.Workloads, c.Phases[0].Workloads...)
 	}
@@ -94,7 +95,7 @@ func TestGoldenRepeated(t *testing.T) {
 		t.Errorf("terminal lacks the side-by-side line:\n%s", term.String())
 	}
 	var page bytes.Buffer
-	r.Charts = []PhaseCharts{}
+	r.Charts = []view.PhaseCharts{}
 	if err := HTML(&page, r); err != nil || !strings.Contains(page.String(), `<h2 id="repeated">Summary across repetitions</h2>`) ||
 		!strings.Contains(page.String(), `<td class="n">1.70 (1.60–1.80)</td>`) || !strings.Contains(page.String(), "<th>Repetitions</th>") ||
 		!strings.Contains(page.String(), `<a href="#combination0">Across 3 repetitions: default</a>`) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/stats"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // sideBySideRun is one profile of 40 s in which prom (group prom) and vm
@@ -18,8 +19,8 @@ import (
 //	memory  prom 5 GiB + i MiB, vm 1 GiB + i MiB: means 5140.5 and 1044.5 MiB, B/A = 0.203: x4.9 less memory
 //	latency write-prom 20 ms, write-vm 10 ms in every one of 40 intervals of 100 writes: B/A = 0.5 with the
 //	        interval a point: x2.0 lower p50 and p99 latency; the request rates are equal: ~
-func sideBySideRun() *Run {
-	r := &Run{Name: "vm-vs-prom", Started: t0, Ended: t0.Add(time.Minute), State: "completed"}
+func sideBySideRun() *view.Run {
+	r := &view.Run{Name: "vm-vs-prom", Started: t0, Ended: t0.Add(time.Minute), State: "completed"}
 	comps := []analysis.Component{{Name: "prom", Group: "prom", Kind: "run"}, {Name: "vm", Group: "vm", Kind: "run"}}
 	win := analysis.Window{Start: t0, End: t0.Add(40 * time.Second), Rule: "test"}
 	series := map[string]map[string][]analysis.Point{
@@ -29,7 +30,7 @@ func sideBySideRun() *Run {
 			"rss_bytes": ticks(win.End, 40, func(i int) float64 { return gib + float64(i)*mib })},
 	}
 	o := analysis.DefaultBootstrap()
-	g := ComparisonGroup{Name: "Profile `small`"}
+	g := view.ComparisonGroup{Name: "Profile `small`"}
 	for _, res := range []string{analysis.CompareCPU, analysis.CompareMemory} {
 		a := analysis.ResourceSamples(series, win, []string{"prom"}, res)
 		b := analysis.ResourceSamples(series, win, []string{"vm"}, res)
@@ -51,9 +52,9 @@ func sideBySideRun() *Run {
 	rb, lb := lat(10 * time.Millisecond)
 	g.Comparisons = append(g.Comparisons, analysis.CompareRate("workload", ra, rb, o),
 		analysis.CompareQuantile("workload", 0.5, la, lb, o), analysis.CompareQuantile("workload", 0.99, la, lb, o))
-	cell := &Cell{Name: "default", State: "completed", Components: comps,
-		SideBySide: []SideBySide{{A: "prom", B: "vm", Notes: []string{"the workloads' param headers differ"}, Groups: []ComparisonGroup{g}}}}
-	r.Cells = []*Cell{cell}
+	cell := &view.Cell{Name: "default", State: "completed", Components: comps,
+		SideBySide: []view.SideBySide{{A: "prom", B: "vm", Notes: []string{"the workloads' param headers differ"}, Groups: []view.ComparisonGroup{g}}}}
+	r.Cells = []*view.Cell{cell}
 	return r
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/stats"
+	"github.com/perflab/perflab/internal/view"
 )
 
 const gib = 1 << 30
@@ -69,8 +70,8 @@ func settled(v float64) func(int) float64 {
 // 100 requests/s, intercept 0.1 cores. Observations: ingester has 1.5 /
 // (1.5 + 1.3 + 0.0625) = 52 %, 2 / 3.3725 = 59 % and 3 / 4.3625 = 69 % of the
 // memory; 0.3 / 0.55 = 55 %, 0.5 / 0.8 = 62 % and 0.9 / 1.3 = 69 % of the CPU.
-func sizesRun() *Run {
-	r := &Run{Name: "tempo-sizing", Dir: "/runs/tempo-sizing-20261121-172400", Command: "perflab run tempo.yaml",
+func sizesRun() *view.Run {
+	r := &view.Run{Name: "tempo-sizing", Dir: "/runs/tempo-sizing-20261121-172400", Command: "perflab run tempo.yaml",
 		Tool: "perflab 0.1.0", Host: "bench-1", Started: t0, Ended: t0.Add(2 * time.Minute), State: "completed"}
 	comps := []analysis.Component{
 		{Name: "ingester", Group: "ingester", Kind: "run", PID: 101},
@@ -78,7 +79,7 @@ func sizesRun() *Run {
 		{Name: "query-frontend", Group: "query", Kind: "run", PID: 103},
 		{Name: "perflab", Kind: analysis.KindGenerator, PID: 100},
 	}
-	cell := &Cell{Index: 0, Name: "default", State: "completed", Started: t0, Ended: t0.Add(2 * time.Minute), Components: comps}
+	cell := &view.Cell{Index: 0, Name: "default", State: "completed", Started: t0, Ended: t0.Add(2 * time.Minute), Components: comps}
 	var data []analysis.PhaseData
 	for i, p := range []struct {
 		name             string
@@ -102,7 +103,7 @@ func sizesRun() *Run {
 			"perflab":        {"rss_bytes": s(constant(40 * mib)), "cpu_cores": s(constant(0.2)), "cores_available": s(constant(2))},
 		}
 		in := analysis.ResourceInput{Window: win, Components: comps, Series: series}
-		phase := &Phase{Profile: p.name, State: "completed", Start: start, LoadEnd: start.Add(21 * time.Second),
+		phase := &view.Phase{Profile: p.name, State: "completed", Start: start, LoadEnd: start.Add(21 * time.Second),
 			Window: win, Workloads: []*analysis.Summary{push, query}, Resources: analysis.SummarizeResources(in)}
 		cell.Phases = append(cell.Phases, phase)
 		r.Workloads = append(r.Workloads, push, query)
@@ -114,6 +115,6 @@ func sizesRun() *Run {
 		panic(err)
 	}
 	cell.Insights = in
-	r.Cells = []*Cell{cell}
+	r.Cells = []*view.Cell{cell}
 	return r
 }

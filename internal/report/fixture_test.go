@@ -5,6 +5,7 @@ import (
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/stats"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // The fixtures below are built so that every figure in the golden files can
@@ -124,8 +125,8 @@ func planSeries(start time.Time, genCPU float64, memBase float64) map[string]map
 // status 2 after 150 of the 200 samples (so the summed memory series has
 // 150 sample times), the cell fails, and the generator runs at 1.9 of its 2
 // cores, which makes the phase client-bound.
-func planRun() *Run {
-	r := &Run{Name: "tempo-gomemlimit", Dir: "/runs/tempo-gomemlimit-20261121-172400", Command: "perflab run tempo.yaml",
+func planRun() *view.Run {
+	r := &view.Run{Name: "tempo-gomemlimit", Dir: "/runs/tempo-gomemlimit-20261121-172400", Command: "perflab run tempo.yaml",
 		Tool: "perflab 0.1.0", Host: "bench-1", Started: t0, Ended: t0.Add(10 * time.Minute), State: "failed",
 		Message: "cell gomemlimit=2GiB,ballast=0 failed"}
 	for i, c := range []struct {
@@ -134,12 +135,12 @@ func planRun() *Run {
 	}{{"gomemlimit=off,ballast=0", "off", 0.4, 1024}, {"gomemlimit=2GiB,ballast=0", "2GiB", 1.9, 768}} {
 		start := t0.Add(time.Duration(i) * 5 * time.Minute)
 		load := start.Add(20 * time.Second)
-		cell := &Cell{Index: i, Name: c.name, Vars: []Var{{"gomemlimit", c.limit}, {"ballast", "0"}}, State: "completed",
+		cell := &view.Cell{Index: i, Name: c.name, Vars: []view.Var{{Name: "gomemlimit", Value: c.limit}, {Name: "ballast", Value: "0"}}, State: "completed",
 			Started: start, Ended: start.Add(4 * time.Minute), Components: planComponents()}
 		sum := workload(c.name+"/small/push", "push", "small", i, load, 211)
 		win := analysis.Window{Start: load.Add(10 * time.Second), End: load.Add(210 * time.Second), Rule: "warm-up of 10s set by the plan, to the end of load"}
 		series := planSeries(win.Start, c.genCPU, c.memAdj)
-		phase := &Phase{Profile: "small", State: "completed", Start: load, LoadEnd: load.Add(211 * time.Second),
+		phase := &view.Phase{Profile: "small", State: "completed", Start: load, LoadEnd: load.Add(211 * time.Second),
 			Warmup: 10 * time.Second, Window: win, Workloads: []*analysis.Summary{sum}}
 		if i == 1 {
 			exited := win.Start.Add(150500 * time.Millisecond)
@@ -152,7 +153,7 @@ func planRun() *Run {
 		}
 		phase.Resources = analysis.SummarizeResources(analysis.ResourceInput{Window: win, Components: cell.Components, Series: series})
 		analysis.MarkClientBound(phase.Resources, phase.Workloads)
-		cell.Phases = []*Phase{phase}
+		cell.Phases = []*view.Phase{phase}
 		r.Cells = append(r.Cells, cell)
 		r.Workloads = append(r.Workloads, sum)
 	}
@@ -166,11 +167,11 @@ func planRun() *Run {
 //	"low": 15 samples in its window, target memory 100+i MiB (P99 = Max = 115 MiB
 //	  with fewer than 100 samples; Avg 108 MiB), CPU 0.1i (P99 = Max = 1.5, Avg 0.8)
 //	"high": only 5 samples: no P99, Max and Avg only (target memory 200 MiB, CPU 2)
-func singleRun() *Run {
-	r := &Run{Name: "demo", Dir: "/runs/demo-20261121-172400", Command: "perflab demo", Tool: "perflab 0.1.0",
+func singleRun() *view.Run {
+	r := &view.Run{Name: "demo", Dir: "/runs/demo-20261121-172400", Command: "perflab demo", Tool: "perflab 0.1.0",
 		Host: "bench-1", Started: t0, Ended: t0.Add(30 * time.Second), State: "completed"}
 	comps := []analysis.Component{{Name: "target", Kind: "run", PID: 1234}, {Name: "perflab", Kind: analysis.KindGenerator, PID: 1000}}
-	cell := &Cell{Implicit: true, Components: comps}
+	cell := &view.Cell{Implicit: true, Components: comps}
 	for _, w := range []struct {
 		name     string
 		start    time.Time
@@ -187,9 +188,9 @@ func singleRun() *Run {
 			"perflab": {"cpu_cores": ticks(end, w.n-1, constant(0.3)), "rss_bytes": ticks(end, w.n-1, constant(40*mib))},
 		}
 		res := analysis.SummarizeResources(analysis.ResourceInput{Window: sum.Window, Components: comps, Series: series, CoresAvailable: 8})
-		cell.Phases = append(cell.Phases, &Phase{Implicit: true, Window: sum.Window, Workloads: []*analysis.Summary{sum}, Resources: res})
+		cell.Phases = append(cell.Phases, &view.Phase{Implicit: true, Window: sum.Window, Workloads: []*analysis.Summary{sum}, Resources: res})
 		r.Workloads = append(r.Workloads, sum)
 	}
-	r.Cells = []*Cell{cell}
+	r.Cells = []*view.Cell{cell}
 	return r
 }

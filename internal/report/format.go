@@ -9,6 +9,7 @@ import (
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/units"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // sizeText prints bytes with units.FormatBytes.
@@ -67,7 +68,7 @@ func windowText(r *analysis.Resources) string {
 }
 
 // cellLabel names a cell in notes and headings.
-func cellLabel(c *Cell) string {
+func cellLabel(c *view.Cell) string {
 	if c.Name != "" {
 		return c.Name
 	}
@@ -107,4 +108,11 @@ func atLeastZero(v float64, f func(float64) string) string {
 		return belowZero
 	}
 	return f(v)
+}
+
+// isMatrix reports whether the run has a matrix: more than one cell, or
+// cells with variables.
+func isMatrix(r *view.Run) bool {
+	cs := r.AllCells()
+	return len(cs) > 1 || len(cs) == 1 && len(cs[0].Vars) > 0
 }

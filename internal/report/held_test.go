@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // heldRun is the sizes run with small machine-bound and medium
 // unsustained (pico held).
-func heldRun() *Run {
+func heldRun() *view.Run {
 	r := sizesRun()
 	in := r.Cells[0].Insights
 	in.Sizes[1].Held.MachineBound = "generator 0.55 + ingester 1.45 = 2.00 of 2 cores (≥ 90 %)"

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/view"
 )
 
 //go:embed html.tmpl
@@ -92,7 +93,7 @@ type htmlResources struct {
 // Markdown report and every chart (Charts) inline as SVG. It needs nothing
 // from the network to be viewed: no scripts, no fonts, no style sheets but
 // its own.
-func HTML(w io.Writer, r *Run) error {
+func HTML(w io.Writer, r *view.Run) error {
 	charts := r.Charts
 	if charts == nil {
 		charts = Charts(r)
@@ -100,7 +101,7 @@ func HTML(w io.Writer, r *Run) error {
 	return htmlTemplate.Execute(w, htmlPageOf(r, charts))
 }
 
-func htmlPageOf(r *Run, charts []PhaseCharts) htmlPage {
+func htmlPageOf(r *view.Run, charts []view.PhaseCharts) htmlPage {
 	pg := htmlPage{Title: "perflab run " + r.Name}
 	pg.Facts = append(pg.Facts, [2]string{"Started", r.Started.UTC().Format("2006-01-02 15:04:05 UTC")})
 	if !r.Ended.IsZero() {
@@ -128,7 +129,7 @@ func htmlPageOf(r *Run, charts []PhaseCharts) htmlPage {
 		searchSection(d, r.Search, 2)
 		pg.Search, pg.SearchTitle = docHTML(d), searchTitle(r.Search)
 	}
-	matrix := r.isMatrix()
+	matrix := isMatrix(r)
 	if matrix {
 		pg.Matrix, pg.MatrixNotes = htmlMatrix(r)
 	}
@@ -141,11 +142,11 @@ func htmlPageOf(r *Run, charts []PhaseCharts) htmlPage {
 		d, links := repeatedDoc(r)
 		pg.Matrix, pg.Repeated, pg.RepeatedLinks = nil, docHTML(d), links
 	}
-	byPhase := map[*Phase]PhaseCharts{}
+	byPhase := map[*view.Phase]view.PhaseCharts{}
 	for _, pc := range charts {
 		byPhase[pc.Phase] = pc
 	}
-	for ci, c := range r.cells() {
+	for ci, c := range r.AllCells() {
 		pg.Cells = append(pg.Cells, htmlCellOf(ci, c, matrix, byPhase))
 	}
 	pg.Nav = htmlNav(pg)
@@ -189,7 +190,7 @@ func docHTML(d *doc) template.HTML {
 	return template.HTML(b.String())
 }
 
-func htmlSLO(gates []Gate) *table {
+func htmlSLO(gates []view.Gate) *table {
 	t := &table{Head: []string{"Gate", "Workload", "Measured", "Verdict", "From", "Note"},
 		Right: []bool{false, false, true, false, false, false}}
 	for _, g := range gates {
@@ -201,7 +202,7 @@ func htmlSLO(gates []Gate) *table {
 
 // htmlMatrix is the matrix summary and its notes, without Markdown's
 // code spans.
-func htmlMatrix(r *Run) (*table, []string) {
+func htmlMatrix(r *view.Run) (*table, []string) {
 	var notes []string
 	for _, n := range matrixNotes(r) {
 		notes = append(notes, strings.ReplaceAll(n, "`", ""))
@@ -209,7 +210,7 @@ func htmlMatrix(r *Run) (*table, []string) {
 	return matrixTable(r), notes
 }
 
-func htmlCellOf(ci int, c *Cell, matrix bool, charts map[*Phase]PhaseCharts) htmlCell {
+func htmlCellOf(ci int, c *view.Cell, matrix bool, charts map[*view.Phase]view.PhaseCharts) htmlCell {
 	hc := htmlCell{}
 	if matrix {
 		hc.Heading = "Cell " + cellLabel(c)
@@ -234,7 +235,7 @@ func htmlCellOf(ci int, c *Cell, matrix bool, charts map[*Phase]PhaseCharts) htm
 	return hc
 }
 
-func htmlPhaseOf(id string, p *Phase, pc PhaseCharts) htmlPhase {
+func htmlPhaseOf(id string, p *view.Phase, pc view.PhaseCharts) htmlPhase {
 	hp := htmlPhase{ID: id, Heading: "Profile " + p.Profile}
 	if p.Implicit {
 		hp.Heading = "Workload"
@@ -245,7 +246,7 @@ func htmlPhaseOf(id string, p *Phase, pc PhaseCharts) htmlPhase {
 		hp.Facts = phaseFacts(p)
 	}
 	for _, c := range pc.Charts {
-		hp.Charts = append(hp.Charts, htmlChart{ID: c.ID, Title: c.Title, SVG: template.HTML(c.InlineSVG())})
+		hp.Charts = append(hp.Charts, htmlChart{ID: c.ID, Title: c.Title, SVG: template.HTML(inlineSVG(c))})
 	}
 	for _, s := range p.Workloads {
 		hw := htmlWorkloadOf(s, p.Implicit)

@@ -8,22 +8,25 @@ import (
 	"time"
 
 	"golang.org/x/net/html"
+
+	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // notesRun is singleRun with what the other sections need: two gateway
 // overheads, and driver facts and read-back checks (one lost) on its
 // first workload.
-func notesRun() *Run {
+func notesRun() *view.Run {
 	r := singleRun()
 	r.Overheads = overheads()
-	r.Cells[0].Phases[0].Drivers = map[string]*DriverNotes{"low": {
-		Facts: []Fact{{"rate (from the driver)", "1.2 requests/s"}, {"active series", "36000"}},
-		Checks: []Check{
-			{Name: "series", Expected: 36000, Found: 36000, Unit: "series", Note: "every acknowledged series was read back", State: CheckLate,
+	r.Cells[0].Phases[0].Drivers = map[string]*view.DriverNotes{"low": {
+		Facts: []driver.Fact{{Name: "rate (from the driver)", Value: "1.2 requests/s"}, {Name: "active series", Value: "36000"}},
+		Checks: []driver.Check{
+			{Name: "series", Expected: 36000, Found: 36000, Unit: "series", Note: "every acknowledged series was read back", State: driver.CheckLate,
 				Late: 400, LateBy: 1500 * time.Millisecond},
-			{Name: "exemplars", Expected: 10, Unit: "exemplars", Note: "none answered", State: CheckUnverified,
+			{Name: "exemplars", Expected: 10, Unit: "exemplars", Note: "none answered", State: driver.CheckUnverified,
 				Reason: "HTTP 503: unavailable"},
-			{Name: "samples", Expected: 432000, Found: 400000, Unit: "samples", Lost: true, Note: "32000 samples | missing", State: CheckLost},
+			{Name: "samples", Expected: 432000, Found: 400000, Unit: "samples", Note: "32000 samples | missing", State: driver.CheckLost},
 		},
 	}}
 	return r
@@ -31,15 +34,15 @@ func notesRun() *Run {
 
 // searchRun is a run of a capacity search: singleRun's phases with
 // searchFixture's result.
-func searchRun() *Run {
+func searchRun() *view.Run {
 	r := singleRun()
 	r.Search = searchFixture()
 	return r
 }
 
 // parityFixtures are the runs whose Markdown and HTML reports are compared.
-func parityFixtures(t *testing.T) map[string]*Run {
-	return map[string]*Run{"plan": planRun(), "single": singleRun(), "slo": sloRun(t), "sizes": sizesRun(),
+func parityFixtures(t *testing.T) map[string]*view.Run {
+	return map[string]*view.Run{"plan": planRun(), "single": singleRun(), "slo": sloRun(t), "sizes": sizesRun(),
 		"sidebyside": sideBySideRun(), "notes": notesRun(), "search": searchRun(), "llm": llmRun(), "repeat": repeatedRun(), "killed": killedRun()}
 }
 
@@ -55,7 +58,7 @@ func TestHTMLHasEverySectionOfTheMarkdown(t *testing.T) {
 			if err := Markdown(&md, r); err != nil {
 				t.Fatal(err)
 			}
-			r.Charts = []PhaseCharts{}
+			r.Charts = []view.PhaseCharts{}
 			if err := HTML(&page, r); err != nil {
 				t.Fatal(err)
 			}

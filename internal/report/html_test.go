@@ -12,13 +12,14 @@ import (
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/stats"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // chartRun is singleRun with what charts need: each workload's intervals
 // (100 operations a second at 10 ms, one failing every other second, 2
 // dropped in the third) and the components' samples over the whole run.
 // The workload "low" is renamed to test escaping.
-func chartRun() *Run {
+func chartRun() *view.Run {
 	r := singleRun()
 	r.Timelines = map[string][]analysis.IntervalFigures{}
 	for _, s := range r.Workloads {
@@ -127,9 +128,9 @@ func firstElement(n *html.Node) *html.Node {
 // gates, suggested sizes with scaling and observations, a side-by-side
 // comparison, gateway overheads with driver notes, and a capacity search.
 func TestGoldenHTML(t *testing.T) {
-	for name, r := range map[string]*Run{"plan": planRun(), "slo": sloRun(t), "sizes": sizesRun(), "sidebyside": sideBySideRun(),
+	for name, r := range map[string]*view.Run{"plan": planRun(), "slo": sloRun(t), "sizes": sizesRun(), "sidebyside": sideBySideRun(),
 		"notes": notesRun(), "search": searchRun(), "llm": llmRun(), "repeat": repeatedRun()} {
-		r.Charts = []PhaseCharts{}
+		r.Charts = []view.PhaseCharts{}
 		var b bytes.Buffer
 		if err := HTML(&b, r); err != nil {
 			t.Fatal(err)
@@ -146,7 +147,7 @@ func TestGoldenHTML(t *testing.T) {
 func TestHTMLSections(t *testing.T) {
 	for _, tt := range []struct {
 		name string
-		r    *Run
+		r    *view.Run
 		want []string
 	}{
 		{"sizes", sizesRun(), []string{
@@ -184,7 +185,7 @@ func TestHTMLSections(t *testing.T) {
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.r.Charts = []PhaseCharts{}
+			tt.r.Charts = []view.PhaseCharts{}
 			var b bytes.Buffer
 			if err := HTML(&b, tt.r); err != nil {
 				t.Fatal(err)
@@ -241,7 +242,7 @@ func TestHTMLNeedsNoNetwork(t *testing.T) {
 
 // runURLs are the addresses a run's report names: its workloads' targets
 // and its components' metrics endpoints.
-func runURLs(r *Run) []string {
+func runURLs(r *view.Run) []string {
 	url := regexp.MustCompile(`[a-z][a-z0-9+.-]*://[^\s"<>]+`)
 	seen := map[string]bool{}
 	var out []string
@@ -256,7 +257,7 @@ func runURLs(r *Run) []string {
 	for _, s := range r.Workloads {
 		add(s.Workload.Target)
 	}
-	for _, c := range r.cells() {
+	for _, c := range r.AllCells() {
 		for _, comp := range c.Components {
 			add(comp.MetricsURL)
 		}
@@ -281,7 +282,7 @@ func TestChartsLinkedFromMarkdown(t *testing.T) {
 		}
 	}
 	if len(charts) != 2 || len(charts[0].Charts) != 6 || !bytes.HasPrefix(charts[0].Charts[0].SVG, []byte("<?xml")) ||
-		!bytes.HasPrefix(charts[0].Charts[0].InlineSVG(), []byte("<svg role=\"img\" aria-label=\"Throughput")) {
+		!bytes.HasPrefix(inlineSVG(charts[0].Charts[0]), []byte("<svg role=\"img\" aria-label=\"Throughput")) {
 		t.Errorf("charts: %d phases", len(charts))
 	}
 }

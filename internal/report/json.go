@@ -1,5 +1,3 @@
-// Package report renders run summaries: a terminal table, Markdown and
-// versioned JSON. A report only reads figures; it never runs load.
 package report
 
 import (
@@ -8,6 +6,8 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // JSONVersion is the version of the summary.json format (docs/format/summary.md).
@@ -72,8 +72,8 @@ type jsonWorkload struct {
 	Warnings    []string `json:"warnings"`
 	Ops         []jsonOp `json:"operations"`
 	// Facts and Checks are what the workload's driver told (summary 2.1).
-	Facts  []jsonFact  `json:"facts,omitempty"`
-	Checks []jsonCheck `json:"checks,omitempty"`
+	Facts  []driver.Fact `json:"facts,omitempty"`
+	Checks []jsonCheck   `json:"checks,omitempty"`
 	// Schedule is the ramping schedule of a workload with stages (3).
 	Schedule *jsonSchedule `json:"schedule,omitempty"`
 }
@@ -142,20 +142,20 @@ func toJSONQ(q analysis.Quantiles) jsonQ {
 }
 
 // JSON writes the versioned summary of r.
-func JSON(w io.Writer, r *Run) error {
+func JSON(w io.Writer, r *view.Run) error {
 	out := jsonRun{Format: "perflab-summary", Version: JSONVersion, Name: r.Name, Command: r.Command,
 		Tool: r.Tool, Host: r.Host, Started: r.Started.UTC(), Ended: r.Ended.UTC(), State: r.State,
 		Message: r.Message, Workloads: []jsonWorkload{}, Cells: []jsonCell{}, SLO: toJSONSLO(r.SLO)}
 	if r.Ended.IsZero() {
 		out.Ended = time.Time{}
 	}
-	notes := r.driverNotes()
+	notes := driverNotes(r)
 	for _, s := range r.Workloads {
 		jw := toJSONWorkload(s)
 		toJSONDriver(&jw, notes[s.Workload.Name])
 		out.Workloads = append(out.Workloads, jw)
 	}
-	for _, c := range r.cells() {
+	for _, c := range r.AllCells() {
 		out.Cells = append(out.Cells, toJSONCell(c))
 	}
 	if len(r.Overheads) > 0 {

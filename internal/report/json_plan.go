@@ -8,12 +8,13 @@ import (
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/observe"
+	"github.com/perflab/perflab/internal/view"
 )
 
 type jsonCell struct {
 	Index      int              `json:"index"`
 	Name       string           `json:"name"`
-	Vars       []Var            `json:"vars"`
+	Vars       []view.Var       `json:"vars"`
 	Implicit   bool             `json:"implicit"`
 	State      string           `json:"state,omitempty"`
 	Message    string           `json:"message,omitempty"`
@@ -126,8 +127,8 @@ type jsonTotal struct {
 	SummedSeries    jsonStat `json:"summed_series"`
 }
 
-func toJSONCell(c *Cell) jsonCell {
-	jc := jsonCell{Index: c.Index, Name: c.Name, Vars: append([]Var{}, c.Vars...), Implicit: c.Implicit,
+func toJSONCell(c *view.Cell) jsonCell {
+	jc := jsonCell{Index: c.Index, Name: c.Name, Vars: append([]view.Var{}, c.Vars...), Implicit: c.Implicit,
 		State: c.State, Message: c.Message, Started: utc(c.Started), Ended: utc(c.Ended),
 		Components: []jsonComponent{}, Phases: []jsonPhase{}, Insights: toJSONInsights(c.Insights),
 		SideBySide: toJSONSideBySide(c.SideBySide), Repetition: c.Repetition}

@@ -1,13 +1,16 @@
 package report
 
-import "github.com/perflab/perflab/internal/analysis"
+import (
+	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/view"
+)
 
 // The JSON of a repeated run's combinations (summary.json's repeated[],
 // docs/format/summary.md).
 type (
 	jsonRepeated struct {
 		Name        string                `json:"name"`
-		Vars        []Var                 `json:"vars"`
+		Vars        []view.Var            `json:"vars"`
 		Repetitions []int                 `json:"repetitions"` // cell indices, in repetition order
 		Profiles    []jsonRepeatedProfile `json:"profiles"`
 		Insights    *jsonInsights         `json:"insights,omitempty"`
@@ -44,10 +47,10 @@ type (
 	}
 )
 
-func toJSONRepeated(gs []*Repeated) []jsonRepeated {
+func toJSONRepeated(gs []*view.Repeated) []jsonRepeated {
 	var out []jsonRepeated
 	for _, g := range gs {
-		jg := jsonRepeated{Name: g.Cell.Name, Vars: append([]Var{}, g.Cell.Vars...), Repetitions: []int{},
+		jg := jsonRepeated{Name: g.Cell.Name, Vars: append([]view.Var{}, g.Cell.Vars...), Repetitions: []int{},
 			Profiles: []jsonRepeatedProfile{}, Insights: toJSONInsights(g.Cell.Insights), SideBySide: toJSONSideBySide(g.Cell.SideBySide)}
 		for _, c := range g.Repetitions {
 			jg.Repetitions = append(jg.Repetitions, c.Index)

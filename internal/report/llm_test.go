@@ -10,13 +10,14 @@ import (
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/stats"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // llmGoodputRun is one openai workload over 10 one-second intervals of 10
 // streams each: prompts of 100 to 109 tokens (one of each length an
 // interval), answers of 50 tokens, TTFT 40 ms, TTST 5 ms; 8 of the 10
 // streams of an interval met the goodput bounds.
-func llmGoodputRun() *Run {
+func llmGoodputRun() *view.Run {
 	var ivs []*stats.Interval
 	for i := range 10 {
 		st := stats.NewOpStats()
@@ -39,8 +40,8 @@ func llmGoodputRun() *Run {
 	w := analysis.Workload{Name: "chat", Driver: "openai", Model: "closed", Target: "chat", Start: t0, End: t0.Add(10 * time.Second),
 		Window: analysis.Window{Start: t0, End: t0.Add(10 * time.Second), Rule: "test"}}
 	sum := analysis.Summarize(w, ivs)
-	return &Run{Name: "llm", Started: t0, Ended: t0.Add(10 * time.Second), State: "completed", Workloads: []*analysis.Summary{sum},
-		Cells: []*Cell{{Implicit: true, Phases: []*Phase{{Implicit: true, Window: sum.Window, Workloads: []*analysis.Summary{sum}}}}}}
+	return &view.Run{Name: "llm", Started: t0, Ended: t0.Add(10 * time.Second), State: "completed", Workloads: []*analysis.Summary{sum},
+		Cells: []*view.Cell{{Implicit: true, Phases: []*view.Phase{{Implicit: true, Window: sum.Window, Workloads: []*analysis.Summary{sum}}}}}}
 }
 
 // Token lengths and goodput show in every format, and the time to second
@@ -50,12 +51,12 @@ func TestTokenLengthsGoodputAndTTSTInEveryFormat(t *testing.T) {
 	var md, term, html, js bytes.Buffer
 	for _, f := range []struct {
 		w      *bytes.Buffer
-		render func(*bytes.Buffer, *Run) error
+		render func(*bytes.Buffer, *view.Run) error
 	}{
-		{&md, func(b *bytes.Buffer, r *Run) error { return Markdown(b, r) }},
-		{&term, func(b *bytes.Buffer, r *Run) error { return Terminal(b, r) }},
-		{&html, func(b *bytes.Buffer, r *Run) error { return HTML(b, r) }},
-		{&js, func(b *bytes.Buffer, r *Run) error { return JSON(b, r) }},
+		{&md, func(b *bytes.Buffer, r *view.Run) error { return Markdown(b, r) }},
+		{&term, func(b *bytes.Buffer, r *view.Run) error { return Terminal(b, r) }},
+		{&html, func(b *bytes.Buffer, r *view.Run) error { return HTML(b, r) }},
+		{&js, func(b *bytes.Buffer, r *view.Run) error { return JSON(b, r) }},
 	} {
 		if err := f.render(f.w, r); err != nil {
 			t.Fatal(err)

@@ -7,10 +7,11 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // Markdown writes r as a Markdown report.
-func Markdown(w io.Writer, r *Run) error {
+func Markdown(w io.Writer, r *view.Run) error {
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "# perflab run `%s`\n\n", r.Name)
 	fmt.Fprintf(b, "| | |\n|---|---|\n")
@@ -38,7 +39,7 @@ func Markdown(w io.Writer, r *Run) error {
 		d.markdown(b)
 	}
 	markdownCharts(b, r)
-	matrix := r.isMatrix()
+	matrix := isMatrix(r)
 	switch {
 	case len(r.Repeated) > 0:
 		repeatedSections(r).markdown(b)
@@ -46,7 +47,7 @@ func Markdown(w io.Writer, r *Run) error {
 		markdownMatrix(b, r)
 	}
 	markdownOverheads(b, r.Overheads)
-	for _, c := range r.cells() {
+	for _, c := range r.AllCells() {
 		markdownCell(b, c, matrix)
 	}
 	_, err := io.WriteString(w, b.String())
@@ -58,7 +59,7 @@ func heading(b *strings.Builder, level int, format string, args ...any) {
 	fmt.Fprintf(b, "\n%s %s\n\n", strings.Repeat("#", level), fmt.Sprintf(format, args...))
 }
 
-func stateText(r *Run) string { return stateOf(r.State, r.Message, "", r.InProgress) }
+func stateText(r *view.Run) string { return stateOf(r.State, r.Message, "", r.InProgress) }
 
 // stateOf is a run's, cell's or phase's state with its message; "running"
 // means it was killed during, which names the cell or phase, unless it is

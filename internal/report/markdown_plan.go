@@ -6,12 +6,13 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // markdownCell writes a cell: with a matrix, a section of its own with its
 // variables, state and components; without one, only its components. Then
 // its phases, and the sections of a sizing report across them.
-func markdownCell(b *strings.Builder, c *Cell, matrix bool) {
+func markdownCell(b *strings.Builder, c *view.Cell, matrix bool) {
 	level := 2
 	if matrix {
 		heading(b, 2, "Cell `%s`", cellLabel(c))
@@ -25,14 +26,14 @@ func markdownCell(b *strings.Builder, c *Cell, matrix bool) {
 	markdownCellSummary(b, c, level)
 }
 
-func markdownCellFacts(b *strings.Builder, c *Cell) {
+func markdownCellFacts(b *strings.Builder, c *view.Cell) {
 	for _, f := range cellFacts(c) {
 		fmt.Fprintf(b, "- %s\n", mdText(f))
 	}
 }
 
 // cellFacts are a cell's variables, state and times, with marks.
-func cellFacts(c *Cell) []string {
+func cellFacts(c *view.Cell) []string {
 	var out []string
 	if len(c.Vars) > 0 {
 		var vs []string
@@ -55,11 +56,13 @@ func cellFacts(c *Cell) []string {
 	return out
 }
 
-func cellStateText(c *Cell) string { return stateOf(c.State, c.Message, "this cell", c.InProgress) }
+func cellStateText(c *view.Cell) string {
+	return stateOf(c.State, c.Message, "this cell", c.InProgress)
+}
 
 // markdownComponents writes the table of a cell's components with how any
 // of them exited.
-func markdownComponents(b *strings.Builder, c *Cell, level int) {
+func markdownComponents(b *strings.Builder, c *view.Cell, level int) {
 	if t := componentsTable(c, true); t != nil {
 		heading(b, level, "%s", t.Title)
 		t.markdown(b)
@@ -74,7 +77,7 @@ func markdownComponents(b *strings.Builder, c *Cell, level int) {
 
 // killedWarnings says which components of a cell perflab had to kill when
 // it stopped them, in Markdown: they may not have written out their data.
-func killedWarnings(c *Cell) []string {
+func killedWarnings(c *view.Cell) []string {
 	var out []string
 	for _, comp := range c.Components {
 		if s := comp.Stop; s != nil && s.Killed {
@@ -88,7 +91,7 @@ func killedWarnings(c *Cell) []string {
 // componentsTable is a cell's components with how any of them exited, or
 // nil when it has none. marked sets the addresses and directories in code
 // and an exit in bold, as Markdown shows them.
-func componentsTable(c *Cell, marked bool) *table {
+func componentsTable(c *view.Cell, marked bool) *table {
 	if len(c.Components) == 0 {
 		return nil
 	}
@@ -139,7 +142,7 @@ func dash(s string) string {
 // markdownPhase writes a profile's section: its workloads, then its
 // resources. An implicit phase (a workload of a run without a plan) is the
 // workload's section with its resources inside.
-func markdownPhase(b *strings.Builder, p *Phase, level int) {
+func markdownPhase(b *strings.Builder, p *view.Phase, level int) {
 	if p.Implicit {
 		for _, s := range p.Workloads {
 			markdownWorkload(b, s, level)
@@ -167,7 +170,7 @@ func markdownPhase(b *strings.Builder, p *Phase, level int) {
 
 // phaseFacts are a profile's state, when it did not complete, warm-up and
 // steady-state window.
-func phaseFacts(p *Phase) []string {
+func phaseFacts(p *view.Phase) []string {
 	var facts []string
 	if p.State != "" && p.State != "completed" {
 		facts = append(facts, "State: "+phaseStateText(p))
@@ -181,12 +184,14 @@ func phaseFacts(p *Phase) []string {
 	return facts
 }
 
-func phaseStateText(p *Phase) string { return stateOf(p.State, p.Message, "this phase", p.InProgress) }
+func phaseStateText(p *view.Phase) string {
+	return stateOf(p.State, p.Message, "this phase", p.InProgress)
+}
 
 // markdownMatrix writes the matrix summary (matrixTable), then a note for
 // every cell that did not complete and every component that exited during
 // the run.
-func markdownMatrix(b *strings.Builder, r *Run) {
+func markdownMatrix(b *strings.Builder, r *view.Run) {
 	heading(b, 2, "Matrix summary")
 	t := matrixTable(r)
 	b.WriteString(t.Note + "\n\n")
@@ -197,12 +202,12 @@ func markdownMatrix(b *strings.Builder, r *Run) {
 // matrixTable is the matrix summary: one row per cell, profile and
 // component of the system under test, in the layout of a GOMEMLIMIT/ballast
 // comparison. Markdown and HTML show the same table.
-func matrixTable(r *Run) *table {
-	names := varNames(r.cells())
+func matrixTable(r *view.Run) *table {
+	names := varNames(r.AllCells())
 	t := &table{Head: append(append([]string{}, names...), "Profile", "Component", "Heap avg", "GC/min", "CPU P99 (cores)", "Memory P99"),
 		Note: "Each phase's figures over its steady-state window: Go heap in use (average), GC cycles per minute (average), CPU and memory P99."}
 	t.Right = rightFrom(len(t.Head), len(names)+2)
-	for _, c := range r.cells() {
+	for _, c := range r.AllCells() {
 		vars := cellVarValues(c, names)
 		for _, p := range c.Phases {
 			for _, row := range matrixRows(p) {
@@ -217,7 +222,7 @@ func matrixTable(r *Run) *table {
 }
 
 // matrixRows is the Component … Memory P99 cells of a phase's rows.
-func matrixRows(p *Phase) [][]string {
+func matrixRows(p *view.Phase) [][]string {
 	if p.Resources == nil || p.Resources.Ticks == 0 {
 		return [][]string{{"(no samples)", "–", "–", "–", "–"}}
 	}
@@ -239,7 +244,7 @@ func matrixRows(p *Phase) [][]string {
 }
 
 // varNames is every matrix variable in the order the cells first give them.
-func varNames(cells []*Cell) []string {
+func varNames(cells []*view.Cell) []string {
 	var names []string
 	seen := map[string]bool{}
 	for _, c := range cells {
@@ -253,7 +258,7 @@ func varNames(cells []*Cell) []string {
 	return names
 }
 
-func cellVarValues(c *Cell, names []string) []string {
+func cellVarValues(c *view.Cell, names []string) []string {
 	out := make([]string, len(names))
 	for i, n := range names {
 		out[i] = "–"
@@ -266,7 +271,7 @@ func cellVarValues(c *Cell, names []string) []string {
 	return out
 }
 
-func markdownMatrixNotes(b *strings.Builder, r *Run) {
+func markdownMatrixNotes(b *strings.Builder, r *view.Run) {
 	notes := matrixNotes(r)
 	if len(notes) > 0 {
 		b.WriteString("\n")
@@ -278,9 +283,9 @@ func markdownMatrixNotes(b *strings.Builder, r *Run) {
 
 // matrixNotes says which cells did not complete and which components
 // exited during the run, in Markdown.
-func matrixNotes(r *Run) []string {
+func matrixNotes(r *view.Run) []string {
 	var notes []string
-	for _, c := range r.cells() {
+	for _, c := range r.AllCells() {
 		if c.State != "" && c.State != "completed" {
 			n := fmt.Sprintf("Cell `%s` %s", cellLabel(c), cellStateText(c))
 			if !c.Ended.IsZero() {

@@ -7,12 +7,13 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // SizesMarkdown writes the suggested sizes of every cell of r (as the
 // report does), each under a heading naming its cell when r has a matrix,
 // or of every combination of a repeated run.
-func SizesMarkdown(w io.Writer, r *Run) error {
+func SizesMarkdown(w io.Writer, r *view.Run) error {
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "# Suggested sizes of run `%s`\n", r.Name)
 	any := false
@@ -26,7 +27,7 @@ func SizesMarkdown(w io.Writer, r *Run) error {
 		case c.Repetitions > 0:
 			heading(b, 2, "Across %d repetitions: `%s`", c.Repetitions, cellLabel(c))
 			level = 3
-		case r.isMatrix():
+		case isMatrix(r):
 			heading(b, 2, "Cell `%s`", cellLabel(c))
 			level = 3
 		}
@@ -54,7 +55,7 @@ func LoadValueText(v float64, basis analysis.LoadBasis) string {
 // 95 % prediction interval, and the request and limit of the p99 rule,
 // then those requests and limits as Kubernetes resources. conversion says
 // how the load asked for became load, when it was given in another unit.
-func PredictionMarkdown(w io.Writer, c *Cell, load float64, preds []analysis.ScalingPrediction, conversion string) error {
+func PredictionMarkdown(w io.Writer, c *view.Cell, load float64, preds []analysis.ScalingPrediction, conversion string) error {
 	in := c.Insights
 	b := &strings.Builder{}
 	at := LoadValueText(load, in.Load)

@@ -6,8 +6,10 @@ import (
 	"math"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // repeatText says how a repeated run ran its cells.
@@ -18,14 +20,14 @@ func repeatText(n int) string {
 // repeatedSections is what a repeated run shows before its cells, in
 // place of the matrix summary: the summary across repetitions, then for
 // each combination what is computed across its repetitions.
-func repeatedSections(r *Run) *doc {
+func repeatedSections(r *view.Run) *doc {
 	d, _ := repeatedDoc(r)
 	return d
 }
 
 // repeatedDoc is repeatedSections with the links of a table of contents to
 // its headings, each below a combination's heading naming the combination.
-func repeatedDoc(r *Run) (*doc, []htmlLink) {
+func repeatedDoc(r *view.Run) (*doc, []htmlLink) {
 	d := &doc{}
 	repeatedSummary(d, r)
 	links := d.anchors()
@@ -47,7 +49,7 @@ func repeatedDoc(r *Run) (*doc, []htmlLink) {
 // under test, then per operation of each workload, each figure as the mean
 // over the repetitions with the lowest and highest; then a note for every
 // cell that did not complete and every component that exited.
-func repeatedSummary(d *doc, r *Run) {
+func repeatedSummary(d *doc, r *view.Run) {
 	d.headingID(2, "repeated", "Summary across repetitions")
 	d.paraf("Every cell ran %d times. Each figure is the mean over the repetitions, with the lowest and highest in brackets "+
 		"(and how many repetitions had the figure when not all did); each repetition's own figures are in its cell's section below. "+
@@ -85,8 +87,8 @@ func rightFrom(n, first int) []bool {
 
 // repeatedVarNames is the matrix variables of the combinations; without a
 // matrix, a column naming the one combination.
-func repeatedVarNames(r *Run) []string {
-	var cells []*Cell
+func repeatedVarNames(r *view.Run) []string {
+	var cells []*view.Cell
 	for _, g := range r.Repeated {
 		cells = append(cells, g.Cell)
 	}
@@ -96,14 +98,14 @@ func repeatedVarNames(r *Run) []string {
 	return []string{"Cell"}
 }
 
-func combinationValues(g *Repeated, names []string) []string {
+func combinationValues(g *view.Repeated, names []string) []string {
 	if len(g.Cell.Vars) == 0 {
 		return []string{g.Cell.Name}
 	}
 	return cellVarValues(g.Cell, names)
 }
 
-func repeatedComponentRows(g *Repeated, names []string) [][]string {
+func repeatedComponentRows(g *view.Repeated, names []string) [][]string {
 	vars := combinationValues(g, names)
 	n := len(g.Repetitions)
 	var rows [][]string
@@ -119,7 +121,7 @@ func repeatedComponentRows(g *Repeated, names []string) [][]string {
 	return rows
 }
 
-func repeatedOpRows(g *Repeated, names []string) [][]string {
+func repeatedOpRows(g *view.Repeated, names []string) [][]string {
 	vars := combinationValues(g, names)
 	n := len(g.Repetitions)
 	durText := func(v float64) string { return dur(seconds(v)) }
@@ -157,7 +159,7 @@ func spreadText(s analysis.Spread, n int, f func(float64) string) string {
 // combination: suggested sizes from their pooled samples, scaling fits,
 // observations, and the side-by-side comparisons with the repetitions as
 // repeated runs.
-func combinationSection(d *doc, g *Repeated) {
+func combinationSection(d *doc, g *view.Repeated) {
 	c := g.Cell
 	d.headingID(2, fmt.Sprintf("combination%d", c.Index), fmt.Sprintf("Across %d repetitions: %s", c.Repetitions, code(cellLabel(c))))
 	cells := make([]string, len(g.Repetitions))
@@ -185,7 +187,7 @@ func combinationSection(d *doc, g *Repeated) {
 // sideBySideMethod is the paragraph that says how a side-by-side
 // comparison's intervals were made: from one run's per-interval samples,
 // or from repetitions.
-func sideBySideMethod(s SideBySide) string {
+func sideBySideMethod(s view.SideBySide) string {
 	if s.Repetitions >= analysis.MinRuns {
 		return fmt.Sprintf("The two ran at the same time, on the same machine and the same load, in each of %d repetitions: "+
 			"%s / %s of the mean over the %d repetitions of each one's figure (the mean of its window's samples for resources and request rates, "+
@@ -202,7 +204,7 @@ func sideBySideMethod(s SideBySide) string {
 // terminalRepeated writes, for each combination of a repeated run, its
 // components' CPU and memory P99 and its operations' p99 latency across
 // the repetitions, then its suggested sizes and side-by-side comparisons.
-func terminalRepeated(w io.Writer, r *Run) error {
+func terminalRepeated(w io.Writer, r *view.Run) error {
 	for _, g := range r.Repeated {
 		n := len(g.Repetitions)
 		fmt.Fprintf(w, "\nacross the %d repetitions of %s (mean, lowest–highest):\n", n, cellLabel(g.Cell))
@@ -230,3 +232,6 @@ func terminalRepeated(w io.Writer, r *Run) error {
 	}
 	return nil
 }
+
+// seconds turns a spread of seconds into a duration for dur.
+func seconds(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }

@@ -6,12 +6,13 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // sizesSection is the suggested t-shirt sizes: one table of every size's
 // components and total, then per size its Kubernetes resources; withFiles
 // names the file of the run directory that holds each size.
-func sizesSection(d *doc, c *Cell, level int, withFiles bool) {
+func sizesSection(d *doc, c *view.Cell, level int, withFiles bool) {
 	in := c.Insights
 	d.headingID(level, fmt.Sprintf("cell%d-sizes", c.Index), "Suggested sizes")
 	rule := fmt.Sprintf("Strategy %s: %s", code(in.Strategy.Name), in.Strategy.Doc)

@@ -7,11 +7,12 @@ import (
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/stats"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // markdownCellSummary writes the sections of a sizing report that follow
 // a cell's phases (cellSummary).
-func markdownCellSummary(b *strings.Builder, c *Cell, level int) {
+func markdownCellSummary(b *strings.Builder, c *view.Cell, level int) {
 	cellSummary(c, level, true).markdown(b)
 }
 
@@ -22,9 +23,9 @@ func markdownCellSummary(b *strings.Builder, c *Cell, level int) {
 // scaling fits, the observations, and the comparisons of systems that ran
 // side by side. withFiles names the file of the run directory that holds
 // each size.
-func cellSummary(c *Cell, level int, withFiles bool) *doc {
+func cellSummary(c *view.Cell, level int, withFiles bool) *doc {
 	d := &doc{}
-	var phases []*Phase
+	var phases []*view.Phase
 	for _, p := range c.Phases {
 		if !p.Implicit {
 			phases = append(phases, p)
@@ -45,7 +46,7 @@ func cellSummary(c *Cell, level int, withFiles bool) *doc {
 	return d
 }
 
-func testConfiguration(d *doc, phases []*Phase, level int) {
+func testConfiguration(d *doc, phases []*view.Phase, level int) {
 	d.heading(level, "Test configuration")
 	t := &table{Head: []string{"Profile", "Workload", "Driver", "Load model", "Target", "VUs (min/max)", "Window"},
 		Right: []bool{false, false, false, false, true, true, true}}
@@ -67,7 +68,7 @@ func testConfiguration(d *doc, phases []*Phase, level int) {
 
 // consumptionSummary is the total memory and CPU of each profile: the
 // figures of the components' summed series.
-func consumptionSummary(d *doc, phases []*Phase, level int) {
+func consumptionSummary(d *doc, phases []*view.Phase, level int) {
 	d.heading(level, "Resource consumption summary")
 	d.para("Total of the system under test per profile: P99, Max and Avg of the components' summed series over each profile's window (the generator is not in it).")
 	t := &table{Head: []string{"Profile", "Memory P99", "Memory Max", "Memory Avg", "CPU P99", "CPU Max", "CPU Avg"},
@@ -97,8 +98,8 @@ func statText(n int, v float64, f func(float64) string) string {
 
 // byComponent is each component's memory and CPU P99 with a column per
 // profile.
-func byComponent(d *doc, phases []*Phase, level int) {
-	names := componentNames(phases)
+func byComponent(d *doc, phases []*view.Phase, level int) {
+	names := view.ComponentNames(phases)
 	if len(names) == 0 {
 		return
 	}
@@ -121,25 +122,6 @@ func byComponent(d *doc, phases []*Phase, level int) {
 	}
 }
 
-// componentNames is every component of the system under test with
-// samples in any of the phases, in the order they first appear.
-func componentNames(phases []*Phase) []string {
-	var names []string
-	seen := map[string]bool{}
-	for _, p := range phases {
-		if p.Resources == nil {
-			continue
-		}
-		for _, c := range p.Resources.Components {
-			if c.Kind != analysis.KindGenerator && !seen[c.Name] && (c.MemoryMetric != "" || c.CPUMetric != "") {
-				seen[c.Name] = true
-				names = append(names, c.Name)
-			}
-		}
-	}
-	return names
-}
-
 func componentP99(r *analysis.Resources, name string, rs resource) string {
 	if r == nil {
 		return "–"
@@ -158,7 +140,7 @@ func componentP99(r *analysis.Resources, name string, rs resource) string {
 // its target, with the bytes it moved and its latency (every operation
 // together): the results table of the seeds. When a workload streamed
 // tokens, a column gives its time to first token.
-func throughputAchieved(d *doc, phases []*Phase, level int) {
+func throughputAchieved(d *doc, phases []*view.Phase, level int) {
 	d.heading(level, "Throughput achieved")
 	t := &table{Head: []string{"Profile", "Workload", "Rate", "Target", "Success", "Received/s", "Sent/s", "p50", "p99", "TTFB p50"},
 		Right: []bool{false, false, true, true, true, true, true, true, true, true, true}}
@@ -188,7 +170,7 @@ func throughputAchieved(d *doc, phases []*Phase, level int) {
 
 // anyMeasure reports whether a workload of the phases has values of m: a
 // column for it is worth its width.
-func anyMeasure(phases []*Phase, m stats.Measure) bool {
+func anyMeasure(phases []*view.Phase, m stats.Measure) bool {
 	for _, p := range phases {
 		for _, s := range p.Workloads {
 			if s.Measures[m].Count > 0 {

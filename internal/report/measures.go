@@ -7,6 +7,7 @@ import (
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/stats"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // measureText names each stats.Measure in the latency tables.
@@ -126,7 +127,7 @@ func markdownTokens(b *strings.Builder, s *analysis.Summary, level int) {
 
 // terminalMeasures writes a line per operation with driver measures or
 // counters: the time to first token and the like, and tokens per second.
-func terminalMeasures(w io.Writer, r *Run) {
+func terminalMeasures(w io.Writer, r *view.Run) {
 	for _, s := range r.Workloads {
 		for _, op := range s.Ops {
 			var parts []string

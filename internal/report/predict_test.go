@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // TestPredictionExtrapolatedFit: a load inside the loads measured but
@@ -16,7 +17,7 @@ func TestPredictionExtrapolatedFit(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := analysis.Scaling{Component: "app", Metric: analysis.MetricMemory, Fit: &f}
-	c := &Cell{Name: "default", Insights: &analysis.Insights{Options: analysis.DefaultSizingOptions(), LoadWorkload: "get",
+	c := &view.Cell{Name: "default", Insights: &analysis.Insights{Options: analysis.DefaultSizingOptions(), LoadWorkload: "get",
 		Loads: []float64{100, 200, 300}}}
 	for _, tt := range []struct {
 		load              float64

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/view"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -35,7 +36,7 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 func TestGolden(t *testing.T) {
-	for name, r := range map[string]*Run{"plan": planRun(), "single": singleRun(), "llm": llmRun()} {
+	for name, r := range map[string]*view.Run{"plan": planRun(), "single": singleRun(), "llm": llmRun()} {
 		t.Run(name, func(t *testing.T) {
 			goldenRun(t, name, r)
 		})
@@ -122,7 +123,7 @@ func TestBytesPS(t *testing.T) {
 type rendered struct{ md, html, js, term string }
 
 // render renders r as Markdown, HTML, summary.json and terminal output.
-func render(t *testing.T, r *Run) rendered {
+func render(t *testing.T, r *view.Run) rendered {
 	t.Helper()
 	var md, page, js, term bytes.Buffer
 	for _, f := range []func() error{func() error { return Markdown(&md, r) }, func() error { return HTML(&page, r) },
@@ -137,7 +138,7 @@ func render(t *testing.T, r *Run) rendered {
 // goldenRun renders r as Markdown, summary.json and terminal output,
 // compares each with testdata/name.{md,json,txt} and checks the JSON is
 // valid; it returns the three for further checks.
-func goldenRun(t *testing.T, name string, r *Run) (md, js, term *bytes.Buffer) {
+func goldenRun(t *testing.T, name string, r *view.Run) (md, js, term *bytes.Buffer) {
 	t.Helper()
 	md, js, term = &bytes.Buffer{}, &bytes.Buffer{}, &bytes.Buffer{}
 	if err := Markdown(md, r); err != nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // fitOf fits ys against xs, failing the test when it can't.
@@ -57,7 +58,7 @@ func TestPredictionBelowZero(t *testing.T) {
 	// and its interval at 150/s reaches below zero.
 	f := fitOf(t, []float64{100, 200, 300, 400}, []float64{0.05, 0.3, 0.2, 0.45})
 	sc := analysis.Scaling{Component: "app", Metric: analysis.MetricCPU, Fit: f}
-	c := &Cell{Name: "default", Insights: &analysis.Insights{Options: analysis.DefaultSizingOptions(), LoadWorkload: "get",
+	c := &view.Cell{Name: "default", Insights: &analysis.Insights{Options: analysis.DefaultSizingOptions(), LoadWorkload: "get",
 		Loads: []float64{100, 200, 300, 400}}}
 	for _, load := range []float64{0.001, 150} {
 		p := analysis.ScalingPrediction{Scaling: sc, Prediction: f.Predict(load)}

@@ -9,79 +9,11 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/view"
 )
 
-// Search is the outcome of a capacity search: the steps it ran, the
-// highest rate at which every SLO gate passed, the knee of the latency
-// curve, the resources at that rate, and what set the limit.
-type Search struct {
-	Plan         string
-	Dir          string
-	Command      string
-	Profile      string
-	Workload     string // the workload's name in its profile
-	Target       string
-	Gates        []string
-	Start, Max   float64
-	Factor       float64
-	Bisect       int
-	StepDuration time.Duration
-	Steps        []SearchStep
-	Sustained    float64 // the highest rate that passed; 0 when none did
-	Failed       float64 // the lowest rate that failed; 0 when none did
-	// Limit is what ended the search: "target", "generator", "max",
-	// "start", or "stopped" when it did not run to its end.
-	Limit     string
-	Stopped   string              // why the search stopped early (interrupt, a component exited)
-	Knee      *analysis.Knee      // nil when no step is past it
-	Resources *analysis.Resources // of the step at Sustained; nil when none
-	// Sweep is what a sweep found, when the search was one (perflab search
-	// --sweep): its Limit is then analysis.Sweep's.
-	Sweep *Sweep
-}
-
-// SearchStep is one step: a run of the workload at one rate.
-type SearchStep struct {
-	N           int
-	Phase       string // the profile name the step ran as, in report.md
-	Rate        float64
-	Bisect      bool    // a bisection step, not a growth step
-	Achieved    float64 // operations completed per second in the window
-	P50, P99    time.Duration
-	Count       int64 // latencies in the window
-	ErrorRate   float64
-	Dropped     int64
-	ClientBound bool   // the generator, not the target, was the limit (analysis.GeneratorLimited)
-	ClientWhy   string // why it was
-	Pass        bool
-	Gates       []Gate
-	Why         string // why the step did not pass
-	// Kind and VUs are a sweep step's: analysis.SweepSynchronous,
-	// SweepThroughput (closed, VUs) or SweepConstant (Rate); "" in a
-	// capacity search.
-	Kind string
-	VUs  int
-	LLM  *StepLLM // nil unless the workload streamed tokens
-}
-
-// TooFewToJudge reports whether the step did not pass only because some
-// gate had insufficient data: none failed, it achieved its rate and the
-// generator kept up. A longer or faster step would have more data.
-func (st SearchStep) TooFewToJudge() bool {
-	insufficient := false
-	for _, g := range st.Gates {
-		switch g.State {
-		case analysis.GateFail:
-			return false
-		case analysis.GateInsufficient:
-			insufficient = true
-		}
-	}
-	return insufficient && !st.ClientBound && !strings.Contains(st.Why, "achieved ")
-}
-
 // searchResult is the result in one sentence.
-func searchResult(s *Search) string {
+func searchResult(s *view.Search) string {
 	switch {
 	case s.Sustained == 0 && len(s.Steps) == 0:
 		return "no step ran"
@@ -96,7 +28,7 @@ func searchResult(s *Search) string {
 }
 
 // searchLimit says what set the limit.
-func searchLimit(s *Search) string {
+func searchLimit(s *view.Search) string {
 	switch s.Limit {
 	case "target":
 		return fmt.Sprintf("the target: at %s the SLO failed while the generator kept up (not client-bound)", rateText(s.Failed))
@@ -115,17 +47,17 @@ func searchLimit(s *Search) string {
 	return "the search stopped early: " + s.Stopped
 }
 
-func clientBoundStep(s *Search) SearchStep {
+func clientBoundStep(s *view.Search) view.SearchStep {
 	for _, st := range s.Steps {
 		if st.ClientBound {
 			return st
 		}
 	}
-	return SearchStep{}
+	return view.SearchStep{}
 }
 
 // kneeText describes the knee and the rule that finds it.
-func kneeText(s *Search) string {
+func kneeText(s *view.Search) string {
 	rule := fmt.Sprintf("the lowest rate whose p99 is over %d× the p99 of the lowest rate, and by at least %v",
 		analysis.KneeFactor, analysis.KneeMinRise)
 	if s.Knee == nil {
@@ -139,7 +71,7 @@ func kneeText(s *Search) string {
 	return fmt.Sprintf("%s: p99 %s at %s against %s at %s (%s)", at, dur(k.P99), rateText(k.Rate), dur(k.Baseline), rateText(k.BaseRate), rule)
 }
 
-func stepsText(s *Search) string {
+func stepsText(s *view.Search) string {
 	growth, bisect := 0, 0
 	for _, st := range s.Steps {
 		if st.Bisect {
@@ -153,7 +85,7 @@ func stepsText(s *Search) string {
 }
 
 // SearchMarkdown writes the search's report.
-func SearchMarkdown(w io.Writer, s *Search) error {
+func SearchMarkdown(w io.Writer, s *view.Search) error {
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "# %s `%s`\n\n", searchTitle(s), s.Plan)
 	d := &doc{}
@@ -174,7 +106,7 @@ func SearchMarkdown(w io.Writer, s *Search) error {
 
 // searchSection is the search as a section of its run's report, whose
 // phases hold every step's figures and resources.
-func searchSection(d *doc, s *Search, level int) {
+func searchSection(d *doc, s *view.Search, level int) {
 	d.headingID(level, "search", searchTitle(s)+" "+code(s.Plan))
 	if s.Sweep != nil {
 		sweepFacts(d, s, true)
@@ -186,7 +118,7 @@ func searchSection(d *doc, s *Search, level int) {
 }
 
 // searchTitle is what the search is called: a capacity search or a sweep.
-func searchTitle(s *Search) string {
+func searchTitle(s *view.Search) string {
 	if s.Sweep != nil {
 		return "Sweep"
 	}
@@ -195,7 +127,7 @@ func searchTitle(s *Search) string {
 
 // searchFacts is the result, the limit, the knee and how the search ran;
 // inRun leaves out where the run's report is.
-func searchFacts(d *doc, s *Search, inRun bool) {
+func searchFacts(d *doc, s *view.Search, inRun bool) {
 	t := &table{Facts: true}
 	var gates []string
 	for _, g := range s.Gates {
@@ -216,7 +148,7 @@ func searchFacts(d *doc, s *Search, inRun bool) {
 
 // searchSteps is the table of steps, with the phase each ran as when
 // withPhase; a sweep's say their kind, and an LLM's add its figures.
-func searchSteps(d *doc, s *Search, level int, withPhase bool) {
+func searchSteps(d *doc, s *view.Search, level int, withPhase bool) {
 	d.heading(level, "Steps")
 	t := &table{}
 	col := func(head string, right bool) { t.Head, t.Right = append(t.Head, head), append(t.Right, right) }
@@ -249,7 +181,7 @@ func searchSteps(d *doc, s *Search, level int, withPhase bool) {
 }
 
 // stepRow is one row of the steps table.
-func stepRow(s *Search, st SearchStep, llm, withPhase bool) []string {
+func stepRow(s *view.Search, st view.SearchStep, llm, withPhase bool) []string {
 	verdict := "pass"
 	if !st.Pass {
 		verdict = strong("fail")
@@ -278,7 +210,7 @@ func stepRow(s *Search, st SearchStep, llm, withPhase bool) []string {
 }
 
 // SearchTerminal writes the search's summary for the terminal.
-func SearchTerminal(w io.Writer, s *Search) error {
+func SearchTerminal(w io.Writer, s *view.Search) error {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
 	llm := anyLLM(s)
 	head := "step\t"
@@ -385,7 +317,7 @@ type jsonSearchStep struct {
 }
 
 // SearchJSON writes the search as search.json.
-func SearchJSON(w io.Writer, s *Search) error {
+func SearchJSON(w io.Writer, s *view.Search) error {
 	out := jsonSearch{Format: "perflab-search", Version: 1, Plan: s.Plan, Profile: s.Profile, Workload: s.Workload,
 		Target: s.Target, Gates: s.Gates, Sustained: s.Sustained, Failed: s.Failed, Limit: s.Limit, Stopped: s.Stopped,
 		StepSeconds: s.StepDuration.Seconds(), Steps: []jsonSearchStep{}, Resources: toJSONResources(s.Resources),
@@ -413,10 +345,10 @@ func SearchJSON(w io.Writer, s *Search) error {
 	return enc.Encode(out)
 }
 
-// ReadSearchJSON reads back the search.json SearchJSON wrote, for a
+// readSearchJSON reads back the search.json SearchJSON wrote, for a
 // report of the run: the steps without their gates' verdicts, and no
 // resources (they are the run's).
-func ReadSearchJSON(r io.Reader) (*Search, error) {
+func readSearchJSON(r io.Reader) (*view.Search, error) {
 	var in jsonSearch
 	if err := json.NewDecoder(r).Decode(&in); err != nil {
 		return nil, fmt.Errorf("cannot read search.json: %w", err)
@@ -424,7 +356,7 @@ func ReadSearchJSON(r io.Reader) (*Search, error) {
 	if in.Format != "perflab-search" {
 		return nil, fmt.Errorf("cannot read search.json: format %q, want perflab-search", in.Format)
 	}
-	s := &Search{Plan: in.Plan, Profile: in.Profile, Workload: in.Workload, Target: in.Target, Gates: in.Gates,
+	s := &view.Search{Plan: in.Plan, Profile: in.Profile, Workload: in.Workload, Target: in.Target, Gates: in.Gates,
 		Sustained: in.Sustained, Failed: in.Failed, Limit: in.Limit, Stopped: in.Stopped,
 		StepDuration: time.Duration(in.StepSeconds * float64(time.Second))}
 	num := func(k string) float64 { v, _ := in.SearchParams[k].(float64); return v }
@@ -434,13 +366,13 @@ func ReadSearchJSON(r io.Reader) (*Search, error) {
 		s.Knee = &analysis.Knee{Rate: k.Rate, Below: k.Below, P99: fromMS(k.P99), BaseRate: k.BaseRate, Baseline: fromMS(k.Baseline)}
 	}
 	for _, st := range in.Steps {
-		s.Steps = append(s.Steps, SearchStep{N: st.N, Phase: st.Phase, Rate: st.Rate, Bisect: st.Bisect, Achieved: st.Achieved,
+		s.Steps = append(s.Steps, view.SearchStep{N: st.N, Phase: st.Phase, Rate: st.Rate, Bisect: st.Bisect, Achieved: st.Achieved,
 			P50: fromMS(st.P50), P99: fromMS(st.P99), ErrorRate: st.ErrorRate, Dropped: st.Dropped,
 			ClientBound: st.ClientBound, ClientWhy: st.ClientWhy, Pass: st.Pass, Why: st.Why,
 			Kind: st.Kind, VUs: st.VUs, LLM: fromJSONStepLLM(st.LLM)})
 	}
 	if sw := in.Sweep; sw != nil {
-		s.Sweep = &Sweep{Size: sw.Size, VUs: sw.VUs, Sync: sw.Sync, Throughput: sw.Throughput, Rates: sw.Rates, Saturated: sw.Saturated}
+		s.Sweep = &view.Sweep{Size: sw.Size, VUs: sw.VUs, Sync: sw.Sync, Throughput: sw.Throughput, Rates: sw.Rates, Saturated: sw.Saturated}
 	}
 	return s, nil
 }

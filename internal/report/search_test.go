@@ -9,21 +9,22 @@ import (
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/slo"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // searchFixture is a search that passed 100 and 200/s, failed 400/s on
 // its p99 and bisected once to 300/s, which passed; the knee is at 400/s.
-func searchFixture() *Search {
+func searchFixture() *view.Search {
 	ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
-	step := func(n int, rate, achieved, p99 float64, pass, bisect bool, why string) SearchStep {
-		return SearchStep{N: n, Phase: "step-0" + string(rune('0'+n)), Rate: rate, Bisect: bisect, Achieved: achieved,
+	step := func(n int, rate, achieved, p99 float64, pass, bisect bool, why string) view.SearchStep {
+		return view.SearchStep{N: n, Phase: "step-0" + string(rune('0'+n)), Rate: rate, Bisect: bisect, Achieved: achieved,
 			P50: ms(p99 / 3), P99: ms(p99), Count: int64(2 * rate), Pass: pass, Why: why}
 	}
 	res := singleRun().Cells[0].Phases[0].Resources
-	return &Search{Plan: "cap", Dir: "/runs/cap-search-20261121-172400", Command: "perflab search cap.yaml --slo 'p99 < 100ms'",
+	return &view.Search{Plan: "cap", Dir: "/runs/cap-search-20261121-172400", Command: "perflab search cap.yaml --slo 'p99 < 100ms'",
 		Profile: "load", Workload: "get", Target: "GET http://127.0.0.1:8080/", Gates: []string{"p99 < 100ms"},
 		Start: 100, Max: 100000, Factor: 2, Bisect: 1, StepDuration: 3 * time.Second,
-		Steps: []SearchStep{step(1, 100, 100, 4, true, false, ""), step(2, 200, 199.5, 5, true, false, ""),
+		Steps: []view.SearchStep{step(1, 100, 100, 4, true, false, ""), step(2, 200, 199.5, 5, true, false, ""),
 			step(3, 400, 398, 900, false, false, "p99 < 100ms: 900ms"), step(4, 300, 300, 7, true, true, "")},
 		Sustained: 300, Failed: 400, Limit: "target",
 		Knee: &analysis.Knee{Rate: 400, Below: 300, P99: ms(900), Baseline: ms(4), BaseRate: 100}, Resources: res}
@@ -66,11 +67,11 @@ func TestReadSearchJSON(t *testing.T) {
 	if err := SearchJSON(&js, s); err != nil {
 		t.Fatal(err)
 	}
-	back, err := ReadSearchJSON(&js)
+	back, err := readSearchJSON(&js)
 	if err != nil {
 		t.Fatal(err)
 	}
-	section := func(s *Search) string {
+	section := func(s *view.Search) string {
 		d := &doc{}
 		searchSection(d, s, 2)
 		var b strings.Builder
@@ -84,7 +85,7 @@ func TestReadSearchJSON(t *testing.T) {
 	if !strings.Contains(section(back), "at 400/s it was client-bound (the generator's CPU at 95 % of its cores)") {
 		t.Errorf("the limit lost why the generator was client-bound:\n%s", section(back))
 	}
-	if _, err := ReadSearchJSON(strings.NewReader(`{"format": "perflab-summary"}`)); err == nil {
+	if _, err := readSearchJSON(strings.NewReader(`{"format": "perflab-summary"}`)); err == nil {
 		t.Error("a summary.json was read as a search")
 	}
 }
@@ -93,18 +94,18 @@ func TestReadSearchJSON(t *testing.T) {
 // (error_rate < 0.1% needs 1000) says so, and does not advise a lower
 // --start, which would give even fewer.
 func TestSearchStartWithTooFewRequests(t *testing.T) {
-	gate := func(state analysis.GateState) Gate {
-		return Gate{Verdict: analysis.Verdict{Gate: slo.Gate{Expr: "error_rate < 0.1%"}, State: state}}
+	gate := func(state analysis.GateState) view.Gate {
+		return view.Gate{Verdict: analysis.Verdict{Gate: slo.Gate{Expr: "error_rate < 0.1%"}, State: state}}
 	}
 	for _, tt := range []struct {
-		gates []Gate
+		gates []view.Gate
 		want  string
 	}{
-		{[]Gate{{Verdict: analysis.Verdict{State: analysis.GatePass}}, gate(analysis.GateInsufficient)}, "too few requests in its window to judge every gate (none failed); lengthen --step-duration"},
-		{[]Gate{gate(analysis.GateFail), gate(analysis.GateInsufficient)}, "the start rate 100/s already failed; lower --start"},
+		{[]view.Gate{{Verdict: analysis.Verdict{State: analysis.GatePass}}, gate(analysis.GateInsufficient)}, "too few requests in its window to judge every gate (none failed); lengthen --step-duration"},
+		{[]view.Gate{gate(analysis.GateFail), gate(analysis.GateInsufficient)}, "the start rate 100/s already failed; lower --start"},
 	} {
 		s := searchFixture()
-		s.Steps = []SearchStep{{N: 1, Rate: 100, Achieved: 100, Gates: tt.gates, Why: "error_rate < 0.1%: insufficient data"}}
+		s.Steps = []view.SearchStep{{N: 1, Rate: 100, Achieved: 100, Gates: tt.gates, Why: "error_rate < 0.1%: insufficient data"}}
 		s.Sustained, s.Failed, s.Limit = 0, 100, "start"
 		if got := searchLimit(s); !strings.Contains(got, tt.want) {
 			t.Errorf("gates %v: limit %q, want it to say %q", tt.gates, got, tt.want)
@@ -114,9 +115,7 @@ func TestSearchStartWithTooFewRequests(t *testing.T) {
 
 // TestSearchLimitNamesWhatStoppedIt: the limit names the generator only
 // for a search that ended client-bound, and the step it was at; one that
-// was stopped says so, not that the target failed; and a start step with
-// insufficient data is "too few requests" only when nothing else explains
-// it: the generator at its limit, or a rate it did not achieve.
+// was stopped says so, not that the target failed.
 func TestSearchLimitNamesWhatStoppedIt(t *testing.T) {
 	for _, tt := range []struct {
 		limit, stopped string
@@ -127,24 +126,10 @@ func TestSearchLimitNamesWhatStoppedIt(t *testing.T) {
 		{"stopped", "interrupted by a signal", "the search stopped early: interrupted by a signal", "the target:"},
 	} {
 		s := searchFixture()
-		s.Steps = append(s.Steps, SearchStep{N: 5, Rate: 800, ClientBound: true, ClientWhy: "generator CPU P99 1.9 of 2 cores"})
+		s.Steps = append(s.Steps, view.SearchStep{N: 5, Rate: 800, ClientBound: true, ClientWhy: "generator CPU P99 1.9 of 2 cores"})
 		s.Limit, s.Stopped = tt.limit, tt.stopped
 		if got := searchLimit(s); !strings.HasPrefix(got, tt.want) || strings.Contains(got, tt.not) {
 			t.Errorf("limit %s: %q, want %q", tt.limit, got, tt.want)
-		}
-	}
-	insufficient := Gate{Verdict: analysis.Verdict{Gate: slo.Gate{Expr: "p99 < 1s"}, State: analysis.GateInsufficient}}
-	for _, tt := range []struct {
-		name string
-		step SearchStep
-		few  bool
-	}{
-		{"only too few requests", SearchStep{Gates: []Gate{insufficient}, Why: "p99 < 1s: insufficient data"}, true},
-		{"client-bound", SearchStep{Gates: []Gate{insufficient}, ClientBound: true, Why: "p99 < 1s: insufficient data; client-bound: cpu"}, false},
-		{"rate not achieved", SearchStep{Gates: []Gate{insufficient}, Why: "p99 < 1s: insufficient data; achieved 50.0/s, under 95 % of the rate"}, false},
-	} {
-		if got := tt.step.TooFewToJudge(); got != tt.few {
-			t.Errorf("%s: too few to judge %v, want %v", tt.name, got, tt.few)
 		}
 	}
 }

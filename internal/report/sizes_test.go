@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // TestGoldenSizes renders the sizing fixture: the cross-profile tables,
@@ -33,7 +34,7 @@ func TestGoldenSizes(t *testing.T) {
 // P95 400 MiB). Each × 1.15, rounded up: CPU lower 0.575 → 580m, target
 // 1.035 → 1050m, upper 1.0925 → 1100m, limit 1050 × 1.5 → 1600m; memory
 // lower 115 → 128Mi, target 230 → 256Mi, upper 460 → 512Mi, limit 384Mi.
-func vpaRun(t *testing.T) *Run {
+func vpaRun(t *testing.T) *view.Run {
 	t.Helper()
 	start := t0
 	sum := workload("s/get", "get", "s", 0, start, 101)
@@ -51,7 +52,7 @@ func vpaRun(t *testing.T) *Run {
 	series := map[string]map[string][]analysis.Point{"app": {
 		"cpu_cores": ticks(win.End, 100, func(i int) float64 { return 0.01 * float64(i) }), "rss_bytes": ticks(win.End, 100, mem)}}
 	in := analysis.ResourceInput{Window: win, Components: comps, Series: series}
-	phase := &Phase{Profile: "s", State: "completed", Start: start, LoadEnd: win.End, Window: win,
+	phase := &view.Phase{Profile: "s", State: "completed", Start: start, LoadEnd: win.End, Window: win,
 		Workloads: []*analysis.Summary{sum}, Resources: analysis.SummarizeResources(in)}
 	o := analysis.DefaultInsightOptions()
 	var err error
@@ -63,8 +64,8 @@ func vpaRun(t *testing.T) *Run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cell := &Cell{Name: "default", State: "completed", Components: comps, Phases: []*Phase{phase}, Insights: ins}
-	return &Run{Name: "vpa", Started: t0, State: "completed", Workloads: []*analysis.Summary{sum}, Cells: []*Cell{cell}}
+	cell := &view.Cell{Name: "default", State: "completed", Components: comps, Phases: []*view.Phase{phase}, Insights: ins}
+	return &view.Run{Name: "vpa", Started: t0, State: "completed", Workloads: []*analysis.Summary{sum}, Cells: []*view.Cell{cell}}
 }
 
 // TestVPABounds: the bounds the vpa strategy reports are in every format:

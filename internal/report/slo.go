@@ -7,28 +7,11 @@ import (
 	"text/tabwriter"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/view"
 )
 
-// Gate is one SLO gate's verdict on one workload, with where the gate came
-// from.
-type Gate struct {
-	analysis.Verdict
-	Source string // "plan: profile small", "plan: workload small/get", "command line"
-}
-
-// SLOMet reports whether every gate passed; false when any failed or had
-// insufficient data, true when there are none.
-func SLOMet(gates []Gate) bool {
-	for _, g := range gates {
-		if g.State != analysis.GatePass {
-			return false
-		}
-	}
-	return true
-}
-
 // sloCounts is how many gates passed, failed and had insufficient data.
-func sloCounts(gates []Gate) (pass, fail, insufficient int) {
+func sloCounts(gates []view.Gate) (pass, fail, insufficient int) {
 	for _, g := range gates {
 		switch g.State {
 		case analysis.GatePass:
@@ -44,7 +27,7 @@ func sloCounts(gates []Gate) (pass, fail, insufficient int) {
 
 // sloHeadline says in one line how the gates did: "all 3 gates pass",
 // "1 of 3 gates passed, 1 failed, 1 had insufficient data".
-func sloHeadline(gates []Gate) string {
+func sloHeadline(gates []view.Gate) string {
 	pass, fail, insufficient := sloCounts(gates)
 	switch {
 	case pass == len(gates) && pass == 1:
@@ -92,14 +75,14 @@ func gateState(s analysis.GateState) string {
 	return "insufficient data"
 }
 
-func gateWorkload(g Gate) string {
+func gateWorkload(g view.Gate) string {
 	if g.Workload == "" {
 		return "–"
 	}
 	return g.Workload
 }
 
-func gateMeasured(g Gate) string {
+func gateMeasured(g view.Gate) string {
 	if g.Measured == "" {
 		return "–"
 	}
@@ -107,7 +90,7 @@ func gateMeasured(g Gate) string {
 }
 
 // markdownSLO writes the SLO section: one row per gate and workload.
-func markdownSLO(b *strings.Builder, r *Run) {
+func markdownSLO(b *strings.Builder, r *view.Run) {
 	if len(r.SLO) == 0 {
 		return
 	}
@@ -125,7 +108,7 @@ func markdownSLO(b *strings.Builder, r *Run) {
 }
 
 // terminalSLO writes the gates after the summary table.
-func terminalSLO(w io.Writer, r *Run) error {
+func terminalSLO(w io.Writer, r *view.Run) error {
 	if len(r.SLO) == 0 {
 		return nil
 	}
@@ -166,11 +149,11 @@ type jsonGate struct {
 }
 
 // toJSONSLO is the summary's slo object; nil when the run has no gates.
-func toJSONSLO(gates []Gate) *jsonSLO {
+func toJSONSLO(gates []view.Gate) *jsonSLO {
 	if len(gates) == 0 {
 		return nil
 	}
-	out := &jsonSLO{Met: SLOMet(gates), Gates: []jsonGate{}}
+	out := &jsonSLO{Met: view.SLOMet(gates), Gates: []jsonGate{}}
 	for _, g := range gates {
 		jg := jsonGate{Expr: g.Expr, Workload: g.Workload, Source: g.Source, State: GateStateName(g.State),
 			Measured: g.Measured, Note: g.Note}

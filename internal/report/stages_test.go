@@ -9,6 +9,7 @@ import (
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/stats"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // stagesRun is a plan of two profiles. In "ramp" workload get follows
@@ -17,7 +18,7 @@ import (
 // min(150, the schedule's arrivals due in that second) operations: 11941
 // in the window, which leaves out the first second (134.2/s), where the
 // schedule asked for (15150 − 13.17) / 89 = 170.08/s. "steady" is 100/s.
-func stagesRun() *Run {
+func stagesRun() *view.Run {
 	sch := &analysis.Schedule{Start: 10, Stages: []analysis.Stage{{Duration: 30 * time.Second, Target: 200}, {Duration: 60 * time.Second, Target: 200}}}
 	var ivs []*stats.Interval
 	for i := range 90 {
@@ -38,14 +39,14 @@ func stagesRun() *Run {
 	ramp := analysis.Summarize(w, ivs)
 	steady := workload("steady/get", "get", "steady", 0, t0.Add(2*time.Minute), 21)
 	steady.Workload.Profile = "steady"
-	r := &Run{Name: "stages", Dir: "/runs/stages", Command: "perflab run stages.yaml", Tool: "perflab 0.1.0", Host: "bench-1",
+	r := &view.Run{Name: "stages", Dir: "/runs/stages", Command: "perflab run stages.yaml", Tool: "perflab 0.1.0", Host: "bench-1",
 		Started: t0, Ended: t0.Add(3 * time.Minute), State: "completed", Workloads: []*analysis.Summary{ramp, steady}}
-	cell := &Cell{Name: "default", State: "completed", Started: t0, Ended: r.Ended}
+	cell := &view.Cell{Name: "default", State: "completed", Started: t0, Ended: r.Ended}
 	for _, s := range r.Workloads {
-		cell.Phases = append(cell.Phases, &Phase{Profile: s.Workload.Profile, State: "completed", Start: s.Workload.Start,
+		cell.Phases = append(cell.Phases, &view.Phase{Profile: s.Workload.Profile, State: "completed", Start: s.Workload.Start,
 			LoadEnd: s.Workload.LoadEnd, Window: s.Window, Workloads: []*analysis.Summary{s}})
 	}
-	r.Cells = []*Cell{cell}
+	r.Cells = []*view.Cell{cell}
 	return r
 }
 

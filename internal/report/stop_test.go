@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // killedRun is planRun where perflab stopped ingester-1 of the first cell
 // politely and had to kill it in the second.
-func killedRun() *Run {
+func killedRun() *view.Run {
 	r := planRun()
 	for i, c := range r.Cells {
 		s := &analysis.Stop{Time: c.Ended, Grace: 10 * time.Second, How: "exited with status 0 after SIGTERM"}
@@ -44,7 +45,7 @@ func TestKilledComponentWarns(t *testing.T) {
 	if strings.Contains(md.String(), "after SIGTERM\n") {
 		t.Error("report.md warns about a component that stopped on SIGTERM")
 	}
-	r.Charts = []PhaseCharts{}
+	r.Charts = []view.PhaseCharts{}
 	if err := HTML(&page, r); err != nil {
 		t.Fatal(err)
 	}

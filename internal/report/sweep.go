@@ -6,30 +6,11 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/view"
 )
 
-// Sweep is what a sweep found (perflab search --sweep): the synchronous
-// rate, the throughput, the constant rates between, and the first of them
-// the target could not keep up with.
-type Sweep struct {
-	Size       int // steps asked for
-	VUs        int // of the throughput step, and the cap of the constant steps
-	Sync       float64
-	Throughput float64
-	Rates      []float64
-	Saturated  float64 // the first over-saturated rate; 0 if none
-}
-
-// StepLLM are an LLM step's figures besides latency: time to first token,
-// inter-token latency, output tokens per second and goodput.
-type StepLLM struct {
-	TTFTP50, TTFTP99, ITLP50 time.Duration
-	OutputTokensPS           float64
-	Goodput                  *analysis.Goodput // nil without goodput bounds
-}
-
 // kindText is a step's kind, with its VUs for the closed steps.
-func kindText(st SearchStep) string {
+func kindText(st view.SearchStep) string {
 	switch st.Kind {
 	case analysis.SweepSynchronous:
 		return "synchronous (1 VU)"
@@ -40,7 +21,7 @@ func kindText(st SearchStep) string {
 }
 
 // sweepResult is a sweep's result in one sentence.
-func sweepResult(s *Search) string {
+func sweepResult(s *view.Search) string {
 	sw := s.Sweep
 	if sw.Sync <= 0 {
 		return "nothing completed one request at a time: no rate to sweep"
@@ -56,7 +37,7 @@ func sweepResult(s *Search) string {
 }
 
 // sweepLimit says how the sweep ended, and how over-saturation is judged.
-func sweepLimit(s *Search) string {
+func sweepLimit(s *view.Search) string {
 	rule := fmt.Sprintf("a constant rate is over-saturated when it achieves under %.0f %% of itself", 100*analysis.SaturationShare)
 	switch s.Limit {
 	case "saturated":
@@ -76,17 +57,17 @@ func sweepLimit(s *Search) string {
 }
 
 // stepAt is the constant step at rate.
-func stepAt(s *Search, rate float64) SearchStep {
+func stepAt(s *view.Search, rate float64) view.SearchStep {
 	for _, st := range s.Steps {
 		if st.Kind == analysis.SweepConstant && st.Rate == rate {
 			return st
 		}
 	}
-	return SearchStep{}
+	return view.SearchStep{}
 }
 
 // sweepFacts is a sweep's result, limit, knee and how it ran.
-func sweepFacts(d *doc, s *Search, inRun bool) {
+func sweepFacts(d *doc, s *view.Search, inRun bool) {
 	t := &table{Facts: true}
 	var rates []string
 	for _, r := range s.Sweep.Rates {
@@ -115,7 +96,7 @@ func sweepFacts(d *doc, s *Search, inRun bool) {
 // llmHead and llmRow are the steps table's LLM columns.
 var llmHead = []string{"TTFT p50", "TTFT p99", "ITL p50", "Output tokens/s", "Goodput"}
 
-func llmRow(st SearchStep) []string {
+func llmRow(st view.SearchStep) []string {
 	l := st.LLM
 	if l == nil {
 		return []string{"–", "–", "–", "–", "–"}
@@ -128,7 +109,7 @@ func llmRow(st SearchStep) []string {
 }
 
 // anyLLM reports whether a step has LLM figures.
-func anyLLM(s *Search) bool {
+func anyLLM(s *view.Search) bool {
 	for _, st := range s.Steps {
 		if st.LLM != nil {
 			return true
@@ -157,7 +138,7 @@ type jsonStepLLM struct {
 	Goodput        *jsonGoodput `json:"goodput,omitempty"`
 }
 
-func toJSONStepLLM(l *StepLLM) *jsonStepLLM {
+func toJSONStepLLM(l *view.StepLLM) *jsonStepLLM {
 	if l == nil {
 		return nil
 	}
@@ -168,12 +149,12 @@ func toJSONStepLLM(l *StepLLM) *jsonStepLLM {
 	return out
 }
 
-func fromJSONStepLLM(l *jsonStepLLM) *StepLLM {
+func fromJSONStepLLM(l *jsonStepLLM) *view.StepLLM {
 	if l == nil {
 		return nil
 	}
 	fromMS := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
-	out := &StepLLM{TTFTP50: fromMS(l.TTFTP50), TTFTP99: fromMS(l.TTFTP99), ITLP50: fromMS(l.ITLP50), OutputTokensPS: l.OutputTokensPS}
+	out := &view.StepLLM{TTFTP50: fromMS(l.TTFTP50), TTFTP99: fromMS(l.TTFTP99), ITLP50: fromMS(l.ITLP50), OutputTokensPS: l.OutputTokensPS}
 	if g := l.Goodput; g != nil {
 		out.Goodput = &analysis.Goodput{Good: g.Good, Judged: g.Judged, Share: g.Share, Rate: g.PerSecond}
 	}

@@ -7,20 +7,21 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // sweepFixture is a sweep of 5 that stopped at 80/s: 20/s one at a
 // time, 100/s with 16 VUs, then 46.7/s passed and 73.3/s did not.
-func sweepFixture() *Search {
+func sweepFixture() *view.Search {
 	ms := time.Millisecond
-	llm := func(ttft time.Duration) *StepLLM {
-		return &StepLLM{TTFTP50: ttft, TTFTP99: 2 * ttft, ITLP50: 5 * ms, OutputTokensPS: 1000,
+	llm := func(ttft time.Duration) *view.StepLLM {
+		return &view.StepLLM{TTFTP50: ttft, TTFTP99: 2 * ttft, ITLP50: 5 * ms, OutputTokensPS: 1000,
 			Goodput: &analysis.Goodput{Good: 90, Judged: 100, Share: 0.9, Rate: 45}}
 	}
-	return &Search{Plan: "llm", Profile: "p", Workload: "chat", Target: "openai chat", StepDuration: 10 * time.Second, Limit: "saturated",
+	return &view.Search{Plan: "llm", Profile: "p", Workload: "chat", Target: "openai chat", StepDuration: 10 * time.Second, Limit: "saturated",
 		Sustained: 46.7, Failed: 73.3,
-		Sweep: &Sweep{Size: 5, VUs: 16, Sync: 20, Throughput: 100, Rates: []float64{46.7, 73.3, 100}, Saturated: 73.3},
-		Steps: []SearchStep{
+		Sweep: &view.Sweep{Size: 5, VUs: 16, Sync: 20, Throughput: 100, Rates: []float64{46.7, 73.3, 100}, Saturated: 73.3},
+		Steps: []view.SearchStep{
 			{N: 1, Phase: "step-01", Kind: analysis.SweepSynchronous, VUs: 1, Achieved: 20, P50: 50 * ms, P99: 60 * ms, Pass: true, LLM: llm(20 * ms)},
 			{N: 2, Phase: "step-02", Kind: analysis.SweepThroughput, VUs: 16, Achieved: 100, P50: 160 * ms, P99: 200 * ms, Pass: true, LLM: llm(130 * ms)},
 			{N: 3, Phase: "step-03", Kind: analysis.SweepConstant, Rate: 46.7, Achieved: 46.5, P50: 50 * ms, P99: 70 * ms, Pass: true, LLM: llm(20 * ms)},
@@ -58,7 +59,7 @@ func TestSweepReport(t *testing.T) {
 			t.Errorf("terminal lacks %q:\n%s", want, term.String())
 		}
 	}
-	back, err := ReadSearchJSON(&js)
+	back, err := readSearchJSON(&js)
 	if err != nil {
 		t.Fatal(err)
 	}

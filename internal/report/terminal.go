@@ -10,6 +10,7 @@ import (
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/stats"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // Progress shows a live line per interval: rewritten in place on a terminal,
@@ -90,7 +91,7 @@ func (p *Progress) End() {
 }
 
 // Terminal writes the final summary table of r.
-func Terminal(w io.Writer, r *Run) error {
+func Terminal(w io.Writer, r *view.Run) error {
 	if len(r.Workloads) == 0 {
 		fmt.Fprintln(w, "no workload ran")
 		if err := terminalResources(w, r); err != nil {
@@ -147,7 +148,7 @@ func terminalQuantiles(q analysis.Quantiles) string {
 
 // latencyScope says which requests the summary table's latency is of,
 // when some failed.
-func latencyScope(r *Run) string {
+func latencyScope(r *view.Run) string {
 	var failed, mixed bool
 	for _, s := range r.Workloads {
 		failed, mixed = failed || s.HasFailedLatency(), mixed || s.LatencyOfAll
@@ -161,7 +162,7 @@ func latencyScope(r *Run) string {
 	return ""
 }
 
-func windowNote(r *Run) string {
+func windowNote(r *view.Run) string {
 	var parts []string
 	for _, s := range r.Workloads {
 		parts = append(parts, fmt.Sprintf("%s: %.1f s window (%s)", s.Workload.Name, s.Seconds, s.Window.Rule))

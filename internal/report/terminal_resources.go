@@ -8,6 +8,7 @@ import (
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/observe"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // terminalResources writes a compact resource table per phase: P99 of CPU,
@@ -15,9 +16,9 @@ import (
 // have a column, per component, with the two totals; then the resource
 // warnings, a note per cell that did not complete, and each cell's
 // suggested sizes and observations.
-func terminalResources(w io.Writer, r *Run) error {
-	matrix := r.isMatrix()
-	for _, c := range r.cells() {
+func terminalResources(w io.Writer, r *view.Run) error {
+	matrix := isMatrix(r)
+	for _, c := range r.AllCells() {
 		for _, p := range c.Phases {
 			if p.Resources == nil || p.Resources.Ticks == 0 {
 				continue
@@ -40,7 +41,7 @@ func terminalResources(w io.Writer, r *Run) error {
 	return terminalRepeated(w, r)
 }
 
-func phaseLabel(c *Cell, p *Phase, matrix bool) string {
+func phaseLabel(c *view.Cell, p *view.Phase, matrix bool) string {
 	var label string
 	switch {
 	case p.Implicit && len(p.Workloads) > 0:

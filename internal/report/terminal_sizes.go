@@ -7,12 +7,13 @@ import (
 	"text/tabwriter"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // terminalInsights writes a cell's suggested sizes, its scaling verdicts
 // and its observations, compactly (the YAML is in report.md and sizes/),
 // then its side-by-side comparisons.
-func terminalInsights(w io.Writer, c *Cell, matrix bool) error {
+func terminalInsights(w io.Writer, c *view.Cell, matrix bool) error {
 	if err := terminalSizes(w, c, matrix); err != nil {
 		return err
 	}
@@ -20,7 +21,7 @@ func terminalInsights(w io.Writer, c *Cell, matrix bool) error {
 	return nil
 }
 
-func terminalSizes(w io.Writer, c *Cell, matrix bool) error {
+func terminalSizes(w io.Writer, c *view.Cell, matrix bool) error {
 	in := c.Insights
 	if in == nil {
 		return nil
@@ -118,7 +119,7 @@ func terminalScaling(w io.Writer, in *analysis.Insights) error {
 
 // terminalSideBySide writes a line per profile of each side-by-side
 // comparison of a cell: every figure with its verdict.
-func terminalSideBySide(w io.Writer, c *Cell, matrix bool) {
+func terminalSideBySide(w io.Writer, c *view.Cell, matrix bool) {
 	for _, s := range c.SideBySide {
 		fmt.Fprintf(w, "side by side%s, %s against %s:\n", insightOf(c, matrix, " in cell "), s.B, s.A)
 		for _, g := range s.Groups {
@@ -134,7 +135,7 @@ func terminalSideBySide(w io.Writer, c *Cell, matrix bool) {
 // insightOf names the cell whose insights a line is of: "" without a
 // matrix, prep + the cell's name with one, and for a combination of a
 // repeated run "across the 3 repetitions of NAME".
-func insightOf(c *Cell, matrix bool, prep string) string {
+func insightOf(c *view.Cell, matrix bool, prep string) string {
 	switch {
 	case c.Repetitions > 0:
 		return fmt.Sprintf(" across the %d repetitions of %s", c.Repetitions, cellLabel(c))

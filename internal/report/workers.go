@@ -4,54 +4,14 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
-	"time"
+
+	"github.com/perflab/perflab/internal/view"
 )
-
-// Worker is one worker's part of a phase of a distributed run: what it
-// did of the load and whether it, not the system under test, was the
-// limit.
-type Worker struct {
-	Index    int
-	Host     string
-	State    string // completed, interrupted, failed, lost
-	Message  string // why it failed or was lost
-	Requests int64
-	Rate     float64
-	// Its own CPU (cores) over its load, its cores and its dispatch lag
-	// p99; HasCPU is false when it never said (it did not end).
-	HasCPU        bool
-	CPUP99, Cores float64
-	LagP99        time.Duration
-	ClientBound   bool
-	ClientWhy     string
-}
-
-// Failed says whether the worker's part is missing or short.
-func (w Worker) Failed() bool { return w.State == "failed" || w.State == "lost" }
-
-func (w Worker) name() string {
-	if w.Host != "" {
-		return fmt.Sprintf("worker %d (%s)", w.Index, w.Host)
-	}
-	return fmt.Sprintf("worker %d", w.Index)
-}
-
-// ClientBoundWorkers names the workers of p that were client-bound, with
-// why: "worker 2 (host-b): its CPU p99 was …".
-func (p *Phase) ClientBoundWorkers() []string {
-	var out []string
-	for _, w := range p.Workers {
-		if w.ClientBound {
-			out = append(out, w.name()+": "+w.ClientWhy)
-		}
-	}
-	return out
-}
 
 // workersSection is a distributed phase's Workers table: one row per
 // worker, its rate, its CPU and its client-bound verdict, and a line for
 // each worker that failed.
-func workersSection(d *doc, p *Phase, level int) {
+func workersSection(d *doc, p *view.Phase, level int) {
 	if len(p.Workers) == 0 {
 		return
 	}
@@ -72,7 +32,7 @@ func workersSection(d *doc, p *Phase, level int) {
 			cpu, cores, lag, bound})
 		t.Fail = append(t.Fail, w.Failed() || w.ClientBound)
 		if w.Failed() {
-			notes = append(notes, item{text: fmt.Sprintf("%s %s: %s", w.name(), w.State, w.Message), warning: true})
+			notes = append(notes, item{text: fmt.Sprintf("%s %s: %s", w.Name(), w.State, w.Message), warning: true})
 		}
 	}
 	d.table(t)
@@ -84,8 +44,8 @@ func workersSection(d *doc, p *Phase, level int) {
 func round1(v float64) float64 { return float64(int64(v*10+0.5)) / 10 }
 
 // terminalWorkers writes, for each distributed phase, a line per worker.
-func terminalWorkers(w io.Writer, r *Run) {
-	for _, c := range r.cells() {
+func terminalWorkers(w io.Writer, r *view.Run) {
+	for _, c := range r.AllCells() {
 		for _, p := range c.Phases {
 			if len(p.Workers) == 0 {
 				continue
@@ -107,9 +67,9 @@ func terminalWorkers(w io.Writer, r *Run) {
 			for _, wk := range p.Workers {
 				switch {
 				case wk.Failed():
-					fmt.Fprintf(w, "warning: %s %s: %s\n", wk.name(), wk.State, wk.Message)
+					fmt.Fprintf(w, "warning: %s %s: %s\n", wk.Name(), wk.State, wk.Message)
 				case wk.ClientBound:
-					fmt.Fprintf(w, "warning: client-bound: %s: %s\n", wk.name(), wk.ClientWhy)
+					fmt.Fprintf(w, "warning: client-bound: %s: %s\n", wk.Name(), wk.ClientWhy)
 				}
 			}
 		}
@@ -131,7 +91,7 @@ type jsonWorker struct {
 	ClientWhy   string   `json:"client_why"`
 }
 
-func jsonWorkers(ws []Worker) []jsonWorker {
+func jsonWorkers(ws []view.Worker) []jsonWorker {
 	var out []jsonWorker
 	for _, w := range ws {
 		jw := jsonWorker{Index: w.Index, Host: w.Host, State: w.State, Message: w.Message, Requests: w.Requests,

@@ -6,13 +6,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/perflab/perflab/internal/view"
 )
 
 // workersRun is planRun made by three workers: one client-bound, one
 // lost.
-func workersRun() *Run {
+func workersRun() *view.Run {
 	r := planRun()
-	r.Cells[0].Phases[0].Workers = []Worker{
+	r.Cells[0].Phases[0].Workers = []view.Worker{
 		{Index: 0, Host: "node-a", State: "completed", Requests: 3000, Rate: 100, HasCPU: true, CPUP99: 0.31, Cores: 2, LagP99: 90 * time.Microsecond},
 		{Index: 1, Host: "node-b", State: "completed", Requests: 2990, Rate: 99.67, HasCPU: true, CPUP99: 1.93, Cores: 2,
 			LagP99: 7 * time.Millisecond, ClientBound: true, ClientWhy: "its CPU p99 was 1.93 of the 2 cores it could use (≥ 90 %)"},
@@ -36,7 +38,7 @@ func TestWorkersTable(t *testing.T) {
 			t.Errorf("the Markdown lacks %q", want)
 		}
 	}
-	r.Charts = []PhaseCharts{}
+	r.Charts = []view.PhaseCharts{}
 	if err := HTML(&page, r); err != nil {
 		t.Fatal(err)
 	}

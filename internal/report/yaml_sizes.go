@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // SizeFile is one size's Kubernetes resources as a file of the run
@@ -17,7 +18,7 @@ type SizeFile struct {
 // SizeFiles is a file per suggested size of every cell (of every
 // combination, in a repeated run: InsightCells): the resources
 // blocks of its components under a comment that says where they come from.
-func SizeFiles(r *Run) ([]SizeFile, error) {
+func SizeFiles(r *view.Run) ([]SizeFile, error) {
 	var out []SizeFile
 	for _, c := range r.InsightCells() {
 		if c.Insights == nil {
@@ -67,11 +68,11 @@ func settingsText(in *analysis.Insights) string {
 
 // SizeFileName is the run-directory path of a cell's size: sizes/<cell>-<size>.yaml,
 // with every character a file name should not hold replaced by '_'.
-func SizeFileName(c *Cell, size string) string {
+func SizeFileName(c *view.Cell, size string) string {
 	return "sizes/" + fileSafe(cellFileLabel(c)+"-"+size) + ".yaml"
 }
 
-func cellFileLabel(c *Cell) string {
+func cellFileLabel(c *view.Cell) string {
 	if c.Name != "" {
 		return c.Name
 	}

@@ -3,6 +3,8 @@ package report
 import (
 	"strings"
 	"testing"
+
+	"github.com/perflab/perflab/internal/view"
 )
 
 func TestSizeFiles(t *testing.T) {
@@ -14,11 +16,11 @@ func TestSizeFiles(t *testing.T) {
 		t.Fatalf("files %+v", files)
 	}
 	golden(t, "sizes-default-pico.yaml", files[0].Data)
-	c := &Cell{Index: 2, Name: "gomemlimit=1GiB,ballast=0"}
+	c := &view.Cell{Index: 2, Name: "gomemlimit=1GiB,ballast=0"}
 	for _, tt := range []struct{ got, want string }{
 		{SizeFileName(c, "vus/40"), "sizes/gomemlimit=1GiB,ballast=0-vus_40.yaml"},
-		{SizeFileName(&Cell{Implicit: true}, "low"), "sizes/run-low.yaml"},
-		{SizeFileName(&Cell{Index: 3}, "x y"), "sizes/cell3-x_y.yaml"},
+		{SizeFileName(&view.Cell{Implicit: true}, "low"), "sizes/run-low.yaml"},
+		{SizeFileName(&view.Cell{Index: 3}, "x y"), "sizes/cell3-x_y.yaml"},
 	} {
 		if tt.got != tt.want {
 			t.Errorf("got %q, want %q", tt.got, tt.want)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/perflab/perflab/internal/driver"
 )
 
 // driverSchema is the tables of what drivers tell about their workloads.
@@ -12,7 +14,9 @@ import (
 // written before them has neither, and reads as having no facts and no
 // checks. The checks' state, late, late_by_ns and reason columns were
 // added to version 3 later still: a store without them reads as checks whose state
-// follows lost.
+// follows lost. The rows are driver.Fact and driver.Check as the drivers
+// state them; a check's lost column is its State == driver.CheckLost,
+// kept for readers of stores older than the state column.
 const driverSchema = `
 CREATE TABLE facts (
 	workload_id INTEGER NOT NULL REFERENCES workloads (id),
@@ -34,41 +38,9 @@ CREATE TABLE checks (
 );
 `
 
-// States of a read-back check, as stored.
-const (
-	CheckOK         = "ok"         // everything was found at the first look
-	CheckLate       = "late"       // everything was found, some only on a re-check
-	CheckLost       = "lost"       // data was still missing at the deadline
-	CheckUnverified = "unverified" // the check got no answer; reason says why
-)
-
-// Fact is one named figure about a workload, as a driver (or perflab, for
-// a rate it derived) states it, formatted for people.
-type Fact struct {
-	Name, Value string
-}
-
-// Check is one read-back check of a workload: how much of what its driver
-// wrote was found again, and the state the check ended in (a Check
-// state). Lost is State == CheckLost, kept as its own column for readers
-// of older stores. Late is how much of Found showed only on a re-check,
-// LateBy the longest a late part took after its write; Reason says why
-// a check is unverified.
-type Check struct {
-	Name            string
-	Expected, Found float64
-	Unit            string
-	Lost            bool
-	Note            string
-	State           string
-	Late            float64
-	LateBy          time.Duration
-	Reason          string
-}
-
 // AddFacts records facts of the named workload, after those it already
 // has.
-func (r *Run) AddFacts(workload string, facts []Fact) error {
+func (r *Run) AddFacts(workload string, facts []driver.Fact) error {
 	return r.addRows("facts of workload "+workload, workload, len(facts), func(tx *sql.Tx, id int64, i int) error {
 		_, err := tx.Exec(`INSERT INTO facts (workload_id, name, value) VALUES (?, ?, ?)`, id, r.text(facts[i].Name), r.text(facts[i].Value))
 		return err
@@ -77,7 +49,7 @@ func (r *Run) AddFacts(workload string, facts []Fact) error {
 
 // AddChecks records read-back checks of the named workload, after those it
 // already has. Expected and Found must be finite.
-func (r *Run) AddChecks(workload string, checks []Check) error {
+func (r *Run) AddChecks(workload string, checks []driver.Check) error {
 	for _, c := range checks {
 		if math.IsNaN(c.Expected) || math.IsInf(c.Expected, 0) || math.IsNaN(c.Found) || math.IsInf(c.Found, 0) ||
 			math.IsNaN(c.Late) || math.IsInf(c.Late, 0) {
@@ -88,7 +60,8 @@ func (r *Run) AddChecks(workload string, checks []Check) error {
 		c := checks[i]
 		_, err := tx.Exec(`INSERT INTO checks (workload_id, name, expected, found, unit, lost, note, state, late, late_by_ns, reason)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			id, r.text(c.Name), c.Expected, c.Found, r.text(c.Unit), c.Lost, r.text(c.Note), c.State, c.Late, int64(c.LateBy), r.text(c.Reason))
+			id, r.text(c.Name), c.Expected, c.Found, r.text(c.Unit), c.State == driver.CheckLost, r.text(c.Note), c.State, c.Late,
+			int64(c.LateBy), r.text(c.Reason))
 		return err
 	})
 }
@@ -122,12 +95,12 @@ func (r *Run) addRows(what, workload string, n int, insert func(tx *sql.Tx, id i
 
 // Facts reads every workload's facts by workload name, each in the order
 // added. A store without the facts table has none.
-func (r *Run) Facts() (map[string][]Fact, error) {
-	out := map[string][]Fact{}
+func (r *Run) Facts() (map[string][]driver.Fact, error) {
+	out := map[string][]driver.Fact{}
 	err := r.readTable("facts", `SELECT w.name, f.name, f.value FROM facts f JOIN workloads w ON w.id = f.workload_id
 		ORDER BY f.rowid`, func(rows *sql.Rows) error {
 		var w string
-		var f Fact
+		var f driver.Fact
 		if err := rows.Scan(&w, &f.Name, &f.Value); err != nil {
 			return err
 		}
@@ -144,8 +117,8 @@ func (r *Run) Facts() (map[string][]Fact, error) {
 // the order added. A store without the checks table has none; one whose
 // checks have no state column (or an empty state) reads as lost or ok,
 // as its lost column says.
-func (r *Run) Checks() (map[string][]Check, error) {
-	out := map[string][]Check{}
+func (r *Run) Checks() (map[string][]driver.Check, error) {
+	out := map[string][]driver.Check{}
 	err := r.read(func(tx *sql.Tx) error {
 		if ok, err := hasTable(tx, "checks"); !ok || err != nil {
 			return err
@@ -159,14 +132,15 @@ func (r *Run) Checks() (map[string][]Check, error) {
 		return eachRow(tx, `SELECT w.name, c.name, c.expected, c.found, c.unit, c.lost, c.note, `+cols+`
 			FROM checks c JOIN workloads w ON w.id = c.workload_id ORDER BY c.rowid`, nil, func(rows *sql.Rows) error {
 			var w string
-			var c Check
+			var c driver.Check
+			var lost bool
 			var lateBy int64
-			if err := rows.Scan(&w, &c.Name, &c.Expected, &c.Found, &c.Unit, &c.Lost, &c.Note, &c.State, &c.Late, &lateBy, &c.Reason); err != nil {
+			if err := rows.Scan(&w, &c.Name, &c.Expected, &c.Found, &c.Unit, &lost, &c.Note, &c.State, &c.Late, &lateBy, &c.Reason); err != nil {
 				return err
 			}
 			c.LateBy = time.Duration(lateBy)
 			if c.State == "" {
-				c.State = map[bool]string{true: CheckLost, false: CheckOK}[c.Lost]
+				c.State = map[bool]string{true: driver.CheckLost, false: driver.CheckOK}[lost]
 			}
 			out[w] = append(out[w], c)
 			return nil

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/perflab/perflab/internal/driver"
 )
 
 func TestFactsAndChecks(t *testing.T) {
@@ -19,17 +21,17 @@ func TestFactsAndChecks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	facts := []Fact{{"rate", "0.5/s from the driver"}, {"active series", "10000"}}
+	facts := []driver.Fact{{Name: "rate", Value: "0.5/s from the driver"}, {Name: "active series", Value: "10000"}}
 	if err := r.AddFacts("a/write", facts[:1]); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.AddFacts("a/write", facts[1:]); err != nil {
 		t.Fatal(err)
 	}
-	checks := []Check{
-		{Name: "series", Expected: 10000, Found: 10000, Unit: "series", Note: "every one", State: CheckLate, Late: 400, LateBy: 1500 * time.Millisecond},
-		{Name: "samples", Expected: 20000, Found: 15000, Unit: "samples", Lost: true, Note: "5000 missing", State: CheckLost},
-		{Name: "exemplars", Expected: 10, Unit: "exemplars", State: CheckUnverified, Reason: "HTTP 503"},
+	checks := []driver.Check{
+		{Name: "series", Expected: 10000, Found: 10000, Unit: "series", Note: "every one", State: driver.CheckLate, Late: 400, LateBy: 1500 * time.Millisecond},
+		{Name: "samples", Expected: 20000, Found: 15000, Unit: "samples", Note: "5000 missing", State: driver.CheckLost},
+		{Name: "exemplars", Expected: 10, Unit: "exemplars", State: driver.CheckUnverified, Reason: "HTTP 503"},
 	}
 	if err := r.AddChecks("a/write", checks); err != nil {
 		t.Fatal(err)
@@ -37,7 +39,7 @@ func TestFactsAndChecks(t *testing.T) {
 	if err := r.AddFacts("nope", facts); err == nil || !strings.Contains(err.Error(), `unknown workload "nope"`) {
 		t.Errorf("facts of an unknown workload: %v", err)
 	}
-	if err := r.AddChecks("a/read", []Check{{Name: "x", Expected: math.NaN()}}); err == nil {
+	if err := r.AddChecks("a/read", []driver.Check{{Name: "x", Expected: math.NaN()}}); err == nil {
 		t.Error("a NaN check was added")
 	}
 	if err := r.Close(); err != nil {
@@ -49,11 +51,11 @@ func TestFactsAndChecks(t *testing.T) {
 	}
 	defer r.Close()
 	gotF, err := r.Facts()
-	if err != nil || !reflect.DeepEqual(gotF, map[string][]Fact{"a/write": facts}) {
+	if err != nil || !reflect.DeepEqual(gotF, map[string][]driver.Fact{"a/write": facts}) {
 		t.Errorf("Facts() = %v, %v", gotF, err)
 	}
 	gotC, err := r.Checks()
-	if err != nil || !reflect.DeepEqual(gotC, map[string][]Check{"a/write": checks}) {
+	if err != nil || !reflect.DeepEqual(gotC, map[string][]driver.Check{"a/write": checks}) {
 		t.Errorf("Checks() = %+v, %v", gotC, err)
 	}
 }
@@ -78,8 +80,8 @@ func TestChecksWithoutState(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := r.Checks()
-	want := []Check{{Name: "series", Expected: 10, Found: 10, Unit: "series", Note: "all", State: CheckOK},
-		{Name: "samples", Expected: 20, Found: 15, Unit: "samples", Lost: true, Note: "5 missing", State: CheckLost}}
+	want := []driver.Check{{Name: "series", Expected: 10, Found: 10, Unit: "series", Note: "all", State: driver.CheckOK},
+		{Name: "samples", Expected: 20, Found: 15, Unit: "samples", Note: "5 missing", State: driver.CheckLost}}
 	if err != nil || !reflect.DeepEqual(got["p/write"], want) {
 		t.Errorf("Checks() = %+v, %v; want %+v", got, err, want)
 	}

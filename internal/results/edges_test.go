@@ -73,6 +73,22 @@ func TestVersion2Workloads(t *testing.T) {
 	}
 }
 
+// TestWorkloadsWithoutPlace: a version 3 store written before the place
+// keys were recorded reads as naming none.
+func TestWorkloadsWithoutPlace(t *testing.T) {
+	r := newRunT(t)
+	if err := r.AddWorkload(testWorkloads[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.db.Exec(`ALTER TABLE workloads DROP COLUMN place`); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := reopen(t, r).Workloads()
+	if err != nil || len(ws) != 1 || ws[0].Place != nil || ws[0].Name != "ingest" {
+		t.Errorf("Workloads() = %+v, %v; want ingest without place keys", ws, err)
+	}
+}
+
 // TestRepeatMetaOfOne: the reader takes any whole number of 1 or more, as
 // its error says, though perflab writes the key only from 2.
 func TestRepeatMetaOfOne(t *testing.T) {

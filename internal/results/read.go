@@ -103,13 +103,12 @@ func (r *Run) Status() (Status, error) {
 
 // Workloads reads the workloads in the order they were added.
 func (r *Run) Workloads() ([]Workload, error) {
-	// Version 1 has no cell, profile or short: every workload is in cell 0.
-	cols := "0, '', ''"
-	if r.version >= 2 {
-		cols = "cell, profile, short"
-	}
 	var out []Workload
 	err := r.read(func(tx *sql.Tx) error {
+		cols, err := workloadColumns(tx, r.version)
+		if err != nil {
+			return err
+		}
 		rows, err := tx.Query(`SELECT name, driver, model, target, rate, stages, vus_min, vus_max,
 			backlog, concurrency, duration_ns, grace_ns, params, ` + cols + ` FROM workloads ORDER BY id`)
 		if err != nil {
@@ -118,15 +117,20 @@ func (r *Run) Workloads() ([]Workload, error) {
 		defer rows.Close()
 		for rows.Next() {
 			var w Workload
-			var stages, params sql.NullString
+			var stages, params, place sql.NullString
 			var dur, grace int64
 			err := rows.Scan(&w.Name, &w.Driver, &w.Model, &w.Target, &w.Rate, &stages, &w.VUsMin,
-				&w.VUsMax, &w.Backlog, &w.Concurrency, &dur, &grace, &params, &w.Cell, &w.Profile, &w.Short)
+				&w.VUsMax, &w.Backlog, &w.Concurrency, &dur, &grace, &params, &w.Cell, &w.Profile, &w.Short, &place)
 			if err != nil {
 				return err
 			}
 			w.Duration, w.Grace = time.Duration(dur), time.Duration(grace)
 			w.Stages, w.Params = rawJSON(stages), rawJSON(params)
+			if place.Valid {
+				if err := json.Unmarshal([]byte(place.String), &w.Place); err != nil {
+					return fmt.Errorf("workload %q: place keys: %w", w.Name, err)
+				}
+			}
 			out = append(out, w)
 		}
 		return rows.Err()
@@ -135,6 +139,21 @@ func (r *Run) Workloads() ([]Workload, error) {
 		return nil, fmt.Errorf("cannot read workloads: %w", err)
 	}
 	return out, nil
+}
+
+// workloadColumns are the columns of a workloads row after params, in
+// the format version of the store: version 1 has no cell, profile or
+// short (every workload is in cell 0), and a store written before place
+// was added to version 3 has no place keys.
+func workloadColumns(tx *sql.Tx, version int) (string, error) {
+	if version < 2 {
+		return "0, '', '', NULL", nil
+	}
+	ok, err := hasColumn(tx, "workloads", "place")
+	if !ok || err != nil {
+		return "cell, profile, short, NULL", err
+	}
+	return "cell, profile, short, place", nil
 }
 
 func rawJSON(s sql.NullString) json.RawMessage {

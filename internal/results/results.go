@@ -84,6 +84,12 @@ type Workload struct {
 	Cell        int             // index of the matrix cell it ran in; 0 in a run without a plan
 	Profile     string          // the plan profile it belongs to; "" in a run without a plan
 	Short       string          // display name within its profile, e.g. "get" for "small/get"; "" means Name
+	// Place are the params of its driver that say where the system under
+	// test is or how to reach it, not what load it gets: a comparison
+	// notes a difference in them but is not refused for it. The run
+	// records them so that a run read back later needs no driver of
+	// this perflab; none in a store written before they were.
+	Place []string `json:",omitempty"`
 }
 
 // Event is something that happened during the run, e.g. kind "interrupt",

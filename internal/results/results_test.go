@@ -125,7 +125,7 @@ var testWorkloads = []Workload{
 		Name: "ingest", Driver: "http", Model: ModelOpen, Target: "http://127.0.0.1:8080", Rate: 500,
 		Stages: json.RawMessage(`[{"duration":"30s","target":1000}]`), VUsMin: 10, VUsMax: 200,
 		Backlog: 100, Duration: 5 * time.Minute, Grace: 10 * time.Second,
-		Params: json.RawMessage(`{"method":"GET","headers":{"Authorization":"<redacted>"}}`),
+		Params: json.RawMessage(`{"method":"GET","headers":{"Authorization":"<redacted>"}}`), Place: []string{"url", "ca_file"},
 	},
 	{Name: "gomemlimit=2GiB/small/query", Driver: "promql", Model: ModelClosed, Target: "vm", Concurrency: 16,
 		Duration: time.Minute, Cell: 1, Profile: "small", Short: "query"},

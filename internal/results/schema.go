@@ -40,7 +40,8 @@ CREATE TABLE workloads (
 	params      TEXT,
 	cell        INTEGER NOT NULL DEFAULT 0,
 	profile     TEXT NOT NULL DEFAULT '',
-	short       TEXT NOT NULL DEFAULT ''
+	short       TEXT NOT NULL DEFAULT '',
+	place       TEXT
 );
 CREATE TABLE intervals (
 	workload_id INTEGER NOT NULL REFERENCES workloads (id),

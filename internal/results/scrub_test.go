@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/driver"
 	"github.com/perflab/perflab/internal/stats"
 )
 
@@ -43,8 +44,8 @@ func TestCreateScrubbed(t *testing.T) {
 	must(r.AddWorkload(w))
 	must(r.WriteInterval("get", iv))
 	must(r.AddEvent(Event{Kind: "note", Message: with("event")}))
-	must(r.AddFacts("get", []Fact{{Name: with("fact"), Value: with("value")}}))
-	must(r.AddChecks("get", []Check{{Name: "samples", Unit: "samples", Note: with("note")}}))
+	must(r.AddFacts("get", []driver.Fact{{Name: with("fact"), Value: with("value")}}))
+	must(r.AddChecks("get", []driver.Check{{Name: "samples", Unit: "samples", Note: with("note")}}))
 	must(r.AddCell(Cell{Index: 0, Name: with("cell"), Vars: []Var{{Name: "v", Value: with("var")}}}))
 	must(r.AddPhase(Phase{Cell: 0, Profile: "p", WindowRule: with("rule"), Message: with("phase")}))
 	must(r.AddPhaseWarnings([]PhaseWarning{{Cell: 0, Profile: "p", Component: "c", Message: with("warning")}}))

@@ -23,11 +23,11 @@ func (r *Run) AddWorkload(w Workload) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	res, err := r.db.Exec(`INSERT INTO workloads (name, driver, model, target, rate, stages,
-		vus_min, vus_max, backlog, concurrency, duration_ns, grace_ns, params, cell, profile, short)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		vus_min, vus_max, backlog, concurrency, duration_ns, grace_ns, params, cell, profile, short, place)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		w.Name, w.Driver, w.Model, r.text(w.Target), w.Rate, jsonText(w.Stages),
 		w.VUsMin, w.VUsMax, w.Backlog, w.Concurrency, int64(w.Duration), int64(w.Grace), r.jsonText(w.Params),
-		w.Cell, w.Profile, w.Short)
+		w.Cell, w.Profile, w.Short, keysText(w.Place))
 	if err != nil {
 		return fmt.Errorf("cannot add workload %q: %w", w.Name, err)
 	}
@@ -56,6 +56,16 @@ func checkWorkload(w Workload) error {
 		return errors.New("params are not valid JSON")
 	}
 	return nil
+}
+
+// keysText is a list of param keys as a column value: a JSON array, NULL
+// when empty.
+func keysText(keys []string) any {
+	if len(keys) == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(keys) // a []string always encodes
+	return string(b)
 }
 
 // jsonText is raw JSON as a column value: NULL when empty.

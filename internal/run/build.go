@@ -10,7 +10,6 @@ import (
 	"github.com/perflab/perflab/internal/driver"
 	"github.com/perflab/perflab/internal/driver/registry"
 	"github.com/perflab/perflab/internal/plan"
-	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/units"
 )
 
@@ -30,6 +29,7 @@ func (r *runner) buildDrivers(ph Phase) ([]Workload, error) {
 		if err != nil {
 			return ws, fmt.Errorf("workload %s: %w", w.Desc.Short, err)
 		}
+		w.Desc.Place = registry.PlaceKeys(w.Desc.Driver) // what a comparison read later knows of the driver
 		if err := r.rec.Store.AddWorkload(w.Desc); err != nil {
 			r.rec.Fail(err)
 			return ws, err
@@ -88,7 +88,7 @@ func buildDriver(ws []Workload, i int) error {
 // implies; a byte rate is divided by the payload the driver measured. It
 // keeps what it decided in w.Resolved, for the workers of a distributed
 // run, and returns the facts that say so and a line for the terminal.
-func SettleRate(w *Workload) ([]results.Fact, string, error) {
+func SettleRate(w *Workload) ([]driver.Fact, string, error) {
 	switch {
 	case unshaped(w.Plan) && w.Spec.ImpliesRate:
 		rater, ok := w.Eng.Driver.(driver.Rater)
@@ -106,7 +106,7 @@ func SettleRate(w *Workload) ([]results.Fact, string, error) {
 		}
 		w.Resolved.Rate = rps
 		text := figure(rps) + " requests/s, the " + w.Desc.Driver + " driver's own: the plan sets no rate"
-		return []results.Fact{{Name: "rate (from the driver)", Value: text}}, "open-model rate " + text, nil
+		return []driver.Fact{{Name: "rate (from the driver)", Value: text}}, "open-model rate " + text, nil
 	case w.Spec.Measured != nil && byteRated(w.Plan):
 		m := w.Spec.Measured
 		b := m.Bytes(w.Eng.Driver)
@@ -124,7 +124,7 @@ func SettleRate(w *Workload) ([]results.Fact, string, error) {
 
 // byteRateFacts states how a workload's byte rates became request and
 // item rates: the rate asked, the measured payload, the rates derived.
-func byteRateFacts(w plan.Workload, opBytes float64, m *registry.Measured) ([]results.Fact, string, error) {
+func byteRateFacts(w plan.Workload, opBytes float64, m *registry.Measured) ([]driver.Fact, string, error) {
 	rates := []plan.Rate{w.Rate}
 	if len(w.Stages) > 0 {
 		rates = []plan.Rate{w.StartRate}
@@ -145,7 +145,7 @@ func byteRateFacts(w plan.Workload, opBytes float64, m *registry.Measured) ([]re
 	sep := " → "
 	per := fmt.Sprintf("%s (%.0f B): %d per request × %.0f B, the mean %s size measured", units.FormatBytes(opBytes), opBytes,
 		m.PerOp, opBytes/float64(m.PerOp), m.Item)
-	facts := []results.Fact{
+	facts := []driver.Fact{
 		{Name: "byte rate (plan)", Value: strings.Join(asked, sep)},
 		{Name: "bytes per request", Value: per},
 		{Name: "requests/s (derived)", Value: strings.Join(reqs, sep)},

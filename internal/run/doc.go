@@ -3,15 +3,16 @@
 // turn, its components started or attached to and sampled, every phase
 // (a profile of workloads) of the cell with its drivers built, prepared,
 // loaded, read back and cleaned up, everything recorded in the run store
-// as it happens; at the end the store is read back, the run judged and the
-// report files written.
+// as it happens; at the end the store is read back into the run's read
+// model (internal/view), the run judged on it and its report files written
+// by the writer the job gives (Job.Files): the package renders nothing.
 //
 //	Job ─► Run ─► cell ─► components (target) ─► sampling (observe) ─┐
 //	                │                                                  │
 //	                └► Strategy (in order, capacity search) ─► phase ─┤
 //	                                   build · prepare · Load · read-back · cleanup
 //	                                                                   ▼
-//	                               Record (results store) ─► readback ─► judge ─► Result
+//	               Record (results store) ─► readback ─► view.Run ─► judge ─► Job.Files ─► Result
 //
 // What varies is given to the loop, not branched on: a Strategy says which
 // phases a cell runs (every one in order, or the steps of a capacity

@@ -10,37 +10,37 @@ import (
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/readback"
-	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/stats"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // Result is what a run leaves: its directory and its report, read back
 // from the store (nil when the store could not be read).
 type Result struct {
 	Dir    string
-	Report *report.Run
+	Report *view.Run
 	// Written are the report files written into Dir (report.md,
-	// report.html, summary.json, and a strategy's own): those a user can
+	// report.html, summary.json, and a search's own): those a user can
 	// open.
 	Written []string
 }
 
-// Judge decides a run's final state from its report.
-type Judge func(*report.Run) (results.Status, error)
+// Judge decides a run's final state from its read model.
+type Judge func(*view.Run) (results.Status, error)
 
 // Finisher is what a strategy adds to the end of a run: its own verdict
-// after the run's, and its own files in the run directory.
+// after the run's.
 type Finisher interface {
-	Judge(rep *report.Run, status results.Status, err error) (results.Status, error)
-	WriteFiles(store *results.Run, rep *report.Run) (written []string, errs []error)
+	Judge(rep *view.Run, status results.Status, err error) (results.Status, error)
 }
 
 // Finish reads the run back, decides its state with judge (then its SLO
 // gates and read-back checks, then f's verdict when f is set), records
-// it and writes the report files. When the store failed, it still writes
-// what it can, and its error says so first.
-func (r *Record) Finish(judge Judge, f Finisher) (*Result, error) {
+// it and writes the report files with files (Job.Files; nil writes
+// none). When the store failed, it still writes what it can, and its
+// error says so first.
+func (r *Record) Finish(judge Judge, f Finisher, files func(dir string, rep *view.Run) ([]string, error)) (*Result, error) {
 	defer leanGC()()
 	res := &Result{Dir: r.Store.Dir()}
 	rep, err := readback.Load(r.Store)
@@ -63,14 +63,12 @@ func (r *Record) Finish(judge Judge, f Finisher) (*Result, error) {
 	rep.State, rep.Message, rep.Ended = status.State, status.Message, status.Ended
 	res.Report = rep
 	var others []error
-	written, err := readback.WriteReports(r.Store, rep)
-	if err != nil {
-		others = append(others, err)
-	}
-	res.Written = written
-	if f != nil {
-		more, errs := f.WriteFiles(r.Store, rep)
-		res.Written, others = append(res.Written, more...), append(others, errs...)
+	if files != nil {
+		written, err := files(r.Store.Dir(), rep)
+		if err != nil {
+			others = append(others, err)
+		}
+		res.Written = written
 	}
 	if r.Err() != nil || finishErr != nil {
 		return res, r.failure(rep, r.Err(), finishErr, others)
@@ -83,7 +81,7 @@ func (r *Record) Finish(judge Judge, f Finisher) (*Result, error) {
 
 // judgeRun maps what happened to a final status and, for a failed or
 // interrupted run, an error with a hint.
-func judgeRun(r *report.Run, interrupted bool, storeErr error) (results.Status, error) {
+func judgeRun(r *view.Run, interrupted bool, storeErr error) (results.Status, error) {
 	now := time.Now()
 	switch {
 	case storeErr != nil:
@@ -115,7 +113,7 @@ func judgeRun(r *report.Run, interrupted bool, storeErr error) (results.Status, 
 // JudgePlan is judgeRun for a plan: a read-back that lost data fails the
 // run, then a failed cell (failed names them), after the store errors and
 // an interrupt.
-func JudgePlan(r *report.Run, interrupted bool, storeErr error, failedCells []string) (results.Status, error) {
+func JudgePlan(r *view.Run, interrupted bool, storeErr error, failedCells []string) (results.Status, error) {
 	if status, err := judgeLost(r); err != nil && storeErr == nil && !interrupted && len(failedCells) == 0 {
 		return status, err
 	}
@@ -130,7 +128,7 @@ func JudgePlan(r *report.Run, interrupted bool, storeErr error, failedCells []st
 // judgeShortfall fails a run that completed but in which the generator
 // issued under half of a workload's arrivals due: its figures are the
 // generator's, not the target's.
-func judgeShortfall(r *report.Run, status results.Status, runErr error) (results.Status, error) {
+func judgeShortfall(r *view.Run, status results.Status, runErr error) (results.Status, error) {
 	if runErr != nil || status.State != results.StateCompleted {
 		return status, runErr
 	}

@@ -4,8 +4,8 @@ import (
 	"runtime/debug"
 	"testing"
 
-	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // gcPercent reads the collector's target without changing it.
@@ -24,11 +24,11 @@ func TestFinishReadsBackWithTheHeapKeptClose(t *testing.T) {
 			t.Fatal(err)
 		}
 		during := 0
-		judge := func(*report.Run) (results.Status, error) {
+		judge := func(*view.Run) (results.Status, error) {
 			during = gcPercent()
 			return results.Status{State: results.StateCompleted}, nil
 		}
-		if _, err := rec.Finish(judge, nil); err != nil {
+		if _, err := rec.Finish(judge, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		if after := gcPercent(); during != c.during || after != c.user {

@@ -7,9 +7,10 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/driver"
 	"github.com/perflab/perflab/internal/driver/interleave"
-	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // lostHint is what a run that lost data tells its user.
@@ -24,7 +25,7 @@ const noneFoundHint = "none of what was written was found: either the system los
 	"another system or tenant than url writes to"
 
 // noneFound reports whether every check that lost data found nothing.
-func noneFound(checks [][]report.Check) bool {
+func noneFound(checks [][]driver.Check) bool {
 	for _, cs := range checks {
 		for _, c := range cs {
 			if c.Found > 0 {
@@ -38,7 +39,7 @@ func noneFound(checks [][]report.Check) bool {
 // judgeLost fails a run in which a read-back check found acknowledged data
 // missing, naming each workload and its shortfall. The error is nil when
 // no check lost data.
-func judgeLost(r *report.Run) (results.Status, error) {
+func judgeLost(r *view.Run) (results.Status, error) {
 	names, checks := r.LostChecks()
 	if len(names) == 0 {
 		return results.Status{}, nil
@@ -70,8 +71,8 @@ const unverifiedHint = "it is not known whether the system under test lost data:
 // one, exit 1 when a read-back check got no answer: a check that could
 // not be made is no pass, as an SLO gate with insufficient data is not.
 // The run stays completed; its message names each unverified check.
-func judgeUnverified(r *report.Run, status results.Status, runErr error) (results.Status, error) {
-	names, checks := r.ChecksIn(report.CheckUnverified)
+func judgeUnverified(r *view.Run, status results.Status, runErr error) (results.Status, error) {
+	names, checks := r.ChecksIn(driver.CheckUnverified)
 	if runErr != nil || status.State != results.StateCompleted || len(names) == 0 {
 		return status, runErr
 	}
@@ -95,8 +96,8 @@ func withUnit(v float64, unit string) string {
 
 // judgeSLO turns a run that completed but did not meet its SLO into exit
 // status 1 with a hint; a run that failed for another reason keeps that.
-func judgeSLO(r *report.Run, status results.Status, runErr error) (results.Status, error) {
-	if runErr != nil || status.State != results.StateCompleted || report.SLOMet(r.SLO) {
+func judgeSLO(r *view.Run, status results.Status, runErr error) (results.Status, error) {
+	if runErr != nil || status.State != results.StateCompleted || view.SLOMet(r.SLO) {
 		return status, runErr
 	}
 	var missed []string

@@ -6,18 +6,19 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/internal/analysis"
-	"github.com/perflab/perflab/internal/report"
+	"github.com/perflab/perflab/internal/driver"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/stats"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // runWithChecks is a run of one workload, p/write, whose driver made
 // checks, and that sent requests of which failed failed.
-func runWithChecks(requests, failed int64, checks ...report.Check) *report.Run {
+func runWithChecks(requests, failed int64, checks ...driver.Check) *view.Run {
 	s := &analysis.Summary{Workload: analysis.Workload{Name: "p/write", Target: "http://127.0.0.1:1/"},
 		RequestsTotal: requests, ErrorsTotal: failed}
-	return &report.Run{Workloads: []*analysis.Summary{s}, Cells: []*report.Cell{{Phases: []*report.Phase{{Profile: "p",
-		Workloads: []*analysis.Summary{s}, Drivers: map[string]*report.DriverNotes{"p/write": {Checks: checks}}}}}}}
+	return &view.Run{Workloads: []*analysis.Summary{s}, Cells: []*view.Cell{{Phases: []*view.Phase{{Profile: "p",
+		Workloads: []*analysis.Summary{s}, Drivers: map[string]*view.DriverNotes{"p/write": {Checks: checks}}}}}}}
 }
 
 // verdict is a status and error as the run's end reports them.
@@ -48,25 +49,25 @@ func checkVerdict(t *testing.T, name string, status results.Status, err error, w
 // that otherwise completed; ok and late checks leave it completed. A loss
 // where nothing was found says it may be a delay or another tenant.
 func TestJudgeReadBack(t *testing.T) {
-	ok := report.Check{Name: "series", Expected: 10, Found: 10, Unit: "series", State: report.CheckOK}
-	late := report.Check{Name: "samples", Expected: 100, Found: 100, Unit: "samples", State: report.CheckLate, Late: 40}
-	lost := report.Check{Name: "samples", Expected: 100, Found: 90, Unit: "samples", State: report.CheckLost, Lost: true}
-	none := report.Check{Name: "samples", Expected: 100, Unit: "samples", State: report.CheckLost, Lost: true}
-	unverified := report.Check{Name: "samples", Expected: 100, Unit: "samples", State: report.CheckUnverified, Reason: "HTTP 503"}
+	ok := driver.Check{Name: "series", Expected: 10, Found: 10, Unit: "series", State: driver.CheckOK}
+	late := driver.Check{Name: "samples", Expected: 100, Found: 100, Unit: "samples", State: driver.CheckLate, Late: 40}
+	lost := driver.Check{Name: "samples", Expected: 100, Found: 90, Unit: "samples", State: driver.CheckLost}
+	none := driver.Check{Name: "samples", Expected: 100, Unit: "samples", State: driver.CheckLost}
+	unverified := driver.Check{Name: "samples", Expected: 100, Unit: "samples", State: driver.CheckUnverified, Reason: "HTTP 503"}
 	completed := results.Status{State: results.StateCompleted, ExitCode: ExitOK}
 	for _, tt := range []struct {
 		name     string
-		checks   []report.Check
+		checks   []driver.Check
 		lost, un verdict // judgeLost's, and judgeUnverified's of a completed run
 	}{
-		{"ok", []report.Check{ok}, verdict{}, verdict{state: "completed"}},
-		{"late", []report.Check{ok, late}, verdict{}, verdict{state: "completed"}},
-		{"lost", []report.Check{ok, lost}, verdict{"failed", ExitFailed, "workload p/write lost data (samples: 90 of 100 samples found, 10 samples short)", lostHint},
+		{"ok", []driver.Check{ok}, verdict{}, verdict{state: "completed"}},
+		{"late", []driver.Check{ok, late}, verdict{}, verdict{state: "completed"}},
+		{"lost", []driver.Check{ok, lost}, verdict{"failed", ExitFailed, "workload p/write lost data (samples: 90 of 100 samples found, 10 samples short)", lostHint},
 			verdict{state: "completed"}},
-		{"one found", []report.Check{{Name: "samples", Expected: 100, Found: 1, Unit: "samples", State: report.CheckLost, Lost: true}},
+		{"one found", []driver.Check{{Name: "samples", Expected: 100, Found: 1, Unit: "samples", State: driver.CheckLost}},
 			verdict{"failed", ExitFailed, "1 of 100 samples found, 99 samples short", lostHint}, verdict{state: "completed"}},
-		{"none found", []report.Check{none}, verdict{"failed", ExitFailed, "0 of 100 samples found, 100 samples short", noneFoundHint}, verdict{state: "completed"}},
-		{"unverified", []report.Check{ok, unverified}, verdict{},
+		{"none found", []driver.Check{none}, verdict{"failed", ExitFailed, "0 of 100 samples found, 100 samples short", noneFoundHint}, verdict{state: "completed"}},
+		{"unverified", []driver.Check{ok, unverified}, verdict{},
 			verdict{"completed", ExitFailed, "read-back unverified: workload p/write: samples: HTTP 503", unverifiedHint}},
 	} {
 		r := runWithChecks(1000, 0, tt.checks...)
@@ -99,10 +100,10 @@ func TestJudgeReadBack(t *testing.T) {
 // on lost data only when nothing else already ended it.
 func TestJudgeRunAndPlan(t *testing.T) {
 	storeErr := errors.New("no space left on device")
-	lost := report.Check{Name: "samples", Expected: 100, Found: 90, Unit: "samples", State: report.CheckLost, Lost: true}
+	lost := driver.Check{Name: "samples", Expected: 100, Found: 90, Unit: "samples", State: driver.CheckLost}
 	for _, tt := range []struct {
 		name        string
-		r           *report.Run
+		r           *view.Run
 		interrupted bool
 		store       error
 		failed      []string // failed cells; nil judges as a single run (judgeRun)
@@ -133,14 +134,14 @@ func TestJudgeRunAndPlan(t *testing.T) {
 
 // gatewayRun is a run of one interleaved workload whose requests straight
 // to the upstream and through the gateway failed as given (of 500 each).
-func gatewayRun(directFailed, gatewayFailed int64) *report.Run {
+func gatewayRun(directFailed, gatewayFailed int64) *view.Run {
 	s := &analysis.Summary{Workload: analysis.Workload{Name: "p/chat", Target: "http://127.0.0.1:1/"},
 		RequestsTotal: 1000, ErrorsTotal: directFailed + gatewayFailed,
 		OpTotals: []analysis.OpTotal{{Name: "direct: chat", Requests: 500, Errors: directFailed}, {Name: "gateway: chat", Requests: 500, Errors: gatewayFailed}}}
 	if gatewayFailed > 0 {
 		s.Ops = append(s.Ops, analysis.Op{Name: "gateway: chat", Errors: []analysis.ErrorCount{{Class: stats.Status5xx.String(), Count: gatewayFailed, Sample: "HTTP 500 Internal Server Error"}}})
 	}
-	return &report.Run{Workloads: []*analysis.Summary{s}}
+	return &view.Run{Workloads: []*analysis.Summary{s}}
 }
 
 // TestJudgeFailedSide: a gateway every request through which failed
@@ -149,7 +150,7 @@ func gatewayRun(directFailed, gatewayFailed int64) *report.Run {
 func TestJudgeFailedSide(t *testing.T) {
 	for _, tt := range []struct {
 		name string
-		r    *report.Run
+		r    *view.Run
 		want verdict
 	}{
 		{"gateway failed", gatewayRun(0, 500), verdict{"failed", ExitFailed,
@@ -170,20 +171,20 @@ func TestJudgeFailedSide(t *testing.T) {
 // insufficient data, and 0 only when every gate passed; a run already
 // ended by something else keeps its verdict.
 func TestJudgeSLOExit(t *testing.T) {
-	gate := func(expr string, s analysis.GateState) report.Gate {
-		return report.Gate{Verdict: analysis.Verdict{Expr: expr, Workload: "p/write", State: s, Pass: s == analysis.GatePass}}
+	gate := func(expr string, s analysis.GateState) view.Gate {
+		return view.Gate{Verdict: analysis.Verdict{Expr: expr, Workload: "p/write", State: s, Pass: s == analysis.GatePass}}
 	}
 	completed := results.Status{State: results.StateCompleted, ExitCode: ExitOK}
 	for _, tt := range []struct {
 		name  string
-		gates []report.Gate
+		gates []view.Gate
 		want  verdict
 	}{
-		{"every gate passed", []report.Gate{gate("p99 < 1s", analysis.GatePass), gate("dropped == 0", analysis.GatePass)}, verdict{state: "completed"}},
+		{"every gate passed", []view.Gate{gate("p99 < 1s", analysis.GatePass), gate("dropped == 0", analysis.GatePass)}, verdict{state: "completed"}},
 		{"no gates", nil, verdict{state: "completed"}},
-		{"a gate failed", []report.Gate{gate("p99 < 1s", analysis.GatePass), gate("dropped == 0", analysis.GateFail)},
+		{"a gate failed", []view.Gate{gate("p99 < 1s", analysis.GatePass), gate("dropped == 0", analysis.GateFail)},
 			verdict{"completed", ExitFailed, "SLO not met: dropped == 0 failed on p/write", "SLO section"}},
-		{"insufficient data", []report.Gate{gate("p99 < 1s", analysis.GateInsufficient)},
+		{"insufficient data", []view.Gate{gate("p99 < 1s", analysis.GateInsufficient)},
 			verdict{"completed", ExitFailed, "SLO not met: p99 < 1s had insufficient data on p/write", "SLO section"}},
 	} {
 		r := runWithChecks(500, 0)
@@ -192,7 +193,7 @@ func TestJudgeSLOExit(t *testing.T) {
 		checkVerdict(t, tt.name, status, err, tt.want)
 	}
 	r := runWithChecks(500, 0)
-	r.SLO = []report.Gate{gate("p99 < 1s", analysis.GateFail)}
+	r.SLO = []view.Gate{gate("p99 < 1s", analysis.GateFail)}
 	interrupted := results.Status{State: results.StateInterrupted, ExitCode: ExitInterrupted}
 	if status, err := judgeSLO(r, interrupted, nil); status != interrupted || err != nil {
 		t.Errorf("an interrupted run: %+v, %v", status, err)
@@ -230,8 +231,8 @@ func TestAllFailedHintByClass(t *testing.T) {
 // not the target: it fails, saying so; one that issued half does not.
 func TestShortfallFailsTheRun(t *testing.T) {
 	completed := results.Status{State: results.StateCompleted}
-	run := func(scheduled, unissued uint64) *report.Run {
-		return &report.Run{Workloads: []*analysis.Summary{{Workload: analysis.Workload{Name: "http", Model: "open",
+	run := func(scheduled, unissued uint64) *view.Run {
+		return &view.Run{Workloads: []*analysis.Summary{{Workload: analysis.Workload{Name: "http", Model: "open",
 			Scheduled: scheduled, Unissued: unissued}}}}
 	}
 	status, err := judgeShortfall(run(6_600_000, 1_999_993_400_000), completed, nil)

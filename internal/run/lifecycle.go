@@ -75,7 +75,7 @@ func (r *runner) readBack(ctx context.Context, ws []Workload, state string) {
 			continue
 		}
 		if state != results.StateCompleted {
-			r.rec.Facts(w.Desc.Name, []results.Fact{{Name: "read-back", Value: ReadBackSkipped(state)}})
+			r.rec.Facts(w.Desc.Name, []driver.Fact{{Name: "read-back", Value: ReadBackSkipped(state)}})
 			continue
 		}
 		note := ""
@@ -106,13 +106,6 @@ func CleanupOne(kill context.Context, c driver.Cleaner, progress func(done, tota
 	return c.Cleanup(ctx, progress)
 }
 
-// ResultCheck is a read-back check as the run store keeps it.
-func ResultCheck(c driver.Check) results.Check {
-	return results.Check{Name: c.Name, Expected: c.Expected, Found: c.Found, Unit: c.Unit,
-		Lost: c.State == driver.CheckLost, Note: c.Note, State: c.State, Late: c.Late,
-		LateBy: c.LateBy, Reason: c.Reason}
-}
-
 // ReadBackSkipped is the read-back fact of a phase that did not complete
 // (state), in one process or on a worker.
 func ReadBackSkipped(state string) string {
@@ -135,10 +128,8 @@ func SettledChecks(checks []driver.Check, err error) []driver.Check {
 // as they come.
 func (r *Record) Checks(name string, checks []driver.Check, err error) {
 	checks = SettledChecks(checks, err)
-	rows := make([]results.Check, len(checks))
 	var parts []string
-	for i, c := range checks {
-		rows[i] = ResultCheck(c)
+	for _, c := range checks {
 		part := fmt.Sprintf("%s %s of %s", c.Name, figure(c.Found), figure(c.Expected))
 		switch c.State {
 		case driver.CheckLost:
@@ -151,7 +142,7 @@ func (r *Record) Checks(name string, checks []driver.Check, err error) {
 		}
 		parts = append(parts, part)
 	}
-	if err := r.Store.AddChecks(name, rows); err != nil {
+	if err := r.Store.AddChecks(name, checks); err != nil {
 		r.Fail(err)
 	}
 	if len(parts) > 0 {

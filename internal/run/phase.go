@@ -154,11 +154,7 @@ func (localLoad) Run(ctx context.Context, p *PhaseRun) ([]engine.Summary, error)
 func (localLoad) Facts(p *PhaseRun) {
 	for _, w := range p.Workloads {
 		if d, ok := w.Eng.Driver.(driver.Describer); ok {
-			var facts []results.Fact
-			for _, f := range d.Facts() {
-				facts = append(facts, results.Fact{Name: f.Name, Value: f.Value})
-			}
-			p.r.rec.Facts(w.Desc.Name, facts)
+			p.r.rec.Facts(w.Desc.Name, d.Facts())
 		}
 	}
 }

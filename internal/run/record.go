@@ -11,9 +11,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/perflab/perflab/internal/report"
+	"github.com/perflab/perflab/internal/driver"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/stats"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // Version is perflab's version, stored with every run.
@@ -107,7 +108,7 @@ func (r *Record) Event(kind, msg string) {
 }
 
 // Facts records what a driver told of a workload.
-func (r *Record) Facts(workload string, facts []results.Fact) {
+func (r *Record) Facts(workload string, facts []driver.Fact) {
 	if err := r.Store.AddFacts(workload, facts); err != nil {
 		r.Fail(err)
 	}
@@ -129,7 +130,7 @@ func (r *Record) warn(msg string) {
 // why, how many intervals the run directory kept and how to read them;
 // others are the errors of the report step, which tried to write what it
 // could.
-func (r *Record) failure(rep *report.Run, storeErr, finishErr error, others []error) error {
+func (r *Record) failure(rep *view.Run, storeErr, finishErr error, others []error) error {
 	what := "the run store failed and the load was stopped early"
 	err := storeErr
 	if err == nil {
@@ -155,7 +156,7 @@ func (r *Record) failure(rep *report.Run, storeErr, finishErr error, others []er
 
 // keptIntervals is how many intervals the run store holds, over every
 // workload.
-func keptIntervals(r *report.Run) int {
+func keptIntervals(r *view.Run) int {
 	n := 0
 	for _, t := range r.Timelines {
 		n += len(t)

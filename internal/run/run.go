@@ -10,8 +10,8 @@ import (
 	"github.com/perflab/perflab/internal/engine"
 	"github.com/perflab/perflab/internal/export"
 	"github.com/perflab/perflab/internal/plan"
-	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // Job is one run: a plan's cells (perflab run, search, k8s run, demo),
@@ -42,6 +42,10 @@ type Job struct {
 	// (internal/export): its intervals, the generator's and the
 	// components' samples.
 	Export []export.Target
+	// Files writes the report files of the ended run into its directory
+	// and names those it wrote (report.WriteFiles, and a search's own);
+	// nil writes none.
+	Files func(dir string, rep *view.Run) ([]string, error)
 	// Intervals, when set, is where the run's intervals go instead of its
 	// store (tests: a writer that fails).
 	Intervals func(*results.Run) IntervalWriter
@@ -153,9 +157,9 @@ func Run(stop, kill context.Context, job Job) (*Result, error) {
 	}
 	r.closeExport()
 	f, _ := r.strategy.(Finisher)
-	return rec.Finish(func(rep *report.Run) (results.Status, error) {
+	return rec.Finish(func(rep *view.Run) (results.Status, error) {
 		return JudgePlan(rep, stop.Err() != nil, rec.Err(), failedCells)
-	}, f)
+	}, f, job.Files)
 }
 
 // createRecord creates the run's store: for a plan, with the plan

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -13,9 +11,9 @@ import (
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/readback"
-	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/stats"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // minAchieved is the share of its rate a step must achieve to pass: below
@@ -42,13 +40,14 @@ type SearchConfig struct {
 // Search is the Strategy of a capacity search: it runs the steps as
 // phases of the plan's one cell, each a profile named step-NN with the
 // workload at the step's rate, and judges each on the search's gates. As
-// a Finisher it fails a run in which no rate met them, and writes
+// a Finisher it fails a run in which no rate met them, and gives the
+// run its outcome (view.Run.Search), which the caller writes as
 // search.md and search.json.
 type Search struct {
 	cfg      SearchConfig
 	cs       analysis.CapacitySearch
 	sw       *analysis.Sweep // nil for a capacity search
-	steps    []report.SearchStep
+	steps    []view.SearchStep
 	profile  plan.Profile // as expanded for the cell
 	workload string       // the workload's name in its profile
 	target   string
@@ -95,7 +94,7 @@ func (s *Search) next() (stepShape, bool) {
 }
 
 // record takes a step's outcome.
-func (s *Search) record(sh stepShape, st report.SearchStep) {
+func (s *Search) record(sh stepShape, st view.SearchStep) {
 	if s.sw == nil {
 		s.cs.Record(sh.rate, st.Pass, st.ClientBound)
 		return
@@ -175,8 +174,8 @@ func shapeStr(sh stepShape) string {
 }
 
 // judge reads the step's figures from the store and judges its gates.
-func (s *Search) judge(rec *Record, n int, rate float64, phase, workload string) (report.SearchStep, error) {
-	st := report.SearchStep{N: n, Phase: phase, Rate: rate, Bisect: s.cs.Failed > 0 && s.cs.Passed > 0}
+func (s *Search) judge(rec *Record, n int, rate float64, phase, workload string) (view.SearchStep, error) {
+	st := view.SearchStep{N: n, Phase: phase, Rate: rate, Bisect: s.cs.Failed > 0 && s.cs.Passed > 0}
 	rep, err := readback.Load(rec.Store)
 	if err != nil {
 		return st, err
@@ -196,7 +195,7 @@ func (s *Search) judge(rec *Record, n int, rate float64, phase, workload string)
 	}
 	st.Gates = readback.JudgeGates(s.cfg.Gates, []*analysis.Summary{sum}, readback.CheckFigures(checks))
 	fillStep(&st, sum)
-	limited, limitWhy := analysis.GeneratorLimited(sum, readback.PhaseResources(rep, phase))
+	limited, limitWhy := analysis.GeneratorLimited(sum, rep.PhaseResources(phase))
 	var why []string
 	for _, g := range st.Gates {
 		switch g.State {
@@ -226,7 +225,7 @@ func (s *Search) judge(rec *Record, n int, rate float64, phase, workload string)
 }
 
 // fillStep copies the figures of the step's workload.
-func fillStep(st *report.SearchStep, sum *analysis.Summary) {
+func fillStep(st *view.SearchStep, sum *analysis.Summary) {
 	st.Achieved, st.Dropped, st.LLM = sum.Rate, sum.Dropped, stepLLM(sum)
 	var reqs, ok int64
 	for _, op := range sum.Ops {
@@ -252,9 +251,9 @@ func fillStep(st *report.SearchStep, sum *analysis.Summary) {
 
 // result is the search's outcome, with the resources of the step at the
 // highest sustainable rate from the finished run.
-func (s *Search) result(rep *report.Run) *report.Search {
+func (s *Search) result(rep *view.Run) *view.Search {
 	cfg := s.cfg
-	out := &report.Search{Plan: cfg.Plan.Name, Dir: rep.Dir, Command: rep.Command, Profile: cfg.Plan.Profiles[0].Name,
+	out := &view.Search{Plan: cfg.Plan.Name, Dir: rep.Dir, Command: rep.Command, Profile: cfg.Plan.Profiles[0].Name,
 		Workload: s.workload, Target: s.target, Start: cfg.Start, Max: cfg.Max, Factor: cfg.Factor, Bisect: cfg.Bisect,
 		StepDuration: cfg.StepDuration, Steps: s.steps, Sustained: s.cs.Passed, Failed: s.cs.Failed,
 		Limit: s.cs.Limit(), Stopped: s.stopped}
@@ -272,14 +271,14 @@ func (s *Search) result(rep *report.Run) *report.Search {
 	}
 	for _, st := range s.steps {
 		if st.Rate == out.Sustained && st.Pass {
-			out.Resources = readback.PhaseResources(rep, st.Phase)
+			out.Resources = rep.PhaseResources(st.Phase)
 		}
 	}
 	return out
 }
 
 // stepLine is a step's outcome on one line of progress.
-func stepLine(st report.SearchStep) string {
+func stepLine(st view.SearchStep) string {
 	line := fmt.Sprintf("%.1f/s achieved, p99 %v", st.Achieved, st.P99.Round(10*time.Microsecond))
 	if st.Pass {
 		return "pass (" + line + ")"
@@ -292,7 +291,7 @@ func rateStr(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) + "/
 // Judge is the search's verdict after the run's: a run that completed
 // without any rate meeting the SLO fails. It also gives the report the
 // search's outcome.
-func (s *Search) Judge(rep *report.Run, status results.Status, err error) (results.Status, error) {
+func (s *Search) Judge(rep *view.Run, status results.Status, err error) (results.Status, error) {
 	res := s.result(rep)
 	rep.Search = res
 	if s.sw != nil {
@@ -310,24 +309,8 @@ func (s *Search) Judge(rep *report.Run, status results.Status, err error) (resul
 	return status, failed(errors.New(status.Message+"; "+strings.ReplaceAll(searchWhy(res), "**", "")), hint)
 }
 
-// WriteFiles writes the search's report, search.md and search.json, into
-// the run directory.
-func (s *Search) WriteFiles(store *results.Run, rep *report.Run) (written []string, errs []error) {
-	for _, f := range []struct {
-		name   string
-		render func(w io.Writer, s *report.Search) error
-	}{{"search.md", report.SearchMarkdown}, {"search.json", report.SearchJSON}} {
-		if err := readback.WriteFile(store.Path(f.name), func(w *os.File) error { return f.render(w, rep.Search) }); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		written = append(written, f.name)
-	}
-	return written, errs
-}
-
 // searchWhy is why the first step failed.
-func searchWhy(s *report.Search) string {
+func searchWhy(s *view.Search) string {
 	if len(s.Steps) == 0 {
 		return "no step ran"
 	}

@@ -7,9 +7,9 @@ import (
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/plan"
-	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/stats"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // A sweep (SearchConfig.Sweep) is the Search's other way of choosing
@@ -20,12 +20,12 @@ import (
 
 // stepLLM is a step's figures besides latency when its workload streamed
 // tokens (every operation together), or nil.
-func stepLLM(sum *analysis.Summary) *report.StepLLM {
+func stepLLM(sum *analysis.Summary) *view.StepLLM {
 	ttft := sum.Measures[stats.TTFT]
 	if ttft.Count == 0 {
 		return nil
 	}
-	l := &report.StepLLM{TTFTP50: ttft.P50, TTFTP99: ttft.P99, ITLP50: sum.Measures[stats.ITL].P50}
+	l := &view.StepLLM{TTFTP50: ttft.P50, TTFTP99: ttft.P99, ITLP50: sum.Measures[stats.ITL].P50}
 	var out int64
 	for _, op := range sum.Ops {
 		out += op.Counters[stats.OutputTokens]
@@ -42,9 +42,9 @@ func stepLLM(sum *analysis.Summary) *report.StepLLM {
 // sweepResult fills in what a sweep found: its rates and limit, the highest
 // constant rate that passed (gates met, not over-saturated) and the lowest
 // that did not.
-func (s *Search) sweepResult(out *report.Search) {
+func (s *Search) sweepResult(out *view.Search) {
 	sw := s.sw
-	out.Sweep = &report.Sweep{Size: sw.Size, VUs: s.cfg.SweepVUs, Sync: sw.Sync, Throughput: sw.Throughput,
+	out.Sweep = &view.Sweep{Size: sw.Size, VUs: s.cfg.SweepVUs, Sync: sw.Sync, Throughput: sw.Throughput,
 		Rates: sw.Rates, Saturated: sw.Saturated}
 	out.Limit, out.Sustained, out.Failed = sw.Limit(), 0, 0
 	for _, st := range s.steps {
@@ -80,7 +80,7 @@ func (s *Search) kneePoints() []analysis.RateLatency {
 // judgeSweep is a sweep's verdict after the run's: it fails when nothing
 // completed one request at a time, or when gates were given and no step
 // met them.
-func (s *Search) judgeSweep(res *report.Search, status results.Status, err error) (results.Status, error) {
+func (s *Search) judgeSweep(res *view.Search, status results.Status, err error) (results.Status, error) {
 	passed := false
 	for _, st := range res.Steps {
 		passed = passed || st.Pass

@@ -47,8 +47,10 @@ func TestDriversDeclareKeys(t *testing.T) {
 			t.Errorf("driver %s: gateway %v, place keys %v", name, d.gateway, got.Place)
 		}
 	}
-	if !IsPlace("remote_write", "query_url") || !IsPlace("s3", "secret_key") || IsPlace("remote_write", "targets") {
-		t.Errorf("isPlace does not follow the declarations")
+	isPlace := func(name, key string) bool { return slices.Contains(PlaceKeys(name), key) }
+	if !isPlace("remote_write", "query_url") || !isPlace("s3", "secret_key") || isPlace("remote_write", "targets") ||
+		PlaceKeys("nope") != nil {
+		t.Errorf("PlaceKeys does not follow the declarations")
 	}
 }
 

@@ -117,13 +117,15 @@ func Names() string {
 	return strings.Join(names, ", ")
 }
 
-// IsPlace reports whether the param key of the driver called name says
-// where a system is or how to reach it (its declared Place and Secret
-// keys) rather than what load it gets: two systems compared on the same
-// load differ in it.
-func IsPlace(name, key string) bool {
+// PlaceKeys are the param keys of the driver called name that say where
+// a system is or how to reach it (its declared Place and Secret keys)
+// rather than what load it gets: two systems compared on the same load
+// differ in them. A run records them with each workload (results.Workload)
+// so that a comparison read later needs no driver; none for a driver
+// perflab does not have.
+func PlaceKeys(name string) []string {
 	k := Keys(name)
-	return slices.Contains(k.Place, key) || slices.Contains(k.Secret, key)
+	return slices.Concat(k.Place, k.Secret)
 }
 
 // Has reports whether a plan can name the driver called name.

@@ -82,8 +82,8 @@ func TestWorkerEndIsScrubbed(t *testing.T) {
 	w := &Worker{events: run.Discard{}, run: sr, stop: context.Background(), kill: context.Background(),
 		scrub: envScrubber(secret, "${TOKEN}")}
 	d := fleet.Detail{Workloads: []fleet.WorkloadEnd{{Name: "p/w", CheckNote: "skipped " + secret, Cleanup: "delete " + secret,
-		Facts:  []fleet.Fact{{Name: "endpoint", Value: "http://u:" + secret + "@h/"}},
-		Checks: []fleet.Check{{Name: "samples", State: driver.CheckUnverified, Reason: "401: bad token " + secret, Note: "echo " + secret}}}}}
+		Facts:  []driver.Fact{{Name: "endpoint", Value: "http://u:" + secret + "@h/"}},
+		Checks: []driver.Check{{Name: "samples", State: driver.CheckUnverified, Reason: "401: bad token " + secret, Note: "echo " + secret}}}}}
 	_ = w.finish(shard.NewUploader(sr, 0, 0), d, errors.New("refused "+secret))
 	f := shard.NewFollower(sr, 0, 1)
 	if _, _, err := f.Poll(context.Background()); err != nil {

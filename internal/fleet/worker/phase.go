@@ -227,7 +227,7 @@ func (w *Worker) afterLoad(d *fleet.Detail, ws []run.Workload, state string) {
 	for i, pw := range ws {
 		sw := &d.Workloads[i]
 		if desc, ok := pw.Eng.Driver.(driver.Describer); ok {
-			sw.Facts = fleet.FactsToWire(desc.Facts())
+			sw.Facts = desc.Facts()
 		}
 		v, ok := pw.Eng.Driver.(driver.Verifier)
 		switch {
@@ -237,11 +237,11 @@ func (w *Worker) afterLoad(d *fleet.Detail, ws []run.Workload, state string) {
 		case w.n > 1 && isShardVerifier(v):
 			rb, err := v.(driver.ShardVerifier).ReadBackState()
 			if err != nil {
-				sw.Checks = fleet.ChecksToWire(run.SettledChecks(nil, err))
+				sw.Checks = run.SettledChecks(nil, err)
 			}
 			sw.ReadBack = rb
 		default:
-			wg.Go(func() { sw.Checks = fleet.ChecksToWire(run.Verify(w.kill, pw, v)) })
+			wg.Go(func() { sw.Checks = run.Verify(w.kill, pw, v) })
 		}
 	}
 	wg.Wait()

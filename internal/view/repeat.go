@@ -1,10 +1,6 @@
-package report
+package view
 
-import (
-	"time"
-
-	"github.com/perflab/perflab/internal/analysis"
-)
+import "github.com/perflab/perflab/internal/analysis"
 
 // Repeated is one combination of the matrix in a repeated run (perflab run
 // --repeat N; a plan without a matrix has one combination): its
@@ -94,7 +90,7 @@ func phaseOf(c *Cell, profile string) *Phase {
 
 func repeatedComponents(phases []*Phase) []RepeatedComponent {
 	var out []RepeatedComponent
-	for _, name := range componentNames(phases) {
+	for _, name := range ComponentNames(phases) {
 		var cpu, mem, heap, gc []float64
 		for _, p := range phases {
 			c, ok := componentIn(p.Resources, name)
@@ -169,7 +165,7 @@ func repeatedOps(phases []*Phase) []RepeatedOp {
 // a repeated run each combination's (Repeated[].Cell).
 func (r *Run) InsightCells() []*Cell {
 	if len(r.Repeated) == 0 {
-		return r.cells()
+		return r.AllCells()
 	}
 	out := make([]*Cell, len(r.Repeated))
 	for i, g := range r.Repeated {
@@ -177,6 +173,3 @@ func (r *Run) InsightCells() []*Cell {
 	}
 	return out
 }
-
-// seconds turns a spread of seconds into a duration for dur.
-func seconds(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }

@@ -1,4 +1,4 @@
-package readback
+package report
 
 import (
 	"errors"
@@ -14,7 +14,7 @@ func TestWriteFileIsAtomic(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "report.md")
 	full := errors.New("no space left on device")
-	err := WriteFile(path, func(f *os.File) error {
+	err := writeFile(path, func(f *os.File) error {
 		f.WriteString("# half a rep")
 		return full
 	})
@@ -24,10 +24,10 @@ func TestWriteFileIsAtomic(t *testing.T) {
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("a failed write left %v", entries)
 	}
-	if err := WriteFile(path, func(f *os.File) error { _, err := f.WriteString("# old"); return err }); err != nil {
+	if err := writeFile(path, func(f *os.File) error { _, err := f.WriteString("# old"); return err }); err != nil {
 		t.Fatal(err)
 	}
-	_ = WriteFile(path, func(f *os.File) error { f.WriteString("# new, cut"); return full })
+	_ = writeFile(path, func(f *os.File) error { f.WriteString("# new, cut"); return full })
 	if b, err := os.ReadFile(path); err != nil || string(b) != "# old" {
 		t.Errorf("after a failed rewrite: %q, %v; want the earlier file whole", b, err)
 	}

@@ -1,4 +1,4 @@
-package report
+package view
 
 import (
 	"time"
@@ -33,11 +33,11 @@ type Run struct {
 	// OpTimelines are each operation's per-interval figures, by workload
 	// then operation (perflab report --format csv).
 	OpTimelines map[string]map[string][]analysis.IntervalFigures
-	// Charts are the charts drawn of the run (Charts), written beside
-	// report.md, which links them; nil when none were written.
+	// Charts are the charts drawn of the run (report.Charts), written
+	// beside report.md, which links them; nil when none were written.
 	Charts []PhaseCharts
 	// Cells are the matrix cells with their phases; a run without a plan has
-	// one implicit cell. When Cells is empty, reports treat Workloads as one
+	// one implicit cell. When Cells is empty, AllCells treats Workloads as one
 	// implicit cell with one implicit phase per workload.
 	Cells []*Cell
 	// Overheads are the gateway overheads measured by workloads that ran
@@ -115,9 +115,9 @@ type Phase struct {
 	Workers []Worker
 }
 
-// cells returns r.Cells, or for a Run built without them, one implicit cell
-// with an implicit phase per workload.
-func (r *Run) cells() []*Cell {
+// AllCells is r.Cells, or for a Run built without them, one implicit
+// cell with an implicit phase per workload.
+func (r *Run) AllCells() []*Cell {
 	if len(r.Cells) > 0 {
 		return r.Cells
 	}
@@ -128,9 +128,34 @@ func (r *Run) cells() []*Cell {
 	return []*Cell{c}
 }
 
-// isMatrix reports whether the run has a matrix: more than one cell, or
-// cells with variables.
-func (r *Run) isMatrix() bool {
-	cs := r.cells()
-	return len(cs) > 1 || len(cs) == 1 && len(cs[0].Vars) > 0
+// PhaseResources are the resource figures of the phase that ran profile;
+// nil when it has none.
+func (r *Run) PhaseResources(profile string) *analysis.Resources {
+	for _, c := range r.Cells {
+		for _, p := range c.Phases {
+			if p.Profile == profile {
+				return p.Resources
+			}
+		}
+	}
+	return nil
+}
+
+// ComponentNames is every component of the system under test with
+// samples in any of the phases, in the order they first appear.
+func ComponentNames(phases []*Phase) []string {
+	var names []string
+	seen := map[string]bool{}
+	for _, p := range phases {
+		if p.Resources == nil {
+			continue
+		}
+		for _, c := range p.Resources.Components {
+			if c.Kind != analysis.KindGenerator && !seen[c.Name] && (c.MemoryMetric != "" || c.CPUMetric != "") {
+				seen[c.Name] = true
+				names = append(names, c.Name)
+			}
+		}
+	}
+	return names
 }
