@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perflab/perflab/internal/fleet"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/shard"
 	"github.com/perflab/perflab/internal/stats"
@@ -36,7 +35,7 @@ func writeShard(t *testing.T, run shard.Run, w int, at time.Time, n, perSec int,
 		return
 	}
 	end := at.Add(time.Duration(n) * time.Second)
-	d, _ := json.Marshal(fleet.Detail{Host: "host-" + string(rune('a'+w)), Workloads: []fleet.WorkloadEnd{{Name: "low/get", Start: at,
+	d, _ := json.Marshal(shard.Detail{Host: "host-" + string(rune('a'+w)), Workloads: []shard.WorkloadEnd{{Name: "low/get", Start: at,
 		LoadEnd: end, End: end, Scheduled: uint64(n * perSec), MaxVUs: 1, WindowStart: at.Add(time.Second), WindowEnd: end,
 		WindowRule: "schedule after the first interval, to the end of load"}}})
 	if err := up.Finish(context.Background(), shard.End{Detail: d}); err != nil {

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perflab/perflab/internal/fleet"
 	"github.com/perflab/perflab/internal/shard"
 )
 
@@ -97,7 +96,7 @@ func TestWorkerRunsItsShareAndEnds(t *testing.T) {
 	run, dir := fakeCoordinator(t, planPath, 2)
 	code := startWorker(t, dir, planPath, 1, 2, io.Discard)
 	ops, end := awaitEnd(t, run, 1, 2)
-	var d fleet.Detail
+	var d shard.Detail
 	if err := json.Unmarshal(end.Detail, &d); err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +127,7 @@ func TestWorkerStopsOnAbort(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, end := awaitEnd(t, run, 0, 1)
-	var d fleet.Detail
+	var d shard.Detail
 	if err := json.Unmarshal(end.Detail, &d); err != nil {
 		t.Fatal(err)
 	}

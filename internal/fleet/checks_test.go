@@ -11,13 +11,14 @@ import (
 	"github.com/perflab/perflab/internal/engine"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/run"
+	"github.com/perflab/perflab/internal/shard"
 )
 
 // cannotCheck is a workload's end as a worker writes it when its driver
 // could not read back at all (worker.afterLoad): one unverified check,
 // with the reason, as a single process records it.
-func cannotCheck(err error) WorkloadEnd {
-	return WorkloadEnd{Name: "p/w", Start: time.Unix(1_800_000_000, 0), Checks: run.SettledChecks(nil, err)}
+func cannotCheck(err error) shard.WorkloadEnd {
+	return shard.WorkloadEnd{Name: "p/w", Start: time.Unix(1_800_000_000, 0), Checks: run.SettledChecks(nil, err)}
 }
 
 // TestWorkerThatCannotCheckIsUnverified: a worker whose driver could not
@@ -38,7 +39,7 @@ func TestWorkerThatCannotCheckIsUnverified(t *testing.T) {
 		for w := range 2 {
 			sw := cannotCheck(c.err)
 			ps.count(w, nil)
-			ps.end(w, endOfWorker(t, w, Detail{Workloads: []WorkloadEnd{sw}}, ""))
+			ps.end(w, endOfWorker(t, w, shard.Detail{Workloads: []shard.WorkloadEnd{sw}}, ""))
 		}
 		checks, _ := ps.checks("p/w")
 		if len(checks) != 1 || checks[0].State != driver.CheckUnverified || !strings.Contains(checks[0].Reason, "query refused: 401") {
@@ -62,11 +63,11 @@ func TestCoordinatorKeepsAWorkersUnverifiedReadBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	ps := newPhaseShards(2, at, nil)
-	good := WorkloadEnd{Name: "p/w", Start: at, ReadBack: []byte(`{"acked":10}`)}
+	good := shard.WorkloadEnd{Name: "p/w", Start: at, ReadBack: []byte(`{"acked":10}`)}
 	bad := cannotCheck(errors.New("cannot list acknowledged series"))
-	for w, sw := range []WorkloadEnd{good, bad} {
+	for w, sw := range []shard.WorkloadEnd{good, bad} {
 		ps.count(w, nil)
-		ps.end(w, endOfWorker(t, w, Detail{Workloads: []WorkloadEnd{sw}}, ""))
+		ps.end(w, endOfWorker(t, w, shard.Detail{Workloads: []shard.WorkloadEnd{sw}}, ""))
 	}
 	rec := run.OpenRecord(rs, run.Discard{})
 	d := &Coordinator{n: 2, last: ps}

@@ -27,9 +27,6 @@ const (
 	abortGrace   = 15 * time.Second // after an abort, beyond the workloads' grace, how long workers get to end
 	skewWarning  = 50 * time.Millisecond
 	LocalHelloIn = 30 * time.Second // how long local workers get to register
-	// StoreTimeout bounds a store's last writes (a worker's remaining
-	// intervals and its end) and the coordinator's words to the workers.
-	StoreTimeout = 30 * time.Second
 )
 
 // Options are what a distributed run is told: how many workers, the
@@ -251,7 +248,7 @@ func describeFailed(bad map[int]string) string {
 // stopped or broken), stops them and removes a temporary store.
 func (c *Coordinator) Close(interrupted, kill bool) {
 	if c.owned {
-		ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), shard.StoreTimeout)
 		var err error
 		if interrupted || c.broken != "" {
 			err = c.run.PutAbort(ctx, "the run ended early")

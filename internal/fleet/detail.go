@@ -9,76 +9,8 @@ import (
 	"github.com/perflab/perflab/internal/driver"
 	"github.com/perflab/perflab/internal/engine"
 	"github.com/perflab/perflab/internal/results"
-	"github.com/perflab/perflab/internal/secret"
 	"github.com/perflab/perflab/internal/shard"
 )
-
-// Detail is the Detail of a worker's shard.End: what it reports of
-// its part of a phase besides its intervals (docs/format/shards.md).
-type Detail struct {
-	Host      string        `json:"host"`
-	Workloads []WorkloadEnd `json:"workloads"`
-	Self      Self          `json:"self"`
-}
-
-// WorkloadEnd is how one workload of a worker's part of a phase ended.
-type WorkloadEnd struct {
-	Name        string          `json:"name"`
-	Start       time.Time       `json:"start"`
-	LoadEnd     time.Time       `json:"load_end"`
-	End         time.Time       `json:"end"`
-	Scheduled   uint64          `json:"scheduled"`
-	Dropped     uint64          `json:"dropped"`
-	Unissued    uint64          `json:"unissued,omitempty"` // of Dropped, those its dispatcher did not issue
-	MaxVUs      int             `json:"max_vus"`
-	Interrupted bool            `json:"interrupted,omitempty"`
-	WindowStart time.Time       `json:"window_start"`
-	WindowEnd   time.Time       `json:"window_end"`
-	WindowRule  string          `json:"window_rule"`
-	Facts       []driver.Fact   `json:"facts,omitempty"`
-	Checks      []driver.Check  `json:"checks,omitempty"`
-	CheckNote   string          `json:"check_note,omitempty"` // why there are no checks: skipped
-	ReadBack    json.RawMessage `json:"read_back,omitempty"`  // what a driver.ShardVerifier acknowledged
-	Cleanup     string          `json:"cleanup_error,omitempty"`
-}
-
-// Self is what the worker saw of itself over its load, and its
-// verdict: whether it, not the system under test, was the limit.
-type Self struct {
-	Samples        int     `json:"samples"`
-	CPUP99         float64 `json:"cpu_p99_cores"` // nearest rank; the maximum with fewer than 10 samples
-	CPUMax         float64 `json:"cpu_max_cores"`
-	CoresAvailable float64 `json:"cores_available"`
-	SchedLatP99    float64 `json:"sched_latency_p99_s"` // the largest of the Go scheduler's per-second p99
-	LagP99         float64 `json:"lag_p99_s"`           // the open-model workloads' dispatch lag
-	ClientBound    bool    `json:"client_bound"`
-	ClientWhy      string  `json:"client_why,omitempty"`
-}
-
-// Scrub takes the plan's credentials out of every text of d, before it
-// leaves the worker for the shared store: what drivers say (facts, checks,
-// errors) may hold one, as an interval's error samples may
-// (scrubInterval).
-func (d *Detail) Scrub(s *secret.Scrubber) {
-	for i := range d.Workloads {
-		sw := &d.Workloads[i]
-		for j := range sw.Facts {
-			sw.Facts[j].Name, sw.Facts[j].Value = s.String(sw.Facts[j].Name), s.String(sw.Facts[j].Value)
-		}
-		for j := range sw.Checks {
-			c := &sw.Checks[j]
-			c.Name, c.Note, c.Reason = s.String(c.Name), s.String(c.Note), s.String(c.Reason)
-		}
-		sw.CheckNote, sw.Cleanup, sw.WindowRule = s.String(sw.CheckNote), s.String(sw.Cleanup), s.String(sw.WindowRule)
-	}
-	d.Self.ClientWhy = s.String(d.Self.ClientWhy)
-}
-
-func WorkloadOf(name string, s engine.Summary) WorkloadEnd {
-	return WorkloadEnd{Name: name, Start: s.Start, LoadEnd: s.LoadEnd, End: s.End, Scheduled: s.Scheduled,
-		Dropped: s.Dropped, Unissued: s.Unissued, MaxVUs: s.MaxVUs, Interrupted: s.Interrupted,
-		WindowStart: s.Window.Start, WindowEnd: s.Window.End, WindowRule: s.Window.Rule}
-}
 
 // phaseShards is what the coordinator (or perflab merge) knows of every
 // worker's part of one phase: the ends they wrote, the failures of those
@@ -87,7 +19,7 @@ type phaseShards struct {
 	startAt  time.Time
 	hosts    []string
 	ends     []*shard.End
-	details  []*Detail
+	details  []*shard.Detail
 	state    []string // per worker: a results.Shard… state once known
 	why      []string
 	requests []int64
@@ -96,7 +28,7 @@ type phaseShards struct {
 
 func newPhaseShards(n int, startAt time.Time, hosts map[int]shard.Hello) *phaseShards {
 	ps := &phaseShards{startAt: startAt, hosts: make([]string, n), ends: make([]*shard.End, n),
-		details: make([]*Detail, n), state: make([]string, n), why: make([]string, n),
+		details: make([]*shard.Detail, n), state: make([]string, n), why: make([]string, n),
 		requests: make([]int64, n), lastEnd: make([]time.Time, n)}
 	for i, h := range hosts {
 		if i >= 0 && i < n {
@@ -124,7 +56,7 @@ func (ps *phaseShards) count(w int, ivs []shard.WorkloadInterval) {
 func (ps *phaseShards) end(w int, e *shard.End) {
 	ps.ends[w] = e
 	if len(e.Detail) > 0 {
-		var d Detail
+		var d shard.Detail
 		if err := json.Unmarshal(e.Detail, &d); err != nil {
 			ps.state[w], ps.why[w] = results.ShardFailed, fmt.Sprintf("its end cannot be read: %v", err)
 			return
@@ -195,8 +127,8 @@ func (ps *phaseShards) name(w int) string {
 }
 
 // workload is every ended worker's end of the named workload.
-func (ps *phaseShards) workload(name string) []WorkloadEnd {
-	var out []WorkloadEnd
+func (ps *phaseShards) workload(name string) []shard.WorkloadEnd {
+	var out []shard.WorkloadEnd
 	for _, d := range ps.details {
 		if d == nil {
 			continue
@@ -283,13 +215,13 @@ func (ps *phaseShards) facts(name string) []driver.Fact {
 	return out
 }
 
-func workloadOf(d *Detail, name string) []WorkloadEnd {
+func workloadOf(d *shard.Detail, name string) []shard.WorkloadEnd {
 	if d == nil {
 		return nil
 	}
 	for _, sw := range d.Workloads {
 		if sw.Name == name {
-			return []WorkloadEnd{sw}
+			return []shard.WorkloadEnd{sw}
 		}
 	}
 	return nil

@@ -7,13 +7,12 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/driver"
-	"github.com/perflab/perflab/internal/engine"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/shard"
 )
 
-func endOfWorker(t *testing.T, w int, d Detail, errText string) *shard.End {
+func endOfWorker(t *testing.T, w int, d shard.Detail, errText string) *shard.End {
 	t.Helper()
 	b, err := json.Marshal(d)
 	if err != nil {
@@ -28,20 +27,20 @@ func endOfWorker(t *testing.T, w int, d Detail, errText string) *shard.End {
 // worker naming the one that was lost.
 func TestPhaseShardsAddUp(t *testing.T) {
 	at := time.Unix(1_800_000_000, 0)
-	sw := func(sched uint64, loadEnd, ws, we time.Duration, acked string) WorkloadEnd {
-		return WorkloadEnd{Name: "p/w", Start: at, LoadEnd: at.Add(loadEnd), End: at.Add(loadEnd + time.Second),
+	sw := func(sched uint64, loadEnd, ws, we time.Duration, acked string) shard.WorkloadEnd {
+		return shard.WorkloadEnd{Name: "p/w", Start: at, LoadEnd: at.Add(loadEnd), End: at.Add(loadEnd + time.Second),
 			Scheduled: sched, Dropped: 1, MaxVUs: 3, WindowStart: at.Add(ws), WindowEnd: at.Add(we), WindowRule: "rule",
 			Facts:  []driver.Fact{{Name: "series per target", Value: "400"}, {Name: "samples acknowledged", Value: acked}},
 			Checks: []driver.Check{{Name: "samples", Expected: 100, Found: 100, Unit: "samples"}}}
 	}
 	ps := newPhaseShards(3, at, map[int]shard.Hello{2: {Host: "c"}})
 	ps.count(0, nil)
-	ps.end(0, endOfWorker(t, 0, Detail{Host: "a", Workloads: []WorkloadEnd{sw(334, 10*time.Second, time.Second, 10*time.Second, "5")}},
+	ps.end(0, endOfWorker(t, 0, shard.Detail{Host: "a", Workloads: []shard.WorkloadEnd{sw(334, 10*time.Second, time.Second, 10*time.Second, "5")}},
 		""))
 	w1 := sw(333, 11*time.Second, 2*time.Second, 9*time.Second, "6")
 	w1.Checks[0].Found, w1.Checks[0].State, w1.Checks[0].Note = 90, driver.CheckLost, "10 samples missing"
-	ps.end(1, endOfWorker(t, 1, Detail{Host: "b", Workloads: []WorkloadEnd{w1},
-		Self: Self{Samples: 12, CPUP99: 1.9, CPUMax: 2, CoresAvailable: 2, ClientBound: true, ClientWhy: "cpu"}}, ""))
+	ps.end(1, endOfWorker(t, 1, shard.Detail{Host: "b", Workloads: []shard.WorkloadEnd{w1},
+		Self: shard.Self{Samples: 12, CPUP99: 1.9, CPUMax: 2, CoresAvailable: 2, ClientBound: true, ClientWhy: "cpu"}}, ""))
 	ps.fail(2, results.ShardLost, "never wrote its end")
 	ps.fail(0, results.ShardFailed, "too late: it ended") // ended already: kept completed
 
@@ -83,9 +82,9 @@ func TestPhaseShardsAddUpUnissued(t *testing.T) {
 	at := time.Unix(1_800_000_000, 0)
 	ps := newPhaseShards(2, at, nil)
 	for w, unissued := range []uint64{300, 200} {
-		s := engine.Summary{Start: at, LoadEnd: at.Add(time.Second), End: at.Add(time.Second),
+		end := shard.WorkloadEnd{Name: "p/w", Start: at, LoadEnd: at.Add(time.Second), End: at.Add(time.Second),
 			Scheduled: 500, Unissued: unissued, Dropped: unissued}
-		ps.end(w, endOfWorker(t, w, Detail{Workloads: []WorkloadEnd{WorkloadOf("p/w", s)}}, ""))
+		ps.end(w, endOfWorker(t, w, shard.Detail{Workloads: []shard.WorkloadEnd{end}}, ""))
 	}
 	if s, ok := ps.summary("p/w", false); !ok || s.Scheduled != 1000 || s.Unissued != 500 || s.Dropped != 500 {
 		t.Errorf("scheduled %d, unissued %d, dropped %d; want 1000, 500, 500", s.Scheduled, s.Unissued, s.Dropped)
@@ -107,7 +106,7 @@ func TestShardChecksTakeTheWorstState(t *testing.T) {
 	}
 	for w, cs := range checks {
 		ps.count(w, nil)
-		ps.end(w, endOfWorker(t, w, Detail{Workloads: []WorkloadEnd{{Name: "p/w", Start: at, Checks: cs}}}, ""))
+		ps.end(w, endOfWorker(t, w, shard.Detail{Workloads: []shard.WorkloadEnd{{Name: "p/w", Start: at, Checks: cs}}}, ""))
 	}
 	got, _ := ps.checks("p/w")
 	if len(got) != 2 {
@@ -131,10 +130,10 @@ func TestShardEndsCarryUnissued(t *testing.T) {
 	at := time.Unix(1_800_000_000, 0)
 	ps := newPhaseShards(2, at, nil)
 	for w, unissued := range []uint64{30, 12} {
-		sum := engine.Summary{Start: at, LoadEnd: at.Add(10 * time.Second), End: at.Add(11 * time.Second), Scheduled: 470,
-			Unissued: unissued, Window: engine.Window{Start: at.Add(time.Second), End: at.Add(10 * time.Second), Rule: "rule"}}
+		end := shard.WorkloadEnd{Name: "p/w", Start: at, LoadEnd: at.Add(10 * time.Second), End: at.Add(11 * time.Second), Scheduled: 470,
+			Unissued: unissued, WindowStart: at.Add(time.Second), WindowEnd: at.Add(10 * time.Second), WindowRule: "rule"}
 		ps.count(w, nil)
-		ps.end(w, endOfWorker(t, w, Detail{Workloads: []WorkloadEnd{WorkloadOf("p/w", sum)}}, ""))
+		ps.end(w, endOfWorker(t, w, shard.Detail{Workloads: []shard.WorkloadEnd{end}}, ""))
 	}
 	s, ok := ps.summary("p/w", false)
 	if !ok || s.Scheduled != 940 || s.Unissued != 42 {
@@ -164,7 +163,7 @@ func TestShardChecksKeepEachWorkersLoss(t *testing.T) {
 	}
 	for w, cs := range checks {
 		ps.count(w, nil)
-		ps.end(w, endOfWorker(t, w, Detail{Workloads: []WorkloadEnd{{Name: "p/w", Start: at, Checks: cs}}}, ""))
+		ps.end(w, endOfWorker(t, w, shard.Detail{Workloads: []shard.WorkloadEnd{{Name: "p/w", Start: at, Checks: cs}}}, ""))
 	}
 	got, _ := ps.checks("p/w")
 	if len(got) != 3 {

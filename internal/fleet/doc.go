@@ -1,7 +1,7 @@
 // Package fleet makes a run's load with workers: perflab processes on this
 // machine, started elsewhere, or the pods of a Kubernetes Indexed Job.
 //
-//	run.Run ─► Coordinator (a run.Load) ─► shared store (internal/shard) ◄─ workers (dist/worker)
+//	run.Run ─► Coordinator (a run.Load) ─► shared store (internal/shard) ◄─ workers (fleet/worker)
 //	               │ announces each phase, follows the workers' parts,
 //	               ▼ merges them interval by interval
 //	           the run's store
@@ -9,6 +9,6 @@
 // The Coordinator is what internal/run is given as the source of a
 // distributed run's load; a Launcher starts its workers (Local, External,
 // K8s). Merge rebuilds a run from the shared store alone (perflab merge).
-// Detail is what a worker reports of its part of a phase besides its
-// intervals (docs/format/shards.md).
+// What a worker reports of its part of a phase besides its intervals is a
+// shard.Detail (docs/format/shards.md).
 package fleet

@@ -80,7 +80,7 @@ func (d *Coordinator) explain(ps *phaseShards) {
 	if !ok || len(ps.failed()) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), shard.StoreTimeout)
 	r.Refresh(ctx)
 	cancel()
 	for w, why := range d.opts.Launch.Failed() {
@@ -144,7 +144,7 @@ func phaseDeadline(start time.Time, pr plan.Profile, ws []run.Workload) time.Tim
 	for _, w := range ws {
 		length = max(length, w.Eng.Duration())
 	}
-	return start.Add(length + grace + verify + clean + StoreTimeout + startMargin)
+	return start.Add(length + grace + verify + clean + shard.StoreTimeout + startMargin)
 }
 
 // follow reads the workers' parts and ends until every worker ended,
@@ -160,7 +160,7 @@ func (d *Coordinator) follow(ctx context.Context, ph *run.PhaseRun, a shard.Anno
 	stopped, lastErr := false, error(nil)
 	for {
 		failed := d.opts.Launch.Failed() // before the poll: what a worker wrote before it died is read
-		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), StoreTimeout)
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shard.StoreTimeout)
 		got, ended, err := f.Poll(pctx)
 		cancel()
 		if err != nil && (lastErr == nil || err.Error() != lastErr.Error()) {
@@ -236,7 +236,7 @@ func partsRead(f *shard.Follower) string {
 // phase alone when a component crashed (the next cell may run). It
 // returns how long they get.
 func (d *Coordinator) stopWorkers(ctx context.Context, ph *run.PhaseRun, a shard.Announcement, deadline time.Time) time.Time {
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), StoreTimeout)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shard.StoreTimeout)
 	defer cancel()
 	var err error
 	if ph.Stop().Err() != nil {

@@ -1,7 +1,10 @@
-// Package shard is what the workers of a distributed run and their
-// coordinator share: a store of small objects (a directory, or a bucket of
-// an S3-compatible service) and the layout of a run in it — the phases the
-// coordinator announces, the intervals and ends each worker writes.
+// Package shard is the protocol between the workers of a distributed run
+// and their coordinator, whole: the store they share (a directory, or a
+// bucket of an S3-compatible service), the layout of a run in it — the
+// phases the coordinator announces, the intervals and ends each worker
+// writes — the wire forms of intervals and of a worker's end (Detail),
+// and the merge of the workers' intervals. A worker needs this package
+// alone; the coordinator's code (internal/fleet) is not a worker's.
 package shard
 
 import (

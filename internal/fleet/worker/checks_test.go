@@ -9,7 +9,6 @@ import (
 
 	"github.com/perflab/perflab/internal/driver"
 	"github.com/perflab/perflab/internal/engine"
-	"github.com/perflab/perflab/internal/fleet"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/secret"
@@ -39,11 +38,11 @@ func (noLoad) Do(_ context.Context, _ int, r *driver.Result) { r.Reset("op") }
 
 // workerChecks is what worker index of n says of the read-back of a
 // workload whose driver is d, after a completed load.
-func workerChecks(t *testing.T, d driver.Driver, index, n int) fleet.WorkloadEnd {
+func workerChecks(t *testing.T, d driver.Driver, index, n int) shard.WorkloadEnd {
 	t.Helper()
 	w := &Worker{events: run.Discard{}, index: index, n: n, kill: context.Background()}
 	ws := []run.Workload{{Eng: engine.Workload{Name: "p/w", Driver: d}}}
-	det := fleet.Detail{Workloads: []fleet.WorkloadEnd{{Name: "p/w", Start: time.Unix(1_800_000_000, 0)}}}
+	det := shard.Detail{Workloads: []shard.WorkloadEnd{{Name: "p/w", Start: time.Unix(1_800_000_000, 0)}}}
 	w.afterLoad(&det, ws, results.StateCompleted)
 	return det.Workloads[0]
 }
@@ -81,7 +80,7 @@ func TestWorkerEndIsScrubbed(t *testing.T) {
 	sr := shard.Run{Store: store, ID: "rs"}
 	w := &Worker{events: run.Discard{}, run: sr, stop: context.Background(), kill: context.Background(),
 		scrub: envScrubber(secret, "${TOKEN}")}
-	d := fleet.Detail{Workloads: []fleet.WorkloadEnd{{Name: "p/w", CheckNote: "skipped " + secret, Cleanup: "delete " + secret,
+	d := shard.Detail{Workloads: []shard.WorkloadEnd{{Name: "p/w", CheckNote: "skipped " + secret, Cleanup: "delete " + secret,
 		Facts:  []driver.Fact{{Name: "endpoint", Value: "http://u:" + secret + "@h/"}},
 		Checks: []driver.Check{{Name: "samples", State: driver.CheckUnverified, Reason: "401: bad token " + secret, Note: "echo " + secret}}}}}
 	_ = w.finish(shard.NewUploader(sr, 0, 0), d, errors.New("refused "+secret))

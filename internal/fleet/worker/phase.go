@@ -11,7 +11,6 @@ import (
 
 	"github.com/perflab/perflab/internal/driver"
 	"github.com/perflab/perflab/internal/engine"
-	"github.com/perflab/perflab/internal/fleet"
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/run"
@@ -32,7 +31,7 @@ func (w *Worker) phase(a shard.Announcement) error {
 	ws, err := w.build(a)
 	defer run.CloseDrivers(ws)
 	if err != nil {
-		return w.finish(up, fleet.Detail{Host: w.host}, fmt.Errorf("cannot set up phase %d: %w", a.Phase, err))
+		return w.finish(up, shard.Detail{Host: w.host}, fmt.Errorf("cannot set up phase %d: %w", a.Phase, err))
 	}
 	d, err := w.load(a, up, ws)
 	return w.finish(up, d, err)
@@ -40,7 +39,7 @@ func (w *Worker) phase(a shard.Announcement) error {
 
 // finish writes what is left of the worker's intervals and its end, with
 // err as its failure, scrubbed. It returns err, or the store's failure.
-func (w *Worker) finish(up *shard.Uploader, d fleet.Detail, err error) error {
+func (w *Worker) finish(up *shard.Uploader, d shard.Detail, err error) error {
 	var e shard.End
 	if err != nil {
 		e.Error = w.scrub.String(err.Error())
@@ -51,7 +50,7 @@ func (w *Worker) finish(up *shard.Uploader, d fleet.Detail, err error) error {
 		return &run.Failure{Err: fmt.Errorf("cannot encode worker %d's end: %w", w.index, jerr), Code: run.ExitFailed}
 	}
 	e.Detail = detail
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.kill), fleet.StoreTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.kill), shard.StoreTimeout)
 	defer cancel()
 	if ferr := up.Finish(ctx, e); ferr != nil {
 		return &run.Failure{Err: errors.Join(err, ferr), Code: run.ExitFailed,
@@ -147,7 +146,7 @@ func applyResolved(pw *run.Workload, res shard.Resolved) error {
 // intervals to the store every uploadEvery, until their schedule ends,
 // the coordinator aborts, a signal comes, or the store fails; then reads
 // back and cleans up. The detail says how each workload ended.
-func (w *Worker) load(a shard.Announcement, up *shard.Uploader, ws []run.Workload) (fleet.Detail, error) {
+func (w *Worker) load(a shard.Announcement, up *shard.Uploader, ws []run.Workload) (shard.Detail, error) {
 	stop, cancel := context.WithCancelCause(w.stop)
 	defer cancel(nil)
 	go w.watchAbort(stop, cancel, a.Phase)
@@ -171,11 +170,11 @@ func (w *Worker) load(a shard.Announcement, up *shard.Uploader, ws []run.Workloa
 		up.Interval(name, iv)
 	})
 	sums, errs := run.RunEngines(stop, w.kill, ws, sink)
-	d := fleet.Detail{Host: w.host, Self: me.stop(lag.Quantile(0.99))}
+	d := shard.Detail{Host: w.host, Self: me.stop(lag.Quantile(0.99))}
 	stopFlush()
 	<-flushed
 	for i, pw := range ws {
-		d.Workloads = append(d.Workloads, fleet.WorkloadOf(pw.Eng.Name, sums[i]))
+		d.Workloads = append(d.Workloads, workloadEnd(pw.Eng.Name, sums[i]))
 	}
 	state, err := loadOutcome(stop, errs)
 	w.afterLoad(&d, ws, state)
@@ -222,7 +221,7 @@ func (w *Worker) watchAbort(stop context.Context, cancel context.CancelCauseFunc
 
 // afterLoad adds to d each workload's driver facts and read-back, and
 // cleans up what the drivers wrote.
-func (w *Worker) afterLoad(d *fleet.Detail, ws []run.Workload, state string) {
+func (w *Worker) afterLoad(d *shard.Detail, ws []run.Workload, state string) {
 	var wg sync.WaitGroup
 	for i, pw := range ws {
 		sw := &d.Workloads[i]
@@ -255,7 +254,7 @@ func isShardVerifier(v driver.Verifier) bool {
 
 // cleanup runs each driver's Cleanup, last first, each bounded by
 // run.CleanupTimeout and cut short only by a second signal.
-func (w *Worker) cleanup(d *fleet.Detail, ws []run.Workload) {
+func (w *Worker) cleanup(d *shard.Detail, ws []run.Workload) {
 	for i := len(ws) - 1; i >= 0; i-- {
 		c, ok := ws[i].Eng.Driver.(driver.Cleaner)
 		if !ok {
@@ -285,4 +284,12 @@ func scrubInterval(iv *stats.Interval, s *secret.Scrubber) {
 			}
 		}
 	}
+}
+
+// workloadEnd is how the engine says a workload of the worker ended, as
+// the worker reports it.
+func workloadEnd(name string, s engine.Summary) shard.WorkloadEnd {
+	return shard.WorkloadEnd{Name: name, Start: s.Start, LoadEnd: s.LoadEnd, End: s.End, Scheduled: s.Scheduled,
+		Dropped: s.Dropped, Unissued: s.Unissued, MaxVUs: s.MaxVUs, Interrupted: s.Interrupted,
+		WindowStart: s.Window.Start, WindowEnd: s.Window.End, WindowRule: s.Window.Rule}
 }

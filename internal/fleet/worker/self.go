@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
-	"github.com/perflab/perflab/internal/fleet"
 	"github.com/perflab/perflab/internal/observe"
 	"github.com/perflab/perflab/internal/observe/self"
 	"github.com/perflab/perflab/internal/run"
+	"github.com/perflab/perflab/internal/shard"
 )
 
 // selfWatch samples a worker's own process every second over its load:
@@ -67,13 +67,13 @@ func (s *selfWatch) add(_ time.Time, points map[string][]observe.Point) {
 
 // stop takes the last sample and returns the figures and the verdict,
 // given the p99 of the worker's open-model dispatch lag.
-func (s *selfWatch) stop(lag time.Duration) fleet.Self {
+func (s *selfWatch) stop(lag time.Duration) shard.Self {
 	s.cancel()
 	<-s.done
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := analysis.StatOf(s.cpu)
-	me := fleet.Self{Samples: st.N, CPUP99: st.P99, CPUMax: st.Max, CoresAvailable: s.cores, SchedLatP99: s.sched,
+	me := shard.Self{Samples: st.N, CPUP99: st.P99, CPUMax: st.Max, CoresAvailable: s.cores, SchedLatP99: s.sched,
 		LagP99: lag.Seconds()}
 	if !st.HasP99() {
 		me.CPUP99 = st.Max // shown as such in the workers table; no verdict rests on it
@@ -91,7 +91,7 @@ func (s *selfWatch) stop(lag time.Duration) fleet.Self {
 // (analysis.MinSamplesP99); its dispatch lag is recorded but never a
 // reason on its own, and the arrivals it did not issue count in the
 // merged workloads' verdict.
-func selfVerdict(me fleet.Self) (bool, string) {
+func selfVerdict(me shard.Self) (bool, string) {
 	if me.Samples < analysis.MinSamplesP99 {
 		return false, ""
 	}
