@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perflab/perflab/internal/capacity"
 	"github.com/perflab/perflab/internal/driver/registry"
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/readback"
@@ -46,7 +47,7 @@ func (f *searchFlags) register(fs *flag.FlagSet) {
 
 // searchConfig is a search checked and ready to run.
 type searchConfig struct {
-	run.SearchConfig
+	capacity.SearchConfig
 	flags   searchFlags
 	b       plan.Builtins
 	command string
@@ -156,7 +157,7 @@ func (e *env) runSearch(ctx context.Context, cfg *searchConfig) error {
 	}
 	job := e.job(cfg.flags.out, results.Meta{Name: p.Name + "-search", Command: cfg.command,
 		Extra: map[string]string{"search": string(params)}})
-	job.Plan, job.Builtins, job.SampleEvery, job.Strategy = p, cfg.b, p.SampleInterval, run.NewSearch(cfg.SearchConfig)
+	job.Plan, job.Builtins, job.SampleEvery, job.Strategy = p, cfg.b, p.SampleInterval, capacity.NewSearch(cfg.SearchConfig)
 	job.Files = searchFiles
 	var err error
 	if job.Export, err = planExports(p); err != nil {
@@ -212,9 +213,9 @@ func sweepFlagProblems(f searchFlags) []string {
 // or vus.max (open).
 func checkSearchPlan(cfg *searchConfig, f searchFlags) error {
 	if f.sweep == 0 {
-		return run.CheckSearchPlan(cfg.Plan, f.stepDuration)
+		return capacity.CheckSearchPlan(cfg.Plan, f.stepDuration)
 	}
-	if err := run.CheckSweepPlan(cfg.Plan, f.stepDuration); err != nil {
+	if err := capacity.CheckSweepPlan(cfg.Plan, f.stepDuration); err != nil {
 		return err
 	}
 	w := cfg.Plan.Profiles[0].Workloads[0]

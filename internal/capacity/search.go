@@ -1,4 +1,4 @@
-package run
+package capacity
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/readback"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/stats"
 	"github.com/perflab/perflab/internal/view"
 )
@@ -37,10 +38,10 @@ type SearchConfig struct {
 	Sweep, SweepVUs int
 }
 
-// Search is the Strategy of a capacity search: it runs the steps as
+// Search is the run.Strategy of a capacity search: it runs the steps as
 // phases of the plan's one cell, each a profile named step-NN with the
 // workload at the step's rate, and judges each on the search's gates. As
-// a Finisher it fails a run in which no rate met them, and gives the
+// a run.Finisher it fails a run in which no rate met them, and gives the
 // run its outcome (view.Run.Search), which the caller writes as
 // search.md and search.json.
 type Search struct {
@@ -55,8 +56,8 @@ type Search struct {
 }
 
 var (
-	_ Strategy = (*Search)(nil)
-	_ Finisher = (*Search)(nil)
+	_ run.Strategy = (*Search)(nil)
+	_ run.Finisher = (*Search)(nil)
 )
 
 // NewSearch is the search cfg describes.
@@ -104,7 +105,7 @@ func (s *Search) record(sh stepShape, st view.SearchStep) {
 
 // RunPhases is the cell's phase loop: step after step until the search is
 // done, the load is stopped, or a step fails to run.
-func (s *Search) RunPhases(ctx context.Context, c *Cell, phases []Phase) (string, string) {
+func (s *Search) RunPhases(ctx context.Context, c *run.Cell, phases []run.Phase) (string, string) {
 	pp := phases[0]
 	s.profile, s.workload, s.target = pp.Profile, pp.Profile.Workloads[0].Name, pp.Workloads[0].Desc.Target
 	for ctx.Err() == nil {
@@ -117,13 +118,13 @@ func (s *Search) RunPhases(ctx context.Context, c *Cell, phases []Phase) (string
 		pr.Name, pr.Duration, pr.SLO = fmt.Sprintf("step-%02d", n), s.cfg.StepDuration, nil
 		w := s.stepWorkload(pr.Workloads[0], sh)
 		pr.Workloads = []plan.Workload{w}
-		pw, errs := CompileWorkload(s.cfg.Plan, c.Cell, pr, w, false)
+		pw, errs := run.CompileWorkload(s.cfg.Plan, c.Cell, pr, w, false)
 		if len(errs) > 0 {
 			return results.StateFailed, errors.Join(errs...).Error()
 		}
 		c.Events().Note(fmt.Sprintf("%s step %d %s", s.what(), n, shapeStr(sh)))
-		if state, msg := c.RunPhase(ctx, Phase{Profile: pr, Workloads: []Workload{pw}}); state != results.StateCompleted {
-			s.stopped = OneLine(msg)
+		if state, msg := c.RunPhase(ctx, run.Phase{Profile: pr, Workloads: []run.Workload{pw}}); state != results.StateCompleted {
+			s.stopped = run.OneLine(msg)
 			return state, msg
 		}
 		st, err := s.judge(c.Record(), n, sh.rate, pr.Name, pw.Desc.Name)
@@ -174,7 +175,7 @@ func shapeStr(sh stepShape) string {
 }
 
 // judge reads the step's figures from the store and judges its gates.
-func (s *Search) judge(rec *Record, n int, rate float64, phase, workload string) (view.SearchStep, error) {
+func (s *Search) judge(rec *run.Record, n int, rate float64, phase, workload string) (view.SearchStep, error) {
 	st := view.SearchStep{N: n, Phase: phase, Rate: rate, Bisect: s.cs.Failed > 0 && s.cs.Passed > 0}
 	rep, err := readback.Load(rec.Store)
 	if err != nil {
@@ -300,13 +301,13 @@ func (s *Search) Judge(rep *view.Run, status results.Status, err error) (results
 	if err != nil || res.Sustained != 0 {
 		return status, err
 	}
-	status = results.Status{State: results.StateCompleted, Ended: time.Now(), ExitCode: ExitFailed,
+	status = results.Status{State: results.StateCompleted, Ended: time.Now(), ExitCode: run.ExitFailed,
 		Message: "capacity search: no rate met the SLO"}
 	hint := "search.md lists each step with the gates it failed; lower --start, or check the target with perflab run"
 	if len(res.Steps) > 0 && res.Steps[0].TooFewToJudge() {
 		hint = "no gate failed, but the first step had too few requests to judge them: lengthen --step-duration or raise --start"
 	}
-	return status, failed(errors.New(status.Message+"; "+strings.ReplaceAll(searchWhy(res), "**", "")), hint)
+	return status, &run.Failure{Err: errors.New(status.Message + "; " + strings.ReplaceAll(searchWhy(res), "**", "")), Hint: hint, Code: run.ExitFailed}
 }
 
 // searchWhy is why the first step failed.
@@ -325,7 +326,7 @@ func CheckSearchPlan(p *plan.Plan, step time.Duration) error {
 	}
 	pr := p.Profiles[0]
 	if w := pr.Workloads[0]; w.Model != plan.Open || len(w.Stages) > 0 {
-		return Invalid("workload %s of profile %s: perflab search needs an open-model workload at a constant rate (rate: …), not stages or a concurrency", w.Name, pr.Name)
+		return run.Invalid("workload %s of profile %s: perflab search needs an open-model workload at a constant rate (rate: …), not stages or a concurrency", w.Name, pr.Name)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package run
+package capacity
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/stats"
 	"github.com/perflab/perflab/internal/view"
 )
@@ -96,8 +97,8 @@ func (s *Search) judgeSweep(res *view.Search, status results.Status, err error) 
 	default:
 		return status, nil
 	}
-	status = results.Status{State: results.StateCompleted, Ended: time.Now(), ExitCode: ExitFailed, Message: msg}
-	return status, failed(errors.New(msg), hint)
+	status = results.Status{State: results.StateCompleted, Ended: time.Now(), ExitCode: run.ExitFailed, Message: msg}
+	return status, &run.Failure{Err: errors.New(msg), Hint: hint, Code: run.ExitFailed}
 }
 
 // CheckSweepPlan checks that p is one cell with one profile holding one
@@ -108,7 +109,7 @@ func CheckSweepPlan(p *plan.Plan, step time.Duration) error {
 		return err
 	}
 	if w := p.Profiles[0].Workloads[0]; len(w.Stages) > 0 {
-		return Invalid("workload %s of profile %s: perflab search --sweep sets each step's load; remove the stages", w.Name, p.Profiles[0].Name)
+		return run.Invalid("workload %s of profile %s: perflab search --sweep sets each step's load; remove the stages", w.Name, p.Profiles[0].Name)
 	}
 	return nil
 }
@@ -118,21 +119,21 @@ func CheckSweepPlan(p *plan.Plan, step time.Duration) error {
 // verb what it does to the workload.
 func checkOneWorkload(p *plan.Plan, step time.Duration, cmd, verb string) error {
 	if n := len(p.Cells()); n != 1 {
-		return Invalid("%s runs one configuration, and the plan's matrix has %d cells: remove the matrix or copy the plan per configuration", cmd, n)
+		return run.Invalid("%s runs one configuration, and the plan's matrix has %d cells: remove the matrix or copy the plan per configuration", cmd, n)
 	}
 	if len(p.Profiles) != 1 {
 		var names []string
 		for _, pr := range p.Profiles {
 			names = append(names, pr.Name)
 		}
-		return Invalid("%s uses one profile: give --profile NAME (the plan has %s)", cmd, strings.Join(names, ", "))
+		return run.Invalid("%s uses one profile: give --profile NAME (the plan has %s)", cmd, strings.Join(names, ", "))
 	}
 	pr := p.Profiles[0]
 	if len(pr.Workloads) != 1 {
-		return Invalid("%s %s one workload, and profile %s has %d: make a profile with the one to search with", cmd, verb, pr.Name, len(pr.Workloads))
+		return run.Invalid("%s %s one workload, and profile %s has %d: make a profile with the one to search with", cmd, verb, pr.Name, len(pr.Workloads))
 	}
 	if pr.Warmup >= step {
-		return Invalid("profile %s has a warm-up of %v, as long as a step (--step-duration %v)", pr.Name, pr.Warmup, step)
+		return run.Invalid("profile %s has a warm-up of %v, as long as a step (--step-duration %v)", pr.Name, pr.Warmup, step)
 	}
 	return nil
 }
