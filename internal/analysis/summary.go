@@ -181,10 +181,12 @@ type Summary struct {
 	ClientWhy     string                       // the signals that made it so, "; "-separated; "" when not client-bound
 	LinkBound     bool                         // moved at least its link's bound (JudgeLink)
 	Warnings      []string
-	// ServiceByInterval is the service time (from the actual start) of
+	// LatencyByInterval and ServiceByInterval are the latency (from the
+	// intended start) and the service time (from the actual start) of
 	// every successful operation, one packed histogram per interval of the
-	// window: what a knee's median is judged on, with an interval.
-	ServiceByInterval []*stats.Hist `json:"-"`
+	// window: what a knee's median and a verified size's latency are judged
+	// on, with an interval.
+	LatencyByInterval, ServiceByInterval []*stats.Hist `json:"-"`
 }
 
 // Summarize computes w's figures over its window. Intervals that lie wholly
@@ -211,16 +213,19 @@ func Summarize(w Workload, ivs []*stats.Interval) *Summary {
 	lag := stats.NewHist()
 	serviced := false
 	for _, iv := range in {
-		service := stats.EmptyHist()
+		latency, service := stats.EmptyHist(), stats.EmptyHist()
 		for _, name := range iv.OpNames() {
 			if ops[name] == nil {
 				ops[name] = stats.NewOpStats()
 				names = append(names, name)
 			}
 			ops[name].Merge(iv.Ops[name])
+			latency.Merge(iv.Ops[name].Latency)
 			service.Merge(iv.Ops[name].Service)
 		}
+		latency.Pack()
 		service.Pack()
+		s.LatencyByInterval = append(s.LatencyByInterval, latency)
 		s.ServiceByInterval = append(s.ServiceByInterval, service)
 		serviced = serviced || service.Count() > 0
 		s.Dropped += iv.Dropped
