@@ -77,6 +77,18 @@ const (
 // DiskBytes is the space used under a component's data directories.
 const DiskBytes = "disk_bytes"
 
+// What the kernel counted of a component perflab held to a size's limits
+// (perflab size --verify; sut.Confinement), sampled once as it stopped.
+const (
+	ConfinedCPULimit        = "confined_cpu_limit_cores"
+	ConfinedMemoryLimit     = "confined_memory_limit_bytes"
+	ConfinedPeriods         = "confined_periods"           // CFS periods in which it ran
+	ConfinedThrottled       = "confined_throttled_periods" // of those, periods in which its quota ran out
+	ConfinedStalledSeconds  = "confined_stalled_seconds"   // time its threads waited for the next period
+	ConfinedMemoryPeakBytes = "confined_memory_peak_bytes" // absent when the kernel gives no peak
+	ConfinedOOMKills        = "confined_oom_kills"
+)
+
 // Metrics of the generator itself (besides the process metrics above).
 const (
 	SchedLatP99Seconds = "go_sched_latency_p99_s" // Go scheduler latency p99 since the previous sample

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perflab/perflab/internal/observe"
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/secret"
@@ -162,7 +163,11 @@ func (r *runner) startComponents(components []plan.Component, logDir string) ([]
 			out = append(out, &running{comp: pc, pid: a.PID, cgroup: a.Cgroup})
 			continue
 		}
-		proc, err := sut.Start(r.stop, ComponentSpec(pc, logDir, r.scrub))
+		spec := ComponentSpec(pc, logDir, r.scrub)
+		if c, ok := r.job.Confine[pc.Name]; ok {
+			spec.Limits, spec.Env = c.Limits, append(spec.Env, c.Env...)
+		}
+		proc, err := sut.Start(r.stop, spec)
 		if err != nil {
 			return out, fmt.Errorf("component %s: %w", pc.Name, err)
 		}
@@ -266,6 +271,7 @@ func (r *runner) stopComponents(cell int, comps []*running) {
 				r.events.Warn(fmt.Sprintf("cannot stop %s: %v", p.Name(), err))
 			}
 			r.recordStop(cell, comps[i].comp, p.Exit())
+			r.recordConfinement(cell, p)
 		}
 	}
 }
@@ -283,6 +289,30 @@ func (r *runner) recordStop(cell int, pc plan.Component, x *sut.Exit) {
 	}
 	stop := results.Stop{Time: time.Now(), Grace: pc.Run.StopGrace, Killed: x.Killed, How: how}
 	if err := r.rec.Store.ComponentStopped(cell, pc.Name, stop); err != nil {
+		r.rec.Fail(err)
+	}
+}
+
+// recordConfinement stores what the kernel counted of a component held to
+// a size's limits, as its samples at its stop.
+func (r *runner) recordConfinement(cell int, p *sut.Process) {
+	c := p.Confinement()
+	if c == nil {
+		return
+	}
+	ev, err := p.Evidence()
+	if err != nil {
+		r.events.Warn(fmt.Sprintf("component %s: cannot read what its cgroups counted: %v", p.Name(), err))
+		return
+	}
+	l := c.Limits()
+	samples := []results.Sample{{Metric: observe.ConfinedCPULimit, Value: l.CPU}, {Metric: observe.ConfinedMemoryLimit, Value: float64(l.Memory)},
+		{Metric: observe.ConfinedPeriods, Value: float64(ev.Periods)}, {Metric: observe.ConfinedThrottled, Value: float64(ev.Throttled)},
+		{Metric: observe.ConfinedStalledSeconds, Value: ev.Stalled.Seconds()}, {Metric: observe.ConfinedOOMKills, Value: float64(ev.OOMKills)}}
+	if ev.MemoryPeak >= 0 {
+		samples = append(samples, results.Sample{Metric: observe.ConfinedMemoryPeakBytes, Value: float64(ev.MemoryPeak)})
+	}
+	if err := r.rec.Store.WriteSamples(cell, time.Now(), map[string][]results.Sample{p.Name(): samples}); err != nil {
 		r.rec.Fail(err)
 	}
 }

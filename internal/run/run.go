@@ -11,6 +11,7 @@ import (
 	"github.com/perflab/perflab/internal/export"
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/sut"
 	"github.com/perflab/perflab/internal/view"
 )
 
@@ -46,10 +47,22 @@ type Job struct {
 	// and names those it wrote (report.WriteFiles, and a search's own);
 	// nil writes none.
 	Files func(dir string, rep *view.Run) ([]string, error)
+	// Confine holds the components perflab starts, by name, to a size's
+	// limits (perflab size --verify), with Env added to their
+	// environment (GOMEMLIMIT); what the kernel counted of each is
+	// recorded as its samples as it stops (observe.Confined*).
+	Confine map[string]Confinement
 	// Intervals, when set, is where the run's intervals go instead of its
 	// store (tests: a writer that fails).
 	Intervals func(*results.Run) IntervalWriter
 	Events    Events
+}
+
+// Confinement is a component's limits in a verification run, and what
+// its environment gains.
+type Confinement struct {
+	Limits sut.Limits
+	Env    []string
 }
 
 // Strategy runs the phases of a cell once its components are up.
