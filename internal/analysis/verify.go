@@ -38,21 +38,23 @@ const DefaultVerifyTolerance = 0.2
 // Confined is one component's run inside a size's limits, as the kernel
 // and the samples saw it.
 type Confined struct {
-	Component   string
-	CPULimit    Quantity // zero: its CPU was not confined
-	MemoryLimit Quantity // zero: its memory was not confined
+	Component   string   `json:"component"`
+	CPULimit    Quantity `json:"cpu_limit"`    // zero: its CPU was not confined
+	MemoryLimit Quantity `json:"memory_limit"` // zero: its memory was not confined
 	// Periods are the CFS periods in which it ran, Throttled those in which
 	// its quota ran out, Stalled the time its threads waited for the next.
-	Periods, Throttled uint64
-	Stalled            time.Duration
-	MemoryPeak         int64  // bytes; -1 when the kernel does not say
-	OOMKills           uint64 // processes the kernel killed for want of memory
+	Periods    uint64        `json:"periods"`
+	Throttled  uint64        `json:"throttled_periods"`
+	Stalled    time.Duration `json:"stalled_ns"`
+	MemoryPeak int64         `json:"memory_peak_bytes"` // -1 when the kernel does not say
+	OOMKills   uint64        `json:"oom_kills"`         // processes the kernel killed for want of memory
 	// Ended says how the component ended during the run ("killed by
 	// signal SIGKILL", "exited with status 2"); "" when it ran throughout.
-	Ended string
+	Ended string `json:"ended,omitempty"`
 	// GCPerMin and GCPerMinBefore are its garbage collections per minute
 	// (P99), confined and not; 0 when it reports none.
-	GCPerMin, GCPerMinBefore float64
+	GCPerMin       float64 `json:"gc_per_min,omitempty"`
+	GCPerMinBefore float64 `json:"gc_per_min_unconfined,omitempty"`
 }
 
 // ThrottledShare is the share of its periods in which the quota ran out.
@@ -78,15 +80,43 @@ type VerifyInput struct {
 	Tolerance   float64 // 0 for DefaultVerifyTolerance
 }
 
-// Verified is the verdict on a size.
+// Verified is the verdict on a size, as perflab keeps it beside the run
+// (verify/verified.json) and the reports show it.
 type Verified struct {
-	Size, Load string
-	Holds      bool
-	Reasons    []string            // why it does not hold; none when it does
-	Latency    []LatencyComparison // p50 and p99, confined against unconfined
-	Components []Confined
-	Tolerance  float64
+	Cell       int               `json:"cell"`
+	Size       string            `json:"size"`
+	Load       string            `json:"load"`
+	Holds      bool              `json:"holds"`
+	Reasons    []string          `json:"reasons,omitempty"` // why it does not hold; none when it does
+	Latency    []VerifiedLatency `json:"latency"`           // p50 and p99, confined against unconfined
+	Components []Confined        `json:"components"`
+	Tolerance  float64           `json:"tolerance"`
+	Run        string            `json:"run"` // the confined run's directory
 }
+
+// VerifiedLatency is one latency quantile, confined against unconfined:
+// their ratio and its 95 % interval (none with too few intervals).
+type VerifiedLatency struct {
+	Quantile             float64       `json:"quantile"`
+	Unconfined, Confined time.Duration `json:"-"`
+	UnconfinedMs         float64       `json:"unconfined_ms"`
+	ConfinedMs           float64       `json:"confined_ms"`
+	Ratio                float64       `json:"ratio"`
+	Interval             []float64     `json:"interval,omitempty"` // [low, high]
+}
+
+func verifiedLatency(c LatencyComparison) VerifiedLatency {
+	v := VerifiedLatency{Quantile: c.Quantile, Unconfined: c.A, Confined: c.B, UnconfinedMs: ms(c.A), ConfinedMs: ms(c.B), Ratio: c.Ratio.Value}
+	if math.IsNaN(v.Ratio) {
+		v.Ratio = 0
+	}
+	if !math.IsNaN(c.Ratio.Low) && !math.IsNaN(c.Ratio.High) {
+		v.Interval = []float64{c.Ratio.Low, c.Ratio.High}
+	}
+	return v
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // JudgeVerified judges a size's confined run by the rule above.
 func JudgeVerified(in VerifyInput) Verified {
@@ -101,7 +131,7 @@ func JudgeVerified(in VerifyInput) Verified {
 	v.Reasons = append(v.Reasons, in.FailedGates...)
 	for _, q := range []float64{0.5, 0.99} {
 		c := CompareLatency(LatencySide{Intervals: in.BeforeLatency}, LatencySide{Intervals: in.AfterLatency}, q, DefaultBootstrap())
-		v.Latency = append(v.Latency, c)
+		v.Latency = append(v.Latency, verifiedLatency(c))
 		if !in.HasGates && c.Ratio.Significance == Significant && c.Ratio.Low > 1+tol {
 			v.Reasons = append(v.Reasons, fmt.Sprintf("latency p%s %v against %v unconfined: ×%s (95 %% interval %s–%s), beyond the %s %% tolerance",
 				quantileName(q), roundSig3(c.B), roundSig3(c.A), units.Sig3(c.Ratio.Value), units.Sig3(c.Ratio.Low), units.Sig3(c.Ratio.High), units.Sig3(100*tol)))
@@ -169,7 +199,7 @@ func (v Verified) Annotation() string {
 	var parts []string
 	if len(v.Latency) == 2 {
 		p99 := v.Latency[1]
-		parts = append(parts, fmt.Sprintf("p99 %v (×%s unconfined)", roundSig3(p99.B), units.Sig3(p99.Ratio.Value)))
+		parts = append(parts, fmt.Sprintf("p99 %v (×%s unconfined)", roundSig3(p99.Confined), units.Sig3(p99.Ratio)))
 	}
 	for _, c := range v.Components {
 		if e := c.Evidence(); e != "" {
