@@ -53,6 +53,9 @@ type TShirt struct {
 	// Held says whether the system held the profile's load (sustain.go),
 	// as CellInsights judged it; the zero value is a load held.
 	Held Held
+	// Verified is the verdict of perflab size --verify on the size, when
+	// it was run; nil when not.
+	Verified *Verified
 }
 
 // HasBounds reports whether any component of the size carries VPA bounds.

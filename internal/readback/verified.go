@@ -1,0 +1,244 @@
+package readback
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/observe"
+	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/view"
+)
+
+// VerifiedFile is where a run keeps the verdicts on its sizes (perflab
+// size --verify), beside the store; the confined runs are its siblings
+// under VerifyDir.
+const (
+	VerifyDir    = "verify"
+	VerifiedFile = VerifyDir + "/verified.json"
+)
+
+// SaveVerified keeps vs with the run, replacing an earlier verdict on the
+// same size of the same cell.
+func SaveVerified(store *results.Run, vs []analysis.Verified) error {
+	old, err := readVerified(store)
+	if err != nil {
+		return err
+	}
+	for _, v := range vs {
+		old = slices.DeleteFunc(old, func(o analysis.Verified) bool { return o.Cell == v.Cell && o.Size == v.Size })
+		old = append(old, v)
+	}
+	b, err := json.MarshalIndent(old, "", "  ")
+	if err != nil {
+		return fmt.Errorf("cannot encode the verdicts on the sizes: %w", err)
+	}
+	path := store.Path(VerifiedFile)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	tmp := path + ".new"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	return os.Rename(tmp, path) // whole, or as it was
+}
+
+func readVerified(store *results.Run) ([]analysis.Verified, error) {
+	b, err := os.ReadFile(store.Path(VerifiedFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the verdicts on the sizes: %w", err)
+	}
+	var vs []analysis.Verified
+	if err := json.Unmarshal(b, &vs); err != nil {
+		return nil, fmt.Errorf("cannot read %s: %w", store.Path(VerifiedFile), err)
+	}
+	return vs, nil
+}
+
+// attachVerified gives each size of r the verdict kept on it, if any.
+func attachVerified(store *results.Run, r *view.Run) error {
+	vs, err := readVerified(store)
+	if err != nil || len(vs) == 0 {
+		return err
+	}
+	for _, c := range r.Cells {
+		if c.Insights == nil {
+			continue
+		}
+		for i := range c.Insights.Sizes {
+			t := &c.Insights.Sizes[i]
+			if k := slices.IndexFunc(vs, func(v analysis.Verified) bool { return v.Cell == c.Index && v.Size == t.Size }); k >= 0 {
+				t.Verified = &vs[k]
+			}
+		}
+	}
+	return nil
+}
+
+// Confinement is what a size's verification asks of one component: the
+// size's limits, where the component was started by perflab.
+type Confinement struct {
+	Component   string
+	CPULimit    analysis.Quantity
+	MemoryLimit analysis.Quantity
+}
+
+// JudgeConfined judges size (a profile of cell) of the run orig on the
+// run that made its load again inside the size's limits (confined):
+// analysis.JudgeVerified, fed with the load workload's latency of both
+// runs, the confined phase's verdicts, its gates, and what the kernel
+// counted of each component.
+func JudgeConfined(orig *view.Run, cell int, size string, confined *results.Run, tolerance float64) (analysis.Verified, error) {
+	v := analysis.Verified{Cell: cell, Size: size, Run: confined.Dir()}
+	before, in, err := sizedPhase(orig, cell, size)
+	if err != nil {
+		return v, err
+	}
+	after, err := Load(confined)
+	if err != nil {
+		return v, err
+	}
+	var phase *view.Phase
+	var ac *view.Cell
+	for _, c := range after.Cells {
+		for _, p := range c.Phases {
+			if p.Profile == size {
+				phase, ac = p, c
+			}
+		}
+	}
+	if phase == nil {
+		return v, fmt.Errorf("the confined run %s has no phase %s: it ended before its load (%s)", confined.Dir(), size, after.Message)
+	}
+	name := in.LoadWorkload
+	b, a := summaryNamed(before.Workloads, name), summaryNamed(phase.Workloads, name)
+	if b == nil || a == nil {
+		return v, fmt.Errorf("workload %s is missing from the unconfined or the confined run", name)
+	}
+	held := analysis.JudgeHeld([]analysis.PhaseData{{Profile: size, Resources: phase.Resources, Summaries: phase.Workloads}})[0]
+	held.MachineBound, held.MachineBusy = "", "" // the limits, not the machine, were the point
+	comps, err := confinedComponents(confined, ac, phase, before)
+	if err != nil {
+		return v, err
+	}
+	out := analysis.JudgeVerified(analysis.VerifyInput{Size: size, Load: sizeLoad(in, size), BeforeLatency: b.LatencyByInterval,
+		AfterLatency: a.LatencyByInterval, Held: held, HasGates: len(after.SLO) > 0, FailedGates: failedGates(after.SLO),
+		Components: comps, Tolerance: tolerance})
+	out.Cell, out.Run = cell, confined.Dir()
+	return out, nil
+}
+
+// sizedPhase is the phase of orig's cell that size was sized from, and
+// the cell's insights.
+func sizedPhase(orig *view.Run, cell int, size string) (*view.Phase, *analysis.Insights, error) {
+	for _, c := range orig.Cells {
+		if c.Index != cell || c.Insights == nil {
+			continue
+		}
+		for _, p := range c.Phases {
+			if p.Profile == size {
+				return p, c.Insights, nil
+			}
+		}
+	}
+	return nil, nil, fmt.Errorf("the run has no size %s in cell %d", size, cell)
+}
+
+func summaryNamed(sums []*analysis.Summary, display string) *analysis.Summary {
+	for _, s := range sums {
+		if s.Workload.DisplayName() == display || s.Workload.Short == display {
+			return s
+		}
+	}
+	return nil
+}
+
+// sizeLoad is the load size was sized at, as the sizes table says it.
+func sizeLoad(in *analysis.Insights, size string) string {
+	for _, t := range in.Sizes {
+		if t.Size == size {
+			return t.Load
+		}
+	}
+	return ""
+}
+
+// failedGates are the gates that failed, in words.
+func failedGates(gates []view.Gate) []string {
+	var out []string
+	for _, g := range gates {
+		if g.State != analysis.GatePass {
+			out = append(out, fmt.Sprintf("SLO gate %s on workload %s: %s (%s)", g.Expr, g.Workload, g.Measured, g.State))
+		}
+	}
+	return out
+}
+
+// confinedComponents reads what the kernel counted of each component of
+// the confined run (the samples it recorded as it stopped them), how each
+// ended, and its GC rate beside the unconfined phase's.
+func confinedComponents(store *results.Run, c *view.Cell, phase, before *view.Phase) ([]analysis.Confined, error) {
+	samples, err := store.Samples(c.Index)
+	if err != nil {
+		return nil, err
+	}
+	stored, err := store.Components(c.Index)
+	if err != nil {
+		return nil, err
+	}
+	var out []analysis.Confined
+	for _, comp := range stored {
+		s := samples[comp.Name]
+		last := func(m string) float64 {
+			if ps := s[m]; len(ps) > 0 {
+				return ps[len(ps)-1].V
+			}
+			return -1
+		}
+		if last(observe.ConfinedPeriods) < 0 {
+			continue // not confined: attached, or read from Prometheus
+		}
+		x := analysis.Confined{Component: comp.Name, Periods: uint64(last(observe.ConfinedPeriods)),
+			Throttled: uint64(last(observe.ConfinedThrottled)), Stalled: time.Duration(max(last(observe.ConfinedStalledSeconds), 0) * float64(time.Second)),
+			MemoryPeak: int64(last(observe.ConfinedMemoryPeakBytes)), OOMKills: uint64(max(last(observe.ConfinedOOMKills), 0)),
+			Ended: comp.ExitText}
+		if cpu := last(observe.ConfinedCPULimit); cpu > 0 {
+			x.CPULimit = analysis.Quantity{Resource: analysis.ResourceCPU, Amount: int64(cpu*1000 + 0.5)}
+		}
+		if mem := last(observe.ConfinedMemoryLimit); mem > 0 {
+			x.MemoryLimit = analysis.Quantity{Resource: analysis.ResourceMemory, Amount: int64(mem)}
+		}
+		x.GCPerMin, x.GCPerMinBefore = gcRate(phase, comp.Name), gcRate(before, comp.Name)
+		out = append(out, x)
+	}
+	slices.SortFunc(out, func(a, b analysis.Confined) int { return strings.Compare(a.Component, b.Component) })
+	return out, nil
+}
+
+// gcRate is a component's GC per minute (P99) over a phase; 0 when it
+// reports none.
+func gcRate(p *view.Phase, component string) float64 {
+	if p.Resources == nil {
+		return 0
+	}
+	for _, c := range p.Resources.Components {
+		if c.Name == component {
+			if st, ok := c.Metrics[observe.GCPerMin]; ok {
+				return st.P99
+			}
+		}
+	}
+	return 0
+}
