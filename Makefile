@@ -1,7 +1,7 @@
 # perflab — build and test. `make test` is the command CI runs (.ci/run).
 GO ?= go
 
-.PHONY: build test test-k8s test-race vet bench demo deps mutate
+.PHONY: build test test-k8s vet bench demo deps mutate
 
 # The release build: no file paths of this machine (-trimpath), no symbol
 # table or DWARF (-s -w); the Go runtime's own tables (pclntab) stay, so
@@ -14,7 +14,7 @@ build:
 # the real servers (testutil) ran in the first line, and timing figures
 # under the detector would measure the detector (testutil.Timing). -p 1 tests one package at a
 # time, so that no package's timing tests share the machine with another's;
-# internal/e2e runs its own tests in parallel (4 at a time, see its TestMain).
+# internal/e2e runs its own tests in parallel (8 at a time, see its TestMain).
 test: vet
 	$(GO) test -p 1 -count=1 ./...
 	$(GO) test -count=1 -race -short ./internal/engine/... ./internal/stats/... ./internal/results/... ./internal/driver/... ./internal/builtin/... ./internal/run/...

@@ -14,7 +14,7 @@
 // and is perflab too.
 //
 // Tests use free ports and their own temporary directories and run in
-// parallel, 4 at a time unless -parallel says otherwise (TestMain); the
+// parallel, 8 at a time unless -parallel says otherwise (TestMain); the
 // few whose figures other tests' load would move (latency to a millisecond,
 // a capacity to 10 %) run alone, before the others. A test waits for what perflab prints or stores (the run
 // directory, a progress line, a worker's first interval), never for a
