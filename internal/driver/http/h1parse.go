@@ -37,6 +37,9 @@ const (
 	maxTrailerBytes = 4 << 10
 )
 
+// readBufSize is a loop connection's read buffer: a response line must fit.
+const readBufSize = maxLineBytes
+
 // h1Phase is where in a response the parser is.
 type h1Phase uint8
 
