@@ -99,7 +99,6 @@ var (
 	errLineTooLong     = fmt.Errorf("response line longer than %d KiB (perflab's bound)", maxLineBytes>>10)
 	errTooManyFields   = fmt.Errorf("response with more than %d header fields (perflab's bound)", maxHeaderFields)
 	errTrailerTooLarge = fmt.Errorf("response trailers larger than %d KiB (perflab's bound)", maxTrailerBytes>>10)
-	errSwitched        = errors.New("the server switched protocols (101): the connection no longer speaks HTTP/1.1")
 )
 
 // reset readies p for the next request's answer.
