@@ -1,7 +1,12 @@
 # perflab — build and test. `make test` is the command CI runs (.ci/run).
 GO ?= go
 
-.PHONY: build test test-k8s test-race vet bench demo deps mutate
+.PHONY: build test test-k8s vet lint bench demo deps mutate
+
+# The developer tools, pinned in a module of their own (tools/go.mod), so
+# that their requirements stay out of perflab's go.mod: `go tool` builds
+# each from its pinned version once, then from the build cache.
+TOOL = $(GO) tool -modfile=tools/go.mod
 
 # The release build: no file paths of this machine (-trimpath), no symbol
 # table or DWARF (-s -w); the Go runtime's own tables (pclntab) stay, so
@@ -9,21 +14,30 @@ GO ?= go
 build:
 	$(GO) build -trimpath -ldflags '-s -w' -o bin/perflab ./cmd/perflab
 
-# The whole suite: vet, every package's tests, and the race detector on the
-# packages that share state between goroutines. The race line runs -short:
+# The whole suite: vet, staticcheck, every package's tests, and the race
+# detector on the packages that share state between goroutines (the
+# engine, drivers, the run and its sources of load and samples, the
+# components' supervisor, the exporters). The race line runs -short:
 # the real servers (testutil) ran in the first line, and timing figures
 # under the detector would measure the detector (testutil.Timing). -p 1 tests one package at a
 # time, so that no package's timing tests share the machine with another's;
-# internal/e2e runs its own tests in parallel (4 at a time, see its TestMain).
-test: vet
+# internal/e2e runs its own tests in parallel (8 at a time, see its TestMain).
+test: vet lint
 	$(GO) test -p 1 -count=1 ./...
-	$(GO) test -count=1 -race -short ./internal/engine/... ./internal/stats/... ./internal/results/... ./internal/driver/... ./internal/builtin/... ./internal/run/...
+	$(GO) test -count=1 -race -short ./internal/engine/... ./internal/stats/... ./internal/results/... ./internal/driver/... ./internal/builtin/... ./internal/run/... \
+		./internal/fleet/... ./internal/observe/... ./internal/export/... ./internal/sut/...
 
 vet:
 	$(GO) vet ./...
 
-# Mutation testing of the core packages (go-gremlins, a tool dependency in
-# go.mod): each package's own tests against small changes to its code, one
+# staticcheck (honnef.co/go/tools, tools/go.mod) with its default checks,
+# on every file: -tags k8s adds the tests of make test-k8s, and no file
+# is left out by it.
+lint:
+	$(TOOL) staticcheck -tags k8s ./...
+
+# Mutation testing of the core packages (go-gremlins, a tool in
+# tools/go.mod): each package's own tests against small changes to its code, one
 # worker at a time; a table of each package's test efficacy at the end.
 # Not part of `make test`: it takes far longer than the suite.
 mutate:

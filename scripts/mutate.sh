@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Mutation testing of the core packages (issue 18): go-gremlins, pinned as a
-# Go tool dependency in go.mod, makes small changes to a package's code (a
+# Go tool in tools/go.mod (a module of its own, so that its requirements
+# stay out of perflab's go.mod), makes small changes to a package's code (a
 # `<` made `<=`, a `+` made `-`, a condition inverted) and runs the package's
 # own tests against each; a change no test notices "lived". At the end, one
 # table: per package, killed / lived / not covered / timed out, the test
@@ -73,7 +74,7 @@ module=$($GO list -m)
 # which holds no package, so every mutant "is killed" in no time. gremlins
 # therefore runs with a go of its own first in PATH (`go tool` would put
 # GOROOT/bin first), which tests the package under test instead of the root.
-gremlins=$("$GO" tool -n gremlins)
+gremlins=$("$GO" tool -modfile=tools/go.mod -n gremlins)
 realgo=$(command -v "$GO")
 mkdir -p "$OUT/bin"
 cat >"$OUT/bin/go" <<EOF

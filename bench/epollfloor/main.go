@@ -1,9 +1,12 @@
+//go:build linux
+
 // Command epollfloor measures the floor of a closed loop in Go: N
 // keep-alive connections sending GET / over raw epoll from one goroutine
 // locked to its thread, with no net package poller, no goroutine per
 // connection and no HTTP client. It prints how many responses it counted;
 // CPU per request is its user + system time divided by that, to set
 // beside wrk's and perflab's (BENCHMARKS.md, 2026-11-28).
+// Linux only: it is epoll.
 //
 //	go build -o /tmp/epollfloor ./bench/epollfloor
 //	/usr/bin/time -f '%U %S' taskset -c 0 /tmp/epollfloor -addr 127.0.0.1:PORT -c 64 -d 8s

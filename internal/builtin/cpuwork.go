@@ -3,8 +3,6 @@ package builtin
 import (
 	"runtime"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // burnChunk is the number of spin iterations between two readings of the
@@ -42,13 +40,4 @@ func BurnCPU(d time.Duration) uint64 {
 			return x
 		}
 	}
-}
-
-// threadCPU is the CPU time the calling thread has used.
-func threadCPU() (time.Duration, bool) {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
-		return 0, false
-	}
-	return time.Duration(ts.Nano()), true
 }

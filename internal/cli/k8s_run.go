@@ -12,12 +12,6 @@ import (
 	"github.com/perflab/perflab/internal/k8s"
 )
 
-// Timings of `perflab k8s run`.
-const (
-	k8sPoll         = 2 * time.Second  // how often the Job's pods are looked at
-	k8sDeleteWithin = 30 * time.Second // how long deleting the run's objects may take
-)
-
 // k8sRun is `perflab k8s run PLAN --workers N --image IMG --store URL
 // [...]`: the run's objects are created in the cluster, this process is
 // the coordinator (components, preparation, phases, merge, report) and the

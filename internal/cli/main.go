@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 
 	"golang.org/x/term"
@@ -100,6 +101,10 @@ Usage:
 // Main runs perflab with args (without the program name) and returns the
 // process exit code.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if msg := linuxOnly(runtime.GOOS); msg != "" {
+		fmt.Fprintln(stderr, msg)
+		return ExitUsage
+	}
 	if len(args) > 0 && args[0] == sut.SupervisorArg { // perflab run again by sut.Start
 		code, err := sut.Supervise()
 		if err != nil {

@@ -1,4 +1,4 @@
-//go:build k8s
+//go:build k8s && linux
 
 // The tests on a real single-node Kubernetes (internal/testutil/k8scluster):
 // run by `make test-k8s` (go test -tags k8s -run '^TestK8s'), not by

@@ -1,3 +1,5 @@
+//go:build linux
+
 package e2e
 
 import (
@@ -225,11 +227,11 @@ func TestK8sImagePush(t *testing.T) {
 	defer srv.Close()
 	repo := strings.TrimPrefix(srv.URL, "http://") + "/perflab"
 	dir := t.TempDir()
-	code, stdout, stderr := runStatic(t, dir, "k8s", "image", "--push", repo)
+	code, _, stderr := runStatic(t, dir, "k8s", "image", "--push", repo)
 	if code != cli.ExitFailed || !strings.Contains(stderr, "plain HTTP") || !strings.Contains(stderr, "--insecure") {
 		t.Errorf("a push over plain HTTP without --insecure: exit %d\n%s", code, stderr)
 	}
-	code, stdout, stderr = runStatic(t, dir, "k8s", "image", "--push", repo, "--insecure", "--out", "perflab.tar")
+	code, stdout, stderr := runStatic(t, dir, "k8s", "image", "--push", repo, "--insecure", "--out", "perflab.tar")
 	if code != cli.ExitOK {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}

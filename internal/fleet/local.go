@@ -12,8 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/perflab/perflab/internal/shard"
 )
 
@@ -61,10 +59,7 @@ func (l *Local) startOne(run shard.Run, url string, n, i int) error {
 	cmd.Env = append(os.Environ(), "JOB_COMPLETION_INDEX="+strconv.Itoa(i), "PERFLAB_WORKERS="+strconv.Itoa(n),
 		"PERFLAB_RUN_ID="+run.ID, "PERFLAB_STORE="+url)
 	cmd.Stdout, cmd.Stderr = log, log
-	// Its own process group: an interrupt at the terminal reaches the
-	// coordinator alone, which stops the workers through the store. And
-	// it dies with the coordinator.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	cmd.SysProcAttr = workerProcAttr()
 	if err := cmd.Start(); err != nil {
 		log.Close()
 		return fmt.Errorf("cannot start worker %d: %w", i, err)
@@ -94,7 +89,7 @@ func exitText(err error) string {
 		return ""
 	}
 	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return "killed by " + unix.SignalName(ws.Signal())
+		return "killed by " + signalName(ws.Signal())
 	}
 	return fmt.Sprintf("exited with status %d", ee.ExitCode())
 }

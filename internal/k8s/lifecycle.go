@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -203,55 +202,4 @@ func podReason(p corev1.Pod) (reason, message string) {
 		}
 	}
 	return p.Status.Reason, p.Status.Message
-}
-
-// Wait looks at the Job every poll until it completes, fails (a worker's
-// pod failed or cannot start), or ctx ends, calling changed with every
-// worker whose state differs from the last look. It returns the last
-// status, and an error naming the failed workers when there are any.
-func Wait(ctx context.Context, c Client, job *batchv1.Job, poll time.Duration, changed func(WorkerState)) (Status, error) {
-	t := time.NewTicker(poll)
-	defer t.Stop()
-	var last []WorkerState
-	for {
-		st, err := Look(ctx, c, job)
-		if err != nil {
-			return st, err
-		}
-		for i, w := range st.Workers {
-			if changed != nil && (i >= len(last) || last[i] != w) {
-				changed(w)
-			}
-		}
-		last = st.Workers
-		if st.Failed {
-			return st, failure(st)
-		}
-		if st.Done {
-			return st, nil
-		}
-		select {
-		case <-ctx.Done():
-			return st, ctx.Err()
-		case <-t.C:
-		}
-	}
-}
-
-// failure names the failed workers and the Job's own reason.
-func failure(st Status) error {
-	var bad []string
-	for _, w := range st.Workers {
-		if w.Failed() {
-			bad = append(bad, w.String())
-		}
-	}
-	msg := fmt.Sprint(len(bad), " of ", len(st.Workers), " workers failed")
-	if len(bad) > 0 {
-		msg += ": " + strings.Join(bad, ", ")
-	}
-	if st.Message != "" {
-		msg += "; the Job says " + st.Message
-	}
-	return errors.New(msg)
 }

@@ -78,9 +78,6 @@ func TestDeleteAfterACancelledRun(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Wait(ctx, k8stest.Clientset{Interface: c}, objs.Job, time.Hour, nil); err != context.Canceled {
-		t.Fatalf("Wait on a cancelled context: %v", err)
-	}
 	// The caller cleans up with a context of its own.
 	if err := Delete(context.WithoutCancel(ctx), k8stest.Clientset{Interface: c}, objs); err != nil {
 		t.Fatal(err)
@@ -126,7 +123,7 @@ var (
 )
 
 // cluster plays a Job through steps: every read of the Job moves it one
-// step on, so Wait sees each step once, without timing.
+// step on, so each Look sees one step, without timing.
 func cluster(t *testing.T, objs Objects, steps ...func(c *fake.Clientset)) *fake.Clientset {
 	t.Helper()
 	c := fake.NewClientset()
@@ -163,7 +160,30 @@ func setJobCondition(objs Objects, cond batchv1.JobConditionType, reason string)
 	}
 }
 
-func TestWaitFollowsTheWorkersToCompletion(t *testing.T) {
+// looks is n looks at the Job, one a step of the cluster's.
+func looks(t *testing.T, c *fake.Clientset, objs Objects, n int) []Status {
+	t.Helper()
+	var sts []Status
+	for range n {
+		st, err := Look(context.Background(), k8stest.Clientset{Interface: c}, objs.Job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sts = append(sts, st)
+	}
+	return sts
+}
+
+// worker is the state of worker i in st.
+func worker(t *testing.T, st Status, i int) WorkerState {
+	t.Helper()
+	if i >= len(st.Workers) {
+		t.Fatalf("no worker %d in %+v", i, st)
+	}
+	return st.Workers[i]
+}
+
+func TestLookFollowsTheWorkersToCompletion(t *testing.T) {
 	objs := built(t)
 	var all []*corev1.Pod
 	for i := range 4 {
@@ -174,54 +194,65 @@ func TestWaitFollowsTheWorkersToCompletion(t *testing.T) {
 		setPods(all...),
 		setJobCondition(objs, batchv1.JobComplete, "Completed"),
 	)
+	sts := looks(t, c, objs, 3)
 	var seen []string
-	st, err := Wait(context.Background(), k8stest.Clientset{Interface: c}, objs.Job, time.Nanosecond, func(w WorkerState) { seen = append(seen, w.String()) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !st.Done || st.Finished != 4 {
-		t.Errorf("status %+v", st)
+	for _, st := range sts {
+		for _, w := range st.Workers {
+			seen = append(seen, w.String())
+		}
 	}
 	text := strings.Join(seen, "\n")
 	for _, want := range []string{"worker 0: Pending", "worker 1: Running", "worker 3: not created", "worker 2: Succeeded"} {
 		if !strings.Contains(text, want) {
-			t.Errorf("no %q among the changes:\n%s", want, text)
+			t.Errorf("no %q among the looks:\n%s", want, text)
 		}
+	}
+	if st := sts[1]; st.Done || st.Failed || st.Finished != 4 {
+		t.Errorf("every pod succeeded, the Job not yet complete: %+v", st)
+	}
+	if st := sts[2]; !st.Done || st.Failed || st.Finished != 4 {
+		t.Errorf("the Job complete: %+v", st)
 	}
 }
 
-func TestWaitNamesTheFailedWorker(t *testing.T) {
+func TestLookNamesTheFailedWorker(t *testing.T) {
 	objs := built(t)
 	oom := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}}
 	c := cluster(t, objs,
 		setPods(pod(objs, 0, corev1.PodRunning, running), pod(objs, 2, corev1.PodRunning, running)),
 		setPods(pod(objs, 2, corev1.PodFailed, oom)),
 	)
-	st, err := Wait(context.Background(), k8stest.Clientset{Interface: c}, objs.Job, time.Nanosecond, nil)
-	if err == nil {
-		t.Fatalf("a worker was OOMKilled and Wait said %+v", st)
+	sts := looks(t, c, objs, 2)
+	if sts[0].Failed {
+		t.Errorf("two workers running, none failed: %+v", sts[0])
 	}
-	if !strings.Contains(err.Error(), "worker 2: Failed (OOMKilled, exit 137)") || !strings.Contains(err.Error(), "1 of 4 workers failed") {
-		t.Errorf("err = %v", err)
+	st := sts[1]
+	w := worker(t, st, 2)
+	if !st.Failed || st.Done || st.Finished != 1 || !w.Failed() {
+		t.Errorf("a worker was OOMKilled and Look said %+v", st)
+	}
+	if got, want := w.String(), "worker 2: Failed (OOMKilled, exit 137)"; got != want {
+		t.Errorf("worker 2 = %q, want %q", got, want)
 	}
 }
 
-func TestWaitGivesUpOnAnImageThatCannotBePulled(t *testing.T) {
+func TestLookGivesUpOnAnImageThatCannotBePulled(t *testing.T) {
 	objs := built(t)
 	pull := corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff"}}
 	c := cluster(t, objs, setPods(pod(objs, 1, corev1.PodPending, pull)))
-	_, err := Wait(context.Background(), k8stest.Clientset{Interface: c}, objs.Job, time.Nanosecond, nil)
-	if err == nil || !strings.Contains(err.Error(), "worker 1: Pending (ImagePullBackOff)") {
-		t.Errorf("err = %v", err)
+	st := looks(t, c, objs, 1)[0]
+	w := worker(t, st, 1)
+	if !st.Failed || !w.Failed() || w.String() != "worker 1: Pending (ImagePullBackOff)" {
+		t.Errorf("an image that cannot be pulled: %+v", st)
 	}
 }
 
-func TestWaitReportsTheJobsOwnFailure(t *testing.T) {
+func TestLookReportsTheJobsOwnFailure(t *testing.T) {
 	objs := built(t)
 	c := cluster(t, objs, setJobCondition(objs, batchv1.JobFailed, "DeadlineExceeded"))
-	_, err := Wait(context.Background(), k8stest.Clientset{Interface: c}, objs.Job, time.Nanosecond, nil)
-	if err == nil || !strings.Contains(err.Error(), "DeadlineExceeded") {
-		t.Errorf("err = %v", err)
+	st := looks(t, c, objs, 1)[0]
+	if !st.Failed || st.Done || !strings.Contains(st.Message, "DeadlineExceeded") {
+		t.Errorf("the Job failed: %+v", st)
 	}
 }
 

@@ -2,15 +2,11 @@ package results
 
 import (
 	"database/sql"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
-
-	"golang.org/x/sys/unix"
 )
 
 // OpenReadOnly opens the run in dir for reading, finished or not, and
@@ -62,7 +58,7 @@ func OpenReadOnly(dir string) (*Run, error) {
 func readPlace(dir string) (src string, immutable bool, err error) {
 	path := filepath.Join(dir, DBName)
 	if !walMode(path) {
-		return dir, unix.Access(dir, unix.W_OK) != nil, nil
+		return dir, !writable(dir), nil
 	}
 	if writerAlive(path + "-shm") {
 		return dir, false, nil
@@ -94,26 +90,6 @@ func walMode(path string) bool {
 // open SQLite connection holds a read lock on while it is open (the unix
 // VFS's "dead man switch", UNIX_SHM_DMS: 120 + 8 lock bytes).
 const shmDMS = 128
-
-// writerAlive reports whether another process has the database whose WAL
-// index is shm open: a perflab still writing the run. A killed process
-// holds no lock. When it cannot tell, it says alive, so the run is read in
-// place, as SQLite reads a live run.
-func writerAlive(shm string) bool {
-	f, err := os.Open(shm)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false
-	}
-	if err != nil {
-		return true
-	}
-	defer f.Close()
-	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: io.SeekStart, Start: shmDMS, Len: 1}
-	if err := unix.FcntlFlock(f.Fd(), unix.F_GETLK, &lk); err != nil {
-		return true
-	}
-	return lk.Type != unix.F_UNLCK
-}
 
 // snapshot copies results.db and results.db-wal of dir into a new private
 // directory and returns it.

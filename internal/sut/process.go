@@ -155,8 +155,7 @@ func (p *Process) supervise(out [2]*os.File) (<-chan error, error) {
 	defer theirs.Close()
 	sup := &exec.Cmd{Path: exe, Args: []string{"perflab", SupervisorArg, p.spec.Name},
 		Stdout: out[0], Stderr: out[1], ExtraFiles: []*os.File{theirs},
-		// Out of perflab's group: a Ctrl-C in the terminal is for perflab.
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
+		SysProcAttr: supervisorProcAttr()}
 	if err := sup.Start(); err != nil {
 		ctl.Close()
 		return nil, fmt.Errorf("cannot start its supervisor: %w", err)
@@ -175,32 +174,6 @@ func (p *Process) supervise(out [2]*os.File) (<-chan error, error) {
 		Env: append(os.Environ(), p.spec.Env...)}) // exec keeps the last value of a key
 	_, _ = ctl.Write(append(spec, '\n')) // a supervisor that died says so through follow
 	return started, nil
-}
-
-// controlSocket returns a connected pair of Unix sockets: perflab's end,
-// and the supervisor's as a file to pass on.
-func controlSocket() (*net.UnixConn, *os.File, error) {
-	// Close-on-exec before any other process is forked: a copy of
-	// perflab's end in another child would hide perflab's death.
-	syscall.ForkLock.RLock()
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
-	if err == nil {
-		syscall.CloseOnExec(fds[0])
-		syscall.CloseOnExec(fds[1]) // ExtraFiles clears it in the supervisor
-	}
-	syscall.ForkLock.RUnlock()
-	if err != nil {
-		return nil, nil, fmt.Errorf("cannot create a control socket: %w", err)
-	}
-	mine := os.NewFile(uintptr(fds[0]), "control")
-	defer mine.Close()
-	theirs := os.NewFile(uintptr(fds[1]), "control")
-	c, err := net.FileConn(mine)
-	if err != nil {
-		theirs.Close()
-		return nil, nil, fmt.Errorf("cannot create a control socket: %w", err)
-	}
-	return c.(*net.UnixConn), theirs, nil
 }
 
 // awaitStart waits for the supervisor to say whether the component started.
@@ -241,7 +214,7 @@ func (p *Process) follow(started chan<- error) {
 			var ns int64
 			var ws uint32
 			if _, err := fmt.Sscan(rest, &ns, &ws); err == nil {
-				p.exited(time.Unix(0, ns), syscall.WaitStatus(ws))
+				p.exited(time.Unix(0, ns), waitStatus(ws))
 			}
 		}
 	}

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 const (
@@ -163,32 +161,4 @@ func (p *Process) finishLogs(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// signalGroup sends sig to every process in the group; a group that is
-// already gone is not an error.
-func signalGroup(pgid int, sig syscall.Signal) {
-	_ = syscall.Kill(-pgid, sig)
-}
-
-// groupEmpty reports whether no live process remains in the group. Zombies
-// do not count: an orphan is reaped by whatever reaps orphans, which in a
-// container may be nobody.
-func groupEmpty(pgid int) bool {
-	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
-		return true
-	}
-	alive, err := groupMembersAlive(defaultProcRoot, pgid)
-	if err != nil {
-		return false // cannot tell without /proc: the signal said someone is there
-	}
-	return !alive
-}
-
-// signalName names a signal the way users know it: "SIGKILL".
-func signalName(sig syscall.Signal) string {
-	if name := unix.SignalName(sig); name != "" {
-		return name
-	}
-	return fmt.Sprintf("signal %d", int(sig))
 }

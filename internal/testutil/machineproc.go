@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -22,15 +21,11 @@ const clockTicks = 100
 // and were waited for (theirs holds their own children's), and of every
 // descendant still running (with its own ended children).
 func treeCPU() time.Duration {
-	var self, children syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self)
-	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
-	sum := func(r syscall.Rusage) int64 { return r.Utime.Nano() + r.Stime.Nano() }
 	ticks := 0.0
 	for _, p := range descendants(os.Getpid(), processes()) {
 		ticks += p.ticks
 	}
-	return time.Duration(sum(self)+sum(children)) + time.Duration(ticks/clockTicks*float64(time.Second))
+	return selfAndChildrenCPU() + time.Duration(ticks/clockTicks*float64(time.Second))
 }
 
 // proc is what /proc/PID/stat says of a process: its parent and its CPU

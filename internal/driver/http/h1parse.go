@@ -37,6 +37,9 @@ const (
 	maxTrailerBytes = 4 << 10
 )
 
+// readBufSize is a loop connection's read buffer: a response line must fit.
+const readBufSize = maxLineBytes
+
 // h1Phase is where in a response the parser is.
 type h1Phase uint8
 
@@ -96,7 +99,6 @@ var (
 	errLineTooLong     = fmt.Errorf("response line longer than %d KiB (perflab's bound)", maxLineBytes>>10)
 	errTooManyFields   = fmt.Errorf("response with more than %d header fields (perflab's bound)", maxHeaderFields)
 	errTrailerTooLarge = fmt.Errorf("response trailers larger than %d KiB (perflab's bound)", maxTrailerBytes>>10)
-	errSwitched        = errors.New("the server switched protocols (101): the connection no longer speaks HTTP/1.1")
 )
 
 // reset readies p for the next request's answer.

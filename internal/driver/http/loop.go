@@ -1,3 +1,5 @@
+//go:build linux
+
 package httpdriver
 
 import (
@@ -42,9 +44,6 @@ func (d *Driver) Loop(vus []int) (driver.Loop, error) {
 	}
 	return newH1Loop(d.h1, vus)
 }
-
-// readBufSize is a connection's read buffer: a response line must fit.
-const readBufSize = maxLineBytes
 
 // wakeID marks the loop's eventfd among the epoll events.
 const wakeID = -1

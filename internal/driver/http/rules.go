@@ -11,8 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/perflab/perflab/internal/driver/dial"
 )
 
@@ -123,12 +121,13 @@ func (p peeker) look() (idleState, bool) {
 		n   int
 		err error
 	)
+	again := false
 	_ = p.raw.Read(func(fd uintptr) bool {
-		n, _, err = unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		n, again, err = peekSocket(fd, b[:])
 		return true
 	})
 	switch {
-	case err == unix.EAGAIN:
+	case again:
 		return idleOpen, false
 	case err != nil || n == 0:
 		return idleClosed, false

@@ -1,3 +1,5 @@
+//go:build unix
+
 package s3driver
 
 import (

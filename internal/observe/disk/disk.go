@@ -16,7 +16,6 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/perflab/perflab/internal/observe"
@@ -89,6 +88,12 @@ type inode struct {
 	dev, ino uint64
 }
 
+// stat is what a walk reads of an entry's stat_t (stat_unix.go).
+type stat struct {
+	dev, ino, nlink uint64
+	blocks          int64
+}
+
 // walker adds up one sample's walk.
 type walker struct {
 	ctx    context.Context
@@ -124,12 +129,12 @@ func (w *walker) visit(path string, d fs.DirEntry, err error) error {
 		}
 		return nil
 	}
-	st, ok := info.Sys().(*syscall.Stat_t)
+	st, ok := statOf(info)
 	if !ok {
 		return fmt.Errorf("cannot read the blocks of %s: no stat_t", path)
 	}
-	if d.IsDir() || st.Nlink > 1 {
-		k := inode{dev: uint64(st.Dev), ino: st.Ino}
+	if d.IsDir() || st.nlink > 1 {
+		k := inode{dev: st.dev, ino: st.ino}
 		if w.seen[k] {
 			if d.IsDir() {
 				return fs.SkipDir // a listed directory inside another
@@ -138,6 +143,6 @@ func (w *walker) visit(path string, d fs.DirEntry, err error) error {
 		}
 		w.seen[k] = true
 	}
-	w.bytes += st.Blocks * 512
+	w.bytes += st.blocks * 512
 	return nil
 }

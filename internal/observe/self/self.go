@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/prometheus/procfs"
-	"golang.org/x/sys/unix"
 
 	"github.com/perflab/perflab/internal/observe"
 	"github.com/perflab/perflab/internal/observe/cgroup"
@@ -139,12 +138,12 @@ func CPULimit() (float64, bool) {
 }
 
 func coresAvailable(procRoot, cgroupRoot string) (float64, error) {
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		return 0, fmt.Errorf("cannot read the CPU affinity: %w", err)
+	cpus, err := affinity()
+	if err != nil {
+		return 0, err
 	}
 	limit, limited := cgroup.CPULimit(procRoot, "/", cgroupRoot, os.Getpid())
-	return cores(set.Count(), runtime.GOMAXPROCS(0), limit, limited), nil
+	return cores(cpus, runtime.GOMAXPROCS(0), limit, limited), nil
 }
 
 // cores are the cores a process may use: the CPUs it may run on, its

@@ -1,5 +1,8 @@
+//go:build linux
+
 // Package k8scluster starts a real single-node Kubernetes on loopback for
-// tests, and stops it leaving the host as it found it.
+// tests, and stops it leaving the host as it found it. Linux only (a
+// kubelet, mounts, flock; every file says //go:build linux).
 //
 // Start runs etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
 // containerd and the kubelet (Kubernetes v1.34.4, built once by

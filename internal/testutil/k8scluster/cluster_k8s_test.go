@@ -1,4 +1,4 @@
-//go:build k8s
+//go:build k8s && linux
 
 // The real-cluster tests: run by `make test-k8s` (go test -tags k8s), not
 // by `make test`.
