@@ -28,6 +28,9 @@ func (p *Plan) Validate() []error {
 	}
 	v.matrix(p)
 	v.repeat(p)
+	if p.Implicit && (len(p.Profiles) != 1 || len(p.Matrix) > 0 || p.Repeat > 1) {
+		v.at(p.at, "", "an implicit plan has one profile, no matrix and no repetitions")
+	}
 	names := map[string]Pos{}
 	for i := range p.Components {
 		c := &p.Components[i]
@@ -65,7 +68,7 @@ func (v *validator) at(w where, key, format string, a ...any) {
 		return
 	}
 	p := w.pos(key)
-	v.errs = append(v.errs, Error{File: v.file, Line: p.Line, Col: p.Col, Msg: fmt.Sprintf(format, a...)})
+	v.errs = append(v.errs, Error{File: v.file, Line: p.Line, Col: p.Col, Flag: p.Flag, Msg: fmt.Sprintf(format, a...)})
 }
 
 // name checks a component, profile or workload name.
