@@ -72,6 +72,7 @@ func TestHTTPRefusesInvalidFlags(t *testing.T) {
 		{[]string{"--rate", "10/s", "--dispatch-quantum", "-1ms"}, []string{"--dispatch-quantum -1ms must be > 0"}},
 		{[]string{"--dispatch-quantum", "-1ms"}, []string{"--dispatch-quantum applies to the open model"}},
 		{[]string{"-c", "4", "--vus-max", "8", "--backlog", "3"}, []string{"--vus-max applies to the open model", "--backlog applies to the open model"}},
+		{[]string{"--rate", "10/s", "-c", "5"}, []string{"give one of --rate and --concurrency, not both"}},
 		{[]string{"--timeout", "-1s"}, []string{"--timeout -1s must be > 0"}},
 		{[]string{"--timeout", "0"}, []string{"--timeout 0s must be > 0"}},
 		{[]string{"--grace", "-1s"}, []string{"--grace -1s must be >= 0"}},

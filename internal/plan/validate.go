@@ -12,7 +12,7 @@ import (
 // of the offending value when p was decoded from a file. Environment
 // variables are checked when the plan is parsed, not here.
 func (p *Plan) Validate() []error {
-	v := &validator{file: p.File, vars: map[string]bool{}}
+	v := &validator{file: p.File, vars: map[string]bool{}, implicit: p.Implicit}
 	for _, vr := range p.Matrix {
 		v.vars[vr.Name] = true
 		v.varList = append(v.varList, vr.Name)
@@ -55,10 +55,11 @@ func (p *Plan) Validate() []error {
 
 // validator collects the problems Validate finds.
 type validator struct {
-	file    string
-	vars    map[string]bool // matrix variables
-	varList []string
-	errs    []error
+	file     string
+	vars     map[string]bool // matrix variables
+	varList  []string
+	implicit bool // Plan.Implicit: its one workload needs no naming
+	errs     []error
 }
 
 // at records a problem with the field key of a value, unless that field

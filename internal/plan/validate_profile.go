@@ -104,7 +104,11 @@ func (v *validator) shape(w *Workload) (multi bool) {
 		for i, k := range shape {
 			names[i] = w.at.name(k, k)
 		}
-		v.at(w.at, shape[1], "%s: give one of %s, not both", label("workload", w.Name), strings.Join(names, " and "))
+		whose := label("workload", w.Name) + ": "
+		if v.implicit {
+			whose = ""
+		}
+		v.at(w.at, shape[1], "%sgive one of %s, not both", whose, strings.Join(names, " and "))
 	}
 	for _, k := range []string{"start_rate", "start_concurrency"} {
 		if given(w, k) && !given(w, "stages") {
