@@ -1,26 +1,23 @@
 package cli
 
 import (
+	"cmp"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/perflab/perflab/internal/driver"
 	httpdriver "github.com/perflab/perflab/internal/driver/http"
-	"github.com/perflab/perflab/internal/driver/registry"
 	"github.com/perflab/perflab/internal/engine"
-	"github.com/perflab/perflab/internal/engine/pacer"
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/readback"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/secret"
-	"github.com/perflab/perflab/internal/slo"
 	"github.com/perflab/perflab/internal/units"
 )
 
@@ -43,7 +40,7 @@ type httpFlags struct {
 
 func (f *httpFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.rate, "rate", "", "open model: arrival rate, e.g. 5000/s (latency from each arrival's intended start)")
-	fs.IntVar(&f.conc, "concurrency", 0, "closed model: number of concurrent VUs (default 50 when no --rate)")
+	fs.IntVar(&f.conc, "concurrency", 0, fmt.Sprintf("closed model: number of concurrent VUs (default %d when no --rate)", defaultConcurrency))
 	fs.IntVar(&f.conc, "c", 0, "short for --concurrency")
 	fs.DurationVar(&f.duration, "duration", 10*time.Second, "how long to apply load")
 	fs.StringVar(&f.method, "m", "GET", "HTTP method")
@@ -59,12 +56,12 @@ func (f *httpFlags) register(fs *flag.FlagSet) {
 		"follow up to N redirects (301, 302, 303, 307, 308), timed as one request; 0 takes the redirect as the answer (k6 and oha follow 10)")
 	fs.StringVar(&f.cacert, "cacert", "", "PEM file of CA certificates to trust")
 	fs.BoolVar(&f.insecure, "insecure", false, "skip TLS certificate verification")
-	fs.IntVar(&f.vusMin, "vus-min", 10, "open model: VUs started before the first arrival")
-	fs.IntVar(&f.vusMax, "vus-max", 1000, "open model: most VUs; an arrival finding all busy is dropped")
+	fs.IntVar(&f.vusMin, "vus-min", plan.DefaultVUsMin, "open model: VUs started before the first arrival")
+	fs.IntVar(&f.vusMax, "vus-max", plan.DefaultVUsMax, "open model: most VUs; an arrival finding all busy is dropped")
 	fs.IntVar(&f.backlog, "backlog", 0, "open model: arrivals that may wait for a VU at --vus-max (0: drop at once)")
 	fs.DurationVar(&f.quantum, "dispatch-quantum", engine.DefaultQuantum,
 		"open model: arrivals due within this of each other are sent together, each still timed from its intended start; finer than 1ms and without --backlog, VUs that finish also take due arrivals (250us: lag near 40µs, about twice the CPU)")
-	fs.DurationVar(&f.grace, "grace", 5*time.Second, "time in-flight requests get to finish at the end")
+	fs.DurationVar(&f.grace, "grace", plan.DefaultGrace, "time in-flight requests get to finish at the end")
 	fs.DurationVar(&f.warmup, "warmup", 0, "exclude this much from the start of the statistics (default: first interval)")
 	fs.BoolVar(&f.jsonOut, "json", false, "print the JSON summary to stdout instead of the table")
 	fs.StringVar(&f.out, "out", "perflab-runs", "parent directory for the run directory")
@@ -119,7 +116,7 @@ func (e *env) httpCmd(ctx context.Context, args []string) error {
 	if len(pos) != 1 {
 		return usageErrorf("perflab http needs exactly one URL, got %d arguments", len(pos))
 	}
-	pw, err := f.workload(pos[0], func(name string) bool { return set(fs, name) })
+	p, b, err := f.checkedPlan(pos[0], func(name string) bool { return set(fs, name) })
 	if err != nil {
 		return err
 	}
@@ -129,11 +126,8 @@ func (e *env) httpCmd(ctx context.Context, args []string) error {
 	}
 	e.useScrubber(f.scrubber(pos[0]))
 	job := e.job(f.out, results.Meta{Name: f.name, Command: recordedCommand(append([]string{"perflab", "http"}, args...)),
-		Extra: readback.WithSLO(nil, run.GateSpecs(nil, f.slo))})
-	job.Bare = &run.Phase{Profile: plan.Profile{Name: pw.Eng.Name, Duration: f.duration, Warmup: f.warmup},
-		Workloads: []run.Workload{pw}, WarmupBy: "the user"}
-	job.SampleEvery = sampleEveryFor(f.duration, f.warmup) // the generator itself, for the client-bound rule
-	job.Export = targets
+		Extra: readback.WithSLO(nil, run.GateSpecs(p, f.slo))})
+	job.Plan, job.Builtins, job.SampleEvery, job.Export = p, b, p.SampleInterval, targets
 	return e.runJob(ctx, job, f.jsonOut)
 }
 
@@ -146,54 +140,96 @@ func sampleEveryFor(d, warmup time.Duration) time.Duration {
 	return min(max(every.Truncate(10*time.Millisecond), 100*time.Millisecond), time.Second)
 }
 
-// workload validates every flag at once and builds the workload; given
-// tells the flags given on the command line.
-func (f *httpFlags) workload(rawURL string, given func(string) bool) (run.Workload, error) {
+// checkedPlan is the plan of the flags, checked as perflab run checks a
+// plan file (run.CheckBuilt, the --slo scopes, the open-file limit), and
+// its built-in values; given tells the flags given on the command line.
+// Every problem is listed at once, each naming its flag; nothing is
+// started.
+func (f *httpFlags) checkedPlan(rawURL string, given func(string) bool) (*plan.Plan, plan.Builtins, error) {
 	var problems []string
 	bad := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
-	cfg := httpdriver.Config{URL: rawURL, Method: strings.ToUpper(f.method), Header: f.header(bad),
-		Proto: f.proto, CAFile: f.cacert, InsecureSkipVerify: f.insecure,
-		ExpectStatus: f.expectStatus, FollowRedirects: f.followRedirects}
-	if f.timeout > 0 { // checkTimes says what is wrong with any other
-		cfg.Timeout = f.timeout
+	p, err := f.plan(rawURL, given, bad)
+	if err != nil {
+		return nil, plan.Builtins{}, &runError{err: err, code: ExitFailed}
 	}
-	cfg.Body = f.requestBody(bad)
-	for _, err := range cfg.Validate() {
+	b, err := run.Builtins(filepath.Join(f.out, "RUN_DIR"))
+	if err != nil {
+		return nil, b, &runError{err: err, code: ExitFailed}
+	}
+	for _, err := range run.CheckBuilt(p, b) {
 		bad("%v", err)
 	}
-	f.checkTimes(bad)
-	w := engine.Workload{Name: "http", Grace: f.grace}
-	desc := results.Workload{Name: "http", Driver: "http", Target: cfg.Method + " " + secret.URL(rawURL),
-		Duration: f.duration, Grace: f.grace}
-	f.model(&w, &desc, given, bad)
-	gates, gateErrs := slo.ParseGates(f.slo)
-	for _, err := range gateErrs {
-		bad("--slo: %v", err)
+	problems = append(problems, sloProblems(f.slo)...)
+	unknown, _ := run.UnknownSLOWorkloads(p, f.slo)
+	for _, g := range unknown {
+		bad("--slo '%s': perflab http runs one workload, %q, not %q", g.Expr, httpWorkload, g.Workload)
 	}
-	for _, g := range gates {
-		if g.Workload != "" && g.Workload != w.Name {
-			bad("--slo '%s': perflab http runs one workload, %q, not %q", g.Expr, w.Name, g.Workload)
-		}
-	}
-	if len(problems) == 0 {
-		for _, err := range w.Validate() { // what the checks above missed, if anything
-			if !strings.Contains(err.Error(), "no driver") {
-				bad("%v", err)
-			}
-		}
+	for _, err := range run.OpenFileProblems(p, 1) {
+		bad("%v", err)
 	}
 	if len(problems) > 0 {
-		return run.Workload{}, usageErrorf("invalid arguments:\n  %s", strings.Join(problems, "\n  "))
+		return nil, b, usageErrorf("invalid arguments:\n  %s", strings.Join(problems, "\n  "))
 	}
-	d, err := httpdriver.New(cfg)
+	return p, b, nil
+}
+
+// httpWorkload names perflab http's workload, and its implicit profile.
+const httpWorkload = "http"
+
+// defaultConcurrency is the closed model's VUs without --concurrency.
+const defaultConcurrency = 50
+
+// plan is the implicit plan of the flags: one workload of the http
+// driver, each value at the flag that gave it, so that a problem the
+// plan's checks find names the flag. bad gets what is wrong with the
+// flags' own syntax, which the plan format does not share.
+func (f *httpFlags) plan(rawURL string, given func(string) bool, bad func(string, ...any)) (*plan.Plan, error) {
+	dir, err := os.Getwd()
 	if err != nil {
-		return run.Workload{}, usageErrorf("%v", err)
+		return nil, fmt.Errorf("cannot locate the working directory: %w", err)
 	}
-	desc.Params, _ = json.Marshal(map[string]any{"method": cfg.Method, "headers": secret.Headers(cfg.Header),
-		"body_bytes": len(cfg.Body), "timeout": f.timeout.String(), "proto": f.proto,
-		"expect_status": f.expectStatus, "follow_redirects": f.followRedirects})
-	spec := registry.Spec{Target: desc.Target, OpBytes: int64(len(cfg.Body)), New: func() (driver.Driver, error) { return d, nil }}
-	return run.Workload{Spec: spec, Eng: w, Desc: desc, Length: f.duration}, nil
+	params, err := plan.ParamsOf(f.params(rawURL, bad)...)
+	if err != nil {
+		return nil, err
+	}
+	w := plan.Workload{Name: httpWorkload, Driver: "http", Grace: f.grace, Params: params}
+	w.SetPos("grace", plan.Pos{Flag: "--grace"})
+	f.model(&w, given, bad)
+	pr := plan.Profile{Name: httpWorkload, Duration: f.duration, Warmup: f.warmup, Workloads: []plan.Workload{w}}
+	pr.SetPos("duration", plan.Pos{Flag: "--duration"})
+	pr.SetPos("warmup", plan.Pos{Flag: "--warmup"})
+	p := &plan.Plan{Name: cmp.Or(strings.TrimSpace(f.name), httpWorkload), Dir: dir, Implicit: true,
+		SampleInterval: sampleEveryFor(f.duration, f.warmup), StopGrace: plan.DefaultStopGrace, Profiles: []plan.Profile{pr}}
+	return p, nil
+}
+
+// params are the http driver's params of the flags, as a plan gives them.
+func (f *httpFlags) params(rawURL string, bad func(string, ...any)) []plan.Param {
+	ps := []plan.Param{{Key: "url", Value: rawURL}, {Key: "method", Value: strings.ToUpper(f.method), Flag: "-m"}}
+	if h := f.header(bad); len(h) > 0 {
+		ps = append(ps, plan.Param{Key: "headers", Value: h, Flag: "-H"})
+	}
+	if f.body != "" {
+		ps = append(ps, plan.Param{Key: "body", Value: f.body, Flag: "-d"})
+	}
+	if f.bodyFile != "" {
+		ps = append(ps, plan.Param{Key: "body_file", Value: f.bodyFile, Flag: "--body-file"})
+	}
+	if f.timeout > 0 { // to the driver, 0 is its default
+		ps = append(ps, plan.Param{Key: "timeout", Value: f.timeout.String(), Flag: "--timeout"})
+	} else {
+		bad("--timeout %v must be > 0", f.timeout)
+	}
+	ps = append(ps, plan.Param{Key: "proto", Value: f.proto, Flag: "--proto"},
+		plan.Param{Key: "expect_status", Value: f.expectStatus, Flag: "--expect-status"},
+		plan.Param{Key: "follow_redirects", Value: f.followRedirects, Flag: "--follow-redirects"})
+	if f.cacert != "" {
+		ps = append(ps, plan.Param{Key: "ca_file", Value: f.cacert, Flag: "--cacert"})
+	}
+	if f.insecure {
+		ps = append(ps, plan.Param{Key: "insecure", Value: true, Flag: "--insecure"})
+	}
+	return ps
 }
 
 // scrubber is the scrubber of the run: the values of the environment
@@ -210,9 +246,10 @@ func (f *httpFlags) scrubber(rawURL string) *secret.Scrubber {
 }
 
 // header is the request header of the -H flags, ${VAR} read from the
-// environment.
-func (f *httpFlags) header(bad func(string, ...any)) http.Header {
-	h := http.Header{}
+// environment; a name given twice has its values joined with ", ", as
+// HTTP lets a list be sent.
+func (f *httpFlags) header(bad func(string, ...any)) map[string]string {
+	h := map[string]string{}
 	for _, line := range f.headers {
 		k, v, ok := strings.Cut(line, ":")
 		if !ok || strings.TrimSpace(k) == "" {
@@ -223,114 +260,61 @@ func (f *httpFlags) header(bad func(string, ...any)) http.Header {
 		if err != nil {
 			bad("header %s: %v", strings.TrimSpace(k), err)
 		}
-		h.Add(strings.TrimSpace(k), v)
+		k = http.CanonicalHeaderKey(strings.TrimSpace(k))
+		if old, ok := h[k]; ok {
+			v = old + ", " + v
+		}
+		h[k] = v
 	}
 	return h
 }
 
-// requestBody is the body of -d or --body-file.
-func (f *httpFlags) requestBody(bad func(string, ...any)) []byte {
-	switch {
-	case f.body != "" && f.bodyFile != "":
-		bad("give -d or --body-file, not both")
-	case f.bodyFile != "":
-		b, err := os.ReadFile(f.bodyFile)
-		if err != nil {
-			bad("cannot read --body-file: %v", err)
-		}
-		return b
-	case f.body != "":
-		return []byte(f.body)
-	}
-	return nil
-}
-
-// checkTimes checks the durations both models take.
-func (f *httpFlags) checkTimes(bad func(string, ...any)) {
-	if f.duration <= 0 {
-		bad("--duration %v must be > 0", f.duration)
-	}
-	if f.timeout <= 0 {
-		bad("--timeout %v must be > 0", f.timeout)
-	}
-	if f.grace < 0 {
-		bad("--grace %v must be >= 0", f.grace)
-	}
-	if f.warmup < 0 || f.duration > 0 && f.warmup >= f.duration {
-		bad("--warmup %v must be >= 0 and shorter than --duration %v", f.warmup, f.duration)
-	}
-}
-
-// openOnly are the flags of the open model alone.
-var openOnly = []string{"vus-min", "vus-max", "backlog", "dispatch-quantum"}
-
-// model sets the load model from --rate or --concurrency.
-func (f *httpFlags) model(w *engine.Workload, desc *results.Workload, given func(string) bool, bad func(string, ...any)) {
+// model sets the load model of w from --rate (open) or --concurrency
+// (closed, 50 VUs when not given), each value at its flag. The flags of
+// the other model, when given, are set too: the plan's check refuses
+// them.
+func (f *httpFlags) model(w *plan.Workload, given func(string) bool, bad func(string, ...any)) {
+	at := func(key, flag string) { w.SetPos(key, plan.Pos{Flag: "--" + flag}) }
 	conc := given("c") || given("concurrency")
-	if f.rate != "" && conc {
-		bad("give --rate (open model) or --concurrency (closed model), not both")
-		return
-	}
-	if f.rate == "" {
-		for _, name := range openOnly {
-			if given(name) {
-				bad("--%s applies to the open model (--rate)", name)
-			}
-		}
+	closed := f.rate == ""
+	if closed || conc {
+		w.Model, w.Concurrency = plan.Closed, f.conc
 		if !conc {
-			f.conc = 50
+			w.Concurrency = defaultConcurrency
 		}
-		if f.conc < 1 {
-			bad("--concurrency %d must be >= 1", f.conc)
-			return
+		at("concurrency", "concurrency")
+	}
+	if closed {
+		at("model", "rate") // the flag that makes a workload open
+	} else {
+		rate, err := units.ParseRate(f.rate)
+		if err != nil || !(rate > 0) {
+			bad("--rate %q: want a positive rate like 5000/s", f.rate)
+			rate = 1 // a stand-in, so that the plan's checks of the other flags still run
 		}
-		if why := run.ConnectionProblem(fmt.Sprintf("--concurrency %d", f.conc), f.conc); why != "" {
-			bad("%s", why)
+		w.Model, w.Rate = plan.Open, plan.Rate{PerSecond: rate}
+		at("rate", "rate")
+	}
+	if given("vus-min") || given("vus-max") || !closed {
+		w.VUs = plan.VUs{Min: f.vusMin, Max: f.vusMax}.WithDefaults(given("vus-min"), given("vus-max"))
+		at("vus.min", "vus-min")
+		at("vus.max", "vus-max")
+		if closed { // the pool as a whole is refused, by the flag given first
+			flag := "vus-max"
+			if given("vus-min") {
+				flag = "vus-min"
+			}
+			at("vus", flag)
 		}
-		w.Model, w.Conc = engine.Closed, pacer.FixedConcurrency(f.conc, f.duration)
-		desc.Model, desc.Concurrency = "closed", f.conc
-		return
 	}
-	rate, err := units.ParseRate(f.rate)
-	if err != nil || !(rate > 0) {
-		bad("--rate %q: want a positive rate like 5000/s", f.rate)
+	if given("backlog") || !closed {
+		w.Backlog = f.backlog
+		at("backlog", "backlog")
 	}
-	lo, hi := f.vus(given, bad)
-	if why := run.ConnectionProblem(fmt.Sprintf("--vus-max %d", hi), hi); why != "" {
-		bad("%s", why)
+	if given("dispatch-quantum") { // else the engine's default, as a plan's
+		w.DispatchQuantum = f.quantum
+		at("dispatch_quantum", "dispatch-quantum")
 	}
-	if f.backlog < 0 {
-		bad("--backlog %d must be >= 0", f.backlog)
-	}
-	if f.quantum <= 0 {
-		bad("--dispatch-quantum %v: want a positive duration like 1ms (1ns sends each arrival on its own)", f.quantum)
-	}
-	w.Model, w.Rate = engine.Open, pacer.Constant(rate, f.duration)
-	w.VUsMin, w.VUsMax, w.Backlog, w.Quantum = lo, hi, f.backlog, f.quantum
-	desc.Model, desc.Rate, desc.VUsMin, desc.VUsMax, desc.Backlog = "open", rate, lo, hi, f.backlog
-}
-
-// vus are the open model's VUs, as a plan's vus: when only --vus-max is
-// given, --vus-min is 10 or --vus-max if smaller; when only --vus-min is,
-// --vus-max is 1000 or --vus-min if larger.
-func (f *httpFlags) vus(given func(string) bool, bad func(string, ...any)) (lo, hi int) {
-	lo, hi = f.vusMin, f.vusMax
-	if !given("vus-min") {
-		lo = min(lo, hi)
-	}
-	if !given("vus-max") {
-		hi = max(hi, lo)
-	}
-	if hi < 1 {
-		bad("--vus-max %d must be >= 1", hi)
-	}
-	switch {
-	case lo < 0:
-		bad("--vus-min %d must be >= 0", lo)
-	case lo > hi && hi >= 1:
-		bad("--vus-min %d is larger than --vus-max %d", lo, hi)
-	}
-	return lo, hi
 }
 
 // expandEnv replaces ${VAR} with the environment's value; an unset variable

@@ -69,9 +69,10 @@ func TestHTTPRefusesInvalidFlags(t *testing.T) {
 		{[]string{"--rate", "10/s", "--vus-min", "20", "--vus-max", "10"}, []string{"--vus-min 20 is larger than --vus-max 10"}},
 		{[]string{"--warmup", "2s"}, []string{"--warmup 2s must be >= 0 and shorter than --duration 2s"}},
 		{[]string{"--warmup", "-1s"}, []string{"--warmup -1s must be >= 0"}},
-		{[]string{"--rate", "10/s", "--dispatch-quantum", "-1ms"}, []string{"--dispatch-quantum -1ms: want a positive duration"}},
+		{[]string{"--rate", "10/s", "--dispatch-quantum", "-1ms"}, []string{"--dispatch-quantum -1ms must be > 0"}},
 		{[]string{"--dispatch-quantum", "-1ms"}, []string{"--dispatch-quantum applies to the open model"}},
 		{[]string{"-c", "4", "--vus-max", "8", "--backlog", "3"}, []string{"--vus-max applies to the open model", "--backlog applies to the open model"}},
+		{[]string{"--rate", "10/s", "-c", "5"}, []string{"give one of --rate and --concurrency, not both"}},
 		{[]string{"--timeout", "-1s"}, []string{"--timeout -1s must be > 0"}},
 		{[]string{"--timeout", "0"}, []string{"--timeout 0s must be > 0"}},
 		{[]string{"--grace", "-1s"}, []string{"--grace -1s must be >= 0"}},
@@ -103,7 +104,7 @@ func TestHTTPRefusesInvalidFlags(t *testing.T) {
 	// Valid values that only look odd still run: --vus-max alone below
 	// the default --vus-min takes it as --vus-min.
 	f := httpFlags{rate: "10/s", vusMin: 10, vusMax: 5, duration: 1e9, timeout: 1e9, quantum: 1e6}
-	if _, err := f.workload(url, func(name string) bool { return name == "rate" || name == "vus-max" }); err != nil {
+	if _, _, err := f.checkedPlan(url, func(name string) bool { return name == "rate" || name == "vus-max" }); err != nil {
 		t.Errorf("--vus-max 5 alone: %v", err)
 	}
 }

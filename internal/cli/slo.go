@@ -11,15 +11,21 @@ const sloUsage = `SLO gate judged on every workload over its steady-state window
 // checkSLOFlags parses the --slo expressions, reporting every one that
 // does not parse as a usage error.
 func checkSLOFlags(exprs []string) error {
-	_, errs := slo.ParseGates(exprs)
-	if len(errs) == 0 {
-		return nil
+	if lines := sloProblems(exprs); len(lines) > 0 {
+		return usageErrorf("invalid SLO gate:\n  %s", strings.Join(lines, "\n  "))
 	}
+	return nil
+}
+
+// sloProblems says what is wrong with each --slo expression that does not
+// parse.
+func sloProblems(exprs []string) []string {
+	_, errs := slo.ParseGates(exprs)
 	lines := make([]string, len(errs))
 	for i, err := range errs {
 		lines[i] = "--slo: " + err.Error()
 	}
-	return usageErrorf("invalid SLO gate:\n  %s", strings.Join(lines, "\n  "))
+	return lines
 }
 
 // shellJoin joins a command's arguments as a shell would need them:

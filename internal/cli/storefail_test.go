@@ -14,11 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perflab/perflab/internal/driver"
-	"github.com/perflab/perflab/internal/driver/registry"
-	"github.com/perflab/perflab/internal/engine"
-	"github.com/perflab/perflab/internal/engine/pacer"
-	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/stats"
@@ -37,14 +32,6 @@ func (f *fullStore) WriteInterval(workload string, iv *stats.Interval) error {
 		return fmt.Errorf("cannot write interval %d of %q: %w", iv.Index, workload, syscall.ENOSPC)
 	}
 	return f.w.WriteInterval(workload, iv)
-}
-
-// countingDriver answers every operation at once and counts them.
-type countingDriver struct{ n atomic.Int64 }
-
-func (d *countingDriver) Do(_ context.Context, _ int, r *driver.Result) {
-	d.n.Add(1)
-	r.Reset("op")
 }
 
 // storeFailEnv is an env whose runs keep only their first ok intervals.
@@ -97,28 +84,21 @@ func checkStoreFailure(t *testing.T, e *env, stderr *bytes.Buffer, err error, ou
 	}
 }
 
-// TestStoreFailureStopsTheLoad runs a one-off test whose store fails after
-// three intervals: the load must stop then, as at an interrupt, not run
-// its 30 s to the end; the run still ends with its state recorded.
+// TestStoreFailureStopsTheLoad runs perflab http against a server on
+// 127.0.0.1 with a store that fails after one interval: the load must stop
+// then, as at an interrupt, not run its 60 s to the end; the run still
+// ends with its state recorded.
 func TestStoreFailureStopsTheLoad(t *testing.T) {
-	const rate, dur = 200.0, 30 * time.Second
-	d := &countingDriver{}
-	e, stderr := storeFailEnv(3)
+	var served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served.Add(1) }))
+	defer srv.Close()
+	e, stderr := storeFailEnv(1)
 	out := t.TempDir()
-	w := run.Workload{Spec: registry.Spec{Target: "test", New: func() (driver.Driver, error) { return d, nil }},
-		Eng: engine.Workload{Name: "full", Model: engine.Open, Rate: pacer.Constant(rate, dur), VUsMin: 2, VUsMax: 50,
-			Grace: time.Second, Interval: 50 * time.Millisecond, Driver: d},
-		Desc: results.Workload{Name: "full", Driver: "test", Model: results.ModelOpen, Target: "test", Rate: rate,
-			VUsMin: 2, VUsMax: 50, Duration: dur, Grace: time.Second},
-	}
-	j := e.job(out, results.Meta{Name: "full", Command: "test"})
-	j.Bare = &run.Phase{Profile: plan.Profile{Name: "full", Duration: dur}, Workloads: []run.Workload{w}, WarmupBy: "the user"}
-	err := e.runJob(context.Background(), j, false)
-	checkStoreFailure(t, e, stderr, err, out, 3)
-	// Three 50 ms intervals at 200/s are about 30 operations; the whole
-	// schedule 6000.
-	if n := d.n.Load(); n > int64(rate*dur.Seconds())/4 {
-		t.Errorf("%d operations after the store failed; the load was not stopped", n)
+	err := e.httpCmd(context.Background(), []string{srv.URL + "/", "--rate", "100/s", "--duration", "60s", "--out", out})
+	checkStoreFailure(t, e, stderr, err, out, 1)
+	// About 200 requests before the failure; the whole schedule 6000.
+	if n := served.Load(); n > 6000/4 {
+		t.Errorf("the server answered %d requests after the store failed; the load was not stopped", n)
 	}
 }
 

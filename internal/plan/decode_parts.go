@@ -146,7 +146,7 @@ func (d *decoder) workload(n *yaml.Node) Workload {
 	var minSet, maxSet bool
 	d.field(m, w.at, "vus", func(n *yaml.Node) error { minSet, maxSet = d.vus(n, &w); return nil })
 	if w.Model == Open {
-		w.VUs = vusDefaults(w.VUs, minSet, maxSet)
+		w.VUs = w.VUs.WithDefaults(minSet, maxSet)
 	}
 	return w
 }

@@ -3,14 +3,14 @@ package plan
 import "time"
 
 // Defaults and limits. Every default the format has is set here, in
-// newPlan, newComponent, newReady, newWorkload and vusDefaults.
+// newPlan, newComponent, newReady, newWorkload and VUs.WithDefaults.
 const (
 	DefaultSampleInterval = time.Second
 	DefaultStopGrace      = 10 * time.Second
 	DefaultReadyTimeout   = 30 * time.Second
 	DefaultGrace          = 5 * time.Second // in-flight operations at the end of a workload
-	DefaultVUsMin         = 10              // as perflab http --vus-min
-	DefaultVUsMax         = 1000            // as perflab http --vus-max
+	DefaultVUsMin         = 10              // perflab http's --vus-min too
+	DefaultVUsMax         = 1000            // perflab http's --vus-max too
 
 	// MaxCells bounds the matrix: a plan whose matrix has more cells is invalid.
 	MaxCells = 10000
@@ -35,14 +35,15 @@ func newReady() *Ready {
 }
 
 // newWorkload returns a workload with the defaults that do not depend on
-// other fields; vusDefaults does the rest once the model is known.
+// other fields; VUs.WithDefaults does the rest once the model is known.
 func newWorkload() Workload {
 	return Workload{Grace: DefaultGrace, at: where{}}
 }
 
-// vusDefaults fills the VU pool bounds of an open-model workload: min is
-// DefaultVUsMin (at most max), max is DefaultVUsMax (at least min).
-func vusDefaults(v VUs, minSet, maxSet bool) VUs {
+// WithDefaults fills the VU pool bounds of an open-model workload that
+// were not given (a plan's vus, perflab http's --vus-min and --vus-max):
+// min is DefaultVUsMin (at most max), max is DefaultVUsMax (at least min).
+func (v VUs) WithDefaults(minSet, maxSet bool) VUs {
 	switch {
 	case !minSet && !maxSet:
 		return VUs{Min: DefaultVUsMin, Max: DefaultVUsMax}

@@ -9,19 +9,32 @@ import (
 
 // Pos is a position in a plan file; lines and columns count from 1. The zero
 // Pos means "no position known" (a value built in Go rather than decoded).
+// In a plan built from a command line (perflab http) a value's position
+// is the flag that gave it.
 type Pos struct {
 	Line, Col int
+	Flag      string // "--vus-max": the flag that gave the value; "" in a plan file
 }
 
-// Error is one problem in a plan, at a position in its file.
+// Error is one problem in a plan, at a position in its file or at the
+// flag that gave the value.
 type Error struct {
 	File      string
-	Line, Col int // 0 when unknown
+	Line, Col int    // 0 when unknown
+	Flag      string // the flag that gave the value, in a plan built from a command line
 	Msg       string
 }
 
-// Error prints "file:line:col: msg", leaving out what is unknown.
+// Error prints "file:line:col: msg", leaving out what is unknown; a
+// problem with a flag's value is "--flag: msg", or msg alone when it names
+// the flag itself ("--vus-min 20 is larger than --vus-max 10").
 func (e Error) Error() string {
+	if e.Flag != "" {
+		if namesFlag(e.Msg, e.Flag) {
+			return e.Msg
+		}
+		return e.Flag + ": " + e.Msg
+	}
 	var b strings.Builder
 	if e.File != "" {
 		b.WriteString(e.File)
@@ -97,6 +110,25 @@ func (es Errors) sorted() Errors {
 	return out
 }
 
+// namesFlag reports whether msg names flag as a word of its own: "-d" is
+// not named by "--duration".
+func namesFlag(msg, flag string) bool {
+	word := func(c byte) bool {
+		return c == '-' || c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+	}
+	for i := 0; ; {
+		j := strings.Index(msg[i:], flag)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(flag)
+		if (start == 0 || !word(msg[start-1])) && (end == len(msg) || !word(msg[end])) {
+			return true
+		}
+		i = start + 1
+	}
+}
+
 // asErrors turns errs into Errors, keeping the positions of those that are
 // Error values already and giving the others the file name only.
 func asErrors(file string, errs []error) Errors {
@@ -124,6 +156,15 @@ func (w where) pos(key string) Pos {
 	return w[""]
 }
 
+// name is how a problem names the field key: the flag that gave it, in a
+// plan built from a command line, else plain, the plan file's word for it.
+func (w where) name(key, plain string) string {
+	if p, ok := w[key]; ok && p.Flag != "" {
+		return p.Flag
+	}
+	return plain
+}
+
 // bad reports whether key failed to decode.
 func (w where) bad(key string) bool {
 	_, ok := w[key+"!"]
@@ -148,9 +189,9 @@ func (c Component) Pos(key string) Pos { return c.at.pos(key) }
 // Pos is Workload.Pos for how a component is started ("command", "dir", …).
 func (r Run) Pos(key string) Pos { return r.at.pos(key) }
 
-// ErrorAt is a problem at pos in the plan file.
+// ErrorAt is a problem at pos in the plan file, or at the flag pos names.
 func ErrorAt(file string, pos Pos, format string, a ...any) error {
-	return Error{File: file, Line: pos.Line, Col: pos.Col, Msg: fmt.Sprintf(format, a...)}
+	return Error{File: file, Line: pos.Line, Col: pos.Col, Flag: pos.Flag, Msg: fmt.Sprintf(format, a...)}
 }
 
 // Problems is err as a list: the items of a plan.Errors, else err alone.

@@ -46,8 +46,12 @@ func (p Params) Decode(v any) error {
 	return decodeStrict(p.file, n, v)
 }
 
-// expanded returns a copy of the params with references substituted.
+// expanded returns a copy of the params with references substituted;
+// params built from flags have none.
 func (p Params) expanded() (*yaml.Node, Errors) {
+	if p.FromFlags() {
+		return p.node, nil
+	}
 	var errs Errors
 	var walk func(n *yaml.Node, isKey bool) *yaml.Node
 	walk = func(n *yaml.Node, isKey bool) *yaml.Node {

@@ -83,6 +83,13 @@ type Plan struct {
 	File string // the path given to Load or Parse
 	Dir  string // absolute directory that relative paths resolve against
 
+	// Implicit marks a plan built in Go for a command that runs without a
+	// plan file (perflab http, from its flags): its one cell and its one
+	// profile are not recorded as such, its workloads are named by their
+	// own names, and reports show them alone (docs/format/results.md: a
+	// run without a plan). It has one profile and no matrix.
+	Implicit bool
+
 	env *envValues // values of the ${NAME} references, read at load
 	at  where
 }
@@ -217,10 +224,11 @@ type VUs struct {
 // Params is a workload's driver configuration: a YAML subtree kept with its
 // positions. See Decode and JSON.
 type Params struct {
-	node *yaml.Node        // a mapping, or nil when the plan gives none
-	file string            // for error positions
-	vars map[string]string // {{name}} values; nil leaves {{name}} as written
-	env  *envValues
+	node  *yaml.Node        // a mapping, or nil when the plan gives none
+	file  string            // for error positions
+	vars  map[string]string // {{name}} values; nil leaves {{name}} as written
+	env   *envValues
+	flags map[string]string // params built from flags (ParamsOf): each key's flag; nil in a plan file
 }
 
 // envValues holds the values of environment variables a plan references.

@@ -198,10 +198,15 @@ func TestErrorFormat(t *testing.T) {
 		e    Error
 		want string
 	}{
-		{Error{"p.yaml", 3, 7, "bad"}, "p.yaml:3:7: bad"},
-		{Error{"p.yaml", 3, 0, "bad"}, "p.yaml:3: bad"},
-		{Error{"p.yaml", 0, 0, "bad"}, "p.yaml: bad"},
-		{Error{"", 0, 0, "bad"}, "bad"},
+		{Error{File: "p.yaml", Line: 3, Col: 7, Msg: "bad"}, "p.yaml:3:7: bad"},
+		{Error{File: "p.yaml", Line: 3, Msg: "bad"}, "p.yaml:3: bad"},
+		{Error{File: "p.yaml", Msg: "bad"}, "p.yaml: bad"},
+		{Error{Msg: "bad"}, "bad"},
+		// A problem with a flag's value names the flag, once.
+		{Error{Flag: "--proto", Msg: `proto "h9" is unknown`}, `--proto: proto "h9" is unknown`},
+		{Error{Flag: "--vus-min", Msg: "--vus-min 20 is larger than --vus-max 10"}, "--vus-min 20 is larger than --vus-max 10"},
+		{Error{Flag: "-d", Msg: "give -d or --body-file, not both"}, "give -d or --body-file, not both"},
+		{Error{Flag: "-d", Msg: "--duration 1s"}, "-d: --duration 1s"},
 	} {
 		if got := tc.e.Error(); got != tc.want {
 			t.Errorf("%#v.Error() = %q, want %q", tc.e, got, tc.want)

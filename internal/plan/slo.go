@@ -61,7 +61,7 @@ func (v *validator) gate(w where, i int, expr string) (slo.Gate, bool) {
 		p.Col += ge.Column - 1
 		msg = fmt.Sprintf("slo %q: %s", ge.Expr, ge.Msg)
 	}
-	v.errs = append(v.errs, Error{File: v.file, Line: p.Line, Col: p.Col, Msg: msg})
+	v.errs = append(v.errs, Error{File: v.file, Line: p.Line, Col: p.Col, Flag: p.Flag, Msg: msg})
 	return g, false
 }
 

@@ -12,7 +12,7 @@ import (
 // of the offending value when p was decoded from a file. Environment
 // variables are checked when the plan is parsed, not here.
 func (p *Plan) Validate() []error {
-	v := &validator{file: p.File, vars: map[string]bool{}}
+	v := &validator{file: p.File, vars: map[string]bool{}, implicit: p.Implicit}
 	for _, vr := range p.Matrix {
 		v.vars[vr.Name] = true
 		v.varList = append(v.varList, vr.Name)
@@ -28,6 +28,9 @@ func (p *Plan) Validate() []error {
 	}
 	v.matrix(p)
 	v.repeat(p)
+	if p.Implicit && (len(p.Profiles) != 1 || len(p.Matrix) > 0 || p.Repeat > 1) {
+		v.at(p.at, "", "an implicit plan has one profile, no matrix and no repetitions")
+	}
 	names := map[string]Pos{}
 	for i := range p.Components {
 		c := &p.Components[i]
@@ -52,10 +55,11 @@ func (p *Plan) Validate() []error {
 
 // validator collects the problems Validate finds.
 type validator struct {
-	file    string
-	vars    map[string]bool // matrix variables
-	varList []string
-	errs    []error
+	file     string
+	vars     map[string]bool // matrix variables
+	varList  []string
+	implicit bool // Plan.Implicit: its one workload needs no naming
+	errs     []error
 }
 
 // at records a problem with the field key of a value, unless that field
@@ -65,7 +69,7 @@ func (v *validator) at(w where, key, format string, a ...any) {
 		return
 	}
 	p := w.pos(key)
-	v.errs = append(v.errs, Error{File: v.file, Line: p.Line, Col: p.Col, Msg: fmt.Sprintf(format, a...)})
+	v.errs = append(v.errs, Error{File: v.file, Line: p.Line, Col: p.Col, Flag: p.Flag, Msg: fmt.Sprintf(format, a...)})
 }
 
 // name checks a component, profile or workload name.

@@ -16,10 +16,11 @@ func (v *validator) profile(p *Profile) {
 	case p.Duration <= 0 && !p.at.has("duration"):
 		v.at(p.at, "duration", "%s needs a duration", label("profile", p.Name))
 	case p.Duration <= 0:
-		v.at(p.at, "duration", "duration %v must be > 0", p.Duration)
+		v.at(p.at, "duration", "%s %v must be > 0", p.at.name("duration", "duration"), p.Duration)
 	}
 	if p.Warmup < 0 || p.Duration > 0 && p.Warmup >= p.Duration {
-		v.at(p.at, "warmup", "warmup %v must be >= 0 and shorter than the duration %v", p.Warmup, p.Duration)
+		v.at(p.at, "warmup", "%s %v must be >= 0 and shorter than %s %v", p.at.name("warmup", "warmup"), p.Warmup,
+			p.at.name("duration", "the duration"), p.Duration)
 	}
 	if len(p.Workloads) == 0 {
 		v.at(p.at, "workloads", "%s has no workloads", label("profile", p.Name))
@@ -40,7 +41,7 @@ func (v *validator) workload(w *Workload, d time.Duration) {
 		v.at(w.at, "driver", "%s needs a driver", label("workload", w.Name))
 	}
 	if w.Grace < 0 {
-		v.at(w.at, "grace", "grace %v must be >= 0", w.Grace)
+		v.at(w.at, "grace", "%s %v must be >= 0", w.at.name("grace", "grace"), w.Grace)
 	}
 	multi := v.shape(w)
 	switch w.Model {
@@ -53,7 +54,7 @@ func (v *validator) workload(w *Workload, d time.Duration) {
 	}
 	v.stages(w, d)
 	v.workloadGates(w)
-	if w.Params.node != nil {
+	if w.Params.node != nil && !w.Params.FromFlags() { // values from flags are taken as they are
 		v.params(w.Params.node)
 	}
 }
@@ -99,7 +100,15 @@ func (v *validator) shape(w *Workload) (multi bool) {
 	case len(shape) == 0 && w.Model == Closed:
 		v.at(w.at, "", "%s needs concurrency or stages", label("workload", w.Name))
 	case len(shape) > 1:
-		v.at(w.at, shape[1], "%s: give one of %s, not both", label("workload", w.Name), strings.Join(shape, " and "))
+		names := make([]string, len(shape))
+		for i, k := range shape {
+			names[i] = w.at.name(k, k)
+		}
+		whose := label("workload", w.Name) + ": "
+		if v.implicit {
+			whose = ""
+		}
+		v.at(w.at, shape[1], "%sgive one of %s, not both", whose, strings.Join(names, " and "))
 	}
 	for _, k := range []string{"start_rate", "start_concurrency"} {
 		if given(w, k) && !given(w, "stages") {
@@ -118,7 +127,7 @@ func (v *validator) open(w *Workload, multi bool) {
 		}
 	}
 	if given(w, "rate") && !(w.Rate.PerSecond > 0 || w.Rate.BytesPerSecond > 0) {
-		v.at(w.at, "rate", "rate must be > 0")
+		v.at(w.at, "rate", "%s must be > 0", w.at.name("rate", "rate"))
 	}
 	if !finite(w.Rate.PerSecond) || !finite(w.Rate.BytesPerSecond) {
 		v.at(w.at, "rate", "rate must be a finite number")
@@ -126,32 +135,38 @@ func (v *validator) open(w *Workload, multi bool) {
 	if !finite(w.StartRate.PerSecond) || !finite(w.StartRate.BytesPerSecond) {
 		v.at(w.at, "start_rate", "start_rate must be a finite number >= 0")
 	}
+	vmin, vmax := w.at.name("vus.min", "vus.min"), w.at.name("vus.max", "vus.max")
 	if w.VUs.Max < 1 {
-		v.at(w.at, "vus.max", "vus.max %d must be >= 1", w.VUs.Max)
+		v.at(w.at, "vus.max", "%s %d must be >= 1", vmax, w.VUs.Max)
 	}
 	switch {
 	case w.VUs.Min < 0:
-		v.at(w.at, "vus.min", "vus.min %d must be >= 0", w.VUs.Min)
+		v.at(w.at, "vus.min", "%s %d must be >= 0", vmin, w.VUs.Min)
 	case w.VUs.Min > w.VUs.Max && w.VUs.Max >= 1:
-		v.at(w.at, "vus.min", "vus.min %d is larger than vus.max %d", w.VUs.Min, w.VUs.Max)
+		v.at(w.at, "vus.min", "%s %d is larger than %s %d", vmin, w.VUs.Min, vmax, w.VUs.Max)
 	}
 	if w.Backlog < 0 {
-		v.at(w.at, "backlog", "backlog %d must be >= 0", w.Backlog)
+		v.at(w.at, "backlog", "%s %d must be >= 0", w.at.name("backlog", "backlog"), w.Backlog)
 	}
 	if given(w, "dispatch_quantum") && w.DispatchQuantum <= 0 {
-		v.at(w.at, "dispatch_quantum", "dispatch_quantum %v must be > 0 (1ns sends each arrival on its own)", w.DispatchQuantum)
+		v.at(w.at, "dispatch_quantum", "%s %v must be > 0 (1ns sends each arrival on its own)",
+			w.at.name("dispatch_quantum", "dispatch_quantum"), w.DispatchQuantum)
 	}
 }
 
 // closed checks the closed-model fields and rejects the open-model ones.
 func (v *validator) closed(w *Workload, multi bool) {
+	closedBecause := ", and this workload is closed"
+	if f := w.at.name("model", ""); f != "" { // from a command line: the flag that makes a workload open
+		closedBecause = " (" + f + ")"
+	}
 	for _, k := range []string{"rate", "start_rate", "vus", "backlog", "dispatch_quantum"} {
 		if given(w, k) && !(multi && k == "rate") {
-			v.at(w.at, k, "%s applies to the open model, and this workload is closed", k)
+			v.at(w.at, k, "%s applies to the open model%s", w.at.name(k, k), closedBecause)
 		}
 	}
 	if given(w, "concurrency") && w.Concurrency < 1 {
-		v.at(w.at, "concurrency", "concurrency %d must be >= 1", w.Concurrency)
+		v.at(w.at, "concurrency", "%s %d must be >= 1", w.at.name("concurrency", "concurrency"), w.Concurrency)
 	}
 	if w.StartConcurrency < 0 {
 		v.at(w.at, "start_concurrency", "start_concurrency %d must be >= 0", w.StartConcurrency)

@@ -185,7 +185,7 @@ func workloadDifferences(name string, ref, r *Compared) (diffs, notes []string) 
 	field("target rate (/s)", a.Rate, b.Rate)
 	field("concurrency", a.Concurrency, b.Concurrency)
 	field("stages", stagesText(a), stagesText(b))
-	pa, pb := paramMap(a.Params), paramMap(b.Params)
+	pa, pb := storedParams(a), storedParams(b)
 	for _, k := range unionKeys(pa, pb) {
 		if reflect.DeepEqual(pa[k], pb[k]) {
 			continue
@@ -252,6 +252,21 @@ func paramMap(raw json.RawMessage) map[string]any {
 	m := map[string]any{}
 	if len(raw) > 0 {
 		_ = json.Unmarshal(raw, &m)
+	}
+	return m
+}
+
+// storedParams are a workload's params as compared: those perflab http
+// stored before it ran its flags as a plan (always "headers" and
+// "body_bytes", which the http driver's params do not have) without an
+// empty headers or body, as it stores them now.
+func storedParams(w results.Workload) map[string]any {
+	m := paramMap(w.Params)
+	if n, ok := m["body_bytes"].(float64); ok && w.Driver == "http" && n == 0 {
+		delete(m, "body_bytes")
+		if h, ok := m["headers"].(map[string]any); ok && len(h) == 0 {
+			delete(m, "headers")
+		}
 	}
 	return m
 }

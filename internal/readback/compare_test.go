@@ -55,6 +55,30 @@ func TestComparePlaceKeysAsRecorded(t *testing.T) {
 	}
 }
 
+// TestCompareHTTPRunsAcrossTheirParamsForms: a perflab http run made
+// before the command ran its flags as a plan (no url, a body_bytes and
+// always headers in its params) compares with one made after without a
+// difference in load; its url, unknown, is a note.
+func TestCompareHTTPRunsAcrossTheirParamsForms(t *testing.T) {
+	loaded := func(dir, params string) *Compared {
+		w := results.Workload{Name: "http", Driver: "http", Model: results.ModelOpen, Rate: 50, Params: json.RawMessage(params)}
+		if dir == "b" { // made after place keys were recorded
+			w.Place = []string{"url"}
+		}
+		return &Compared{dir: dir, run: &view.Run{Workloads: []*analysis.Summary{{Workload: analysis.Workload{Name: "http"}}}},
+			defs: map[string]results.Workload{"http": w}, base: map[string]string{"http": "http"}}
+	}
+	before := loaded("a", `{"body_bytes":0,"expect_status":"200-399","follow_redirects":0,"headers":{},"method":"GET","proto":"auto","timeout":"10s"}`)
+	after := loaded("b", `{"expect_status":"200-399","follow_redirects":0,"method":"GET","proto":"auto","timeout":"10s","url":"http://127.0.0.1:1/"}`)
+	if diffs, notes := workloadDifferences("http", before, after); len(diffs) != 0 || len(notes) != 1 {
+		t.Errorf("differences %q, notes %q; want none and the url", diffs, notes)
+	}
+	withBody := loaded("c", `{"body":"x","expect_status":"200-399","follow_redirects":0,"method":"POST","proto":"auto","timeout":"10s"}`)
+	if diffs, _ := workloadDifferences("http", before, withBody); len(diffs) != 2 {
+		t.Errorf("a body and a method told apart from none: %q", diffs)
+	}
+}
+
 // A side whose workload was client-bound is named in a warning: its rate
 // and latency may be the generator's limit, so a difference says nothing
 // of the systems.

@@ -54,7 +54,7 @@ func (c *Cell) Events() Events { return c.r.events }
 // runCell starts the cell's components, runs its phases against them
 // and stops them. It returns the cell's final state and message.
 func (r *runner) runCell(c plan.Cell) (state, message string) {
-	implicit := r.job.Plan == nil
+	implicit := r.job.Plan.Implicit
 	if !implicit {
 		r.events.Note(fmt.Sprintf("cell %d/%d %s", c.Index+1, r.cells, c.Name))
 		vars := make([]results.Var, len(c.Vars))
@@ -82,11 +82,8 @@ func (r *runner) runCell(c plan.Cell) (state, message string) {
 }
 
 // compile is the cell's components and phases: the plan's, expanded for
-// the cell, or the bare phase.
+// the cell.
 func (r *runner) compile(c plan.Cell) ([]plan.Component, []Phase, error) {
-	if r.job.Plan == nil {
-		return nil, []Phase{*r.job.Bare}, nil
-	}
 	inst, err := r.job.Plan.Expand(c, r.job.Builtins)
 	if err != nil {
 		return nil, nil, err

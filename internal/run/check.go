@@ -138,6 +138,16 @@ func Check(p *plan.Plan, b plan.Builtins) []error {
 	return out
 }
 
+// CheckBuilt checks a plan built in Go (perflab http's, from its flags)
+// as LoadPlan and Check check a plan file: Validate and every workload's
+// params first; when they find nothing, every cell compiled.
+func CheckBuilt(p *plan.Plan, b plan.Builtins) []error {
+	if errs := p.Validate(); len(errs) > 0 {
+		return sortedProblems(append(errs, paramProblems(p)...))
+	}
+	return Check(p, b)
+}
+
 // CommandProblems lists the components of p whose command cannot be
 // started on this machine, each at its position: perflab run refuses
 // them before it starts anything, plan check warns (the plan may be meant

@@ -22,9 +22,6 @@ import (
 type Phase struct {
 	Profile   plan.Profile
 	Workloads []Workload
-	// WarmupBy says who set the profile's warm-up, in the window's rule:
-	// "the plan" when empty, "the user" for perflab http's --warmup.
-	WarmupBy string
 }
 
 // Workload is one workload of a phase: its driver, not built yet, and
@@ -68,12 +65,15 @@ func CompileWorkload(p *plan.Plan, c plan.Cell, pr plan.Profile, w plan.Workload
 	if len(errs) > 0 {
 		return Workload{}, errs
 	}
-	name := pr.Name + "/" + w.Name
-	if matrix {
+	name, profile := pr.Name+"/"+w.Name, pr.Name
+	switch {
+	case p.Implicit: // in no profile of its own, as the run records it
+		name, profile = w.Name, ""
+	case matrix:
 		name = c.Name + "/" + name
 	}
 	pw := Workload{Spec: spec, Eng: engine.Workload{Name: name}, Plan: w, Length: pr.Duration,
-		Desc: results.Workload{Name: name, Short: w.Name, Cell: c.Index, Profile: pr.Name, Driver: w.Driver,
+		Desc: results.Workload{Name: name, Short: w.Name, Cell: c.Index, Profile: profile, Driver: w.Driver,
 			Target: spec.Target, Params: registry.StoredParams(w.Params, w.Driver)}}
 	sw, opBytes, err := provisional(w, spec)
 	if err != nil {

@@ -18,9 +18,10 @@
 // phases a cell runs (every one in order, or the steps of a capacity
 // search); a Load makes a phase's load (this process's engines, or the
 // workers of a distributed run: internal/fleet implements it, and this
-// package never imports dist). perflab http is a one-workload job;
-// perflab worker runs phases announced by a coordinator through the same
-// phase code (Phase, BuildAll, RunEngines).
+// package never imports dist). perflab http runs an implicit plan of
+// one workload, built from its flags; perflab worker runs phases announced
+// by a coordinator through the same phase code (Phase, BuildAll,
+// RunEngines).
 //
 // The package prints nothing: what a run does goes to its Events, which
 // internal/cli renders, and a failed run returns a *Failure with its exit

@@ -10,11 +10,11 @@ import (
 // connections: the run store, the sampler's /proc files, logs, pipes.
 const openFilesReserve = 64
 
-// ConnectionProblem says, when conns connections held at once (one per
+// connectionProblem says, when conns connections held at once (one per
 // VU) and perflab's own files need more files than this process may
 // open, what to do; "" when they fit. what names the setting ("--concurrency
 // 1000000").
-func ConnectionProblem(what string, conns int) string {
+func connectionProblem(what string, conns int) string {
 	soft, hard := OpenFiles()
 	need := uint64(conns) + openFilesReserve
 	if soft == 0 || need <= soft {
@@ -38,14 +38,30 @@ func OpenFileProblems(p *plan.Plan, workers int) []error {
 		}
 		share := (conns + workers - 1) / workers
 		what := fmt.Sprintf("profile %s: its workloads' %d VUs at most (concurrency and vus.max)", pr.Name, conns)
+		if f := vusFlag(pr); f != "" {
+			what = fmt.Sprintf("%s %d", f, conns)
+		}
 		if workers > 1 {
 			what += fmt.Sprintf(", %d a worker,", share)
 		}
-		if why := ConnectionProblem(what, share); why != "" {
+		if why := connectionProblem(what, share); why != "" {
 			out = append(out, plan.ErrorAt(p.File, pr.Pos("name"), "%s", why))
 		}
 	}
 	return out
+}
+
+// vusFlag is the flag that set the VUs of a profile of one workload, in a
+// plan built from a command line: --concurrency or --vus-max.
+func vusFlag(pr plan.Profile) string {
+	if len(pr.Workloads) != 1 {
+		return ""
+	}
+	w := pr.Workloads[0]
+	if w.Model == plan.Closed {
+		return w.Pos("concurrency").Flag
+	}
+	return w.Pos("vus.max").Flag
 }
 
 // maxVUs is the most VUs a workload may run at once: its concurrency at

@@ -36,7 +36,7 @@ func (p *PhaseRun) Stop() context.Context { return p.r.stop }
 // Kill ends with a second interrupt: in-flight operations end at once.
 func (p *PhaseRun) Kill() context.Context { return p.r.kill }
 
-// Plan is the plan the run runs; nil for a bare job.
+// Plan is the plan the run runs.
 func (p *PhaseRun) Plan() *plan.Plan { return p.r.job.Plan }
 
 // Interval records a workload's interval as it closes and shows it.
@@ -58,9 +58,11 @@ func (p *PhaseRun) EndWorkload(name string, sum engine.Summary) {
 	}
 }
 
+// warmupBy says who set the profile's warm-up, in the window's rule: the
+// user, with perflab http's --warmup, or the plan.
 func (p *PhaseRun) warmupBy() string {
-	if p.WarmupBy != "" {
-		return p.WarmupBy
+	if p.Profile.Pos("warmup").Flag != "" {
+		return "the user"
 	}
 	return "the plan"
 }
@@ -80,7 +82,7 @@ func (p *PhaseRun) rate() float64 {
 // the phase with its steady-state window and returns its state.
 func (c *Cell) RunPhase(ctx context.Context, ph Phase) (string, string) {
 	r, pr := c.r, ph.Profile
-	implicit := r.job.Plan == nil
+	implicit := r.job.Plan.Implicit
 	if !implicit {
 		r.events.Note(fmt.Sprintf("profile %s (%v, %s)", pr.Name, pr.Duration, Plural(len(ph.Workloads), "workload")))
 		if err := r.rec.Store.AddPhase(results.Phase{Cell: c.Index, Profile: pr.Name, Start: time.Now(), Warmup: pr.Warmup}); err != nil {

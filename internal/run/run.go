@@ -15,8 +15,8 @@ import (
 	"github.com/perflab/perflab/internal/view"
 )
 
-// Job is one run: a plan's cells (perflab run, search, k8s run, demo),
-// or one bare phase of workloads without components (perflab http).
+// Job is one run: a plan's cells (perflab run, search, k8s run, demo,
+// and perflab http, whose plan is implicit: built from its flags).
 type Job struct {
 	// Out is the parent directory of the run directory; Meta what the run
 	// records of itself (name, command, repetitions, extras).
@@ -26,9 +26,6 @@ type Job struct {
 	// whose RunDir Run sets to the run directory.
 	Plan     *plan.Plan
 	Builtins plan.Builtins
-	// Bare, when Plan is nil, is the one phase to run: no cell or phase is
-	// recorded (the report's implicit cell), no component is started.
-	Bare *Phase
 	// SampleEvery is how often the components and the generator are
 	// sampled; 0 samples nothing. A plan's is its sample interval.
 	SampleEvery time.Duration
@@ -180,15 +177,16 @@ func Run(stop, kill context.Context, job Job) (*Result, error) {
 // directory, absolute because components run in the plan's directory, as
 // {{run_dir}}.
 func createRecord(job *Job) (*Record, error) {
-	if job.Plan != nil {
-		described, err := registry.DescribedPlan(job.Plan)
-		if err != nil {
-			return nil, failed(err, "")
-		}
-		if job.Meta.Extra == nil {
-			job.Meta.Extra = map[string]string{}
-		}
-		job.Meta.Extra["plan"], job.Meta.Extra["plan_file"] = described, job.Plan.File
+	described, err := registry.DescribedPlan(job.Plan)
+	if err != nil {
+		return nil, failed(err, "")
+	}
+	if job.Meta.Extra == nil {
+		job.Meta.Extra = map[string]string{}
+	}
+	job.Meta.Extra["plan"] = described
+	if job.Plan.File != "" {
+		job.Meta.Extra["plan_file"] = job.Plan.File
 	}
 	rec, err := Create(job.Out, job.Meta, job.Scrub, job.Events)
 	if err != nil {
@@ -204,10 +202,10 @@ func createRecord(job *Job) (*Record, error) {
 	return rec, nil
 }
 
-// cellList is the cells the job runs: the plan's, repetitions included, or
-// the bare phase's one implicit cell.
+// cellList is the cells the job runs: the plan's, repetitions included,
+// or an implicit plan's one cell, which has no name.
 func (r *runner) cellList() []plan.Cell {
-	if r.job.Plan == nil {
+	if r.job.Plan.Implicit {
 		return []plan.Cell{{}}
 	}
 	return r.job.Plan.RunCells(r.job.Plan.Repeat)

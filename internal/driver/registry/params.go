@@ -42,18 +42,42 @@ func (k paramKeys) resolve(path *string) {
 }
 
 // errorf is a problem at key's position, or at the params when the plan
-// does not give key.
+// does not give key; at the flag that gave key, for params built from a
+// command line.
 func (k paramKeys) errorf(key, format string, a ...any) error {
-	return k.at[key].or(k.in.Params.Pos()).errorf(k.in.File, format, a...)
+	return k.in.errorAt(k.at[key].or(k.in.Params.Pos()), key, format, a...)
 }
 
 // place puts each of a Config's problems at the key it carries (its
 // driver.ParamError's Key), or at the params when it carries none or the
-// plan does not give that key.
+// plan does not give that key. From a command line, where there are no
+// params to speak of, the problem is the Config's text alone.
 func (k paramKeys) place(errs []error) []error {
+	format := "params: %s"
+	if k.in.Params.FromFlags() {
+		format = "%s"
+	}
 	out := make([]error, 0, len(errs))
 	for _, err := range errs {
-		out = append(out, k.errorf(driver.KeyOf(err), "params: %s", err))
+		out = append(out, k.errorf(driver.KeyOf(err), format, err))
 	}
 	return out
+}
+
+// errorAt is a problem with the param key, at l in the plan file, or at
+// the flag that gave key.
+func (in Input) errorAt(l locator, key, format string, a ...any) error {
+	if f := in.Params.Flag(key); f != "" {
+		return plan.ErrorAt(in.File, plan.Pos{Flag: f}, format, a...)
+	}
+	return l.errorf(in.File, format, a...)
+}
+
+// name is how a problem names the param key: by its flag, for params
+// built from a command line.
+func (in Input) name(key string) string {
+	if f := in.Params.Flag(key); f != "" {
+		return f
+	}
+	return key
 }

@@ -201,7 +201,7 @@ func httpDriver(in Input) (Spec, []error) {
 func (p *httpParams) body(in Input) ([]byte, error) {
 	switch {
 	case p.Body.set && p.BodyFile.set:
-		return nil, p.BodyFile.errorf(in.File, "give body or body_file, not both")
+		return nil, in.errorAt(p.BodyFile.locator, "body_file", "give %s or %s, not both", in.name("body"), in.name("body_file"))
 	case p.BodyFile.set:
 		path := p.BodyFile.V
 		if !filepath.IsAbs(path) {
@@ -209,7 +209,7 @@ func (p *httpParams) body(in Input) ([]byte, error) {
 		}
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return nil, p.BodyFile.errorf(in.File, "cannot read body_file: %v", err)
+			return nil, in.errorAt(p.BodyFile.locator, "body_file", "cannot read %s: %v", in.name("body_file"), err)
 		}
 		return b, nil
 	case p.Body.set:
