@@ -180,7 +180,12 @@ func hasHave(n int) string {
 // requests, limits and cpu, memory.
 type k8sResources struct {
 	Resources k8sRequestsLimits `yaml:"resources"`
+	// Annotations say what perflab size --verify found, when it ran.
+	Annotations map[string]string `yaml:"annotations,omitempty"`
 }
+
+// VerifiedAnnotation is the annotation that carries a size's verdict.
+const VerifiedAnnotation = "perflab.io/verified"
 
 type k8sRequestsLimits struct {
 	Requests *k8sList `yaml:"requests,omitempty"`
@@ -230,7 +235,11 @@ func (t TShirt) YAML() ([]byte, error) {
 	doc := &yaml.Node{Kind: yaml.MappingNode}
 	for _, row := range t.Components {
 		var v yaml.Node
-		if err := v.Encode(row.k8s()); err != nil {
+		k := row.k8s()
+		if t.Verified != nil {
+			k.Annotations = map[string]string{VerifiedAnnotation: t.Verified.Annotation()}
+		}
+		if err := v.Encode(k); err != nil {
 			return nil, fmt.Errorf("cannot encode the resources of %s: %w", row.Component, err)
 		}
 		doc.Content = append(doc.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: row.Component}, &v)

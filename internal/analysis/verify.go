@@ -97,16 +97,15 @@ type Verified struct {
 // VerifiedLatency is one latency quantile, confined against unconfined:
 // their ratio and its 95 % interval (none with too few intervals).
 type VerifiedLatency struct {
-	Quantile             float64       `json:"quantile"`
-	Unconfined, Confined time.Duration `json:"-"`
-	UnconfinedMs         float64       `json:"unconfined_ms"`
-	ConfinedMs           float64       `json:"confined_ms"`
-	Ratio                float64       `json:"ratio"`
-	Interval             []float64     `json:"interval,omitempty"` // [low, high]
+	Quantile     float64   `json:"quantile"`
+	UnconfinedMs float64   `json:"unconfined_ms"`
+	ConfinedMs   float64   `json:"confined_ms"`
+	Ratio        float64   `json:"ratio"`
+	Interval     []float64 `json:"interval,omitempty"` // [low, high]
 }
 
 func verifiedLatency(c LatencyComparison) VerifiedLatency {
-	v := VerifiedLatency{Quantile: c.Quantile, Unconfined: c.A, Confined: c.B, UnconfinedMs: ms(c.A), ConfinedMs: ms(c.B), Ratio: c.Ratio.Value}
+	v := VerifiedLatency{Quantile: c.Quantile, UnconfinedMs: ms(c.A), ConfinedMs: ms(c.B), Ratio: c.Ratio.Value}
 	if math.IsNaN(v.Ratio) {
 		v.Ratio = 0
 	}
@@ -117,6 +116,14 @@ func verifiedLatency(c LatencyComparison) VerifiedLatency {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// confined is the confined latency, from the figure the file keeps.
+func (l VerifiedLatency) confined() time.Duration { return time.Duration(l.ConfinedMs * 1e6) }
+
+// Text is the quantile in words: "p99 41ms (×1.05 unconfined)".
+func (l VerifiedLatency) Text() string {
+	return fmt.Sprintf("p%s %v (×%s unconfined)", quantileName(l.Quantile), roundSig3(l.confined()), units.Sig3(l.Ratio))
+}
 
 // JudgeVerified judges a size's confined run by the rule above.
 func JudgeVerified(in VerifyInput) Verified {
@@ -132,9 +139,8 @@ func JudgeVerified(in VerifyInput) Verified {
 	for _, q := range []float64{0.5, 0.99} {
 		c := CompareLatency(LatencySide{Intervals: in.BeforeLatency}, LatencySide{Intervals: in.AfterLatency}, q, DefaultBootstrap())
 		v.Latency = append(v.Latency, verifiedLatency(c))
-		if !in.HasGates && c.Ratio.Significance == Significant && c.Ratio.Low > 1+tol {
-			v.Reasons = append(v.Reasons, fmt.Sprintf("latency p%s %v against %v unconfined: ×%s (95 %% interval %s–%s), beyond the %s %% tolerance",
-				quantileName(q), roundSig3(c.B), roundSig3(c.A), units.Sig3(c.Ratio.Value), units.Sig3(c.Ratio.Low), units.Sig3(c.Ratio.High), units.Sig3(100*tol)))
+		if !in.HasGates {
+			v.Reasons = append(v.Reasons, slowerWhy(c, tol)...)
 		}
 	}
 	for _, c := range in.Components {
@@ -142,6 +148,22 @@ func JudgeVerified(in VerifyInput) Verified {
 	}
 	v.Holds = len(v.Reasons) == 0
 	return v
+}
+
+// slowerWhy is why a latency comparison breaks a size: slower than
+// unconfined beyond tol, by a 95 % interval that lies above 1 + tol; with
+// too few intervals for one, by the point estimate, said so.
+func slowerWhy(c LatencyComparison, tol float64) []string {
+	r := c.Ratio
+	head := fmt.Sprintf("latency p%s %v against %v unconfined: ×%s", quantileName(c.Quantile), roundSig3(c.B), roundSig3(c.A), units.Sig3(r.Value))
+	switch {
+	case r.Significance == Significant && r.Low > 1+tol:
+		return []string{fmt.Sprintf("%s (95 %% interval %s–%s), beyond the %s %% tolerance", head, units.Sig3(r.Low), units.Sig3(r.High), units.Sig3(100*tol))}
+	case math.IsNaN(r.Low) && r.Value > 1+tol:
+		return []string{fmt.Sprintf("%s, beyond the %s %% tolerance (%d and %d intervals: too few for a 95 %% interval, the point estimate)",
+			head, units.Sig3(100*tol), r.NA, r.NB)}
+	}
+	return nil
 }
 
 // reasons are why c's figures break its size.
@@ -198,8 +220,7 @@ func (v Verified) Annotation() string {
 	}
 	var parts []string
 	if len(v.Latency) == 2 {
-		p99 := v.Latency[1]
-		parts = append(parts, fmt.Sprintf("p99 %v (×%s unconfined)", roundSig3(p99.Confined), units.Sig3(p99.Ratio)))
+		parts = append(parts, v.Latency[1].Text())
 	}
 	for _, c := range v.Components {
 		if e := c.Evidence(); e != "" {

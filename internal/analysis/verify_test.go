@@ -94,3 +94,18 @@ func TestVerifiedBreaks(t *testing.T) {
 		t.Errorf("gate failed, load not held: %q", v.Reasons)
 	}
 }
+
+// A confined run too short for a 95 % interval is judged on the point
+// estimate, and says so.
+func TestVerifiedShortRunOnThePointEstimate(t *testing.T) {
+	in := VerifyInput{Size: "medium", Load: "500/s", BeforeLatency: confinedLatency(5, 2*time.Millisecond, 1),
+		AfterLatency: confinedLatency(5, 4*time.Millisecond, 2), Components: []Confined{api()}}
+	v := JudgeVerified(in)
+	if v.Holds || !strings.Contains(strings.Join(v.Reasons, "\n"), "(5 and 5 intervals: too few for a 95 % interval, the point estimate)") {
+		t.Errorf("twice as slow over 5 s: %q", v.Reasons)
+	}
+	in.AfterLatency = confinedLatency(5, 2100*time.Microsecond, 2)
+	if v := JudgeVerified(in); !v.Holds {
+		t.Errorf("5 %% slower over 5 s: %q", v.Reasons)
+	}
+}

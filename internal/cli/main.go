@@ -90,6 +90,7 @@ Usage:
                                            render the report of a finished, killed or running run to stdout
                                            (--write: write its report files into RUN_DIR again)
   perflab size RUN_DIR [--strategy p99|vpa|krr] [--headroom 25%] [--limit-factor 1.5] [--at LOAD]
+  perflab size RUN_DIR --verify [--size NAME|all]  run each size's load again inside its limits: does it hold?
                                            suggested sizes of a run with other settings, or predicted at a load
   perflab compare RUN_A RUN_B [--force] [--format md|json]
   perflab compare --a RUN --a RUN --b RUN --b RUN
@@ -150,7 +151,7 @@ func (e *env) main(ctx context.Context, args []string) int {
 	case "report":
 		err = e.report(args[1:])
 	case "size":
-		err = e.size(args[1:])
+		err = e.size(ctx, args[1:])
 	case "compare":
 		err = e.compare(args[1:])
 	case "version", "--version":

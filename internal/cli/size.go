@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/readback"
@@ -18,20 +20,31 @@ import (
 // sizeFlags are the settings of `perflab size`, as typed.
 type sizeFlags struct {
 	strategy, headroom, limitFactor, at string
+	verify                              bool
+	size, gomemlimit, tolerance         string
+	verifyDuration                      time.Duration
 }
 
 // size is `perflab size RUN_DIR [--strategy p99|vpa|krr] [--headroom 25%]
-// [--limit-factor 1.5] [--at LOAD]`: the suggested sizes of a finished run
-// again, with other settings, or what its scaling fits predict at a load.
-func (e *env) size(args []string) error {
+// [--limit-factor 1.5] [--at LOAD] [--verify [--size NAME|all] …]`: the
+// suggested sizes of a finished run again, with other settings, what its
+// scaling fits predict at a load, or each size verified by running its
+// load again inside its limits.
+func (e *env) size(ctx context.Context, args []string) error {
 	fs := newFlagSet("size", e)
 	var f sizeFlags
 	fs.StringVar(&f.strategy, "strategy", analysis.DefaultStrategy, "sizing strategy: "+strings.Join(analysis.StrategyNames(), ", "))
 	fs.StringVar(&f.headroom, "headroom", "25%", "p99 strategy: requests = P99 × (1 + headroom), e.g. 25% or 0.25")
 	fs.StringVar(&f.limitFactor, "limit-factor", "1.5", "p99 and vpa strategies: limits = requests × factor")
 	fs.StringVar(&f.at, "at", "", "predict resources at this load from the scaling fits: a rate (5000/s) or a byte rate moved, sent and received (10MB/s)")
+	fs.BoolVar(&f.verify, "verify", false, "run each size's profile again with every component perflab starts held to the size's limits (CFS quota, memory limit; needs root), and judge whether it holds")
+	fs.StringVar(&f.size, "size", "all", "with --verify: the size to verify, or all")
+	fs.DurationVar(&f.verifyDuration, "verify-duration", 0, "with --verify: how long each confined run's load lasts (default: the profile's own)")
+	fs.StringVar(&f.gomemlimit, "verify-gomemlimit", "", "with --verify: set GOMEMLIMIT of the confined components to this share of their memory limit, e.g. 90%")
+	fs.StringVar(&f.tolerance, "tolerance", "20%", "with --verify and no SLO gates in the plan: how much slower than unconfined the latency p50 and p99 may be")
 	fs.Usage = func() {
 		fmt.Fprintln(e.stderr, "Usage: perflab size RUN_DIR [--strategy p99|vpa|krr] [--headroom 25%] [--limit-factor 1.5] [--at LOAD]")
+		fmt.Fprintln(e.stderr, "       perflab size RUN_DIR --verify [--size NAME|all] [--verify-duration D] [--verify-gomemlimit 90%] [--tolerance 20%]")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
@@ -39,6 +52,8 @@ func (e *env) size(args []string) error {
 		return flagError(err)
 	}
 	o, load, problems := f.parse()
+	vf, vproblems := f.parseVerify(fs)
+	problems = append(problems, vproblems...)
 	if len(pos) != 1 {
 		problems = append(problems, fmt.Sprintf("perflab size needs one run directory, got %d arguments", len(pos)))
 	}
@@ -62,6 +77,9 @@ func (e *env) size(args []string) error {
 	}
 	if err != nil {
 		return &runError{err: err, code: ExitFailed}
+	}
+	if f.verify {
+		return e.verify(ctx, store, r, vf)
 	}
 	if f.at == "" {
 		return report.SizesMarkdown(e.stdout, r)
@@ -96,6 +114,37 @@ func (f sizeFlags) parse() (analysis.InsightOptions, loadArg, []string) {
 		}
 	}
 	return o, load, problems
+}
+
+// parseVerify checks the flags of --verify, and that none is given
+// without it.
+func (f sizeFlags) parseVerify(fs *flag.FlagSet) (verifyFlags, []string) {
+	var problems []string
+	v := verifyFlags{size: f.size, duration: f.verifyDuration}
+	if !f.verify {
+		for _, name := range []string{"size", "verify-duration", "verify-gomemlimit", "tolerance"} {
+			if set(fs, name) {
+				problems = append(problems, "--"+name+" applies to --verify")
+			}
+		}
+		return v, problems
+	}
+	if f.at != "" {
+		problems = append(problems, "--at and --verify: give one")
+	}
+	if f.verifyDuration < 0 {
+		problems = append(problems, fmt.Sprintf("--verify-duration %v: want a positive duration", f.verifyDuration))
+	}
+	var err error
+	if f.gomemlimit != "" {
+		if v.gomemlimit, err = parseHeadroom(f.gomemlimit); err != nil || v.gomemlimit <= 0 || v.gomemlimit > 1 {
+			problems = append(problems, fmt.Sprintf("--verify-gomemlimit %q: want a share of the memory limit like 90%%", f.gomemlimit))
+		}
+	}
+	if v.tolerance, err = parseHeadroom(f.tolerance); err != nil || v.tolerance < 0 {
+		problems = append(problems, fmt.Sprintf("--tolerance %q: want a percentage like 20%%", f.tolerance))
+	}
+	return v, problems
 }
 
 // loadArg is the load of --at, in the unit it was given in.

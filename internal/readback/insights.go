@@ -51,5 +51,5 @@ func Reinsight(store *results.Run, r *view.Run, o analysis.InsightOptions) error
 			return err
 		}
 	}
-	return nil
+	return attachVerified(store, r)
 }

@@ -62,6 +62,9 @@ func readRun(store *results.Run) (*view.Run, workloadData, error) {
 	if err := loadDriverNotes(store, r); err != nil {
 		return nil, wd, err
 	}
+	if err := attachVerified(store, r); err != nil {
+		return nil, wd, err
+	}
 	if r.SLO, err = loadSLO(store, meta, r.Workloads); err != nil {
 		return nil, wd, err
 	}

@@ -79,7 +79,8 @@ func attachVerified(store *results.Run, r *view.Run) error {
 		}
 		for i := range c.Insights.Sizes {
 			t := &c.Insights.Sizes[i]
-			if k := slices.IndexFunc(vs, func(v analysis.Verified) bool { return v.Cell == c.Index && v.Size == t.Size }); k >= 0 {
+			k := slices.IndexFunc(vs, func(v analysis.Verified) bool { return v.Cell == c.Index && v.Size == t.Size })
+			if k >= 0 && sameLimits(*t, vs[k]) {
 				t.Verified = &vs[k]
 			}
 		}
@@ -87,12 +88,24 @@ func attachVerified(store *results.Run, r *view.Run) error {
 	return nil
 }
 
-// Confinement is what a size's verification asks of one component: the
-// size's limits, where the component was started by perflab.
-type Confinement struct {
-	Component   string
-	CPULimit    analysis.Quantity
-	MemoryLimit analysis.Quantity
+// sameLimits reports whether v verified t's limits: a size computed again
+// with other settings (perflab size --strategy) is another claim.
+func sameLimits(t analysis.TShirt, v analysis.Verified) bool {
+	for _, c := range v.Components {
+		k := slices.IndexFunc(t.Components, func(r analysis.TShirtRow) bool { return r.Component == c.Component })
+		if k < 0 {
+			return false
+		}
+		r := t.Components[k]
+		cpu := r.CPULimit
+		if r.NoCPULimit {
+			cpu = analysis.Quantity{}
+		}
+		if cpu.Amount != c.CPULimit.Amount || r.MemoryLimit.Amount != c.MemoryLimit.Amount {
+			return false
+		}
+	}
+	return true
 }
 
 // JudgeConfined judges size (a profile of cell) of the run orig on the
@@ -119,8 +132,8 @@ func JudgeConfined(orig *view.Run, cell int, size string, confined *results.Run,
 			}
 		}
 	}
-	if phase == nil {
-		return v, fmt.Errorf("the confined run %s has no phase %s: it ended before its load (%s)", confined.Dir(), size, after.Message)
+	if phase == nil { // a component that cannot start inside the limits: the size does not hold
+		return neverLoaded(v, in, confined, after)
 	}
 	name := in.LoadWorkload
 	b, a := summaryNamed(before.Workloads, name), summaryNamed(phase.Workloads, name)
@@ -138,6 +151,28 @@ func JudgeConfined(orig *view.Run, cell int, size string, confined *results.Run,
 		Components: comps, Tolerance: tolerance})
 	out.Cell, out.Run = cell, confined.Dir()
 	return out, nil
+}
+
+// neverLoaded is the verdict on a size whose confined run ended before
+// its load: the run's message, and what the kernel counted of its
+// components (an OOM kill as it started).
+func neverLoaded(v analysis.Verified, in *analysis.Insights, confined *results.Run, after *view.Run) (analysis.Verified, error) {
+	v.Load = sizeLoad(in, v.Size)
+	if len(after.Cells) == 0 {
+		return v, fmt.Errorf("the confined run %s ended before it started a cell: %s", confined.Dir(), after.Message)
+	}
+	comps, err := confinedComponents(confined, after.Cells[0], &view.Phase{}, &view.Phase{})
+	if err != nil {
+		return v, err
+	}
+	v.Components = comps
+	v.Reasons = append(v.Reasons, "the load never ran inside the limits: "+after.Message)
+	for _, c := range comps {
+		if c.OOMKills > 0 {
+			v.Reasons = append(v.Reasons, fmt.Sprintf("component %s was OOM-killed (%d kills) under its %s memory limit", c.Component, c.OOMKills, c.MemoryLimit))
+		}
+	}
+	return v, nil
 }
 
 // sizedPhase is the phase of orig's cell that size was sized from, and

@@ -36,6 +36,50 @@ type jsonSize struct {
 	MachineBusy  bool   `json:"machine_busy,omitempty"`
 	BusyWhy      string `json:"machine_busy_reason,omitempty"`
 	ClientBound  bool   `json:"client_bound,omitempty"`
+	// Verified is perflab size --verify's verdict on the size, when it ran.
+	Verified *jsonVerified `json:"verified,omitempty"`
+}
+
+// jsonVerified is a size's verdict: whether it holds, why not, and what
+// it rests on.
+type jsonVerified struct {
+	Holds     bool                       `json:"holds"`
+	Reasons   []string                   `json:"reasons"`
+	Load      string                     `json:"load"`
+	Tolerance float64                    `json:"tolerance"`
+	Latency   []analysis.VerifiedLatency `json:"latency"`
+	Evidence  []jsonEvidence             `json:"evidence"`
+	Run       string                     `json:"run"`
+}
+
+type jsonEvidence struct {
+	Component        string  `json:"component"`
+	CPULimitCores    float64 `json:"cpu_limit_cores,omitempty"`
+	MemoryLimitBytes float64 `json:"memory_limit_bytes,omitempty"`
+	Periods          uint64  `json:"periods"`
+	ThrottledPeriods uint64  `json:"throttled_periods"`
+	ThrottledShare   float64 `json:"throttled_share"`
+	StalledSeconds   float64 `json:"stalled_seconds"`
+	MemoryPeakBytes  int64   `json:"memory_peak_bytes"` // -1 when the kernel gives none
+	OOMKills         uint64  `json:"oom_kills"`
+	Ended            string  `json:"ended,omitempty"`
+	GCPerMin         float64 `json:"gc_per_min,omitempty"`
+	GCPerMinBefore   float64 `json:"gc_per_min_unconfined,omitempty"`
+}
+
+func toJSONVerified(v *analysis.Verified) *jsonVerified {
+	if v == nil {
+		return nil
+	}
+	j := &jsonVerified{Holds: v.Holds, Reasons: append([]string{}, v.Reasons...), Load: v.Load, Tolerance: v.Tolerance,
+		Latency: v.Latency, Evidence: []jsonEvidence{}, Run: v.Run}
+	for _, c := range v.Components {
+		j.Evidence = append(j.Evidence, jsonEvidence{Component: c.Component, CPULimitCores: c.CPULimit.Value(),
+			MemoryLimitBytes: c.MemoryLimit.Value(), Periods: c.Periods, ThrottledPeriods: c.Throttled,
+			ThrottledShare: round6(c.ThrottledShare()), StalledSeconds: round6(c.Stalled.Seconds()), MemoryPeakBytes: c.MemoryPeak,
+			OOMKills: c.OOMKills, Ended: c.Ended, GCPerMin: round6(c.GCPerMin), GCPerMinBefore: round6(c.GCPerMinBefore)})
+	}
+	return j
 }
 
 // jsonSizeRow gives each quantity as a manifest writes it ("" when the data
@@ -117,7 +161,8 @@ func toJSONInsights(in *analysis.Insights) *jsonInsights {
 		js := jsonSize{Size: t.Size, Load: t.Load, LoadValue: round6(in.Loads[i]), Components: []jsonSizeRow{},
 			Total: toJSONSizeRow(t.Total), Warnings: append([]string{}, t.Warnings...),
 			Sustained: t.Held.Sustained(), SustainedWhy: t.Held.Why(), MachineBound: t.Held.MachineBound != "",
-			MachineWhy: t.Held.MachineBound, MachineBusy: t.Held.MachineBusy != "", BusyWhy: t.Held.MachineBusy, ClientBound: t.Held.ClientBound}
+			MachineWhy: t.Held.MachineBound, MachineBusy: t.Held.MachineBusy != "", BusyWhy: t.Held.MachineBusy, ClientBound: t.Held.ClientBound,
+			Verified: toJSONVerified(t.Verified)}
 		for _, r := range t.Components {
 			js.Components = append(js.Components, toJSONSizeRow(r))
 		}

@@ -30,7 +30,7 @@ func sizesSection(d *doc, c *view.Cell, level int, withFiles bool) {
 				size, load = ts.Size+heldMark(ts), ts.Load
 			}
 			if name == analysis.TotalComponent {
-				name = strong("total")
+				name = strong("total") + heldMark(ts) // the total is of the same load, marked as its components
 			}
 			t.Rows = append(t.Rows, []string{size, load, name, qty(r.MemoryRequest), qty(r.MemoryLimit), qty(r.CPURequest), cpuLimit(r)})
 		}
@@ -53,6 +53,50 @@ func sizesSection(d *doc, c *view.Cell, level int, withFiles bool) {
 		d.para(total)
 		d.warnings(ts.Warnings)
 	}
+	verifiedSection(d, in, level)
+}
+
+// verifiedSection is what perflab size --verify found of each size it ran
+// inside its limits: the verdict, the latency against the unconfined run,
+// and each component's evidence; nothing when no size was verified.
+func verifiedSection(d *doc, in *analysis.Insights, level int) {
+	t := &table{Head: []string{"Size", "Load", "Verdict", "p50", "p99", "Evidence"}, Right: []bool{false, false, false, true, true, false}}
+	var reasons []string
+	for _, ts := range in.Sizes {
+		v := ts.Verified
+		if v == nil {
+			continue
+		}
+		verdict := strong("holds")
+		if !v.Holds {
+			verdict = strong("does not hold")
+			for _, r := range v.Reasons {
+				reasons = append(reasons, fmt.Sprintf("size %s does not hold: %s", ts.Size, r))
+			}
+		}
+		var ev []string
+		for _, c := range v.Components {
+			ev = append(ev, c.Component+": "+c.Evidence())
+		}
+		t.Rows = append(t.Rows, []string{code(ts.Size), v.Load, verdict, latencyCell(v, 0), latencyCell(v, 1), strings.Join(ev, "; ")})
+	}
+	if len(t.Rows) == 0 {
+		return
+	}
+	d.heading(level, "Verified")
+	d.para("Each size's profile ran again with every component perflab starts held to the size's limits (a CFS quota, a hard memory limit; " +
+		"perflab size --verify). A size holds when the load was held, the SLO gates passed (without gates: the latency p50 and p99 not slower than " +
+		"unconfined beyond the tolerance, by a 95 % interval), no component was OOM-killed or ended, and each peak stayed below its limit.")
+	d.table(t)
+	d.warnings(reasons)
+}
+
+// latencyCell is quantile i of v, confined, and its ratio to unconfined.
+func latencyCell(v *analysis.Verified, i int) string {
+	if i >= len(v.Latency) {
+		return ""
+	}
+	return v.Latency[i].Text()
 }
 
 // boundsTable is the VPA recommender's lower and upper bounds around each

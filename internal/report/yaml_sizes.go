@@ -39,6 +39,9 @@ func SizeFiles(r *view.Run) ([]SizeFile, error) {
 			for _, n := range heldNotes(t) {
 				fmt.Fprintf(&b, "# %s: %s\n", n.verdict, strings.ReplaceAll(n.why, "\n", " "))
 			}
+			if t.Verified != nil {
+				fmt.Fprintf(&b, "# verified (perflab size --verify): %s\n", strings.ReplaceAll(t.Verified.Annotation(), "\n", " "))
+			}
 			fmt.Fprintf(&b, "# strategy %s: %s\n", c.Insights.Strategy.Name, settingsText(c.Insights))
 			fmt.Fprintf(&b, "# total: %s\n", totalText(t.Total))
 			for _, r := range t.Components {

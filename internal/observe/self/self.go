@@ -35,7 +35,7 @@ type Self struct {
 	tree   *proc.Tree
 	fs     procfs.FS // for the machine's MemTotal
 	sample []metrics.Sample
-	prev   []uint64 // scheduler latency counts at the previous sample; nil before
+	prev   []uint64   // scheduler latency counts at the previous sample; nil before
 	cpu    machineCPU // the machine's CPU times at the previous sample
 }
 

@@ -1,0 +1,273 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/plan"
+	"github.com/perflab/perflab/internal/readback"
+	"github.com/perflab/perflab/internal/report"
+	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/run"
+	"github.com/perflab/perflab/internal/view"
+)
+
+// verifyFlags are the settings of perflab size --verify, as parsed.
+type verifyFlags struct {
+	size       string        // a size's name, or "all"
+	duration   time.Duration // 0: the profile's own
+	gomemlimit float64       // share of the memory limit as GOMEMLIMIT; 0 sets none
+	tolerance  float64
+}
+
+// aSize is one size of a run to verify: its cell and its rows.
+type aSize struct {
+	cell *view.Cell
+	t    analysis.TShirt
+}
+
+// verify is perflab size RUN --verify: each size asked for is a claim
+// that the system, held to the size's limits, serves its profile's load;
+// it runs the profile again with every component perflab starts confined
+// to them (sut.Limits) and judges the run (analysis.JudgeVerified). The
+// verdicts are kept with the run, whose report files are written again
+// with them; a size that does not hold exits 1.
+func (e *env) verify(ctx context.Context, store *results.Run, r *view.Run, f verifyFlags) error {
+	meta, err := store.Meta()
+	if err != nil {
+		return &runError{err: err, code: ExitFailed}
+	}
+	file := meta.Extra["plan_file"]
+	if file == "" || r.Cells == nil {
+		return usageErrorf("run %s has no plan file to run again: only a plan's sizes (perflab run PLAN.yaml) can be verified", store.Dir())
+	}
+	sizes, err := sizesToVerify(r, f.size)
+	if err != nil {
+		return err
+	}
+	var verdicts []analysis.Verified
+	var failures []string
+	for _, s := range sizes {
+		if ctx.Err() != nil {
+			break
+		}
+		v, err := e.verifyOne(ctx, store, r, file, s, f)
+		if err != nil {
+			failures = append(failures, fmt.Sprintf("size %s: %v", s.t.Size, err))
+			continue
+		}
+		verdicts = append(verdicts, v)
+	}
+	if len(verdicts) > 0 {
+		if err := readback.SaveVerified(store, verdicts); err != nil {
+			return &runError{err: err, code: ExitFailed}
+		}
+		if err := rewriteReports(store); err != nil {
+			return &runError{err: err, code: ExitFailed}
+		}
+	}
+	writeVerdicts(e.stdout, verdicts)
+	fmt.Fprintf(e.stderr, "verdicts: %s (the run's report files are written again with them)\n", store.Path(readback.VerifiedFile))
+	return verifyOutcome(verdicts, failures)
+}
+
+// sizesToVerify are the sizes of r named name ("all": every one), in the
+// order of the cells.
+func sizesToVerify(r *view.Run, name string) ([]aSize, error) {
+	var out []aSize
+	var names []string
+	for _, c := range r.Cells {
+		if c.Insights == nil {
+			continue
+		}
+		for _, t := range c.Insights.Sizes {
+			names = append(names, t.Size)
+			if name == "all" || t.Size == name {
+				out = append(out, aSize{cell: c, t: t})
+			}
+		}
+	}
+	if len(out) == 0 {
+		if len(names) == 0 {
+			return nil, usageErrorf("the run suggests no size to verify (nothing perflab started was sampled)")
+		}
+		return nil, usageErrorf("--size %s: the run's sizes are %s (or all)", name, strings.Join(names, ", "))
+	}
+	return out, nil
+}
+
+// verifyOne runs size s's profile again, confined, and judges it.
+func (e *env) verifyOne(ctx context.Context, store *results.Run, r *view.Run, file string, s aSize, f verifyFlags) (analysis.Verified, error) {
+	out := store.Path(readback.VerifyDir)
+	p, err := run.LoadPlan(file, s.t.Size)
+	var b plan.Builtins
+	if err == nil {
+		b, err = run.Builtins(filepath.Join(out, "RUN_DIR"))
+	}
+	if err != nil {
+		return analysis.Verified{}, fmt.Errorf("cannot load the run's plan %s again: %w", file, err)
+	}
+	oneCell(p, s.cell)
+	if f.duration > 0 {
+		p.Profiles[0].Duration = f.duration
+	}
+	if problems := append(run.Check(p, b), run.CommandProblems(p, b)...); len(problems) > 0 {
+		return analysis.Verified{}, run.InvalidPlan(problems)
+	}
+	confine, notes := confinements(p, s.t, f.gomemlimit)
+	for _, n := range notes {
+		fmt.Fprintf(e.stderr, "perflab: note: size %s: %s\n", s.t.Size, n)
+	}
+	fmt.Fprintf(e.stderr, "verifying size %s of cell %s at %s, confined: %s\n", s.t.Size, cellLabel(s.cell), s.t.Load, limitsText(s.t))
+	job := e.job(out, results.Meta{Name: p.Name + " verify " + s.t.Size, Command: recordedCommand([]string{"perflab", "size", store.Dir(), "--verify", "--size", s.t.Size})})
+	job.Plan, job.Builtins, job.SampleEvery, job.Confine = p, b, p.SampleInterval, confine
+	stop, kill, release := e.signals(ctx)
+	res, runErr := run.Run(stop, kill, job)
+	release()
+	if res == nil || res.Dir == "" {
+		return analysis.Verified{}, fmt.Errorf("the confined run did not start: %w", runErr)
+	}
+	confined, err := results.OpenReadOnly(res.Dir)
+	if err != nil {
+		return analysis.Verified{}, err
+	}
+	defer confined.Close()
+	return readback.JudgeConfined(r, s.cell.Index, s.t.Size, confined, f.tolerance)
+}
+
+// oneCell narrows p's matrix to cell c: each variable to c's value.
+func oneCell(p *plan.Plan, c *view.Cell) {
+	for i := range p.Matrix {
+		for _, v := range c.Vars {
+			if v.Name == p.Matrix[i].Name {
+				p.Matrix[i].Values = []string{v.Value}
+			}
+		}
+	}
+	p.Repeat, p.Compare, p.Export = 1, nil, nil
+}
+
+// confinements are the limits of size t for each component of p that
+// perflab starts, with GOMEMLIMIT at share of a memory limit when share
+// is set; notes say which components cannot be confined, and why.
+func confinements(p *plan.Plan, t analysis.TShirt, share float64) (map[string]run.Confinement, []string) {
+	out := map[string]run.Confinement{}
+	var notes []string
+	started := map[string]bool{}
+	for _, c := range p.Components {
+		started[c.Name] = c.Run != nil
+	}
+	for _, row := range t.Components {
+		if !started[row.Component] {
+			notes = append(notes, fmt.Sprintf("component %s is not confined: perflab does not start it (attached, or read from Prometheus)", row.Component))
+			continue
+		}
+		var c run.Confinement
+		if !row.NoCPULimit && !row.CPULimit.IsZero() {
+			c.Limits.CPU = row.CPULimit.Value()
+		}
+		if !row.MemoryLimit.IsZero() {
+			c.Limits.Memory = row.MemoryLimit.Amount
+			if share > 0 {
+				c.Env = append(c.Env, fmt.Sprintf("GOMEMLIMIT=%dMiB", int64(share*float64(row.MemoryLimit.Amount))>>20))
+			}
+		}
+		if c.Limits.IsZero() {
+			notes = append(notes, fmt.Sprintf("component %s has no limit in the size: it runs unconfined", row.Component))
+			continue
+		}
+		out[row.Component] = c
+	}
+	return out, notes
+}
+
+// limitsText is a size's limits in words: "api 750m CPU, 384Mi; db …".
+func limitsText(t analysis.TShirt) string {
+	var parts []string
+	for _, r := range t.Components {
+		var l []string
+		if !r.NoCPULimit && !r.CPULimit.IsZero() {
+			l = append(l, r.CPULimit.String()+" CPU")
+		}
+		if !r.MemoryLimit.IsZero() {
+			l = append(l, r.MemoryLimit.String())
+		}
+		if len(l) > 0 {
+			parts = append(parts, r.Component+" "+strings.Join(l, ", "))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func cellLabel(c *view.Cell) string {
+	if c.Name == "" {
+		return plan.DefaultCell
+	}
+	return c.Name
+}
+
+// rewriteReports writes the run's report files again, with its verdicts.
+func rewriteReports(store *results.Run) error {
+	r, err := readback.Load(store)
+	if err != nil {
+		return err
+	}
+	_, err = report.WriteFiles(store.Dir(), r)
+	return err
+}
+
+// writeVerdicts is the terminal's table of verdicts: a line per size,
+// then its reasons or evidence.
+func writeVerdicts(w io.Writer, vs []analysis.Verified) {
+	if len(vs) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SIZE\tLOAD\tVERDICT\tLATENCY CONFINED")
+	for _, v := range vs {
+		verdict := "holds"
+		if !v.Holds {
+			verdict = "DOES NOT HOLD"
+		}
+		var latency []string
+		for _, l := range v.Latency {
+			latency = append(latency, l.Text())
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Size, v.Load, verdict, strings.Join(latency, ", "))
+	}
+	tw.Flush()
+	for _, v := range vs {
+		for _, why := range v.Reasons {
+			fmt.Fprintf(w, "  %s: %s\n", v.Size, why)
+		}
+		for _, c := range v.Components {
+			fmt.Fprintf(w, "  %s: %s: %s\n", v.Size, c.Component, c.Evidence())
+		}
+	}
+}
+
+// verifyOutcome is the command's error: none when every size asked for
+// was verified and holds.
+func verifyOutcome(vs []analysis.Verified, failures []string) error {
+	var broken []string
+	for _, v := range vs {
+		if !v.Holds {
+			broken = append(broken, v.Size)
+		}
+	}
+	switch {
+	case len(failures) > 0:
+		return &runError{err: errors.New("cannot verify: " + strings.Join(failures, "; ")), code: ExitFailed}
+	case len(broken) > 0:
+		return &runError{err: fmt.Errorf("size %s does not hold inside its limits", strings.Join(broken, ", ")), code: ExitFailed,
+			hint: "the reasons are above and in the report's Verified section; a size with more CPU or memory, or perflab size --strategy with more headroom"}
+	}
+	return nil
+}
