@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -44,9 +45,9 @@ func (e *env) verify(ctx context.Context, store *results.Run, r *view.Run, f ver
 	if err != nil {
 		return &runError{err: err, code: ExitFailed}
 	}
-	file := meta.Extra["plan_file"]
-	if file == "" || r.Cells == nil {
-		return usageErrorf("run %s has no plan file to run again: only a plan's sizes (perflab run PLAN.yaml) can be verified", store.Dir())
+	file, err := planToRerun(meta, store)
+	if err != nil {
+		return err
 	}
 	sizes, err := sizesToVerify(r, f.size)
 	if err != nil {
@@ -76,6 +77,28 @@ func (e *env) verify(ctx context.Context, store *results.Run, r *view.Run, f ver
 	writeVerdicts(e.stdout, verdicts)
 	fmt.Fprintf(e.stderr, "verdicts: %s (the run's report files are written again with them)\n", store.Path(readback.VerifiedFile))
 	return verifyOutcome(verdicts, failures)
+}
+
+// planToRerun is the plan file the run ran, or, when it is gone (perflab
+// demo's own plan, a file moved since), the plan the run stored, written
+// into the run's verify/ directory; secrets the stored plan masks are
+// read from the environment again.
+func planToRerun(meta results.Meta, store *results.Run) (string, error) {
+	file, text := meta.Extra["plan_file"], meta.Extra["plan"]
+	if text == "" {
+		return "", usageErrorf("run %s ran no plan: only a plan's sizes (perflab run PLAN.yaml, perflab demo) can be verified", store.Dir())
+	}
+	if _, err := os.Stat(file); err == nil {
+		return file, nil
+	}
+	path := store.Path(filepath.Join(readback.VerifyDir, "plan.yaml"))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", &runError{err: err, code: ExitFailed}
+	}
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		return "", &runError{err: err, code: ExitFailed}
+	}
+	return path, nil
 }
 
 // sizesToVerify are the sizes of r named name ("all": every one), in the
@@ -124,6 +147,9 @@ func (e *env) verifyOne(ctx context.Context, store *results.Run, r *view.Run, fi
 	confine, notes := confinements(p, s.t, f.gomemlimit)
 	for _, n := range notes {
 		fmt.Fprintf(e.stderr, "perflab: note: size %s: %s\n", s.t.Size, n)
+	}
+	if len(confine) == 0 {
+		return analysis.Verified{}, errors.New("no component perflab starts has a limit in this size (too few samples for a figure?): nothing to hold to it")
 	}
 	fmt.Fprintf(e.stderr, "verifying size %s of cell %s at %s, confined: %s\n", s.t.Size, cellLabel(s.cell), s.t.Load, limitsText(s.t))
 	job := e.job(out, results.Meta{Name: p.Name + " verify " + s.t.Size, Command: recordedCommand([]string{"perflab", "size", store.Dir(), "--verify", "--size", s.t.Size})})
