@@ -386,6 +386,9 @@ func (in *Insights) Settings() string {
 	f := fmt.Sprintf("limit factor %s", units.Sig3(in.Options.LimitFactor))
 	switch in.Strategy.Name {
 	case "p99":
+		if b := in.Options.Basis; b != "" && b != BasisP99 {
+			return h + ", " + f + ", basis " + b
+		}
 		return h + ", " + f
 	case "vpa":
 		return f

@@ -3,9 +3,12 @@ package analysis
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/perflab/perflab/internal/units"
 )
 
 // Percentiles are the figures of one resource series over a window that
@@ -16,6 +19,7 @@ type Percentiles struct {
 	N                  int
 	P50, P90, P95, P99 float64
 	Max, Avg           float64
+	SD                 float64 // the samples' standard deviation
 }
 
 // HasPercentiles reports whether the sample supports the percentiles.
@@ -29,6 +33,11 @@ func PercentilesOf(vs []float64) Percentiles {
 		return p
 	}
 	p.P50, p.P90, p.P95 = nearestRank(sorted, 50), nearestRank(sorted, 90), nearestRank(sorted, 95)
+	var ss float64
+	for _, v := range vs {
+		ss += (v - p.Avg) * (v - p.Avg)
+	}
+	p.SD = math.Sqrt(ss / float64(len(vs)))
 	return p
 }
 
@@ -49,6 +58,27 @@ type SizingInput struct {
 type SizingOptions struct {
 	Headroom    float64 // p99: requests = P99 × (1 + Headroom)
 	LimitFactor float64 // limits = requests × LimitFactor (p99, vpa)
+	// Basis is the figure the p99 strategy's requests rest on: BasisP99
+	// ("" too), BasisP95 or BasisMean3SD.
+	Basis string
+}
+
+// The figures the p99 strategy may rest on (perflab size --basis).
+const (
+	BasisP99     = "p99"
+	BasisP95     = "p95"
+	BasisMean3SD = "mean+3sd"
+)
+
+// basisOf is the figure o's basis names, with its name in a rule.
+func basisOf(p Percentiles, o SizingOptions) BasisFigure {
+	switch o.Basis {
+	case BasisP95:
+		return BasisFigure{"P95", p.P95}
+	case BasisMean3SD:
+		return BasisFigure{"(mean + 3 sd)", p.Avg + 3*p.SD}
+	}
+	return BasisFigure{"P99", p.P99}
 }
 
 // DefaultSizingOptions are 25 % headroom and limits 1.5 × requests.
@@ -64,6 +94,9 @@ func (o SizingOptions) Validate() []error {
 	}
 	if !(o.LimitFactor >= 1) {
 		errs = append(errs, fmt.Errorf("limit factor %v: want 1 or more (limits are never below requests)", o.LimitFactor))
+	}
+	if o.Basis != "" && o.Basis != BasisP99 && o.Basis != BasisP95 && o.Basis != BasisMean3SD {
+		errs = append(errs, fmt.Errorf("basis %q: want %s, %s or %s", o.Basis, BasisP99, BasisP95, BasisMean3SD))
 	}
 	return errs
 }
@@ -149,10 +182,10 @@ func StrategyNames() []string {
 const vpaMargin = 0.15
 
 func p99Rule(p Percentiles, o SizingOptions) rawRecommendation {
-	f := 1 + o.Headroom
-	return rawRecommendation{request: p.P99 * f, limitFactor: o.LimitFactor,
-		rule:   fmt.Sprintf("request = P99 × %.4g; limit = request × %.4g", f, o.LimitFactor),
-		inputs: []BasisFigure{{"P99", p.P99}}}
+	f, b := 1+o.Headroom, basisOf(p, o)
+	return rawRecommendation{request: b.Value * f, limitFactor: o.LimitFactor,
+		rule:   fmt.Sprintf("request = %s × %.4g; limit = request × %.4g", b.Name, f, o.LimitFactor),
+		inputs: []BasisFigure{b}}
 }
 
 func vpaRule(p Percentiles, o SizingOptions) rawRecommendation {
@@ -205,14 +238,34 @@ func recommend(r Resource, component string, vs []float64, rule func(Percentiles
 	}
 	raw := rule(p, o)
 	rec := Recommendation{Request: RoundUp(r, raw.request), NoLimit: raw.noLimit, Rule: raw.rule, Inputs: raw.inputs}
+	var warns []string
+	if len(raw.inputs) == 1 && raw.inputs[0].Name == "P99" && p.N < 100 && p.P99 == p.Max && p.Max > SpikeFactor*p.P90 {
+		warns = append(warns, fmt.Sprintf("component %s's %s P99 is the maximum of its %d samples (a P99 other than the maximum needs 100), "+
+			"%.3g× their P90: one spike sets its size (average %s); --basis p95 or mean+3sd rests on more of them",
+			component, r, p.N, p.Max/p.P90, avgText(r, p.Avg)))
+	}
 	if !raw.noLimit {
 		rec.Limit = RoundUp(r, rec.Request.Value()*raw.limitFactor)
 	}
 	if raw.upper > 0 {
 		rec.Lower, rec.Upper = RoundUp(r, raw.lower), RoundUp(r, raw.upper)
 	}
-	return rec, nil
+	return rec, warns
 }
+
+// avgText is an average of resource r in its unit.
+func avgText(r Resource, v float64) string {
+	if r == ResourceCPU {
+		return units.Sig3(v) + " cores"
+	}
+	return units.FormatBytes(v)
+}
+
+// SpikeFactor is how far above the P90 the maximum of fewer than 100
+// samples must lie, as their P99, for the sizing to warn that one spike
+// set the size.
+const SpikeFactor = 1.5
+
 
 func windowWarnings(in SizingInput) []string {
 	var out []string

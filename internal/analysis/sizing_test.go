@@ -82,7 +82,10 @@ func TestQuantityString(t *testing.T) {
 
 func TestPercentilesOf(t *testing.T) {
 	got := PercentilesOf(seq(1, 100))
-	want := Percentiles{N: 100, P50: 50, P90: 90, P95: 95, P99: 99, Max: 100, Avg: 50.5}
+	want := Percentiles{N: 100, P50: 50, P90: 90, P95: 95, P99: 99, Max: 100, Avg: 50.5, SD: got.SD}
+	if !closeTo(got.SD, math.Sqrt(9999.0/12), 1e-9) { // of 1…n: √((n² − 1) / 12)
+		t.Errorf("1…100: SD %v", got.SD)
+	}
 	if got != want {
 		t.Errorf("1…100: %+v, want %+v", got, want)
 	}
@@ -255,5 +258,39 @@ func TestSizingEdges(t *testing.T) {
 	}
 	if ws := windowWarnings(SizingInput{Component: "db", WarmUp: 30 * time.Second, Window: 30 * time.Second}); len(ws) != 0 {
 		t.Errorf("a window as long as the warm-up: %q", ws)
+	}
+}
+
+// The p99 strategy rests on the basis asked for; a P99 of fewer than 100
+// samples that is one spike (average 0.27 cores, one sample at 1.2) warns
+// that the spike set the size, and P95 or mean + 3 sd rest on more.
+func TestSizeBasisAndSpikes(t *testing.T) {
+	cpu := make([]float64, 50)
+	for i := range cpu {
+		cpu[i] = 0.25 + 0.001*float64(i%10)
+	}
+	cpu[17] = 1.2
+	in := SizingInput{Component: "api", CPU: cpu, Memory: slices.Repeat([]float64{100 << 20}, 50)}
+	s, _ := ParseStrategy("p99")
+	sz, err := Size(in, s, DefaultSizingOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sz.CPU.Request.String() != "1.5" || len(sz.Warnings) != 1 ||
+		!strings.HasPrefix(sz.Warnings[0], "component api's cpu P99 is the maximum of its 50 samples (a P99 other than the maximum needs 100), 4.63× their P90: one spike sets its size (average 0.273 cores)") {
+		t.Errorf("p99: request %s, warnings %q", sz.CPU.Request, sz.Warnings)
+	}
+	for basis, want := range map[string]string{BasisP95: "330m", BasisMean3SD: ""} {
+		o := DefaultSizingOptions()
+		o.Basis = basis
+		sz, _ := Size(in, s, o)
+		if len(sz.Warnings) != 0 || basis == BasisP95 && sz.CPU.Request.String() != want || !strings.HasPrefix(sz.CPU.Rule, "request = "+map[string]string{BasisP95: "P95", BasisMean3SD: "(mean + 3 sd)"}[basis]) {
+			t.Errorf("basis %s: request %s (%s), warnings %q", basis, sz.CPU.Request, sz.CPU.Rule, sz.Warnings)
+		}
+	}
+	o := DefaultSizingOptions()
+	o.Basis = "p42"
+	if _, err := Size(in, s, o); err == nil || !strings.Contains(err.Error(), `basis "p42": want p99, p95 or mean+3sd`) {
+		t.Errorf("basis p42: %v", err)
 	}
 }

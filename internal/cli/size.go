@@ -20,6 +20,7 @@ import (
 // sizeFlags are the settings of `perflab size`, as typed.
 type sizeFlags struct {
 	strategy, headroom, limitFactor, at string
+	basis                               string
 	verify                              bool
 	size, gomemlimit, tolerance         string
 	verifyDuration                      time.Duration
@@ -36,6 +37,7 @@ func (e *env) size(ctx context.Context, args []string) error {
 	fs.StringVar(&f.strategy, "strategy", analysis.DefaultStrategy, "sizing strategy: "+strings.Join(analysis.StrategyNames(), ", "))
 	fs.StringVar(&f.headroom, "headroom", "25%", "p99 strategy: requests = P99 × (1 + headroom), e.g. 25% or 0.25")
 	fs.StringVar(&f.limitFactor, "limit-factor", "1.5", "p99 and vpa strategies: limits = requests × factor")
+	fs.StringVar(&f.basis, "basis", analysis.BasisP99, "p99 strategy: the figure requests rest on: p99, p95 or mean+3sd (a P99 of fewer than 100 samples is their maximum)")
 	fs.StringVar(&f.at, "at", "", "predict resources at this load from the scaling fits: a rate (5000/s) or a byte rate moved, sent and received (10MB/s)")
 	fs.BoolVar(&f.verify, "verify", false, "run each size's profile again with every component perflab starts held to the size's limits (CFS quota, memory limit; needs root), and judge whether it holds")
 	fs.StringVar(&f.size, "size", "all", "with --verify: the size to verify, or all")
@@ -43,7 +45,7 @@ func (e *env) size(ctx context.Context, args []string) error {
 	fs.StringVar(&f.gomemlimit, "verify-gomemlimit", "", "with --verify: set GOMEMLIMIT of the confined components to this share of their memory limit, e.g. 90%")
 	fs.StringVar(&f.tolerance, "tolerance", "20%", "with --verify and no SLO gates in the plan: how much slower than unconfined the latency p50 and p99 may be")
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "Usage: perflab size RUN_DIR [--strategy p99|vpa|krr] [--headroom 25%] [--limit-factor 1.5] [--at LOAD]")
+		fmt.Fprintln(e.stderr, "Usage: perflab size RUN_DIR [--strategy p99|vpa|krr] [--headroom 25%] [--limit-factor 1.5] [--basis p99|p95|mean+3sd] [--at LOAD]")
 		fmt.Fprintln(e.stderr, "       perflab size RUN_DIR --verify [--size NAME|all] [--verify-duration D] [--verify-gomemlimit 90%] [--tolerance 20%]")
 		fs.PrintDefaults()
 	}
@@ -96,6 +98,7 @@ func (f sizeFlags) parse() (analysis.InsightOptions, loadArg, []string) {
 		problems = append(problems, "--strategy: "+err.Error())
 	}
 	o.Strategy = s
+	o.Sizing.Basis = f.basis
 	if o.Sizing.Headroom, err = parseHeadroom(f.headroom); err != nil {
 		problems = append(problems, "--headroom: "+err.Error())
 	}
