@@ -266,7 +266,6 @@ func avgText(r Resource, v float64) string {
 // set the size.
 const SpikeFactor = 1.5
 
-
 func windowWarnings(in SizingInput) []string {
 	var out []string
 	if in.WarmUp > 0 && in.Window < in.WarmUp {
