@@ -55,7 +55,7 @@ func (r *Resources) judgeBusy(windowed map[string]map[string][]Point, gen Compon
 	if len(full) == 0 || fullAt < MachineLimit*cores || othersAt < MachineOthersLimit*cores {
 		return
 	}
-	runnable := StatOf(valuesOf(machine[observe.MachineRunnable])).Avg
+	runnable := StatOf(values(machine[observe.MachineRunnable])).Avg
 	r.MachineBusy = true
 	r.BusyWhy = fmt.Sprintf("others than perflab and its components used %.2f of %.3g cores while the machine was %.2f busy "+
 		"(medians over %d samples; stolen by the hypervisor %.2f; %.1f tasks runnable on average)",
@@ -86,13 +86,6 @@ func column(rows [][]float64, i int) []float64 {
 	return out
 }
 
-func valuesOf(ps []Point) []float64 {
-	out := make([]float64, len(ps))
-	for i, p := range ps {
-		out[i] = p.V
-	}
-	return out
-}
 
 // median is the nearest-rank median of vs (vs is not modified); 0 for none.
 func median(vs []float64) float64 {
