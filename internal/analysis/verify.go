@@ -22,7 +22,8 @@ import (
 //     not worse than the unconfined run's by more than the tolerance, by a
 //     difference the samples support (the 95 % interval of the ratio, a
 //     block bootstrap over the windows' seconds as compare's, lies above
-//     1 + tolerance);
+//     1 + tolerance; with too few seconds for one, the point estimate)
+//     and by VerifyMinRise at least;
 //   - no component was killed for want of memory, nor ended, during it;
 //   - each component's peak memory stayed below its limit.
 //
@@ -34,6 +35,12 @@ import (
 // be than the unconfined one's for its size to hold, when the plan has no
 // SLO gates.
 const DefaultVerifyTolerance = 0.2
+
+// VerifyMinRise is the least a latency must rise, beside the tolerance,
+// to break a size: the knee's floor (KneeMinRise), so that the jitter of a
+// sub-millisecond p99 on a shared machine is not read as a size too
+// small.
+const VerifyMinRise = KneeMinRise
 
 // Confined is one component's run inside a size's limits, as the kernel
 // and the samples saw it.
@@ -83,15 +90,23 @@ type VerifyInput struct {
 // Verified is the verdict on a size, as perflab keeps it beside the run
 // (verify/verified.json) and the reports show it.
 type Verified struct {
-	Cell       int               `json:"cell"`
-	Size       string            `json:"size"`
-	Load       string            `json:"load"`
-	Holds      bool              `json:"holds"`
-	Reasons    []string          `json:"reasons,omitempty"` // why it does not hold; none when it does
-	Latency    []VerifiedLatency `json:"latency"`           // p50 and p99, confined against unconfined
-	Components []Confined        `json:"components"`
-	Tolerance  float64           `json:"tolerance"`
-	Run        string            `json:"run"` // the confined run's directory
+	Cell  int    `json:"cell"`
+	Size  string `json:"size"`
+	Load  string `json:"load"`
+	Holds bool   `json:"holds"`
+	// Inconclusive says the size neither held nor broke: the run fell
+	// short while no limit bound any component (a busy machine).
+	Inconclusive bool              `json:"inconclusive,omitempty"`
+	Reasons      []string          `json:"reasons,omitempty"` // why it does not hold; none when it does
+	Latency      []VerifiedLatency `json:"latency"`           // p50 and p99, confined against unconfined
+	Components   []Confined        `json:"components"`
+	Tolerance    float64           `json:"tolerance"`
+	Run          string            `json:"run"` // the confined run's directory
+	// Achieved is the load workload's rate in the confined run, per second.
+	Achieved float64 `json:"achieved_per_second"`
+	// Warnings say what may have set the verdict besides the limits: a
+	// machine busy with other work during either run.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // VerifiedLatency is one latency quantile, confined against unconfined:
@@ -143,11 +158,38 @@ func JudgeVerified(in VerifyInput) Verified {
 			v.Reasons = append(v.Reasons, slowerWhy(c, tol)...)
 		}
 	}
+	var broke bool
 	for _, c := range in.Components {
-		v.Reasons = append(v.Reasons, c.reasons()...)
+		why := c.reasons()
+		v.Reasons, broke = append(v.Reasons, why...), broke || len(why) > 0
 	}
 	v.Holds = len(v.Reasons) == 0
+	if !v.Holds && !broke && !in.limitsBound() {
+		v.Inconclusive = true
+		v.Reasons = append(v.Reasons, fmt.Sprintf("the limits never bound (no component throttled in %s %% of its periods or above %s %% of its memory limit): "+
+			"what fell short is not the size's, but the machine's or the system's; run again where the machine is not busy",
+			units.Sig3(100*BoundThrottled), units.Sig3(100*BoundMemory)))
+	}
 	return v
+}
+
+// BoundThrottled and BoundMemory say when a size's limits bound a
+// component: its quota ran out in that share of its periods, or its peak
+// reached that share of its memory limit. A confined run that fell short
+// while no limit bound says nothing of the size.
+const (
+	BoundThrottled = 0.01
+	BoundMemory    = 0.9
+)
+
+// limitsBound reports whether any component's limits bound it.
+func (in VerifyInput) limitsBound() bool {
+	for _, c := range in.Components {
+		if c.ThrottledShare() >= BoundThrottled || !c.MemoryLimit.IsZero() && float64(c.MemoryPeak) >= BoundMemory*c.MemoryLimit.Value() {
+			return true
+		}
+	}
+	return false
 }
 
 // slowerWhy is why a latency comparison breaks a size: slower than
@@ -155,6 +197,9 @@ func JudgeVerified(in VerifyInput) Verified {
 // too few intervals for one, by the point estimate, said so.
 func slowerWhy(c LatencyComparison, tol float64) []string {
 	r := c.Ratio
+	if c.B-c.A < VerifyMinRise {
+		return nil // sub-millisecond jitter of a fast target is no verdict
+	}
 	head := fmt.Sprintf("latency p%s %v against %v unconfined: ×%s", quantileName(c.Quantile), roundSig3(c.B), roundSig3(c.A), units.Sig3(r.Value))
 	switch {
 	case r.Significance == Significant && r.Low > 1+tol:
@@ -215,7 +260,10 @@ func mib(b int64) string { return fmt.Sprintf("%dMi", int64(math.Ceil(float64(b)
 // in 3 % of periods, peak 180Mi of 256Mi".
 func (v Verified) Annotation() string {
 	verdict := "holds"
-	if !v.Holds {
+	switch {
+	case v.Inconclusive:
+		verdict = "not verified"
+	case !v.Holds:
 		verdict = "does not hold"
 	}
 	var parts []string

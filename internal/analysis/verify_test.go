@@ -109,3 +109,29 @@ func TestVerifiedShortRunOnThePointEstimate(t *testing.T) {
 		t.Errorf("5 %% slower over 5 s: %q", v.Reasons)
 	}
 }
+
+// A rise under a millisecond is the jitter of a fast target, whatever its
+// ratio: medians of 1 ms and 1.4 ms (p99s about 2 and 2.8 ms) hold.
+func TestVerifiedIgnoresSubMillisecondRises(t *testing.T) {
+	in := verifyInput(1400*time.Microsecond, api())
+	in.BeforeLatency = confinedLatency(30, time.Millisecond, 1)
+	if v := JudgeVerified(in); !v.Holds {
+		t.Errorf("1 ms → 1.4 ms: %q", v.Reasons)
+	}
+}
+
+// A run that fell short while no limit bound (never throttled, far below
+// its memory limit) says nothing of the size: not verified, said why.
+func TestVerifiedInconclusiveWhereNoLimitBound(t *testing.T) {
+	idle := api()
+	idle.Throttled = 0
+	v := JudgeVerified(verifyInput(4*time.Millisecond, idle))
+	if v.Holds || !v.Inconclusive || !strings.Contains(v.Reasons[len(v.Reasons)-1], "the limits never bound") ||
+		!strings.HasPrefix(v.Annotation(), "not verified at 500/s") {
+		t.Errorf("holds %v, inconclusive %v, %q", v.Holds, v.Inconclusive, v.Reasons)
+	}
+	idle.MemoryPeak = 240 << 20 // 94 % of its limit: the memory limit bound
+	if v := JudgeVerified(verifyInput(4*time.Millisecond, idle)); v.Inconclusive {
+		t.Errorf("near its memory limit: %q", v.Reasons)
+	}
+}

@@ -21,7 +21,7 @@ import (
 type sizeFlags struct {
 	strategy, headroom, limitFactor, at string
 	basis                               string
-	verify                              bool
+	verify, searchLimits                bool
 	size, gomemlimit, tolerance         string
 	verifyDuration                      time.Duration
 }
@@ -40,13 +40,15 @@ func (e *env) size(ctx context.Context, args []string) error {
 	fs.StringVar(&f.basis, "basis", analysis.BasisP99, "p99 strategy: the figure requests rest on: p99, p95 or mean+3sd (a P99 of fewer than 100 samples is their maximum)")
 	fs.StringVar(&f.at, "at", "", "predict resources at this load from the scaling fits: a rate (5000/s) or a byte rate moved, sent and received (10MB/s)")
 	fs.BoolVar(&f.verify, "verify", false, "run each size's profile again with every component perflab starts held to the size's limits (CFS quota, memory limit; needs root), and judge whether it holds")
-	fs.StringVar(&f.size, "size", "all", "with --verify: the size to verify, or all")
+	fs.BoolVar(&f.searchLimits, "search-limits", false, "run each size's profile inside its CPU limits scaled down (or up) by bisection, 7 runs at most: the limit-response curve and the smallest CPU that holds (needs root)")
+	fs.StringVar(&f.size, "size", "all", "with --verify or --search-limits: the size to verify, or all")
 	fs.DurationVar(&f.verifyDuration, "verify-duration", 0, "with --verify: how long each confined run's load lasts (default: the profile's own)")
 	fs.StringVar(&f.gomemlimit, "verify-gomemlimit", "", "with --verify: set GOMEMLIMIT of the confined components to this share of their memory limit, e.g. 90%")
 	fs.StringVar(&f.tolerance, "tolerance", "20%", "with --verify and no SLO gates in the plan: how much slower than unconfined the latency p50 and p99 may be")
 	fs.Usage = func() {
 		fmt.Fprintln(e.stderr, "Usage: perflab size RUN_DIR [--strategy p99|vpa|krr] [--headroom 25%] [--limit-factor 1.5] [--basis p99|p95|mean+3sd] [--at LOAD]")
 		fmt.Fprintln(e.stderr, "       perflab size RUN_DIR --verify [--size NAME|all] [--verify-duration D] [--verify-gomemlimit 90%] [--tolerance 20%]")
+		fmt.Fprintln(e.stderr, "       perflab size RUN_DIR --search-limits [--size NAME|all] [--verify-duration D] [--tolerance 20%]")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
@@ -79,6 +81,9 @@ func (e *env) size(ctx context.Context, args []string) error {
 	}
 	if err != nil {
 		return &runError{err: err, code: ExitFailed}
+	}
+	if f.searchLimits {
+		return e.searchLimits(ctx, store, r, vf)
 	}
 	if f.verify {
 		return e.verify(ctx, store, r, vf)
@@ -124,7 +129,10 @@ func (f sizeFlags) parse() (analysis.InsightOptions, loadArg, []string) {
 func (f sizeFlags) parseVerify(fs *flag.FlagSet) (verifyFlags, []string) {
 	var problems []string
 	v := verifyFlags{size: f.size, duration: f.verifyDuration}
-	if !f.verify {
+	if f.verify && f.searchLimits {
+		problems = append(problems, "--verify and --search-limits: give one")
+	}
+	if !f.verify && !f.searchLimits {
 		for _, name := range []string{"size", "verify-duration", "verify-gomemlimit", "tolerance"} {
 			if set(fs, name) {
 				problems = append(problems, "--"+name+" applies to --verify")

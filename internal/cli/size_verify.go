@@ -32,6 +32,9 @@ type verifyFlags struct {
 type aSize struct {
 	cell *view.Cell
 	t    analysis.TShirt
+	// cpuScale, when set, scales the size's CPU limits (perflab size
+	// --search-limits); 0 keeps them.
+	cpuScale float64
 }
 
 // verify is perflab size RUN --verify: each size asked for is a claim
@@ -59,7 +62,7 @@ func (e *env) verify(ctx context.Context, store *results.Run, r *view.Run, f ver
 		if ctx.Err() != nil {
 			break
 		}
-		v, err := e.verifyOne(ctx, store, r, file, s, f)
+		v, _, err := e.verifyOne(ctx, store, r, file, s, f, "")
 		if err != nil {
 			failures = append(failures, fmt.Sprintf("size %s: %v", s.t.Size, err))
 			continue
@@ -126,46 +129,93 @@ func sizesToVerify(r *view.Run, name string) ([]aSize, error) {
 	return out, nil
 }
 
-// verifyOne runs size s's profile again, confined, and judges it.
-func (e *env) verifyOne(ctx context.Context, store *results.Run, r *view.Run, file string, s aSize, f verifyFlags) (analysis.Verified, error) {
-	out := store.Path(readback.VerifyDir)
-	p, err := run.LoadPlan(file, s.t.Size)
-	var b plan.Builtins
-	if err == nil {
-		b, err = run.Builtins(filepath.Join(out, "RUN_DIR"))
-	}
+// verifyOne runs size s's profile again unconfined, unless baseline (a
+// run directory of that) is given, then confined, and judges the
+// confined run against the unconfined one; it returns the verdict and the
+// baseline's directory, for the next step of a limit search.
+func (e *env) verifyOne(ctx context.Context, store *results.Run, r *view.Run, file string, s aSize, f verifyFlags, baseline string) (analysis.Verified, string, error) {
+	p, b, err := sizePlan(store, file, s, f)
 	if err != nil {
-		return analysis.Verified{}, fmt.Errorf("cannot load the run's plan %s again: %w", file, err)
-	}
-	oneCell(p, s.cell)
-	if f.duration > 0 {
-		p.Profiles[0].Duration = f.duration
-	}
-	if problems := append(run.Check(p, b), run.CommandProblems(p, b)...); len(problems) > 0 {
-		return analysis.Verified{}, run.InvalidPlan(problems)
+		return analysis.Verified{}, baseline, err
 	}
 	confine, notes := confinements(p, s.t, f.gomemlimit)
 	for _, n := range notes {
 		fmt.Fprintf(e.stderr, "perflab: note: size %s: %s\n", s.t.Size, n)
 	}
 	if len(confine) == 0 {
-		return analysis.Verified{}, errors.New("no component perflab starts has a limit in this size (too few samples for a figure?): nothing to hold to it")
+		return analysis.Verified{}, baseline, errors.New("no component perflab starts has a limit in this size (too few samples for a figure?): nothing to hold to it")
 	}
-	fmt.Fprintf(e.stderr, "verifying size %s of cell %s at %s, confined: %s\n", s.t.Size, cellLabel(s.cell), s.t.Load, limitsText(s.t))
-	job := e.job(out, results.Meta{Name: p.Name + " verify " + s.t.Size, Command: recordedCommand([]string{"perflab", "size", store.Dir(), "--verify", "--size", s.t.Size})})
-	job.Plan, job.Builtins, job.SampleEvery, job.Confine = p, b, p.SampleInterval, confine
-	stop, kill, release := e.signals(ctx)
-	res, runErr := run.Run(stop, kill, job)
-	release()
-	if res == nil || res.Dir == "" {
-		return analysis.Verified{}, fmt.Errorf("the confined run did not start: %w", runErr)
+	what := limitsText(s.t)
+	if s.cpuScale > 0 {
+		for name, c := range confine {
+			c.Limits.CPU *= s.cpuScale
+			confine[name] = c
+		}
+		what = fmt.Sprintf("the size's CPU limits × %.3g", s.cpuScale)
 	}
-	confined, err := results.OpenReadOnly(res.Dir)
+	if baseline == "" {
+		fmt.Fprintf(e.stderr, "size %s of cell %s at %s: first unconfined, the baseline of this hour\n", s.t.Size, cellLabel(s.cell), s.t.Load)
+		if baseline, err = e.rerun(ctx, store, p, b, s, "baseline", nil); err != nil {
+			return analysis.Verified{}, "", err
+		}
+	}
+	fmt.Fprintf(e.stderr, "size %s of cell %s at %s, confined: %s\n", s.t.Size, cellLabel(s.cell), s.t.Load, what)
+	dir, err := e.rerun(ctx, store, p, b, s, "confined", confine)
 	if err != nil {
-		return analysis.Verified{}, err
+		return analysis.Verified{}, baseline, err
+	}
+	base, err := results.OpenReadOnly(baseline)
+	if err != nil {
+		return analysis.Verified{}, baseline, err
+	}
+	defer base.Close()
+	confined, err := results.OpenReadOnly(dir)
+	if err != nil {
+		return analysis.Verified{}, baseline, err
 	}
 	defer confined.Close()
-	return readback.JudgeConfined(r, s.cell.Index, s.t.Size, confined, f.tolerance)
+	v, err := readback.JudgeConfined(r, s.cell.Index, s.t.Size, base, confined, f.tolerance)
+	return v, baseline, err
+}
+
+// sizePlan is the run's plan again, narrowed to size s's cell and
+// profile, its load as long as --verify-duration says, checked.
+func sizePlan(store *results.Run, file string, s aSize, f verifyFlags) (*plan.Plan, plan.Builtins, error) {
+	p, err := run.LoadPlan(file, s.t.Size)
+	var b plan.Builtins
+	if err == nil {
+		b, err = run.Builtins(filepath.Join(store.Path(readback.VerifyDir), "RUN_DIR"))
+	}
+	if err != nil {
+		return nil, b, fmt.Errorf("cannot load the run's plan %s again: %w", file, err)
+	}
+	oneCell(p, s.cell)
+	if f.duration > 0 {
+		p.Profiles[0].Duration = f.duration
+	}
+	if problems := append(run.Check(p, b), run.CommandProblems(p, b)...); len(problems) > 0 {
+		return nil, b, run.InvalidPlan(problems)
+	}
+	return p, b, nil
+}
+
+// rerun runs p (one cell, one profile) into the run's verify/ directory,
+// its components held to confine (none: unconfined), and names its
+// directory.
+func (e *env) rerun(ctx context.Context, store *results.Run, p *plan.Plan, b plan.Builtins, s aSize, kind string, confine map[string]run.Confinement) (string, error) {
+	job := e.job(store.Path(readback.VerifyDir), results.Meta{Name: fmt.Sprintf("%s %s %s", p.Name, kind, s.t.Size),
+		Command: recordedCommand([]string{"perflab", "size", store.Dir(), "--verify", "--size", s.t.Size})})
+	job.Plan, job.Builtins, job.SampleEvery, job.Confine = p, b, p.SampleInterval, confine
+	stop, kill, release := e.signals(ctx)
+	res, err := run.Run(stop, kill, job)
+	release()
+	if res == nil || res.Dir == "" {
+		return "", fmt.Errorf("the %s run did not start: %w", kind, err)
+	}
+	if confine == nil && err != nil {
+		return "", fmt.Errorf("the unconfined run failed, so no size can be judged against it: %w", err)
+	}
+	return res.Dir, nil
 }
 
 // oneCell narrows p's matrix to cell c: each variable to c's value.
@@ -259,7 +309,10 @@ func writeVerdicts(w io.Writer, vs []analysis.Verified) {
 	fmt.Fprintln(tw, "SIZE\tLOAD\tVERDICT\tLATENCY CONFINED")
 	for _, v := range vs {
 		verdict := "holds"
-		if !v.Holds {
+		switch {
+		case v.Inconclusive:
+			verdict = "NOT VERIFIED"
+		case !v.Holds:
 			verdict = "DOES NOT HOLD"
 		}
 		var latency []string
@@ -273,6 +326,9 @@ func writeVerdicts(w io.Writer, vs []analysis.Verified) {
 		for _, why := range v.Reasons {
 			fmt.Fprintf(w, "  %s: %s\n", v.Size, why)
 		}
+		for _, why := range v.Warnings {
+			fmt.Fprintf(w, "  %s: warning: %s\n", v.Size, why)
+		}
 		for _, c := range v.Components {
 			fmt.Fprintf(w, "  %s: %s: %s\n", v.Size, c.Component, c.Evidence())
 		}
@@ -282,15 +338,21 @@ func writeVerdicts(w io.Writer, vs []analysis.Verified) {
 // verifyOutcome is the command's error: none when every size asked for
 // was verified and holds.
 func verifyOutcome(vs []analysis.Verified, failures []string) error {
-	var broken []string
+	var broken, unverified []string
 	for _, v := range vs {
-		if !v.Holds {
+		switch {
+		case v.Inconclusive:
+			unverified = append(unverified, v.Size)
+		case !v.Holds:
 			broken = append(broken, v.Size)
 		}
 	}
 	switch {
 	case len(failures) > 0:
 		return &runError{err: errors.New("cannot verify: " + strings.Join(failures, "; ")), code: ExitFailed}
+	case len(unverified) > 0 && len(broken) == 0:
+		return &runError{err: fmt.Errorf("size %s could not be verified: the run fell short while no limit bound", strings.Join(unverified, ", ")), code: ExitFailed,
+			hint: "the machine was too busy to tell (see the warnings above); run perflab size --verify again on a quiet machine"}
 	case len(broken) > 0:
 		return &runError{err: fmt.Errorf("size %s does not hold inside its limits", strings.Join(broken, ", ")), code: ExitFailed,
 			hint: "the reasons are above and in the report's Verified section; a size with more CPU or memory, or perflab size --strategy with more headroom"}

@@ -42,9 +42,10 @@ type verifiedSummary struct {
 			Sizes []struct {
 				Size     string `json:"size"`
 				Verified *struct {
-					Holds    bool     `json:"holds"`
-					Reasons  []string `json:"reasons"`
-					Evidence []struct {
+					Holds        bool     `json:"holds"`
+					Inconclusive bool     `json:"inconclusive"`
+					Reasons      []string `json:"reasons"`
+					Evidence     []struct {
 						Component      string  `json:"component"`
 						Periods        uint64  `json:"periods"`
 						ThrottledShare float64 `json:"throttled_share"`
@@ -91,19 +92,26 @@ func TestSizeVerify(t *testing.T) {
 
 	v, s := verdict(base)
 	got := s.Cells[0].Insights.Sizes[0].Verified
-	if v.code != 0 || !got.Holds || len(got.Evidence) != 1 || got.Evidence[0].Periods == 0 || got.Evidence[0].OOMKills != 0 {
-		t.Errorf("the run's own size: exit %d, %+v\n%s%s", v.code, got, v.stdout, v.stderr)
-	}
 	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
 	yaml, _ := os.ReadFile(filepath.Join(dir, "sizes", "default-small.yaml"))
-	if !strings.Contains(string(md), "## Verified") || !strings.Contains(string(md), "**holds**") ||
-		!strings.Contains(string(yaml), "perflab.io/verified: 'holds at") {
+	switch {
+	case got.Inconclusive: // the run fell short with no limit binding: the machine's doing, said so
+		t.Logf("the machine was too busy to verify the size that holds: %q", got.Reasons)
+		if v.code != 1 || !strings.Contains(v.stderr, "could not be verified") || !strings.Contains(string(yaml), "perflab.io/verified: 'not verified at") {
+			t.Errorf("not verified: exit %d\n%s%s", v.code, v.stderr, yaml)
+		}
+	case v.code != 0 || !got.Holds || len(got.Evidence) != 1 || got.Evidence[0].Periods == 0 || got.Evidence[0].OOMKills != 0:
+		t.Errorf("the run's own size: exit %d, %+v\n%s%s", v.code, got, v.stdout, v.stderr)
+	case !strings.Contains(string(md), "**holds**") || !strings.Contains(string(yaml), "perflab.io/verified: 'holds at"):
 		t.Errorf("report.md or the sizes file lack the verdict:\n%s\n%s", md, yaml)
+	}
+	if !strings.Contains(string(md), "## Verified") {
+		t.Errorf("report.md lacks its Verified section:\n%s", md)
 	}
 
 	v, s = verdict([]string{"VERIFY_WORK=8ms", "VERIFY_RESIDENT=16MiB"})
 	got = s.Cells[0].Insights.Sizes[0].Verified
-	if v.code != 1 || got.Holds || len(got.Evidence) != 1 || got.Evidence[0].ThrottledShare < 0.3 ||
+	if v.code != 1 || got.Holds || got.Inconclusive || len(got.Evidence) != 1 || got.Evidence[0].ThrottledShare < 0.3 ||
 		!strings.Contains(v.stderr, "size small does not hold inside its limits") {
 		t.Errorf("8 times the CPU per request: exit %d, %+v\n%s%s", v.code, got, v.stdout, v.stderr)
 	}
@@ -112,5 +120,61 @@ func TestSizeVerify(t *testing.T) {
 	got = s.Cells[0].Insights.Sizes[0].Verified
 	if v.code != 1 || got.Holds || !strings.Contains(strings.Join(got.Reasons, "\n"), "OOM-killed") {
 		t.Errorf("400 MiB resident: exit %d, %+v\n%s%s", v.code, got, v.stdout, v.stderr)
+	}
+}
+
+// perflab size --search-limits bisects the size's CPU limit at the
+// profile's rate: a target that burns 2 ms of CPU per request at 100/s
+// needs 0.2 cores, so no limit below that holds, and the smallest that
+// holds was run and held. The curve is kept in the run's verify/.
+func TestSizeSearchLimits(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("perflab size --search-limits makes cgroups: it needs root")
+	}
+	t.Parallel()
+	plan, out := verifyPlan(t), t.TempDir()
+	env := []string{"VERIFY_WORK=2ms", "VERIFY_RESIDENT=16MiB"}
+	r := runEnv(t, env, "run", plan, "--out", out)
+	if r.code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	dir := runDir(t, r.stderr)
+	s := runEnv(t, env, "size", dir, "--search-limits", "--verify-duration", "5s")
+	b, err := os.ReadFile(filepath.Join(dir, "verify", "limits-0-small.json"))
+	if s.code != 0 || err != nil {
+		t.Fatalf("search: exit %d, %v\n%s%s", s.code, err, s.stdout, s.stderr)
+	}
+	var c struct {
+		Points []struct {
+			CPU   float64 `json:"cpu_cores"`
+			Scale float64 `json:"cpu_scale"`
+			Holds bool    `json:"holds"`
+			Not   bool    `json:"inconclusive"`
+		} `json:"points"`
+		Smallest float64 `json:"smallest_holding_cpu_scale"`
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Points) < 2 || len(c.Points) > 7 {
+		t.Errorf("%d steps, want 2 to 7\n%s", len(c.Points), s.stdout)
+	}
+	smallest := -1.0
+	for _, p := range c.Points {
+		if p.Holds && p.CPU < 0.2 {
+			t.Errorf("%.3g cores held a load that needs 0.2\n%s", p.CPU, s.stdout)
+		}
+		if p.Scale == c.Smallest {
+			smallest = p.CPU
+			if !p.Holds && !p.Not {
+				t.Errorf("the smallest limit that holds did not hold\n%s", s.stdout)
+			}
+		}
+	}
+	if c.Smallest > 0 && smallest < 0.2 {
+		t.Errorf("smallest CPU that holds %.3g cores (scale %v), want a probed one of 0.2 or more\n%s", smallest, c.Smallest, s.stdout)
+	}
+	if !strings.Contains(s.stdout, "CPU LIMIT") {
+		t.Errorf("no curve printed:\n%s", s.stdout)
 	}
 }

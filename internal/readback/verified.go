@@ -109,15 +109,27 @@ func sameLimits(t analysis.TShirt, v analysis.Verified) bool {
 }
 
 // JudgeConfined judges size (a profile of cell) of the run orig on the
-// run that made its load again inside the size's limits (confined):
-// analysis.JudgeVerified, fed with the load workload's latency of both
-// runs, the confined phase's verdicts, its gates, and what the kernel
-// counted of each component.
-func JudgeConfined(orig *view.Run, cell int, size string, confined *results.Run, tolerance float64) (analysis.Verified, error) {
+// run that made its load again inside the size's limits (confined), beside
+// the same load made unconfined just before it (baseline; nil compares
+// with orig's phase): analysis.JudgeVerified, fed with the load
+// workload's latency of both runs, the confined phase's verdicts, its
+// gates, and what the kernel counted of each component. A baseline of the
+// same hour keeps a machine that got busier since the sizing run from
+// passing for a size that is too small.
+func JudgeConfined(orig *view.Run, cell int, size string, baseline, confined *results.Run, tolerance float64) (analysis.Verified, error) {
 	v := analysis.Verified{Cell: cell, Size: size, Run: confined.Dir()}
 	before, in, err := sizedPhase(orig, cell, size)
 	if err != nil {
 		return v, err
+	}
+	if baseline != nil {
+		b, err := Load(baseline)
+		if err != nil {
+			return v, err
+		}
+		if before = phaseNamed(b, size); before == nil {
+			return v, fmt.Errorf("the unconfined run %s has no phase %s: %s", baseline.Dir(), size, b.Message)
+		}
 	}
 	after, err := Load(confined)
 	if err != nil {
@@ -149,7 +161,12 @@ func JudgeConfined(orig *view.Run, cell int, size string, confined *results.Run,
 	out := analysis.JudgeVerified(analysis.VerifyInput{Size: size, Load: sizeLoad(in, size), BeforeLatency: b.LatencyByInterval,
 		AfterLatency: a.LatencyByInterval, Held: held, HasGates: len(after.SLO) > 0, FailedGates: failedGates(after.SLO),
 		Components: comps, Tolerance: tolerance})
-	out.Cell, out.Run = cell, confined.Dir()
+	out.Cell, out.Run, out.Achieved = cell, confined.Dir(), a.Rate
+	for _, p := range []*view.Phase{before, phase} {
+		if p.Resources != nil && p.Resources.MachineBusy {
+			out.Warnings = append(out.Warnings, "the machine was busy with other work during a run the verdict compares: "+p.Resources.BusyWhy+"; the verdict may be the machine's")
+		}
+	}
 	return out, nil
 }
 
@@ -173,6 +190,18 @@ func neverLoaded(v analysis.Verified, in *analysis.Insights, confined *results.R
 		}
 	}
 	return v, nil
+}
+
+// phaseNamed is r's phase of profile name; nil when it has none.
+func phaseNamed(r *view.Run, name string) *view.Phase {
+	for _, c := range r.Cells {
+		for _, p := range c.Phases {
+			if p.Profile == name {
+				return p
+			}
+		}
+	}
+	return nil
 }
 
 // sizedPhase is the phase of orig's cell that size was sized from, and

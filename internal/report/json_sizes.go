@@ -43,13 +43,14 @@ type jsonSize struct {
 // jsonVerified is a size's verdict: whether it holds, why not, and what
 // it rests on.
 type jsonVerified struct {
-	Holds     bool                       `json:"holds"`
-	Reasons   []string                   `json:"reasons"`
-	Load      string                     `json:"load"`
-	Tolerance float64                    `json:"tolerance"`
-	Latency   []analysis.VerifiedLatency `json:"latency"`
-	Evidence  []jsonEvidence             `json:"evidence"`
-	Run       string                     `json:"run"`
+	Holds        bool                       `json:"holds"`
+	Inconclusive bool                       `json:"inconclusive,omitempty"`
+	Reasons      []string                   `json:"reasons"`
+	Load         string                     `json:"load"`
+	Tolerance    float64                    `json:"tolerance"`
+	Latency      []analysis.VerifiedLatency `json:"latency"`
+	Evidence     []jsonEvidence             `json:"evidence"`
+	Run          string                     `json:"run"`
 }
 
 type jsonEvidence struct {
@@ -71,7 +72,7 @@ func toJSONVerified(v *analysis.Verified) *jsonVerified {
 	if v == nil {
 		return nil
 	}
-	j := &jsonVerified{Holds: v.Holds, Reasons: append([]string{}, v.Reasons...), Load: v.Load, Tolerance: v.Tolerance,
+	j := &jsonVerified{Holds: v.Holds, Inconclusive: v.Inconclusive, Reasons: append([]string{}, v.Reasons...), Load: v.Load, Tolerance: v.Tolerance,
 		Latency: v.Latency, Evidence: []jsonEvidence{}, Run: v.Run}
 	for _, c := range v.Components {
 		j.Evidence = append(j.Evidence, jsonEvidence{Component: c.Component, CPULimitCores: c.CPULimit.Value(),

@@ -68,10 +68,15 @@ func verifiedSection(d *doc, in *analysis.Insights, level int) {
 			continue
 		}
 		verdict := strong("holds")
+		if v.Inconclusive {
+			verdict = strong("not verified")
+		}
 		if !v.Holds {
-			verdict = strong("does not hold")
+			if !v.Inconclusive {
+				verdict = strong("does not hold")
+			}
 			for _, r := range v.Reasons {
-				reasons = append(reasons, fmt.Sprintf("size %s does not hold: %s", ts.Size, r))
+				reasons = append(reasons, fmt.Sprintf("size %s, %s: %s", ts.Size, strings.Trim(verdict, "*"), r))
 			}
 		}
 		var ev []string
@@ -79,6 +84,9 @@ func verifiedSection(d *doc, in *analysis.Insights, level int) {
 			ev = append(ev, c.Component+": "+c.Evidence())
 		}
 		t.Rows = append(t.Rows, []string{code(ts.Size), v.Load, verdict, latencyCell(v, 0), latencyCell(v, 1), strings.Join(ev, "; ")})
+		for _, w := range v.Warnings {
+			reasons = append(reasons, fmt.Sprintf("size %s: %s", ts.Size, w))
+		}
 	}
 	if len(t.Rows) == 0 {
 		return
