@@ -19,7 +19,7 @@ import (
 	"github.com/perflab/perflab/internal/testutil"
 )
 
-// exportPlan starts the built-in target as a component (5 % of its
+// exportPlan starts the built-in target as a component (10 % of its
 // answers 500s, %[1]d its port) and loads it at 100 requests/s for 5 s,
 // exporting to the remote write URL %[2]s with a token from the
 // environment.
@@ -29,7 +29,7 @@ components:
   - name: api
     run:
       command: "{{perflab}}"
-      args: [target, http, --addr, "127.0.0.1:%[1]d", --latency, 3ms, --jitter, 1ms, --dist, uniform, --error-rate, "0.05"]
+      args: [target, http, --addr, "127.0.0.1:%[1]d", --latency, 3ms, --jitter, 1ms, --dist, uniform, --error-rate, "0.1"]
       ready: {http: "http://127.0.0.1:%[1]d/health"}
     metrics: http://127.0.0.1:%[1]d/metrics
 export:
@@ -61,8 +61,9 @@ type storedRun struct {
 // block), and with --export to Prometheus' remote write receiver and to an
 // OTLP receiver over HTTP and gRPC. What each received equals what the
 // run stored: requests and errors in all, and the p99 of every interval.
-// Then every panel of the shipped Grafana dashboard, its variables
-// expanded, returns data from VictoriaMetrics.
+// Then every panel of the shipped Grafana dashboard shows, from
+// VictoriaMetrics, the figures of the run's one cell (default), as
+// TestDashboardCells checks them, and from Prometheus a series of it.
 func TestExportLive(t *testing.T) {
 	t.Parallel()
 	vm, prom := testutil.StartVictoriaMetrics(t), testutil.StartPrometheus(t, "--enable-feature=native-histograms")
@@ -96,7 +97,9 @@ func TestExportLive(t *testing.T) {
 	})
 	t.Run("otlp-http", func(t *testing.T) { checkOTLP(t, otlpHTTP, id, st); checkAuth(t, otlpHTTP) })
 	t.Run("otlp-grpc", func(t *testing.T) { checkOTLP(t, otlpGRPC, id, st); checkAuth(t, otlpGRPC) })
-	t.Run("dashboard", func(t *testing.T) { checkDashboard(t, vm, id, st) })
+	d, dr := readDashboard(t), dashRunOf(t, dir)
+	t.Run("dashboard", func(t *testing.T) { checkDashboard(t, d, vm, dr, true) })
+	t.Run("dashboard-prometheus", func(t *testing.T) { checkDashboard(t, d, prom, dr, false) })
 }
 
 // readStored reads the run's figures back with perflab report --format csv.
@@ -152,11 +155,15 @@ type promSeries struct {
 }
 
 // promQuery runs a query against the Prometheus API at base: an instant
-// query, or with step > 0 a range query from start to end.
+// query at end (now when end is zero), or with step > 0 a range query
+// from start to end.
 func promQuery(t *testing.T, base, q string, start, end time.Time, step time.Duration) []promSeries {
 	t.Helper()
 	v := url.Values{"query": {q}}
 	path := "/api/v1/query"
+	if step == 0 && !end.IsZero() {
+		v.Set("time", strconv.FormatFloat(float64(end.UnixMilli())/1000, 'f', 3, 64))
+	}
 	if step > 0 {
 		path = "/api/v1/query_range"
 		v.Set("start", strconv.FormatFloat(float64(start.UnixMilli())/1000, 'f', 3, 64))
@@ -298,63 +305,6 @@ func checkAuth(t *testing.T, rcv *testutil.OTLPMetrics) {
 	if _, auth := rcv.Requests(); len(auth) == 0 || auth[0] != "Bearer "+exportToken {
 		t.Errorf("Authorization %q", auth)
 	}
-}
-
-// checkDashboard runs every query of every panel of dashboards/perflab.json
-// against VictoriaMetrics over the run, $run set to its id, and checks that
-// each returns data.
-func checkDashboard(t *testing.T, vm, id string, st storedRun) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "dashboards", "perflab.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d struct {
-		Panels []struct {
-			Title   string `json:"title"`
-			Targets []struct {
-				Expr string `json:"expr"`
-			} `json:"targets"`
-		} `json:"panels"`
-		Templating struct {
-			List []struct {
-				Name string `json:"name"`
-			} `json:"list"`
-		} `json:"templating"`
-	}
-	if err := json.Unmarshal(b, &d); err != nil {
-		t.Fatal(err)
-	}
-	if len(d.Panels) < 10 || len(d.Templating.List) < 2 || d.Templating.List[1].Name != "run" {
-		t.Fatalf("%d panels, variables %+v", len(d.Panels), d.Templating.List)
-	}
-	expand := strings.NewReplacer("$run", id, "$__rate_interval", "5s")
-	for _, p := range d.Panels {
-		if len(p.Targets) == 0 {
-			t.Errorf("panel %q has no query", p.Title)
-		}
-		for _, tg := range p.Targets {
-			q := expand.Replace(tg.Expr)
-			if strings.Contains(q, "$") {
-				t.Errorf("panel %q: %s has a variable the test does not know", p.Title, q)
-				continue
-			}
-			if !hasData(promQuery(t, vm, q, st.start, st.end.Add(5*time.Second), time.Second)) {
-				t.Errorf("panel %q: %s returned no data", p.Title, q)
-			}
-		}
-	}
-}
-
-// hasData reports whether a range query's answer holds a number.
-func hasData(res []promSeries) bool {
-	for _, s := range res {
-		for _, v := range s.Values {
-			if str, _ := v[1].(string); str != "" && str != "NaN" {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // TestExportFailuresReported: an export whose receiver refuses every push

@@ -104,8 +104,8 @@ type summary struct {
 }
 
 type quant struct {
-	Count                    int64
-	P50, P90, P99, Max, P999 float64
+	Count                          int64
+	P50, P90, P99, Max, P999, Mean float64
 }
 
 func (q *quant) UnmarshalJSON(b []byte) error {
@@ -113,7 +113,7 @@ func (q *quant) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return err
 	}
-	*q = quant{Count: int64(m["count"]), P50: m["p50"], P90: m["p90"], P99: m["p99"], P999: m["p99_9"], Max: m["max"]}
+	*q = quant{Count: int64(m["count"]), P50: m["p50"], P90: m["p90"], P99: m["p99"], P999: m["p99_9"], Max: m["max"], Mean: m["mean"]}
 	return nil
 }
 

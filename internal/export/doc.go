@@ -11,8 +11,8 @@
 // (1 s by default) and counts the pushes that failed; Close sends what is
 // left and reports, per target, what was sent and what failed.
 //
-// The series (all labelled run, the run directory's name, and cell when
-// the run has a matrix):
+// The series (all labelled run, the run directory's name, and cell, the
+// cell's name, in a plan's run: default without a matrix):
 //
 //	perflab_requests_total{profile,workload,operation}        counter: operations completed, failed ones too
 //	perflab_errors_total{profile,workload,operation,class}    counter: failed operations by error class

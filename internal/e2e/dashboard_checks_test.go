@@ -1,0 +1,138 @@
+//go:build linux
+
+package e2e
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// panelCheck is how a panel's figures are checked: by is the labels, run
+// aside, a figure is per; check compares the series of one key with the
+// summary's figure and says what is wrong.
+type panelCheck struct {
+	by    []string
+	check func(f figure, ss []panelSample) string
+}
+
+var (
+	byOperation = []string{"cell", "profile", "workload", "operation"}
+	byWorkload  = []string{"cell", "profile", "workload"}
+	byCell      = []string{"cell"}
+	byComponent = []string{"cell", "component"}
+)
+
+// panelChecks are the checks of the dashboard's panels, by title. Rates
+// at the run's end over rateInterval cover each cell's whole load: the
+// counts they are set against are summary.json's totals over it.
+var panelChecks = map[string]panelCheck{
+	"Request rate": {byOperation, func(f figure, ss []panelSample) string {
+		return one(ss, f.requests/f.seconds, 0.03, 0, "requests/s")
+	}},
+	"Errors by class": {byOperation, func(f figure, ss []panelSample) string {
+		n := 0.0
+		for _, s := range ss {
+			// A cell without errors shows a 0, of no class the summary has.
+			if n += s.v * f.seconds; !slices.Contains(f.classes, s.labels["class"]) && (s.v != 0 || f.errors != 0) {
+				return fmt.Sprintf("%s: %g errors/s of class %q, the summary has %v", s.legend, s.v, s.labels["class"], f.classes)
+			}
+		}
+		return within(n, f.errors, 0.03, 0.5, fmt.Sprintf("%d series of errors/s × %.2f s", len(ss), f.seconds))
+	}},
+	"Error ratio": {byWorkload, func(f figure, ss []panelSample) string {
+		return one(ss, f.errors/f.requests, 0.03, 0.002, "error ratio")
+	}},
+	"Latency quantiles (successful requests, per interval)": {byOperation, func(f figure, ss []panelSample) string {
+		var qs []string
+		for _, s := range ss {
+			if ms := s.v * 1000; ms < 0.5*f.p50 || ms > f.max*1.001+0.001 {
+				return fmt.Sprintf("q%s %.3f ms, the summary's p50 %.3f ms and max %.3f ms", s.labels["quantile"], ms, f.p50, f.max)
+			}
+			qs = append(qs, s.labels["quantile"])
+		}
+		slices.Sort(qs)
+		if !slices.Equal(qs, []string{"0.5", "0.9", "0.99", "1"}) {
+			return fmt.Sprintf("quantiles %v", qs)
+		}
+		return ""
+	}},
+	// The summary's mean leaves out the first interval, when connections
+	// are made: hence 15 %, which still tells 2 ms from 20 ms.
+	"Mean latency (successful requests)": {byOperation, func(f figure, ss []panelSample) string {
+		return one(ss, f.mean/1000, 0.15, 0.0002, "mean latency (s)")
+	}},
+	"Dropped and unissued arrivals": {byWorkload, func(f figure, ss []panelSample) string {
+		for _, s := range ss {
+			want, what := f.dropped, "dropped/s"
+			if s.ref == "B" {
+				want, what = f.unissued, "unissued/s"
+			}
+			if msg := within(s.v, want/f.seconds, 0.03, 0.01, what); msg != "" {
+				return msg
+			}
+		}
+		return count(ss, 2)
+	}},
+	"VUs in use":        {byWorkload, bounded(1, func(f figure) float64 { return f.vusMax })},
+	"Scheduler lag p99": {byWorkload, bounded(0, func(f figure) float64 { return f.lagMax/1000*1.001 + 1e-6 })},
+	"Generator CPU": {byCell, func(f figure, ss []panelSample) string {
+		for _, s := range ss {
+			if s.ref == "B" && s.v != f.cores || s.ref == "A" && (s.v < 0 || s.v > f.cores) {
+				return fmt.Sprintf("%s %g, the summary's cores available %g", s.legend, s.v, f.cores)
+			}
+		}
+		return count(ss, 2)
+	}},
+	"Generator memory":        {byCell, positive},
+	"Component CPU":           {byComponent, bounded(0, func(figure) float64 { return math.Inf(1) })},
+	"Component memory":        {byComponent, positive},
+	"Component Go heap":       {byComponent, positive},
+	"Component GC per minute": {byComponent, bounded(0, func(figure) float64 { return math.Inf(1) })},
+}
+
+// one checks that ss is one series whose value is near want.
+func one(ss []panelSample, want, rel, abs float64, what string) string {
+	if msg := count(ss, 1); msg != "" {
+		return msg
+	}
+	return within(ss[0].v, want, rel, abs, what)
+}
+
+func count(ss []panelSample, n int) string {
+	if len(ss) != n {
+		return fmt.Sprintf("%d series, want %d", len(ss), n)
+	}
+	return ""
+}
+
+// within says how got differs from want by more than rel of it and abs.
+func within(got, want, rel, abs float64, what string) string {
+	if math.Abs(got-want) > rel*math.Abs(want)+abs {
+		return fmt.Sprintf("%s %g, the summary's %g", what, got, want)
+	}
+	return ""
+}
+
+// bounded checks one series between lo and hi(f).
+func bounded(lo float64, hi func(figure) float64) func(figure, []panelSample) string {
+	return func(f figure, ss []panelSample) string {
+		if msg := count(ss, 1); msg != "" {
+			return msg
+		}
+		if v := ss[0].v; v < lo || v > hi(f) {
+			return fmt.Sprintf("%g, want %g to %g", v, lo, hi(f))
+		}
+		return ""
+	}
+}
+
+func positive(_ figure, ss []panelSample) string {
+	if msg := count(ss, 1); msg != "" {
+		return msg
+	}
+	if ss[0].v <= 0 {
+		return fmt.Sprintf("%g, want more than 0", ss[0].v)
+	}
+	return ""
+}
