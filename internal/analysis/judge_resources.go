@@ -2,6 +2,9 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/perflab/perflab/internal/observe"
 )
@@ -48,6 +51,7 @@ func (r *Resources) judgeComponent(c ComponentResources) {
 	if r.Ticks < MinSamplesP99 {
 		return // said once for the whole window
 	}
+	r.judgeMissing(c)
 	for _, x := range []struct {
 		what string
 		s    Stat
@@ -110,3 +114,28 @@ func (r *Resources) judgeGenerator() {
 func (r *Resources) warn(format string, args ...any) {
 	r.Warnings = append(r.Warnings, fmt.Sprintf(format, args...))
 }
+
+// judgeMissing warns of a component's metrics that have fewer samples
+// than the window has sample times: a source that did not answer in
+// time (a /metrics that timed out) leaves them out, and the figures are
+// of the samples it gave, not of the window. A rate has one sample fewer
+// than its counter; a component read from Prometheus has its own steps.
+func (r *Resources) judgeMissing(c ComponentResources) {
+	if c.Kind != "run" && c.Kind != "attach" || !c.Exited.IsZero() && !c.Exited.After(r.Window.End) {
+		return // an exit in the window is said, and explains its end
+	}
+	var short []string
+	for _, m := range slices.Sorted(maps.Keys(c.Metrics)) {
+		if n := c.Metrics[m].N; n > 0 && n < r.Ticks-1 && float64(n) < MissingLimit*float64(r.Ticks) {
+			short = append(short, fmt.Sprintf("%s %d", m, n))
+		}
+	}
+	if len(short) > 0 {
+		r.warn("component %s has fewer samples than the window's %d sample times (%s): the others are missing, its source did not answer in time, and those figures are of the samples it has",
+			c.Name, r.Ticks, strings.Join(short, ", "))
+	}
+}
+
+// MissingLimit is the share of the window's sample times a metric must
+// have for its missing ones to go unremarked.
+const MissingLimit = 0.95

@@ -66,3 +66,25 @@ func TestMachineBusy(t *testing.T) {
 		t.Errorf("no machine samples: busy %q", r.BusyWhy)
 	}
 }
+
+// A component whose /metrics timed out in a third of the samples has its
+// heap figures from the others: the resources say how many, not that
+// they are of the whole window.
+func TestMissingSamplesAreSaid(t *testing.T) {
+	flat := func(n int, v float64) []Point { return series(slices.Repeat([]float64{v}, n)...) }
+	r := SummarizeResources(ResourceInput{
+		Window:     Window{Start: t0, End: t0.Add(50e9)},
+		Components: []Component{{Name: "tempo", Kind: "run"}, {Name: "perflab", Kind: KindGenerator}},
+		Series: map[string]map[string][]Point{
+			"tempo":   {observe.CPUCores: flat(50, 0.3), observe.RSSBytes: flat(50, 1<<30), observe.GoHeapInuseBytes: flat(33, 1<<29)},
+			"perflab": {observe.CPUCores: flat(50, 0.3), observe.RSSBytes: flat(50, 50<<20)},
+		},
+	})
+	want := "component tempo has fewer samples than the window's 50 sample times (go_heap_inuse_bytes 33)"
+	if !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.HasPrefix(w, want) }) {
+		t.Errorf("warnings %q, want %q", r.Warnings, want)
+	}
+	if slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "rss_bytes") || strings.Contains(w, "perflab has") }) {
+		t.Errorf("a metric with every sample, or the generator, named: %q", r.Warnings)
+	}
+}

@@ -54,6 +54,19 @@ func p99Text(s analysis.Stat, f func(float64) string) string {
 	return f(s.P99)
 }
 
+// p99Note says what a resource table's P99 is: with fewer than 100
+// samples, their maximum, and the count it rests on.
+func p99Note(r *analysis.Resources) string {
+	if r.Ticks < analysis.MinSamplesP99 { // no P99 at all: the warning says so
+		return "P99 is the nearest-rank 99th percentile of the samples; the generator is not in the totals."
+	}
+	if r.Ticks < 100 {
+		return fmt.Sprintf("P99 is the nearest-rank 99th percentile of the samples: of the %d here, their maximum "+
+			"(a P99 other than the maximum needs 100); the generator is not in the totals.", r.Ticks)
+	}
+	return fmt.Sprintf("P99 is the nearest-rank 99th percentile of the %d samples; the generator is not in the totals.", r.Ticks)
+}
+
 // clock prints a time of day in UTC.
 func clock(t time.Time) string { return t.UTC().Format("15:04:05") }
 

@@ -40,7 +40,7 @@ func htmlResourcesOf(res *analysis.Resources) *htmlResources {
 func resourceTable(res *analysis.Resources, rs resource, total func(string) string) *table {
 	groups := hasGroups(res)
 	t := &table{Title: rs.title, Head: []string{"Component"}, Right: []bool{false},
-		Note: "P99 is the nearest-rank 99th percentile of the samples; the generator is not in the totals."}
+		Note: p99Note(res)}
 	if groups {
 		t.Head, t.Right = append(t.Head, "Group"), append(t.Right, false)
 	}

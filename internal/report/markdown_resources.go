@@ -46,7 +46,7 @@ func markdownResources(b *strings.Builder, res *analysis.Resources, level int) {
 	if len(res.Warnings) > 0 {
 		b.WriteString("\n")
 	}
-	b.WriteString("P99 is the nearest-rank 99th percentile of the samples; the generator is not in the totals.\n")
+	b.WriteString(p99Note(res) + "\n")
 	for _, rs := range []resource{memoryResource, cpuResource} {
 		heading(b, level+1, "%s", rs.title)
 		resourceTable(res, rs, strong).markdown(b)
