@@ -54,8 +54,10 @@ type TShirt struct {
 	// as CellInsights judged it; the zero value is a load held.
 	Held Held
 	// Verified is the verdict of perflab size --verify on the size, when
-	// it was run; nil when not.
+	// it was run; nil when not. Curve is its limit search (perflab size
+	// --search-limits), when it was run.
 	Verified *Verified
+	Curve    *LimitCurve
 }
 
 // HasBounds reports whether any component of the size carries VPA bounds.

@@ -1,8 +1,10 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -281,4 +283,39 @@ func (v Verified) Annotation() string {
 		return text
 	}
 	return text + ": " + strings.Join(parts, "; ")
+}
+
+// LimitPoint is one step of a limit search (perflab size
+// --search-limits): the size's CPU limits scaled by Scale, and what the
+// confined run at that limit found.
+type LimitPoint struct {
+	Scale float64 `json:"cpu_scale"` // of the size's CPU limits
+	CPU   float64 `json:"cpu_cores"` // the sum of the components' CPU limits at that scale
+	Holds bool    `json:"holds"`
+	// Inconclusive: the run fell short while no limit bound (a busy
+	// machine); the search takes the limit as enough, as it did not bind.
+	Inconclusive bool     `json:"inconclusive,omitempty"`
+	Achieved     float64  `json:"achieved_per_second"`
+	P99Ms        float64  `json:"p99_ms"`
+	Throttled    float64  `json:"throttled_share"` // the most throttled component's share of periods
+	Why          []string `json:"reasons,omitempty"`
+	Warnings     []string `json:"warnings,omitempty"`
+}
+
+// LimitCurve is a size's limit search: its steps in the order run, and
+// the smallest scale of its CPU limits that held (0 when none did).
+type LimitCurve struct {
+	Cell     int          `json:"cell"`
+	Size     string       `json:"size"`
+	Load     string       `json:"load"`
+	SizeCPU  float64      `json:"size_cpu_cores"` // the size's own CPU limits, summed
+	Points   []LimitPoint `json:"points"`
+	Smallest float64      `json:"smallest_holding_cpu_scale"`
+}
+
+// ByCPU is the curve's points in the order of their CPU limit.
+func (c LimitCurve) ByCPU() []LimitPoint {
+	out := slices.Clone(c.Points)
+	slices.SortStableFunc(out, func(a, b LimitPoint) int { return cmp.Compare(a.CPU, b.CPU) })
+	return out
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"text/tabwriter"
 
 	"github.com/perflab/perflab/internal/analysis"
@@ -30,31 +28,6 @@ const (
 	limitRuns      = 7
 	limitDoublings = 3 // up to 8 × the size's CPU
 )
-
-// limitPoint is one step of the search.
-type limitPoint struct {
-	Scale float64 `json:"cpu_scale"` // of the size's CPU limits
-	CPU   float64 `json:"cpu_cores"` // the sum of the components' CPU limits at that scale
-	Holds bool    `json:"holds"`
-	// Inconclusive: the run fell short while no limit bound (a busy
-	// machine); the search takes the limit as enough, as it did not bind.
-	Inconclusive bool     `json:"inconclusive,omitempty"`
-	Achieved     float64  `json:"achieved_per_second"`
-	P99Ms        float64  `json:"p99_ms"`
-	Throttled    float64  `json:"throttled_share"` // the most throttled component's share of periods
-	Why          []string `json:"reasons,omitempty"`
-	Warnings     []string `json:"warnings,omitempty"`
-}
-
-// limitCurve is a size's search: its steps in the order run, and the
-// smallest CPU limits that held (0 when none did).
-type limitCurve struct {
-	Cell     int          `json:"cell"`
-	Size     string       `json:"size"`
-	Load     string       `json:"load"`
-	Points   []limitPoint `json:"points"`
-	Smallest float64      `json:"smallest_holding_cpu_scale"`
-}
 
 // searchLimits runs the limit search of every size asked for, keeps each
 // curve in the run's verify/ directory and prints it.
@@ -83,6 +56,9 @@ func (e *env) searchLimits(ctx context.Context, store *results.Run, r *view.Run,
 			return &runError{err: err, code: ExitFailed}
 		}
 	}
+	if err := rewriteReports(store); err != nil {
+		return &runError{err: err, code: ExitFailed}
+	}
 	if len(failures) > 0 {
 		return &runError{err: errors.New("cannot search the limits: " + fmt.Sprint(failures)), code: ExitFailed}
 	}
@@ -90,9 +66,9 @@ func (e *env) searchLimits(ctx context.Context, store *results.Run, r *view.Run,
 }
 
 // searchOne is one size's search.
-func (e *env) searchOne(ctx context.Context, store *results.Run, r *view.Run, file string, s aSize, f verifyFlags) (limitCurve, error) {
-	c := limitCurve{Cell: s.cell.Index, Size: s.t.Size, Load: s.t.Load}
-	cpu := sizeCPU(s.t)
+func (e *env) searchOne(ctx context.Context, store *results.Run, r *view.Run, file string, s aSize, f verifyFlags) (analysis.LimitCurve, error) {
+	cpu := readback.SizeCPU(s.t)
+	c := analysis.LimitCurve{Cell: s.cell.Index, Size: s.t.Size, Load: s.t.Load, SizeCPU: cpu}
 	if cpu <= 0 {
 		return c, errors.New("the size has no CPU limit to search from")
 	}
@@ -143,19 +119,8 @@ func (e *env) searchOne(ctx context.Context, store *results.Run, r *view.Run, fi
 	return c, nil
 }
 
-// sizeCPU is the sum of a size's components' CPU limits, in cores.
-func sizeCPU(t analysis.TShirt) float64 {
-	var sum float64
-	for _, r := range t.Components {
-		if !r.NoCPULimit {
-			sum += r.CPULimit.Value()
-		}
-	}
-	return sum
-}
-
-func pointOf(scale, cpu float64, v analysis.Verified) limitPoint {
-	p := limitPoint{Scale: scale, CPU: scale * cpu, Holds: v.Holds, Inconclusive: v.Inconclusive, Achieved: v.Achieved, Why: v.Reasons, Warnings: v.Warnings}
+func pointOf(scale, cpu float64, v analysis.Verified) analysis.LimitPoint {
+	p := analysis.LimitPoint{Scale: scale, CPU: scale * cpu, Holds: v.Holds, Inconclusive: v.Inconclusive, Achieved: v.Achieved, Why: v.Reasons, Warnings: v.Warnings}
 	if len(v.Latency) == 2 {
 		p.P99Ms = v.Latency[1].ConfinedMs
 	}
@@ -166,11 +131,11 @@ func pointOf(scale, cpu float64, v analysis.Verified) limitPoint {
 }
 
 // writeCurve prints a size's limit-response curve, by CPU limit.
-func writeCurve(w io.Writer, c limitCurve, t analysis.TShirt) {
-	fmt.Fprintf(w, "size %s at %s: CPU limit against the load (the size: %.3g cores)\n", c.Size, c.Load, sizeCPU(t))
+func writeCurve(w io.Writer, c analysis.LimitCurve, t analysis.TShirt) {
+	fmt.Fprintf(w, "size %s at %s: CPU limit against the load (the size: %.3g cores)\n", c.Size, c.Load, readback.SizeCPU(t))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CPU LIMIT\tVERDICT\tACHIEVED\tP99\tTHROTTLED")
-	for _, p := range sortedPoints(c.Points) {
+	for _, p := range c.ByCPU() {
 		verdict := "holds"
 		switch {
 		case p.Inconclusive:
@@ -181,7 +146,7 @@ func writeCurve(w io.Writer, c limitCurve, t analysis.TShirt) {
 		fmt.Fprintf(tw, "%.3g cores\t%s\t%.4g/s\t%.3g ms\t%.0f %%\n", p.CPU, verdict, p.Achieved, p.P99Ms, 100*p.Throttled)
 	}
 	tw.Flush()
-	for _, p := range sortedPoints(c.Points) {
+	for _, p := range c.ByCPU() {
 		if len(p.Why) > 0 {
 			fmt.Fprintf(w, "  at %.3g cores: %s\n", p.CPU, p.Why[0])
 		}
@@ -190,25 +155,19 @@ func writeCurve(w io.Writer, c limitCurve, t analysis.TShirt) {
 		}
 	}
 	if c.Smallest > 0 {
-		fmt.Fprintf(w, "smallest CPU that holds: %.3g cores (%.3g × the size's)\n", c.Smallest*sizeCPU(t), c.Smallest)
+		fmt.Fprintf(w, "smallest CPU that holds: %.3g cores (%.3g × the size's)\n", c.Smallest*readback.SizeCPU(t), c.Smallest)
 	} else {
 		fmt.Fprintf(w, "no CPU limit up to %d × the size's holds: the limit is elsewhere (memory, the load itself)\n", 1<<limitDoublings)
 	}
 }
 
-func sortedPoints(ps []limitPoint) []limitPoint {
-	out := slices.Clone(ps)
-	slices.SortStableFunc(out, func(a, b limitPoint) int { return cmp.Compare(a.CPU, b.CPU) })
-	return out
-}
-
 // saveCurve keeps a size's curve in the run's verify/ directory.
-func saveCurve(store *results.Run, c limitCurve) error {
+func saveCurve(store *results.Run, c analysis.LimitCurve) error {
 	b, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		return err
 	}
-	path := store.Path(filepath.Join(readback.VerifyDir, fmt.Sprintf("limits-%d-%s.json", c.Cell, c.Size)))
+	path := store.Path(readback.CurveFile(c.Cell, c.Size))
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}

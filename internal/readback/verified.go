@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -67,8 +68,12 @@ func readVerified(store *results.Run) ([]analysis.Verified, error) {
 	return vs, nil
 }
 
-// attachVerified gives each size of r the verdict kept on it, if any.
+// attachVerified gives each size of r the verdict and the limit curve
+// kept on it, if any.
 func attachVerified(store *results.Run, r *view.Run) error {
+	if err := attachCurves(store, r); err != nil {
+		return err
+	}
 	vs, err := readVerified(store)
 	if err != nil || len(vs) == 0 {
 		return err
@@ -86,6 +91,52 @@ func attachVerified(store *results.Run, r *view.Run) error {
 		}
 	}
 	return nil
+}
+
+// CurveFile is where a run keeps the limit curve of its size in a cell.
+func CurveFile(cell int, size string) string {
+	return fmt.Sprintf("%s/limits-%d-%s.json", VerifyDir, cell, size)
+}
+
+// attachCurves gives each size of r the limit curve searched from its
+// CPU limits, if any (not one searched from other limits: perflab size
+// --strategy computes other sizes).
+func attachCurves(store *results.Run, r *view.Run) error {
+	for _, c := range r.Cells {
+		if c.Insights == nil {
+			continue
+		}
+		for i := range c.Insights.Sizes {
+			t := &c.Insights.Sizes[i]
+			b, err := os.ReadFile(store.Path(CurveFile(c.Index, t.Size)))
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			var curve analysis.LimitCurve
+			if err == nil {
+				err = json.Unmarshal(b, &curve)
+			}
+			if err != nil {
+				return fmt.Errorf("cannot read the limit curve of size %s: %w", t.Size, err)
+			}
+			if math.Abs(curve.SizeCPU-SizeCPU(*t)) < 1e-9 {
+				t.Curve = &curve
+			}
+		}
+	}
+	return nil
+}
+
+// SizeCPU is the sum of a size's components' CPU limits, in cores: what a
+// limit search scales.
+func SizeCPU(t analysis.TShirt) float64 {
+	var sum float64
+	for _, r := range t.Components {
+		if !r.NoCPULimit {
+			sum += r.CPULimit.Value()
+		}
+	}
+	return sum
 }
 
 // sameLimits reports whether v verified t's limits: a size computed again

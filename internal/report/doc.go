@@ -23,6 +23,7 @@ const (
 	blockOrdered
 	blockTable
 	blockCode
+	blockSVG // a chart drawn into the HTML page; Markdown leaves it out
 )
 
 // block is one heading, paragraph, list, table or code block of a doc.
@@ -34,6 +35,7 @@ type block struct {
 	lang  string // of a code block
 	items []item // of a list
 	table *table
+	svg   []byte // of a chart
 }
 
 // item is one entry of a list; a warning is written as one.
@@ -130,6 +132,9 @@ func warningItems(ws []string) []item {
 
 func (d *doc) table(t *table) { d.blocks = append(d.blocks, block{kind: blockTable, table: t}) }
 
+// chart adds a chart that only the HTML page shows.
+func (d *doc) chart(svg []byte) { d.blocks = append(d.blocks, block{kind: blockSVG, svg: svg}) }
+
 func (d *doc) code(lang, text string) {
 	d.blocks = append(d.blocks, block{kind: blockCode, lang: lang, text: text})
 }
@@ -141,6 +146,9 @@ func (d *doc) markdown(b *strings.Builder) {
 		if bl.kind == blockHeading {
 			heading(b, bl.level, "%s", mdText(bl.text))
 			continue
+		}
+		if bl.kind == blockSVG {
+			continue // report.html draws it
 		}
 		if i > 0 && d.blocks[i-1].kind != blockHeading {
 			b.WriteString("\n")
@@ -241,6 +249,9 @@ func (d *doc) html(b *strings.Builder) {
 			bl.table.html(b)
 		case blockCode:
 			fmt.Fprintf(b, "<pre><code class=\"language-%s\">%s</code></pre>\n", html.EscapeString(bl.lang), html.EscapeString(unmarked(bl.text)))
+		case blockSVG:
+			b.Write(bl.svg) // drawn by lineChart: its text escaped there
+			b.WriteString("\n")
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/units"
 	"github.com/perflab/perflab/internal/view"
 )
 
@@ -54,6 +55,51 @@ func sizesSection(d *doc, c *view.Cell, level int, withFiles bool) {
 		d.warnings(ts.Warnings)
 	}
 	verifiedSection(d, in, level)
+	for _, ts := range in.Sizes {
+		if ts.Curve != nil {
+			curveSection(d, ts, level+1)
+		}
+	}
+}
+
+// curveSection is a size's limit-response curve (perflab size
+// --search-limits): each CPU limit run, what it held, and in report.html
+// the p99 against the limit.
+func curveSection(d *doc, ts analysis.TShirt, level int) {
+	c := ts.Curve
+	d.heading(level, fmt.Sprintf("Limit-response curve of size %s", code(ts.Size)))
+	found := fmt.Sprintf("no CPU limit up to %s cores held", units.Sig3(maxCPU(c)))
+	if c.Smallest > 0 {
+		found = fmt.Sprintf("the smallest CPU that holds is %s cores (%s × the size's)", units.Sig3(c.Smallest*c.SizeCPU), units.Sig3(c.Smallest))
+	}
+	d.paraf("At %s, the size's CPU limits (%s cores in all) scaled by one factor, by bisection, %d confined runs: %s.",
+		c.Load, units.Sig3(c.SizeCPU), len(c.Points), found)
+	t := &table{Head: []string{"CPU limit (cores)", "Verdict", "Achieved", "p99", "Throttled"}, Right: []bool{true, false, true, true, true}}
+	var line []xy
+	for _, p := range c.ByCPU() {
+		verdict := "holds"
+		switch {
+		case p.Inconclusive:
+			verdict = "not verified"
+		case !p.Holds:
+			verdict = "does not hold"
+		}
+		t.Rows = append(t.Rows, []string{units.Sig3(p.CPU), verdict, units.Sig3(p.Achieved) + "/s",
+			units.Sig3(p.P99Ms) + " ms", fmt.Sprintf("%.0f %%", 100*p.Throttled)})
+		line = append(line, xy{p.CPU, p.P99Ms})
+	}
+	d.table(t)
+	ch := &lineChart{title: "p99 against the CPU limit — size " + ts.Size, xLabel: "CPU limit (cores)", yLabel: "p99 (ms)"}
+	ch.add("p99", line, colour(0), nil)
+	d.chart(ch.svg())
+}
+
+func maxCPU(c *analysis.LimitCurve) float64 {
+	var m float64
+	for _, p := range c.Points {
+		m = max(m, p.CPU)
+	}
+	return m
 }
 
 // verifiedSection is what perflab size --verify found of each size it ran
