@@ -87,6 +87,9 @@ type VerifyInput struct {
 	FailedGates []string
 	Components  []Confined
 	Tolerance   float64 // 0 for DefaultVerifyTolerance
+	// MachineBusy says why the machine was busy with other work during
+	// the baseline or the confined run; "" when it was not.
+	MachineBusy string
 }
 
 // Verified is the verdict on a size, as perflab keeps it beside the run
@@ -166,13 +169,32 @@ func JudgeVerified(in VerifyInput) Verified {
 		v.Reasons, broke = append(v.Reasons, why...), broke || len(why) > 0
 	}
 	v.Holds = len(v.Reasons) == 0
-	if !v.Holds && !broke && !in.limitsBound() {
+	switch {
+	case v.Holds || broke:
+	case !in.limitsBound():
 		v.Inconclusive = true
 		v.Reasons = append(v.Reasons, fmt.Sprintf("the limits never bound (no component throttled in %s %% of its periods or above %s %% of its memory limit): "+
 			"what fell short is not the size's, but the machine's or the system's; run again where the machine is not busy",
 			units.Sig3(100*BoundThrottled), units.Sig3(100*BoundMemory)))
+	case in.MachineBusy != "" && !in.heavilyThrottled():
+		v.Inconclusive = true
+		v.Reasons = append(v.Reasons, fmt.Sprintf("the machine was busy with other work (%s) and no component was throttled in %s %% of its periods: "+
+			"what fell short may be the machine's; run again where the machine is not busy", in.MachineBusy, units.Sig3(100*HeavyThrottled)))
 	}
 	return v
+}
+
+// HeavyThrottled is the share of periods throttled at which a size's CPU
+// limit, not a busy machine, is taken to have held a component back.
+const HeavyThrottled = 0.5
+
+func (in VerifyInput) heavilyThrottled() bool {
+	for _, c := range in.Components {
+		if c.ThrottledShare() >= HeavyThrottled {
+			return true
+		}
+	}
+	return false
 }
 
 // BoundThrottled and BoundMemory say when a size's limits bound a

@@ -135,3 +135,18 @@ func TestVerifiedInconclusiveWhereNoLimitBound(t *testing.T) {
 		t.Errorf("near its memory limit: %q", v.Reasons)
 	}
 }
+
+// On a machine busy with other work, a run that fell short with a few
+// throttled periods is not verified; one throttled in most periods is the
+// size's doing whatever the machine did.
+func TestVerifiedOnABusyMachine(t *testing.T) {
+	in := verifyInput(4*time.Millisecond, api()) // throttled in 3 % of periods
+	in.MachineBusy = "others than perflab and its components used 1.84 of 2 cores"
+	if v := JudgeVerified(in); !v.Inconclusive || !strings.Contains(strings.Join(v.Reasons, "\n"), "the machine was busy with other work (others than") {
+		t.Errorf("busy, 3 %% throttled: inconclusive %v, %q", v.Inconclusive, v.Reasons)
+	}
+	in.Components[0].Throttled = 540
+	if v := JudgeVerified(in); v.Inconclusive || v.Holds {
+		t.Errorf("busy, 90 %% throttled: holds %v, inconclusive %v, %q", v.Holds, v.Inconclusive, v.Reasons)
+	}
+}

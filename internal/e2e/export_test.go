@@ -98,8 +98,8 @@ func TestExportLive(t *testing.T) {
 	t.Run("otlp-http", func(t *testing.T) { checkOTLP(t, otlpHTTP, id, st); checkAuth(t, otlpHTTP) })
 	t.Run("otlp-grpc", func(t *testing.T) { checkOTLP(t, otlpGRPC, id, st); checkAuth(t, otlpGRPC) })
 	d, dr := readDashboard(t), dashRunOf(t, dir)
-	t.Run("dashboard", func(t *testing.T) { checkDashboard(t, d, vm, dr, true) })
-	t.Run("dashboard-prometheus", func(t *testing.T) { checkDashboard(t, d, prom, dr, false) })
+	t.Run("dashboard", func(t *testing.T) { checkDashboard(t, d, vm, dr, testutil.Measure(t)) })
+	t.Run("dashboard-prometheus", func(t *testing.T) { checkDashboard(t, d, prom, dr, nil) })
 }
 
 // readStored reads the run's figures back with perflab report --format csv.

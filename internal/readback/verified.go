@@ -211,12 +211,10 @@ func JudgeConfined(orig *view.Run, cell int, size string, baseline, confined *re
 	}
 	out := analysis.JudgeVerified(analysis.VerifyInput{Size: size, Load: sizeLoad(in, size), BeforeLatency: b.LatencyByInterval,
 		AfterLatency: a.LatencyByInterval, Held: held, HasGates: len(after.SLO) > 0, FailedGates: failedGates(after.SLO),
-		Components: comps, Tolerance: tolerance})
+		Components: comps, Tolerance: tolerance, MachineBusy: busyWhy(before, phase)})
 	out.Cell, out.Run, out.Achieved = cell, confined.Dir(), a.Rate
-	for _, p := range []*view.Phase{before, phase} {
-		if p.Resources != nil && p.Resources.MachineBusy {
-			out.Warnings = append(out.Warnings, "the machine was busy with other work during a run the verdict compares: "+p.Resources.BusyWhy+"; the verdict may be the machine's")
-		}
+	if why := busyWhy(before, phase); why != "" && !out.Inconclusive {
+		out.Warnings = append(out.Warnings, "the machine was busy with other work during a run the verdict compares: "+why+"; the verdict may be the machine's")
 	}
 	return out, nil
 }
@@ -241,6 +239,17 @@ func neverLoaded(v analysis.Verified, in *analysis.Insights, confined *results.R
 		}
 	}
 	return v, nil
+}
+
+// busyWhy is why the machine was busy during either phase; "" when it
+// was not.
+func busyWhy(phases ...*view.Phase) string {
+	for _, p := range phases {
+		if p.Resources != nil && p.Resources.MachineBusy {
+			return p.Resources.BusyWhy
+		}
+	}
+	return ""
 }
 
 // phaseNamed is r's phase of profile name; nil when it has none.
