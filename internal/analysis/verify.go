@@ -283,13 +283,7 @@ func mib(b int64) string { return fmt.Sprintf("%dMi", int64(math.Ceil(float64(b)
 // annotation: "holds at 500/s: p99 41ms (×1.05 unconfined); api throttled
 // in 3 % of periods, peak 180Mi of 256Mi".
 func (v Verified) Annotation() string {
-	verdict := "holds"
-	switch {
-	case v.Inconclusive:
-		verdict = "not verified"
-	case !v.Holds:
-		verdict = "does not hold"
-	}
+	verdict := v.Verdict()
 	var parts []string
 	if len(v.Latency) == 2 {
 		parts = append(parts, v.Latency[1].Text())
@@ -334,6 +328,24 @@ type LimitCurve struct {
 	Points   []LimitPoint `json:"points"`
 	Smallest float64      `json:"smallest_holding_cpu_scale"`
 }
+
+// Verdict is the point's verdict in words: "holds", "does not hold" or
+// "not verified".
+func (p LimitPoint) Verdict() string { return verdictWords(p.Holds, p.Inconclusive) }
+
+func verdictWords(holds, inconclusive bool) string {
+	switch {
+	case inconclusive:
+		return "not verified"
+	case !holds:
+		return "does not hold"
+	}
+	return "holds"
+}
+
+// Verdict is the size's verdict in words: "holds", "does not hold" or
+// "not verified".
+func (v Verified) Verdict() string { return verdictWords(v.Holds, v.Inconclusive) }
 
 // ByCPU is the curve's points in the order of their CPU limit.
 func (c LimitCurve) ByCPU() []LimitPoint {

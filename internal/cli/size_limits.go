@@ -136,13 +136,7 @@ func writeCurve(w io.Writer, c analysis.LimitCurve, t analysis.TShirt) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CPU LIMIT\tVERDICT\tACHIEVED\tP99\tTHROTTLED")
 	for _, p := range c.ByCPU() {
-		verdict := "holds"
-		switch {
-		case p.Inconclusive:
-			verdict = "not verified"
-		case !p.Holds:
-			verdict = "does not hold"
-		}
+		verdict := p.Verdict()
 		fmt.Fprintf(tw, "%.3g cores\t%s\t%.4g/s\t%.3g ms\t%.0f %%\n", p.CPU, verdict, p.Achieved, p.P99Ms, 100*p.Throttled)
 	}
 	tw.Flush()

@@ -308,12 +308,9 @@ func writeVerdicts(w io.Writer, vs []analysis.Verified) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SIZE\tLOAD\tVERDICT\tLATENCY CONFINED")
 	for _, v := range vs {
-		verdict := "holds"
-		switch {
-		case v.Inconclusive:
-			verdict = "NOT VERIFIED"
-		case !v.Holds:
-			verdict = "DOES NOT HOLD"
+		verdict := v.Verdict()
+		if !v.Holds {
+			verdict = strings.ToUpper(verdict)
 		}
 		var latency []string
 		for _, l := range v.Latency {

@@ -77,13 +77,7 @@ func curveSection(d *doc, ts analysis.TShirt, level int) {
 	t := &table{Head: []string{"CPU limit (cores)", "Verdict", "Achieved", "p99", "Throttled"}, Right: []bool{true, false, true, true, true}}
 	var line []xy
 	for _, p := range c.ByCPU() {
-		verdict := "holds"
-		switch {
-		case p.Inconclusive:
-			verdict = "not verified"
-		case !p.Holds:
-			verdict = "does not hold"
-		}
+		verdict := p.Verdict()
 		t.Rows = append(t.Rows, []string{units.Sig3(p.CPU), verdict, units.Sig3(p.Achieved) + "/s",
 			units.Sig3(p.P99Ms) + " ms", fmt.Sprintf("%.0f %%", 100*p.Throttled)})
 		line = append(line, xy{p.CPU, p.P99Ms})
@@ -113,14 +107,8 @@ func verifiedSection(d *doc, in *analysis.Insights, level int) {
 		if v == nil {
 			continue
 		}
-		verdict := strong("holds")
-		if v.Inconclusive {
-			verdict = strong("not verified")
-		}
+		verdict := strong(v.Verdict())
 		if !v.Holds {
-			if !v.Inconclusive {
-				verdict = strong("does not hold")
-			}
 			for _, r := range v.Reasons {
 				reasons = append(reasons, fmt.Sprintf("size %s, %s: %s", ts.Size, strings.Trim(verdict, "*"), r))
 			}
