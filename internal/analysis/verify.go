@@ -308,8 +308,8 @@ type LimitPoint struct {
 	Scale float64 `json:"cpu_scale"` // of the size's CPU limits
 	CPU   float64 `json:"cpu_cores"` // the sum of the components' CPU limits at that scale
 	Holds bool    `json:"holds"`
-	// Inconclusive: the run fell short while no limit bound (a busy
-	// machine); the search takes the limit as enough, as it did not bind.
+	// Inconclusive: the step could not be verified (a busy machine); the
+	// search ends there.
 	Inconclusive bool     `json:"inconclusive,omitempty"`
 	Achieved     float64  `json:"achieved_per_second"`
 	P99Ms        float64  `json:"p99_ms"`
@@ -327,6 +327,9 @@ type LimitCurve struct {
 	SizeCPU  float64      `json:"size_cpu_cores"` // the size's own CPU limits, summed
 	Points   []LimitPoint `json:"points"`
 	Smallest float64      `json:"smallest_holding_cpu_scale"`
+	// Stopped says the search ended at a step it could not verify (a busy
+	// machine): Smallest is then of the steps before it, if any held.
+	Stopped bool `json:"stopped_unverified,omitempty"`
 }
 
 // Verdict is the point's verdict in words: "holds", "does not hold" or

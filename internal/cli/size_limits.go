@@ -13,6 +13,7 @@ import (
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/readback"
 	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/units"
 	"github.com/perflab/perflab/internal/view"
 )
 
@@ -72,8 +73,11 @@ func (e *env) searchOne(ctx context.Context, store *results.Run, r *view.Run, fi
 	if cpu <= 0 {
 		return c, errors.New("the size has no CPU limit to search from")
 	}
-	baseline := ""
-	probe := func(scale float64) (bool, error) {
+	baseline, stopped := "", false
+	// probe runs one step; ok is whether it held. A step that could not
+	// be verified (the machine too busy) ends the search: its bounds would
+	// rest on a run that says nothing of the limit.
+	probe := func(scale float64) (ok bool, err error) {
 		s.cpuScale = scale
 		v, base, err := e.verifyOne(ctx, store, r, file, s, f, baseline)
 		if err != nil {
@@ -81,7 +85,8 @@ func (e *env) searchOne(ctx context.Context, store *results.Run, r *view.Run, fi
 		}
 		baseline = base // one unconfined run for every step
 		c.Points = append(c.Points, pointOf(scale, cpu, v))
-		return v.Holds || v.Inconclusive, nil
+		stopped = v.Inconclusive
+		return v.Holds, nil
 	}
 	lo, hi := 0.0, 0.0 // the largest scale that failed, the smallest that held
 	holds, err := probe(1)
@@ -92,7 +97,7 @@ func (e *env) searchOne(ctx context.Context, store *results.Run, r *view.Run, fi
 		hi = 1
 	} else {
 		lo = 1
-		for k := 0; k < limitDoublings && hi == 0 && ctx.Err() == nil; k++ {
+		for k := 0; k < limitDoublings && hi == 0 && !stopped && ctx.Err() == nil; k++ {
 			scale := lo * 2
 			if holds, err = probe(scale); err != nil {
 				return c, err
@@ -104,7 +109,7 @@ func (e *env) searchOne(ctx context.Context, store *results.Run, r *view.Run, fi
 			}
 		}
 	}
-	for len(c.Points) < limitRuns && hi > 0 && ctx.Err() == nil {
+	for len(c.Points) < limitRuns && hi > 0 && !stopped && ctx.Err() == nil {
 		mid := (lo + hi) / 2
 		if holds, err = probe(mid); err != nil {
 			return c, err
@@ -115,7 +120,7 @@ func (e *env) searchOne(ctx context.Context, store *results.Run, r *view.Run, fi
 			lo = mid
 		}
 	}
-	c.Smallest = hi
+	c.Smallest, c.Stopped = hi, stopped
 	return c, nil
 }
 
@@ -137,7 +142,7 @@ func writeCurve(w io.Writer, c analysis.LimitCurve, t analysis.TShirt) {
 	fmt.Fprintln(tw, "CPU LIMIT\tVERDICT\tACHIEVED\tP99\tTHROTTLED")
 	for _, p := range c.ByCPU() {
 		verdict := p.Verdict()
-		fmt.Fprintf(tw, "%.3g cores\t%s\t%.4g/s\t%.3g ms\t%.0f %%\n", p.CPU, verdict, p.Achieved, p.P99Ms, 100*p.Throttled)
+		fmt.Fprintf(tw, "%s cores\t%s\t%s/s\t%s ms\t%.0f %%\n", units.Sig3(p.CPU), verdict, units.Sig3(p.Achieved), units.Sig3(p.P99Ms), 100*p.Throttled)
 	}
 	tw.Flush()
 	for _, p := range c.ByCPU() {
@@ -148,9 +153,12 @@ func writeCurve(w io.Writer, c analysis.LimitCurve, t analysis.TShirt) {
 			fmt.Fprintf(w, "  at %.3g cores: warning: %s\n", p.CPU, p.Warnings[0])
 		}
 	}
+	if c.Stopped {
+		fmt.Fprintln(w, "the search stopped at a step it could not verify: the machine was too busy (see the warnings); run it again on a quiet machine")
+	}
 	if c.Smallest > 0 {
 		fmt.Fprintf(w, "smallest CPU that holds: %.3g cores (%.3g × the size's)\n", c.Smallest*readback.SizeCPU(t), c.Smallest)
-	} else {
+	} else if !c.Stopped {
 		fmt.Fprintf(w, "no CPU limit up to %d × the size's holds: the limit is elsewhere (memory, the load itself)\n", 1<<limitDoublings)
 	}
 }

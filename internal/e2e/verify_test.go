@@ -149,14 +149,16 @@ func TestSizeSearchLimits(t *testing.T) {
 			CPU   float64 `json:"cpu_cores"`
 			Scale float64 `json:"cpu_scale"`
 			Holds bool    `json:"holds"`
-			Not   bool    `json:"inconclusive"`
 		} `json:"points"`
 		Smallest float64 `json:"smallest_holding_cpu_scale"`
+		Stopped  bool    `json:"stopped_unverified"`
 	}
 	if err := json.Unmarshal(b, &c); err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Points) < 2 || len(c.Points) > 7 {
+	if c.Stopped { // a step the machine was too busy to verify ends the search
+		t.Logf("the machine was too busy to finish the search:\n%s", s.stdout)
+	} else if len(c.Points) < 2 || len(c.Points) > 7 {
 		t.Errorf("%d steps, want 2 to 7\n%s", len(c.Points), s.stdout)
 	}
 	smallest := -1.0
@@ -166,7 +168,7 @@ func TestSizeSearchLimits(t *testing.T) {
 		}
 		if p.Scale == c.Smallest {
 			smallest = p.CPU
-			if !p.Holds && !p.Not {
+			if !p.Holds {
 				t.Errorf("the smallest limit that holds did not hold\n%s", s.stdout)
 			}
 		}

@@ -69,6 +69,9 @@ func curveSection(d *doc, ts analysis.TShirt, level int) {
 	c := ts.Curve
 	d.heading(level, fmt.Sprintf("Limit-response curve of size %s", code(ts.Size)))
 	found := fmt.Sprintf("no CPU limit up to %s cores held", units.Sig3(maxCPU(c)))
+	if c.Stopped {
+		found = "the search stopped at a step it could not verify, the machine too busy"
+	}
 	if c.Smallest > 0 {
 		found = fmt.Sprintf("the smallest CPU that holds is %s cores (%s × the size's)", units.Sig3(c.Smallest*c.SizeCPU), units.Sig3(c.Smallest))
 	}
