@@ -66,6 +66,7 @@ type storedRun struct {
 // TestDashboardCells checks them, and from Prometheus a series of it.
 func TestExportLive(t *testing.T) {
 	t.Parallel()
+	machine := testutil.Measure(t) // what the run got, for the dashboard's figures
 	vm, prom := testutil.StartVictoriaMetrics(t), testutil.StartPrometheus(t, "--enable-feature=native-histograms")
 	otlpHTTP, otlpGRPC := testutil.StartOTLPMetrics(t), testutil.StartOTLPMetrics(t)
 	plan := writePlan(t, fmt.Sprintf(exportPlan, testutil.FreePort(t), vm+"/api/v1/write"))
@@ -98,7 +99,7 @@ func TestExportLive(t *testing.T) {
 	t.Run("otlp-http", func(t *testing.T) { checkOTLP(t, otlpHTTP, id, st); checkAuth(t, otlpHTTP) })
 	t.Run("otlp-grpc", func(t *testing.T) { checkOTLP(t, otlpGRPC, id, st); checkAuth(t, otlpGRPC) })
 	d, dr := readDashboard(t), dashRunOf(t, dir)
-	t.Run("dashboard", func(t *testing.T) { checkDashboard(t, d, vm, dr, testutil.Measure(t)) })
+	t.Run("dashboard", func(t *testing.T) { checkDashboard(t, d, vm, dr, machine) })
 	t.Run("dashboard-prometheus", func(t *testing.T) { checkDashboard(t, d, prom, dr, nil) })
 }
 
