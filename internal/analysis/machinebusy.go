@@ -86,7 +86,6 @@ func column(rows [][]float64, i int) []float64 {
 	return out
 }
 
-
 // median is the nearest-rank median of vs (vs is not modified); 0 for none.
 func median(vs []float64) float64 {
 	if len(vs) == 0 {

@@ -33,15 +33,7 @@ const (
 // searchLimits runs the limit search of every size asked for, keeps each
 // curve in the run's verify/ directory and prints it.
 func (e *env) searchLimits(ctx context.Context, store *results.Run, r *view.Run, f verifyFlags) error {
-	meta, err := store.Meta()
-	if err != nil {
-		return &runError{err: err, code: ExitFailed}
-	}
-	file, err := planToRerun(meta, store)
-	if err != nil {
-		return err
-	}
-	sizes, err := sizesToVerify(r, f.size)
+	file, sizes, err := rerunnable(store, r, f.size)
 	if err != nil {
 		return err
 	}

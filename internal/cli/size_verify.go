@@ -44,15 +44,7 @@ type aSize struct {
 // verdicts are kept with the run, whose report files are written again
 // with them; a size that does not hold exits 1.
 func (e *env) verify(ctx context.Context, store *results.Run, r *view.Run, f verifyFlags) error {
-	meta, err := store.Meta()
-	if err != nil {
-		return &runError{err: err, code: ExitFailed}
-	}
-	file, err := planToRerun(meta, store)
-	if err != nil {
-		return err
-	}
-	sizes, err := sizesToVerify(r, f.size)
+	file, sizes, err := rerunnable(store, r, f.size)
 	if err != nil {
 		return err
 	}
@@ -80,6 +72,21 @@ func (e *env) verify(ctx context.Context, store *results.Run, r *view.Run, f ver
 	writeVerdicts(e.stdout, verdicts)
 	fmt.Fprintf(e.stderr, "verdicts: %s (the run's report files are written again with them)\n", store.Path(readback.VerifiedFile))
 	return verifyOutcome(verdicts, failures)
+}
+
+// rerunnable is what --verify and --search-limits run again: the run's
+// plan (planToRerun) and its sizes called name (sizesToVerify).
+func rerunnable(store *results.Run, r *view.Run, name string) (string, []aSize, error) {
+	meta, err := store.Meta()
+	if err != nil {
+		return "", nil, &runError{err: err, code: ExitFailed}
+	}
+	file, err := planToRerun(meta, store)
+	if err != nil {
+		return "", nil, err
+	}
+	sizes, err := sizesToVerify(r, name)
+	return file, sizes, err
 }
 
 // planToRerun is the plan file the run ran, or, when it is gone (perflab

@@ -36,6 +36,21 @@ profiles:
 `, port))
 }
 
+// sizedRun runs verifyPlan with env, in parallel with other tests, and
+// names its run directory; it skips where perflab cannot make cgroups.
+func sizedRun(t *testing.T, env []string) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("perflab size --verify and --search-limits make cgroups: they need root")
+	}
+	t.Parallel()
+	r := runEnv(t, env, "run", verifyPlan(t), "--out", t.TempDir())
+	if r.code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	return runDir(t, r.stderr)
+}
+
 type verifiedSummary struct {
 	Cells []struct {
 		Insights struct {
@@ -65,17 +80,8 @@ type verifiedSummary struct {
 // under a limit of a few dozen, the kernel kills it and the size does not
 // hold. Each verdict lands in summary.json, report.md and the sizes file.
 func TestSizeVerify(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("perflab size --verify makes cgroups: it needs root")
-	}
-	t.Parallel()
-	plan, out := verifyPlan(t), t.TempDir()
 	base := []string{"VERIFY_WORK=1ms", "VERIFY_RESIDENT=16MiB"}
-	r := runEnv(t, base, "run", plan, "--out", out)
-	if r.code != 0 {
-		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
-	}
-	dir := runDir(t, r.stderr)
+	dir := sizedRun(t, base)
 	verdict := func(env []string) (result, verifiedSummary) {
 		t.Helper()
 		v := runEnv(t, env, "size", dir, "--verify", "--verify-duration", "6s")
@@ -132,17 +138,8 @@ func TestSizeVerify(t *testing.T) {
 // needs 0.2 cores, so no limit below that holds, and the smallest that
 // holds was run and held. The curve is kept in the run's verify/.
 func TestSizeSearchLimits(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("perflab size --search-limits makes cgroups: it needs root")
-	}
-	t.Parallel()
-	plan, out := verifyPlan(t), t.TempDir()
 	env := []string{"VERIFY_WORK=2ms", "VERIFY_RESIDENT=16MiB"}
-	r := runEnv(t, env, "run", plan, "--out", out)
-	if r.code != 0 {
-		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
-	}
-	dir := runDir(t, r.stderr)
+	dir := sizedRun(t, env)
 	s := runEnv(t, env, "size", dir, "--search-limits", "--verify-duration", "5s")
 	b, err := os.ReadFile(filepath.Join(dir, "verify", "limits-0-small.json"))
 	if s.code != 0 || err != nil {
