@@ -54,10 +54,10 @@ type TShirt struct {
 	// as CellInsights judged it; the zero value is a load held.
 	Held Held
 	// Verified is the verdict of perflab size --verify on the size, when
-	// it was run; nil when not. Curve is its limit search (perflab size
-	// --search-limits), when it was run.
+	// it was run; nil when not. Curves are its limit searches (perflab
+	// size --search-limits), CPU first, when they were run.
 	Verified *Verified
-	Curve    *LimitCurve
+	Curves   []*LimitCurve
 }
 
 // HasBounds reports whether any component of the size carries VPA bounds.

@@ -1,10 +1,8 @@
 package analysis
 
 import (
-	"cmp"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -64,6 +62,9 @@ type Confined struct {
 	// (P99), confined and not; 0 when it reports none.
 	GCPerMin       float64 `json:"gc_per_min,omitempty"`
 	GCPerMinBefore float64 `json:"gc_per_min_unconfined,omitempty"`
+	// CPUUsed is the CPU it used over the load's phase, on average, in
+	// cores; 0 when it was not sampled.
+	CPUUsed float64 `json:"cpu_used_cores,omitempty"`
 }
 
 // ThrottledShare is the share of its periods in which the quota ran out.
@@ -107,8 +108,10 @@ type Verified struct {
 	Components   []Confined        `json:"components"`
 	Tolerance    float64           `json:"tolerance"`
 	Run          string            `json:"run"` // the confined run's directory
-	// Achieved is the load workload's rate in the confined run, per second.
+	// Achieved is the load workload's rate in the confined run, per second;
+	// Target the rate it asked for (0: a closed model's, none).
 	Achieved float64 `json:"achieved_per_second"`
+	Target   float64 `json:"target_per_second,omitempty"`
 	// Warnings say what may have set the verdict besides the limits: a
 	// machine busy with other work during either run.
 	Warnings []string `json:"warnings,omitempty"`
@@ -176,10 +179,11 @@ func JudgeVerified(in VerifyInput) Verified {
 		v.Reasons = append(v.Reasons, fmt.Sprintf("the limits never bound (no component throttled in %s %% of its periods or above %s %% of its memory limit): "+
 			"what fell short is not the size's, but the machine's or the system's; run again where the machine is not busy",
 			units.Sig3(100*BoundThrottled), units.Sig3(100*BoundMemory)))
-	case in.MachineBusy != "" && !in.heavilyThrottled():
+	case in.MachineBusy != "" && !in.heavilyBound():
 		v.Inconclusive = true
-		v.Reasons = append(v.Reasons, fmt.Sprintf("the machine was busy with other work (%s) and no component was throttled in %s %% of its periods: "+
-			"what fell short may be the machine's; run again where the machine is not busy", in.MachineBusy, units.Sig3(100*HeavyThrottled)))
+		v.Reasons = append(v.Reasons, fmt.Sprintf("the machine was busy with other work (%s) and no component was throttled in %s %% of its periods "+
+			"or reached %s %% of its memory limit: what fell short may be the machine's; run again where the machine is not busy",
+			in.MachineBusy, units.Sig3(100*HeavyThrottled), units.Sig3(100*HeavyMemory)))
 	}
 	return v
 }
@@ -188,9 +192,17 @@ func JudgeVerified(in VerifyInput) Verified {
 // limit, not a busy machine, is taken to have held a component back.
 const HeavyThrottled = 0.5
 
-func (in VerifyInput) heavilyThrottled() bool {
+// HeavyMemory is the share of its memory limit at which a component's
+// peak is taken to have held it back (reclaim, a collector running to
+// stay under it), not a busy machine.
+const HeavyMemory = 0.98
+
+// heavilyBound reports whether a limit, not a busy machine, held a
+// component back: its quota ran out in most periods, or its memory
+// reached its limit.
+func (in VerifyInput) heavilyBound() bool {
 	for _, c := range in.Components {
-		if c.ThrottledShare() >= HeavyThrottled {
+		if c.ThrottledShare() >= HeavyThrottled || !c.MemoryLimit.IsZero() && float64(c.MemoryPeak) >= HeavyMemory*c.MemoryLimit.Value() {
 			return true
 		}
 	}
@@ -301,41 +313,6 @@ func (v Verified) Annotation() string {
 	return text + ": " + strings.Join(parts, "; ")
 }
 
-// LimitPoint is one step of a limit search (perflab size
-// --search-limits): the size's CPU limits scaled by Scale, and what the
-// confined run at that limit found.
-type LimitPoint struct {
-	Scale float64 `json:"cpu_scale"` // of the size's CPU limits
-	CPU   float64 `json:"cpu_cores"` // the sum of the components' CPU limits at that scale
-	Holds bool    `json:"holds"`
-	// Inconclusive: the step could not be verified (a busy machine); the
-	// search ends there.
-	Inconclusive bool     `json:"inconclusive,omitempty"`
-	Achieved     float64  `json:"achieved_per_second"`
-	P99Ms        float64  `json:"p99_ms"`
-	Throttled    float64  `json:"throttled_share"` // the most throttled component's share of periods
-	Why          []string `json:"reasons,omitempty"`
-	Warnings     []string `json:"warnings,omitempty"`
-}
-
-// LimitCurve is a size's limit search: its steps in the order run, and
-// the smallest scale of its CPU limits that held (0 when none did).
-type LimitCurve struct {
-	Cell     int          `json:"cell"`
-	Size     string       `json:"size"`
-	Load     string       `json:"load"`
-	SizeCPU  float64      `json:"size_cpu_cores"` // the size's own CPU limits, summed
-	Points   []LimitPoint `json:"points"`
-	Smallest float64      `json:"smallest_holding_cpu_scale"`
-	// Stopped says the search ended at a step it could not verify (a busy
-	// machine): Smallest is then of the steps before it, if any held.
-	Stopped bool `json:"stopped_unverified,omitempty"`
-}
-
-// Verdict is the point's verdict in words: "holds", "does not hold" or
-// "not verified".
-func (p LimitPoint) Verdict() string { return verdictWords(p.Holds, p.Inconclusive) }
-
 func verdictWords(holds, inconclusive bool) string {
 	switch {
 	case inconclusive:
@@ -349,10 +326,3 @@ func verdictWords(holds, inconclusive bool) string {
 // Verdict is the size's verdict in words: "holds", "does not hold" or
 // "not verified".
 func (v Verified) Verdict() string { return verdictWords(v.Holds, v.Inconclusive) }
-
-// ByCPU is the curve's points in the order of their CPU limit.
-func (c LimitCurve) ByCPU() []LimitPoint {
-	out := slices.Clone(c.Points)
-	slices.SortStableFunc(out, func(a, b LimitPoint) int { return cmp.Compare(a.CPU, b.CPU) })
-	return out
-}

@@ -145,6 +145,15 @@ func TestVerifiedOnABusyMachine(t *testing.T) {
 	if v := JudgeVerified(in); !v.Inconclusive || !strings.Contains(strings.Join(v.Reasons, "\n"), "the machine was busy with other work (others than") {
 		t.Errorf("busy, 3 %% throttled: inconclusive %v, %q", v.Inconclusive, v.Reasons)
 	}
+	in.Components[0].MemoryPeak = int64(0.95 * in.Components[0].MemoryLimit.Value()) // bound, but not to the last page
+	if v := JudgeVerified(in); !v.Inconclusive {
+		t.Errorf("busy, 3 %% throttled, 95 %% of its memory: %q", v.Reasons)
+	}
+	in.Components[0].MemoryPeak = int64(0.99 * in.Components[0].MemoryLimit.Value())
+	if v := JudgeVerified(in); v.Inconclusive || v.Holds {
+		t.Errorf("busy, at its memory limit: holds %v, inconclusive %v, %q", v.Holds, v.Inconclusive, v.Reasons)
+	}
+	in.Components[0].MemoryPeak = 100 << 20
 	in.Components[0].Throttled = 540
 	if v := JudgeVerified(in); v.Inconclusive || v.Holds {
 		t.Errorf("busy, 90 %% throttled: holds %v, inconclusive %v, %q", v.Holds, v.Inconclusive, v.Reasons)

@@ -23,6 +23,7 @@ type sizeFlags struct {
 	basis                               string
 	verify, searchLimits                bool
 	size, gomemlimit, tolerance         string
+	resource                            string
 	verifyDuration                      time.Duration
 }
 
@@ -40,7 +41,8 @@ func (e *env) size(ctx context.Context, args []string) error {
 	fs.StringVar(&f.basis, "basis", analysis.BasisP99, "p99 strategy: the figure requests rest on: p99, p95 or mean+3sd (a P99 of fewer than 100 samples is their maximum)")
 	fs.StringVar(&f.at, "at", "", "predict resources at this load from the scaling fits: a rate (5000/s) or a byte rate moved, sent and received (10MB/s)")
 	fs.BoolVar(&f.verify, "verify", false, "run each size's profile again with every component perflab starts held to the size's limits (CFS quota, memory limit; needs root), and judge whether it holds")
-	fs.BoolVar(&f.searchLimits, "search-limits", false, "run each size's profile inside its CPU limits scaled down (or up) by bisection, 7 runs at most: the limit-response curve and the smallest CPU that holds (needs root)")
+	fs.BoolVar(&f.searchLimits, "search-limits", false, "run each size's profile inside its CPU limits, then its memory limits, scaled down (or up) by bisection, 7 runs each at most: the limit-response curves, their knees and the smallest limits that hold (needs root)")
+	fs.StringVar(&f.resource, "resource", "both", "with --search-limits: the limits to search, cpu, memory or both")
 	fs.StringVar(&f.size, "size", "all", "with --verify or --search-limits: the size to verify, or all")
 	fs.DurationVar(&f.verifyDuration, "verify-duration", 0, "with --verify: how long each confined run's load lasts (default: the profile's own)")
 	fs.StringVar(&f.gomemlimit, "verify-gomemlimit", "", "with --verify: set GOMEMLIMIT of the confined components to this share of their memory limit, e.g. 90%")
@@ -48,7 +50,7 @@ func (e *env) size(ctx context.Context, args []string) error {
 	fs.Usage = func() {
 		fmt.Fprintln(e.stderr, "Usage: perflab size RUN_DIR [--strategy p99|vpa|krr] [--headroom 25%] [--limit-factor 1.5] [--basis p99|p95|mean+3sd] [--at LOAD]")
 		fmt.Fprintln(e.stderr, "       perflab size RUN_DIR --verify [--size NAME|all] [--verify-duration D] [--verify-gomemlimit 90%] [--tolerance 20%]")
-		fmt.Fprintln(e.stderr, "       perflab size RUN_DIR --search-limits [--size NAME|all] [--verify-duration D] [--tolerance 20%]")
+		fmt.Fprintln(e.stderr, "       perflab size RUN_DIR --search-limits [--resource cpu|memory|both] [--size NAME|all] [--verify-duration D] [--verify-gomemlimit 90%] [--tolerance 20%]")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
@@ -133,12 +135,23 @@ func (f sizeFlags) parseVerify(fs *flag.FlagSet) (verifyFlags, []string) {
 		problems = append(problems, "--verify and --search-limits: give one")
 	}
 	if !f.verify && !f.searchLimits {
-		for _, name := range []string{"size", "verify-duration", "verify-gomemlimit", "tolerance"} {
+		for _, name := range []string{"size", "verify-duration", "verify-gomemlimit", "tolerance", "resource"} {
 			if set(fs, name) {
-				problems = append(problems, "--"+name+" applies to --verify")
+				problems = append(problems, "--"+name+" applies to --verify and --search-limits")
 			}
 		}
 		return v, problems
+	}
+	switch f.resource {
+	case "both":
+		v.resources = []string{analysis.LimitCPU, analysis.LimitMemory}
+	case analysis.LimitCPU, analysis.LimitMemory:
+		v.resources = []string{f.resource}
+	default:
+		problems = append(problems, fmt.Sprintf("--resource %q: want cpu, memory or both", f.resource))
+	}
+	if f.verify && set(fs, "resource") {
+		problems = append(problems, "--resource applies to --search-limits")
 	}
 	if f.at != "" {
 		problems = append(problems, "--at and --verify: give one")

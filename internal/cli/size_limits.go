@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/perflab/perflab/internal/analysis"
@@ -17,21 +19,22 @@ import (
 	"github.com/perflab/perflab/internal/view"
 )
 
-// The limit search (perflab size --search-limits): how far a size's CPU
-// limits may shrink, or must grow, for it to hold at its profile's rate.
-// Each step is a confined run of the profile with every CPU limit of the
-// size scaled by one factor (memory as the size has it): from 1, down by
-// bisection when the size holds, else up by doubling until one holds and
-// then by bisection, 7 runs in all at most. The steps are the
-// limit-response curve: at each CPU limit, whether it held, the achieved
-// rate, the p99 and how often the quota throttled.
+// The limit search (perflab size --search-limits): how far a size's
+// limits of one resource may shrink, or must grow, for it to hold at its
+// profile's rate. Each step is a confined run of the profile with every
+// limit of that resource scaled by one factor, the other resource
+// unconfined: from 1, down by bisection when the size holds, else up by
+// doubling until one holds and then by bisection, 7 runs in all at most.
+// The steps are the limit-response curve (analysis.LimitCurve): at each
+// limit, whether it held, the achieved rate, the p99, how often the quota
+// throttled, the peak memory, OOM kills and GC; and its knee.
 const (
 	limitRuns      = 7
-	limitDoublings = 3 // up to 8 × the size's CPU
+	limitDoublings = 3 // up to 8 × the size's limit
 )
 
-// searchLimits runs the limit search of every size asked for, keeps each
-// curve in the run's verify/ directory and prints it.
+// searchLimits runs the limit search of every size and resource asked
+// for, keeps each curve in the run's verify/ directory and prints it.
 func (e *env) searchLimits(ctx context.Context, store *results.Run, r *view.Run, f verifyFlags) error {
 	file, sizes, err := rerunnable(store, r, f.size)
 	if err != nil {
@@ -39,51 +42,60 @@ func (e *env) searchLimits(ctx context.Context, store *results.Run, r *view.Run,
 	}
 	var failures []string
 	for _, s := range sizes {
-		c, err := e.searchOne(ctx, store, r, file, s, f)
-		if err != nil {
-			failures = append(failures, fmt.Sprintf("size %s: %v", s.t.Size, err))
-			continue
-		}
-		writeCurve(e.stdout, c, s.t)
-		if err := saveCurve(store, c); err != nil {
-			return &runError{err: err, code: ExitFailed}
+		baseline := "" // one unconfined run for every step of the size
+		for _, resource := range f.resources {
+			if ctx.Err() != nil {
+				break
+			}
+			c, base, err := e.searchOne(ctx, store, r, file, s, f, resource, baseline)
+			baseline = base
+			if err != nil {
+				failures = append(failures, fmt.Sprintf("size %s, %s: %v", s.t.Size, resource, err))
+				continue
+			}
+			writeCurve(e.stdout, c)
+			if err := saveCurve(store, c); err != nil {
+				return &runError{err: err, code: ExitFailed}
+			}
 		}
 	}
 	if err := rewriteReports(store); err != nil {
 		return &runError{err: err, code: ExitFailed}
 	}
 	if len(failures) > 0 {
-		return &runError{err: errors.New("cannot search the limits: " + fmt.Sprint(failures)), code: ExitFailed}
+		return &runError{err: errors.New("cannot search the limits: " + strings.Join(failures, "; ")), code: ExitFailed}
 	}
 	return nil
 }
 
-// searchOne is one size's search.
-func (e *env) searchOne(ctx context.Context, store *results.Run, r *view.Run, file string, s aSize, f verifyFlags) (analysis.LimitCurve, error) {
-	cpu := readback.SizeCPU(s.t)
-	c := analysis.LimitCurve{Cell: s.cell.Index, Size: s.t.Size, Load: s.t.Load, SizeCPU: cpu}
-	if cpu <= 0 {
-		return c, errors.New("the size has no CPU limit to search from")
+// searchOne is one size's search of one resource, against baseline (an
+// unconfined run of the hour; "" runs one); it returns the curve and the
+// baseline.
+func (e *env) searchOne(ctx context.Context, store *results.Run, r *view.Run, file string, s aSize, f verifyFlags, resource, baseline string) (analysis.LimitCurve, string, error) {
+	c := analysis.LimitCurve{Cell: s.cell.Index, Size: s.t.Size, Load: s.t.Load, Resource: resource,
+		SizeCPU: readback.SizeCPU(s.t), SizeMemory: readback.SizeMemory(s.t)}
+	if c.SizeLimit() <= 0 {
+		return c, baseline, fmt.Errorf("the size has no %s limit to search from", resource)
 	}
-	baseline, stopped := "", false
+	stopped := false
 	// probe runs one step; ok is whether it held. A step that could not
 	// be verified (the machine too busy) ends the search: its bounds would
 	// rest on a run that says nothing of the limit.
-	probe := func(scale float64) (ok bool, err error) {
-		s.cpuScale = scale
+	probe := func(factor float64) (ok bool, err error) {
+		s.scale = limitScale{resource: resource, factor: factor}
 		v, base, err := e.verifyOne(ctx, store, r, file, s, f, baseline)
 		if err != nil {
 			return false, err
 		}
-		baseline = base // one unconfined run for every step
-		c.Points = append(c.Points, pointOf(scale, cpu, v))
+		baseline, c.Target = base, v.Target
+		c.Points = append(c.Points, pointOf(s.scale, c, v))
 		stopped = v.Inconclusive
 		return v.Holds, nil
 	}
 	lo, hi := 0.0, 0.0 // the largest scale that failed, the smallest that held
 	holds, err := probe(1)
 	if err != nil {
-		return c, err
+		return c, baseline, err
 	}
 	if holds {
 		hi = 1
@@ -92,7 +104,7 @@ func (e *env) searchOne(ctx context.Context, store *results.Run, r *view.Run, fi
 		for k := 0; k < limitDoublings && hi == 0 && !stopped && ctx.Err() == nil; k++ {
 			scale := lo * 2
 			if holds, err = probe(scale); err != nil {
-				return c, err
+				return c, baseline, err
 			}
 			if holds {
 				hi = scale
@@ -104,7 +116,7 @@ func (e *env) searchOne(ctx context.Context, store *results.Run, r *view.Run, fi
 	for len(c.Points) < limitRuns && hi > 0 && !stopped && ctx.Err() == nil {
 		mid := (lo + hi) / 2
 		if holds, err = probe(mid); err != nil {
-			return c, err
+			return c, baseline, err
 		}
 		if holds {
 			hi = mid
@@ -113,46 +125,80 @@ func (e *env) searchOne(ctx context.Context, store *results.Run, r *view.Run, fi
 		}
 	}
 	c.Smallest, c.Stopped = hi, stopped
-	return c, nil
+	c.Knee = c.FitKnee()
+	return c, baseline, nil
 }
 
-func pointOf(scale, cpu float64, v analysis.Verified) analysis.LimitPoint {
-	p := analysis.LimitPoint{Scale: scale, CPU: scale * cpu, Holds: v.Holds, Inconclusive: v.Inconclusive, Achieved: v.Achieved, Why: v.Reasons, Warnings: v.Warnings}
+// pointOf is a step of curve c, from the verdict on it.
+func pointOf(l limitScale, c analysis.LimitCurve, v analysis.Verified) analysis.LimitPoint {
+	p := analysis.LimitPoint{Scale: l.factor, Holds: v.Holds, Inconclusive: v.Inconclusive, Achieved: v.Achieved, Why: v.Reasons, Warnings: v.Warnings}
+	if l.resource == analysis.LimitMemory {
+		p.Memory = int64(l.factor*float64(c.SizeMemory) + 0.5)
+	} else {
+		p.CPU = l.factor * c.SizeCPU
+	}
 	if len(v.Latency) == 2 {
 		p.P99Ms = v.Latency[1].ConfinedMs
 	}
-	for _, c := range v.Components {
-		p.Throttled = max(p.Throttled, c.ThrottledShare())
+	for _, x := range v.Components {
+		p.Throttled = max(p.Throttled, x.ThrottledShare())
+		p.CPUUsed += x.CPUUsed
+		p.OOMKills += x.OOMKills
+		p.GCPerMin = max(p.GCPerMin, x.GCPerMin)
+		if x.MemoryPeak < 0 || p.Peak < 0 {
+			p.Peak = -1
+		} else {
+			p.Peak += x.MemoryPeak
+		}
 	}
 	return p
 }
 
-// writeCurve prints a size's limit-response curve, by CPU limit.
-func writeCurve(w io.Writer, c analysis.LimitCurve, t analysis.TShirt) {
-	fmt.Fprintf(w, "size %s at %s: CPU limit against the load (the size: %.3g cores)\n", c.Size, c.Load, readback.SizeCPU(t))
+// writeCurve prints a size's limit-response curve, by limit.
+func writeCurve(w io.Writer, c analysis.LimitCurve) {
+	fmt.Fprintf(w, "size %s at %s: %s limit against the load (the size: %s)\n", c.Size, c.Load, strings.ToUpper(c.Resource), limitText(c, c.SizeLimit()))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CPU LIMIT\tVERDICT\tACHIEVED\tP99\tTHROTTLED")
-	for _, p := range c.ByCPU() {
-		verdict := p.Verdict()
-		fmt.Fprintf(tw, "%s cores\t%s\t%s/s\t%s ms\t%.0f %%\n", units.Sig3(p.CPU), verdict, units.Sig3(p.Achieved), units.Sig3(p.P99Ms), 100*p.Throttled)
+	fmt.Fprintln(tw, strings.ToUpper(c.Resource)+" LIMIT\tVERDICT\tACHIEVED\tP99\tTHROTTLED\tCPU USED\tPEAK\tOOM KILLS\tGC/MIN")
+	for _, p := range c.ByLimit() {
+		fmt.Fprintf(tw, "%s\t%s\t%s/s\t%s ms\t%.0f %%\t%s\t%s\t%d\t%s\n", limitText(c, c.Limit(p)), p.Verdict(), units.Sig3(p.Achieved),
+			units.Sig3(p.P99Ms), 100*p.Throttled, units.Sig3(p.CPUUsed), peakText(p.Peak), p.OOMKills, units.Sig3(p.GCPerMin))
 	}
 	tw.Flush()
-	for _, p := range c.ByCPU() {
+	for _, p := range c.ByLimit() {
 		if len(p.Why) > 0 {
-			fmt.Fprintf(w, "  at %.3g cores: %s\n", p.CPU, p.Why[0])
+			fmt.Fprintf(w, "  at %s: %s\n", limitText(c, c.Limit(p)), p.Why[0])
 		}
 		if len(p.Warnings) > 0 {
-			fmt.Fprintf(w, "  at %.3g cores: warning: %s\n", p.CPU, p.Warnings[0])
+			fmt.Fprintf(w, "  at %s: warning: %s\n", limitText(c, c.Limit(p)), p.Warnings[0])
 		}
 	}
 	if c.Stopped {
 		fmt.Fprintln(w, "the search stopped at a step it could not verify: the machine was too busy (see the warnings); run it again on a quiet machine")
 	}
 	if c.Smallest > 0 {
-		fmt.Fprintf(w, "smallest CPU that holds: %.3g cores (%.3g × the size's)\n", c.Smallest*readback.SizeCPU(t), c.Smallest)
+		fmt.Fprintf(w, "smallest %s that holds: %s (%.3g × the size's)\n", c.Resource, limitText(c, c.Smallest*c.SizeLimit()), c.Smallest)
 	} else if !c.Stopped {
-		fmt.Fprintf(w, "no CPU limit up to %d × the size's holds: the limit is elsewhere (memory, the load itself)\n", 1<<limitDoublings)
+		fmt.Fprintf(w, "no %s limit up to %d × the size's holds: the limit is elsewhere (the other resource, the load itself)\n", c.Resource, 1<<limitDoublings)
 	}
+	if k := c.KneeText(); k != "" {
+		fmt.Fprintln(w, k)
+	}
+}
+
+// limitText is a limit of c's resource in its unit: "0.25 cores", "96Mi".
+func limitText(c analysis.LimitCurve, v float64) string {
+	if c.Resource == analysis.LimitMemory {
+		return fmt.Sprintf("%dMi", int64(math.Ceil(v/(1<<20))))
+	}
+	return units.Sig3(v) + " cores"
+}
+
+// peakText is a peak in Mi; "-" when the kernel gives none.
+func peakText(b int64) string {
+	if b < 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%dMi", int64(math.Ceil(float64(b)/(1<<20))))
 }
 
 // saveCurve keeps a size's curve in the run's verify/ directory.
@@ -161,7 +207,7 @@ func saveCurve(store *results.Run, c analysis.LimitCurve) error {
 	if err != nil {
 		return err
 	}
-	path := store.Path(readback.CurveFile(c.Cell, c.Size))
+	path := store.Path(readback.CurveFile(c.Cell, c.Size, c.Resource))
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -26,15 +27,55 @@ type verifyFlags struct {
 	duration   time.Duration // 0: the profile's own
 	gomemlimit float64       // share of the memory limit as GOMEMLIMIT; 0 sets none
 	tolerance  float64
+	resources  []string // --search-limits: the resources to search, in order
 }
 
 // aSize is one size of a run to verify: its cell and its rows.
 type aSize struct {
 	cell *view.Cell
 	t    analysis.TShirt
-	// cpuScale, when set, scales the size's CPU limits (perflab size
-	// --search-limits); 0 keeps them.
-	cpuScale float64
+	// scale, when set, scales the size's limits of one resource and
+	// leaves the other unconfined (perflab size --search-limits).
+	scale limitScale
+}
+
+// limitScale is a step of a limit search: the size's limits of resource
+// (analysis.LimitCPU, LimitMemory) times factor; the zero value keeps the
+// size as it is.
+type limitScale struct {
+	resource string
+	factor   float64
+}
+
+// apply is t with its limits of the scale's resource scaled, and the
+// other resource's dropped.
+func (l limitScale) apply(t analysis.TShirt) analysis.TShirt {
+	if l.factor == 0 {
+		return t
+	}
+	times := func(q analysis.Quantity) analysis.Quantity {
+		q.Amount = int64(float64(q.Amount)*l.factor + 0.5)
+		return q
+	}
+	t.Components = slices.Clone(t.Components)
+	for i, r := range t.Components {
+		if l.resource == analysis.LimitMemory {
+			r.MemoryLimit, r.CPULimit = times(r.MemoryLimit), analysis.Quantity{}
+		} else {
+			r.CPULimit, r.MemoryLimit = times(r.CPULimit), analysis.Quantity{}
+		}
+		t.Components[i] = r
+	}
+	return t
+}
+
+// text is the step's limits in words.
+func (l limitScale) text() string {
+	other := "memory"
+	if l.resource == analysis.LimitMemory {
+		other = "CPU"
+	}
+	return fmt.Sprintf("the size's %s limits × %.3g, %s unconfined", l.resource, l.factor, other)
 }
 
 // verify is perflab size RUN --verify: each size asked for is a claim
@@ -145,7 +186,7 @@ func (e *env) verifyOne(ctx context.Context, store *results.Run, r *view.Run, fi
 	if err != nil {
 		return analysis.Verified{}, baseline, err
 	}
-	confine, notes := confinements(p, s.t, f.gomemlimit)
+	confine, notes := confinements(p, s.scale.apply(s.t), f.gomemlimit)
 	for _, n := range notes {
 		fmt.Fprintf(e.stderr, "perflab: note: size %s: %s\n", s.t.Size, n)
 	}
@@ -153,12 +194,8 @@ func (e *env) verifyOne(ctx context.Context, store *results.Run, r *view.Run, fi
 		return analysis.Verified{}, baseline, errors.New("no component perflab starts has a limit in this size (too few samples for a figure?): nothing to hold to it")
 	}
 	what := limitsText(s.t)
-	if s.cpuScale > 0 {
-		for name, c := range confine {
-			c.Limits.CPU *= s.cpuScale
-			confine[name] = c
-		}
-		what = fmt.Sprintf("the size's CPU limits × %.3g", s.cpuScale)
+	if s.scale.factor > 0 {
+		what = s.scale.text()
 	}
 	if baseline == "" {
 		fmt.Fprintf(e.stderr, "size %s of cell %s at %s: first unconfined, the baseline of this hour\n", s.t.Size, cellLabel(s.cell), s.t.Load)

@@ -133,39 +133,62 @@ func TestSizeVerify(t *testing.T) {
 	}
 }
 
-// perflab size --search-limits bisects the size's CPU limit at the
-// profile's rate: a target that burns 2 ms of CPU per request at 100/s
-// needs 0.2 cores, so no limit below that holds, and the smallest that
-// holds was run and held. The curve is kept in the run's verify/.
-func TestSizeSearchLimits(t *testing.T) {
-	env := []string{"VERIFY_WORK=2ms", "VERIFY_RESIDENT=16MiB"}
-	dir := sizedRun(t, env)
-	s := runEnv(t, env, "size", dir, "--search-limits", "--verify-duration", "5s")
-	b, err := os.ReadFile(filepath.Join(dir, "verify", "limits-0-small.json"))
+// limitCurve is a curve of perflab size --search-limits as the run's
+// verify/ directory keeps it.
+type limitCurve struct {
+	Points []struct {
+		CPU    float64  `json:"cpu_cores"`
+		Memory int64    `json:"memory_bytes"`
+		Scale  float64  `json:"scale"`
+		Holds  bool     `json:"holds"`
+		Why    []string `json:"reasons"`
+	} `json:"points"`
+	Smallest float64 `json:"smallest_holding_scale"`
+	Stopped  bool    `json:"stopped_unverified"`
+	Knee     *struct {
+		Fitted float64 `json:"fitted"`
+		Steps  int     `json:"steps"`
+	} `json:"knee"`
+}
+
+// searchLimits runs perflab size --search-limits of one resource on the
+// run in dir and reads its curve.
+func searchLimits(t *testing.T, dir string, env []string, resource, file string) (result, limitCurve) {
+	t.Helper()
+	s := runEnv(t, env, "size", dir, "--search-limits", "--resource", resource, "--verify-duration", "5s")
+	b, err := os.ReadFile(filepath.Join(dir, "verify", file))
 	if s.code != 0 || err != nil {
 		t.Fatalf("search: exit %d, %v\n%s%s", s.code, err, s.stdout, s.stderr)
 	}
-	var c struct {
-		Points []struct {
-			CPU   float64 `json:"cpu_cores"`
-			Scale float64 `json:"cpu_scale"`
-			Holds bool    `json:"holds"`
-		} `json:"points"`
-		Smallest float64 `json:"smallest_holding_cpu_scale"`
-		Stopped  bool    `json:"stopped_unverified"`
-	}
+	var c limitCurve
 	if err := json.Unmarshal(b, &c); err != nil {
 		t.Fatal(err)
 	}
-	if c.Stopped { // a step the machine was too busy to verify ends the search
+	switch {
+	case c.Stopped && c.Knee == nil: // a step the machine was too busy to verify ended the search
+		t.Skipf("the machine was too busy to search the limits: nothing to judge\n%s", s.stdout)
+	case c.Stopped:
 		t.Logf("the machine was too busy to finish the search:\n%s", s.stdout)
-	} else if len(c.Points) < 2 || len(c.Points) > 7 {
+	case len(c.Points) < 2 || len(c.Points) > 7:
 		t.Errorf("%d steps, want 2 to 7\n%s", len(c.Points), s.stdout)
 	}
+	return s, c
+}
+
+// perflab size --search-limits bisects the size's CPU limit at the
+// profile's rate: a target that burns 4 ms of CPU per request at 100/s
+// needs 0.4 cores (and a little more to serve the requests), so no limit
+// below that holds, the smallest that holds was run and held, and the
+// knee fitted on the steps is that need, within 15 %. The curve is kept
+// in the run's verify/.
+func TestSizeSearchLimits(t *testing.T) {
+	const need = 0.4
+	env := []string{"VERIFY_WORK=4ms", "VERIFY_RESIDENT=16MiB"}
+	s, c := searchLimits(t, sizedRun(t, env), env, "cpu", "limits-0-small.json")
 	smallest := -1.0
 	for _, p := range c.Points {
-		if p.Holds && p.CPU < 0.2 {
-			t.Errorf("%.3g cores held a load that needs 0.2\n%s", p.CPU, s.stdout)
+		if p.Holds && p.CPU < need {
+			t.Errorf("%.3g cores held a load that needs %v\n%s", p.CPU, need, s.stdout)
 		}
 		if p.Scale == c.Smallest {
 			smallest = p.CPU
@@ -174,10 +197,44 @@ func TestSizeSearchLimits(t *testing.T) {
 			}
 		}
 	}
-	if c.Smallest > 0 && smallest < 0.2 {
-		t.Errorf("smallest CPU that holds %.3g cores (scale %v), want a probed one of 0.2 or more\n%s", smallest, c.Smallest, s.stdout)
+	if c.Smallest > 0 && smallest < need {
+		t.Errorf("smallest CPU that holds %.3g cores (scale %v), want a probed one of %v or more\n%s", smallest, c.Smallest, need, s.stdout)
 	}
-	if !strings.Contains(s.stdout, "CPU LIMIT") {
+	switch {
+	case c.Knee == nil || c.Knee.Steps == 0:
+		t.Errorf("no knee fitted\n%s", s.stdout)
+	case c.Knee.Fitted < need:
+		t.Errorf("knee %.3g cores, below the %v the work alone takes\n%s", c.Knee.Fitted, need, s.stdout)
+	case c.Knee.Fitted > need*1.15 && strings.Contains(s.stdout, "the machine was busy with other work"):
+		// contention for caches and cores makes a request cost more CPU
+		t.Logf("the machine was busy: the knee %.3g cores is more than 15 %% above the %v the work takes; not judged", c.Knee.Fitted, need)
+	case c.Knee.Fitted > need*1.15:
+		t.Errorf("knee %.3g cores, want within 15 %% above %v\n%s", c.Knee.Fitted, need, s.stdout)
+	}
+	if !strings.Contains(s.stdout, "CPU LIMIT") || !strings.Contains(s.stdout, "the knee: ") {
 		t.Errorf("no curve printed:\n%s", s.stdout)
+	}
+}
+
+// The memory search: a target that holds 64 MiB resident breaks under any
+// memory limit below that, killed or at its limit, and the smallest limit
+// that holds is above it; the knee is bracketed between the two.
+func TestSizeSearchMemoryLimits(t *testing.T) {
+	env := []string{"VERIFY_WORK=0s", "VERIFY_RESIDENT=64MiB"}
+	s, c := searchLimits(t, sizedRun(t, env), env, "memory", "memory-limits-0-small.json")
+	for _, p := range c.Points {
+		if p.Memory <= 0 || p.CPU != 0 {
+			t.Errorf("step of %d bytes and %v cores, want a memory limit alone\n%s", p.Memory, p.CPU, s.stdout)
+		}
+		if p.Holds && p.Memory < 64<<20 {
+			t.Errorf("%d MiB held 64 MiB resident\n%s", p.Memory>>20, s.stdout)
+		}
+		why := strings.Join(p.Why, "\n")
+		if !p.Holds && p.Memory < 64<<20 && !strings.Contains(why, "memory limit") && !strings.Contains(why, "OOM") {
+			t.Errorf("a step of %d MiB broke for %q, want its memory limit named\n%s", p.Memory>>20, p.Why, s.stdout)
+		}
+	}
+	if c.Knee == nil || !strings.Contains(s.stdout, "the knee: ") || !strings.Contains(s.stdout, "MEMORY LIMIT") {
+		t.Errorf("knee %+v, want it printed\n%s", c.Knee, s.stdout)
 	}
 }

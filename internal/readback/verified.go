@@ -93,14 +93,18 @@ func attachVerified(store *results.Run, r *view.Run) error {
 	return nil
 }
 
-// CurveFile is where a run keeps the limit curve of its size in a cell.
-func CurveFile(cell int, size string) string {
+// CurveFile is where a run keeps the limit curve of a resource
+// (analysis.LimitCPU, LimitMemory) of its size in a cell.
+func CurveFile(cell int, size, resource string) string {
+	if resource == analysis.LimitMemory {
+		return fmt.Sprintf("%s/memory-limits-%d-%s.json", VerifyDir, cell, size)
+	}
 	return fmt.Sprintf("%s/limits-%d-%s.json", VerifyDir, cell, size)
 }
 
-// attachCurves gives each size of r the limit curve searched from its
-// CPU limits, if any (not one searched from other limits: perflab size
-// --strategy computes other sizes).
+// attachCurves gives each size of r the limit curves searched from its
+// limits, CPU first, if any (not those searched from other limits:
+// perflab size --strategy computes other sizes).
 func attachCurves(store *results.Run, r *view.Run) error {
 	for _, c := range r.Cells {
 		if c.Insights == nil {
@@ -108,23 +112,44 @@ func attachCurves(store *results.Run, r *view.Run) error {
 		}
 		for i := range c.Insights.Sizes {
 			t := &c.Insights.Sizes[i]
-			b, err := os.ReadFile(store.Path(CurveFile(c.Index, t.Size)))
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			var curve analysis.LimitCurve
-			if err == nil {
-				err = json.Unmarshal(b, &curve)
-			}
-			if err != nil {
-				return fmt.Errorf("cannot read the limit curve of size %s: %w", t.Size, err)
-			}
-			if math.Abs(curve.SizeCPU-SizeCPU(*t)) < 1e-9 {
-				t.Curve = &curve
+			for _, resource := range []string{analysis.LimitCPU, analysis.LimitMemory} {
+				curve, err := readCurve(store, c.Index, t.Size, resource)
+				if err != nil {
+					return err
+				}
+				if curve != nil && math.Abs(curve.SizeCPU-SizeCPU(*t)) < 1e-9 && curve.SizeMemory == SizeMemory(*t) {
+					t.Curves = append(t.Curves, curve)
+				}
 			}
 		}
 	}
 	return nil
+}
+
+// readCurve is a size's curve of resource as the run keeps it; nil when
+// it has none.
+func readCurve(store *results.Run, cell int, size, resource string) (*analysis.LimitCurve, error) {
+	b, err := os.ReadFile(store.Path(CurveFile(cell, size, resource)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	var curve analysis.LimitCurve
+	if err == nil {
+		err = json.Unmarshal(b, &curve)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the %s limit curve of size %s: %w", resource, size, err)
+	}
+	return &curve, nil
+}
+
+// SizeMemory is the sum of a size's components' memory limits, in bytes.
+func SizeMemory(t analysis.TShirt) int64 {
+	var sum int64
+	for _, r := range t.Components {
+		sum += r.MemoryLimit.Amount
+	}
+	return sum
 }
 
 // SizeCPU is the sum of a size's components' CPU limits, in cores: what a
@@ -212,7 +237,7 @@ func JudgeConfined(orig *view.Run, cell int, size string, baseline, confined *re
 	out := analysis.JudgeVerified(analysis.VerifyInput{Size: size, Load: sizeLoad(in, size), BeforeLatency: b.LatencyByInterval,
 		AfterLatency: a.LatencyByInterval, Held: held, HasGates: len(after.SLO) > 0, FailedGates: failedGates(after.SLO),
 		Components: comps, Tolerance: tolerance, MachineBusy: busyWhy(before, phase)})
-	out.Cell, out.Run, out.Achieved = cell, confined.Dir(), a.Rate
+	out.Cell, out.Run, out.Achieved, out.Target = cell, confined.Dir(), a.Rate, a.Workload.TargetRate
 	if why := busyWhy(before, phase); why != "" && !out.Inconclusive {
 		out.Warnings = append(out.Warnings, "the machine was busy with other work during a run the verdict compares: "+why+"; the verdict may be the machine's")
 	}
@@ -345,6 +370,7 @@ func confinedComponents(store *results.Run, c *view.Cell, phase, before *view.Ph
 			x.MemoryLimit = analysis.Quantity{Resource: analysis.ResourceMemory, Amount: int64(mem)}
 		}
 		x.GCPerMin, x.GCPerMinBefore = gcRate(phase, comp.Name), gcRate(before, comp.Name)
+		x.CPUUsed = componentStat(phase, comp.Name, observe.CPUCores).Avg
 		out = append(out, x)
 	}
 	slices.SortFunc(out, func(a, b analysis.Confined) int { return strings.Compare(a.Component, b.Component) })
@@ -354,15 +380,19 @@ func confinedComponents(store *results.Run, c *view.Cell, phase, before *view.Ph
 // gcRate is a component's GC per minute (P99) over a phase; 0 when it
 // reports none.
 func gcRate(p *view.Phase, component string) float64 {
+	return componentStat(p, component, observe.GCPerMin).P99
+}
+
+// componentStat is a component's figures of metric over a phase; zero
+// when it has none.
+func componentStat(p *view.Phase, component, metric string) analysis.Stat {
 	if p.Resources == nil {
-		return 0
+		return analysis.Stat{}
 	}
 	for _, c := range p.Resources.Components {
 		if c.Name == component {
-			if st, ok := c.Metrics[observe.GCPerMin]; ok {
-				return st.P99
-			}
+			return c.Metrics[metric]
 		}
 	}
-	return 0
+	return analysis.Stat{}
 }

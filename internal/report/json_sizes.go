@@ -38,8 +38,9 @@ type jsonSize struct {
 	ClientBound  bool   `json:"client_bound,omitempty"`
 	// Verified is perflab size --verify's verdict on the size, when it ran.
 	Verified *jsonVerified `json:"verified,omitempty"`
-	// LimitCurve is perflab size --search-limits' curve of the size.
-	LimitCurve *analysis.LimitCurve `json:"limit_curve,omitempty"`
+	// LimitCurves are perflab size --search-limits' curves of the size,
+	// CPU first.
+	LimitCurves []*analysis.LimitCurve `json:"limit_curves,omitempty"`
 }
 
 // jsonVerified is a size's verdict: whether it holds, why not, and what
@@ -165,7 +166,7 @@ func toJSONInsights(in *analysis.Insights) *jsonInsights {
 			Total: toJSONSizeRow(t.Total), Warnings: append([]string{}, t.Warnings...),
 			Sustained: t.Held.Sustained(), SustainedWhy: t.Held.Why(), MachineBound: t.Held.MachineBound != "",
 			MachineWhy: t.Held.MachineBound, MachineBusy: t.Held.MachineBusy != "", BusyWhy: t.Held.MachineBusy, ClientBound: t.Held.ClientBound,
-			Verified: toJSONVerified(t.Verified), LimitCurve: t.Curve}
+			Verified: toJSONVerified(t.Verified), LimitCurves: t.Curves}
 		for _, r := range t.Components {
 			js.Components = append(js.Components, toJSONSizeRow(r))
 		}

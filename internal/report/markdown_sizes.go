@@ -56,45 +56,100 @@ func sizesSection(d *doc, c *view.Cell, level int, withFiles bool) {
 	}
 	verifiedSection(d, in, level)
 	for _, ts := range in.Sizes {
-		if ts.Curve != nil {
-			curveSection(d, ts, level+1)
+		for _, c := range ts.Curves {
+			curveSection(d, ts, c, level+1)
 		}
 	}
 }
 
-// curveSection is a size's limit-response curve (perflab size
-// --search-limits): each CPU limit run, what it held, and in report.html
-// the p99 against the limit.
-func curveSection(d *doc, ts analysis.TShirt, level int) {
-	c := ts.Curve
-	d.heading(level, fmt.Sprintf("Limit-response curve of size %s", code(ts.Size)))
-	found := fmt.Sprintf("no CPU limit up to %s cores held", units.Sig3(maxCPU(c)))
+// curveSection is a size's limit-response curve of one resource (perflab
+// size --search-limits): each limit run, what it held, the knee, and in
+// report.html the curve against the limit, the knee's bracket shaded.
+func curveSection(d *doc, ts analysis.TShirt, c *analysis.LimitCurve, level int) {
+	unit := func(v float64) string {
+		if c.Resource == analysis.LimitMemory {
+			return fmt.Sprintf("%dMi", int64(math.Ceil(v/(1<<20))))
+		}
+		return units.Sig3(v) + " cores"
+	}
+	d.heading(level, fmt.Sprintf("Limit-response curve of size %s: %s", code(ts.Size), c.Resource))
+	found := fmt.Sprintf("no %s limit up to %s held", c.Resource, unit(maxLimit(c)))
 	if c.Stopped {
 		found = "the search stopped at a step it could not verify, the machine too busy"
 	}
 	if c.Smallest > 0 {
-		found = fmt.Sprintf("the smallest CPU that holds is %s cores (%s × the size's)", units.Sig3(c.Smallest*c.SizeCPU), units.Sig3(c.Smallest))
+		found = fmt.Sprintf("the smallest %s that holds is %s (%s × the size's)", c.Resource, unit(c.Smallest*c.SizeLimit()), units.Sig3(c.Smallest))
 	}
-	d.paraf("At %s, the size's CPU limits (%s cores in all) scaled by one factor, by bisection, %d confined runs: %s.",
-		c.Load, units.Sig3(c.SizeCPU), len(c.Points), found)
-	t := &table{Head: []string{"CPU limit (cores)", "Verdict", "Achieved", "p99", "Throttled"}, Right: []bool{true, false, true, true, true}}
-	var line []xy
-	for _, p := range c.ByCPU() {
-		verdict := p.Verdict()
-		t.Rows = append(t.Rows, []string{units.Sig3(p.CPU), verdict, units.Sig3(p.Achieved) + "/s",
-			units.Sig3(p.P99Ms) + " ms", fmt.Sprintf("%.0f %%", 100*p.Throttled)})
-		line = append(line, xy{p.CPU, p.P99Ms})
+	other := "memory"
+	if c.Resource == analysis.LimitMemory {
+		other = "CPU"
+	}
+	d.paraf("At %s, the size's %s limits (%s in all) scaled by one factor, %s unconfined, by bisection, %d confined runs: %s.",
+		c.Load, c.Resource, unit(c.SizeLimit()), other, len(c.Points), found)
+	if k := c.KneeText(); k != "" {
+		d.para(upperFirst(k) + ".")
+	}
+	t := &table{Head: []string{c.Resource + " limit", "Verdict", "Achieved", "p99", "Throttled", "CPU used", "Peak", "OOM kills", "GC/min"},
+		Right: []bool{true, false, true, true, true, true, true, true, true}}
+	var p99, achieved, throttled, gc []xy
+	for _, p := range c.ByLimit() {
+		x := c.Limit(p)
+		if c.Resource == analysis.LimitMemory {
+			x /= 1 << 20
+		}
+		t.Rows = append(t.Rows, []string{unit(c.Limit(p)), p.Verdict(), units.Sig3(p.Achieved) + "/s", units.Sig3(p.P99Ms) + " ms",
+			fmt.Sprintf("%.0f %%", 100*p.Throttled), units.Sig3(p.CPUUsed), peakCell(p.Peak), fmt.Sprint(p.OOMKills), units.Sig3(p.GCPerMin)})
+		p99 = append(p99, xy{x, p.P99Ms})
+		if c.Target > 0 {
+			achieved = append(achieved, xy{x, 100 * p.Achieved / c.Target})
+		}
+		throttled = append(throttled, xy{x, 100 * p.Throttled})
+		gc = append(gc, xy{x, p.GCPerMin})
 	}
 	d.table(t)
-	ch := &lineChart{title: "p99 against the CPU limit — size " + ts.Size, xLabel: "CPU limit (cores)", yLabel: "p99 (ms)"}
-	ch.add("p99", line, colour(0), nil)
-	d.chart(ch.svg())
+	xLabel := "CPU limit (cores)"
+	if c.Resource == analysis.LimitMemory {
+		xLabel = "memory limit (MiB)"
+	}
+	band := kneeBand(c)
+	lat := &lineChart{title: "p99 against the " + c.Resource + " limit — size " + ts.Size, xLabel: xLabel, yLabel: "p99 (ms)", band: band}
+	lat.add("p99", p99, colour(0), nil)
+	d.chart(lat.svg())
+	share := &lineChart{title: "what the limit gave — size " + ts.Size, xLabel: xLabel, yLabel: "%", band: band}
+	share.add("achieved, % of the target rate", achieved, colour(1), nil)
+	share.add("throttled, % of periods", throttled, colour(2), []float64{4, 3})
+	if c.Resource == analysis.LimitMemory {
+		share = &lineChart{title: "GC against the memory limit — size " + ts.Size, xLabel: xLabel, yLabel: "GC/min", band: band}
+		share.add("GC/min", gc, colour(1), nil)
+	}
+	d.chart(share.svg())
 }
 
-func maxCPU(c *analysis.LimitCurve) float64 {
+// kneeBand is the limits between which a curve's knee lies, in the
+// chart's unit; nil when it is not bracketed.
+func kneeBand(c *analysis.LimitCurve) *[2]float64 {
+	k := c.Knee
+	if k == nil || k.Broke == 0 || k.Held == 0 {
+		return nil
+	}
+	b := [2]float64{k.Broke, k.Held}
+	if c.Resource == analysis.LimitMemory {
+		b = [2]float64{k.Broke / (1 << 20), k.Held / (1 << 20)}
+	}
+	return &b
+}
+
+func peakCell(b int64) string {
+	if b < 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%dMi", int64(math.Ceil(float64(b)/(1<<20))))
+}
+
+func maxLimit(c *analysis.LimitCurve) float64 {
 	var m float64
 	for _, p := range c.Points {
-		m = max(m, p.CPU)
+		m = max(m, c.Limit(p))
 	}
 	return m
 }
