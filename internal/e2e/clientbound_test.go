@@ -14,7 +14,7 @@ import (
 // 2 req/s, on a machine as busy as the tests leave it, does not make the
 // run client-bound: the generator used a sliver of its cores and issued
 // every arrival, whatever its scheduler lag (which the report still
-// shows).
+// shows). A listed metric the endpoint does not expose is said.
 func TestHeavySamplerAtALowRateIsNotClientBound(t *testing.T) {
 	t.Parallel()
 	nginx := testutil.RequireBinary(t, "nginx")
@@ -27,7 +27,7 @@ func TestHeavySamplerAtALowRateIsNotClientBound(t *testing.T) {
 	path := writePlan(t, fmt.Sprintf(`
 name: heavy-sampler
 sample_interval: 1s
-components:%[1]s    metric_names: [http_requests_total]
+components:%[1]s    metric_names: [http_requests_total, http_requets_total]
 profiles:
   - name: low
     duration: 6s
@@ -58,6 +58,10 @@ profiles:
 	}
 	if w.Unissued == nil || *w.Unissued != 0 || w.Requests != 12 {
 		t.Errorf("%d requests, unissued %v; want 12 and 0", w.Requests, w.Unissued)
+	}
+	// a name the endpoint does not expose (misspelt) is said, not dropped
+	if !strings.Contains(md, "metric_names lists http_requets_total, which its /metrics never exposed") || strings.Contains(md, "lists http_requests_total,") {
+		t.Errorf("report.md does not say which listed metric was never exposed")
 	}
 	if !strings.Contains(md, "Scheduler lag (dispatch − intended start)") {
 		t.Errorf("report.md does not show the scheduler lag")

@@ -143,7 +143,7 @@ func checkQueueTerminal(t *testing.T, stdout string) {
 		}
 		rows = append(rows, strings.Join(strings.Fields(l), " "))
 	}
-	if len(rows) != 3 || !strings.HasSuffix(rows[0], "gc/min queue p99 jobs p99") ||
+	if len(rows) != 3 || !strings.HasSuffix(rows[0], "gc/min avg queue p99 jobs p99") ||
 		!strings.HasSuffix(rows[1], " 7 5/s") || !strings.HasSuffix(rows[2], " – –") {
 		t.Errorf("terminal resource table %q:\n%s", rows, stdout)
 	}

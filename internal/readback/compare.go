@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"sort"
@@ -12,6 +13,7 @@ import (
 	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/stats"
+	"github.com/perflab/perflab/internal/units"
 	"github.com/perflab/perflab/internal/view"
 )
 
@@ -182,7 +184,12 @@ func workloadDifferences(name string, ref, r *Compared) (diffs, notes []string) 
 	}
 	field("driver", a.Driver, b.Driver)
 	field("model", a.Model, b.Model)
-	field("target rate (/s)", a.Rate, b.Rate)
+	if nearRate(a.Rate, b.Rate) && a.Rate != b.Rate {
+		notes = append(notes, fmt.Sprintf("workload %s: target rate %v/s in %s, %v/s in %s: the same load within %s %% (a rate derived from randomly drawn sizes; "+
+			"seed: in the plan makes the draws, and the rate, the same)", name, a.Rate, ref.dir, b.Rate, r.dir, units.Sig3(100*RateTolerance)))
+	} else {
+		field("target rate (/s)", a.Rate, b.Rate)
+	}
 	field("concurrency", a.Concurrency, b.Concurrency)
 	field("stages", stagesText(a), stagesText(b))
 	pa, pb := storedParams(a), storedParams(b)
@@ -198,6 +205,17 @@ func workloadDifferences(name string, ref, r *Compared) (diffs, notes []string) 
 		}
 	}
 	return diffs, notes
+}
+
+// RateTolerance is how far two runs' target rates may differ and still be
+// the same load: a driver that derives its rate from sizes it draws at
+// random (traces of a random span count) asks for a rate that differs in
+// the fourth digit between two runs of one plan without seed:.
+const RateTolerance = 0.001
+
+// nearRate reports whether rates a and b are the same load.
+func nearRate(a, b float64) bool {
+	return a > 0 && b > 0 && math.Abs(a-b) <= RateTolerance*max(a, b)
 }
 
 // isPlace reports whether the param key of workloads a and b says where

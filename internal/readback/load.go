@@ -1,6 +1,7 @@
 package readback
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -177,6 +178,9 @@ func loadCells(store *results.Run, meta results.Meta, wd workloadData, sums []*a
 			return nil, err
 		}
 		addPhaseWarnings(c, warns)
+		if err := addUnexposedWarnings(meta, c); err != nil {
+			return nil, err
+		}
 		out = append(out, c)
 	}
 	return out, nil
@@ -195,6 +199,56 @@ func addPhaseWarnings(c *view.Cell, warns []results.PhaseWarning) {
 			}
 		}
 	}
+}
+
+// addUnexposedWarnings says, in each phase's resource warnings, which
+// metric the plan listed for a component (metric_names) its /metrics never
+// exposed during the phase: left out silently, a misspelt name would read
+// as a figure nobody measured.
+func addUnexposedWarnings(meta results.Meta, c *view.Cell) error {
+	listed, err := planMetricNames(meta)
+	if err != nil || len(listed) == 0 {
+		return err
+	}
+	for _, p := range c.Phases {
+		if p.Resources == nil {
+			continue
+		}
+		for _, comp := range p.Resources.Components {
+			for _, name := range listed[comp.Name] {
+				if !slices.ContainsFunc(comp.Named, func(m analysis.NamedMetric) bool { return m.Name == name }) {
+					p.Resources.Warnings = append(p.Resources.Warnings, fmt.Sprintf("component %s: metric_names lists %s, which its /metrics never exposed in this phase "+
+						"(check the name; a histogram or summary is read by its _count or _sum)", comp.Name, name))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// planMetricNames is the metric_names of each component of the plan the
+// run ran, by component; none for a run without a plan.
+func planMetricNames(meta results.Meta) (map[string][]string, error) {
+	text, ok := meta.Extra["plan"]
+	if !ok {
+		return nil, nil
+	}
+	var p struct {
+		Components []struct {
+			Name        string   `json:"name"`
+			MetricNames []string `json:"metric_names"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal([]byte(text), &p); err != nil {
+		return nil, fmt.Errorf("cannot read the plan stored with the run: %w", err)
+	}
+	out := map[string][]string{}
+	for _, c := range p.Components {
+		if len(c.MetricNames) > 0 {
+			out[c.Name] = c.MetricNames
+		}
+	}
+	return out, nil
 }
 
 // fillCell reads a cell's components and samples and builds its phases with

@@ -179,13 +179,24 @@ func metricValue(m analysis.NamedMetric) func(float64) string {
 	return valueText(unit, per)
 }
 
+// noLimitBytes is the byte figure from which a level means no limit: Go's
+// GOMEMLIMIT (go_gc_gomemlimit_bytes) is math.MaxInt64 when off, and
+// cgroup v1's memory.limit_in_bytes nearly so (a page short); no machine
+// holds 4 EiB.
+const noLimitBytes = 1 << 62
+
 // valueText writes a value of unit followed by per: bytes as sizes, cores
 // as CPU figures, other values with three significant digits and k, M or G
 // from 10,000 up.
 func valueText(unit, per string) func(float64) string {
 	switch unit {
 	case observe.Bytes:
-		return func(v float64) string { return sizeText(v) + per }
+		return func(v float64) string {
+			if per == "" && v >= noLimitBytes {
+				return "off" // GOMEMLIMIT and its kin say "no limit" with the largest int64
+			}
+			return sizeText(v) + per
+		}
 	case observe.Cores:
 		return func(v float64) string { return num3(v) + per }
 	}

@@ -204,7 +204,7 @@ func markdownMatrix(b *strings.Builder, r *view.Run) {
 // comparison. Markdown and HTML show the same table.
 func matrixTable(r *view.Run) *table {
 	names := varNames(r.AllCells())
-	t := &table{Head: append(append([]string{}, names...), "Profile", "Component", "Heap avg", "GC/min", "CPU P99 (cores)", "Memory P99"),
+	t := &table{Head: append(append([]string{}, names...), "Profile", "Component", "Heap avg", "GC/min avg", "CPU P99 (cores)", "Memory P99"),
 		Note: "Each phase's figures over its steady-state window: Go heap in use (average), GC cycles per minute (average), CPU and memory P99."}
 	t.Right = rightFrom(len(t.Head), len(names)+2)
 	for _, c := range r.AllCells() {

@@ -56,7 +56,7 @@ func repeatedSummary(d *doc, r *view.Run) {
 		"Resources: each phase's figures over its steady-state window: Go heap in use (average), GC cycles per minute (average), CPU and memory P99.",
 		r.Repeat)
 	names := repeatedVarNames(r)
-	t := &table{Head: append(append([]string{}, names...), "Profile", "Component", "Heap avg", "GC/min", "CPU P99 (cores)", "Memory P99")}
+	t := &table{Head: append(append([]string{}, names...), "Profile", "Component", "Heap avg", "GC/min avg", "CPU P99 (cores)", "Memory P99")}
 	t.Right = rightFrom(len(t.Head), len(names)+2)
 	for _, g := range r.Repeated {
 		t.Rows = append(t.Rows, repeatedComponentRows(g, names)...)

@@ -84,7 +84,7 @@ func TestNewObserverRendered(t *testing.T) {
 
 	out := render(t, r)
 	table := firstTable(out.term)
-	for _, want := range []string{"component group cpu p99 memory p99 heap p99 gc/min queue p99 jobs p99",
+	for _, want := range []string{"component group cpu p99 memory p99 heap p99 gc/min avg queue p99 jobs p99",
 		"target 0.50 100 MiB – – 15 10/s", "perflab (generator) – – – – – –"} {
 		if !slices.Contains(table, want) {
 			t.Errorf("terminal table lacks %q:\n%s", want, strings.Join(table, "\n"))

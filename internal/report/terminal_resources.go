@@ -60,7 +60,7 @@ func phaseLabel(c *view.Cell, p *view.Phase, matrix bool) string {
 func terminalResourceTable(w io.Writer, res *analysis.Resources) error {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
 	cols := terminalColumns(res)
-	fmt.Fprint(tw, "component\tgroup\tcpu p99\tmemory p99\theap p99\tgc/min\t")
+	fmt.Fprint(tw, "component\tgroup\tcpu p99\tmemory p99\theap p99\tgc/min avg\t")
 	for _, m := range cols {
 		fmt.Fprintf(tw, "%s\t", m.Column)
 	}
