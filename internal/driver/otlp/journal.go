@@ -27,31 +27,34 @@ type Written struct {
 //     look up (only those written at least the delay ago);
 //   - a sample spread evenly over the whole run, for Verify: every k-th
 //     trace, k doubling (and every other kept one dropped) each time the
-//     sample fills up.
+//     kept traces reach twice the sample size. Between two halvings it
+//     holds from one to two sample sizes, so Sample picks exactly the
+//     sample size of them (all when fewer were written): a sample capped
+//     at the size itself would hold anything from half of it up.
 //
 // It is safe for concurrent use.
 type Journal struct {
 	mu      sync.Mutex
 	ring    []Written // grown up to size as traces are written
 	size    int
-	next    int // where the next entry goes
-	n       int // entries in the ring
-	sample  []Written
-	max     int   // sample size
-	every   int64 // keep every every-th trace in the sample
-	total   int64 // traces added
-	spans   int64 // their spans
+	next    int       // where the next entry goes
+	n       int       // entries in the ring
+	sample  []Written // kept for the sample: up to 2 × max
+	max     int       // sample size
+	every   int64     // keep every every-th trace in the sample
+	total   int64     // traces added
+	spans   int64     // their spans
 	lastAt  time.Time
 	rejects int64 // spans the server rejected (partial success)
 }
 
 // NewJournal returns a journal that keeps the last ringSize traces for
-// lookups and a sample of up to sampleSize spread over the run. The ring
+// lookups and a sample of sampleSize (at least 1) spread over the run. The ring
 // grows as traces are written: a run that writes a few thousand does not
 // hold 100,000 entries (4.8 MB, which the garbage collector would count as
 // live heap and let as much garbage pile up beside).
 func NewJournal(ringSize, sampleSize int) *Journal {
-	return &Journal{size: max(ringSize, 1), max: max(sampleSize, 2), every: 1}
+	return &Journal{size: max(ringSize, 1), max: max(sampleSize, 1), every: 1}
 }
 
 // put stores w at the ring's next place, growing the ring (doubling, up
@@ -84,7 +87,7 @@ func (j *Journal) add(id TraceID, spans int, at time.Time) {
 	w := Written{ID: id, Spans: spans, At: at}
 	j.put(w)
 	if j.total%j.every == 0 {
-		if len(j.sample) == j.max {
+		if len(j.sample) == 2*j.max {
 			half := j.sample[:0]
 			for i := 0; i < len(j.sample); i += 2 {
 				half = append(half, j.sample[i])
@@ -124,11 +127,26 @@ func (j *Journal) Pick(before time.Time, r float64) (Written, bool) {
 	return j.at(min(int(r*float64(eligible)), eligible-1)), true
 }
 
-// Sample returns the traces kept for Verify, oldest first.
+// Sample returns the traces for Verify, oldest first: the sample size of
+// them, or every one kept when fewer were written, the first and the last
+// kept among them.
 func (j *Journal) Sample() []Written {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return append([]Written(nil), j.sample...)
+	n := len(j.sample)
+	if n <= j.max {
+		return append([]Written(nil), j.sample...)
+	}
+	out := make([]Written, j.max)
+	if j.max == 1 {
+		out[0] = j.sample[n-1]
+		return out
+	}
+	// n > max, so the picks step by more than one and none repeats.
+	for i := range out {
+		out[i] = j.sample[(2*i*(n-1)+j.max-1)/(2*(j.max-1))] // i × (n-1)/(max-1), rounded
+	}
+	return out
 }
 
 // JournalStats are a journal's totals.

@@ -30,13 +30,13 @@ func TestJournal(t *testing.T) {
 	if w, _ := j.Pick(base.Add(time.Hour), 0.99); w.ID != (TraceID{10}) || w.At != base.Add(9*time.Second) {
 		t.Errorf("newest = %v; want trace 10 at the time of the one before it", w)
 	}
-	// 11 traces into a sample of 4: every 4th, spread over the run.
+	// 11 traces into a sample of 4: 4 of them, from the first to the last.
 	var ids []byte
 	for _, w := range j.Sample() {
 		ids = append(ids, w.ID[0])
 	}
-	if string(ids) != string([]byte{0, 4, 8}) {
-		t.Errorf("sample = %v, want traces 0, 4, 8", ids)
+	if len(ids) != 4 || ids[0] != 0 || ids[3] != 10 {
+		t.Errorf("sample = %v, want 4 traces from 0 to 10", ids)
 	}
 	if st := j.Stats(); st.Traces != 11 || st.Spans != 55 {
 		t.Errorf("stats %+v", st)
@@ -144,8 +144,8 @@ func TestVerifyFake(t *testing.T) {
 			t.Errorf("check %+v: want all found", c)
 		}
 	}
-	if checks[0].Expected != 8 { // 60 traces into a sample of 10: every 8th
-		t.Errorf("sampled %v traces, want 8", checks[0].Expected)
+	if checks[0].Expected != 10 { // 60 traces into a sample of 10
+		t.Errorf("sampled %v traces, want 10", checks[0].Expected)
 	}
 	s.mu.Lock()
 	for _, w := range d.Journal().Sample()[:3] {

@@ -146,6 +146,25 @@ func TestVerifyLateIsNotLost(t *testing.T) {
 	}
 }
 
+// TestVerifyLooksUpVerifySample: Verify looks up exactly verify_sample
+// traces of the many more written, each once when all are found.
+func TestVerifyLooksUpVerifySample(t *testing.T) {
+	otlp, api, b := newBackend(t, func(int, time.Duration) (int, float64) { return http.StatusOK, 1 })
+	d := newDriver(t, Config{Endpoint: otlp, Protocol: ProtoHTTP, Shape: ShapeSmall, Seed: 7, QueryURL: api,
+		QueryAPI: APIJaeger, Delay: time.Millisecond, VerifySample: 20, VerifyWait: time.Second})
+	doN(t, d, 57)
+	d.clock = b.clockFromNow()
+	checks, err := d.Verify(context.Background())
+	if err != nil || len(checks) != 2 {
+		t.Fatalf("Verify = %+v, %v", checks, err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if tr := checks[0]; tr.Expected != 20 || tr.Found != 20 || len(b.lookups) != 20 || !strings.Contains(tr.Note, "a sample of 20 of the 57 traces") {
+		t.Errorf("traces %+v, %d traces looked up; want 20 of 57", tr, len(b.lookups))
+	}
+}
+
 // TestVerifyLostAtTheDeadline: traces the query API never returns are
 // looked up again with backoff until verify_wait after the first look,
 // the last time at the deadline, and then they are lost; those it
