@@ -70,6 +70,11 @@ type Overhead struct {
 	Window          Window
 	Direct, Gateway OverheadSide
 	Added           []Added // at OverheadQuantiles
+	// AddedTTFT is the time to first token the gateway adds, at
+	// OverheadQuantiles, when both sides streamed (an LLM gateway that
+	// holds the first chunk adds more to it than to the whole request);
+	// none otherwise.
+	AddedTTFT []Added
 	Component       string  // the gateway component; "" when unknown
 	HasResources    bool    // the component was sampled in the window
 	CPU             Stat    // cores, from CPUMetric
@@ -104,16 +109,12 @@ func GatewayOverhead(in OverheadInput, o BootstrapOptions) *Overhead {
 	da, db := opLatencies(ivs, in.Direct), opLatencies(ivs, in.Gateway)
 	ba, bb := batches(da), batches(db)
 	ov.Batches = len(ba)
-	ma, mb := LatencySide{Intervals: da}.merged(), LatencySide{Intervals: db}.merged()
 	noDirect, noGateway := ov.Direct.OK == 0, ov.Gateway.OK == 0
-	for _, q := range OverheadQuantiles {
-		a, b := ma.Quantile(q), mb.Quantile(q)
-		ad := Added{Quantile: q, Direct: a, Gateway: b, Value: b - a,
-			Resolution: max(stats.Resolution(a), stats.Resolution(b)), NoDirect: noDirect, NoGateway: noGateway}
-		if !ad.HasValue() {
-			ad.Value = 0
-		}
-		ov.Added = append(ov.Added, ad)
+	ov.Added = addedAt(da, db, noDirect, noGateway)
+	ta, tb := opMeasure(ivs, in.Direct, stats.TTFT), opMeasure(ivs, in.Gateway, stats.TTFT)
+	streamed := count(ta) > 0 && count(tb) > 0
+	if streamed {
+		ov.AddedTTFT = addedAt(ta, tb, noDirect, noGateway)
 	}
 	ov.addResources(in)
 	if ov.Direct.Requests == 0 || ov.Gateway.Requests == 0 {
@@ -125,9 +126,45 @@ func GatewayOverhead(in OverheadInput, o BootstrapOptions) *Overhead {
 		ov.warnNoSuccess(s)
 		return ov
 	}
-	ov.addIntervals(ba, bb, o)
+	if len(ba) < MinLatencyBatches || o.Resamples < 100 {
+		ov.Warnings = append(ov.Warnings, fmt.Sprintf("%d intervals in the window (%d batches), %d resamples: an interval needs %d batches and 100 resamples; the added latency is given without one",
+			ov.Intervals, len(ba), o.Resamples, MinLatencyBatches))
+	} else {
+		ov.addIntervals(ov.Added, ba, bb, ov.Direct.Latency.Count, ov.Gateway.Latency.Count, "latencies", o)
+		if streamed {
+			ov.addIntervals(ov.AddedTTFT, batches(ta), batches(tb), count(ta), count(tb), "times to first token", o)
+		}
+	}
 	ov.judge(s.ClientBound)
 	return ov
+}
+
+// addedAt is what the gateway adds at each of OverheadQuantiles to a
+// timing whose histograms per interval are da straight to the upstream
+// and db through the gateway: the difference of the merged histograms'
+// quantiles.
+func addedAt(da, db []*stats.Hist, noDirect, noGateway bool) []Added {
+	ma, mb := LatencySide{Intervals: da}.merged(), LatencySide{Intervals: db}.merged()
+	var out []Added
+	for _, q := range OverheadQuantiles {
+		a, b := ma.Quantile(q), mb.Quantile(q)
+		ad := Added{Quantile: q, Direct: a, Gateway: b, Value: b - a,
+			Resolution: max(stats.Resolution(a), stats.Resolution(b)), NoDirect: noDirect, NoGateway: noGateway}
+		if !ad.HasValue() {
+			ad.Value = 0
+		}
+		out = append(out, ad)
+	}
+	return out
+}
+
+// count is how many values the histograms hold in all.
+func count(hs []*stats.Hist) int64 {
+	var n int64
+	for _, h := range hs {
+		n += h.Count()
+	}
+	return n
 }
 
 // warnNoSuccess says which side had no successful request, with what
@@ -167,28 +204,24 @@ func opErrors(s *Summary, op string) string {
 	return strings.Join(parts, "; ")
 }
 
-// addIntervals gives each added latency its interval where the data
-// supports one.
-func (ov *Overhead) addIntervals(ba, bb []*stats.Hist, o BootstrapOptions) {
-	if len(ba) < MinLatencyBatches || o.Resamples < 100 {
-		ov.Warnings = append(ov.Warnings, fmt.Sprintf("%d intervals in the window (%d batches), %d resamples: an interval needs %d batches and 100 resamples; the added latency is given without one",
-			ov.Intervals, len(ba), o.Resamples, MinLatencyBatches))
-		return
-	}
+// addIntervals gives each of added its interval where the data
+// supports one: na and nb values (what, in words) on each side, in
+// batches ba and bb.
+func (ov *Overhead) addIntervals(added []Added, ba, bb []*stats.Hist, na, nb int64, what string, o BootstrapOptions) {
 	var qs []float64
-	for _, a := range ov.Added {
+	for _, a := range added {
 		need := MinCountFor(a.Quantile)
-		if ov.Direct.Latency.Count < need || ov.Gateway.Latency.Count < need {
-			ov.Warnings = append(ov.Warnings, fmt.Sprintf("%d and %d latencies: p%s needs at least %d on each side for an interval",
-				ov.Direct.Latency.Count, ov.Gateway.Latency.Count, quantileName(a.Quantile), need))
+		if na < need || nb < need {
+			ov.Warnings = append(ov.Warnings, fmt.Sprintf("%d and %d %s: p%s needs at least %d on each side for an interval",
+				na, nb, what, quantileName(a.Quantile), need))
 			continue
 		}
 		qs = append(qs, a.Quantile)
 	}
 	lows, highs := pairedQuantileDiffs(ba, bb, qs, o)
 	for i, q := range qs {
-		for j := range ov.Added {
-			if a := &ov.Added[j]; a.Quantile == q {
+		for j := range added {
+			if a := &added[j]; a.Quantile == q {
 				a.Low, a.High, a.HasInterval = lows[i], highs[i], true
 				if a.Low > 0 || a.High < 0 {
 					a.Significance = Significant
@@ -233,6 +266,13 @@ func (ov *Overhead) judge(clientBound bool) {
 		ov.Warnings = append(ov.Warnings, fmt.Sprintf("latencies near %v are recorded to %v: the p%s overhead of %v is only a few such steps",
 			a.Gateway.Round(10*time.Microsecond), a.Resolution, quantileName(a.Quantile), a.Value))
 	}
+	if len(ov.AddedTTFT) > 0 {
+		t, a := ov.AddedTTFT[0], ov.Added[0]
+		if t.Significance == Significant && t.Value-a.Value > KneeMinRise && t.Value > 2*a.Value {
+			ov.Warnings = append(ov.Warnings, fmt.Sprintf("the gateway adds more to the time to first token (%v at p%s) than to the whole request (%v): "+
+				"it holds the first chunk back; a streaming user waits the time to first token", t.Value, quantileName(t.Quantile), a.Value))
+		}
+	}
 	if clientBound {
 		ov.Warnings = append(ov.Warnings, "client-bound: the generator's own delay is in both sides' latencies; the difference may still hold, the absolute figures do not")
 	}
@@ -255,6 +295,20 @@ func overheadSide(s *Summary, op string) OverheadSide {
 		}
 	}
 	return side
+}
+
+// opMeasure is op's histogram of measure m in each interval, empty where
+// it has none.
+func opMeasure(ivs []*stats.Interval, op string, m stats.Measure) []*stats.Hist {
+	out := make([]*stats.Hist, len(ivs))
+	for i, iv := range ivs {
+		if st := iv.Ops[op]; st != nil && st.Measures[m] != nil {
+			out[i] = st.Measures[m]
+		} else {
+			out[i] = stats.NewHist()
+		}
+	}
+	return out
 }
 
 // opLatencies is op's latency histogram in each interval, empty where it

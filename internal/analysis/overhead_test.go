@@ -240,3 +240,42 @@ func TestGatewayOverheadComparesBodies(t *testing.T) {
 		t.Errorf("response bytes %v direct, %v through, want the bodies' 1024 both", d.ResponseBytes, g.ResponseBytes)
 	}
 }
+
+// An LLM gateway that holds the first chunk: the whole request rises by
+// 3 ms through it, the time to first token by 28 ms. The overhead gives
+// both, each with its interval, and says which a streaming user waits;
+// without a time to first token on both sides (not streamed), none.
+func TestGatewayOverheadOfTheFirstToken(t *testing.T) {
+	ivs := interleaved(30, 200, 3*time.Millisecond, noDrift, 3)
+	rng := rand.New(rand.NewPCG(3, 9))
+	for _, iv := range ivs {
+		for op, st := range iv.Ops {
+			st.Measures[stats.TTFT] = stats.NewHist()
+			for range 200 {
+				d := 100*time.Millisecond + time.Duration(rng.NormFloat64()*1e6)
+				if op == "gateway: x" {
+					d += 28 * time.Millisecond
+				}
+				st.Measures[stats.TTFT].Record(d)
+			}
+		}
+	}
+	ov := overheadOf(ivs, nil, "")
+	if len(ov.AddedTTFT) != 3 {
+		t.Fatalf("%d TTFT quantiles, want 3", len(ov.AddedTTFT))
+	}
+	for _, a := range ov.AddedTTFT {
+		if !a.HasInterval || a.Significance != Significant || a.Value < 27*time.Millisecond || a.Value > 29*time.Millisecond || a.Low > 28300*time.Microsecond || a.High < 27700*time.Microsecond {
+			t.Errorf("TTFT p%s: %v in [%v, %v], want about 28ms, significant", quantileName(a.Quantile), a.Value, a.Low, a.High)
+		}
+	}
+	if a := ov.Added[0]; a.Value < 2800*time.Microsecond || a.Value > 3200*time.Microsecond {
+		t.Errorf("whole request p50 %v, want about 3ms", a.Value)
+	}
+	if !strings.Contains(strings.Join(ov.Warnings, "\n"), "the gateway adds more to the time to first token") {
+		t.Errorf("warnings %q", ov.Warnings)
+	}
+	if ov := overheadOf(interleaved(30, 200, 3*time.Millisecond, noDrift, 3), nil, ""); ov.AddedTTFT != nil {
+		t.Errorf("not streamed, TTFT overhead %+v", ov.AddedTTFT)
+	}
+}

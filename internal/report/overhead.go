@@ -52,6 +52,9 @@ func overheadWorkload(d *doc, ov *analysis.Overhead) {
 	for _, a := range ov.Added {
 		t.Rows = append(t.Rows, []string{"p" + quantileLabel(a.Quantile) + " latency", sideDur(a.Direct, a.NoDirect), sideDur(a.Gateway, a.NoGateway), addedText(a)})
 	}
+	for _, a := range ov.AddedTTFT {
+		t.Rows = append(t.Rows, []string{"p" + quantileLabel(a.Quantile) + " time to first token", sideDur(a.Direct, a.NoDirect), sideDur(a.Gateway, a.NoGateway), addedText(a)})
+	}
 	comp := "gateway"
 	if ov.Component != "" {
 		comp = code(ov.Component)
@@ -63,7 +66,11 @@ func overheadWorkload(d *doc, ov *analysis.Overhead) {
 	d.table(t)
 	if len(ov.Added) > 0 {
 		a := ov.Added[0]
-		d.para(strong(fmt.Sprintf("Gateway overhead at p%s: %s", quantileLabel(a.Quantile), addedText(a))))
+		head := fmt.Sprintf("Gateway overhead at p%s: %s", quantileLabel(a.Quantile), addedText(a))
+		if ttft := headlineTTFT(ov); ttft != "" {
+			head += "; to the first token " + ttft
+		}
+		d.para(strong(head))
 	}
 	interval := fmt.Sprintf("Interval: %s.", ov.Method)
 	if ov.HasResources {
@@ -90,9 +97,24 @@ func terminalOverheads(w io.Writer, ovs []*analysis.Overhead) {
 		}
 		if a := ov.Added[0]; !a.HasValue() {
 			parts = []string{addedText(a)} // the same at every quantile
+		} else if ttft := headlineTTFT(ov); ttft != "" {
+			parts = append(parts, "time to first token "+ttft)
 		}
 		fmt.Fprintf(w, "%s: gateway overhead %s\n", name, strings.Join(parts, ", "))
 	}
+}
+
+// headlineTTFT is the time to first token the gateway adds, at p50 and
+// p99, for a headline: what a streaming user feels; "" when the workload
+// did not stream both ways.
+func headlineTTFT(ov *analysis.Overhead) string {
+	var parts []string
+	for _, a := range ov.AddedTTFT {
+		if a.Quantile == 0.5 || a.Quantile == 0.99 {
+			parts = append(parts, "p"+quantileLabel(a.Quantile)+" "+addedText(a))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // overheadTitle names the workload with its profile and cell.
@@ -180,6 +202,7 @@ type jsonOverhead struct {
 	Direct       jsonOverheadSide `json:"direct"`
 	Gateway      jsonOverheadSide `json:"gateway"`
 	Added        []jsonAdded      `json:"added_latency_ms"`
+	AddedTTFT    []jsonAdded      `json:"added_ttft_ms,omitempty"` // streamed both ways only
 	CPU          *jsonStat        `json:"gateway_cpu_cores,omitempty"`
 	CPUMetric    string           `json:"gateway_cpu_metric,omitempty"`
 	Memory       *jsonStat        `json:"gateway_memory_bytes,omitempty"`
@@ -221,13 +244,10 @@ func toJSONOverheads(ovs []*analysis.Overhead) []jsonOverhead {
 			Direct: toJSONSide(ov.Direct), Gateway: toJSONSide(ov.Gateway), Added: []jsonAdded{},
 			Method: ov.Method, Warnings: append([]string{}, ov.Warnings...)}
 		for _, a := range ov.Added {
-			ja := jsonAdded{Quantile: a.Quantile, Direct: optMS(a.Direct, !a.NoDirect), Gateway: optMS(a.Gateway, !a.NoGateway),
-				Value: optMS(a.Value, a.HasValue()), Significant: a.Significance == analysis.Significant, Resolution: ms(a.Resolution)}
-			if a.HasInterval {
-				lo, hi := ms(a.Low), ms(a.High)
-				ja.Low, ja.High = &lo, &hi
-			}
-			jo.Added = append(jo.Added, ja)
+			jo.Added = append(jo.Added, toJSONAdded(a))
+		}
+		for _, a := range ov.AddedTTFT {
+			jo.AddedTTFT = append(jo.AddedTTFT, toJSONAdded(a))
 		}
 		if ov.HasResources && ov.CPUMetric != "" {
 			s := toJSONStat(ov.CPU)
@@ -240,6 +260,16 @@ func toJSONOverheads(ovs []*analysis.Overhead) []jsonOverhead {
 		out = append(out, jo)
 	}
 	return out
+}
+
+func toJSONAdded(a analysis.Added) jsonAdded {
+	ja := jsonAdded{Quantile: a.Quantile, Direct: optMS(a.Direct, !a.NoDirect), Gateway: optMS(a.Gateway, !a.NoGateway),
+		Value: optMS(a.Value, a.HasValue()), Significant: a.Significance == analysis.Significant, Resolution: ms(a.Resolution)}
+	if a.HasInterval {
+		lo, hi := ms(a.Low), ms(a.High)
+		ja.Low, ja.High = &lo, &hi
+	}
+	return ja
 }
 
 // optMS is d in milliseconds, or nil when it is no figure.

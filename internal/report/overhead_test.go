@@ -28,6 +28,11 @@ func overheads() []*analysis.Overhead {
 			{Quantile: 0.9, Direct: ms(6.1), Gateway: ms(8.2), Value: ms(2.1), Low: ms(1.9), High: ms(2.3), HasInterval: true, Significance: analysis.Significant, Resolution: 4 * time.Microsecond},
 			{Quantile: 0.99, Direct: ms(8.1), Gateway: ms(8.0), Value: -ms(0.1), Low: -ms(0.6), High: ms(0.4), HasInterval: true, Resolution: 4 * time.Microsecond},
 		},
+		AddedTTFT: []analysis.Added{ // a gateway that holds the first chunk
+			{Quantile: 0.5, Direct: ms(100), Gateway: ms(128), Value: ms(28), Low: ms(27.5), High: ms(28.4), HasInterval: true, Significance: analysis.Significant, Resolution: 64 * time.Microsecond},
+			{Quantile: 0.9, Direct: ms(104), Gateway: ms(133), Value: ms(29), Low: ms(28), High: ms(30), HasInterval: true, Significance: analysis.Significant, Resolution: 64 * time.Microsecond},
+			{Quantile: 0.99, Direct: ms(110), Gateway: ms(141), Value: ms(31), Low: ms(29), High: ms(33), HasInterval: true, Significance: analysis.Significant, Resolution: 64 * time.Microsecond},
+		},
 		Component: "gw", HasResources: true, CPU: analysis.Stat{N: 29, P99: 0.21, Max: 0.25, Avg: 0.18}, CPUMetric: "cpu_cores",
 		Memory: analysis.Stat{N: 29, P99: 30 << 20, Max: 31 << 20, Avg: 29 << 20}, MemoryMetric: "rss_bytes",
 		Intervals: 29, Batches: 5, Method: "paired bootstrap (test)",
@@ -115,6 +120,7 @@ func TestOverheadOnTheTerminal(t *testing.T) {
 	}
 	for _, want := range []string{
 		"p/chat through gw: gateway overhead p50 +2.10 ms (95 % CI +2.05 ms to +2.16 ms), p90 +2.10 ms",
+		"time to first token p50 +28.0 ms (95 % CI +27.5 ms to +28.4 ms), p99 +31.0 ms (95 % CI +29.0 ms to +33.0 ms)\n",
 		"p/get: gateway overhead p50 ~ (+50 µs, no interval)",
 	} {
 		if !strings.Contains(term.String(), want) {
