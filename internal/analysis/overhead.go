@@ -74,17 +74,17 @@ type Overhead struct {
 	// OverheadQuantiles, when both sides streamed (an LLM gateway that
 	// holds the first chunk adds more to it than to the whole request);
 	// none otherwise.
-	AddedTTFT []Added
-	Component       string  // the gateway component; "" when unknown
-	HasResources    bool    // the component was sampled in the window
-	CPU             Stat    // cores, from CPUMetric
-	CPUMetric       string
-	Memory          Stat // bytes, from MemoryMetric; Memory.Max is the peak
-	MemoryMetric    string
-	Intervals       int // intervals in the window
-	Batches         int // batches of consecutive intervals the bootstrap resampled
-	Method          string
-	Warnings        []string
+	AddedTTFT    []Added
+	Component    string // the gateway component; "" when unknown
+	HasResources bool   // the component was sampled in the window
+	CPU          Stat   // cores, from CPUMetric
+	CPUMetric    string
+	Memory       Stat // bytes, from MemoryMetric; Memory.Max is the peak
+	MemoryMetric string
+	Intervals    int // intervals in the window
+	Batches      int // batches of consecutive intervals the bootstrap resampled
+	Method       string
+	Warnings     []string
 }
 
 // GatewayOverhead measures a gateway's overhead from one interleaved
