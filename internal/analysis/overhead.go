@@ -79,6 +79,11 @@ type Overhead struct {
 	HasResources bool   // the component was sampled in the window
 	CPU          Stat   // cores, from CPUMetric
 	CPUMetric    string
+	// CPUPer1k is the gateway's average CPU over the requests per second
+	// through it, times 1,000: its cores per 1,000 requests/s at this
+	// load (0 when unknown). Each profile of a plan gives it at its own
+	// rate or concurrency.
+	CPUPer1k     float64
 	Memory       Stat // bytes, from MemoryMetric; Memory.Max is the peak
 	MemoryMetric string
 	Intervals    int // intervals in the window
@@ -243,6 +248,9 @@ func (ov *Overhead) addResources(in OverheadInput) {
 			if c.Name == in.Component && (c.CPUMetric != "" || c.MemoryMetric != "") {
 				ov.HasResources = true
 				ov.CPU, ov.CPUMetric, ov.Memory, ov.MemoryMetric = c.CPU, c.CPUMetric, c.Memory, c.MemoryMetric
+				if secs := ov.Window.End.Sub(ov.Window.Start).Seconds(); c.CPUMetric != "" && secs > 0 && ov.Gateway.Requests > 0 {
+					ov.CPUPer1k = c.CPU.Avg / (float64(ov.Gateway.Requests) / secs) * 1000
+				}
 				return
 			}
 		}

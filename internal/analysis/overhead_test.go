@@ -139,12 +139,16 @@ func TestGatewayOverheadLimits(t *testing.T) {
 func TestGatewayOverheadResources(t *testing.T) {
 	res := &Resources{Components: []ComponentResources{
 		{Component: Component{Name: "upstream"}, CPUMetric: "cpu", CPU: Stat{N: 30, P99: 0.5}},
-		{Component: Component{Name: "gw"}, CPUMetric: "cpu_cores", CPU: Stat{N: 30, P99: 0.25, Max: 0.3},
+		{Component: Component{Name: "gw"}, CPUMetric: "cpu_cores", CPU: Stat{N: 30, P99: 0.25, Max: 0.3, Avg: 0.2},
 			MemoryMetric: "rss_bytes", Memory: Stat{N: 30, Max: 40 << 20}},
 	}}
 	ov := overheadOf(interleaved(30, 50, 0, noDrift, 7), res, "gw")
 	if !ov.HasResources || ov.CPU.P99 != 0.25 || ov.Memory.Max != 40<<20 || ov.MemoryMetric != "rss_bytes" || len(ov.Warnings) != 0 {
 		t.Errorf("resources %+v; warnings %q", ov, ov.Warnings)
+	}
+	// 0.2 cores on average for 50 requests/s through it: 4 cores per 1,000/s
+	if ov.CPUPer1k < 3.999 || ov.CPUPer1k > 4.001 {
+		t.Errorf("%v cores per 1,000 requests/s, want 4", ov.CPUPer1k)
 	}
 	ov = overheadOf(interleaved(30, 50, 0, noDrift, 7), res, "nginx")
 	if ov.HasResources || !warned(ov.Warnings, "component nginx has no CPU or memory samples") {

@@ -62,6 +62,9 @@ func overheadWorkload(d *doc, ov *analysis.Overhead) {
 	if ov.HasResources {
 		t.Rows = append(t.Rows, []string{"Peak memory of " + comp, "", memoryText(ov), ""},
 			[]string{"CPU P99 of " + comp + " (cores)", "", cpuText(ov), ""})
+		if ov.CPUPer1k > 0 {
+			t.Rows = append(t.Rows, []string{"CPU of " + comp + " per 1,000 requests/s (cores, average)", "", num3(ov.CPUPer1k), ""})
+		}
 	}
 	d.table(t)
 	if len(ov.Added) > 0 {
@@ -207,6 +210,7 @@ type jsonOverhead struct {
 	CPUMetric    string           `json:"gateway_cpu_metric,omitempty"`
 	Memory       *jsonStat        `json:"gateway_memory_bytes,omitempty"`
 	MemoryMetric string           `json:"gateway_memory_metric,omitempty"`
+	CPUPer1k     float64          `json:"gateway_cpu_cores_per_1000_rps,omitempty"`
 	Method       string           `json:"method"`
 	Warnings     []string         `json:"warnings"`
 }
@@ -253,6 +257,7 @@ func toJSONOverheads(ovs []*analysis.Overhead) []jsonOverhead {
 			s := toJSONStat(ov.CPU)
 			jo.CPU, jo.CPUMetric = &s, ov.CPUMetric
 		}
+		jo.CPUPer1k = round6(ov.CPUPer1k)
 		if ov.HasResources && ov.MemoryMetric != "" {
 			s := toJSONStat(ov.Memory)
 			jo.Memory, jo.MemoryMetric = &s, ov.MemoryMetric
