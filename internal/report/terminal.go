@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -90,6 +91,33 @@ func (p *Progress) End() {
 	}
 }
 
+// requestsText is an operation's requests in the window beside those
+// sent over the whole run, warm-up and wind-down included: "9,500 in
+// window / 10,000 sent", so that the first figure a user sees agrees with
+// summary.json's totals and the exports'.
+func requestsText(s *analysis.Summary, op analysis.Op) string {
+	for _, t := range s.OpTotals {
+		if t.Name == op.Name && t.Requests != op.Requests {
+			return thousands(op.Requests) + " in window / " + thousands(t.Requests) + " sent"
+		}
+	}
+	return thousands(op.Requests)
+}
+
+// thousands is n with its digits grouped by commas: 10,000.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		return "-" + s
+	}
+	return s
+}
+
 // Terminal writes the final summary table of r.
 func Terminal(w io.Writer, r *view.Run) error {
 	if len(r.Workloads) == 0 {
@@ -103,8 +131,8 @@ func Terminal(w io.Writer, r *view.Run) error {
 	fmt.Fprintln(tw, "workload\toperation\trequests\trate\tsuccess\tp50\tp90\tp99\tp99.9\tmax\tdropped\t")
 	for _, s := range r.Workloads {
 		for _, op := range s.Ops {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f/s\t%s\t%s\t%d\t\n", s.Workload.Name, op.Name,
-				op.Requests, op.Rate, pct(float64(op.OK), float64(op.Requests)), terminalQuantiles(op.Latency), s.Dropped)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f/s\t%s\t%s\t%d\t\n", s.Workload.Name, op.Name,
+				requestsText(s, op), op.Rate, pct(float64(op.OK), float64(op.Requests)), terminalQuantiles(op.Latency), s.Dropped)
 			if op.HasFailedLatency() {
 				fmt.Fprintf(tw, "%s\t%s (all requests)\t\t\t\t%s\t\t\n", s.Workload.Name, op.Name, terminalQuantiles(op.AllLatency))
 			}
