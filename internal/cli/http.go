@@ -36,6 +36,7 @@ type httpFlags struct {
 	headers, slo                                   listFlag
 	insecure, jsonOut                              bool
 	export                                         exportFlags
+	ci                                             ciFlags
 }
 
 func (f *httpFlags) register(fs *flag.FlagSet) {
@@ -67,6 +68,7 @@ func (f *httpFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.out, "out", "perflab-runs", "parent directory for the run directory")
 	fs.StringVar(&f.name, "name", "http", "name of the run (part of its directory name)")
 	f.export.register(fs)
+	f.ci.register(fs)
 }
 
 // parseInterspersed parses flags that may come before or after positional
@@ -105,7 +107,7 @@ func (e *env) httpCmd(ctx context.Context, args []string) error {
 	fs := newFlagSet("http", e)
 	f.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "Usage: perflab http URL [--rate 5000/s | --concurrency 64] [--duration 30s] [-m METHOD] [-H 'K: V'] [-d BODY | --body-file F] [--timeout 5s] [--json] [--out DIR] [--export KIND=URL]…")
+		fmt.Fprintln(e.stderr, "Usage: perflab http URL [--rate 5000/s | --concurrency 64] [--duration 30s] [-m METHOD] [-H 'K: V'] [-d BODY | --body-file F] [--timeout 5s] [--json] [--out DIR | --run-dir DIR] [--junit FILE] [--csv FILE] [--export KIND=URL]…")
 		fs.PrintDefaults()
 		fmt.Fprint(e.stderr, "\n"+httpdriver.RulesText())
 	}
@@ -116,6 +118,11 @@ func (e *env) httpCmd(ctx context.Context, args []string) error {
 	if len(pos) != 1 {
 		return usageErrorf("perflab http needs exactly one URL, got %d arguments", len(pos))
 	}
+	if err := f.ci.check(set(fs, "out")); err != nil {
+		return err
+	}
+	e.ci = f.ci
+	e.ci.name = f.name
 	p, b, err := f.checkedPlan(pos[0], func(name string) bool { return set(fs, name) })
 	if err != nil {
 		return err

@@ -55,6 +55,9 @@ type env struct {
 	// export is perflab run's --export flags, sent to besides the plan's
 	// own export block; nil for the commands without them.
 	export *exportFlags
+	// ci is what the run command writes for CI (--junit, --csv,
+	// --run-dir); zero for the commands without them.
+	ci ciFlags
 }
 
 const usage = `perflab — load tests that tell you how to size a service
@@ -64,6 +67,7 @@ Usage:
                                            run a plan: start its components, sweep its matrix, run its profiles
                                            (every cell N times, interleaved, for intervals across runs;
                                            the load made by N worker processes, merged into one run)
+                                           for CI (run, http, search): --junit FILE --csv FILE --run-dir DIR --json
   perflab worker [--store URL] [--run-id ID] [--index I] [--workers N] [--plan FILE]
                                            one worker of a distributed run (started by perflab run --workers
                                            or as a Kubernetes Indexed Job; flags default to PERFLAB_STORE,

@@ -29,6 +29,7 @@ type searchFlags struct {
 	bisect, sweep, sweepVUs  int
 	stepDuration             time.Duration
 	slo                      listFlag
+	ci                       ciFlags
 	set                      map[string]bool // the flags given
 }
 
@@ -43,6 +44,7 @@ func (f *searchFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.sweep, "sweep", 0, "sweep in N steps instead, as guidellm does: one request at a time, as fast as it goes (--sweep-vus), then N-2 rates between, until one is over-saturated")
 	fs.IntVar(&f.sweepVUs, "sweep-vus", 0, "VUs of the sweep's as-fast-as-it-goes step, and the most its rate steps use (default: the workload's concurrency or vus.max)")
 	fs.StringVar(&f.out, "out", "perflab-runs", "parent directory for the run directory")
+	f.ci.register(fs)
 }
 
 // searchConfig is a search checked and ready to run.
@@ -60,8 +62,8 @@ func (e *env) search(ctx context.Context, args []string) error {
 	fs := newFlagSet("search", e)
 	f.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "Usage: perflab search PLAN.yaml --slo 'p99 < 200ms' [--profile NAME] [--start 100/s] [--max 100000/s] [--step-factor 2] [--bisect 4] [--step-duration 20s] [--out DIR]")
-		fmt.Fprintln(e.stderr, "       perflab search PLAN.yaml --sweep N [--sweep-vus N] [--slo EXPR] [--profile NAME] [--step-duration 20s] [--out DIR]")
+		fmt.Fprintln(e.stderr, "Usage: perflab search PLAN.yaml --slo 'p99 < 200ms' [--profile NAME] [--start 100/s] [--max 100000/s] [--step-factor 2] [--bisect 4] [--step-duration 20s] [--out DIR | --run-dir DIR] [--junit FILE] [--csv FILE]")
+		fmt.Fprintln(e.stderr, "       perflab search PLAN.yaml --sweep N [--sweep-vus N] [--slo EXPR] [--profile NAME] [--step-duration 20s] [--out DIR | --run-dir DIR] [--junit FILE] [--csv FILE]")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
@@ -73,10 +75,15 @@ func (e *env) search(ctx context.Context, args []string) error {
 	}
 	f.set = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	if err := f.ci.check(f.set["out"]); err != nil {
+		return err
+	}
 	cfg, err := checkSearch(f, pos[0])
 	if err != nil {
 		return err
 	}
+	e.ci = f.ci.withPlan(cfg.Plan)
+	e.ci.name = cfg.Plan.Name + "-search"
 	if cfg.Plan.Repeat > 1 {
 		fmt.Fprintf(e.stderr, "perflab: note: perflab search runs each step once; the plan's repeat: %d is for perflab run\n", cfg.Plan.Repeat)
 		cfg.Plan.Repeat = 1
@@ -167,13 +174,13 @@ func (e *env) runSearch(ctx context.Context, cfg *searchConfig) error {
 	defer release()
 	res, err := run.Run(stop, kill, job)
 	if res == nil || res.Report == nil || res.Report.Search == nil {
-		return err
+		return e.writeCI(nil, err)
 	}
 	if rerr := report.SearchTerminal(e.stdout, res.Report.Search); rerr != nil && err == nil {
 		err = &runError{err: rerr, code: ExitFailed}
 	}
 	e.wrote(res.Dir, res.Written)
-	return err
+	return e.writeCI(res.Report, err)
 }
 
 // searchFiles writes the report files of a search's run and the search's

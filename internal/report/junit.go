@@ -54,7 +54,7 @@ type junitCase struct {
 type junitFailure struct {
 	Message string `xml:"message,attr"`
 	Type    string `xml:"type,attr"`
-	Detail  string `xml:",chardata"`
+	Detail  string `xml:",cdata"`
 }
 
 // The test cases' classes, which CI systems group by.
@@ -145,10 +145,7 @@ func phaseCases(r *view.Run) []junitCase {
 		held := cellHeld(c)
 		for _, p := range c.Phases {
 			name := casePhase(c, p, len(cells) > 1)
-			t := junitTime(p.LoadEnd.Sub(p.Start))
-			if p.LoadEnd.IsZero() || p.Start.IsZero() {
-				t = junitTime(0)
-			}
+			t := junitTime(phaseSpan(p))
 			h, judged := held[p]
 			out = append(out, sustainedCase(name, t, p, h, judged), machineCase(name, t, p, h, judged))
 		}
@@ -161,6 +158,21 @@ func phaseCases(r *view.Run) []junitCase {
 		}
 	}
 	return out
+}
+
+// phaseSpan is how long p's load ran: from its start to the end of its
+// load, or for an implicit phase its workloads' window; 0 when unknown.
+func phaseSpan(p *view.Phase) time.Duration {
+	if !p.Start.IsZero() && !p.LoadEnd.IsZero() {
+		return p.LoadEnd.Sub(p.Start)
+	}
+	var span time.Duration
+	for _, s := range p.Workloads {
+		if !s.Window.Start.IsZero() && !s.Window.End.IsZero() {
+			span = max(span, s.Window.End.Sub(s.Window.Start))
+		}
+	}
+	return span
 }
 
 // casePhase names a phase in a test case: "profile small", "workload
