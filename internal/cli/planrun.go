@@ -37,12 +37,12 @@ func (e *env) runPlan(ctx context.Context, args []string) error {
 	exports.register(fs)
 	e.ci.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "Usage: perflab run PLAN.yaml [--profile NAME[,NAME…]] [--repeat N] [--slo EXPR]… [--out DIR | --run-dir DIR] [--json] [--junit FILE] [--csv FILE] [--workers N [--store URL]] [--export KIND=URL]…")
+		fmt.Fprintln(fs.Output(), "Usage: perflab run PLAN.yaml [--profile NAME[,NAME…]] [--repeat N] [--slo EXPR]… [--out DIR | --run-dir DIR] [--json] [--junit FILE] [--csv FILE] [--workers N [--store URL]] [--export KIND=URL]…")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return flagError(err)
+		return e.flagError(fs, err)
 	}
 	if len(pos) != 1 {
 		return usageErrorf("perflab run needs exactly one plan file, got %d arguments", len(pos))
@@ -145,7 +145,7 @@ func (e *env) writeCI(r *view.Run, err error) error {
 	werr := e.ci.write(r, e.ci.name, err)
 	if werr == nil {
 		for _, f := range e.ci.files() {
-			if r != nil || f[0] == "junit" && err != nil {
+			if !e.quiet && (r != nil || f[0] == "junit" && err != nil) {
 				fmt.Fprintf(e.stderr, "%-14s %s\n", f[0]+":", f[1])
 			}
 		}
@@ -161,6 +161,9 @@ func (e *env) writeCI(r *view.Run, err error) error {
 // wrote says where a run's directory is and which of its report files
 // were written: only those (a full disk may have cost some).
 func (e *env) wrote(dir string, written []string) {
+	if e.quiet {
+		return
+	}
 	fmt.Fprintf(e.stderr, "run directory: %s\n", dir)
 	e.reportFiles(dir, written)
 }
@@ -247,6 +250,9 @@ func applyRepeat(fs *flag.FlagSet, p *plan.Plan, n int) error {
 // planCmd is `perflab plan check PLAN.yaml`: validate a plan, drivers'
 // params included, without starting anything.
 func (e *env) planCmd(args []string) error {
+	if len(args) > 0 && isHelp(args[0]) {
+		return e.groupHelp("plan", "check")
+	}
 	if len(args) == 0 || args[0] != "check" {
 		return usageErrorf("perflab plan needs a subcommand: perflab plan check PLAN.yaml")
 	}
@@ -255,7 +261,7 @@ func (e *env) planCmd(args []string) error {
 	repeat := fs.Int("repeat", 0, "check a run of every cell `N` times (default: the plan's repeat)")
 	pos, err := parseInterspersed(fs, args[1:])
 	if err != nil {
-		return flagError(err)
+		return e.flagError(fs, err)
 	}
 	if len(pos) != 1 {
 		return usageErrorf("perflab plan check needs exactly one plan file, got %d arguments", len(pos))

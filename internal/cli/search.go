@@ -18,7 +18,6 @@ import (
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/slo"
-	"github.com/perflab/perflab/internal/units"
 	"github.com/perflab/perflab/internal/view"
 )
 
@@ -62,13 +61,13 @@ func (e *env) search(ctx context.Context, args []string) error {
 	fs := newFlagSet("search", e)
 	f.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "Usage: perflab search PLAN.yaml --slo 'p99 < 200ms' [--profile NAME] [--start 100/s] [--max 100000/s] [--step-factor 2] [--bisect 4] [--step-duration 20s] [--out DIR | --run-dir DIR] [--junit FILE] [--csv FILE]")
-		fmt.Fprintln(e.stderr, "       perflab search PLAN.yaml --sweep N [--sweep-vus N] [--slo EXPR] [--profile NAME] [--step-duration 20s] [--out DIR | --run-dir DIR] [--junit FILE] [--csv FILE]")
+		fmt.Fprintln(fs.Output(), "Usage: perflab search PLAN.yaml --slo 'p99 < 200ms' [--profile NAME] [--start 100/s] [--max 100000/s] [--step-factor 2] [--bisect 4] [--step-duration 20s] [--out DIR | --run-dir DIR] [--junit FILE] [--csv FILE]")
+		fmt.Fprintln(fs.Output(), "       perflab search PLAN.yaml --sweep N [--sweep-vus N] [--slo EXPR] [--profile NAME] [--step-duration 20s] [--out DIR | --run-dir DIR] [--junit FILE] [--csv FILE]")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return flagError(err)
+		return e.flagError(fs, err)
 	}
 	if len(pos) != 1 {
 		return usageErrorf("perflab search needs exactly one plan file, got %d arguments", len(pos))
@@ -100,10 +99,14 @@ func checkSearch(f searchFlags, path string) (*searchConfig, error) {
 	bad := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
 	cfg := &searchConfig{flags: f}
 	var err error
-	if cfg.Start, err = units.ParseRate(f.start); err != nil || cfg.Start <= 0 {
+	if cfg.Start, err = opRate("--start", f.start); err != nil {
+		bad("%v", err)
+	} else if cfg.Start <= 0 {
 		bad("--start %q: want a positive rate like 100/s", f.start)
 	}
-	if cfg.Max, err = units.ParseRate(f.max); err != nil || cfg.Max <= 0 {
+	if cfg.Max, err = opRate("--max", f.max); err != nil {
+		bad("%v", err)
+	} else if cfg.Max <= 0 {
 		bad("--max %q: want a positive rate like 100000/s", f.max)
 	} else if cfg.Max < cfg.Start {
 		bad("--max %s is below --start %s", f.max, f.start)
@@ -235,4 +238,14 @@ func checkSearchPlan(cfg *searchConfig, f searchFlags) error {
 		cfg.SweepVUs = w.VUs.Max
 	}
 	return nil
+}
+
+// opRate is an operation rate given on the command line, read as a
+// plan's rate: is (plan.ParseRate), so that "100" is refused as there.
+func opRate(flag, s string) (float64, error) {
+	r, err := plan.ParseRate(flag, s)
+	if err == nil && r.BytesPerSecond > 0 {
+		err = fmt.Errorf("%s %q: want an operation rate like 100/s, not a byte rate", flag, s)
+	}
+	return r.PerSecond, err
 }

@@ -46,14 +46,14 @@ func (e *env) size(ctx context.Context, args []string) error {
 	fs.StringVar(&f.gomemlimit, "verify-gomemlimit", "", "with --verify: set GOMEMLIMIT of the confined components to this share of their memory limit, e.g. 90%")
 	fs.StringVar(&f.tolerance, "tolerance", "20%", "with --verify and no SLO gates in the plan: how much slower than unconfined the latency p50 and p99 may be")
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "Usage: perflab size RUN_DIR [--strategy p99|vpa|krr] [--headroom 25%] [--limit-factor 1.5] [--basis p99|p95|mean+3sd] [--at LOAD]")
-		fmt.Fprintln(e.stderr, "       perflab size RUN_DIR --verify [--size NAME|all] [--verify-duration D] [--verify-gomemlimit 90%] [--tolerance 20%]")
-		fmt.Fprintln(e.stderr, "       perflab size RUN_DIR --search-limits [--size NAME|all] [--verify-duration D] [--tolerance 20%]")
+		fmt.Fprintln(fs.Output(), "Usage: perflab size RUN_DIR [--strategy p99|vpa|krr] [--headroom 25%] [--limit-factor 1.5] [--basis p99|p95|mean+3sd] [--at LOAD]")
+		fmt.Fprintln(fs.Output(), "       perflab size RUN_DIR --verify [--size NAME|all] [--verify-duration D] [--verify-gomemlimit 90%] [--tolerance 20%]")
+		fmt.Fprintln(fs.Output(), "       perflab size RUN_DIR --search-limits [--size NAME|all] [--verify-duration D] [--tolerance 20%]")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return flagError(err)
+		return e.flagError(fs, err)
 	}
 	o, load, problems := f.parse()
 	vf, vproblems := f.parseVerify(fs)

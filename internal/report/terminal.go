@@ -20,6 +20,14 @@ type Progress struct {
 	w          io.Writer
 	tty        bool
 	PlainEvery int
+	// Width, when set, is the terminal's width: the in-place line is cut
+	// to fit it, so that it never wraps onto a new line. NoEscapes draws
+	// it in place with a carriage return alone, overwriting the last line
+	// with spaces (TERM=dumb, NO_COLOR), instead of erasing it with ANSI
+	// escape codes.
+	Width     int
+	NoEscapes bool
+	last      int // runes of the last in-place line
 
 	mu       sync.Mutex
 	workload string
@@ -76,19 +84,37 @@ func (p *Progress) Interval(workload string, iv *stats.Interval) {
 	line += fmt.Sprintf("  p50 %s p99 %s  errors %d  dropped %d  VUs %d", p50, p99, p.errors[workload], p.dropped[workload], iv.VUs)
 	switch {
 	case p.tty:
-		fmt.Fprintf(p.w, "\r\033[K%s", line)
+		p.inPlace(line)
 	case p.n == 1 || p.n%p.PlainEvery == 0:
 		fmt.Fprintln(p.w, line)
 	}
+}
+
+// inPlace draws line over the last one, cut to the terminal's width.
+func (p *Progress) inPlace(line string) {
+	if r := []rune(line); p.Width > 1 && len(r) > p.Width-1 {
+		line = string(r[:p.Width-2]) + "…"
+	}
+	n := len([]rune(line))
+	if p.NoEscapes {
+		fmt.Fprintf(p.w, "\r%s%s", line, strings.Repeat(" ", max(p.last-n, 0)))
+	} else {
+		fmt.Fprintf(p.w, "\r\033[K%s", line)
+	}
+	p.last = n
 }
 
 // End finishes the in-place line.
 func (p *Progress) End() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.tty {
+	switch {
+	case p.tty && p.NoEscapes:
+		fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", p.last))
+	case p.tty:
 		fmt.Fprint(p.w, "\r\033[K")
 	}
+	p.last = 0
 }
 
 // requestsText is an operation's requests in the window beside those
