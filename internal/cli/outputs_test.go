@@ -147,8 +147,9 @@ func TestCIOutputOfARunThatNeverStarted(t *testing.T) {
 	}
 }
 
-// TestCIFlagsThatContradict: --run-dir beside --out, and one file for
-// both outputs, are refused before anything runs.
+// TestCIFlagsThatContradict: --run-dir beside --out, one file for both
+// outputs, and perflab size's --junit without --verify, are refused
+// before anything runs.
 func TestCIFlagsThatContradict(t *testing.T) {
 	for _, args := range [][]string{
 		{"http", "http://127.0.0.1:1/", "--run-dir", "a", "--out", "b"},
@@ -159,5 +160,8 @@ func TestCIFlagsThatContradict(t *testing.T) {
 		if code, _, stderr := mainOut(args...); code != ExitUsage || !strings.Contains(stderr, "give ") {
 			t.Errorf("%q: exit %d\n%s", args, code, stderr)
 		}
+	}
+	if code, _, stderr := mainOut("size", "run-dir", "--junit", "x.xml"); code != ExitUsage || !strings.Contains(stderr, "--junit applies to --verify") {
+		t.Errorf("size --junit without --verify: exit %d\n%s", code, stderr)
 	}
 }
