@@ -21,13 +21,13 @@ func (e *env) compare(args []string) error {
 	force := fs.Bool("force", false, "compare although the workloads differ (driver, model, target rate or concurrency, params)")
 	format := fs.String("format", "md", report.FormatNames(hasCompare, true))
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "Usage: perflab compare RUN_A RUN_B [RUN…] | --a RUN [--a RUN…] --b RUN [--b RUN…]  [--force] [--format "+
+		fmt.Fprintln(fs.Output(), "Usage: perflab compare RUN_A RUN_B [RUN…] | --a RUN [--a RUN…] --b RUN [--b RUN…]  [--force] [--format "+
 			formatChoice(hasCompare)+"]")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return flagError(err)
+		return e.flagError(fs, err)
 	}
 	sides, problems := compareSides(pos, as, bs)
 	f, ok := report.FormatNamed(*format)

@@ -55,7 +55,7 @@ func (e *env) demo(ctx context.Context, args []string) error {
 	out := fs.String("out", "perflab-runs", "parent directory for the run directory")
 	each := fs.Duration("duration", 11*time.Second, "duration of each load level (11 s: ten 1 s samples after the first interval, enough for a P99 of the target's resources)")
 	if err := fs.Parse(args); err != nil {
-		return flagError(err)
+		return e.flagError(fs, err)
 	}
 	if fs.NArg() > 0 {
 		return usageErrorf("perflab demo takes no arguments, got %q", fs.Args())

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -26,11 +27,22 @@ type terminal struct {
 var _ run.Events = (*terminal)(nil)
 
 // events is the terminal view of a run's events for e.
+// With --quiet it shows warnings and alerts alone: no progress, notes or
+// counts.
 func (e *env) events() *terminal {
-	return &terminal{e: e, progress: report.NewProgress(e.stderr, e.tty), shown: map[string]time.Time{}, showed: map[string]int64{}}
+	progress := report.NewProgress(e.stderr, e.tty)
+	if e.quiet {
+		progress = report.NewProgress(io.Discard, false)
+	}
+	progress.Width, progress.NoEscapes = e.width, e.noEscapes
+	return &terminal{e: e, progress: progress, shown: map[string]time.Time{}, showed: map[string]int64{}}
 }
 
-func (t *terminal) Note(msg string)  { fmt.Fprintf(t.e.stderr, "perflab: %s\n", msg) }
+func (t *terminal) Note(msg string) {
+	if !t.e.quiet {
+		fmt.Fprintf(t.e.stderr, "perflab: %s\n", msg)
+	}
+}
 func (t *terminal) Warn(msg string)  { fmt.Fprintf(t.e.stderr, "perflab: warning: %s\n", msg) }
 func (t *terminal) Alert(msg string) { fmt.Fprintf(t.e.stderr, "\nperflab: %s\n", msg) }
 
@@ -47,8 +59,9 @@ func (t *terminal) Count(label string, done, total int64) {
 	defer t.mu.Unlock()
 	last, ok := t.showed[label]
 	switch {
+	case t.e.quiet:
 	case t.e.tty:
-		fmt.Fprintf(t.e.stderr, "\r\033[Kperflab: %s %d/%d", label, done, total)
+		fmt.Fprintf(t.e.stderr, "%sperflab: %s %d/%d", t.e.lineStart(), label, done, total)
 	case time.Since(t.shown[label]) >= 2*time.Second || done == total && (!ok || last != done):
 		fmt.Fprintf(t.e.stderr, "perflab: %s %d/%d\n", label, done, total)
 		t.shown[label], t.showed[label] = time.Now(), done
@@ -60,9 +73,19 @@ func (t *terminal) Count(label string, done, total int64) {
 func (t *terminal) CountEnd(label string, done, total int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.e.tty && total > 0 {
-		fmt.Fprintf(t.e.stderr, "\r\033[Kperflab: %s %d/%d\n", label, done, total)
+	if t.e.tty && total > 0 && !t.e.quiet {
+		fmt.Fprintf(t.e.stderr, "%sperflab: %s %d/%d\n", t.e.lineStart(), label, done, total)
 	}
 	delete(t.shown, label)
 	delete(t.showed, label)
+}
+
+// lineStart goes back to the start of the terminal's line to draw over
+// it: a carriage return, and the ANSI code erasing the line unless escape
+// codes are off (a count only grows, so it covers what it overwrites).
+func (e *env) lineStart() string {
+	if e.noEscapes {
+		return "\r"
+	}
+	return "\r\033[K"
 }

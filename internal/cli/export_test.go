@@ -23,7 +23,7 @@ func TestExportFlagsRefused(t *testing.T) {
 		want []string
 	}{
 		{[]string{"--export", "influx=http://127.0.0.1:1/", "--export", "remote-write=grpc://127.0.0.1:1"},
-			[]string{`--export http://127.0.0.1:1/: kind "influx": want one of remote-write, otlp`, `scheme "grpc": want http or https`}},
+			[]string{`--export influx=http://127.0.0.1:1/: unknown kind "influx": want one of remote-write, otlp`, `scheme "grpc": want http or https`}},
 		{[]string{"--export", "http://127.0.0.1:1/"}, []string{"want KIND=URL"}},
 		{[]string{"--export-header", "Authorization: Bearer x"}, []string{"--export-header needs an --export"}},
 		{[]string{"--export", "otlp=http://127.0.0.1:1/", "--export-header", "X-Token: ${PERFLAB_TEST_UNSET_VAR}", "--export-header", "nocolon"},

@@ -18,7 +18,6 @@ import (
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/secret"
-	"github.com/perflab/perflab/internal/units"
 )
 
 // listFlag is a repeatable string flag: -H, --slo, compare's --a and --b.
@@ -36,6 +35,7 @@ type httpFlags struct {
 	headers, slo                                   listFlag
 	insecure, jsonOut                              bool
 	export                                         exportFlags
+	ci                                             ciFlags
 }
 
 func (f *httpFlags) register(fs *flag.FlagSet) {
@@ -67,6 +67,7 @@ func (f *httpFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.out, "out", "perflab-runs", "parent directory for the run directory")
 	fs.StringVar(&f.name, "name", "http", "name of the run (part of its directory name)")
 	f.export.register(fs)
+	f.ci.register(fs)
 }
 
 // parseInterspersed parses flags that may come before or after positional
@@ -85,37 +86,27 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// flagError maps a flag parsing error: --help is not a failure, anything
-// else is a usage error.
-func flagError(err error) error {
-	if err == flag.ErrHelp {
-		return err
-	}
-	return usageErrorf("%v", err)
-}
-
-func newFlagSet(name string, e *env) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	return fs
-}
-
 func (e *env) httpCmd(ctx context.Context, args []string) error {
 	var f httpFlags
 	fs := newFlagSet("http", e)
 	f.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "Usage: perflab http URL [--rate 5000/s | --concurrency 64] [--duration 30s] [-m METHOD] [-H 'K: V'] [-d BODY | --body-file F] [--timeout 5s] [--json] [--out DIR] [--export KIND=URL]…")
+		fmt.Fprintln(fs.Output(), "Usage: perflab http URL [--rate 5000/s | --concurrency 64] [--duration 30s] [-m METHOD] [-H 'K: V'] [-d BODY | --body-file F] [--timeout 5s] [--json] [--out DIR | --run-dir DIR] [--junit FILE] [--csv FILE] [--export KIND=URL]…")
 		fs.PrintDefaults()
-		fmt.Fprint(e.stderr, "\n"+httpdriver.RulesText())
+		fmt.Fprint(fs.Output(), "\n"+httpdriver.RulesText())
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return flagError(err)
+		return e.flagError(fs, err)
 	}
 	if len(pos) != 1 {
 		return usageErrorf("perflab http needs exactly one URL, got %d arguments", len(pos))
 	}
+	if err := f.ci.check(set(fs, "out")); err != nil {
+		return err
+	}
+	e.ci = f.ci
+	e.ci.name = f.name
 	p, b, err := f.checkedPlan(pos[0], func(name string) bool { return set(fs, name) })
 	if err != nil {
 		return err
@@ -287,9 +278,15 @@ func (f *httpFlags) model(w *plan.Workload, given func(string) bool, bad func(st
 	if closed {
 		at("model", "rate") // the flag that makes a workload open
 	} else {
-		rate, err := units.ParseRate(f.rate)
-		if err != nil || !(rate > 0) {
-			bad("--rate %q: want a positive rate like 5000/s", f.rate)
+		r, err := plan.ParseRate("--rate", f.rate) // as a plan's rate: reads it
+		rate := r.PerSecond
+		switch {
+		case err != nil:
+			bad("%v", err)
+		case !(rate > 0):
+			bad("--rate %q: want a positive rate like 5000/s (requests per second)", f.rate)
+		}
+		if !(rate > 0) {
 			rate = 1 // a stand-in, so that the plan's checks of the other flags still run
 		}
 		w.Model, w.Rate = plan.Open, plan.Rate{PerSecond: rate}

@@ -77,7 +77,8 @@ func TestHTTPRefusesInvalidFlags(t *testing.T) {
 		{[]string{"--timeout", "0"}, []string{"--timeout 0s must be > 0"}},
 		{[]string{"--grace", "-1s"}, []string{"--grace -1s must be >= 0"}},
 		{[]string{"--rate", "10/s", "--backlog", "-1"}, []string{"--backlog -1 must be >= 0"}},
-		{[]string{"--rate", "0"}, []string{`--rate "0": want a positive rate`}},
+		{[]string{"--rate", "0/s"}, []string{`--rate "0/s": want a positive rate`}},
+		{[]string{"--rate", "100"}, []string{`--rate "100" needs a unit: 100/s`}},
 		{[]string{"--rate", "10/s", "--vus-max", "0", "--vus-min", "-1"}, []string{"--vus-max 0 must be >= 1", "--vus-min -1 must be >= 0"}},
 		// Every problem at once.
 		{[]string{"--rate", "0/s", "--vus-min", "9", "--vus-max", "3", "--backlog", "-2", "--dispatch-quantum", "0", "--timeout", "-2s",

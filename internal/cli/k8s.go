@@ -24,6 +24,9 @@ func (e *env) k8sCmd(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		return usageErrorf("perflab k8s needs a subcommand: manifest, run or image")
 	}
+	if isHelp(args[0]) {
+		return e.groupHelp("k8s", "run")
+	}
 	switch args[0] {
 	case "manifest":
 		return e.k8sManifest(args[1:])
@@ -207,12 +210,12 @@ func (e *env) k8sManifest(args []string) error {
 	kf := addK8sFlags(fs)
 	out := fs.String("out", "", "write the YAML to this file instead of stdout")
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "Usage: perflab k8s manifest PLAN.yaml --workers N --image IMG --store s3://BUCKET/PREFIX?endpoint=URL [flags]")
+		fmt.Fprintln(fs.Output(), "Usage: perflab k8s manifest PLAN.yaml --workers N --image IMG --store s3://BUCKET/PREFIX?endpoint=URL [flags]")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return flagError(err)
+		return e.flagError(fs, err)
 	}
 	if len(pos) != 1 {
 		return usageErrorf("perflab k8s manifest needs exactly one plan file, got %d arguments", len(pos))

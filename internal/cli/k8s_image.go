@@ -36,12 +36,12 @@ func (e *env) k8sImage(ctx context.Context, args []string) error {
 	push := fs.String("push", "", "push the image to the registry as `REF` (REGISTRY/REPO[:TAG], the tag "+Version+" by default); credentials from $"+registryUserEnv+" and $"+registryPasswordEnv+", else the docker config (docker login)")
 	insecure := fs.Bool("insecure", false, "push over plain HTTP: to a registry on loopback only")
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "Usage: perflab k8s image --out FILE [--tag perflab:"+Version+"] | --push REF [--insecure]")
+		fmt.Fprintln(fs.Output(), "Usage: perflab k8s image --out FILE [--tag perflab:"+Version+"] | --push REF [--insecure]")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return flagError(err)
+		return e.flagError(fs, err)
 	}
 	if len(pos) > 0 {
 		return usageErrorf("perflab k8s image takes no arguments, got %q", pos)

@@ -30,12 +30,12 @@ func (e *env) k8sRun(ctx context.Context, args []string) error {
 	var slo listFlag
 	fs.Var(&slo, "slo", sloUsage+"; added to the plan's own slo")
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "Usage: perflab k8s run PLAN.yaml --workers N --image IMG --store s3://BUCKET/PREFIX?endpoint=URL [--kubeconfig PATH] [--context C] [--keep] [flags]")
+		fmt.Fprintln(fs.Output(), "Usage: perflab k8s run PLAN.yaml --workers N --image IMG --store s3://BUCKET/PREFIX?endpoint=URL [--kubeconfig PATH] [--context C] [--keep] [flags]")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return flagError(err)
+		return e.flagError(fs, err)
 	}
 	if len(pos) != 1 {
 		return usageErrorf("perflab k8s run needs exactly one plan file, got %d arguments", len(pos))

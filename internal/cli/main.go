@@ -41,8 +41,15 @@ const (
 type env struct {
 	stdout io.Writer
 	stderr io.Writer
-	tty    bool             // stderr is a terminal: progress is drawn in place
-	scrub  *secret.Scrubber // the run's, once known (useScrubber); nil scrubs nothing
+	tty    bool // stderr is a terminal: progress is drawn in place
+	// width is the terminal's width (0 when unknown): the progress line is
+	// cut to it; noEscapes draws it without ANSI escape codes (TERM=dumb
+	// or NO_COLOR set); quiet (--quiet) shows no progress, notes or the
+	// lines saying where the run's files are: warnings and errors alone.
+	width     int
+	noEscapes bool
+	quiet     bool
+	scrub     *secret.Scrubber // the run's, once known (useScrubber); nil scrubs nothing
 	// intervals, when set, is where a run writes its intervals instead of
 	// its store: tests put a failing writer there.
 	intervals func(*results.Run) run.IntervalWriter
@@ -55,15 +62,21 @@ type env struct {
 	// export is perflab run's --export flags, sent to besides the plan's
 	// own export block; nil for the commands without them.
 	export *exportFlags
+	// ci is what the run command writes for CI (--junit, --csv,
+	// --run-dir); zero for the commands without them.
+	ci ciFlags
 }
 
 const usage = `perflab — load tests that tell you how to size a service
+
+New here? perflab demo runs a built-in target at four load levels and writes a report (about a minute).
 
 Usage:
   perflab run PLAN.yaml [--profile NAME] [--repeat N] [--slo EXPR]… [--out DIR] [--workers N [--store URL]]
                                            run a plan: start its components, sweep its matrix, run its profiles
                                            (every cell N times, interleaved, for intervals across runs;
                                            the load made by N worker processes, merged into one run)
+                                           for CI (run, http, search): --junit FILE --csv FILE --run-dir DIR --json
   perflab worker [--store URL] [--run-id ID] [--index I] [--workers N] [--plan FILE]
                                            one worker of a distributed run (started by perflab run --workers
                                            or as a Kubernetes Indexed Job; flags default to PERFLAB_STORE,
@@ -80,7 +93,9 @@ Usage:
   perflab search PLAN.yaml --slo EXPR [--profile NAME] [--start 100/s] [--max 100000/s] [--step-duration 20s]
                                            find the highest rate of the profile's workload that meets the SLO
   perflab plan check PLAN.yaml             validate a plan (every problem at file:line:col) without running it
-  perflab demo [--out DIR]                 run the built-in demo target at two load levels
+  perflab demo [--out DIR] [--duration 11s]
+                                           start here: the built-in target at four load levels (250, 500, 750
+                                           and 1000 requests/s, profiles small to xlarge), a report and sizes
   perflab http URL [flags]                 one-off HTTP load test (perflab http --help)
   perflab target http [flags]              serve the built-in HTTP target on loopback
   perflab target llm [flags]               serve the built-in OpenAI-compatible mock provider
@@ -96,7 +111,12 @@ Usage:
   perflab compare --a RUN --a RUN --b RUN --b RUN
                                            B against A on the same workloads: "B uses x1.7 less CPU", or ~
                                            (a run's repetitions count as repeated runs)
-  perflab version
+  perflab version                          the release, commit, commit date and Go version of this binary
+  perflab completion bash|zsh|fish         a shell completion script (perflab completion --help)
+  perflab help [COMMAND]                   this text, or a command's flags (as perflab COMMAND --help)
+
+Flags go before or after the arguments; every command takes --help (on stdout, exit 0).
+Exit codes: 0 ok, 1 the run failed or missed its SLO, 2 invalid arguments or plan (nothing started), 130 interrupted.
 `
 
 // Main runs perflab with args (without the program name) and returns the
@@ -116,8 +136,22 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	e := &env{stdout: stdout, stderr: stderr}
 	if f, ok := stderr.(*os.File); ok {
 		e.tty = term.IsTerminal(int(f.Fd()))
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && e.tty {
+			e.width = w
+		}
+	}
+	e.noEscapes = noEscapes(os.Getenv)
+	if len(args) > 0 && (args[0] == "--quiet" || args[0] == "-q") { // perflab --quiet run …
+		e.quiet, args = true, args[1:]
 	}
 	return e.main(ctx, args)
+}
+
+// noEscapes reports whether the environment getenv reads asks for no
+// ANSI escape codes: a dumb terminal (TERM=dumb), or NO_COLOR set to
+// anything (no-color.org).
+func noEscapes(getenv func(string) string) bool {
+	return getenv("TERM") == "dumb" || getenv("NO_COLOR") != ""
 }
 
 // main runs the subcommand args name and returns the exit code.
@@ -155,8 +189,15 @@ func (e *env) main(ctx context.Context, args []string) int {
 	case "compare":
 		err = e.compare(args[1:])
 	case "version", "--version":
-		fmt.Fprintf(stdout, "perflab %s\n", Version)
+		err = e.version(args[1:])
+	case "completion":
+		err = e.completion(args[1:])
+	case "__flags": // the completion scripts' question
+		return e.flagsCmd(ctx, args[1:])
 	case "help", "-h", "--help":
+		if len(args) > 1 && !isHelp(args[1]) { // perflab help http: perflab http --help
+			return e.main(ctx, append(append([]string{}, args[1:]...), "--help"))
+		}
 		fmt.Fprint(stdout, usage)
 	default:
 		err = usageErrorf("unknown command %q", args[0])
@@ -176,8 +217,9 @@ func (e *env) perflabExe() (string, error) {
 	return exe, nil
 }
 
-// usageError is an invalid invocation: nothing was started.
-type usageError struct{ msg string }
+// usageError is an invalid invocation: nothing was started. see, when
+// set, is where to read how to invoke it: "perflab http --help".
+type usageError struct{ msg, see string }
 
 func (u *usageError) Error() string { return u.msg }
 
@@ -205,6 +247,9 @@ func (e *env) exit(err error) int {
 	var ue *usageError
 	var f *run.Failure
 	switch {
+	case errors.As(err, &ue) && ue.see != "":
+		fmt.Fprintf(e.stderr, "perflab: %s (see %s)\n", ue.msg, ue.see)
+		return ExitUsage
 	case errors.As(err, &ue):
 		fmt.Fprintf(e.stderr, "perflab: %s\nRun 'perflab help' for usage.\n", ue.msg)
 		return ExitUsage

@@ -25,12 +25,12 @@ func (e *env) mergeCmd(ctx context.Context, args []string) error {
 	out := fs.String("out", "perflab-runs", "parent directory for the run directory")
 	jsonOut := fs.Bool("json", false, "print the JSON summary to stdout instead of the tables")
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "Usage: perflab merge --store URL --run-id ID [--out DIR] [--json]")
+		fmt.Fprintln(fs.Output(), "Usage: perflab merge --store URL --run-id ID [--out DIR] [--json]")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return flagError(err)
+		return e.flagError(fs, err)
 	}
 	*storeURL, *runID = orEnv(*storeURL, "PERFLAB_STORE"), orEnv(*runID, "PERFLAB_RUN_ID")
 	switch {

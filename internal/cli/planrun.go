@@ -16,6 +16,7 @@ import (
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/secret"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // runPlan is `perflab run PLAN.yaml [--profile NAME,…] [--repeat N] [--out
@@ -34,18 +35,22 @@ func (e *env) runPlan(ctx context.Context, args []string) error {
 	fs.Var(&slo, "slo", sloUsage+"; added to the plan's own slo")
 	var exports exportFlags
 	exports.register(fs)
+	e.ci.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "Usage: perflab run PLAN.yaml [--profile NAME[,NAME…]] [--repeat N] [--slo EXPR]… [--out DIR] [--json] [--workers N [--store URL]] [--export KIND=URL]…")
+		fmt.Fprintln(fs.Output(), "Usage: perflab run PLAN.yaml [--profile NAME[,NAME…]] [--repeat N] [--slo EXPR]… [--out DIR | --run-dir DIR] [--json] [--junit FILE] [--csv FILE] [--workers N [--store URL]] [--export KIND=URL]…")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return flagError(err)
+		return e.flagError(fs, err)
 	}
 	if len(pos) != 1 {
 		return usageErrorf("perflab run needs exactly one plan file, got %d arguments", len(pos))
 	}
 	if err := checkSLOFlags(slo); err != nil {
+		return err
+	}
+	if err := e.ci.check(set(fs, "out")); err != nil {
 		return err
 	}
 	if _, err := exports.build(); err != nil {
@@ -85,6 +90,8 @@ func (e *env) executePlan(ctx context.Context, p *plan.Plan, b plan.Builtins, ou
 	if err != nil {
 		return err
 	}
+	e.ci = e.ci.withPlan(p)
+	e.ci.name = p.Name
 	job := e.job(out, results.Meta{Name: p.Name, Command: command, Repeat: p.Repeat,
 		Extra: readback.WithSLO(nil, run.GateSpecs(p, slo))})
 	job.Plan, job.Builtins, job.SampleEvery, job.Load, job.Export = p, b, p.SampleInterval, load, targets
@@ -94,7 +101,7 @@ func (e *env) executePlan(ctx context.Context, p *plan.Plan, b plan.Builtins, ou
 // job is a run job writing under out with meta, its events shown on the
 // terminal, scrubbed as e is.
 func (e *env) job(out string, meta results.Meta) run.Job {
-	return run.Job{Out: out, Meta: meta, Events: e.events(), Files: report.WriteFiles, Intervals: e.intervals, Scrub: e.scrubFunc()}
+	return run.Job{Out: out, Dir: e.ci.runDir, Meta: meta, Events: e.events(), Files: report.WriteFiles, Intervals: e.intervals, Scrub: e.scrubFunc()}
 }
 
 // scrubFunc is e's scrubber as a function; nil when it has none.
@@ -118,7 +125,7 @@ func (e *env) runJob(ctx context.Context, job run.Job, jsonOut bool) error {
 // files are, and returns err, the run's failure, if any.
 func (e *env) show(res *run.Result, jsonOut bool, err error) error {
 	if res == nil || res.Report == nil {
-		return err
+		return e.writeCI(nil, err)
 	}
 	render := report.Terminal
 	if jsonOut {
@@ -128,12 +135,35 @@ func (e *env) show(res *run.Result, jsonOut bool, err error) error {
 		err = &runError{err: rerr, code: ExitFailed}
 	}
 	e.wrote(res.Dir, res.Written)
+	return e.writeCI(res.Report, err)
+}
+
+// writeCI writes the files for CI of r, a run that ended with err (nil
+// when it never had a report), says where they are, and returns err, or
+// the failure to write them when the run had none.
+func (e *env) writeCI(r *view.Run, err error) error {
+	werr := e.ci.write(r, e.ci.name, err)
+	if werr == nil {
+		for _, f := range e.ci.files() {
+			if !e.quiet && (r != nil || f[0] == "junit" && err != nil) {
+				fmt.Fprintf(e.stderr, "%-14s %s\n", f[0]+":", f[1])
+			}
+		}
+		return err
+	}
+	if err == nil {
+		return werr
+	}
+	fmt.Fprintf(e.stderr, "perflab: also: %v\n", werr)
 	return err
 }
 
 // wrote says where a run's directory is and which of its report files
 // were written: only those (a full disk may have cost some).
 func (e *env) wrote(dir string, written []string) {
+	if e.quiet {
+		return
+	}
 	fmt.Fprintf(e.stderr, "run directory: %s\n", dir)
 	e.reportFiles(dir, written)
 }
@@ -220,6 +250,9 @@ func applyRepeat(fs *flag.FlagSet, p *plan.Plan, n int) error {
 // planCmd is `perflab plan check PLAN.yaml`: validate a plan, drivers'
 // params included, without starting anything.
 func (e *env) planCmd(args []string) error {
+	if len(args) > 0 && isHelp(args[0]) {
+		return e.groupHelp("plan", "check")
+	}
 	if len(args) == 0 || args[0] != "check" {
 		return usageErrorf("perflab plan needs a subcommand: perflab plan check PLAN.yaml")
 	}
@@ -228,7 +261,7 @@ func (e *env) planCmd(args []string) error {
 	repeat := fs.Int("repeat", 0, "check a run of every cell `N` times (default: the plan's repeat)")
 	pos, err := parseInterspersed(fs, args[1:])
 	if err != nil {
-		return flagError(err)
+		return e.flagError(fs, err)
 	}
 	if len(pos) != 1 {
 		return usageErrorf("perflab plan check needs exactly one plan file, got %d arguments", len(pos))

@@ -252,7 +252,7 @@ func TestRunRepeatFlag(t *testing.T) {
 		{[]string{"run", plan, "--repeat", "0", "--out", out}, "--repeat 0: want 1 (every cell once) to 100"},
 		{[]string{"run", plan, "--repeat", "-3", "--out", out}, "--repeat -3"},
 		{[]string{"run", plan, "--repeat", "101", "--out", out}, "--repeat 101"},
-		{[]string{"run", plan, "--repeat", "three", "--out", out}, `invalid value "three" for flag -repeat`},
+		{[]string{"run", plan, "--repeat", "three", "--out", out}, `--repeat "three": want a whole number, like 10 (see perflab run --help)`},
 		{[]string{"run", bad, "--out", out}, "bad.yaml:2:9: repeat 0: want 1 or more"},
 		{[]string{"plan", "check", plan, "--repeat", "0"}, "--repeat 0"},
 	} {

@@ -20,7 +20,7 @@ func (e *env) report(args []string) error {
 	write := fs.Bool("write", false, "write "+strings.Join(runFiles(), ", ")+", charts/ and sizes/ into the run directory again instead of printing (results.db is never changed)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return flagError(err)
+		return e.flagError(fs, err)
 	}
 	if len(pos) != 1 {
 		return usageErrorf("perflab report needs one run directory")

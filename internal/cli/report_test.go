@@ -12,8 +12,9 @@ import (
 // TestReportCSVAndJUnit (issue 20, item 4): perflab report --format csv
 // gives a row per operation per interval of a stored run (two cells of 30
 // one-second intervals of one operation: 60 rows), --format junit a JUnit
-// suite whose run-state case fails for a run that failed, --format
-// terminal the tables the run printed.
+// suite whose "run completed" case fails for a run that failed, and whose
+// checks of each phase fail where the fixture's second cell was client-
+// and machine-bound, --format terminal the tables the run printed.
 func TestReportCSVAndJUnit(t *testing.T) {
 	dir := resultstest.WritePlanRun(t, t.TempDir())
 	code, out, errs := mainOut("report", dir, "--format", "csv")
@@ -21,7 +22,7 @@ func TestReportCSVAndJUnit(t *testing.T) {
 		t.Fatalf("csv: exit %d: %s", code, errs)
 	}
 	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
-	if err != nil || len(rows) != 61 || rows[1][1] != "GET /" || rows[1][4] != "50" || rows[1][8] != "2.000" {
+	if err != nil || len(rows) != 61 || rows[1][5] != "GET /" || rows[1][6] != "50" || rows[1][10] != "2.000" {
 		t.Errorf("csv: %d rows, %v; first %q", len(rows), err, rows[1])
 	}
 	code, out, errs = mainOut("report", dir, "--format", "junit")
@@ -31,7 +32,8 @@ func TestReportCSVAndJUnit(t *testing.T) {
 			Failures int `xml:"failures,attr"`
 		} `xml:"testsuite"`
 	}
-	if code != 0 || xml.Unmarshal([]byte(out), &suites) != nil || len(suites.Suites) != 1 || suites.Suites[0].Failures != 1 {
+	if code != 0 || xml.Unmarshal([]byte(out), &suites) != nil || len(suites.Suites) != 1 || suites.Suites[0].Failures != 3 ||
+		suites.Suites[0].Tests != 5 {
 		t.Errorf("junit: exit %d: %s\n%s", code, errs, out)
 	}
 	if code, out, errs := mainOut("report", dir, "--format", "terminal"); code != 0 || !strings.Contains(out, "GET /") {

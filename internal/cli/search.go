@@ -18,7 +18,6 @@ import (
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/slo"
-	"github.com/perflab/perflab/internal/units"
 	"github.com/perflab/perflab/internal/view"
 )
 
@@ -29,6 +28,7 @@ type searchFlags struct {
 	bisect, sweep, sweepVUs  int
 	stepDuration             time.Duration
 	slo                      listFlag
+	ci                       ciFlags
 	set                      map[string]bool // the flags given
 }
 
@@ -43,6 +43,7 @@ func (f *searchFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.sweep, "sweep", 0, "sweep in N steps instead, as guidellm does: one request at a time, as fast as it goes (--sweep-vus), then N-2 rates between, until one is over-saturated")
 	fs.IntVar(&f.sweepVUs, "sweep-vus", 0, "VUs of the sweep's as-fast-as-it-goes step, and the most its rate steps use (default: the workload's concurrency or vus.max)")
 	fs.StringVar(&f.out, "out", "perflab-runs", "parent directory for the run directory")
+	f.ci.register(fs)
 }
 
 // searchConfig is a search checked and ready to run.
@@ -60,23 +61,28 @@ func (e *env) search(ctx context.Context, args []string) error {
 	fs := newFlagSet("search", e)
 	f.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "Usage: perflab search PLAN.yaml --slo 'p99 < 200ms' [--profile NAME] [--start 100/s] [--max 100000/s] [--step-factor 2] [--bisect 4] [--step-duration 20s] [--out DIR]")
-		fmt.Fprintln(e.stderr, "       perflab search PLAN.yaml --sweep N [--sweep-vus N] [--slo EXPR] [--profile NAME] [--step-duration 20s] [--out DIR]")
+		fmt.Fprintln(fs.Output(), "Usage: perflab search PLAN.yaml --slo 'p99 < 200ms' [--profile NAME] [--start 100/s] [--max 100000/s] [--step-factor 2] [--bisect 4] [--step-duration 20s] [--out DIR | --run-dir DIR] [--junit FILE] [--csv FILE]")
+		fmt.Fprintln(fs.Output(), "       perflab search PLAN.yaml --sweep N [--sweep-vus N] [--slo EXPR] [--profile NAME] [--step-duration 20s] [--out DIR | --run-dir DIR] [--junit FILE] [--csv FILE]")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return flagError(err)
+		return e.flagError(fs, err)
 	}
 	if len(pos) != 1 {
 		return usageErrorf("perflab search needs exactly one plan file, got %d arguments", len(pos))
 	}
 	f.set = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	if err := f.ci.check(f.set["out"]); err != nil {
+		return err
+	}
 	cfg, err := checkSearch(f, pos[0])
 	if err != nil {
 		return err
 	}
+	e.ci = f.ci.withPlan(cfg.Plan)
+	e.ci.name = cfg.Plan.Name + "-search"
 	if cfg.Plan.Repeat > 1 {
 		fmt.Fprintf(e.stderr, "perflab: note: perflab search runs each step once; the plan's repeat: %d is for perflab run\n", cfg.Plan.Repeat)
 		cfg.Plan.Repeat = 1
@@ -93,10 +99,14 @@ func checkSearch(f searchFlags, path string) (*searchConfig, error) {
 	bad := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
 	cfg := &searchConfig{flags: f}
 	var err error
-	if cfg.Start, err = units.ParseRate(f.start); err != nil || cfg.Start <= 0 {
+	if cfg.Start, err = opRate("--start", f.start); err != nil {
+		bad("%v", err)
+	} else if cfg.Start <= 0 {
 		bad("--start %q: want a positive rate like 100/s", f.start)
 	}
-	if cfg.Max, err = units.ParseRate(f.max); err != nil || cfg.Max <= 0 {
+	if cfg.Max, err = opRate("--max", f.max); err != nil {
+		bad("%v", err)
+	} else if cfg.Max <= 0 {
 		bad("--max %q: want a positive rate like 100000/s", f.max)
 	} else if cfg.Max < cfg.Start {
 		bad("--max %s is below --start %s", f.max, f.start)
@@ -167,13 +177,13 @@ func (e *env) runSearch(ctx context.Context, cfg *searchConfig) error {
 	defer release()
 	res, err := run.Run(stop, kill, job)
 	if res == nil || res.Report == nil || res.Report.Search == nil {
-		return err
+		return e.writeCI(nil, err)
 	}
 	if rerr := report.SearchTerminal(e.stdout, res.Report.Search); rerr != nil && err == nil {
 		err = &runError{err: rerr, code: ExitFailed}
 	}
 	e.wrote(res.Dir, res.Written)
-	return err
+	return e.writeCI(res.Report, err)
 }
 
 // searchFiles writes the report files of a search's run and the search's
@@ -228,4 +238,14 @@ func checkSearchPlan(cfg *searchConfig, f searchFlags) error {
 		cfg.SweepVUs = w.VUs.Max
 	}
 	return nil
+}
+
+// opRate is an operation rate given on the command line, read as a
+// plan's rate: is (plan.ParseRate), so that "100" is refused as there.
+func opRate(flag, s string) (float64, error) {
+	r, err := plan.ParseRate(flag, s)
+	if err == nil && r.BytesPerSecond > 0 {
+		err = fmt.Errorf("%s %q: want an operation rate like 100/s, not a byte rate", flag, s)
+	}
+	return r.PerSecond, err
 }

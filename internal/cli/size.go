@@ -47,15 +47,16 @@ func (e *env) size(ctx context.Context, args []string) error {
 	fs.DurationVar(&f.verifyDuration, "verify-duration", 0, "with --verify: how long each confined run's load lasts (default: the profile's own)")
 	fs.StringVar(&f.gomemlimit, "verify-gomemlimit", "", "with --verify: set GOMEMLIMIT of the confined components to this share of their memory limit, e.g. 90%")
 	fs.StringVar(&f.tolerance, "tolerance", "20%", "with --verify and no SLO gates in the plan: how much slower than unconfined the latency p50 and p99 may be")
+	fs.StringVar(&e.ci.junit, "junit", "", "with --verify: also write the run's checks, each size's verdict among them, as JUnit XML to `FILE`, for CI")
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "Usage: perflab size RUN_DIR [--strategy p99|vpa|krr] [--headroom 25%] [--limit-factor 1.5] [--basis p99|p95|mean+3sd] [--at LOAD]")
-		fmt.Fprintln(e.stderr, "       perflab size RUN_DIR --verify [--size NAME|all] [--verify-duration D] [--verify-gomemlimit 90%] [--tolerance 20%]")
-		fmt.Fprintln(e.stderr, "       perflab size RUN_DIR --search-limits [--resource cpu|memory|both] [--size NAME|all] [--verify-duration D] [--verify-gomemlimit 90%] [--tolerance 20%]")
+		fmt.Fprintln(fs.Output(), "Usage: perflab size RUN_DIR [--strategy p99|vpa|krr] [--headroom 25%] [--limit-factor 1.5] [--basis p99|p95|mean+3sd] [--at LOAD]")
+		fmt.Fprintln(fs.Output(), "       perflab size RUN_DIR --verify [--size NAME|all] [--verify-duration D] [--verify-gomemlimit 90%] [--tolerance 20%] [--junit FILE]")
+		fmt.Fprintln(fs.Output(), "       perflab size RUN_DIR --search-limits [--resource cpu|memory|both] [--size NAME|all] [--verify-duration D] [--verify-gomemlimit 90%] [--tolerance 20%]")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return flagError(err)
+		return e.flagError(fs, err)
 	}
 	o, load, problems := f.parse()
 	vf, vproblems := f.parseVerify(fs)
@@ -135,7 +136,7 @@ func (f sizeFlags) parseVerify(fs *flag.FlagSet) (verifyFlags, []string) {
 		problems = append(problems, "--verify and --search-limits: give one")
 	}
 	if !f.verify && !f.searchLimits {
-		for _, name := range []string{"size", "verify-duration", "verify-gomemlimit", "tolerance", "resource"} {
+		for _, name := range []string{"size", "verify-duration", "verify-gomemlimit", "tolerance", "resource", "junit"} {
 			if set(fs, name) {
 				problems = append(problems, "--"+name+" applies to --verify and --search-limits")
 			}

@@ -112,7 +112,23 @@ func (e *env) verify(ctx context.Context, store *results.Run, r *view.Run, f ver
 	}
 	writeVerdicts(e.stdout, verdicts)
 	fmt.Fprintf(e.stderr, "verdicts: %s (the run's report files are written again with them)\n", store.Path(readback.VerifiedFile))
-	return verifyOutcome(verdicts, failures)
+	return e.verifiedJUnit(store, r.Name, verifyOutcome(verdicts, failures))
+}
+
+// verifiedJUnit writes the JUnit file --junit names, if any: the run's
+// checks, read again with the verdicts kept (a case "size verified: S"
+// per size); outcome is the command's error, which a failure to write
+// the file does not hide.
+func (e *env) verifiedJUnit(store *results.Run, name string, outcome error) error {
+	if e.ci.junit == "" {
+		return outcome
+	}
+	e.ci.name = name
+	r, err := readback.Load(store)
+	if err != nil {
+		return e.writeCI(nil, errors.Join(outcome, err))
+	}
+	return e.writeCI(r, outcome)
 }
 
 // rerunnable is what --verify and --search-limits run again: the run's

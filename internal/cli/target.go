@@ -12,6 +12,9 @@ import (
 
 // target serves a built-in target until interrupted.
 func (e *env) target(ctx context.Context, args []string) error {
+	if len(args) > 0 && isHelp(args[0]) {
+		return e.groupHelp("target", "http")
+	}
 	if len(args) > 0 && args[0] == "llm" {
 		return e.targetLLM(ctx, args[1:])
 	}
@@ -44,7 +47,7 @@ func (e *env) target(ctx context.Context, args []string) error {
 	capacity := fs.String("capacity", "", "serve at most this many requests per second, in turn, e.g. 500/s; beyond, requests queue (default: unlimited)")
 	queueMax := fs.Duration("queue-max", 0, "with --capacity: a request that would queue longer than this is answered 503 at once (default 1s)")
 	if err := fs.Parse(args[1:]); err != nil {
-		return flagError(err)
+		return e.flagError(fs, err)
 	}
 	cfg, err := targetConfig(*latency, *jitter, *dist, *size, *errRate, *stall, *seed, [2]string{*ballast, *resident})
 	cfg.CPUWork = cpuWork

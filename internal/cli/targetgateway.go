@@ -17,7 +17,7 @@ func (e *env) targetGateway(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.Upstream, "upstream", "", "base URL to forward requests to, on loopback, e.g. http://127.0.0.1:8080 (required)")
 	fs.DurationVar(&cfg.Delay, "delay", 0, "fixed delay added to every request before it is forwarded")
 	if err := fs.Parse(args); err != nil {
-		return flagError(err)
+		return e.flagError(fs, err)
 	}
 	if fs.NArg() > 0 {
 		return usageErrorf("perflab target gateway takes no arguments, got %q", fs.Args())

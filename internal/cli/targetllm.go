@@ -35,7 +35,7 @@ func (e *env) targetLLM(ctx context.Context, args []string) error {
 	fs.StringVar(&f.rateLimit, "rate-limit", "", "admit N requests per window and answer the rest 429, e.g. 100/1s (default: no limit)")
 	fs.Int64Var(&f.seed, "seed", 0, "random seed (0: random)")
 	if err := fs.Parse(args); err != nil {
-		return flagError(err)
+		return e.flagError(fs, err)
 	}
 	if fs.NArg() > 0 {
 		return usageErrorf("perflab target llm takes no arguments, got %q", fs.Args())

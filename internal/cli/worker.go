@@ -26,12 +26,12 @@ func (e *env) workerCmd(ctx context.Context, args []string) error {
 	planPath := fs.String("plan", "", "the plan file (default: the plan text the coordinator stored; the files it names must then be absolute)")
 	wait := fs.Duration("wait", time.Hour, "give up when the coordinator says nothing new for this long")
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "Usage: perflab worker --store URL --run-id ID [--index I] [--workers N] [--plan FILE] [--wait 1h]")
+		fmt.Fprintln(fs.Output(), "Usage: perflab worker --store URL --run-id ID [--index I] [--workers N] [--plan FILE] [--wait 1h]")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return flagError(err)
+		return e.flagError(fs, err)
 	}
 	if len(pos) > 0 {
 		return usageErrorf("perflab worker takes no arguments, got %q", pos)

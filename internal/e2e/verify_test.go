@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	junit "github.com/joshdk/go-junit"
+
 	"github.com/perflab/perflab/internal/testutil"
 )
 
@@ -82,9 +84,9 @@ type verifiedSummary struct {
 func TestSizeVerify(t *testing.T) {
 	base := []string{"VERIFY_WORK=1ms", "VERIFY_RESIDENT=16MiB"}
 	dir := sizedRun(t, base)
-	verdict := func(env []string) (result, verifiedSummary) {
+	verdict := func(env []string, more ...string) (result, verifiedSummary) {
 		t.Helper()
-		v := runEnv(t, env, "size", dir, "--verify", "--verify-duration", "6s")
+		v := runEnv(t, env, append([]string{"size", dir, "--verify", "--verify-duration", "6s"}, more...)...)
 		var s verifiedSummary
 		b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
 		if err == nil {
@@ -126,10 +128,29 @@ func TestSizeVerify(t *testing.T) {
 		t.Errorf("8 times the CPU per request: exit %d, %+v\n%s%s", v.code, got, v.stdout, v.stderr)
 	}
 
-	v, s = verdict([]string{"VERIFY_WORK=1ms", "VERIFY_RESIDENT=400MiB"})
+	junitFile := filepath.Join(t.TempDir(), "junit.xml")
+	v, s = verdict([]string{"VERIFY_WORK=1ms", "VERIFY_RESIDENT=400MiB"}, "--junit", junitFile)
 	got = s.Cells[0].Insights.Sizes[0].Verified
 	if v.code != 1 || got.Holds || !strings.Contains(strings.Join(got.Reasons, "\n"), "OOM-killed") {
 		t.Errorf("400 MiB resident: exit %d, %+v\n%s%s", v.code, got, v.stdout, v.stderr)
+	}
+	// --junit: the size that does not hold is a failed test case, as a CI
+	// system reads it, with the reason.
+	suites, err := junit.IngestFile(junitFile)
+	if err != nil || len(suites) != 1 {
+		t.Fatalf("--junit: %d suites, %v", len(suites), err)
+	}
+	var found bool
+	for _, tc := range suites[0].Tests {
+		if tc.Name == "size verified: small" {
+			found = tc.Status == junit.StatusFailed && strings.Contains(tc.Message, "OOM-killed")
+			if !found {
+				t.Errorf("--junit: %+v", tc)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("--junit has no failed case for size small: %+v", suites[0].Tests)
 	}
 }
 

@@ -48,9 +48,22 @@ func ParseFlag(v string) (Target, error) {
 	}
 	t := Target{Kind: Kind(strings.TrimSpace(kind)), URL: strings.TrimSpace(u)}
 	if errs := t.Validate(); len(errs) > 0 {
-		return Target{}, fmt.Errorf("--export %s: %w", secret.URL(t.URL), errors.Join(errs...))
+		return Target{}, fmt.Errorf("--export %s=%s: %w", t.Kind, secret.URL(t.URL), errors.Join(errs...))
 	}
 	return t, nil
+}
+
+// kindMeant is the kind a user who named a system rather than a protocol
+// meant: Prometheus, VictoriaMetrics, Mimir and Thanos take remote
+// write; an OpenTelemetry collector takes OTLP.
+func kindMeant(k Kind) Kind {
+	switch strings.ToLower(string(k)) {
+	case "prometheus", "prom", "victoriametrics", "victoria-metrics", "vm", "mimir", "thanos", "cortex", "remote_write", "remotewrite", "rw":
+		return RemoteWrite
+	case "otel", "opentelemetry", "otlp-grpc", "otlp-http", "otelcol":
+		return OTLP
+	}
+	return ""
 }
 
 func kindList() string {
@@ -67,7 +80,11 @@ func (t Target) Validate() []error {
 	switch t.Kind {
 	case RemoteWrite, OTLP:
 	default:
-		errs = append(errs, fmt.Errorf("kind %q: want one of %s", t.Kind, kindList()))
+		err := fmt.Errorf("unknown kind %q: want one of %s", t.Kind, kindList())
+		if k := kindMeant(t.Kind); k != "" {
+			err = fmt.Errorf("%w (%s takes %s: %s=URL)", err, t.Kind, k, k)
+		}
+		errs = append(errs, err)
 	}
 	if err := CheckURL(t.Kind, t.URL); err != nil {
 		errs = append(errs, err)

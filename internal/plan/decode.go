@@ -198,6 +198,13 @@ func rateOf(key string, n *yaml.Node) (Rate, error) {
 	return parseRate(key, s)
 }
 
+// ParseRate reads a rate as a plan's rate: is written: an operation rate
+// (500/s) or a byte rate (5.8MB/s), a unit required ("500" is refused
+// with the rate meant, 500/s). The command line's rates are read by it
+// too, so that a plan and a flag accept and refuse the same; key names
+// the value in the error (rate, --rate).
+func ParseRate(key, s string) (Rate, error) { return parseRate(key, s) }
+
 func parseRate(key, s string) (Rate, error) {
 	t := strings.TrimSpace(s)
 	num, _, slash := strings.Cut(t, "/")

@@ -141,7 +141,7 @@ func (d *decoder) syntax(err error) {
 
 // Keys of each mapping, in the order the format documents them.
 const (
-	planKeys      = "name, description, sample_interval, stop_grace, components, matrix, repeat, profiles, compare, export"
+	planKeys      = "name, description, sample_interval, stop_grace, components, matrix, repeat, profiles, compare, export, output"
 	componentKeys = "name, group, run, attach, observe, prometheus, metrics, metric_names, data_dirs"
 	runKeys       = "command, args, env, dir, ready, stop_grace"
 	readyKeys     = "http, tcp, timeout"
@@ -179,6 +179,7 @@ func (d *decoder) plan(n *yaml.Node, file, dir string) *Plan {
 	})
 	d.field(m, p.at, "compare", func(n *yaml.Node) error { p.Compare = d.pairs(n); return nil })
 	d.field(m, p.at, "export", func(n *yaml.Node) (err error) { p.Export, err = d.exports(n); return })
+	d.field(m, p.at, "output", func(n *yaml.Node) (err error) { p.Output, err = d.output(n); return })
 	p.env = d.env
 	return p
 }

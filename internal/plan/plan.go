@@ -47,6 +47,9 @@
 //	    headers: {Authorization: "Bearer ${VM_TOKEN}"}
 //	    interval: 1s                  # how often it is pushed (default 1s)
 //	    native_histograms: true       # the latency as a native histogram too (remote-write)
+//	output:                           # optional: files for CI, relative to the plan's directory
+//	  junit: perflab-junit.xml        # the run's checks and SLO gates as JUnit XML
+//	  csv: perflab.csv                # its intervals, one row per operation per interval
 //
 // String fields of components and every string in workload params are
 // templates: {{name}} is a matrix variable or a built-in (perflab, run_dir,
@@ -79,6 +82,7 @@ type Plan struct {
 	Profiles       []Profile  // in file order
 	Compare        []Pair     // systems run side by side, compared in the report
 	Export         []Export   // where the run's measurements are sent live
+	Output         Output     // the files for CI a run writes besides its directory
 
 	File string // the path given to Load or Parse
 	Dir  string // absolute directory that relative paths resolve against

@@ -40,8 +40,8 @@ var Formats = []Format{
 		Compare: CompareMarkdown},
 	{Name: "html", Help: "self-contained, with charts", Run: HTML, File: "report.html"},
 	{Name: "json", Run: JSON, File: "summary.json", Search: SearchJSON, SearchFile: "search.json", Compare: CompareJSON},
-	{Name: "csv", Help: "one row per operation per interval", Run: CSV},
-	{Name: "junit", Help: "one test case per SLO gate", Run: JUnit},
+	{Name: "csv", Help: "one row per operation per interval, in time order", Run: CSV},
+	{Name: "junit", Help: "one test case per run check and SLO gate, for CI", Run: JUnit},
 }
 
 // FormatNamed is the format called name, if there is one.

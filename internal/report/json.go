@@ -19,6 +19,7 @@ type jsonRun struct {
 	Format    string         `json:"format"`
 	Version   int            `json:"version"`
 	Name      string         `json:"name"`
+	Dir       string         `json:"dir,omitempty"` // the run directory (summary 3.3)
 	Command   string         `json:"command,omitempty"`
 	Tool      string         `json:"tool,omitempty"`
 	Host      string         `json:"host,omitempty"`
@@ -143,7 +144,7 @@ func toJSONQ(q analysis.Quantiles) jsonQ {
 
 // JSON writes the versioned summary of r.
 func JSON(w io.Writer, r *view.Run) error {
-	out := jsonRun{Format: "perflab-summary", Version: JSONVersion, Name: r.Name, Command: r.Command,
+	out := jsonRun{Format: "perflab-summary", Version: JSONVersion, Name: r.Name, Dir: r.Dir, Command: r.Command,
 		Tool: r.Tool, Host: r.Host, Started: r.Started.UTC(), Ended: r.Ended.UTC(), State: r.State,
 		Message: r.Message, Workloads: []jsonWorkload{}, Cells: []jsonCell{}, SLO: toJSONSLO(r.SLO)}
 	if r.Ended.IsZero() {

@@ -52,3 +52,40 @@ func TestProgressCountsEachWorkloadsErrors(t *testing.T) {
 		t.Errorf("progress lines:\n%s", out.String())
 	}
 }
+
+// On a terminal the line is cut to its width (never wrapping onto a new
+// line); without escape codes (TERM=dumb, NO_COLOR) it is drawn with a
+// carriage return alone, a shorter line padded over a longer one, and
+// End blanks it.
+func TestProgressFitsTheTerminal(t *testing.T) {
+	t0 := time.Now()
+	interval := func(i, n int) *stats.Interval {
+		rec := stats.NewRecorder(1, t0.Add(time.Duration(i)*time.Second))
+		at := t0.Add(time.Duration(i) * time.Second)
+		for k := 0; k < n; k++ {
+			rec.Record(0, &stats.Sample{Op: "GET /", Intended: at, Start: at, End: at.Add(time.Millisecond), Class: stats.OK})
+		}
+		return rec.Flush(at.Add(time.Second))
+	}
+	for _, noEsc := range []bool{false, true} {
+		var out bytes.Buffer
+		p := NewProgress(&out, true)
+		p.Width, p.NoEscapes = 40, noEsc
+		p.Begin("a-workload-with-a-long-name", 10*time.Second, 1000)
+		p.Interval("a-workload-with-a-long-name", interval(0, 1000))
+		p.Interval("w", interval(1, 1))
+		p.End()
+		got := out.String()
+		if strings.Contains(got, "\033") == noEsc {
+			t.Errorf("noEscapes %v: escape codes %q", noEsc, got)
+		}
+		for _, line := range strings.Split(got, "\r") {
+			if n := len([]rune(strings.TrimPrefix(line, "\033[K"))); n > 39 {
+				t.Errorf("noEscapes %v: a line of %d runes on a terminal 40 wide: %q", noEsc, n, line)
+			}
+		}
+		if parts := strings.Split(got, "\r"); noEsc && (len(parts) != 5 || len([]rune(parts[2])) != len([]rune(parts[1])) || strings.TrimSpace(parts[3]) != "") {
+			t.Errorf("without escapes: the short line does not cover the long one, or End does not blank it: %q", parts)
+		}
+	}
+}

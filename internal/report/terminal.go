@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -19,6 +20,14 @@ type Progress struct {
 	w          io.Writer
 	tty        bool
 	PlainEvery int
+	// Width, when set, is the terminal's width: the in-place line is cut
+	// to fit it, so that it never wraps onto a new line. NoEscapes draws
+	// it in place with a carriage return alone, overwriting the last line
+	// with spaces (TERM=dumb, NO_COLOR), instead of erasing it with ANSI
+	// escape codes.
+	Width     int
+	NoEscapes bool
+	last      int // runes of the last in-place line
 
 	mu       sync.Mutex
 	workload string
@@ -75,19 +84,64 @@ func (p *Progress) Interval(workload string, iv *stats.Interval) {
 	line += fmt.Sprintf("  p50 %s p99 %s  errors %d  dropped %d  VUs %d", p50, p99, p.errors[workload], p.dropped[workload], iv.VUs)
 	switch {
 	case p.tty:
-		fmt.Fprintf(p.w, "\r\033[K%s", line)
+		p.inPlace(line)
 	case p.n == 1 || p.n%p.PlainEvery == 0:
 		fmt.Fprintln(p.w, line)
 	}
+}
+
+// inPlace draws line over the last one, cut to the terminal's width.
+func (p *Progress) inPlace(line string) {
+	if r := []rune(line); p.Width > 1 && len(r) > p.Width-1 {
+		line = string(r[:p.Width-2]) + "…"
+	}
+	n := len([]rune(line))
+	if p.NoEscapes {
+		fmt.Fprintf(p.w, "\r%s%s", line, strings.Repeat(" ", max(p.last-n, 0)))
+	} else {
+		fmt.Fprintf(p.w, "\r\033[K%s", line)
+	}
+	p.last = n
 }
 
 // End finishes the in-place line.
 func (p *Progress) End() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.tty {
+	switch {
+	case p.tty && p.NoEscapes:
+		fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", p.last))
+	case p.tty:
 		fmt.Fprint(p.w, "\r\033[K")
 	}
+	p.last = 0
+}
+
+// requestsText is an operation's requests in the window beside those
+// sent over the whole run, warm-up and wind-down included: "9,500 in
+// window / 10,000 sent", so that the first figure a user sees agrees with
+// summary.json's totals and the exports'.
+func requestsText(s *analysis.Summary, op analysis.Op) string {
+	for _, t := range s.OpTotals {
+		if t.Name == op.Name && t.Requests != op.Requests {
+			return thousands(op.Requests) + " in window / " + thousands(t.Requests) + " sent"
+		}
+	}
+	return thousands(op.Requests)
+}
+
+// thousands is n with its digits grouped by commas: 10,000.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		return "-" + s
+	}
+	return s
 }
 
 // Terminal writes the final summary table of r.
@@ -103,8 +157,8 @@ func Terminal(w io.Writer, r *view.Run) error {
 	fmt.Fprintln(tw, "workload\toperation\trequests\trate\tsuccess\tp50\tp90\tp99\tp99.9\tmax\tdropped\t")
 	for _, s := range r.Workloads {
 		for _, op := range s.Ops {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f/s\t%s\t%s\t%d\t\n", s.Workload.Name, op.Name,
-				op.Requests, op.Rate, pct(float64(op.OK), float64(op.Requests)), terminalQuantiles(op.Latency), s.Dropped)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f/s\t%s\t%s\t%d\t\n", s.Workload.Name, op.Name,
+				requestsText(s, op), op.Rate, pct(float64(op.OK), float64(op.Requests)), terminalQuantiles(op.Latency), s.Dropped)
 			if op.HasFailedLatency() {
 				fmt.Fprintf(tw, "%s\t%s (all requests)\t\t\t\t%s\t\t\n", s.Workload.Name, op.Name, terminalQuantiles(op.AllLatency))
 			}

@@ -198,6 +198,30 @@ func Create(parent string, meta Meta) (*Run, error) {
 // component names, which other calls refer to, and histograms are stored
 // as given.
 func CreateScrubbed(parent string, meta Meta, scrub func(string) string) (*Run, error) {
+	meta = scrubbedMeta(meta, scrub)
+	dir, err := makeRunDir(parent, DirName(meta.Name, meta.Started))
+	if err != nil {
+		return nil, err
+	}
+	return createIn(dir, meta, scrub, true)
+}
+
+// CreateScrubbedAt is CreateScrubbed with the run directory dir itself
+// instead of a new one under a parent: a directory the caller fixed
+// (perflab run --run-dir), which must not exist or be empty, so that a
+// run never mixes with another's files.
+func CreateScrubbedAt(dir string, meta Meta, scrub func(string) string) (*Run, error) {
+	made, err := makeFixedDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	meta = scrubbedMeta(meta, scrub)
+	return createIn(dir, meta, scrub, made)
+}
+
+// scrubbedMeta is meta with its texts scrubbed, started now when it has
+// no start.
+func scrubbedMeta(meta Meta, scrub func(string) string) Meta {
 	if meta.Started.IsZero() {
 		meta.Started = time.Now()
 	}
@@ -210,10 +234,35 @@ func CreateScrubbed(parent string, meta Meta, scrub func(string) string) (*Run, 
 		}
 		meta.Extra = extra
 	}
-	dir, err := makeRunDir(parent, DirName(meta.Name, meta.Started))
-	if err != nil {
-		return nil, err
+	return meta
+}
+
+// makeFixedDir makes dir, or takes it when it is an empty directory;
+// made says it made it.
+func makeFixedDir(dir string) (made bool, err error) {
+	if err := os.MkdirAll(filepath.Dir(filepath.Clean(dir)), 0o755); err != nil {
+		return false, fmt.Errorf("cannot create results directory: %w", err)
 	}
+	err = os.Mkdir(dir, 0o755)
+	if err == nil {
+		return true, nil
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return false, fmt.Errorf("cannot create run directory: %w", err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false, fmt.Errorf("cannot create run directory: %w", err)
+	}
+	if len(entries) > 0 {
+		return false, fmt.Errorf("cannot create run directory %s: it exists and is not empty (%s …); remove it or name another", dir, entries[0].Name())
+	}
+	return false, nil
+}
+
+// createIn creates the run's database in dir with meta, scrubbed; on a
+// failure it removes dir when made says the run made it.
+func createIn(dir string, meta Meta, scrub func(string) string, made bool) (*Run, error) {
 	db, err := openDB(dir, true)
 	if err == nil {
 		err = initDB(db, meta)
@@ -222,7 +271,9 @@ func CreateScrubbed(parent string, meta Meta, scrub func(string) string) (*Run, 
 		}
 	}
 	if err != nil {
-		_ = os.RemoveAll(dir) // we made it a moment ago; nothing else is in it
+		if made {
+			_ = os.RemoveAll(dir) // we made it a moment ago; nothing else is in it
+		}
 		return nil, fmt.Errorf("cannot create run in %s: %w", dir, err)
 	}
 	r := newRun(dir, db, SchemaVersion)

@@ -42,11 +42,27 @@ type Record struct {
 // GOMAXPROCS), and says where it is. scrub, when set, takes secrets out of
 // everything the store keeps.
 func Create(out string, meta results.Meta, scrub func(string) string, events Events) (*Record, error) {
+	return create(meta, events, "check that --out names a writable directory", func(meta results.Meta) (*results.Run, error) {
+		return results.CreateScrubbed(out, meta, scrub)
+	})
+}
+
+// CreateAt is Create in the run directory dir itself, which must not
+// exist or be empty (perflab run --run-dir).
+func CreateAt(dir string, meta results.Meta, scrub func(string) string, events Events) (*Record, error) {
+	return create(meta, events, "--run-dir names a directory of this run alone: one that does not exist, or is empty", func(meta results.Meta) (*results.Run, error) {
+		return results.CreateScrubbedAt(dir, meta, scrub)
+	})
+}
+
+// create completes meta, makes the run's store with makeStore (hint says
+// what to check when it cannot) and says where it is.
+func create(meta results.Meta, events Events, hint string, makeStore func(results.Meta) (*results.Run, error)) (*Record, error) {
 	meta.Tool, meta.Started, meta.GoMaxProcs = "perflab "+Version, time.Now(), runtime.GOMAXPROCS(0)
 	meta.Host, _ = os.Hostname()
-	store, err := results.CreateScrubbed(out, meta, scrub)
+	store, err := makeStore(meta)
 	if err != nil {
-		return nil, failed(err, "check that --out names a writable directory")
+		return nil, failed(err, hint)
 	}
 	events.Note("writing run to " + store.Dir())
 	return &Record{Store: store, events: events, w: store}, nil

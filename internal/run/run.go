@@ -22,6 +22,9 @@ type Job struct {
 	// records of itself (name, command, repetitions, extras).
 	Out  string
 	Meta results.Meta
+	// Dir, when set, is the run directory itself instead of a new one
+	// under Out: it must not exist or be empty (perflab run --run-dir).
+	Dir string
 	// Plan is the plan to run, checked; Builtins its template values,
 	// whose RunDir Run sets to the run directory.
 	Plan     *plan.Plan
@@ -188,7 +191,12 @@ func createRecord(job *Job) (*Record, error) {
 	if job.Plan.File != "" {
 		job.Meta.Extra["plan_file"] = job.Plan.File
 	}
-	rec, err := Create(job.Out, job.Meta, job.Scrub, job.Events)
+	create := Create
+	out := job.Out
+	if job.Dir != "" {
+		create, out = CreateAt, job.Dir
+	}
+	rec, err := create(out, job.Meta, job.Scrub, job.Events)
 	if err != nil {
 		return nil, err
 	}

@@ -18,7 +18,9 @@
 package slo
 
 import (
+	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode"
 )
@@ -119,8 +121,35 @@ func (s *gateScanner) ident() string {
 	return string(s.rs[start:s.pos])
 }
 
-// ParseGate parses one expression; see Gate for the syntax.
+// ParseGate parses one expression; see Gate for the syntax. A quantile
+// in k6's threshold syntax (p(99)<200) is refused with perflab's way of
+// writing it.
 func ParseGate(expr string) (Gate, error) {
+	g, err := parseGate(expr)
+	var ge *GateError
+	if err != nil && errors.As(err, &ge) {
+		if k6 := fromK6(expr); k6 != "" {
+			ge.Msg += fmt.Sprintf("; k6's %s is written %q here (quantiles p50…p999, a latency with its unit)", strings.TrimSpace(expr), k6)
+		}
+	}
+	return g, err
+}
+
+// k6Threshold is a k6 threshold on a latency quantile, in milliseconds:
+// p(99)<200. (k6's avg<100 parses as a gate on a metric named avg.)
+var k6Threshold = regexp.MustCompile(`^\s*p\(([0-9]+(?:\.[0-9]+)?)\)\s*(<=|>=|<|>|==|!=)\s*([0-9]+(?:\.[0-9]+)?)\s*$`)
+
+// fromK6 is expr, a k6 threshold, as a perflab gate: "p99 < 200ms"; ""
+// when expr is not one.
+func fromK6(expr string) string {
+	m := k6Threshold.FindStringSubmatch(expr)
+	if m == nil {
+		return ""
+	}
+	return fmt.Sprintf("p%s %s %sms", m[1], m[2], m[3])
+}
+
+func parseGate(expr string) (Gate, error) {
 	s := &gateScanner{expr: expr, rs: []rune(expr)}
 	g := Gate{Expr: strings.TrimSpace(expr)}
 	s.skipSpace()

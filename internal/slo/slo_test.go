@@ -93,3 +93,20 @@ func TestParseGateErrors(t *testing.T) {
 		t.Errorf("ParseGates: %v, want both bad gates", errs)
 	}
 }
+
+// TestK6ThresholdsGetAHint: k6's threshold syntax is refused with the
+// gate perflab means by it; a mistake that is not k6's gets no such hint.
+func TestK6ThresholdsGetAHint(t *testing.T) {
+	for expr, want := range map[string]string{
+		"p(99)<200":    `k6's p(99)<200 is written "p99 < 200ms" here`,
+		"p(99.9) < 50": `k6's p(99.9) < 50 is written "p99.9 < 50ms" here`,
+	} {
+		_, err := ParseGate(expr)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", expr, err, want)
+		}
+	}
+	if _, err := ParseGate("p99 <"); err == nil || strings.Contains(err.Error(), "k6") {
+		t.Errorf("not k6's: %v", err)
+	}
+}

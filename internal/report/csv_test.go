@@ -1,0 +1,55 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/view"
+)
+
+// TestCSV: one row per operation per interval, in time order across
+// workloads and operations, each figure in its column's unit, empty
+// percentiles where an interval had no successful request, and the short
+// last interval kept but marked partial.
+func TestCSV(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	ms, s := time.Millisecond, time.Second
+	r := &view.Run{OpTimelines: map[string]map[string][]analysis.IntervalFigures{
+		"p/get": {
+			"GET /b": {{Start: t0, End: t0.Add(s), Requests: 10, Errors: 10, Rate: 10}},
+			"GET /a": {{Start: t0, End: t0.Add(s), Requests: 100, Errors: 1, Rate: 100, Latencies: 99, P50: 2 * ms, P90: 3 * ms, P99: 4500 * time.Microsecond},
+				{Start: t0.Add(s), End: t0.Add(2 * s), Requests: 50, Rate: 50, Latencies: 50, P50: ms, P90: ms, P99: ms},
+				{Start: t0.Add(2 * s), End: t0.Add(2*s + 250*ms), Requests: 5, Rate: 20, Latencies: 5, P50: ms, P90: ms, P99: ms}},
+		},
+		"a/put": {"PUT": {{Start: t0.Add(s), End: t0.Add(2 * s), Requests: 7, Rate: 7, Latencies: 7, P50: 9 * ms, P90: 9 * ms, P99: 9 * ms}}},
+	}}
+	var b bytes.Buffer
+	if err := CSV(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{
+		{"start", "end", "interval_s", "partial", "workload", "operation", "requests", "errors", "rate_per_s", "latency_count",
+			"latency_p50_ms", "latency_p90_ms", "latency_p99_ms"},
+		{"2026-11-27T12:00:00.000Z", "2026-11-27T12:00:01.000Z", "1.000", "false", "p/get", "GET /a", "100", "1", "100.000", "99", "2.000", "3.000", "4.500"},
+		{"2026-11-27T12:00:00.000Z", "2026-11-27T12:00:01.000Z", "1.000", "false", "p/get", "GET /b", "10", "10", "10.000", "0", "", "", ""},
+		{"2026-11-27T12:00:01.000Z", "2026-11-27T12:00:02.000Z", "1.000", "false", "a/put", "PUT", "7", "0", "7.000", "7", "9.000", "9.000", "9.000"},
+		{"2026-11-27T12:00:01.000Z", "2026-11-27T12:00:02.000Z", "1.000", "false", "p/get", "GET /a", "50", "0", "50.000", "50", "1.000", "1.000", "1.000"},
+		{"2026-11-27T12:00:02.000Z", "2026-11-27T12:00:02.250Z", "0.250", "true", "p/get", "GET /a", "5", "0", "20.000", "5", "1.000", "1.000", "1.000"},
+	}
+	if len(rows) != len(want) {
+		t.Fatalf("rows %q, want %q", rows, want)
+	}
+	for i := range want {
+		if strings.Join(rows[i], ",") != strings.Join(want[i], ",") {
+			t.Errorf("row %d: %q, want %q", i, rows[i], want[i])
+		}
+	}
+}
