@@ -67,7 +67,7 @@ func (c *converter) interval(w Workload, iv *stats.Interval) []Series {
 				out = c.tt.add(out, s, start, float64(n), 0, 0)
 			}
 		}
-		out = c.tt.add(out, latency(ls, end, op.Latency), start, 0, uint64(op.Latency.Count()),
+		out = c.tt.add(out, summaryOf("perflab_latency_seconds", ls, end, op.Latency), start, 0, uint64(op.Latency.Count()),
 			op.Latency.Mean().Seconds()*float64(op.Latency.Count()))
 		if c.native {
 			out = c.nn.add(out, Series{Name: nativeName, kind: nativeHist, Labels: ls.sorted(), Time: end}, start, op.Latency)
@@ -75,6 +75,7 @@ func (c *converter) interval(w Workload, iv *stats.Interval) []Series {
 		out = c.tt.add(out, counterOf("perflab_bytes_sent_total", ls, end), start, float64(op.BytesSent), 0, 0)
 		out = c.tt.add(out, counterOf("perflab_bytes_received_total", ls, end), start, float64(op.BytesRecv), 0, 0)
 		out = c.connections(out, ls, start, end, &op.Counters)
+		out = c.measures(out, ls, start, end, op)
 	}
 	out = c.tt.add(out, counterOf("perflab_dropped_total", base, end), start, float64(iv.Dropped), 0, 0)
 	out = append(out, gaugeOf("perflab_vus", base, end, float64(iv.VUs)))
@@ -146,11 +147,11 @@ func gaugeOf(name string, ls labels, t time.Time, v float64) Series {
 	return Series{Name: name, kind: gauge, Labels: ls.sorted(), Time: t, Start: t, Value: v}
 }
 
-// latency is the latency summary of an interval: its quantiles, none when
-// no operation succeeded.
-func latency(ls labels, t time.Time, h *stats.Hist) Series {
-	s := Series{Name: "perflab_latency_seconds", kind: summary, Labels: ls.sorted(), Time: t}
-	if h.Count() == 0 {
+// summaryOf is the summary named name of an interval's histogram h: its
+// quantiles, none when h has no value (or is nil).
+func summaryOf(name string, ls labels, t time.Time, h *stats.Hist) Series {
+	s := Series{Name: name, kind: summary, Labels: ls.sorted(), Time: t}
+	if h == nil || h.Count() == 0 {
 		return s
 	}
 	for _, q := range quantiles {
