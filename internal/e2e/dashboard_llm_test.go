@@ -142,3 +142,23 @@ func quantilesWithin(ss []panelSample, p50, max float64) string {
 	}
 	return ""
 }
+
+// checkLLMTotals checks that VictoriaMetrics holds, of the openai run r,
+// exactly the tokens and goodput the run counted (its facts): the last
+// values of the counters, summed over the cells. A failed request of the
+// mock carries no tokens, so the counters of every request are those of
+// the successful ones.
+func checkLLMTotals(t *testing.T, vm string, r dashRun) {
+	t.Helper()
+	var want llm
+	for _, f := range r.figures(t) {
+		want.promptTokens, want.outputTokens = want.promptTokens+f.promptTokens, want.outputTokens+f.outputTokens
+		want.good, want.judged = want.good+f.good, want.judged+f.judged
+	}
+	for name, n := range map[string]float64{"perflab_prompt_tokens_total": want.promptTokens, "perflab_output_tokens_total": want.outputTokens,
+		"perflab_goodput_total": want.good, "perflab_goodput_judged_total": want.judged} {
+		if got := lastSum(t, vm, fmt.Sprintf(`%s{run=%q}`, name, r.id)); got != n || n == 0 {
+			t.Errorf("%s: VictoriaMetrics holds %v, the run counted %v", name, got, n)
+		}
+	}
+}

@@ -91,6 +91,7 @@ func TestDashboardCells(t *testing.T) {
 	for _, r := range []dashRun{matrix, repeated, llm} {
 		t.Run(r.id, func(t *testing.T) { checkDashboard(t, d, vm, r, machine) })
 	}
+	t.Run("llm-totals", func(t *testing.T) { checkLLMTotals(t, vm, llm) })
 	t.Run("both", func(t *testing.T) {
 		// Every run picked in Run: every series still has a legend of its own.
 		for _, p := range d.Panels {

@@ -53,5 +53,7 @@
 // --enable-feature=native-histograms. Each
 // sample carries the time of what it measures: an interval's end, a
 // component's sample time. A counter's first sample is a zero at the start
-// of its first interval, so that increase() over a run is exact.
+// of its first interval (of its operation's first interval, for a series
+// first seen later: an error class, an LLM's tokens), so that increase()
+// and rate() over a run are exact.
 package export

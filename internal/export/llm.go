@@ -29,8 +29,11 @@ var tokenSeries = map[stats.Counter]string{
 }
 
 // measures adds an operation's measure summaries, token and goodput
-// counters and the interval's output tokens/s and goodput ratio to out.
-func (c *converter) measures(out []Series, ls labels, start, end time.Time, op *stats.OpStats) []Series {
+// counters (each from its first value, its zero at first, the
+// operation's start) and the interval iv's output tokens/s and goodput
+// ratio to out.
+func (c *converter) measures(out []Series, ls labels, first time.Time, iv *stats.Interval, op *stats.OpStats) []Series {
+	end := iv.End
 	for m := stats.Measure(0); m < stats.NumMeasures; m++ {
 		name, ok := measureSeries[m]
 		if !ok {
@@ -43,7 +46,7 @@ func (c *converter) measures(out []Series, ls labels, start, end time.Time, op *
 			n, sum = h.Count(), h.Mean().Seconds()*float64(h.Count())
 		}
 		if s := summaryOf(name, ls, end, h); n > 0 || c.tt.has(s) {
-			out = c.tt.add(out, s, start, 0, uint64(n), sum)
+			out = c.tt.add(out, s, first, 0, uint64(n), sum)
 		}
 	}
 	judged := op.Counters[stats.GoodputJudged]
@@ -51,11 +54,11 @@ func (c *converter) measures(out []Series, ls labels, start, end time.Time, op *
 		s := counterOf(tokenSeries[k], ls, end)
 		// Goodput starts with the judged, so that none good is a 0.
 		if n := op.Counters[k]; n > 0 || k == stats.Goodput && judged > 0 || c.tt.has(s) {
-			out = c.tt.add(out, s, start, float64(n), 0, 0)
+			out = c.tt.add(out, s, first, float64(n), 0, 0)
 		}
 	}
 	if c.tt.has(counterOf(tokenSeries[stats.OutputTokens], ls, end)) {
-		perSecond := float64(op.Counters[stats.OutputTokens]) / end.Sub(start).Seconds()
+		perSecond := float64(op.Counters[stats.OutputTokens]) / end.Sub(iv.Start).Seconds()
 		out = append(out, gaugeOf("perflab_output_tokens_per_second", ls, end, perSecond))
 	}
 	if judged > 0 {

@@ -139,3 +139,27 @@ func TestOTLPLLMSeries(t *testing.T) {
 		t.Errorf("goodput ratio %v, want 0.4, 1", ratio)
 	}
 }
+
+// TestLateSeriesStartWithTheOperation: a counter first seen after the
+// operation's first interval (a 5xx in the third second) has its zero at
+// the operation's start, so that rate() over the run divides its count by
+// the run's length, not by the seconds since its first value.
+func TestLateSeriesStartWithTheOperation(t *testing.T) {
+	rcv, url := newRWReceiver(t)
+	set, err := Start([]Target{{Kind: RemoteWrite, URL: url, Interval: 50 * time.Millisecond}}, Options{Run: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := Workload{Name: "w"}
+	set.Interval(w, interval(0, 10, 0, time.Millisecond))
+	set.Interval(w, interval(1, 10, 0, time.Millisecond))
+	set.Interval(w, interval(2, 8, 2, time.Millisecond))
+	if rep := set.Close(5 * time.Second); !rep[0].OK() {
+		t.Fatalf("report %+v", rep)
+	}
+	got := rcv.get("__name__=perflab_errors_total,class=status_5xx,operation=get,run=r,workload=w")
+	ms := func(s int) int64 { return t0.Add(time.Duration(s) * time.Second).UnixMilli() }
+	if len(got) != 2 || got[0].Timestamp != ms(0) || got[0].Value != 0 || got[1].Timestamp != ms(3) || got[1].Value != 2 {
+		t.Errorf("errors %v, want 0 at the operation's start (second 0) and 2 at second 3", got)
+	}
+}
