@@ -197,15 +197,7 @@ func (s *Search) judge(rec *run.Record, n int, rate float64, phase, workload str
 	st.Gates = readback.JudgeGates(s.cfg.Gates, []*analysis.Summary{sum}, readback.CheckFigures(checks))
 	fillStep(&st, sum)
 	limited, limitWhy := analysis.GeneratorLimited(sum, rep.PhaseResources(phase))
-	var why []string
-	for _, g := range st.Gates {
-		switch g.State {
-		case analysis.GateFail:
-			why = append(why, fmt.Sprintf("%s: %s", g.Expr, g.Measured))
-		case analysis.GateInsufficient:
-			why = append(why, fmt.Sprintf("%s: insufficient data (%s)", g.Expr, g.Note))
-		}
-	}
+	why := gatesWhy(st.Gates)
 	switch {
 	case st.Achieved >= minAchieved*rate:
 	case s.sw != nil:
@@ -222,7 +214,23 @@ func (s *Search) judge(rec *run.Record, n int, rate float64, phase, workload str
 		why = append(why, "client-bound: "+limitWhy)
 	}
 	st.Why = strings.Join(why, "; ")
+	st.Insufficient = !st.Pass && st.TooFewToJudge()
 	return st, nil
+}
+
+// gatesWhy is why each gate that did not pass did not, one short phrase
+// each: a phrase holds no semicolon, which separates them.
+func gatesWhy(gates []view.Gate) []string {
+	var why []string
+	for _, g := range gates {
+		switch g.State {
+		case analysis.GateFail:
+			why = append(why, fmt.Sprintf("%s failed: %s", g.Expr, g.Measured))
+		case analysis.GateInsufficient:
+			why = append(why, fmt.Sprintf("%s: insufficient data (%s)", g.Expr, strings.ReplaceAll(g.Note, "; ", ", ")))
+		}
+	}
+	return why
 }
 
 // fillStep copies the figures of the step's workload.
@@ -284,7 +292,7 @@ func stepLine(st view.SearchStep) string {
 	if st.Pass {
 		return "pass (" + line + ")"
 	}
-	return "fail (" + line + "): " + st.Why
+	return st.Verdict() + " (" + line + "): " + st.Why
 }
 
 func rateStr(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) + "/s" }

@@ -42,7 +42,7 @@ func stepLLM(sum *analysis.Summary) *view.StepLLM {
 
 // sweepResult fills in what a sweep found: its rates and limit, the highest
 // constant rate that passed (gates met, not over-saturated) and the lowest
-// that did not.
+// that failed (a step with insufficient data did neither).
 func (s *Search) sweepResult(out *view.Search) {
 	sw := s.sw
 	out.Sweep = &view.Sweep{Size: sw.Size, VUs: s.cfg.SweepVUs, Sync: sw.Sync, Throughput: sw.Throughput,
@@ -53,7 +53,7 @@ func (s *Search) sweepResult(out *view.Search) {
 		case st.Kind != analysis.SweepConstant:
 		case st.Pass && st.Rate > out.Sustained:
 			out.Sustained = st.Rate
-		case !st.Pass && (out.Failed == 0 || st.Rate < out.Failed):
+		case !st.Pass && !st.Insufficient && (out.Failed == 0 || st.Rate < out.Failed):
 			out.Failed = st.Rate
 		}
 	}
@@ -79,12 +79,13 @@ func (s *Search) kneePoints() []analysis.RateLatency {
 }
 
 // judgeSweep is a sweep's verdict after the run's: it fails when nothing
-// completed one request at a time, or when gates were given and no step
-// met them.
+// completed one request at a time, or when gates were given, no step met
+// them and some step failed one. Steps with too few requests to judge a
+// gate, or over-saturated ones, do not fail it by themselves.
 func (s *Search) judgeSweep(res *view.Search, status results.Status, err error) (results.Status, error) {
-	passed := false
+	passed, failed := false, false
 	for _, st := range res.Steps {
-		passed = passed || st.Pass
+		passed, failed = passed || st.Pass, failed || st.FailedGate()
 	}
 	var msg, hint string
 	switch {
@@ -92,7 +93,7 @@ func (s *Search) judgeSweep(res *view.Search, status results.Status, err error) 
 		return status, err
 	case s.sw.Sync <= 0:
 		msg, hint = "sweep: no request completed one at a time", "report.md shows the synchronous step's errors; check the target with perflab run"
-	case len(s.cfg.Gates) > 0 && !passed:
+	case len(s.cfg.Gates) > 0 && !passed && failed:
 		msg, hint = "sweep: no step met the SLO", "search.md lists each step with the gates it failed"
 	default:
 		return status, nil

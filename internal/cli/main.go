@@ -97,6 +97,8 @@ Usage:
                                            start here: the built-in target at four load levels (250, 500, 750
                                            and 1000 requests/s, profiles small to xlarge), a report and sizes
   perflab http URL [flags]                 one-off HTTP load test (perflab http --help)
+  perflab llm URL --model M [--rate 5/s] [--isl 200] [--osl 50] [--stream] [flags]
+                                           one-off load of an OpenAI-compatible API (perflab llm --help)
   perflab target http [flags]              serve the built-in HTTP target on loopback
   perflab target llm [flags]               serve the built-in OpenAI-compatible mock provider
   perflab target gateway --upstream URL [--delay D]
@@ -180,6 +182,8 @@ func (e *env) main(ctx context.Context, args []string) int {
 		err = e.demo(ctx, args[1:])
 	case "http":
 		err = e.httpCmd(ctx, args[1:])
+	case "llm":
+		err = e.llmCmd(ctx, args[1:])
 	case "target":
 		err = e.target(ctx, args[1:])
 	case "report":

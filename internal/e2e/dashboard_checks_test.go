@@ -14,6 +14,9 @@ import (
 type panelCheck struct {
 	by    []string
 	check func(f figure, ss []panelSample) string
+	// of, when set, is which figures the panel has a series of (a
+	// workload of some driver); a run with none of them shows no series.
+	of func(f figure) bool
 }
 
 var (
@@ -27,10 +30,10 @@ var (
 // at the run's end over rateInterval cover each cell's whole load: the
 // counts they are set against are summary.json's totals over it.
 var panelChecks = map[string]panelCheck{
-	"Request rate": {byOperation, func(f figure, ss []panelSample) string {
+	"Request rate": {by: byOperation, check: func(f figure, ss []panelSample) string {
 		return one(ss, f.requests/f.seconds, 0.03, 0, "requests/s")
 	}},
-	"Errors by class": {byOperation, func(f figure, ss []panelSample) string {
+	"Errors by class": {by: byOperation, check: func(f figure, ss []panelSample) string {
 		n := 0.0
 		for _, s := range ss {
 			// A cell without errors shows a 0, of no class the summary has.
@@ -40,29 +43,18 @@ var panelChecks = map[string]panelCheck{
 		}
 		return within(n, f.errors, 0.03, 0.5, fmt.Sprintf("%d series of errors/s × %.2f s", len(ss), f.seconds))
 	}},
-	"Error ratio": {byWorkload, func(f figure, ss []panelSample) string {
+	"Error ratio": {by: byWorkload, check: func(f figure, ss []panelSample) string {
 		return one(ss, f.errors/f.requests, 0.03, 0.002, "error ratio")
 	}},
-	"Latency quantiles (successful requests, per interval)": {byOperation, func(f figure, ss []panelSample) string {
-		var qs []string
-		for _, s := range ss {
-			if ms := s.v * 1000; ms < 0.5*f.p50 || ms > f.max*1.001+0.001 {
-				return fmt.Sprintf("q%s %.3f ms, the summary's p50 %.3f ms and max %.3f ms", s.labels["quantile"], ms, f.p50, f.max)
-			}
-			qs = append(qs, s.labels["quantile"])
-		}
-		slices.Sort(qs)
-		if !slices.Equal(qs, []string{"0.5", "0.9", "0.99", "1"}) {
-			return fmt.Sprintf("quantiles %v", qs)
-		}
-		return ""
+	"Latency quantiles (successful requests, per interval)": {by: byOperation, check: func(f figure, ss []panelSample) string {
+		return quantilesWithin(ss, f.p50, f.max)
 	}},
 	// The summary's mean leaves out the first interval, when connections
 	// are made: hence 15 %, which still tells 2 ms from 20 ms.
-	"Mean latency (successful requests)": {byOperation, func(f figure, ss []panelSample) string {
+	"Mean latency (successful requests)": {by: byOperation, check: func(f figure, ss []panelSample) string {
 		return one(ss, f.mean/1000, 0.15, 0.0002, "mean latency (s)")
 	}},
-	"Dropped and unissued arrivals": {byWorkload, func(f figure, ss []panelSample) string {
+	"Dropped and unissued arrivals": {by: byWorkload, check: func(f figure, ss []panelSample) string {
 		for _, s := range ss {
 			want, what := f.dropped, "dropped/s"
 			if s.ref == "B" {
@@ -74,9 +66,9 @@ var panelChecks = map[string]panelCheck{
 		}
 		return count(ss, 2)
 	}},
-	"VUs in use":        {byWorkload, bounded(1, func(f figure) float64 { return f.vusMax })},
-	"Scheduler lag p99": {byWorkload, bounded(0, func(f figure) float64 { return f.lagMax/1000*1.001 + 1e-6 })},
-	"Generator CPU": {byCell, func(f figure, ss []panelSample) string {
+	"VUs in use":        {by: byWorkload, check: bounded(1, func(f figure) float64 { return f.vusMax })},
+	"Scheduler lag p99": {by: byWorkload, check: bounded(0, func(f figure) float64 { return f.lagMax/1000*1.001 + 1e-6 })},
+	"Generator CPU": {by: byCell, check: func(f figure, ss []panelSample) string {
 		for _, s := range ss {
 			if s.ref == "B" && s.v != f.cores || s.ref == "A" && (s.v < 0 || s.v > f.cores) {
 				return fmt.Sprintf("%s %g, the summary's cores available %g", s.legend, s.v, f.cores)
@@ -84,11 +76,11 @@ var panelChecks = map[string]panelCheck{
 		}
 		return count(ss, 2)
 	}},
-	"Generator memory":        {byCell, positive},
-	"Component CPU":           {byComponent, bounded(0, func(figure) float64 { return math.Inf(1) })},
-	"Component memory":        {byComponent, positive},
-	"Component Go heap":       {byComponent, positive},
-	"Component GC per minute": {byComponent, bounded(0, func(figure) float64 { return math.Inf(1) })},
+	"Generator memory":        {by: byCell, check: positive},
+	"Component CPU":           {by: byComponent, check: bounded(0, func(figure) float64 { return math.Inf(1) })},
+	"Component memory":        {by: byComponent, check: positive},
+	"Component Go heap":       {by: byComponent, check: positive},
+	"Component GC per minute": {by: byComponent, check: bounded(0, func(figure) float64 { return math.Inf(1) })},
 }
 
 // one checks that ss is one series whose value is near want.

@@ -64,11 +64,13 @@ profiles:
 `
 
 // TestDashboardCells runs a plan of four matrix cells, then a plan without
-// a matrix with --repeat 2 (two cells, repetition=1 and 2), both exporting
-// to VictoriaMetrics, and checks every panel of the shipped Grafana
+// a matrix with --repeat 2 (two cells, repetition=1 and 2), then an openai
+// plan of two cells against the built-in mock, all exporting to
+// VictoriaMetrics, and checks every panel of the shipped Grafana
 // dashboard against each run's summary.json, cell by cell: cells that ran
 // one after the other are neither added together nor shown under one
-// legend, and a cell without errors shows 0 errors.
+// legend, a cell without errors shows 0 errors, and the LLM panels show
+// the openai run's cells and nothing of the others.
 func TestDashboardCells(t *testing.T) {
 	t.Parallel()
 	machine := testutil.Measure(t)
@@ -76,17 +78,24 @@ func TestDashboardCells(t *testing.T) {
 	port, write := testutil.FreePort(t), vm+"/api/v1/write"
 	matrix := exportedRun(t, fmt.Sprintf(matrixPlan, port, write))
 	repeated := exportedRun(t, fmt.Sprintf(repeatedPlan, port, write), "--repeat", "2")
-	if len(matrix.Cells) != 4 || len(repeated.Cells) != 2 || repeated.Cells[1].Name != "repetition=2" {
-		t.Fatalf("cells %+v and %+v, want 4 and 2", matrix.Cells, repeated.Cells)
+	llm := exportedRun(t, fmt.Sprintf(llmPlan, port, write))
+	if len(matrix.Cells) != 4 || len(repeated.Cells) != 2 || repeated.Cells[1].Name != "repetition=2" || len(llm.Cells) != 2 {
+		t.Fatalf("cells %+v, %+v and %+v, want 4, 2 and 2", matrix.Cells, repeated.Cells, llm.Cells)
 	}
 	d := readDashboard(t)
-	for _, r := range []dashRun{matrix, repeated} {
+	for title := range llmPanelChecks {
+		if !slices.ContainsFunc(d.Panels, func(p dashPanel) bool { return p.Title == title }) {
+			t.Errorf("the dashboard has no panel %q", title)
+		}
+	}
+	for _, r := range []dashRun{matrix, repeated, llm} {
 		t.Run(r.id, func(t *testing.T) { checkDashboard(t, d, vm, r, machine) })
 	}
+	t.Run("llm-totals", func(t *testing.T) { checkLLMTotals(t, vm, llm) })
 	t.Run("both", func(t *testing.T) {
-		// Both runs picked in Run: every series still has a legend of its own.
+		// Every run picked in Run: every series still has a legend of its own.
 		for _, p := range d.Panels {
-			legends(t, p, panelSeries(t, vm, p, regexVar(matrix.id, repeated.id), ".*", repeated.end()))
+			legends(t, p, panelSeries(t, vm, p, regexVar(matrix.id, repeated.id, llm.id), ".*", llm.end()))
 		}
 	})
 }
@@ -101,19 +110,22 @@ type dashRun struct {
 // dashSummary is what the dashboard's test reads of summary.json.
 type dashSummary struct {
 	Workloads []struct {
-		Short         string `json:"short"`
-		Cell          int    `json:"cell"`
-		Profile       string `json:"profile"`
-		RequestsTotal int64  `json:"requests_total"`
-		ErrorsTotal   int64  `json:"errors_total"`
-		DroppedTotal  int64  `json:"dropped_total"`
-		Unissued      int64  `json:"unissued"`
-		MaxVUsUsed    int64  `json:"max_vus_used"`
-		Lag           quant  `json:"scheduler_lag_ms"`
+		Short         string                         `json:"short"`
+		Driver        string                         `json:"driver"`
+		Cell          int                            `json:"cell"`
+		Profile       string                         `json:"profile"`
+		RequestsTotal int64                          `json:"requests_total"`
+		ErrorsTotal   int64                          `json:"errors_total"`
+		DroppedTotal  int64                          `json:"dropped_total"`
+		Unissued      int64                          `json:"unissued"`
+		MaxVUsUsed    int64                          `json:"max_vus_used"`
+		Lag           quant                          `json:"scheduler_lag_ms"`
+		Facts         []struct{ Name, Value string } `json:"facts"`
 		Ops           []struct {
-			Name    string `json:"name"`
-			Latency quant  `json:"latency_ms"`
-			Errors  []struct {
+			Name     string           `json:"name"`
+			Latency  quant            `json:"latency_ms"`
+			Measures map[string]quant `json:"measures_ms"`
+			Errors   []struct {
 				Class string `json:"class"`
 			} `json:"errors"`
 		} `json:"operations"`
@@ -168,10 +180,11 @@ type figure struct {
 	classes                             []string // the error classes of the window
 	p50, max, mean, lagMax              float64  // ms
 	vusMax, cores                       float64
+	llm                                 // an openai workload's
 }
 
 // figures are the run's figures, one per operation of a workload of a cell.
-func (r dashRun) figures() []figure {
+func (r dashRun) figures(t *testing.T) []figure {
 	var out []figure
 	for _, w := range r.Workloads {
 		c := r.Cells[w.Cell]
@@ -187,9 +200,13 @@ func (r dashRun) figures() []figure {
 				f.components = append(f.components, comp.Name)
 			}
 		}
+		if w.Driver == "openai" {
+			f.llm = llmOf(t, w.Facts)
+		}
 		for _, op := range w.Ops {
 			f.labels = map[string]string{"cell": c.Name, "profile": w.Profile, "workload": w.Short, "operation": op.Name}
 			f.p50, f.max, f.mean, f.classes = op.Latency.P50, op.Latency.Max, op.Latency.Mean, nil
+			f.measures = op.Measures // of the window
 			for _, e := range op.Errors {
 				f.classes = append(f.classes, e.Class)
 			}
@@ -208,12 +225,15 @@ func key(ls map[string]string, by []string) string {
 	return strings.TrimSpace(b.String())
 }
 
-// expected is the keys by the labels by (cell, profile, workload,
+// expected is the keys by the labels pc.by (cell, profile, workload,
 // operation or component) that a panel shows a series of, each with its
-// figure.
-func (r dashRun) expected(by []string) map[string]figure {
-	out := map[string]figure{}
-	for _, f := range r.figures() {
+// figure: of the figures pc.of takes.
+func (r dashRun) expected(t *testing.T, pc panelCheck) map[string]figure {
+	by, out := pc.by, map[string]figure{}
+	for _, f := range r.figures(t) {
+		if pc.of != nil && !pc.of(f) {
+			continue
+		}
 		if !slices.Contains(by, "component") {
 			out[key(f.labels, by)] = f
 			continue
@@ -354,12 +374,15 @@ func checkDashboard(t *testing.T, d dashboard, vm string, r dashRun, figures *te
 	for _, p := range d.Panels {
 		pc, ok := panelChecks[p.Title]
 		if !ok {
+			pc, ok = llmPanelChecks[p.Title]
+		}
+		if !ok {
 			t.Errorf("panel %q: the test has no check of its figures", p.Title)
 			continue
 		}
 		ss := panelSeries(t, vm, p, run, ".*", at)
 		legends(t, p, ss)
-		want := r.expected(pc.by)
+		want := r.expected(t, pc)
 		got := map[string][]panelSample{}
 		for _, s := range ss {
 			k := key(s.labels, pc.by)
@@ -378,7 +401,7 @@ func checkDashboard(t *testing.T, d dashboard, vm string, r dashRun, figures *te
 		}
 		one := r.Cells[len(r.Cells)-1].Name
 		narrowed := panelSeries(t, vm, p, run, regexVar(one), at)
-		if len(narrowed) == 0 {
+		if len(narrowed) == 0 && len(want) > 0 {
 			t.Errorf("panel %q with Cell %s: no data", p.Title, one)
 		}
 		for _, s := range narrowed {

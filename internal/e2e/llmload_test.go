@@ -172,6 +172,10 @@ profiles:
 //     client's overhead: requests may queue there, and the sweep may find
 //     it over-saturated, so it is not held to these.
 //
+// With a gate p99 < 5s, which no step misses, the synchronous step has
+// too few latencies (under 81) to judge it: insufficient data, and the
+// sweep still exits 0.
+//
 // It runs alone: its rates are the machine's as much as the mock's. A
 // figure on the slow side of its bound is judged against what the machine
 // gave (testutil.Measure): beside 16 CPU hogs the TTFT p50 of a step
@@ -195,7 +199,7 @@ profiles:
         params: {url: "http://127.0.0.1:%[1]d", model: perflab-mock, stream: true, input_tokens: {mean: 32}, output_tokens: {mean: 8}}
 `, port))
 	machine := testutil.Measure(t)
-	r := run(t, "search", path, "--sweep", "5", "--sweep-vus", "8", "--step-duration", "3s", "--out", t.TempDir())
+	r := run(t, "search", path, "--sweep", "5", "--sweep-vus", "8", "--step-duration", "3s", "--slo", "p99 < 5s", "--out", t.TempDir())
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -217,6 +221,8 @@ profiles:
 			Rate     float64 `json:"rate"`
 			VUs      int     `json:"vus"`
 			Achieved float64 `json:"achieved_rate"`
+			Pass     bool    `json:"pass"`
+			Short    bool    `json:"insufficient_data"`
 			LLM      *struct {
 				TTFT float64 `json:"ttft_p50_ms"`
 			} `json:"llm"`
@@ -267,7 +273,17 @@ profiles:
 	if strings.Join(kinds, ",") != "synchronous,throughput,constant,constant,constant" || s.Limit != "size" && s.Limit != "saturated" {
 		t.Errorf("steps %v, limit %s: want every step to run", kinds, s.Limit)
 	}
-	for _, want := range []string{"synchronous (1 VU)", "throughput (8 VUs)", "result: synchronous rate ", "limit:  "} {
+	// One at a time for 3 s is under the 100 latencies a p99 needs: the
+	// step is insufficient data, neither passed nor failed, and the
+	// sweep exits 0 (checked above).
+	if st := s.Steps[0]; st.Pass || !st.Short {
+		t.Errorf("synchronous step %+v: want insufficient data for p99 < 5s", st)
+	}
+	html, _ := os.ReadFile(filepath.Join(runDir(t, r.stderr), "report.html"))
+	if !strings.Contains(string(html), "Latency against the rate achieved") {
+		t.Error("report.html has no chart of latency against the rate")
+	}
+	for _, want := range []string{"synchronous (1 VU)", "throughput (8 VUs)", "result: synchronous rate ", "limit:  ", "insufficient data", "output tokens/s"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("the terminal lacks %q", want)
 		}

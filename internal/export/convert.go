@@ -60,21 +60,28 @@ func (c *converter) interval(w Workload, iv *stats.Interval) []Series {
 	for _, name := range iv.OpNames() {
 		op := iv.Ops[name]
 		ls := base.with("operation", c.scrub(name))
-		out = c.tt.add(out, counterOf("perflab_requests_total", ls, end), start, float64(op.Classes.Total()), 0, 0)
+		requests := counterOf("perflab_requests_total", ls, end)
+		out = c.tt.add(out, requests, start, float64(op.Classes.Total()), 0, 0)
+		// A series that starts later than the operation's (an error class
+		// first seen in its tenth second) was 0 since the operation's first
+		// interval: its zero is there, so that rate() and increase() over
+		// the run see every one of its values, not a rate over its seconds.
+		first := c.tt[requests.key()].start
 		for cl := stats.OK + 1; cl < stats.NumClasses; cl++ {
 			s := counterOf("perflab_errors_total", ls.with("class", cl.String()), end)
 			if n := op.Classes[cl]; n > 0 || c.tt.has(s) { // a class seen once goes on, at its total
-				out = c.tt.add(out, s, start, float64(n), 0, 0)
+				out = c.tt.add(out, s, first, float64(n), 0, 0)
 			}
 		}
-		out = c.tt.add(out, latency(ls, end, op.Latency), start, 0, uint64(op.Latency.Count()),
+		out = c.tt.add(out, summaryOf("perflab_latency_seconds", ls, end, op.Latency), start, 0, uint64(op.Latency.Count()),
 			op.Latency.Mean().Seconds()*float64(op.Latency.Count()))
 		if c.native {
 			out = c.nn.add(out, Series{Name: nativeName, kind: nativeHist, Labels: ls.sorted(), Time: end}, start, op.Latency)
 		}
 		out = c.tt.add(out, counterOf("perflab_bytes_sent_total", ls, end), start, float64(op.BytesSent), 0, 0)
 		out = c.tt.add(out, counterOf("perflab_bytes_received_total", ls, end), start, float64(op.BytesRecv), 0, 0)
-		out = c.connections(out, ls, start, end, &op.Counters)
+		out = c.connections(out, ls, first, end, &op.Counters)
+		out = c.measures(out, ls, first, iv, op)
 	}
 	out = c.tt.add(out, counterOf("perflab_dropped_total", base, end), start, float64(iv.Dropped), 0, 0)
 	out = append(out, gaugeOf("perflab_vus", base, end, float64(iv.VUs)))
@@ -93,12 +100,13 @@ var connectionSeries = map[stats.Counter]string{
 }
 
 // connections adds the series of the HTTP driver's connection counters
-// to out: each from its first value, then at its total (as error classes).
-func (c *converter) connections(out []Series, ls labels, start, end time.Time, counters *[stats.NumCounters]int64) []Series {
+// to out: each from its first value (its zero at first, the operation's
+// start), then at its total (as error classes).
+func (c *converter) connections(out []Series, ls labels, first, end time.Time, counters *[stats.NumCounters]int64) []Series {
 	for k := stats.BodyBytes; k < stats.NumCounters; k++ {
 		s := counterOf(connectionSeries[k], ls, end)
 		if n := counters[k]; n > 0 || c.tt.has(s) {
-			out = c.tt.add(out, s, start, float64(n), 0, 0)
+			out = c.tt.add(out, s, first, float64(n), 0, 0)
 		}
 	}
 	return out
@@ -146,11 +154,11 @@ func gaugeOf(name string, ls labels, t time.Time, v float64) Series {
 	return Series{Name: name, kind: gauge, Labels: ls.sorted(), Time: t, Start: t, Value: v}
 }
 
-// latency is the latency summary of an interval: its quantiles, none when
-// no operation succeeded.
-func latency(ls labels, t time.Time, h *stats.Hist) Series {
-	s := Series{Name: "perflab_latency_seconds", kind: summary, Labels: ls.sorted(), Time: t}
-	if h.Count() == 0 {
+// summaryOf is the summary named name of an interval's histogram h: its
+// quantiles, none when h has no value (or is nil).
+func summaryOf(name string, ls labels, t time.Time, h *stats.Hist) Series {
+	s := Series{Name: name, kind: summary, Labels: ls.sorted(), Time: t}
+	if h == nil || h.Count() == 0 {
 		return s
 	}
 	for _, q := range quantiles {

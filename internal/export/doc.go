@@ -29,6 +29,16 @@
 //	perflab_unissued_total{profile,workload}                   counter: arrivals the generator did not issue (at the workload's end)
 //	perflab_vus{profile,workload}                              gauge: VUs alive at the interval's end
 //	perflab_scheduler_lag_p99_seconds{profile,workload}        gauge: the interval's p99 of dispatch − intended start
+//	perflab_ttft_seconds, perflab_ttst_seconds,               summaries like latency, by operation, of what the openai driver
+//	perflab_itl_seconds, perflab_tpot_seconds                  measures: time to first and second token, inter-token latency,
+//	                                                           time per output token (streams only)
+//	perflab_prompt_tokens_total, perflab_output_tokens_total   counters of the openai driver's tokens, by operation
+//	perflab_output_tokens_per_second                           gauge: the interval's output tokens / its length
+//	perflab_goodput_total, perflab_goodput_judged_total        counters: requests that met the goodput bounds, requests judged
+//	perflab_goodput_ratio                                      gauge: the interval's good / judged
+//	                                                           (each of these from its first value, so other drivers send none;
+//	                                                           an LLM's failures are perflab_errors_total's classes:
+//	                                                           rate_limited for 429, status_5xx, protocol for a broken stream, …)
 //	perflab_component_<metric>{component}                      gauge: each sampled figure of each component
 //	                                                           (cpu_cores, rss_bytes, cgroup_memory_bytes, go_heap_inuse_bytes,
 //	                                                           gc_per_min, …); the generator is component="perflab"
@@ -43,5 +53,7 @@
 // --enable-feature=native-histograms. Each
 // sample carries the time of what it measures: an interval's end, a
 // component's sample time. A counter's first sample is a zero at the start
-// of its first interval, so that increase() over a run is exact.
+// of its first interval (of its operation's first interval, for a series
+// first seen later: an error class, an LLM's tokens), so that increase()
+// and rate() over a run are exact.
 package export

@@ -175,16 +175,19 @@ func searchSteps(d *doc, s *view.Search, level int, withPhase bool) {
 	}
 	for _, st := range s.Steps {
 		t.Rows = append(t.Rows, stepRow(s, st, llm, withPhase))
-		t.Fail = append(t.Fail, !st.Pass)
+		t.Fail = append(t.Fail, !st.Pass && !st.Insufficient)
 	}
 	d.table(t)
+	if svg := rateChart(s); svg != nil {
+		d.chart(svg)
+	}
 }
 
 // stepRow is one row of the steps table.
 func stepRow(s *view.Search, st view.SearchStep, llm, withPhase bool) []string {
-	verdict := "pass"
-	if !st.Pass {
-		verdict = strong("fail")
+	verdict := st.Verdict()
+	if !st.Pass && !st.Insufficient {
+		verdict = strong(verdict)
 	}
 	n := fmt.Sprint(st.N)
 	if st.Bisect {
@@ -219,12 +222,12 @@ func SearchTerminal(w io.Writer, s *view.Search) error {
 	}
 	head += "rate\tachieved\tp50\tp99\t"
 	if llm {
-		head += "ttft p50\titl p50\tgoodput\t"
+		head += "ttft p50\titl p50\toutput tokens/s\tgoodput\t"
 	}
 	fmt.Fprintln(tw, head+"errors\tdropped\tverdict\t")
 	for _, st := range s.Steps {
-		verdict := "pass"
-		if !st.Pass {
+		verdict := st.Verdict()
+		if !st.Pass && !st.Insufficient {
 			verdict = "FAIL"
 		}
 		cols := []string{fmt.Sprint(st.N)}
@@ -234,7 +237,7 @@ func SearchTerminal(w io.Writer, s *view.Search) error {
 		cols = append(cols, dash(rateOrNone(st.Rate)), fmt.Sprintf("%.1f/s", st.Achieved), dur(st.P50), dur(st.P99))
 		if llm {
 			r := llmRow(st)
-			cols = append(cols, r[0], r[2], r[4])
+			cols = append(cols, r[0], r[2], r[3], r[4])
 		}
 		cols = append(cols, pct(st.ErrorRate, 1), fmt.Sprint(st.Dropped), verdict)
 		fmt.Fprintln(tw, strings.Join(cols, "\t")+"\t")
@@ -296,20 +299,22 @@ type jsonKnee struct {
 }
 
 type jsonSearchStep struct {
-	N           int        `json:"n"`
-	Phase       string     `json:"phase"`
-	Rate        float64    `json:"rate"`
-	Bisect      bool       `json:"bisect"`
-	Achieved    float64    `json:"achieved_rate"`
-	P50         float64    `json:"p50_ms"`
-	P99         float64    `json:"p99_ms"`
-	ErrorRate   float64    `json:"error_rate"`
-	Dropped     int64      `json:"dropped"`
-	ClientBound bool       `json:"client_bound"`
-	ClientWhy   string     `json:"client_why,omitempty"`
-	Pass        bool       `json:"pass"`
-	Why         string     `json:"why,omitempty"`
-	Gates       []jsonGate `json:"gates"`
+	N           int     `json:"n"`
+	Phase       string  `json:"phase"`
+	Rate        float64 `json:"rate"`
+	Bisect      bool    `json:"bisect"`
+	Achieved    float64 `json:"achieved_rate"`
+	P50         float64 `json:"p50_ms"`
+	P99         float64 `json:"p99_ms"`
+	ErrorRate   float64 `json:"error_rate"`
+	Dropped     int64   `json:"dropped"`
+	ClientBound bool    `json:"client_bound"`
+	ClientWhy   string  `json:"client_why,omitempty"`
+	Pass        bool    `json:"pass"`
+	// Insufficient: neither passed nor failed, too few values to judge a gate.
+	Insufficient bool       `json:"insufficient_data,omitempty"`
+	Why          string     `json:"why,omitempty"`
+	Gates        []jsonGate `json:"gates"`
 	// Kind and VUs are a sweep step's; LLM an LLM step's figures.
 	Kind string       `json:"kind,omitempty"`
 	VUs  int          `json:"vus,omitempty"`
@@ -329,7 +334,7 @@ func SearchJSON(w io.Writer, s *view.Search) error {
 	for _, st := range s.Steps {
 		js := jsonSearchStep{N: st.N, Phase: st.Phase, Rate: st.Rate, Bisect: st.Bisect, Achieved: round6(st.Achieved),
 			P50: ms(st.P50), P99: ms(st.P99), ErrorRate: round6(st.ErrorRate), Dropped: st.Dropped,
-			ClientBound: st.ClientBound, ClientWhy: st.ClientWhy, Pass: st.Pass, Why: st.Why, Gates: []jsonGate{}}
+			ClientBound: st.ClientBound, ClientWhy: st.ClientWhy, Pass: st.Pass, Insufficient: st.Insufficient, Why: st.Why, Gates: []jsonGate{}}
 		if g := toJSONSLO(st.Gates); g != nil {
 			js.Gates = g.Gates
 		}
@@ -368,7 +373,7 @@ func readSearchJSON(r io.Reader) (*view.Search, error) {
 	for _, st := range in.Steps {
 		s.Steps = append(s.Steps, view.SearchStep{N: st.N, Phase: st.Phase, Rate: st.Rate, Bisect: st.Bisect, Achieved: st.Achieved,
 			P50: fromMS(st.P50), P99: fromMS(st.P99), ErrorRate: st.ErrorRate, Dropped: st.Dropped,
-			ClientBound: st.ClientBound, ClientWhy: st.ClientWhy, Pass: st.Pass, Why: st.Why,
+			ClientBound: st.ClientBound, ClientWhy: st.ClientWhy, Pass: st.Pass, Insufficient: st.Insufficient, Why: st.Why,
 			Kind: st.Kind, VUs: st.VUs, LLM: fromJSONStepLLM(st.LLM)})
 	}
 	if sw := in.Sweep; sw != nil {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,6 +33,8 @@ func sweepResult(s *view.Search) string {
 	}
 	if s.Sustained > 0 {
 		r += fmt.Sprintf("; highest constant rate that passed: %s", strong(rateText(s.Sustained)))
+	} else if slices.ContainsFunc(s.Steps, func(st view.SearchStep) bool { return st.Insufficient }) {
+		r += "; no constant rate passed: steps marked insufficient data had too few requests to judge a gate (lengthen --step-duration)"
 	}
 	return r
 }

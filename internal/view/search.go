@@ -50,8 +50,13 @@ type SearchStep struct {
 	ClientBound bool   // the generator, not the target, was the limit (analysis.GeneratorLimited)
 	ClientWhy   string // why it was
 	Pass        bool
-	Gates       []Gate
-	Why         string // why the step did not pass
+	// Insufficient says the step neither passed nor failed: no gate
+	// failed, but some had too few values in the window to be judged (a
+	// p99 needs 100), and the step achieved its rate with the generator
+	// keeping up. It fails neither the step nor a sweep.
+	Insufficient bool
+	Gates        []Gate
+	Why          string // why the step did not pass
 	// Kind and VUs are a sweep step's: analysis.SweepSynchronous,
 	// SweepThroughput (closed, VUs) or SweepConstant (Rate); "" in a
 	// capacity search.
@@ -74,6 +79,28 @@ func (st SearchStep) TooFewToJudge() bool {
 		}
 	}
 	return insufficient && !st.ClientBound && !strings.Contains(st.Why, "achieved ")
+}
+
+// Verdict is the step's verdict in words: "pass", "fail" or
+// "insufficient data".
+func (st SearchStep) Verdict() string {
+	switch {
+	case st.Pass:
+		return "pass"
+	case st.Insufficient:
+		return "insufficient data"
+	}
+	return "fail"
+}
+
+// FailedGate reports whether a gate failed on the step.
+func (st SearchStep) FailedGate() bool {
+	for _, g := range st.Gates {
+		if g.State == analysis.GateFail {
+			return true
+		}
+	}
+	return false
 }
 
 // Sweep is what a sweep found (perflab search --sweep): the synchronous

@@ -1,0 +1,233 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/perflab/perflab/internal/engine"
+	"github.com/perflab/perflab/internal/plan"
+	"github.com/perflab/perflab/internal/readback"
+	"github.com/perflab/perflab/internal/results"
+	"github.com/perflab/perflab/internal/run"
+	"github.com/perflab/perflab/internal/secret"
+)
+
+// llmWorkload names perflab llm's workload, and its implicit profile.
+const llmWorkload = "llm"
+
+// llmLoadFlags are the flags of perflab llm: a one-off load of an
+// OpenAI-compatible API, as guidellm and AIPerf make one, through an
+// implicit plan of one openai workload (as perflab http's is of one http
+// workload), so that the plan's checks name the flags.
+type llmLoadFlags struct {
+	model, endpoint, rate, apiKeyEnv, promptsFile, goodput, out, name string
+	isl, osl, conc, vusMin, vusMax, backlog                           int
+	islStddev, oslStddev                                              float64
+	seed                                                              int64
+	duration, timeout, grace, warmup, quantum                         time.Duration
+	headers, slo                                                      listFlag
+	stream, ignoreEOS, jsonOut                                        bool
+	export                                                            exportFlags
+}
+
+func (f *llmLoadFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.model, "model", "", "model to ask for (required)")
+	fs.StringVar(&f.endpoint, "endpoint", "chat", "chat (/v1/chat/completions) or completions (/v1/completions)")
+	fs.BoolVar(&f.stream, "stream", false, "stream the answers (server-sent events): measures the time to first token, inter-token latency and time per output token")
+	fs.IntVar(&f.isl, "isl", 0, "input sequence length: synthetic prompts of about N tokens (one a common English word)")
+	fs.Float64Var(&f.islStddev, "isl-stddev", 0, "spread of --isl: lengths drawn from a normal distribution")
+	fs.IntVar(&f.osl, "osl", 0, "output sequence length: ask for N tokens per answer (max_tokens; 0: the server's choice)")
+	fs.Float64Var(&f.oslStddev, "osl-stddev", 0, "spread of --osl: lengths drawn from a normal distribution")
+	fs.BoolVar(&f.ignoreEOS, "ignore-eos", false, "also send min_tokens and ignore_eos (vLLM, SGLang) so that each answer has exactly --osl tokens")
+	fs.StringVar(&f.promptsFile, "prompts-file", "", "send these prompts instead of synthetic ones: JSON lines, {\"prompt\": …} or {\"messages\": […]}")
+	fs.Int64Var(&f.seed, "seed", 0, "draw the synthetic prompts and lengths with this seed (0: picked at random, told in the report)")
+	fs.StringVar(&f.goodput, "goodput", "", "bounds a good request meets, e.g. ttft=200ms,itl=50ms,tpot=40ms,latency=20s (the report's goodput; gates goodput and goodput_rate)")
+	fs.StringVar(&f.apiKeyEnv, "api-key-env", "", "environment variable holding the API key, sent as a bearer token (never recorded)")
+	fs.Var(&f.headers, "H", "request header 'Name: value' (repeatable); ${VAR} is read from the environment")
+	fs.StringVar(&f.rate, "rate", "", "open model: request rate, e.g. 5/s (latency from each arrival's intended start)")
+	fs.IntVar(&f.conc, "concurrency", 0, fmt.Sprintf("closed model: requests in flight at once (default %d when no --rate)", defaultConcurrency))
+	fs.IntVar(&f.conc, "c", 0, "short for --concurrency")
+	fs.DurationVar(&f.duration, "duration", 30*time.Second, "how long to apply load")
+	fs.DurationVar(&f.timeout, "timeout", 0, "per-request timeout, answer included (0: the driver's 2m)")
+	fs.Var(&f.slo, "slo", sloUsage+"; LLM gates too: ttft_p99 < 500ms, itl_p99 < 50ms, goodput >= 90%")
+	fs.IntVar(&f.vusMin, "vus-min", plan.DefaultVUsMin, "open model: VUs started before the first arrival")
+	fs.IntVar(&f.vusMax, "vus-max", plan.DefaultVUsMax, "open model: most requests in flight; an arrival finding all busy is dropped")
+	fs.IntVar(&f.backlog, "backlog", 0, "open model: arrivals that may wait for a VU at --vus-max (0: drop at once)")
+	fs.DurationVar(&f.quantum, "dispatch-quantum", engine.DefaultQuantum, "open model: arrivals due within this of each other are sent together")
+	fs.DurationVar(&f.grace, "grace", plan.DefaultGrace, "time in-flight requests get to finish at the end")
+	fs.DurationVar(&f.warmup, "warmup", 0, "exclude this much from the start of the statistics (default: first interval)")
+	fs.BoolVar(&f.jsonOut, "json", false, "print the JSON summary to stdout instead of the table")
+	fs.StringVar(&f.out, "out", "perflab-runs", "parent directory for the run directory")
+	fs.StringVar(&f.name, "name", llmWorkload, "name of the run (part of its directory name)")
+	f.export.register(fs)
+}
+
+func (e *env) llmCmd(ctx context.Context, args []string) error {
+	var f llmLoadFlags
+	fs := newFlagSet("llm", e)
+	f.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(e.stderr, "Usage: perflab llm URL --model M [--rate 5/s | --concurrency 8] [--isl 200] [--osl 50] [--stream] [--duration 30s] [--goodput ttft=200ms,…] [--slo EXPR]… [--json] [--out DIR] [--export KIND=URL]…")
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return flagError(err)
+	}
+	if len(pos) != 1 {
+		return usageErrorf("perflab llm needs exactly one URL, the API's base (http://127.0.0.1:8000), got %d arguments", len(pos))
+	}
+	p, b, err := f.checkedPlan(pos[0], func(name string) bool { return set(fs, name) })
+	if err != nil {
+		return err
+	}
+	targets, err := f.export.build()
+	if err != nil {
+		return err
+	}
+	e.useScrubber(f.scrubber(pos[0]))
+	job := e.job(f.out, results.Meta{Name: f.name, Command: recordedCommand(append([]string{"perflab", "llm"}, args...)),
+		Extra: readback.WithSLO(nil, run.GateSpecs(p, f.slo))})
+	job.Plan, job.Builtins, job.SampleEvery, job.Export = p, b, p.SampleInterval, targets
+	return e.runJob(ctx, job, f.jsonOut)
+}
+
+// checkedPlan is the plan of the flags, checked as perflab run checks a
+// plan file, and its built-in values; every problem is listed at once,
+// each naming its flag, and nothing is started.
+func (f *llmLoadFlags) checkedPlan(rawURL string, given func(string) bool) (*plan.Plan, plan.Builtins, error) {
+	var problems []string
+	bad := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
+	p, err := f.plan(rawURL, given, bad)
+	if err != nil {
+		return nil, plan.Builtins{}, &runError{err: err, code: ExitFailed}
+	}
+	b, err := run.Builtins(filepath.Join(f.out, "RUN_DIR"))
+	if err != nil {
+		return nil, b, &runError{err: err, code: ExitFailed}
+	}
+	for _, err := range run.CheckBuilt(p, b) {
+		bad("%v", err)
+	}
+	problems = append(problems, sloProblems(f.slo)...)
+	unknown, _ := run.UnknownSLOWorkloads(p, f.slo)
+	for _, g := range unknown {
+		bad("--slo '%s': perflab llm runs one workload, %q, not %q", g.Expr, llmWorkload, g.Workload)
+	}
+	if len(problems) > 0 {
+		return nil, b, usageErrorf("invalid arguments:\n  %s", strings.Join(problems, "\n  "))
+	}
+	return p, b, nil
+}
+
+// plan is the implicit plan of the flags: one workload of the openai
+// driver, its load model set as perflab http sets its own.
+func (f *llmLoadFlags) plan(rawURL string, given func(string) bool, bad func(string, ...any)) (*plan.Plan, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return nil, fmt.Errorf("cannot locate the working directory: %w", err)
+	}
+	params, err := plan.ParamsOf(f.params(rawURL, given, bad)...)
+	if err != nil {
+		return nil, err
+	}
+	w := plan.Workload{Name: llmWorkload, Driver: "openai", Grace: f.grace, Params: params}
+	w.SetPos("grace", plan.Pos{Flag: "--grace"})
+	load := httpFlags{rate: f.rate, conc: f.conc, vusMin: f.vusMin, vusMax: f.vusMax, backlog: f.backlog, quantum: f.quantum}
+	load.model(&w, given, bad)
+	pr := plan.Profile{Name: llmWorkload, Duration: f.duration, Warmup: f.warmup, Workloads: []plan.Workload{w}}
+	pr.SetPos("duration", plan.Pos{Flag: "--duration"})
+	pr.SetPos("warmup", plan.Pos{Flag: "--warmup"})
+	return &plan.Plan{Name: cmp.Or(strings.TrimSpace(f.name), llmWorkload), Dir: dir, Implicit: true,
+		SampleInterval: sampleEveryFor(f.duration, f.warmup), StopGrace: plan.DefaultStopGrace, Profiles: []plan.Profile{pr}}, nil
+}
+
+// params are the openai driver's params of the flags, as a plan gives
+// them; the driver's own checks judge their values.
+func (f *llmLoadFlags) params(rawURL string, given func(string) bool, bad func(string, ...any)) []plan.Param {
+	ps := []plan.Param{{Key: "url", Value: rawURL}, {Key: "model", Value: f.model, Flag: "--model"},
+		{Key: "endpoint", Value: f.endpoint, Flag: "--endpoint"}, {Key: "stream", Value: f.stream, Flag: "--stream"}}
+	switch {
+	case given("isl"):
+		ps = append(ps, plan.Param{Key: "input_tokens", Value: lengths(f.isl, f.islStddev), Flag: "--isl"})
+	case f.promptsFile == "":
+		bad("--isl: give --isl N (synthetic prompts of about N tokens) or --prompts-file FILE")
+		// a stand-in, so that the plan's checks of the other flags still run
+		ps = append(ps, plan.Param{Key: "input_tokens", Value: lengths(1, 0), Flag: "--isl"})
+	}
+	if f.promptsFile != "" {
+		ps = append(ps, plan.Param{Key: "prompts_file", Value: f.promptsFile, Flag: "--prompts-file"})
+	}
+	if given("osl") {
+		ps = append(ps, plan.Param{Key: "output_tokens", Value: lengths(f.osl, f.oslStddev), Flag: "--osl"})
+	}
+	if f.ignoreEOS {
+		ps = append(ps, plan.Param{Key: "ignore_eos", Value: true, Flag: "--ignore-eos"})
+	}
+	if f.seed != 0 {
+		ps = append(ps, plan.Param{Key: "seed", Value: f.seed, Flag: "--seed"})
+	}
+	if f.goodput != "" {
+		ps = append(ps, plan.Param{Key: "goodput", Value: goodputBounds(f.goodput, bad), Flag: "--goodput"})
+	}
+	if f.timeout != 0 {
+		ps = append(ps, plan.Param{Key: "timeout", Value: f.timeout.String(), Flag: "--timeout"})
+	}
+	if f.apiKeyEnv != "" {
+		key, ok := os.LookupEnv(f.apiKeyEnv)
+		if !ok || key == "" {
+			bad("--api-key-env %s: the environment variable is not set", f.apiKeyEnv)
+		}
+		ps = append(ps, plan.Param{Key: "api_key", Value: key, Flag: "--api-key-env"})
+	}
+	if h := (&httpFlags{headers: f.headers}).header(bad); len(h) > 0 {
+		ps = append(ps, plan.Param{Key: "headers", Value: h, Flag: "-H"})
+	}
+	return ps
+}
+
+// lengths is a token length param: a mean, and a spread when given.
+func lengths(mean int, stddev float64) map[string]any {
+	l := map[string]any{"mean": mean}
+	if stddev != 0 {
+		l["stddev"] = stddev
+	}
+	return l
+}
+
+// goodputBounds reads --goodput, name=duration pairs separated by commas,
+// into the goodput param; the driver checks the names and durations.
+func goodputBounds(s string, bad func(string, ...any)) map[string]string {
+	out := map[string]string{}
+	for _, pair := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		if !ok || k == "" || v == "" {
+			bad("--goodput %q: want name=duration pairs, e.g. ttft=200ms,itl=50ms (names: ttft, itl, tpot, latency)", s)
+			return nil
+		}
+		out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	return out
+}
+
+// scrubber is the run's scrubber: the API key, the values of the
+// environment variables the headers read, the credential-named headers'
+// literal values and the credentials in the URL.
+func (f *llmLoadFlags) scrubber(rawURL string) *secret.Scrubber {
+	set := secret.Set{}
+	if f.apiKeyEnv != "" {
+		set.Env(os.Getenv(f.apiKeyEnv), "${"+f.apiKeyEnv+"}")
+	}
+	for _, line := range f.headers {
+		set.Header(line)
+	}
+	set.URL(rawURL)
+	f.export.secrets(set)
+	return set.Scrubber()
+}
