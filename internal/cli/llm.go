@@ -34,6 +34,7 @@ type llmLoadFlags struct {
 	headers, slo                                                      listFlag
 	stream, ignoreEOS, jsonOut                                        bool
 	export                                                            exportFlags
+	ci                                                                ciFlags
 }
 
 func (f *llmLoadFlags) register(fs *flag.FlagSet) {
@@ -66,6 +67,7 @@ func (f *llmLoadFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.out, "out", "perflab-runs", "parent directory for the run directory")
 	fs.StringVar(&f.name, "name", llmWorkload, "name of the run (part of its directory name)")
 	f.export.register(fs)
+	f.ci.register(fs)
 }
 
 func (e *env) llmCmd(ctx context.Context, args []string) error {
@@ -73,16 +75,21 @@ func (e *env) llmCmd(ctx context.Context, args []string) error {
 	fs := newFlagSet("llm", e)
 	f.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "Usage: perflab llm URL --model M [--rate 5/s | --concurrency 8] [--isl 200] [--osl 50] [--stream] [--duration 30s] [--goodput ttft=200ms,…] [--slo EXPR]… [--json] [--out DIR] [--export KIND=URL]…")
+		fmt.Fprintln(fs.Output(), "Usage: perflab llm URL --model M [--rate 5/s | --concurrency 8] [--isl 200] [--osl 50] [--stream] [--duration 30s] [--goodput ttft=200ms,…] [--slo EXPR]… [--json] [--out DIR | --run-dir DIR] [--junit FILE] [--csv FILE] [--export KIND=URL]…")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return flagError(err)
+		return e.flagError(fs, err)
 	}
 	if len(pos) != 1 {
 		return usageErrorf("perflab llm needs exactly one URL, the API's base (http://127.0.0.1:8000), got %d arguments", len(pos))
 	}
+	if err := f.ci.check(set(fs, "out")); err != nil {
+		return err
+	}
+	e.ci = f.ci
+	e.ci.name = f.name
 	p, b, err := f.checkedPlan(pos[0], func(name string) bool { return set(fs, name) })
 	if err != nil {
 		return err

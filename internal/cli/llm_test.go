@@ -99,7 +99,7 @@ func TestLLMFlagsAreChecked(t *testing.T) {
 	if code != ExitUsage {
 		t.Fatalf("exit %d, want %d\n%s", code, ExitUsage, stderr.String())
 	}
-	for _, want := range []string{"--model: model is required", "--isl: give --isl N", `--rate "fast": want a positive rate`,
+	for _, want := range []string{"--model: model is required", "--isl: give --isl N", `--rate "fast": want an operation rate like 500/s`,
 		`--goodput "ttft": want name=duration pairs`, "--osl: output_tokens: mean -3"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
