@@ -19,6 +19,18 @@ type IntervalFigures struct {
 	P90        time.Duration
 	P99        time.Duration
 	Latencies  int64 // latencies the quantiles rest on; 0 leaves them unset
+	// LLM holds an LLM stream's figures of the interval: time to first
+	// token, inter-token latency and time per output token at p50 and p99
+	// (each set where it has values), and the tokens; zero for other
+	// operations.
+	LLM LLMFigures
+}
+
+// LLMFigures are an interval's figures of LLM operations.
+type LLMFigures struct {
+	TTFT, ITL, TPOT            [2]time.Duration // p50, p99
+	TTFTs, ITLs, TPOTs         int64            // values each rests on
+	PromptTokens, OutputTokens int64
 }
 
 // Timeline is the figures of every interval, in order. Quantiles are from
@@ -56,6 +68,7 @@ func OpTimelines(ivs []*stats.Interval) map[string][]IntervalFigures {
 func figuresOf(iv *stats.Interval, keep func(op string) bool) IntervalFigures {
 	f := IntervalFigures{Start: iv.Start, End: iv.End}
 	lat := stats.NewHist()
+	measures := map[stats.Measure]*stats.Hist{stats.TTFT: stats.NewHist(), stats.ITL: stats.NewHist(), stats.TPOT: stats.NewHist()}
 	for name, st := range iv.Ops {
 		if !keep(name) {
 			continue
@@ -63,6 +76,22 @@ func figuresOf(iv *stats.Interval, keep func(op string) bool) IntervalFigures {
 		f.Requests += st.Classes.Total()
 		f.Errors += st.Classes.Errors()
 		lat.Merge(st.Latency)
+		for m, h := range measures {
+			if st.Measures[m] != nil {
+				h.Merge(st.Measures[m])
+			}
+		}
+		f.LLM.PromptTokens += st.Counters[stats.PromptTokens]
+		f.LLM.OutputTokens += st.Counters[stats.OutputTokens]
+	}
+	for _, x := range []struct {
+		m  stats.Measure
+		q  *[2]time.Duration
+		nn *int64
+	}{{stats.TTFT, &f.LLM.TTFT, &f.LLM.TTFTs}, {stats.ITL, &f.LLM.ITL, &f.LLM.ITLs}, {stats.TPOT, &f.LLM.TPOT, &f.LLM.TPOTs}} {
+		if h := measures[x.m]; h.Count() > 0 {
+			*x.nn, x.q[0], x.q[1] = h.Count(), h.Quantile(0.5), h.Quantile(0.99)
+		}
 	}
 	if secs := iv.End.Sub(iv.Start).Seconds(); secs > 0 {
 		f.Rate = float64(f.Requests) / secs

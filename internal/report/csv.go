@@ -44,6 +44,38 @@ var csvColumns = []csvColumn{
 	{"latency_p99_ms", func(r csvRow) string { return csvMs(r.f, r.f.P99) }},
 }
 
+// llmColumns are the columns CSV adds when an operation of the run had
+// LLM figures (an openai workload): its stream timings at p50 and p99 and
+// its tokens, in total and per second of the interval.
+var llmColumns = []csvColumn{
+	{"ttft_p50_ms", func(r csvRow) string { return llmMs(r.f.LLM.TTFTs, r.f.LLM.TTFT[0]) }},
+	{"ttft_p99_ms", func(r csvRow) string { return llmMs(r.f.LLM.TTFTs, r.f.LLM.TTFT[1]) }},
+	{"itl_p50_ms", func(r csvRow) string { return llmMs(r.f.LLM.ITLs, r.f.LLM.ITL[0]) }},
+	{"itl_p99_ms", func(r csvRow) string { return llmMs(r.f.LLM.ITLs, r.f.LLM.ITL[1]) }},
+	{"tpot_p50_ms", func(r csvRow) string { return llmMs(r.f.LLM.TPOTs, r.f.LLM.TPOT[0]) }},
+	{"tpot_p99_ms", func(r csvRow) string { return llmMs(r.f.LLM.TPOTs, r.f.LLM.TPOT[1]) }},
+	{"prompt_tokens", func(r csvRow) string { return strconv.FormatInt(r.f.LLM.PromptTokens, 10) }},
+	{"output_tokens", func(r csvRow) string { return strconv.FormatInt(r.f.LLM.OutputTokens, 10) }},
+	{"output_tokens_per_s", func(r csvRow) string { return perSecond(r.f, r.f.LLM.OutputTokens) }},
+}
+
+// llmMs is a stream timing in milliseconds; "" with no value under it.
+func llmMs(n int64, d time.Duration) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.FormatFloat(float64(d)/1e6, 'f', 3, 64)
+}
+
+// perSecond is n over the interval's length.
+func perSecond(f analysis.IntervalFigures, n int64) string {
+	secs := f.End.Sub(f.Start).Seconds()
+	if secs <= 0 {
+		return ""
+	}
+	return strconv.FormatFloat(float64(n)/secs, 'f', 3, 64)
+}
+
 // CSV writes every operation's figures, interval by interval, for a
 // spreadsheet or a CI chart: one row per operation per interval, in time
 // order (then by workload and operation), each figure in the unit its
@@ -52,19 +84,23 @@ var csvColumns = []csvColumn{
 // (empty where it had none). An interval shorter than the run's full
 // ones (the last of a load, cut at its end) is kept, so that the rows add
 // up to the run's totals, and marked partial=true: its rate rests on a
-// fraction of a second.
+// fraction of a second. A run with LLM operations has llmColumns too.
 func CSV(w io.Writer, r *view.Run) error {
 	cw := csv.NewWriter(w)
-	head := make([]string, len(csvColumns))
-	for i, c := range csvColumns {
+	rows, columns := csvRows(r), csvColumns
+	if slices.ContainsFunc(rows, func(r csvRow) bool { return r.f.LLM != (analysis.LLMFigures{}) }) {
+		columns = append(slices.Clone(columns), llmColumns...)
+	}
+	head := make([]string, len(columns))
+	for i, c := range columns {
 		head[i] = c.name
 	}
 	if err := cw.Write(head); err != nil {
 		return err
 	}
-	for _, row := range csvRows(r) {
-		cells := make([]string, len(csvColumns))
-		for i, c := range csvColumns {
+	for _, row := range rows {
+		cells := make([]string, len(columns))
+		for i, c := range columns {
 			cells[i] = c.cell(row)
 		}
 		if err := cw.Write(cells); err != nil {

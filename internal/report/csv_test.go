@@ -53,3 +53,38 @@ func TestCSV(t *testing.T) {
 		}
 	}
 }
+
+// An LLM run's CSV has the stream timings and tokens of each interval,
+// empty where an operation had no stream (a non-streamed call) and the
+// tokens per second of the interval.
+func TestCSVOfAnLLMRun(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	ms := time.Millisecond
+	r := &view.Run{OpTimelines: map[string]map[string][]analysis.IntervalFigures{
+		"p/chat": {"POST /v1/chat/completions": {
+			{Start: t0, End: t0.Add(2 * time.Second), Requests: 10, Rate: 5, Latencies: 10, P50: 500 * ms, P90: 600 * ms, P99: 700 * ms,
+				LLM: analysis.LLMFigures{TTFT: [2]time.Duration{100 * ms, 150 * ms}, TTFTs: 10, ITL: [2]time.Duration{10 * ms, 20 * ms}, ITLs: 490,
+					TPOT: [2]time.Duration{10 * ms, 11 * ms}, TPOTs: 10, PromptTokens: 2000, OutputTokens: 500}},
+			{Start: t0.Add(2 * time.Second), End: t0.Add(3 * time.Second), Requests: 1, Rate: 1, Latencies: 1, P50: ms, P90: ms, P99: ms,
+				LLM: analysis.LLMFigures{PromptTokens: 200, OutputTokens: 50}}, // not streamed: tokens, no timings
+		}},
+	}}
+	var b bytes.Buffer
+	if err := CSV(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil || len(rows) != 3 {
+		t.Fatalf("%v: %q", err, rows)
+	}
+	head := strings.Join(rows[0][13:], ",")
+	if head != "ttft_p50_ms,ttft_p99_ms,itl_p50_ms,itl_p99_ms,tpot_p50_ms,tpot_p99_ms,prompt_tokens,output_tokens,output_tokens_per_s" {
+		t.Errorf("LLM columns %q", head)
+	}
+	if got := strings.Join(rows[1][13:], ","); got != "100.000,150.000,10.000,20.000,10.000,11.000,2000,500,250.000" {
+		t.Errorf("streamed interval %q", got)
+	}
+	if got := strings.Join(rows[2][13:], ","); got != ",,,,,,200,50,50.000" {
+		t.Errorf("interval without streams %q", got)
+	}
+}
