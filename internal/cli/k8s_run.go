@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/perflab/perflab/internal/fleet"
@@ -73,6 +74,16 @@ func (e *env) kubeClient(path, context string) (k8s.Client, error) {
 	if e.k8sClient != nil {
 		return e.k8sClient(path, context)
 	}
+	cfg, err := restConfig(path, context)
+	if err != nil {
+		return nil, err
+	}
+	return k8s.NewClient(cfg)
+}
+
+// restConfig is the cluster a kubeconfig file (default: $KUBECONFIG, else
+// ~/.kube/config) and context (default: its current one) name.
+func restConfig(path, context string) (*rest.Config, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = path
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
@@ -80,5 +91,5 @@ func (e *env) kubeClient(path, context string) (k8s.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot load the kubeconfig: %w", err)
 	}
-	return k8s.NewClient(cfg)
+	return cfg, nil
 }

@@ -25,6 +25,7 @@ type sizeFlags struct {
 	size, gomemlimit, tolerance         string
 	resource                            string
 	verifyDuration                      time.Duration
+	k8s                                 resizeFlags
 }
 
 // size is `perflab size RUN_DIR [--strategy p99|vpa|krr] [--headroom 25%]
@@ -47,6 +48,10 @@ func (e *env) size(ctx context.Context, args []string) error {
 	fs.DurationVar(&f.verifyDuration, "verify-duration", 0, "with --verify: how long each confined run's load lasts (default: the profile's own)")
 	fs.StringVar(&f.gomemlimit, "verify-gomemlimit", "", "with --verify: set GOMEMLIMIT of the confined components to this share of their memory limit, e.g. 90%")
 	fs.StringVar(&f.tolerance, "tolerance", "20%", "with --verify and no SLO gates in the plan: how much slower than unconfined the latency p50 and p99 may be")
+	fs.Var(&f.k8s.resize, "k8s", "with --verify or --search-limits: COMPONENT=[NAMESPACE/]deployment/NAME[:CONTAINER] (or statefulset): the component runs in a cluster, and the confined run applies the size's requests and limits to that container (server-side apply, then back); repeatable")
+	fs.StringVar(&f.k8s.kubeconfig, "kubeconfig", "", "with --k8s: the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
+	fs.StringVar(&f.k8s.context, "context", "", "with --k8s: the kubeconfig context (default: its current one)")
+	fs.DurationVar(&f.k8s.rollout, "rollout-timeout", 5*time.Minute, "with --k8s: how long a rollout of the size's resources (and of the resources put back) may take")
 	fs.StringVar(&e.ci.junit, "junit", "", "with --verify: also write the run's checks, each size's verdict among them, as JUnit XML to `FILE`, for CI")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: perflab size RUN_DIR [--strategy p99|vpa|krr] [--headroom 25%] [--limit-factor 1.5] [--basis p99|p95|mean+3sd] [--at LOAD]")
@@ -136,7 +141,7 @@ func (f sizeFlags) parseVerify(fs *flag.FlagSet) (verifyFlags, []string) {
 		problems = append(problems, "--verify and --search-limits: give one")
 	}
 	if !f.verify && !f.searchLimits {
-		for _, name := range []string{"size", "verify-duration", "verify-gomemlimit", "tolerance", "resource", "junit"} {
+		for _, name := range []string{"size", "verify-duration", "verify-gomemlimit", "tolerance", "resource", "junit", "k8s", "kubeconfig", "context", "rollout-timeout"} {
 			if set(fs, name) {
 				problems = append(problems, "--"+name+" applies to --verify and --search-limits")
 			}
@@ -157,6 +162,10 @@ func (f sizeFlags) parseVerify(fs *flag.FlagSet) (verifyFlags, []string) {
 	if f.at != "" {
 		problems = append(problems, "--at and --verify: give one")
 	}
+	var kp []string
+	v.k8s, kp = f.k8s.parse()
+	problems = append(problems, kp...)
+	v.kubeconfig, v.kubeContext, v.rollout = f.k8s.kubeconfig, f.k8s.context, f.k8s.rollout
 	if f.verifyDuration < 0 {
 		problems = append(problems, fmt.Sprintf("--verify-duration %v: want a positive duration", f.verifyDuration))
 	}

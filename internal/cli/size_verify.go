@@ -28,6 +28,12 @@ type verifyFlags struct {
 	gomemlimit float64       // share of the memory limit as GOMEMLIMIT; 0 sets none
 	tolerance  float64
 	resources  []string // --search-limits: the resources to search, in order
+	// k8s are the components that run in a cluster, resized there for a
+	// confined run (--k8s), with the cluster's kubeconfig and context and
+	// how long a rollout may take.
+	k8s                     []k8sResize
+	kubeconfig, kubeContext string
+	rollout                 time.Duration
 }
 
 // aSize is one size of a run to verify: its cell and its rows.
@@ -202,12 +208,13 @@ func (e *env) verifyOne(ctx context.Context, store *results.Run, r *view.Run, fi
 	if err != nil {
 		return analysis.Verified{}, baseline, err
 	}
-	confine, notes := confinements(p, s.scale.apply(s.t), f.gomemlimit)
+	sized := s.scale.apply(s.t)
+	confine, notes := confinements(p, sized, f.gomemlimit, f.k8sComponents())
 	for _, n := range notes {
 		fmt.Fprintf(e.stderr, "perflab: note: size %s: %s\n", s.t.Size, n)
 	}
-	if len(confine) == 0 {
-		return analysis.Verified{}, baseline, errors.New("no component perflab starts has a limit in this size (too few samples for a figure?): nothing to hold to it")
+	if len(confine) == 0 && len(f.k8s) == 0 {
+		return analysis.Verified{}, baseline, errors.New("no component perflab starts has a limit in this size (too few samples for a figure?), and --k8s names none in a cluster: nothing to hold to it")
 	}
 	what := limitsText(s.t)
 	if s.scale.factor > 0 {
@@ -219,11 +226,41 @@ func (e *env) verifyOne(ctx context.Context, store *results.Run, r *view.Run, fi
 			return analysis.Verified{}, "", err
 		}
 	}
+	var extra []analysis.Confined
+	if len(f.k8s) > 0 {
+		rs, rolledOut, why, err := e.resizeK8s(ctx, f, sized)
+		defer func() {
+			if err := rs.restore(e.stderr); err != nil {
+				fmt.Fprintf(e.stderr, "perflab: error: cannot put the resources back: %v\n", err)
+			}
+		}()
+		if err != nil {
+			return analysis.Verified{}, baseline, err
+		}
+		if !rolledOut {
+			return rs.notRolledOut(s.t, why), baseline, nil
+		}
+		fmt.Fprintf(e.stderr, "size %s of cell %s at %s, confined: %s\n", s.t.Size, cellLabel(s.cell), s.t.Load, what)
+		dir, err := e.rerun(ctx, store, p, b, s, "confined", confine)
+		if err != nil {
+			return analysis.Verified{}, baseline, err
+		}
+		if extra, err = rs.evidence(ctx); err != nil {
+			return analysis.Verified{}, baseline, err
+		}
+		return judge(r, s, f, baseline, dir, extra)
+	}
 	fmt.Fprintf(e.stderr, "size %s of cell %s at %s, confined: %s\n", s.t.Size, cellLabel(s.cell), s.t.Load, what)
 	dir, err := e.rerun(ctx, store, p, b, s, "confined", confine)
 	if err != nil {
 		return analysis.Verified{}, baseline, err
 	}
+	return judge(r, s, f, baseline, dir, extra)
+}
+
+// judge judges the confined run in dir against the baseline run, with
+// extra the evidence of components confined elsewhere (in a cluster).
+func judge(r *view.Run, s aSize, f verifyFlags, baseline, dir string, extra []analysis.Confined) (analysis.Verified, string, error) {
 	base, err := results.OpenReadOnly(baseline)
 	if err != nil {
 		return analysis.Verified{}, baseline, err
@@ -234,8 +271,17 @@ func (e *env) verifyOne(ctx context.Context, store *results.Run, r *view.Run, fi
 		return analysis.Verified{}, baseline, err
 	}
 	defer confined.Close()
-	v, err := readback.JudgeConfined(r, s.cell.Index, s.t.Size, base, confined, f.tolerance)
+	v, err := readback.JudgeConfined(r, s.cell.Index, s.t.Size, base, confined, f.tolerance, extra)
 	return v, baseline, err
+}
+
+// k8sComponents are the components --k8s resizes in a cluster.
+func (f verifyFlags) k8sComponents() map[string]bool {
+	out := map[string]bool{}
+	for _, m := range f.k8s {
+		out[m.component] = true
+	}
+	return out
 }
 
 // sizePlan is the run's plan again, narrowed to size s's cell and
@@ -293,7 +339,7 @@ func oneCell(p *plan.Plan, c *view.Cell) {
 // confinements are the limits of size t for each component of p that
 // perflab starts, with GOMEMLIMIT at share of a memory limit when share
 // is set; notes say which components cannot be confined, and why.
-func confinements(p *plan.Plan, t analysis.TShirt, share float64) (map[string]run.Confinement, []string) {
+func confinements(p *plan.Plan, t analysis.TShirt, share float64, inCluster map[string]bool) (map[string]run.Confinement, []string) {
 	out := map[string]run.Confinement{}
 	var notes []string
 	started := map[string]bool{}
@@ -301,6 +347,9 @@ func confinements(p *plan.Plan, t analysis.TShirt, share float64) (map[string]ru
 		started[c.Name] = c.Run != nil
 	}
 	for _, row := range t.Components {
+		if inCluster[row.Component] {
+			continue // resized in its cluster
+		}
 		if !started[row.Component] {
 			notes = append(notes, fmt.Sprintf("component %s is not confined: perflab does not start it (attached, or read from Prometheus)", row.Component))
 			continue

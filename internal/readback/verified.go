@@ -189,10 +189,11 @@ func sameLimits(t analysis.TShirt, v analysis.Verified) bool {
 // the same load made unconfined just before it (baseline; nil compares
 // with orig's phase): analysis.JudgeVerified, fed with the load
 // workload's latency of both runs, the confined phase's verdicts, its
-// gates, and what the kernel counted of each component. A baseline of the
+// gates, and what the kernel counted of each component (extra: of those
+// confined in a cluster, as the kubelet counted it). A baseline of the
 // same hour keeps a machine that got busier since the sizing run from
 // passing for a size that is too small.
-func JudgeConfined(orig *view.Run, cell int, size string, baseline, confined *results.Run, tolerance float64) (analysis.Verified, error) {
+func JudgeConfined(orig *view.Run, cell int, size string, baseline, confined *results.Run, tolerance float64, extra []analysis.Confined) (analysis.Verified, error) {
 	v := analysis.Verified{Cell: cell, Size: size, Run: confined.Dir()}
 	before, in, err := sizedPhase(orig, cell, size)
 	if err != nil {
@@ -233,6 +234,11 @@ func JudgeConfined(orig *view.Run, cell int, size string, baseline, confined *re
 	comps, err := confinedComponents(confined, ac, phase, before)
 	if err != nil {
 		return v, err
+	}
+	for _, x := range extra { // confined in a cluster: their CPU use and GC from the runs' samples
+		x.GCPerMin, x.GCPerMinBefore = gcRate(phase, x.Component), gcRate(before, x.Component)
+		x.CPUUsed = componentStat(phase, x.Component, observe.CPUCores).Avg
+		comps = append(comps, x)
 	}
 	out := analysis.JudgeVerified(analysis.VerifyInput{Size: size, Load: sizeLoad(in, size), BeforeLatency: b.LatencyByInterval,
 		AfterLatency: a.LatencyByInterval, Held: held, HasGates: len(after.SLO) > 0, FailedGates: failedGates(after.SLO),
