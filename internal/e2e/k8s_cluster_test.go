@@ -64,6 +64,7 @@ func TestK8s(t *testing.T) {
 		{"Interrupted", testK8sInterrupted},
 		{"ManifestsAccepted", testK8sManifestsAccepted},
 		{"ClientBound", testK8sClientBound},
+		{"SizeVerify", testK8sSizeVerify},
 	} {
 		t.Run(st.name, func(t *testing.T) { st.test(t, c) })
 	}
@@ -131,6 +132,8 @@ func (c *cluster) deployTarget(t *testing.T, args ...string) string {
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: labels},
+			// on the node's network, the new pod can bind the port only once the old one is gone
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{HostNetwork: true, Containers: []corev1.Container{{

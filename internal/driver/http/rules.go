@@ -84,8 +84,16 @@ const (
 )
 
 // tlsLook is how long a look at an idle TLS connection with bytes waiting
-// may wait for a record of the answer's to be whole.
-const tlsLook = time.Millisecond
+// may wait for a record of the answer's to be whole; tlsWhole how long it
+// may take to read one that is whole in the socket already. A read past
+// its deadline reads nothing, even with the bytes there: on a busy
+// machine a goroutine descheduled between the deadline and the read for
+// longer than tlsLook would take a server's close for an unknown record,
+// uncounted.
+const (
+	tlsLook  = time.Millisecond
+	tlsWhole = 250 * time.Millisecond
+)
 
 // peeker looks at the socket of a connection between requests, without
 // taking from it.
@@ -134,7 +142,11 @@ func (p peeker) look() (idleState, bool) {
 	case p.tls == nil:
 		return idleStray, false
 	}
-	_ = p.tls.SetReadDeadline(time.Now().Add(tlsLook))
+	wait := tlsLook
+	if p.wholeRecord() {
+		wait = tlsWhole
+	}
+	_ = p.tls.SetReadDeadline(time.Now().Add(wait))
 	n, err = p.tls.Read(b[:])
 	switch {
 	case n > 0:
@@ -145,6 +157,28 @@ func (p peeker) look() (idleState, bool) {
 		return idleUnknown, true
 	}
 	return idleClosed, true
+}
+
+// wholeRecord tells whether the socket holds a whole TLS record, its
+// header first: the bytes between requests start at a record's header
+// (an answer that ended inside a record closed its connection).
+func (p peeker) wholeRecord() bool {
+	var hdr [5]byte
+	if n := p.peek(hdr[:]); n < len(hdr) {
+		return false
+	}
+	need := len(hdr) + (int(hdr[3])<<8 | int(hdr[4]))
+	return p.peek(make([]byte, need)) == need
+}
+
+// peek is how many bytes of b the socket's waiting bytes fill.
+func (p peeker) peek(b []byte) int {
+	var n int
+	_ = p.raw.Read(func(fd uintptr) bool {
+		n, _, _ = peekSocket(fd, b)
+		return true
+	})
+	return max(n, 0)
 }
 
 // recordConn is the TCP connection under a TLS one. It follows the TLS
