@@ -154,6 +154,7 @@ func layerBinary(t *testing.T, img v1.Image) (*tar.Header, []byte) {
 // perflab:VERSION, whose config runs perflab, labelled with its version,
 // on linux/GOARCH, and whose one layer holds that very binary, mode 0755.
 func TestK8sImageArchive(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	code, stdout, stderr := runStatic(t, dir, "k8s", "image", "--out", "perflab.tar")
 	if code != cli.ExitOK || strings.TrimSpace(stdout) != "perflab:"+cli.Version {
@@ -197,6 +198,7 @@ func TestK8sImageArchive(t *testing.T) {
 // k8s.io images import` under the name a pod's image perflab:VERSION
 // resolves to, and the image runs perflab.
 func TestK8sImageImportsIntoContainerd(t *testing.T) {
+	t.Parallel()
 	ctd := testutil.StartContainerd(t)
 	dir := t.TempDir()
 	if code, _, stderr := runStatic(t, dir, "k8s", "image", "--out", "perflab.tar"); code != cli.ExitOK {
@@ -213,7 +215,7 @@ func TestK8sImageImportsIntoContainerd(t *testing.T) {
 		t.Fatalf("ctr images ls: %v\n%s", err, out)
 	}
 	out, err = ctd.Ctr(ctx, "-n", "k8s.io", "run", "--rm", ref, "perflab-image-test", "perflab", "version")
-	if err != nil || strings.TrimSpace(string(out)) != "perflab "+cli.Version {
+	if first, _, _ := strings.Cut(string(out), "\n"); err != nil || strings.TrimSpace(first) != "perflab "+cli.Version {
 		t.Errorf("ctr run %s perflab version: %v\n%s", ref, err, out)
 	}
 }
@@ -223,6 +225,7 @@ func TestK8sImageImportsIntoContainerd(t *testing.T) {
 // the digest perflab printed and the archive's; without --insecure the
 // push is refused, saying so.
 func TestK8sImagePush(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	defer srv.Close()
 	repo := strings.TrimPrefix(srv.URL, "http://") + "/perflab"
@@ -260,6 +263,7 @@ func TestK8sImagePush(t *testing.T) {
 // TestK8sImageOutUnwritable: an --out that cannot be written fails with
 // exit 1, naming it, and leaves no file, not even a partial one.
 func TestK8sImageOutUnwritable(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "file"), nil, 0o644); err != nil {
 		t.Fatal(err)
