@@ -95,31 +95,52 @@ func (e *env) httpCmd(ctx context.Context, args []string) error {
 		fs.PrintDefaults()
 		fmt.Fprint(fs.Output(), "\n"+httpdriver.RulesText())
 	}
+	return e.runImplicit(ctx, fs, args, implicitRun{cmd: "http", needs: "exactly one URL", out: &f.out, name: &f.name, slo: &f.slo,
+		jsonOut: &f.jsonOut, export: &f.export, ci: &f.ci, plan: f.checkedPlan, scrubber: f.scrubber})
+}
+
+// implicitRun is a command whose flags make a plan of one workload
+// (perflab http, perflab llm): where its flags are, and how it makes and
+// checks its plan from its one argument, the URL.
+type implicitRun struct {
+	cmd, needs string // "http"; what its one argument is: "exactly one URL"
+	out, name  *string
+	slo        *listFlag
+	jsonOut    *bool
+	export     *exportFlags
+	ci         *ciFlags
+	plan       func(rawURL string, given func(string) bool) (*plan.Plan, plan.Builtins, error)
+	scrubber   func(rawURL string) *secret.Scrubber
+}
+
+// runImplicit parses args into fs, makes the command's plan and runs it
+// as perflab run runs a plan file.
+func (e *env) runImplicit(ctx context.Context, fs *flag.FlagSet, args []string, r implicitRun) error {
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return e.flagError(fs, err)
 	}
 	if len(pos) != 1 {
-		return usageErrorf("perflab http needs exactly one URL, got %d arguments", len(pos))
+		return usageErrorf("perflab %s needs %s, got %d arguments", r.cmd, r.needs, len(pos))
 	}
-	if err := f.ci.check(set(fs, "out")); err != nil {
+	if err := r.ci.check(set(fs, "out")); err != nil {
 		return err
 	}
-	e.ci = f.ci
-	e.ci.name = f.name
-	p, b, err := f.checkedPlan(pos[0], func(name string) bool { return set(fs, name) })
+	e.ci = *r.ci
+	e.ci.name = *r.name
+	p, b, err := r.plan(pos[0], func(name string) bool { return set(fs, name) })
 	if err != nil {
 		return err
 	}
-	targets, err := f.export.build()
+	targets, err := r.export.build()
 	if err != nil {
 		return err
 	}
-	e.useScrubber(f.scrubber(pos[0]))
-	job := e.job(f.out, results.Meta{Name: f.name, Command: recordedCommand(append([]string{"perflab", "http"}, args...)),
-		Extra: readback.WithSLO(nil, run.GateSpecs(p, f.slo))})
+	e.useScrubber(r.scrubber(pos[0]))
+	job := e.job(*r.out, results.Meta{Name: *r.name, Command: recordedCommand(append([]string{"perflab", r.cmd}, args...)),
+		Extra: readback.WithSLO(nil, run.GateSpecs(p, *r.slo))})
 	job.Plan, job.Builtins, job.SampleEvery, job.Export = p, b, p.SampleInterval, targets
-	return e.runJob(ctx, job, f.jsonOut)
+	return e.runJob(ctx, job, *r.jsonOut)
 }
 
 // sampleEveryFor is how often perflab http samples the generator over a

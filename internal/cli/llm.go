@@ -12,8 +12,6 @@ import (
 
 	"github.com/perflab/perflab/internal/engine"
 	"github.com/perflab/perflab/internal/plan"
-	"github.com/perflab/perflab/internal/readback"
-	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/secret"
 )
@@ -78,31 +76,8 @@ func (e *env) llmCmd(ctx context.Context, args []string) error {
 		fmt.Fprintln(fs.Output(), "Usage: perflab llm URL --model M [--rate 5/s | --concurrency 8] [--isl 200] [--osl 50] [--stream] [--duration 30s] [--goodput ttft=200ms,…] [--slo EXPR]… [--json] [--out DIR | --run-dir DIR] [--junit FILE] [--csv FILE] [--export KIND=URL]…")
 		fs.PrintDefaults()
 	}
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return e.flagError(fs, err)
-	}
-	if len(pos) != 1 {
-		return usageErrorf("perflab llm needs exactly one URL, the API's base (http://127.0.0.1:8000), got %d arguments", len(pos))
-	}
-	if err := f.ci.check(set(fs, "out")); err != nil {
-		return err
-	}
-	e.ci = f.ci
-	e.ci.name = f.name
-	p, b, err := f.checkedPlan(pos[0], func(name string) bool { return set(fs, name) })
-	if err != nil {
-		return err
-	}
-	targets, err := f.export.build()
-	if err != nil {
-		return err
-	}
-	e.useScrubber(f.scrubber(pos[0]))
-	job := e.job(f.out, results.Meta{Name: f.name, Command: recordedCommand(append([]string{"perflab", "llm"}, args...)),
-		Extra: readback.WithSLO(nil, run.GateSpecs(p, f.slo))})
-	job.Plan, job.Builtins, job.SampleEvery, job.Export = p, b, p.SampleInterval, targets
-	return e.runJob(ctx, job, f.jsonOut)
+	return e.runImplicit(ctx, fs, args, implicitRun{cmd: "llm", needs: "exactly one URL, the API's base (http://127.0.0.1:8000)", out: &f.out, name: &f.name,
+		slo: &f.slo, jsonOut: &f.jsonOut, export: &f.export, ci: &f.ci, plan: f.checkedPlan, scrubber: f.scrubber})
 }
 
 // checkedPlan is the plan of the flags, checked as perflab run checks a

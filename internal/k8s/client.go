@@ -37,35 +37,45 @@ type restClient struct {
 
 // NewClient is a Client of the cluster cfg describes (a kubeconfig's).
 func NewClient(cfg *rest.Config) (Client, error) {
-	scheme := runtime.NewScheme()
-	if err := corev1.AddToScheme(scheme); err != nil {
-		return nil, fmt.Errorf("cannot make a Kubernetes client: %w", err)
+	cs, err := restClients(cfg, []func(*runtime.Scheme) error{corev1.AddToScheme, batchv1.AddToScheme},
+		corev1.SchemeGroupVersion, batchv1.SchemeGroupVersion)
+	if err != nil {
+		return nil, err
 	}
-	if err := batchv1.AddToScheme(scheme); err != nil {
-		return nil, fmt.Errorf("cannot make a Kubernetes client: %w", err)
+	return &restClient{core: cs[0], batch: cs[1]}, nil
+}
+
+// restClients are REST clients of the cluster cfg describes, one per API
+// group version of gvs (core/v1 at /api, the others at /apis), sharing
+// one HTTP client and a scheme of the kinds add registers.
+func restClients(cfg *rest.Config, add []func(*runtime.Scheme) error, gvs ...schema.GroupVersion) ([]*rest.RESTClient, error) {
+	scheme := runtime.NewScheme()
+	for _, a := range add {
+		if err := a(scheme); err != nil {
+			return nil, fmt.Errorf("cannot make a Kubernetes client: %w", err)
+		}
 	}
 	codecs := serializer.NewCodecFactory(scheme)
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cannot make a Kubernetes client: %w", err)
 	}
-	client := func(gv schema.GroupVersion, apiPath string) (*rest.RESTClient, error) {
+	out := make([]*rest.RESTClient, len(gvs))
+	for i, gv := range gvs {
 		c := rest.CopyConfig(cfg)
-		c.GroupVersion, c.APIPath = &gv, apiPath
+		c.GroupVersion, c.APIPath = &gv, "/apis"
+		if gv.Group == "" {
+			c.APIPath = "/api"
+		}
 		c.NegotiatedSerializer = codecs.WithoutConversion()
 		if c.UserAgent == "" {
 			c.UserAgent = rest.DefaultKubernetesUserAgent()
 		}
-		return rest.RESTClientForConfigAndClient(c, hc)
+		if out[i], err = rest.RESTClientForConfigAndClient(c, hc); err != nil {
+			return nil, fmt.Errorf("cannot make a Kubernetes client: %w", err)
+		}
 	}
-	var rc restClient
-	if rc.core, err = client(corev1.SchemeGroupVersion, "/api"); err != nil {
-		return nil, fmt.Errorf("cannot make a Kubernetes client: %w", err)
-	}
-	if rc.batch, err = client(batchv1.SchemeGroupVersion, "/apis"); err != nil {
-		return nil, fmt.Errorf("cannot make a Kubernetes client: %w", err)
-	}
-	return &rc, nil
+	return out, nil
 }
 
 // resource is the REST client and resource name of obj's kind.

@@ -14,8 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 )
@@ -80,34 +78,12 @@ type Resizer struct {
 
 // NewResizer is a Resizer of the cluster cfg describes.
 func NewResizer(cfg *rest.Config) (*Resizer, error) {
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			return nil, fmt.Errorf("cannot make a Kubernetes client: %w", err)
-		}
-	}
-	codecs := serializer.NewCodecFactory(scheme)
-	hc, err := rest.HTTPClientFor(cfg)
+	cs, err := restClients(cfg, []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme},
+		corev1.SchemeGroupVersion, appsv1.SchemeGroupVersion)
 	if err != nil {
-		return nil, fmt.Errorf("cannot make a Kubernetes client: %w", err)
+		return nil, err
 	}
-	client := func(gv schema.GroupVersion, apiPath string) (*rest.RESTClient, error) {
-		c := rest.CopyConfig(cfg)
-		c.GroupVersion, c.APIPath = &gv, apiPath
-		c.NegotiatedSerializer = codecs.WithoutConversion()
-		if c.UserAgent == "" {
-			c.UserAgent = rest.DefaultKubernetesUserAgent()
-		}
-		return rest.RESTClientForConfigAndClient(c, hc)
-	}
-	var r Resizer
-	if r.core, err = client(corev1.SchemeGroupVersion, "/api"); err == nil {
-		r.apps, err = client(appsv1.SchemeGroupVersion, "/apis")
-	}
-	if err != nil {
-		return nil, fmt.Errorf("cannot make a Kubernetes client: %w", err)
-	}
-	return &r, nil
+	return &Resizer{core: cs[0], apps: cs[1]}, nil
 }
 
 // workload is a Deployment's or StatefulSet's parts a resize reads.
