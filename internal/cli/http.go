@@ -158,23 +158,32 @@ func sampleEveryFor(d, warmup time.Duration) time.Duration {
 // Every problem is listed at once, each naming its flag; nothing is
 // started.
 func (f *httpFlags) checkedPlan(rawURL string, given func(string) bool) (*plan.Plan, plan.Builtins, error) {
+	return checkImplicit("http", httpWorkload, f.out, f.slo, func(bad func(string, ...any)) (*plan.Plan, error) {
+		return f.plan(rawURL, given, bad)
+	})
+}
+
+// checkImplicit makes the implicit plan of command cmd (one workload,
+// named workload) with makePlan and checks it as perflab run checks a
+// plan file; out is the parent of its run directory, slo its --slo gates.
+func checkImplicit(cmd, workload, out string, slo listFlag, makePlan func(bad func(string, ...any)) (*plan.Plan, error)) (*plan.Plan, plan.Builtins, error) {
 	var problems []string
 	bad := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
-	p, err := f.plan(rawURL, given, bad)
+	p, err := makePlan(bad)
 	if err != nil {
 		return nil, plan.Builtins{}, &runError{err: err, code: ExitFailed}
 	}
-	b, err := run.Builtins(filepath.Join(f.out, "RUN_DIR"))
+	b, err := run.Builtins(filepath.Join(out, "RUN_DIR"))
 	if err != nil {
 		return nil, b, &runError{err: err, code: ExitFailed}
 	}
 	for _, err := range run.CheckBuilt(p, b) {
 		bad("%v", err)
 	}
-	problems = append(problems, sloProblems(f.slo)...)
-	unknown, _ := run.UnknownSLOWorkloads(p, f.slo)
+	problems = append(problems, sloProblems(slo)...)
+	unknown, _ := run.UnknownSLOWorkloads(p, slo)
 	for _, g := range unknown {
-		bad("--slo '%s': perflab http runs one workload, %q, not %q", g.Expr, httpWorkload, g.Workload)
+		bad("--slo '%s': perflab %s runs one workload, %q, not %q", g.Expr, cmd, workload, g.Workload)
 	}
 	for _, err := range run.OpenFileProblems(p, 1) {
 		bad("%v", err)

@@ -6,13 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/perflab/perflab/internal/engine"
 	"github.com/perflab/perflab/internal/plan"
-	"github.com/perflab/perflab/internal/run"
 	"github.com/perflab/perflab/internal/secret"
 )
 
@@ -84,28 +82,9 @@ func (e *env) llmCmd(ctx context.Context, args []string) error {
 // plan file, and its built-in values; every problem is listed at once,
 // each naming its flag, and nothing is started.
 func (f *llmLoadFlags) checkedPlan(rawURL string, given func(string) bool) (*plan.Plan, plan.Builtins, error) {
-	var problems []string
-	bad := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
-	p, err := f.plan(rawURL, given, bad)
-	if err != nil {
-		return nil, plan.Builtins{}, &runError{err: err, code: ExitFailed}
-	}
-	b, err := run.Builtins(filepath.Join(f.out, "RUN_DIR"))
-	if err != nil {
-		return nil, b, &runError{err: err, code: ExitFailed}
-	}
-	for _, err := range run.CheckBuilt(p, b) {
-		bad("%v", err)
-	}
-	problems = append(problems, sloProblems(f.slo)...)
-	unknown, _ := run.UnknownSLOWorkloads(p, f.slo)
-	for _, g := range unknown {
-		bad("--slo '%s': perflab llm runs one workload, %q, not %q", g.Expr, llmWorkload, g.Workload)
-	}
-	if len(problems) > 0 {
-		return nil, b, usageErrorf("invalid arguments:\n  %s", strings.Join(problems, "\n  "))
-	}
-	return p, b, nil
+	return checkImplicit("llm", llmWorkload, f.out, f.slo, func(bad func(string, ...any)) (*plan.Plan, error) {
+		return f.plan(rawURL, given, bad)
+	})
 }
 
 // plan is the implicit plan of the flags: one workload of the openai
