@@ -5,6 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -74,6 +78,7 @@ func ParseWorkloadRef(s string) (WorkloadRef, error) {
 // Resizer changes and reads workloads of one cluster.
 type Resizer struct {
 	apps, core *rest.RESTClient
+	direct     *http.Client // the kubeconfig's credentials, for a kubelet the API server will not proxy to
 }
 
 // NewResizer is a Resizer of the cluster cfg describes.
@@ -83,7 +88,11 @@ func NewResizer(cfg *rest.Config) (*Resizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Resizer{core: cs[0], apps: cs[1]}, nil
+	direct, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cannot make a Kubernetes client: %w", err)
+	}
+	return &Resizer{core: cs[0], apps: cs[1], direct: direct}, nil
 }
 
 // workload is a Deployment's or StatefulSet's parts a resize reads.
@@ -313,12 +322,18 @@ func (r *Resizer) Evidence(ctx context.Context, w WorkloadRef, container string)
 	return ev, nil
 }
 
-// cadvisor reads the kubelet's cAdvisor figures of node, through the API
-// server, of container in namespace: by "POD/METRIC".
+// cadvisor reads the kubelet's cAdvisor figures of node, of container in
+// namespace: by "POD/METRIC". It asks the API server to proxy to the
+// kubelet (nodes/proxy), and, where the API server will not (a kubelet on
+// a loopback address: "address not allowed"), the kubelet itself, with
+// the kubeconfig's credentials.
 func (r *Resizer) cadvisor(ctx context.Context, node, namespace, container string) (map[string]float64, error) {
 	raw, err := r.core.Get().AbsPath("/api/v1/nodes", node, "proxy", "metrics", "cadvisor").DoRaw(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read the kubelet's cAdvisor figures of node %s (nodes/proxy): %w", node, err)
+		var derr error
+		if raw, derr = r.kubelet(ctx, node, "/metrics/cadvisor"); derr != nil {
+			return nil, fmt.Errorf("cannot read the kubelet's cAdvisor figures of node %s: through the API server (nodes/proxy): %v; from the kubelet: %w", node, err, derr)
+		}
 	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
@@ -350,4 +365,39 @@ func (r *Resizer) cadvisor(ctx context.Context, node, namespace, container strin
 		}
 	}
 	return out, nil
+}
+
+// kubelet GETs path of node's kubelet, at the address and port the node
+// reports, with the kubeconfig's credentials and trust.
+func (r *Resizer) kubelet(ctx context.Context, node, path string) ([]byte, error) {
+	var n corev1.Node
+	if err := r.core.Get().Resource("nodes").Name(node).Do(ctx).Into(&n); err != nil {
+		return nil, err
+	}
+	host := ""
+	for _, want := range []corev1.NodeAddressType{corev1.NodeHostName, corev1.NodeInternalIP} {
+		for _, a := range n.Status.Addresses {
+			if a.Type == want && host == "" {
+				host = a.Address
+			}
+		}
+	}
+	port := n.Status.DaemonEndpoints.KubeletEndpoint.Port
+	if host == "" || port == 0 {
+		return nil, fmt.Errorf("node %s reports no address or kubelet port", node)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+net.JoinHostPort(host, strconv.Itoa(int(port)))+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := r.direct.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("%s: %.200s", resp.Status, body)
+	}
+	return body, err
 }
