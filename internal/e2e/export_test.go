@@ -115,19 +115,28 @@ func readStored(t *testing.T, dir string) storedRun {
 		t.Fatalf("csv: %v\n%s", err, r.stdout)
 	}
 	st := storedRun{p99: map[int64]float64{}}
-	for _, row := range rows[1:] { // workload,operation,start,end,requests,errors,rate_per_s,latency_count,p50_ms,p90_ms,p99_ms
-		start, _ := time.Parse(time.RFC3339Nano, row[2])
-		end, _ := time.Parse(time.RFC3339Nano, row[3])
-		n, _ := strconv.ParseInt(row[4], 10, 64)
-		e, _ := strconv.ParseInt(row[5], 10, 64)
-		lat, _ := strconv.ParseInt(row[7], 10, 64)
+	col := map[string]int{}
+	for i, name := range rows[0] {
+		col[name] = i
+	}
+	for _, name := range []string{"start", "end", "requests", "errors", "latency_count", "latency_p99_ms"} {
+		if _, ok := col[name]; !ok {
+			t.Fatalf("csv has no column %s: %q", name, rows[0])
+		}
+	}
+	for _, row := range rows[1:] {
+		start, _ := time.Parse(time.RFC3339Nano, row[col["start"]])
+		end, _ := time.Parse(time.RFC3339Nano, row[col["end"]])
+		n, _ := strconv.ParseInt(row[col["requests"]], 10, 64)
+		e, _ := strconv.ParseInt(row[col["errors"]], 10, 64)
+		lat, _ := strconv.ParseInt(row[col["latency_count"]], 10, 64)
 		st.requests, st.errors, st.latencies = st.requests+n, st.errors+e, st.latencies+lat
-		if st.start.IsZero() {
+		if st.start.IsZero() || start.Before(st.start) {
 			st.start = start
 		}
 		st.end = end
-		if row[10] != "" {
-			st.p99[end.UnixMilli()], _ = strconv.ParseFloat(row[10], 64)
+		if p99 := row[col["latency_p99_ms"]]; p99 != "" {
+			st.p99[end.UnixMilli()], _ = strconv.ParseFloat(p99, 64)
 		}
 	}
 	return st

@@ -226,7 +226,7 @@ func TestSizeSearchLimits(t *testing.T) {
 		t.Errorf("no knee fitted\n%s", s.stdout)
 	case c.Knee.Fitted < need:
 		t.Errorf("knee %.3g cores, below the %v the work alone takes\n%s", c.Knee.Fitted, need, s.stdout)
-	case c.Knee.Fitted > need*1.15 && strings.Contains(s.stdout, "the machine was busy with other work"):
+	case c.Knee.Fitted > need*1.15 && (c.Stopped || strings.Contains(s.stdout, "the machine was busy with other work")):
 		// contention for caches and cores makes a request cost more CPU
 		t.Logf("the machine was busy: the knee %.3g cores is more than 15 %% above the %v the work takes; not judged", c.Knee.Fitted, need)
 	case c.Knee.Fitted > need*1.15:

@@ -87,7 +87,7 @@ func (s *Self) Sample(ctx context.Context, now time.Time) ([]observe.Point, erro
 	if mi, err := s.fs.Meminfo(); err == nil && mi.MemTotalBytes != nil {
 		points = append(points, observe.Point{Metric: observe.MachineMemoryBytes, Value: float64(*mi.MemTotalBytes)})
 	}
-	points = append(points, s.machine(now)...)
+	points = append(points, s.machine()...)
 	metrics.Read(s.sample)
 	if s.sample[0].Value.Kind() != metrics.KindFloat64Histogram {
 		return points, nil // not in this Go version
@@ -103,19 +103,25 @@ func (s *Self) Sample(ctx context.Context, now time.Time) ([]observe.Point, erro
 // machine is the whole machine's CPU: its cores and runnable tasks, and
 // from the second sample on its busy and stolen cores since the previous
 // one; none when /proc/stat can't be read.
-func (s *Self) machine(now time.Time) []observe.Point {
+func (s *Self) machine() []observe.Point {
 	st, err := s.fs.Stat()
 	if err != nil || len(st.CPU) == 0 {
 		return nil
 	}
 	t := st.CPUTotal
-	cur := machineCPU{at: now, busy: t.User + t.Nice + t.System + t.IRQ + t.SoftIRQ, steal: t.Steal}
+	// The time of the read, not of the sample: on a busy machine the read
+	// comes late, and the counters are the read's.
+	cur := machineCPU{at: time.Now(), busy: t.User + t.Nice + t.System + t.IRQ + t.SoftIRQ, steal: t.Steal}
 	points := []observe.Point{{Metric: observe.MachineCores, Value: float64(len(st.CPU))},
 		{Metric: observe.MachineRunnable, Value: float64(st.ProcessesRunning)}}
 	prev := s.cpu
 	s.cpu = cur
 	if dt := cur.at.Sub(prev.at).Seconds(); !prev.at.IsZero() && dt > 0 && cur.busy >= prev.busy && cur.steal >= prev.steal {
-		points = append(points, observe.Point{Metric: observe.MachineBusyCores, Value: (cur.busy - prev.busy) / dt},
+		// The counters move in ticks of 10 ms a CPU: over a short span
+		// the busy cores may come out above the cores there are, which no
+		// machine can be.
+		busy := min((cur.busy-prev.busy)/dt, float64(len(st.CPU)))
+		points = append(points, observe.Point{Metric: observe.MachineBusyCores, Value: busy},
 			observe.Point{Metric: observe.MachineStealCores, Value: (cur.steal - prev.steal) / dt})
 	}
 	return points
