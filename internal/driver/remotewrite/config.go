@@ -63,7 +63,28 @@ type Config struct {
 	VerifyWait   time.Duration `yaml:"verify_wait"`   // how long Verify waits for written data to become visible
 	Retries      int           `yaml:"retries"`       // resend a batch answered 5xx or 429, or not sent for a connect error, up to this many times
 	RetryBackoff time.Duration `yaml:"retry_backoff"` // wait before the first retry, doubled for each next one, at most 5 s
-	Version      int           `yaml:"version"`       // remote write protocol version; only 1 so far
+	Version      string        `yaml:"version"`       // "1" (remote write 1.0), "2" (2.0) or "auto" (2.0, falling back to 1.0 on 415)
+}
+
+// Protocol versions Config.Version takes.
+const (
+	Version1    = "1"
+	Version2    = "2"
+	VersionAuto = "auto"
+)
+
+// version is Config.Version in its canonical form ("1.0" is "1"), or ""
+// when it is none of them.
+func version(v string) string {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "1.0":
+		return Version1
+	case "2", "2.0":
+		return Version2
+	case VersionAuto:
+		return VersionAuto
+	}
+	return ""
 }
 
 // ParamKeys declares which params say where the system is (the write
@@ -86,7 +107,10 @@ func (c Config) withDefaults() Config {
 	setDefault(&c.Job, DefaultJob)
 	setDefault(&c.RetryBackoff, DefaultRetryBackoff)
 	setDefault(&c.VerifyWait, DefaultVerifyWait)
-	setDefault(&c.Version, 1)
+	setDefault(&c.Version, Version1)
+	if v := version(c.Version); v != "" {
+		c.Version = v
+	}
 	return c
 }
 
@@ -138,12 +162,8 @@ func (c Config) Validate() []error {
 	if c.Retries < 0 || c.Retries > maxRetries {
 		add("retries", "retries %d is out of range (0 to %d)", c.Retries, maxRetries)
 	}
-	switch d.Version {
-	case 1:
-	case 2:
-		add("version", "version 2 (remote write 2.0) is not supported yet; use 1")
-	default:
-		add("version", "version %d is unknown (want 1)", c.Version)
+	if version(d.Version) == "" {
+		add("version", "version %q is unknown (want 1, 2 or auto)", c.Version)
 	}
 	return sortErrors(errs)
 }
@@ -204,8 +224,8 @@ func sortErrors(errs []error) []error {
 func (c Config) Redacted() string {
 	d := c.withDefaults()
 	var b strings.Builder
-	fmt.Fprintf(&b, "remote write %d.0 to %s: %d targets × %d series, scrape interval %v, batch %d, job %q",
-		d.Version, secret.URL(d.URL), d.Targets, d.SeriesPerTarget, d.ScrapeInterval, d.Batch, d.Job)
+	fmt.Fprintf(&b, "remote write %s to %s: %d targets × %d series, scrape interval %v, batch %d, job %q",
+		versionName(d.Version), secret.URL(d.URL), d.Targets, d.SeriesPerTarget, d.ScrapeInterval, d.Batch, d.Job)
 	if d.Churn.Percent > 0 {
 		fmt.Fprintf(&b, ", churn %v%% every %v", d.Churn.Percent, d.Churn.Every)
 	}
@@ -217,4 +237,15 @@ func (c Config) Redacted() string {
 	}
 	dial.DescribeHeaders(&b, d.Headers)
 	return b.String()
+}
+
+// versionName names a canonical Config.Version for people.
+func versionName(v string) string {
+	switch v {
+	case Version2:
+		return "2.0"
+	case VersionAuto:
+		return "2.0 (1.0 if refused)"
+	}
+	return "1.0"
 }

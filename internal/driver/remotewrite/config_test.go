@@ -15,7 +15,7 @@ func TestValidate(t *testing.T) {
 	bad := Config{
 		URL: "ftp://x/", QueryURL: "http://", Headers: map[string]string{"Bad Name": "v", "X-Ok": "line\nbreak"},
 		Timeout: -1, Targets: -1, SeriesPerTarget: 10, ScrapeInterval: -time.Second, Batch: -1,
-		Churn: Churn{Percent: 101, Every: -time.Minute}, Retries: -1, RetryBackoff: time.Minute, VerifyWait: -1, Version: 2,
+		Churn: Churn{Percent: 101, Every: -time.Minute}, Retries: -1, RetryBackoff: time.Minute, VerifyWait: -1, Version: "3",
 	}
 	want := []string{
 		"batch -1 is out of range", "churn.every -1m0s is negative", "churn.percent 101 is out of range",
@@ -23,7 +23,7 @@ func TestValidate(t *testing.T) {
 		`query_url: "http://": host is missing`, "retries -1 is out of range", "retry_backoff 1m0s is above 5s",
 		"scrape_interval -1s is below 1ms", "series_per_target 10 is out of range (400,", "targets -1 is out of range",
 		"timeout -1ns is negative", `url: "ftp://x/": scheme must be http or https`, "verify_wait -1ns is negative",
-		"version 2 (remote write 2.0) is not supported yet",
+		`version "3" is unknown (want 1, 2 or auto)`,
 	}
 	errs := bad.Validate()
 	var got []string
@@ -76,7 +76,7 @@ version: 1
 	want := Config{URL: "http://127.0.0.1:8428/api/v1/write", Headers: map[string]string{"X-Scope-OrgID": "t1"},
 		Timeout: 10 * time.Second, Targets: 6000, SeriesPerTarget: 900, ScrapeInterval: 15 * time.Second, Batch: 1000,
 		Churn: Churn{Percent: 1, Every: 10 * time.Minute}, Job: "bench-1", QueryURL: "http://127.0.0.1:8428",
-		VerifyWait: time.Minute, Retries: 3, RetryBackoff: 50 * time.Millisecond, Version: 1}
+		VerifyWait: time.Minute, Retries: 3, RetryBackoff: 50 * time.Millisecond, Version: "1"}
 	if c.Redacted() != want.Redacted() || c.Timeout != want.Timeout || c.VerifyWait != want.VerifyWait ||
 		c.RetryBackoff != want.RetryBackoff || c.Churn != want.Churn {
 		t.Errorf("decoded %+v\nwant %+v", c, want)

@@ -21,6 +21,8 @@ type vuState struct {
 	pb      []byte // marshalled WriteRequest
 	z       []byte // snappy block, full capacity
 	batch   batch
+	v2      bool    // the next request is remote write 2.0 (w2), not 1.0 (req)
+	w2      v2State // remote write 2.0's request and buffers
 	rd      bytes.Reader
 	drain   []byte // response body reads
 }
@@ -41,16 +43,27 @@ func (st *vuState) reserve(n, maxLabels int) {
 	}
 }
 
-// encode marshals the request and compresses it with snappy's block
-// format, as remote write 1.0 wants. The result lives in st until the
-// next encode.
+// encode marshals the request (1.0 or 2.0, as st.v2 says) and compresses
+// it with snappy's block format, as both versions want. The result lives
+// in st until the next encode.
 func (st *vuState) encode() ([]byte, error) {
-	size := st.req.Size()
+	var size int
+	if st.v2 {
+		size = st.w2.req.Size()
+	} else {
+		size = st.req.Size()
+	}
 	if cap(st.pb) < size {
 		st.pb = make([]byte, size+size/4)
 	}
 	pb := st.pb[:size]
-	if _, err := st.req.MarshalToSizedBuffer(pb); err != nil {
+	var err error
+	if st.v2 {
+		_, err = st.w2.req.OptimizedMarshalToSizedBuffer(pb)
+	} else {
+		_, err = st.req.MarshalToSizedBuffer(pb)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("cannot marshal write request: %w", err)
 	}
 	need := s2.MaxEncodedLen(size)

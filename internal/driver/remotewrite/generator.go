@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/prometheus/prompb"
+	writev2 "github.com/prometheus/prometheus/prompb/io/prometheus/write/v2"
 )
 
 // generator hands out samples of the active series in a fixed order, from
@@ -40,6 +41,7 @@ type generator struct {
 	every    time.Duration
 	job      string
 	maxLabel int // the most labels of any template series
+	sym      symbols
 
 	start  atomic.Int64 // UnixNano of the first sample; 0 before
 	cursor atomic.Uint64
@@ -71,6 +73,7 @@ func newGenerator(c Config) *generator {
 	for _, t := range tmpl {
 		g.maxLabel = max(g.maxLabel, len(t.labels))
 	}
+	g.symbolize()
 	g.epoch.Store(g.buildEpoch(nil, 0))
 	return g
 }
@@ -186,29 +189,43 @@ type batch struct {
 	ts      int64 // the samples' timestamp, ms
 }
 
+// counts is what the batch carries.
+func (b *batch) counts() counts { return counts{samples: int64(b.samples)} }
+
 // fill claims the next n samples from the cursor and writes them, stamped
-// now, into st's request, reusing its buffers; the batch says what they
-// are. n is at most the number of active series, so a request never holds
-// two samples of one series.
+// now, into st's request of the protocol st.v2 says, reusing its buffers;
+// the batch says what they are. n is at most the number of active series,
+// so a request never holds two samples of one series.
 func (g *generator) fill(st *vuState, n int, now time.Time) {
 	es := g.epochAt(now)
 	ms := now.UnixMilli()
 	p0 := g.cursor.Add(uint64(n)) - uint64(n)
 	round, q := p0/g.active, p0%g.active
 	slot, ti := q/g.spt, q%g.spt
-	st.reserve(n, g.maxLabel)
+	if st.v2 {
+		st.w2.begin(n, len(g.sym.list), 2*g.maxLabel)
+	} else {
+		st.reserve(n, g.maxLabel)
+	}
 	b := &st.batch
 	b.segs, b.samples, b.ts = b.segs[:0], n, ms
 	labels := st.labels[:0]
 	for j := range n {
 		t := &g.tmpl[ti]
 		id := es.ids[slot]
-		start := len(labels)
-		labels = append(labels, t.labels...)
-		ls := labels[start:len(labels):len(labels)]
-		ls[t.inst].Value, ls[t.job].Value = es.inst[slot], g.job
-		st.samples[j] = prompb.Sample{Value: t.value(id, round), Timestamp: ms}
-		st.ts[j] = prompb.TimeSeries{Labels: ls, Samples: st.samples[j : j+1 : j+1]}
+		v := t.value(id, round)
+		if st.v2 {
+			ts := st.w2.series(&g.sym, t, j, slot, es.inst[slot])
+			st.w2.samples[j] = writev2.Sample{Value: v, Timestamp: ms}
+			ts.Samples = st.w2.samples[j : j+1 : j+1]
+		} else {
+			start := len(labels)
+			labels = append(labels, t.labels...)
+			ls := labels[start:len(labels):len(labels)]
+			ls[t.inst].Value, ls[t.job].Value = es.inst[slot], g.job
+			st.samples[j] = prompb.Sample{Value: v, Timestamp: ms}
+			st.ts[j] = prompb.TimeSeries{Labels: ls, Samples: st.samples[j : j+1 : j+1]}
+		}
 		if k := len(b.segs) - 1; k >= 0 && b.segs[k].id == id && uint64(b.segs[k].hi) == ti {
 			b.segs[k].hi++
 		} else {
@@ -221,6 +238,10 @@ func (g *generator) fill(st *vuState, n int, now time.Time) {
 				round++
 			}
 		}
+	}
+	if st.v2 {
+		st.w2.req.Timeseries = st.w2.ts[:n]
+		return
 	}
 	st.labels = labels
 	st.req.Timeseries = st.ts[:n]

@@ -30,8 +30,8 @@ func TestProblemsCarryTheirKey(t *testing.T) {
 		{"retry_backoff", func(c *Config) { c.RetryBackoff = -1 }},
 		{"retry_backoff", func(c *Config) { c.RetryBackoff = time.Minute }},
 		{"retries", func(c *Config) { c.Retries = -1 }},
-		{"version", func(c *Config) { c.Version = 2 }},
-		{"version", func(c *Config) { c.Version = 3 }},
+		{"version", func(c *Config) { c.Version = "3" }},
+		{"version", func(c *Config) { c.Version = "two" }},
 	} {
 		c := Config{URL: "http://127.0.0.1:8428/api/v1/write"}
 		tc.modify(&c)

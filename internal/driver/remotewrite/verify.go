@@ -88,8 +88,13 @@ func (a *ackLog) readBack() readBack {
 // API did not answer at the end is unverified. Found above expected is
 // not lost (a request that timed out or failed may have been stored all
 // the same). Without a QueryURL there is nothing to check: nil, nil.
+//
+// Beside the read-back, and without a QueryURL too, the receiver's own
+// count of what it wrote (remote write 2.0's written headers) is checked
+// against what was sent (ackChecks).
 func (d *Driver) Verify(ctx context.Context) ([]driver.Check, error) {
-	return d.verify(ctx, d.acks.readBack())
+	checks, err := d.verify(ctx, d.acks.readBack())
+	return append(checks, ackChecks(d.proto.snapshot())...), err
 }
 
 // verify compares what the receiver holds with what was acknowledged;

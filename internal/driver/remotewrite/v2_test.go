@@ -1,0 +1,243 @@
+package remotewrite
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/snappy"
+	"github.com/prometheus/prometheus/model/labels"
+	writev2 "github.com/prometheus/prometheus/prompb/io/prometheus/write/v2"
+
+	"github.com/perflab/perflab/internal/driver"
+	"github.com/perflab/perflab/internal/stats"
+)
+
+// sink is a decoding remote write receiver of either version: it decodes
+// every body by its Content-Type, counts what it holds, keeps each
+// series as text, and answers as a 2.0 receiver does (written headers),
+// or as a 1.0 receiver (no headers; 415 to 2.0 when refuse2).
+type sink struct {
+	t       *testing.T
+	refuse2 bool // a 1.0 receiver that checks the Content-Type
+	bare    bool // no written headers (a 1.0 receiver)
+	lose    int  // say this many samples fewer were written, per request
+
+	mu       sync.Mutex
+	got      counts
+	v1, v2   int      // requests decoded of each version
+	refused  int      // 2.0 requests answered 415
+	series   []string // "labels value @ts", in arrival order
+	helpless int      // 2.0 series without a help text or type
+}
+
+func (s *sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	raw, err := snappy.Decode(nil, must(io.ReadAll(r.Body)))
+	if err != nil {
+		s.t.Errorf("cannot decode snappy: %v", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var c counts
+	switch ct := r.Header.Get("Content-Type"); ct {
+	case contentType2:
+		if s.refuse2 {
+			s.refused++
+			http.Error(w, "unsupported proto", http.StatusUnsupportedMediaType)
+			return
+		}
+		if v := r.Header.Get("X-Prometheus-Remote-Write-Version"); v != "2.0.0" {
+			s.t.Errorf("2.0 request with version header %q", v)
+		}
+		s.v2++
+		c = s.decode2(raw)
+	case contentType1:
+		s.v1++
+		c = s.decode1(raw)
+	default:
+		s.t.Errorf("Content-Type %q", ct)
+	}
+	s.got.add(c)
+	if !s.bare {
+		w.Header().Set(hdrSamplesWritten, strconv.FormatInt(max(c.samples-int64(s.lose), 0), 10))
+		w.Header().Set(hdrHistogramsWritten, strconv.FormatInt(c.histograms, 10))
+		w.Header().Set(hdrExemplarsWritten, strconv.FormatInt(c.exemplars, 10))
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func (s *sink) decode2(raw []byte) counts {
+	var req writev2.Request
+	if err := req.Unmarshal(raw); err != nil {
+		s.t.Errorf("cannot unmarshal io.prometheus.write.v2.Request: %v", err)
+		return counts{}
+	}
+	if len(req.Symbols) == 0 || req.Symbols[0] != "" {
+		s.t.Errorf("symbol table does not start with the empty string: %q", req.Symbols[:min(3, len(req.Symbols))])
+	}
+	var c counts
+	var b labels.ScratchBuilder
+	for _, ts := range req.Timeseries {
+		ls, err := ts.ToLabels(&b, req.Symbols)
+		if err != nil {
+			s.t.Errorf("cannot read labels: %v", err)
+			continue
+		}
+		md, err := ts.ToMetadata(req.Symbols)
+		if err != nil || md.Help == "" || ts.Metadata.Type == writev2.Metadata_METRIC_TYPE_UNSPECIFIED {
+			s.helpless++
+		}
+		for _, smp := range ts.Samples {
+			s.series = append(s.series, fmt.Sprintf("%s %v @%d", ls, smp.Value, smp.Timestamp))
+		}
+		c.add(counts{samples: int64(len(ts.Samples)), histograms: int64(len(ts.Histograms)), exemplars: int64(len(ts.Exemplars))})
+	}
+	return c
+}
+
+func (s *sink) decode1(raw []byte) counts {
+	req := decode(s.t, must(snappy.Encode(nil, raw), nil))
+	var c counts
+	for _, ts := range req.Timeseries {
+		var b labels.ScratchBuilder
+		for _, l := range ts.Labels {
+			b.Add(l.Name, l.Value)
+		}
+		ls := b.Labels()
+		for _, smp := range ts.Samples {
+			s.series = append(s.series, fmt.Sprintf("%s %v @%d", ls, smp.Value, smp.Timestamp))
+		}
+		c.add(counts{samples: int64(len(ts.Samples)), histograms: int64(len(ts.Histograms)), exemplars: int64(len(ts.Exemplars))})
+	}
+	return c
+}
+
+func startSink(t *testing.T, s *sink) string {
+	s.t = t
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	return srv.URL + "/api/v1/write"
+}
+
+// sinkDriver is a driver of version v writing to url, its clock fixed so
+// that two drivers send the same series and values.
+func sinkDriver(t *testing.T, url, v string) *Driver {
+	d := newTestDriver(t, Config{URL: url, Version: v, Targets: 3, SeriesPerTarget: 500, Batch: 700, Job: "v2test"})
+	at := time.UnixMilli(1_700_000_000_000)
+	d.now = func() time.Time { at = at.Add(time.Second); return at }
+	return d
+}
+
+// TestVersion2SameSeries: a 2.0 driver sends exactly the series, values
+// and timestamps a 1.0 driver sends, every one with a type and a help
+// text; the sink counts as many samples as the driver says it sent, and
+// as the written headers said.
+func TestVersion2SameSeries(t *testing.T) {
+	s1, s2 := sink{bare: true}, sink{}
+	d1, d2 := sinkDriver(t, startSink(t, &s1), Version1), sinkDriver(t, startSink(t, &s2), Version2)
+	for range 5 { // more than one round of the 1500 series
+		for _, d := range []*Driver{d1, d2} {
+			if r := doOnce(d, 0); r.Class != stats.OK {
+				t.Fatalf("%s: %s", r.Class, r.Message)
+			}
+		}
+	}
+	if s1.v1 != 5 || s2.v2 != 5 || s1.v2+s2.v1 != 0 {
+		t.Errorf("1.0 sink decoded %d 1.0 and %d 2.0 requests, 2.0 sink %d and %d; want 5 of its own each", s1.v1, s1.v2, s2.v1, s2.v2)
+	}
+	if strings.Join(s1.series, "\n") != strings.Join(s2.series, "\n") {
+		t.Errorf("2.0 series differ from 1.0's; first of each:\n%s\n%s", s1.series[0], s2.series[0])
+	}
+	if s2.helpless != 0 {
+		t.Errorf("%d series without type or help", s2.helpless)
+	}
+	f := d2.proto.snapshot()
+	if want := int64(5 * 700); f.sent.samples != want || s2.got.samples != want || f.acked.samples != want {
+		t.Errorf("sent %d, sink got %d, headers said %d; want %d each", f.sent.samples, s2.got.samples, f.acked.samples, want)
+	}
+	checks, err := d2.Verify(context.Background())
+	if err != nil || len(checks) != 1 || checks[0].State != driver.CheckOK || checks[0].Found != 3500 {
+		t.Errorf("checks %+v, %v: want samples acknowledged 3500 of 3500", checks, err)
+	}
+	facts := factMap(d1.Facts())
+	if v := facts["written by the receiver (its count)"]; !strings.HasPrefix(v, "not available") {
+		t.Errorf("1.0 facts say %q of the receiver's count", v)
+	}
+	if checks, _ := d1.Verify(context.Background()); len(checks) != 0 {
+		t.Errorf("1.0 without query_url checked %+v", checks)
+	}
+}
+
+// TestVersion2PartialLoss: a receiver that answers 2xx but says it wrote
+// one sample fewer than each request carried is a silent partial loss.
+func TestVersion2PartialLoss(t *testing.T) {
+	s := sink{lose: 1}
+	d := sinkDriver(t, startSink(t, &s), Version2)
+	for range 4 {
+		if r := doOnce(d, 0); r.Class != stats.OK {
+			t.Fatalf("%s: %s", r.Class, r.Message)
+		}
+	}
+	checks, _ := d.Verify(context.Background())
+	if len(checks) != 1 {
+		t.Fatalf("checks %+v", checks)
+	}
+	c := checks[0]
+	if c.State != driver.CheckLost || c.Expected != 2800 || c.Found != 2796 || !strings.Contains(c.Note, "silent partial loss") ||
+		!strings.Contains(c.Note, "to 4 requests") {
+		t.Errorf("check %+v: want 4 of 2800 samples lost, named a silent partial loss", c)
+	}
+}
+
+// TestVersionAuto: against a 1.0 receiver, auto sends one 2.0 request,
+// which fails (415, or 2xx without written headers), says so once, and
+// sends 1.0 from then on; what the failed request carried is not
+// acknowledged.
+func TestVersionAuto(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		s     *sink
+		class stats.Class
+		why   string
+	}{
+		{"415", &sink{refuse2: true, bare: true}, stats.Status4xx, "refused remote write 2.0 with HTTP 415"},
+		{"2xx without headers", &sink{bare: true}, stats.Protocol, "without saying what it wrote"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := sinkDriver(t, startSink(t, tc.s), VersionAuto)
+			first := doOnce(d, 0)
+			if first.Class != tc.class || !strings.HasSuffix(first.Message, "falling back to remote write 1.0") {
+				t.Errorf("first request %s %q", first.Class, first.Message)
+			}
+			for range 3 {
+				if r := doOnce(d, 0); r.Class != stats.OK {
+					t.Fatalf("after the fall back: %s %s", r.Class, r.Message)
+				}
+			}
+			if tc.s.v1 != 3 || tc.s.v2+tc.s.refused != 1 {
+				t.Errorf("sink got %d 1.0 and %d 2.0 requests (%d refused); want 3 and 1", tc.s.v1, tc.s.v2, tc.s.refused)
+			}
+			facts := factMap(d.Facts())
+			if p := facts["protocol"]; !strings.Contains(p, "fell back from 2.0") || !strings.Contains(p, tc.why) {
+				t.Errorf("protocol fact %q", p)
+			}
+			if _, samples, _, _ := d.acks.snapshot(); samples != 3*700 || facts["samples sent"] != "2800" {
+				t.Errorf("%d samples acknowledged, %s sent; want 2100 and 2800", samples, facts["samples sent"])
+			}
+		})
+	}
+}
