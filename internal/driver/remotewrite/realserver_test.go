@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -34,31 +35,48 @@ func writeFor(t *testing.T, drv *Driver, d time.Duration) int {
 }
 
 // TestRealReceivers writes node_exporter-like series with churn to
-// VictoriaMetrics and to Prometheus, then reads them back: every series
-// and every sample acknowledged is found. Then through a proxy that
-// answers 204 to every other request without passing it on, the read-back
-// reports the samples lost.
+// VictoriaMetrics, Prometheus 2.42 and Prometheus 3, then reads them back:
+// every series and every sample acknowledged is found. The 1.0 receivers
+// get version auto, and it falls back to 1.0 after one request; Prometheus
+// 3 gets 2.0 and 1.0, and over 2.0 says it wrote every sample sent:
+// sent = acknowledged = read back. Then through a proxy that answers 204
+// to every other request without passing it on, the read-back reports the
+// samples lost.
 func TestRealReceivers(t *testing.T) {
 	for _, rcv := range []struct {
-		name  string
-		start func(testing.TB, ...string) string
+		name    string
+		start   func(testing.TB, ...string) string
+		version string
 	}{
-		{"victoriametrics", testutil.StartVictoriaMetrics},
-		{"prometheus", testutil.StartPrometheus},
+		{"victoriametrics", testutil.StartVictoriaMetrics, VersionAuto},
+		{"prometheus", testutil.StartPrometheus, VersionAuto},
+		{"prometheus3", testutil.StartPrometheus3, Version2},
 	} {
 		t.Run(rcv.name, func(t *testing.T) {
 			t.Parallel()
 			base := rcv.start(t)
-			t.Run("complete", func(t *testing.T) { complete(t, base) })
+			t.Run("complete", func(t *testing.T) { complete(t, base, rcv.version) })
+			if rcv.version == Version2 {
+				t.Run("complete-1.0", func(t *testing.T) { complete(t, base, Version1) })
+			}
 			t.Run("lossy", func(t *testing.T) { lossy(t, base) })
 		})
 	}
 }
 
-func complete(t *testing.T, base string) {
-	drv := newTestDriver(t, Config{URL: base + "/api/v1/write", QueryURL: base, Job: "complete",
+// complete writes with version v and reads back: with auto, the first
+// request fails and the rest go as 1.0.
+func complete(t *testing.T, base, v string) {
+	drv := newTestDriver(t, Config{URL: base + "/api/v1/write", QueryURL: base, Job: "complete-" + v, Version: v,
 		Targets: 4, SeriesPerTarget: 400, ScrapeInterval: 500 * time.Millisecond, Batch: 700,
 		Churn: Churn{Percent: 25, Every: time.Second}, VerifyWait: 20 * time.Second})
+	failed := 0
+	if v == VersionAuto {
+		if r := doOnce(drv, 0); r.Class == stats.OK || !strings.Contains(r.Message, "falling back to remote write 1.0") {
+			t.Fatalf("auto's first request to a 1.0 receiver: %s %s", r.Class, r.Message)
+		}
+		failed = 1
+	}
 	n := writeFor(t, drv, 3*time.Second)
 	checks, err := drv.Verify(context.Background())
 	if err != nil {
@@ -74,7 +92,22 @@ func complete(t *testing.T, base string) {
 			t.Errorf("%s: %+v, want %v found", c.Name, c, want)
 		}
 	}
-	t.Logf("%d requests, %d series, %d samples: %+v", n, series, samples, checks)
+	figs := drv.proto.snapshot()
+	if figs.sent.samples != samples+int64(failed*drv.batch) {
+		t.Errorf("sent %d samples, %d acknowledged, %d requests failed", figs.sent.samples, samples, failed)
+	}
+	switch v {
+	case Version2:
+		if len(checks) != 3 || checks[2].Name != "samples acknowledged" || checks[2].State != driver.CheckOK ||
+			figs.acked.samples != samples || figs.okBare != 0 {
+			t.Errorf("2.0: the receiver said it wrote %d of %d samples; checks %+v", figs.acked.samples, samples, checks)
+		}
+	case VersionAuto:
+		if figs.fellBack == "" || len(checks) != 2 {
+			t.Errorf("auto did not fall back (%q), or checks acknowledgements: %+v", figs.fellBack, checks)
+		}
+	}
+	t.Logf("%d requests, %d series, %d samples: %+v; %s", n, series, samples, checks, drv.protocolFact(figs))
 }
 
 func lossy(t *testing.T, base string) {

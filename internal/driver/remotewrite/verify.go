@@ -94,7 +94,24 @@ func (a *ackLog) readBack() readBack {
 // against what was sent (ackChecks).
 func (d *Driver) Verify(ctx context.Context) ([]driver.Check, error) {
 	checks, err := d.verify(ctx, d.acks.readBack())
-	return append(checks, ackChecks(d.proto.snapshot())...), err
+	figs := d.proto.snapshot()
+	for i, c := range checks {
+		if c.Name == "samples" && c.State != driver.CheckUnverified {
+			checks[i].Note = sentAckedRead(figs.sent.samples, figs.acked.samples, figs.okSent != counts{}, c.Found) + "; " + c.Note
+		}
+	}
+	return append(checks, ackChecks(figs)...), err
+}
+
+// sentAckedRead is "sent 2800 / acknowledged 2800 / read back 2800": what
+// was sent, what the receiver said it wrote (not available from a 1.0
+// receiver), and what the read-back found.
+func sentAckedRead(sent, acked int64, said bool, found float64) string {
+	ack := "n/a (remote write 1.0)"
+	if said {
+		ack = strconv.FormatInt(acked, 10)
+	}
+	return fmt.Sprintf("sent %d / acknowledged %s / read back %.0f", sent, ack, found)
 }
 
 // verify compares what the receiver holds with what was acknowledged;
