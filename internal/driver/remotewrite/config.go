@@ -64,6 +64,8 @@ type Config struct {
 	Retries      int           `yaml:"retries"`       // resend a batch answered 5xx or 429, or not sent for a connect error, up to this many times
 	RetryBackoff time.Duration `yaml:"retry_backoff"` // wait before the first retry, doubled for each next one, at most 5 s
 	Version      string        `yaml:"version"`       // "1" (remote write 1.0), "2" (2.0) or "auto" (2.0, falling back to 1.0 on 415)
+
+	NativeHistograms *NativeHistograms `yaml:"native_histograms"` // nil: classic histograms only
 }
 
 // Protocol versions Config.Version takes.
@@ -162,6 +164,11 @@ func (c Config) Validate() []error {
 	if c.Retries < 0 || c.Retries > maxRetries {
 		add("retries", "retries %d is out of range (0 to %d)", c.Retries, maxRetries)
 	}
+	if c.NativeHistograms != nil {
+		for _, e := range c.NativeHistograms.check() {
+			add("native_histograms", "%s", e)
+		}
+	}
 	if version(d.Version) == "" {
 		add("version", "version %q is unknown (want 1, 2 or auto)", c.Version)
 	}
@@ -228,6 +235,10 @@ func (c Config) Redacted() string {
 		versionName(d.Version), secret.URL(d.URL), d.Targets, d.SeriesPerTarget, d.ScrapeInterval, d.Batch, d.Job)
 	if d.Churn.Percent > 0 {
 		fmt.Fprintf(&b, ", churn %v%% every %v", d.Churn.Percent, d.Churn.Every)
+	}
+	if n := d.NativeHistograms; n != nil {
+		s := n.shape()
+		fmt.Fprintf(&b, ", native histograms (schema %d, %d buckets, %v observations per interval)", s.schema, s.buckets, s.obs)
 	}
 	if d.Retries > 0 {
 		fmt.Fprintf(&b, ", %d retries", d.Retries)

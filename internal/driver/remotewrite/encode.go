@@ -23,6 +23,7 @@ type vuState struct {
 	batch   batch
 	v2      bool    // the next request is remote write 2.0 (w2), not 1.0 (req)
 	w2      v2State // remote write 2.0's request and buffers
+	hs      histState
 	rd      bytes.Reader
 	drain   []byte // response body reads
 }

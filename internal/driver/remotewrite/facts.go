@@ -1,6 +1,7 @@
 package remotewrite
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 
@@ -50,6 +51,11 @@ func (d *Driver) Facts() []driver.Fact {
 		{Name: "job", Value: d.cfg.Job},
 		{Name: "samples acknowledged", Value: strconv.FormatInt(samples, 10)},
 		{Name: "series acknowledged", Value: strconv.FormatInt(series, 10)},
+	}
+	if n := d.cfg.NativeHistograms; n != nil {
+		s := n.shape()
+		facts = append(facts, driver.Fact{Name: "native histograms per target",
+			Value: fmt.Sprintf("%d (schema %d, %d buckets, %v observations per interval; counted in samples/s)", d.gen.natives(), s.schema, s.buckets, s.obs)})
 	}
 	facts = append(facts, ackFacts(figs)...)
 	if d.cfg.Retries > 0 {

@@ -58,7 +58,11 @@ type epochState struct {
 }
 
 func newGenerator(c Config) *generator {
-	tmpl := template(families(layoutFor(c.SeriesPerTarget)))
+	fams := families(layoutFor(c.SeriesPerTarget))
+	tmpl := template(fams)
+	if c.NativeHistograms != nil {
+		tmpl = append(tmpl, nativeSeries(fams, c.NativeHistograms.shape(), len(tmpl))...)
+	}
 	g := &generator{
 		tmpl:    tmpl,
 		spt:     uint64(len(tmpl)),
@@ -78,11 +82,15 @@ func newGenerator(c Config) *generator {
 	return g
 }
 
-// names are the metric names of a target, sorted, each once.
-func (g *generator) names() []string {
+// names are the metric names of a target's native histograms (native),
+// or else of its float series, sorted, each once.
+func (g *generator) names(native bool) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, t := range g.tmpl {
+		if (t.kind == nhist) != native {
+			continue
+		}
 		if n := t.labels[0].Value; !seen[n] {
 			seen[n] = true
 			out = append(out, n)
@@ -184,13 +192,25 @@ type segment struct {
 
 // batch is what one request carries, for the ack log.
 type batch struct {
-	segs    []segment
-	samples int
-	ts      int64 // the samples' timestamp, ms
+	segs       []segment
+	samples    int
+	histograms int       // native histograms
+	hists      []histRef // … which ones
+	ts         int64     // the samples' timestamp, ms
+}
+
+// histRef is one native histogram sample of a batch: series ti of the
+// target whose instance has id, at round.
+type histRef struct {
+	id    uint64
+	ti    uint32
+	round uint64
 }
 
 // counts is what the batch carries.
-func (b *batch) counts() counts { return counts{samples: int64(b.samples)} }
+func (b *batch) counts() counts {
+	return counts{samples: int64(b.samples), histograms: int64(b.histograms)}
+}
 
 // fill claims the next n samples from the cursor and writes them, stamped
 // now, into st's request of the protocol st.v2 says, reusing its buffers;
@@ -208,23 +228,37 @@ func (g *generator) fill(st *vuState, n int, now time.Time) {
 		st.reserve(n, g.maxLabel)
 	}
 	b := &st.batch
-	b.segs, b.samples, b.ts = b.segs[:0], n, ms
+	b.segs, b.samples, b.histograms, b.hists, b.ts = b.segs[:0], n, 0, b.hists[:0], ms
+	st.hs.reset()
 	labels := st.labels[:0]
 	for j := range n {
 		t := &g.tmpl[ti]
 		id := es.ids[slot]
-		v := t.value(id, round)
+		if t.kind == nhist {
+			b.samples--
+			b.histograms++
+			b.hists = append(b.hists, histRef{id: id, ti: uint32(ti), round: round})
+		}
 		if st.v2 {
 			ts := st.w2.series(&g.sym, t, j, slot, es.inst[slot])
-			st.w2.samples[j] = writev2.Sample{Value: v, Timestamp: ms}
-			ts.Samples = st.w2.samples[j : j+1 : j+1]
+			if t.kind == nhist {
+				ts.Histograms = st.hs.add2(t, id, round, ms)
+			} else {
+				st.w2.samples[j] = writev2.Sample{Value: t.value(id, round), Timestamp: ms}
+				ts.Samples = st.w2.samples[j : j+1 : j+1]
+			}
 		} else {
 			start := len(labels)
 			labels = append(labels, t.labels...)
 			ls := labels[start:len(labels):len(labels)]
 			ls[t.inst].Value, ls[t.job].Value = es.inst[slot], g.job
-			st.samples[j] = prompb.Sample{Value: v, Timestamp: ms}
-			st.ts[j] = prompb.TimeSeries{Labels: ls, Samples: st.samples[j : j+1 : j+1]}
+			st.ts[j] = prompb.TimeSeries{Labels: ls}
+			if t.kind == nhist {
+				st.ts[j].Histograms = st.hs.add1(t, id, round, ms)
+			} else {
+				st.samples[j] = prompb.Sample{Value: t.value(id, round), Timestamp: ms}
+				st.ts[j].Samples = st.samples[j : j+1 : j+1]
+			}
 		}
 		if k := len(b.segs) - 1; k >= 0 && b.segs[k].id == id && uint64(b.segs[k].hi) == ti {
 			b.segs[k].hi++

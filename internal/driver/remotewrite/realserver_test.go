@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -55,20 +56,25 @@ func TestRealReceivers(t *testing.T) {
 		t.Run(rcv.name, func(t *testing.T) {
 			t.Parallel()
 			base := rcv.start(t)
-			t.Run("complete", func(t *testing.T) { complete(t, base, rcv.version) })
-			if rcv.version == Version2 {
-				t.Run("complete-1.0", func(t *testing.T) { complete(t, base, Version1) })
+			if rcv.version != Version2 {
+				t.Run("complete", func(t *testing.T) { complete(t, base, rcv.version, nil) })
+			} else {
+				nh := &NativeHistograms{Buckets: 16, Observations: 40}
+				t.Run("complete-2.0-native", func(t *testing.T) { complete(t, base, Version2, nh) })
+				t.Run("complete-1.0-native", func(t *testing.T) { complete(t, base, Version1, nh) })
 			}
 			t.Run("lossy", func(t *testing.T) { lossy(t, base) })
 		})
 	}
 }
 
-// complete writes with version v and reads back: with auto, the first
-// request fails and the rest go as 1.0.
-func complete(t *testing.T, base, v string) {
+// complete writes with version v, and native histograms when nh is set,
+// and reads back: with auto, the first request fails and the rest go as
+// 1.0.
+func complete(t *testing.T, base, v string, nh *NativeHistograms) {
 	drv := newTestDriver(t, Config{URL: base + "/api/v1/write", QueryURL: base, Job: "complete-" + v, Version: v,
-		Targets: 4, SeriesPerTarget: 400, ScrapeInterval: 500 * time.Millisecond, Batch: 700,
+		NativeHistograms: nh,
+		Targets:          4, SeriesPerTarget: 400, ScrapeInterval: 500 * time.Millisecond, Batch: 700,
 		Churn: Churn{Percent: 25, Every: time.Second}, VerifyWait: 20 * time.Second})
 	failed := 0
 	if v == VersionAuto {
@@ -96,11 +102,16 @@ func complete(t *testing.T, base, v string) {
 	if figs.sent.samples != samples+int64(failed*drv.batch) {
 		t.Errorf("sent %d samples, %d acknowledged, %d requests failed", figs.sent.samples, samples, failed)
 	}
+	if nh != nil {
+		checkNative(t, drv, checks[2:5])
+		checks = append(checks[:2], checks[5:]...)
+	}
 	switch v {
 	case Version2:
-		if len(checks) != 3 || checks[2].Name != "samples acknowledged" || checks[2].State != driver.CheckOK ||
-			figs.acked.samples != samples || figs.okBare != 0 {
-			t.Errorf("2.0: the receiver said it wrote %d of %d samples; checks %+v", figs.acked.samples, samples, checks)
+		if len(checks) != 3+min(1, len(drv.acks.lastHist)) || checks[2].Name != "samples acknowledged" || checks[2].State != driver.CheckOK ||
+			figs.acked.samples != samples || figs.acked.histograms != figs.sent.histograms || figs.okBare != 0 {
+			t.Errorf("2.0: the receiver said it wrote %d of %d samples, %d of %d histograms; checks %+v",
+				figs.acked.samples, samples, figs.acked.histograms, figs.sent.histograms, checks)
 		}
 	case VersionAuto:
 		if figs.fellBack == "" || len(checks) != 2 {
@@ -108,6 +119,24 @@ func complete(t *testing.T, base, v string) {
 		}
 	}
 	t.Logf("%d requests, %d series, %d samples: %+v; %s", n, series, samples, checks, drv.protocolFact(figs))
+}
+
+// checkNative: every native histogram acknowledged was read back, with
+// the observations and sums it carried, by histogram_count and
+// histogram_sum.
+func checkNative(t *testing.T, drv *Driver, checks []driver.Check) {
+	t.Helper()
+	rb := drv.acks.readBack(drv.gen.tmpl)
+	if rb.Histograms == 0 || rb.HistCount == 0 {
+		t.Fatalf("no native histogram acknowledged: %+v", rb)
+	}
+	for i, want := range []float64{float64(rb.Histograms), rb.HistCount, rb.HistSum} {
+		c := checks[i]
+		if c.State == driver.CheckLost || c.State == driver.CheckUnverified || math.Abs(c.Expected-want) > 1e-9*want ||
+			math.Abs(c.Found-want) > 1e-9*want {
+			t.Errorf("%s: %+v, want %v found", c.Name, c, want)
+		}
+	}
 }
 
 func lossy(t *testing.T, base string) {

@@ -50,13 +50,18 @@ type readBack struct {
 	First   int64     `json:"first_ms"`
 	Last    int64     `json:"last_ms"`
 	AckedAt time.Time `json:"last_acked_at"`
+	// Native histograms: how many were acknowledged, and the sum of the
+	// count and of the sum of each series' last one.
+	Histograms int64   `json:"histograms,omitempty"`
+	HistCount  float64 `json:"histogram_count,omitempty"`
+	HistSum    float64 `json:"histogram_sum,omitempty"`
 }
 
 // ReadBackState is what the driver had acknowledged: series (each once),
 // samples, the first and last sample time and when the last
 // acknowledgement came.
 func (d *Driver) ReadBackState() ([]byte, error) {
-	return json.Marshal(d.acks.readBack())
+	return json.Marshal(d.acks.readBack(d.gen.tmpl))
 }
 
 // VerifyShards reads back what every worker acknowledged, as Verify does
@@ -71,7 +76,7 @@ func (d *Driver) VerifyShards(ctx context.Context, states [][]byte) ([]driver.Ch
 		if err := json.Unmarshal(s, &rb); err != nil {
 			return nil, fmt.Errorf("cannot read worker %d's acknowledgements: %w", i, err)
 		}
-		if rb.Samples == 0 {
+		if rb.Samples+rb.Histograms == 0 {
 			continue
 		}
 		if sum.First == 0 || rb.First < sum.First {
@@ -83,6 +88,9 @@ func (d *Driver) VerifyShards(ctx context.Context, states [][]byte) ([]driver.Ch
 		}
 		sum.Series += rb.Series
 		sum.Samples += rb.Samples
+		sum.Histograms += rb.Histograms
+		sum.HistCount += rb.HistCount
+		sum.HistSum += rb.HistSum
 	}
 	return d.verify(ctx, sum)
 }

@@ -151,7 +151,7 @@ func TestShardedReadBackTimesLateDataFromTheWorkersWrites(t *testing.T) {
 	}
 	coord := newTestDriver(t, c)
 	coord.clock = clk
-	api.first = coord.gen.names()[0]
+	api.first = coord.gen.names(false)[0]
 	api.want = map[string]float64{"count": float64(series), "sum": float64(samples)}
 	checks, err := coord.VerifyShards(context.Background(), states)
 	if err != nil || len(checks) != 2 {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/snappy"
+	promhist "github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
 	writev2 "github.com/prometheus/prometheus/prompb/io/prometheus/write/v2"
 
@@ -25,17 +26,20 @@ import (
 // series as text, and answers as a 2.0 receiver does (written headers),
 // or as a 1.0 receiver (no headers; 415 to 2.0 when refuse2).
 type sink struct {
-	t       *testing.T
-	refuse2 bool // a 1.0 receiver that checks the Content-Type
-	bare    bool // no written headers (a 1.0 receiver)
-	lose    int  // say this many samples fewer were written, per request
+	t        *testing.T
+	refuse2  bool // a 1.0 receiver that checks the Content-Type
+	bare     bool // no written headers (a 1.0 receiver)
+	lose     int  // say this many samples fewer were written, per request
+	loseHist int  // … and histograms
 
 	mu       sync.Mutex
 	got      counts
 	v1, v2   int      // requests decoded of each version
 	refused  int      // 2.0 requests answered 415
 	series   []string // "labels value @ts", in arrival order
-	helpless int      // 2.0 series without a help text or type
+	hists    []string // "labels histogram @ts", in arrival order
+	lastHist map[string]*promhist.Histogram
+	helpless int // 2.0 series without a help text or type
 }
 
 func (s *sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -67,7 +71,7 @@ func (s *sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.got.add(c)
 	if !s.bare {
 		w.Header().Set(hdrSamplesWritten, strconv.FormatInt(max(c.samples-int64(s.lose), 0), 10))
-		w.Header().Set(hdrHistogramsWritten, strconv.FormatInt(c.histograms, 10))
+		w.Header().Set(hdrHistogramsWritten, strconv.FormatInt(max(c.histograms-int64(s.loseHist), 0), 10))
 		w.Header().Set(hdrExemplarsWritten, strconv.FormatInt(c.exemplars, 10))
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -104,9 +108,29 @@ func (s *sink) decode2(raw []byte) counts {
 		for _, smp := range ts.Samples {
 			s.series = append(s.series, fmt.Sprintf("%s %v @%d", ls, smp.Value, smp.Timestamp))
 		}
+		for _, h := range ts.Histograms {
+			s.histogram(ls, h.ToIntHistogram(), h.Timestamp)
+		}
 		c.add(counts{samples: int64(len(ts.Samples)), histograms: int64(len(ts.Histograms)), exemplars: int64(len(ts.Exemplars))})
 	}
 	return c
+}
+
+// histogram records a native histogram, after checking that it is
+// valid (its count is its buckets') and that no bucket of its series
+// went down since the last one (a reset, to Prometheus).
+func (s *sink) histogram(ls labels.Labels, h *promhist.Histogram, ts int64) {
+	if err := h.Validate(); err != nil {
+		s.t.Errorf("%s: invalid histogram: %v", ls, err)
+	}
+	if s.lastHist == nil {
+		s.lastHist = map[string]*promhist.Histogram{}
+	}
+	if prev := s.lastHist[ls.String()]; prev != nil && h.ToFloat(nil).DetectReset(prev.ToFloat(nil)) {
+		s.t.Errorf("%s: histogram went down: %s after %s", ls, h, prev)
+	}
+	s.lastHist[ls.String()] = h
+	s.hists = append(s.hists, fmt.Sprintf("%s %s @%d", ls, h, ts))
 }
 
 func (s *sink) decode1(raw []byte) counts {
@@ -120,6 +144,9 @@ func (s *sink) decode1(raw []byte) counts {
 		ls := b.Labels()
 		for _, smp := range ts.Samples {
 			s.series = append(s.series, fmt.Sprintf("%s %v @%d", ls, smp.Value, smp.Timestamp))
+		}
+		for _, h := range ts.Histograms {
+			s.histogram(ls, h.ToIntHistogram(), h.Timestamp)
 		}
 		c.add(counts{samples: int64(len(ts.Samples)), histograms: int64(len(ts.Histograms)), exemplars: int64(len(ts.Exemplars))})
 	}
@@ -135,8 +162,9 @@ func startSink(t *testing.T, s *sink) string {
 
 // sinkDriver is a driver of version v writing to url, its clock fixed so
 // that two drivers send the same series and values.
-func sinkDriver(t *testing.T, url, v string) *Driver {
-	d := newTestDriver(t, Config{URL: url, Version: v, Targets: 3, SeriesPerTarget: 500, Batch: 700, Job: "v2test"})
+func sinkDriver(t *testing.T, url, v string, native *NativeHistograms) *Driver {
+	d := newTestDriver(t, Config{URL: url, Version: v, Targets: 3, SeriesPerTarget: 500, Batch: 700, Job: "v2test",
+		NativeHistograms: native})
 	at := time.UnixMilli(1_700_000_000_000)
 	d.now = func() time.Time { at = at.Add(time.Second); return at }
 	return d
@@ -148,7 +176,7 @@ func sinkDriver(t *testing.T, url, v string) *Driver {
 // as the written headers said.
 func TestVersion2SameSeries(t *testing.T) {
 	s1, s2 := sink{bare: true}, sink{}
-	d1, d2 := sinkDriver(t, startSink(t, &s1), Version1), sinkDriver(t, startSink(t, &s2), Version2)
+	d1, d2 := sinkDriver(t, startSink(t, &s1), Version1, nil), sinkDriver(t, startSink(t, &s2), Version2, nil)
 	for range 5 { // more than one round of the 1500 series
 		for _, d := range []*Driver{d1, d2} {
 			if r := doOnce(d, 0); r.Class != stats.OK {
@@ -186,7 +214,7 @@ func TestVersion2SameSeries(t *testing.T) {
 // one sample fewer than each request carried is a silent partial loss.
 func TestVersion2PartialLoss(t *testing.T) {
 	s := sink{lose: 1}
-	d := sinkDriver(t, startSink(t, &s), Version2)
+	d := sinkDriver(t, startSink(t, &s), Version2, nil)
 	for range 4 {
 		if r := doOnce(d, 0); r.Class != stats.OK {
 			t.Fatalf("%s: %s", r.Class, r.Message)
@@ -218,7 +246,7 @@ func TestVersionAuto(t *testing.T) {
 		{"2xx without headers", &sink{bare: true}, stats.Protocol, "without saying what it wrote"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := sinkDriver(t, startSink(t, tc.s), VersionAuto)
+			d := sinkDriver(t, startSink(t, tc.s), VersionAuto, nil)
 			first := doOnce(d, 0)
 			if first.Class != tc.class || !strings.HasSuffix(first.Message, "falling back to remote write 1.0") {
 				t.Errorf("first request %s %q", first.Class, first.Message)
@@ -239,5 +267,58 @@ func TestVersionAuto(t *testing.T) {
 				t.Errorf("%d samples acknowledged, %s sent; want 2100 and 2800", samples, facts["samples sent"])
 			}
 		})
+	}
+}
+
+// TestNativeHistograms: with native histograms, both versions send the
+// same valid histograms (schema, bucket count as asked; count the sum of
+// the buckets; no bucket ever going down), one per classic histogram of a
+// target; the sink counts as many as the driver says it sent; a receiver
+// that writes fewer is a partial loss of histograms.
+func TestNativeHistograms(t *testing.T) {
+	schema := 2
+	nh := &NativeHistograms{Schema: &schema, Buckets: 12, Observations: 50}
+	s1, s2 := sink{bare: true}, sink{loseHist: 1}
+	d1, d2 := sinkDriver(t, startSink(t, &s1), Version1, nh), sinkDriver(t, startSink(t, &s2), Version2, nh)
+	natives := 0
+	for _, tm := range d1.gen.tmpl {
+		if tm.kind == nhist {
+			natives++
+			if tm.labels[0].Value != "ebpf_exporter_bio_latency_seconds" && tm.labels[0].Value != "node_exporter_scrape_duration_seconds" {
+				t.Errorf("native histogram %v", tm.labels)
+			}
+		}
+	}
+	if natives < 3 {
+		t.Fatalf("%d native histograms per target", natives)
+	}
+	rounds := 0
+	for d1.gen.cursor.Load() < 4*d1.gen.active {
+		for _, d := range []*Driver{d1, d2} {
+			if r := doOnce(d, 0); r.Class != stats.OK {
+				t.Fatalf("%s: %s", r.Class, r.Message)
+			}
+		}
+		rounds++
+	}
+	if want := 4 * 3 * natives; len(s1.hists) != want || s1.got.histograms != int64(want) {
+		t.Errorf("1.0 sink decoded %d histograms, want %d (4 rounds × 3 targets × %d)", len(s1.hists), want, natives)
+	}
+	if strings.Join(s1.hists, "\n") != strings.Join(s2.hists, "\n") || strings.Join(s1.series, "\n") != strings.Join(s2.series, "\n") {
+		t.Errorf("2.0 histograms or samples differ from 1.0's; first of each:\n%s\n%s", s1.hists[0], s2.hists[0])
+	}
+	for _, h := range s1.lastHist {
+		if h.Schema != 2 || len(h.PositiveBuckets) != 12 || len(h.PositiveSpans) != 1 || h.Count == 0 {
+			t.Fatalf("histogram %s: want schema 2, 12 buckets", h)
+		}
+	}
+	f := d2.proto.snapshot()
+	if f.sent.histograms != s2.got.histograms || f.sent.samples+f.sent.histograms != int64(rounds*700) {
+		t.Errorf("sent %d histograms and %d samples, sink got %d histograms", f.sent.histograms, f.sent.samples, s2.got.histograms)
+	}
+	checks, _ := d2.Verify(context.Background())
+	if len(checks) != 2 || checks[1].Name != "histograms acknowledged" || checks[1].State != driver.CheckLost ||
+		checks[1].Expected != float64(f.sent.histograms) || checks[1].Expected-checks[1].Found != float64(rounds) {
+		t.Errorf("checks %+v: want one histogram lost per request", checks)
 	}
 }

@@ -26,8 +26,10 @@ type ackLog struct {
 	seen        map[uint64][]uint64 // instance id → bitset over the template
 	series      int64
 	samples     int64
-	first, last int64     // sample timestamps, ms; first is 0 until a batch is acknowledged
-	lastAt      time.Time // when the last batch was acknowledged
+	histograms  int64
+	lastHist    map[histKey]uint64 // native histogram series → the round of its last acknowledged histogram
+	first, last int64              // sample timestamps, ms; first is 0 until a batch is acknowledged
+	lastAt      time.Time          // when the last batch was acknowledged
 }
 
 func (a *ackLog) add(b *batch, at time.Time) {
@@ -45,6 +47,16 @@ func (a *ackLog) add(b *batch, at time.Time) {
 		a.series += int64(setRange(set, s.lo, s.hi))
 	}
 	a.samples += int64(b.samples)
+	a.histograms += int64(b.histograms)
+	for _, h := range b.hists {
+		if a.lastHist == nil {
+			a.lastHist = map[histKey]uint64{}
+		}
+		k := histKey{h.id, h.ti}
+		if r, ok := a.lastHist[k]; !ok || h.round > r {
+			a.lastHist[k] = h.round
+		}
+	}
 	if a.first == 0 || b.ts < a.first {
 		a.first = b.ts
 	}
@@ -72,11 +84,26 @@ func (a *ackLog) snapshot() (series, samples, first, last int64) {
 	return a.series, a.samples, a.first, a.last
 }
 
-// readBack is what was acknowledged, for a read-back of it.
-func (a *ackLog) readBack() readBack {
+// histKey is a native histogram series: template series ti of the target
+// whose instance has id.
+type histKey struct {
+	id uint64
+	ti uint32
+}
+
+// readBack is what was acknowledged, for a read-back of it; tmpl is the
+// template, whose native histograms' last values it adds up.
+func (a *ackLog) readBack(tmpl []tseries) readBack {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return readBack{Series: a.series, Samples: a.samples, First: a.first, Last: a.last, AckedAt: a.lastAt}
+	rb := readBack{Series: a.series, Samples: a.samples, First: a.first, Last: a.last, AckedAt: a.lastAt, Histograms: a.histograms}
+	var buf []int64
+	for k, round := range a.lastHist {
+		count, sum, _ := tmpl[k.ti].histValue(k.id, round, buf[:0])
+		rb.HistCount += float64(count)
+		rb.HistSum += sum
+	}
+	return rb
 }
 
 // Verify asks the receiver's Prometheus API (Config.QueryURL) how many
@@ -93,7 +120,7 @@ func (a *ackLog) readBack() readBack {
 // count of what it wrote (remote write 2.0's written headers) is checked
 // against what was sent (ackChecks).
 func (d *Driver) Verify(ctx context.Context) ([]driver.Check, error) {
-	checks, err := d.verify(ctx, d.acks.readBack())
+	checks, err := d.verify(ctx, d.acks.readBack(d.gen.tmpl))
 	figs := d.proto.snapshot()
 	for i, c := range checks {
 		if c.Name == "samples" && c.State != driver.CheckUnverified {
@@ -121,7 +148,7 @@ func (d *Driver) verify(ctx context.Context, acked readBack) ([]driver.Check, er
 		return nil, nil
 	}
 	series, samples, first, last := acked.Series, acked.Samples, acked.First, acked.Last
-	if samples == 0 {
+	if samples+acked.Histograms == 0 {
 		note := "nothing was acknowledged, so there is nothing to read back"
 		return []driver.Check{
 			{Name: "series", Unit: "series", State: driver.CheckOK, Note: note},
@@ -130,15 +157,47 @@ func (d *Driver) verify(ctx context.Context, acked readBack) ([]driver.Check, er
 	}
 	window := strconv.FormatInt(last-first+1, 10) + "ms"
 	at := strconv.FormatInt(last/1000, 10) + "." + fmt.Sprintf("%03d", last%1000)
+	floats, natives := d.gen.names(false), d.gen.names(true)
 	counts := []*countPoll{
-		{want: series, queries: countQueries("count", d.gen.names(), d.cfg.Job, window)},
-		{want: samples, queries: countQueries("sum", d.gen.names(), d.cfg.Job, window)},
+		{want: float64(series), queries: countQueries("count", append(floats, natives...), d.cfg.Job, window)},
+		{want: float64(samples), queries: countQueries("sum", floats, d.cfg.Job, window)},
+	}
+	if len(natives) > 0 {
+		counts = append(counts, histPolls(acked, natives, d.cfg.Job, window)...)
 	}
 	rounds := d.pollCounts(ctx, counts, at)
-	return []driver.Check{
+	checks := []driver.Check{
 		counts[0].check("series", "series", "series", d.cfg.Job, acked.AckedAt, rounds),
 		counts[1].check("samples", "sample", "samples", d.cfg.Job, acked.AckedAt, rounds),
-	}, nil
+	}
+	if len(natives) > 0 {
+		checks = append(checks,
+			counts[2].check("histograms", "native histogram", "histograms", d.cfg.Job, acked.AckedAt, rounds),
+			counts[3].check("histogram_count", "observation", "observations", d.cfg.Job, acked.AckedAt, rounds),
+			counts[4].check("histogram_sum", "second", "seconds", d.cfg.Job, acked.AckedAt, rounds))
+	}
+	return checks, nil
+}
+
+// histPolls are the read-back counts of native histograms: how many were
+// stored (count_over_time counts histogram samples too), and PromQL's
+// histogram_count and histogram_sum of each series' last one in the
+// window, added up, against what the acknowledged ones held. A sum of
+// floats added in another order may differ in its last bits.
+func histPolls(acked readBack, natives []string, job, window string) []*countPoll {
+	last := func(fn string) []string {
+		var qs []string
+		for _, n := range natives {
+			qs = append(qs, fmt.Sprintf("(sum(%s(last_over_time(%s{%s=%s}[%s]))) or vector(0))",
+				fn, n, jobLabel, strconv.Quote(job), window))
+		}
+		return []string{strings.Join(qs, " + ")}
+	}
+	return []*countPoll{
+		{want: float64(acked.Histograms), queries: countQueries("sum", natives, job, window)},
+		{want: acked.HistCount, queries: last("histogram_count")},
+		{want: acked.HistSum, tol: 1e-9 * acked.HistSum, queries: last("histogram_sum")},
+	}
 }
 
 // maxQueryLen bounds one read-back query: VictoriaMetrics refuses queries
@@ -171,7 +230,8 @@ func countQueries(agg string, names []string, job, window string) []string {
 // countPoll is what the asks for one count showed.
 type countPoll struct {
 	queries []string // their results add up to the count
-	want    int64
+	want    float64
+	tol     float64   // how far below want still counts as whole: float sums
 	asked   bool      // the first ask was made
 	first   float64   // what the first ask showed; 0 when it had no answer
 	found   float64   // what the last answered ask showed
@@ -223,7 +283,7 @@ func (d *Driver) ask(ctx context.Context, c *countPoll, at string) {
 	if first {
 		c.first = sum
 	}
-	if sum >= float64(c.want) {
+	if sum >= c.want-c.tol {
 		c.wholeAt = d.clock.Now()
 	}
 }
@@ -231,20 +291,24 @@ func (d *Driver) ask(ctx context.Context, c *countPoll, at string) {
 // check is the count's read-back check, its state settled; late data is
 // timed from the last acknowledged write.
 func (c *countPoll) check(name, one, unit, job string, ackedAt time.Time, rounds int) driver.Check {
-	ch := driver.Check{Name: name, Expected: float64(c.want), Found: c.found, Unit: unit}
-	if c.whole() && c.first < float64(c.want) {
-		ch.Late, ch.LateBy = float64(c.want)-c.first, c.wholeAt.Sub(ackedAt)
+	ch := driver.Check{Name: name, Expected: c.want, Found: c.found, Unit: unit}
+	if c.whole() && c.first < c.want-c.tol {
+		ch.Late, ch.LateBy = c.want-c.first, c.wholeAt.Sub(ackedAt)
 	}
 	reason := ""
 	if c.err != nil {
 		reason = "cannot read back the " + unit + ": " + c.err.Error()
 	}
 	ch.Settle(!c.whole() && c.err == nil, !c.whole() && c.err != nil, reason)
-	switch missing := float64(c.want) - c.found; {
+	missing := c.want - c.found
+	if c.whole() && missing > 0 { // within tol
+		missing = 0
+	}
+	switch {
 	case c.err != nil && !c.whole():
-		ch.Note = fmt.Sprintf("the query API did not answer at the end, after %d rounds; the last answer showed %.0f of %d", rounds, c.found, c.want)
+		ch.Note = fmt.Sprintf("the query API did not answer at the end, after %d rounds; the last answer showed %.0f of %.0f", rounds, c.found, c.want)
 	case missing > 0:
-		ch.Note = fmt.Sprintf("%.0f %s acknowledged with 2xx are missing (%.3g%%) after %d rounds", missing, unit, 100*missing/float64(c.want), rounds)
+		ch.Note = fmt.Sprintf("%.0f %s acknowledged with 2xx are missing (%.3g%%) after %d rounds", missing, unit, 100*missing/c.want, rounds)
 	case missing < 0:
 		ch.Note = fmt.Sprintf("%.0f %s more than acknowledged: a request that failed or timed out may have been "+
 			"stored anyway, or another writer uses job %q", -missing, unit, job)
