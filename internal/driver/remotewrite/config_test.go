@@ -99,3 +99,20 @@ func TestRedacted(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestYAMLVersionAndNative: version takes 1, 2.0 and auto as plans write
+// them, and a native_histograms block sets schema 0 (not the default).
+func TestYAMLVersionAndNative(t *testing.T) {
+	for src, want := range map[string]string{"version: 1": Version1, "version: 2.0": Version2, "version: auto": VersionAuto} {
+		var c Config
+		if err := yaml.Unmarshal([]byte("url: http://127.0.0.1:1/w\n"+src+"\nnative_histograms: {schema: 0, buckets: 8}\n"), &c); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.withDefaults().Version; got != want || len(c.Validate()) != 0 {
+			t.Errorf("%s: version %q, want %q; %v", src, got, want, c.Validate())
+		}
+		if s := c.NativeHistograms.shape(); s.schema != 0 || s.buckets != 8 || s.obs != DefaultNativeObservations {
+			t.Errorf("%s: native histograms %+v", src, s)
+		}
+	}
+}

@@ -122,9 +122,14 @@ func (a *ackLog) readBack(tmpl []tseries) readBack {
 func (d *Driver) Verify(ctx context.Context) ([]driver.Check, error) {
 	checks, err := d.verify(ctx, d.acks.readBack(d.gen.tmpl))
 	figs := d.proto.snapshot()
+	said := figs.okSent != counts{}
 	for i, c := range checks {
-		if c.Name == "samples" && c.State != driver.CheckUnverified {
-			checks[i].Note = sentAckedRead(figs.sent.samples, figs.acked.samples, figs.okSent != counts{}, c.Found) + "; " + c.Note
+		switch {
+		case c.State == driver.CheckUnverified:
+		case c.Name == "samples":
+			checks[i].Note = sentAckedRead(figs.sent.samples, figs.acked.samples, said, c.Found) + "; " + c.Note
+		case c.Name == "histograms":
+			checks[i].Note = sentAckedRead(figs.sent.histograms, figs.acked.histograms, said, c.Found) + "; " + c.Note
 		}
 	}
 	return append(checks, ackChecks(figs)...), err
