@@ -25,6 +25,7 @@ const (
 	DefaultJob             = "perflab"
 	DefaultRetryBackoff    = 30 * time.Millisecond // Prometheus' queue_config.min_backoff
 	DefaultVerifyWait      = 45 * time.Second      // VictoriaMetrics hides samples younger than 30 s by default
+	DefaultMaxInFlight     = 50                    // Prometheus' queue_config.max_shards: one request in flight per shard
 )
 
 // Limits Validate enforces, so that a typo cannot ask for a terabyte.
@@ -33,6 +34,7 @@ const (
 	maxSeriesPerTarget = 1_000_000
 	maxBatch           = 1_000_000
 	maxRetries         = 100
+	maxInFlight        = 10_000
 	maxRetryBackoff    = 5 * time.Second // Prometheus' queue_config.max_backoff; also the backoff's cap
 )
 
@@ -66,6 +68,13 @@ type Config struct {
 	Version      string        `yaml:"version"`       // "1" (remote write 1.0), "2" (2.0) or "auto" (2.0, falling back to 1.0 on 415)
 
 	NativeHistograms *NativeHistograms `yaml:"native_histograms"` // nil: classic histograms only
+
+	// MaxInFlight bounds the requests built or in flight at once, as
+	// Prometheus' max_shards does: a VU beyond it waits (its latency,
+	// from its intended start, shows the wait) holding no request, so
+	// that a generator or target that falls behind costs arrivals
+	// (dropped once every VU waits), never memory.
+	MaxInFlight int `yaml:"max_in_flight"`
 }
 
 // Protocol versions Config.Version takes.
@@ -109,6 +118,7 @@ func (c Config) withDefaults() Config {
 	setDefault(&c.Job, DefaultJob)
 	setDefault(&c.RetryBackoff, DefaultRetryBackoff)
 	setDefault(&c.VerifyWait, DefaultVerifyWait)
+	setDefault(&c.MaxInFlight, DefaultMaxInFlight)
 	setDefault(&c.Version, Version1)
 	if v := version(c.Version); v != "" {
 		c.Version = v
@@ -160,6 +170,9 @@ func (c Config) Validate() []error {
 	}
 	if c.RetryBackoff > maxRetryBackoff {
 		add("retry_backoff", "retry_backoff %v is above %v", c.RetryBackoff, maxRetryBackoff)
+	}
+	if d.MaxInFlight < 1 || d.MaxInFlight > maxInFlight {
+		add("max_in_flight", "max_in_flight %d is out of range (1 to %d)", c.MaxInFlight, maxInFlight)
 	}
 	if c.Retries < 0 || c.Retries > maxRetries {
 		add("retries", "retries %d is out of range (0 to %d)", c.Retries, maxRetries)
@@ -239,6 +252,9 @@ func (c Config) Redacted() string {
 	if n := d.NativeHistograms; n != nil {
 		s := n.shape()
 		fmt.Fprintf(&b, ", native histograms (schema %d, %d buckets, %v observations per interval)", s.schema, s.buckets, s.obs)
+	}
+	if c.MaxInFlight != 0 {
+		fmt.Fprintf(&b, ", at most %d requests in flight", c.MaxInFlight)
 	}
 	if d.Retries > 0 {
 		fmt.Fprintf(&b, ", %d retries", d.Retries)

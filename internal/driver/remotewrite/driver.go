@@ -38,8 +38,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/perflab/perflab/internal/driver"
@@ -67,20 +69,23 @@ const maxMessage = driver.MaxMessage
 // Driver writes the series of its Config. It is safe for concurrent use by
 // many VUs; calls to Do with the same vu must not overlap.
 type Driver struct {
-	cfg     Config
-	gen     *generator
-	batch   int
-	client  *http.Client
-	header  http.Header // the plan's, for read-back queries
-	header1 http.Header // of every 1.0 write, built once
-	header2 http.Header // … and 2.0 write
-	proto   *protocol
-	host    string
-	now     func() time.Time
-	clock   driver.Clock // what Verify waits by, and when writes were acknowledged; tests set a fake one
-	states  driver.VUs[vuState]
-	acks    ackLog
-	retry   retryQueue
+	cfg      Config
+	gen      *generator
+	batch    int
+	client   *http.Client
+	header   http.Header // the plan's, for read-back queries
+	header1  http.Header // of every 1.0 write, built once
+	header2  http.Header // … and 2.0 write
+	proto    *protocol
+	host     string
+	now      func() time.Time
+	clock    driver.Clock // what Verify waits by, and when writes were acknowledged; tests set a fake one
+	states   driver.VUs[vuState]
+	builders builders
+	inFlight chan struct{} // a token per request built or in flight (Config.MaxInFlight)
+	bodies   sync.Pool     // of *[]byte: request bodies, given back once sent
+	acks     ackLog
+	retry    retryQueue
 }
 
 // New validates c and builds a Driver.
@@ -97,6 +102,8 @@ func New(c Config) (*Driver, error) {
 		clock:  driver.WallClock{},
 	}
 	d.states.New = func(int) *vuState { return newVUState() }
+	d.builders = newBuilders(min(2*runtime.GOMAXPROCS(0), c.MaxInFlight))
+	d.inFlight = make(chan struct{}, c.MaxInFlight)
 	d.batch = int(min(uint64(c.Batch), d.gen.active))
 	d.header, d.host = dial.SplitHeaders(c.Headers)
 	d.header1, d.header2 = writeHeader(d.header, false), writeHeader(d.header, true)
@@ -118,6 +125,13 @@ func (d *Driver) Do(ctx context.Context, vu int, r *driver.Result) {
 		r.Class, r.Message = stats.Interrupted, "interrupted before the request"
 		return
 	}
+	select {
+	case d.inFlight <- struct{}{}:
+		defer func() { <-d.inFlight }()
+	case <-ctx.Done():
+		r.Class, r.Message = stats.Interrupted, "interrupted waiting for a request slot (max_in_flight)"
+		return
+	}
 	st := d.states.Get(vu)
 	var p *pending
 	if d.cfg.Retries > 0 {
@@ -128,17 +142,19 @@ func (d *Driver) Do(ctx context.Context, vu int, r *driver.Result) {
 	if p != nil {
 		r.Op, body, b, v2 = OpRetry, p.body, &p.batch, p.v2
 	} else {
-		st.v2 = v2
-		d.gen.fill(st, d.batch, d.now())
-		var err error
-		if body, err = st.encode(); err != nil {
+		if err := d.build(ctx, st, v2); err != nil {
 			r.Class, r.Message = stats.Protocol, err.Error()
+			if ctx.Err() != nil {
+				r.Class, r.Message = stats.Interrupted, "interrupted waiting to build the request"
+			}
 			return
 		}
+		body = st.body
 		d.proto.addSent(b.counts())
 	}
 	r.BytesSent = int64(len(body))
 	d.send(ctx, st, body, v2, b.counts(), r)
+	defer d.putBody(st) // after the retry queue copied it
 	switch {
 	case r.Class == stats.OK:
 		d.acks.add(b, d.clock.Now())

@@ -30,7 +30,7 @@ func decode(t testing.TB, body []byte) *prompb.WriteRequest {
 func TestEncodeRoundTrip(t *testing.T) {
 	c := Config{URL: "http://x/", Targets: 3, SeriesPerTarget: 500, Job: "rt"}.withDefaults()
 	g := newGenerator(c)
-	st := newVUState()
+	st := newBuilder()
 	now := time.UnixMilli(1_700_000_000_123)
 	seen := map[string]int{}
 	for left := int(g.active); left > 0; left -= 700 {
@@ -80,7 +80,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 func BenchmarkEncode(b *testing.B) {
 	c := Config{URL: "http://x/", Targets: 100, SeriesPerTarget: 1000}.withDefaults()
 	g := newGenerator(c)
-	st := newVUState()
+	st := newBuilder()
 	now := time.Now()
 	var bytes int
 	b.ReportAllocs()

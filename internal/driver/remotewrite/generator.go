@@ -216,7 +216,7 @@ func (b *batch) counts() counts {
 // now, into st's request of the protocol st.v2 says, reusing its buffers;
 // the batch says what they are. n is at most the number of active series,
 // so a request never holds two samples of one series.
-func (g *generator) fill(st *vuState, n int, now time.Time) {
+func (g *generator) fill(st *builder, n int, now time.Time) {
 	es := g.epochAt(now)
 	ms := now.UnixMilli()
 	p0 := g.cursor.Add(uint64(n)) - uint64(n)

@@ -15,7 +15,7 @@ import (
 // seriesInRound fills one whole round of g at now and returns every
 // series it wrote, as its labels joined.
 func seriesInRound(g *generator, now time.Time) []string {
-	st := newVUState()
+	st := newBuilder()
 	var out []string
 	for left := g.active; left > 0; {
 		n := min(left, 997)
