@@ -13,8 +13,9 @@ import (
 // TestExampleRW2Prometheus3 runs examples/rw2-prometheus3.yaml as written
 // but for its port (a free one) and with prometheus3 found where
 // scripts/install-deps.sh puts it: remote write 2.0 with native
-// histograms into Prometheus 3, whose read-back finds every sample and
-// histogram sent, acknowledged by the receiver and read back by PromQL.
+// histograms and exemplars into Prometheus 3, whose read-back finds every
+// sample, histogram and exemplar sent, acknowledged by the receiver and
+// read back.
 func TestExampleRW2Prometheus3(t *testing.T) {
 	t.Parallel()
 	bin := testutil.Prometheus3Binary(t)
@@ -39,7 +40,7 @@ func TestExampleRW2Prometheus3(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, check := range []string{"series", "samples", "histograms", "histogram_count", "histogram_sum",
-		"samples acknowledged", "histograms acknowledged"} {
+		"exemplars", "samples acknowledged", "histograms acknowledged", "exemplars acknowledged"} {
 		line := "read back " + check + ": "
 		i := strings.Index(r.stdout+r.stderr, line)
 		if i < 0 {

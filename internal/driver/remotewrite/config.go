@@ -68,6 +68,7 @@ type Config struct {
 	Version      string        `yaml:"version"`       // "1" (remote write 1.0), "2" (2.0) or "auto" (2.0, falling back to 1.0 on 415)
 
 	NativeHistograms *NativeHistograms `yaml:"native_histograms"` // nil: classic histograms only
+	ExemplarPercent  float64           `yaml:"exemplar_percent"`  // share of counter and native histogram samples with an exemplar (trace_id), 0–100
 
 	// MaxInFlight bounds the requests built or in flight at once, as
 	// Prometheus' max_shards does: a VU beyond it waits (its latency,
@@ -182,6 +183,9 @@ func (c Config) Validate() []error {
 			add("native_histograms", "%s", e)
 		}
 	}
+	if p := c.ExemplarPercent; p < 0 || p > 100 || math.IsNaN(p) {
+		add("exemplar_percent", "exemplar_percent %v is out of range (0 to 100)", p)
+	}
 	if version(d.Version) == "" {
 		add("version", "version %q is unknown (want 1, 2 or auto)", c.Version)
 	}
@@ -252,6 +256,9 @@ func (c Config) Redacted() string {
 	if n := d.NativeHistograms; n != nil {
 		s := n.shape()
 		fmt.Fprintf(&b, ", native histograms (schema %d, %d buckets, %v observations per interval)", s.schema, s.buckets, s.obs)
+	}
+	if d.ExemplarPercent > 0 {
+		fmt.Fprintf(&b, ", exemplars on %v%% of counter and native histogram samples", d.ExemplarPercent)
 	}
 	if c.MaxInFlight != 0 {
 		fmt.Fprintf(&b, ", at most %d requests in flight", c.MaxInFlight)

@@ -28,6 +28,7 @@ type builder struct {
 	v2      bool    // the next request is remote write 2.0 (w2), not 1.0 (req)
 	w2      v2State // remote write 2.0's request and buffers
 	hs      histState
+	ex      exState
 }
 
 func newBuilder() *builder { return &builder{} }
@@ -81,7 +82,7 @@ func (d *Driver) build(ctx context.Context, st *vuState, v2 bool) error {
 	b := &bd.batch
 	st.batch.segs = append(st.batch.segs[:0], b.segs...)
 	st.batch.hists = append(st.batch.hists[:0], b.hists...)
-	st.batch.samples, st.batch.histograms, st.batch.ts = b.samples, b.histograms, b.ts
+	st.batch.samples, st.batch.histograms, st.batch.exemplars, st.batch.ts = b.samples, b.histograms, b.exemplars, b.ts
 	return nil
 }
 

@@ -42,6 +42,9 @@ type generator struct {
 	job      string
 	maxLabel int // the most labels of any template series
 	sym      symbols
+	exShare  float64  // share of counter and native histogram samples with an exemplar
+	traceIDs []string // … their trace IDs
+	traceSym uint32   // the trace_id label name's symbol
 
 	start  atomic.Int64 // UnixNano of the first sample; 0 before
 	cursor atomic.Uint64
@@ -78,6 +81,9 @@ func newGenerator(c Config) *generator {
 		g.maxLabel = max(g.maxLabel, len(t.labels))
 	}
 	g.symbolize()
+	if c.ExemplarPercent > 0 {
+		g.exShare, g.traceIDs, g.traceSym = c.ExemplarPercent/100, traceIDList(), g.sym.id(traceIDLabel)
+	}
 	g.epoch.Store(g.buildEpoch(nil, 0))
 	return g
 }
@@ -194,7 +200,8 @@ type segment struct {
 type batch struct {
 	segs       []segment
 	samples    int
-	histograms int       // native histograms
+	histograms int // native histograms
+	exemplars  int
 	hists      []histRef // … which ones
 	ts         int64     // the samples' timestamp, ms
 }
@@ -209,7 +216,7 @@ type histRef struct {
 
 // counts is what the batch carries.
 func (b *batch) counts() counts {
-	return counts{samples: int64(b.samples), histograms: int64(b.histograms)}
+	return counts{samples: int64(b.samples), histograms: int64(b.histograms), exemplars: int64(b.exemplars)}
 }
 
 // fill claims the next n samples from the cursor and writes them, stamped
@@ -228,8 +235,9 @@ func (g *generator) fill(st *builder, n int, now time.Time) {
 		st.reserve(n, g.maxLabel)
 	}
 	b := &st.batch
-	b.segs, b.samples, b.histograms, b.hists, b.ts = b.segs[:0], n, 0, b.hists[:0], ms
+	b.segs, b.samples, b.histograms, b.exemplars, b.hists, b.ts = b.segs[:0], n, 0, 0, b.hists[:0], ms
 	st.hs.reset()
+	st.ex.reset()
 	labels := st.labels[:0]
 	for j := range n {
 		t := &g.tmpl[ti]
@@ -247,6 +255,10 @@ func (g *generator) fill(st *builder, n int, now time.Time) {
 				st.w2.samples[j] = writev2.Sample{Value: t.value(id, round), Timestamp: ms}
 				ts.Samples = st.w2.samples[j : j+1 : j+1]
 			}
+			if trace, v, ok := g.exemplar(t, id, round); ok {
+				ts.Exemplars = st.ex.add2(&st.w2, &g.sym, g.traceSym, trace, v, ms)
+				b.exemplars++
+			}
 		} else {
 			start := len(labels)
 			labels = append(labels, t.labels...)
@@ -258,6 +270,10 @@ func (g *generator) fill(st *builder, n int, now time.Time) {
 			} else {
 				st.samples[j] = prompb.Sample{Value: t.value(id, round), Timestamp: ms}
 				st.ts[j].Samples = st.samples[j : j+1 : j+1]
+			}
+			if trace, v, ok := g.exemplar(t, id, round); ok {
+				st.ts[j].Exemplars = st.ex.add1(trace, v, ms)
+				b.exemplars++
 			}
 		}
 		if k := len(b.segs) - 1; k >= 0 && b.segs[k].id == id && uint64(b.segs[k].hi) == ti {

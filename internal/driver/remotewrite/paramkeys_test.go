@@ -33,6 +33,8 @@ func TestProblemsCarryTheirKey(t *testing.T) {
 		{"version", func(c *Config) { c.Version = "3" }},
 		{"version", func(c *Config) { c.Version = "two" }},
 		{"native_histograms", func(c *Config) { c.NativeHistograms = &NativeHistograms{Buckets: 161} }},
+		{"exemplar_percent", func(c *Config) { c.ExemplarPercent = 101 }},
+		{"max_in_flight", func(c *Config) { c.MaxInFlight = -1 }},
 		{"native_histograms", func(c *Config) { c.NativeHistograms = &NativeHistograms{Observations: -1} }},
 		{"native_histograms", func(c *Config) { s := 9; c.NativeHistograms = &NativeHistograms{Schema: &s} }},
 	} {

@@ -68,13 +68,17 @@ func TestRealReceivers(t *testing.T) {
 	}
 }
 
-// complete writes with version v, and native histograms when nh is set,
-// and reads back: with auto, the first request fails and the rest go as
-// 1.0.
+// complete writes with version v, and native histograms and exemplars on
+// 10 % of the samples that take them when nh is set, and reads back: with
+// auto, the first request fails and the rest go as 1.0.
 func complete(t *testing.T, base, v string, nh *NativeHistograms) {
+	exemplars := 0.0
+	if nh != nil {
+		exemplars = 10
+	}
 	drv := newTestDriver(t, Config{URL: base + "/api/v1/write", QueryURL: base, Job: "complete-" + v, Version: v,
-		NativeHistograms: nh,
-		Targets:          4, SeriesPerTarget: 400, ScrapeInterval: 500 * time.Millisecond, Batch: 700,
+		NativeHistograms: nh, ExemplarPercent: exemplars,
+		Targets: 4, SeriesPerTarget: 400, ScrapeInterval: 500 * time.Millisecond, Batch: 700,
 		Churn: Churn{Percent: 25, Every: time.Second}, VerifyWait: 20 * time.Second})
 	failed := 0
 	if v == VersionAuto {
@@ -103,13 +107,14 @@ func complete(t *testing.T, base, v string, nh *NativeHistograms) {
 		t.Errorf("sent %d samples, %d acknowledged, %d requests failed", figs.sent.samples, samples, failed)
 	}
 	if nh != nil {
-		checkNative(t, drv, checks[2:5])
-		checks = append(checks[:2], checks[5:]...)
+		checkNative(t, drv, checks[2:6])
+		checks = append(checks[:2], checks[6:]...)
 	}
 	switch v {
 	case Version2:
-		if len(checks) != 3+min(1, len(drv.acks.lastHist)) || checks[2].Name != "samples acknowledged" || checks[2].State != driver.CheckOK ||
-			figs.acked.samples != samples || figs.acked.histograms != figs.sent.histograms || figs.okBare != 0 {
+		if len(checks) != 3+2*min(1, len(drv.acks.lastHist)) || checks[2].Name != "samples acknowledged" || checks[2].State != driver.CheckOK ||
+			figs.acked.samples != samples || figs.acked.histograms != figs.sent.histograms ||
+			figs.acked.exemplars != figs.sent.exemplars || figs.okBare != 0 {
 			t.Errorf("2.0: the receiver said it wrote %d of %d samples, %d of %d histograms; checks %+v",
 				figs.acked.samples, samples, figs.acked.histograms, figs.sent.histograms, checks)
 		}
@@ -123,14 +128,17 @@ func complete(t *testing.T, base, v string, nh *NativeHistograms) {
 
 // checkNative: every native histogram acknowledged was read back, with
 // the observations and sums it carried, by histogram_count and
-// histogram_sum.
+// histogram_sum; and every exemplar, by the exemplar API.
 func checkNative(t *testing.T, drv *Driver, checks []driver.Check) {
 	t.Helper()
 	rb := drv.acks.readBack(drv.gen.tmpl)
 	if rb.Histograms == 0 || rb.HistCount == 0 {
 		t.Fatalf("no native histogram acknowledged: %+v", rb)
 	}
-	for i, want := range []float64{float64(rb.Histograms), rb.HistCount, rb.HistSum} {
+	if rb.Exemplars == 0 {
+		t.Fatalf("no exemplar acknowledged: %+v", rb)
+	}
+	for i, want := range []float64{float64(rb.Histograms), rb.HistCount, rb.HistSum, float64(rb.Exemplars)} {
 		c := checks[i]
 		if c.State == driver.CheckLost || c.State == driver.CheckUnverified || math.Abs(c.Expected-want) > 1e-9*want ||
 			math.Abs(c.Found-want) > 1e-9*want {

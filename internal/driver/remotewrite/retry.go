@@ -49,7 +49,9 @@ func (q *retryQueue) takeDue(now time.Time) *pending {
 // from backoff with each retry, at most maxRetryBackoff.
 func (q *retryQueue) failed(p *pending, body []byte, b *batch, v2 bool, retries int, backoff time.Duration, now time.Time) {
 	if p == nil {
-		p = &pending{body: slices.Clone(body), batch: batch{segs: slices.Clone(b.segs), samples: b.samples, ts: b.ts}, v2: v2}
+		c := *b
+		c.segs, c.hists = slices.Clone(b.segs), slices.Clone(b.hists)
+		p = &pending{body: slices.Clone(body), batch: c, v2: v2}
 	}
 	if p.attempt >= retries {
 		q.gaveUp.Add(1)

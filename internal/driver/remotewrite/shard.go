@@ -55,6 +55,7 @@ type readBack struct {
 	Histograms int64   `json:"histograms,omitempty"`
 	HistCount  float64 `json:"histogram_count,omitempty"`
 	HistSum    float64 `json:"histogram_sum,omitempty"`
+	Exemplars  int64   `json:"exemplars,omitempty"`
 }
 
 // ReadBackState is what the driver had acknowledged: series (each once),
@@ -91,6 +92,7 @@ func (d *Driver) VerifyShards(ctx context.Context, states [][]byte) ([]driver.Ch
 		sum.Histograms += rb.Histograms
 		sum.HistCount += rb.HistCount
 		sum.HistSum += rb.HistSum
+		sum.Exemplars += rb.Exemplars
 	}
 	return d.verify(ctx, sum)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -32,14 +33,15 @@ type sink struct {
 	lose     int  // say this many samples fewer were written, per request
 	loseHist int  // … and histograms
 
-	mu       sync.Mutex
-	got      counts
-	v1, v2   int      // requests decoded of each version
-	refused  int      // 2.0 requests answered 415
-	series   []string // "labels value @ts", in arrival order
-	hists    []string // "labels histogram @ts", in arrival order
-	lastHist map[string]*promhist.Histogram
-	helpless int // 2.0 series without a help text or type
+	mu        sync.Mutex
+	got       counts
+	v1, v2    int      // requests decoded of each version
+	refused   int      // 2.0 requests answered 415
+	series    []string // "labels value @ts", in arrival order
+	hists     []string // "labels histogram @ts", in arrival order
+	exemplars []string // "labels exemplar-labels value @ts", in arrival order
+	lastHist  map[string]*promhist.Histogram
+	helpless  int // 2.0 series without a help text or type
 }
 
 func (s *sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -111,6 +113,13 @@ func (s *sink) decode2(raw []byte) counts {
 		for _, h := range ts.Histograms {
 			s.histogram(ls, h.ToIntHistogram(), h.Timestamp)
 		}
+		for _, ex := range ts.Exemplars {
+			e, err := ex.ToExemplar(&b, req.Symbols)
+			if err != nil {
+				s.t.Errorf("cannot read exemplar: %v", err)
+			}
+			s.exemplars = append(s.exemplars, fmt.Sprintf("%s %s %v @%d", ls, e.Labels, e.Value, e.Ts))
+		}
 		c.add(counts{samples: int64(len(ts.Samples)), histograms: int64(len(ts.Histograms)), exemplars: int64(len(ts.Exemplars))})
 	}
 	return c
@@ -148,6 +157,13 @@ func (s *sink) decode1(raw []byte) counts {
 		for _, h := range ts.Histograms {
 			s.histogram(ls, h.ToIntHistogram(), h.Timestamp)
 		}
+		for _, ex := range ts.Exemplars {
+			var eb labels.ScratchBuilder
+			for _, l := range ex.Labels {
+				eb.Add(l.Name, l.Value)
+			}
+			s.exemplars = append(s.exemplars, fmt.Sprintf("%s %s %v @%d", ls, eb.Labels(), ex.Value, ex.Timestamp))
+		}
 		c.add(counts{samples: int64(len(ts.Samples)), histograms: int64(len(ts.Histograms)), exemplars: int64(len(ts.Exemplars))})
 	}
 	return c
@@ -162,9 +178,12 @@ func startSink(t *testing.T, s *sink) string {
 
 // sinkDriver is a driver of version v writing to url, its clock fixed so
 // that two drivers send the same series and values.
-func sinkDriver(t *testing.T, url, v string, native *NativeHistograms) *Driver {
-	d := newTestDriver(t, Config{URL: url, Version: v, Targets: 3, SeriesPerTarget: 500, Batch: 700, Job: "v2test",
-		NativeHistograms: native})
+func sinkDriver(t *testing.T, url, v string, native *NativeHistograms, exemplarPercent ...float64) *Driver {
+	c := Config{URL: url, Version: v, Targets: 3, SeriesPerTarget: 500, Batch: 700, Job: "v2test", NativeHistograms: native}
+	if len(exemplarPercent) > 0 {
+		c.ExemplarPercent = exemplarPercent[0]
+	}
+	d := newTestDriver(t, c)
 	at := time.UnixMilli(1_700_000_000_000)
 	d.now = func() time.Time { at = at.Add(time.Second); return at }
 	return d
@@ -320,5 +339,47 @@ func TestNativeHistograms(t *testing.T) {
 	if len(checks) != 2 || checks[1].Name != "histograms acknowledged" || checks[1].State != driver.CheckLost ||
 		checks[1].Expected != float64(f.sent.histograms) || checks[1].Expected-checks[1].Found != float64(rounds) {
 		t.Errorf("checks %+v: want one histogram lost per request", checks)
+	}
+}
+
+// TestExemplars: with exemplar_percent 10, both versions send the same
+// exemplars, a trace_id each, on about a tenth of the counter and native
+// histogram samples and on nothing else; the sink counts as many as the
+// driver says it sent and the written headers said.
+func TestExemplars(t *testing.T) {
+	s1, s2 := sink{bare: true}, sink{}
+	nh := &NativeHistograms{}
+	d1, d2 := sinkDriver(t, startSink(t, &s1), Version1, nh, 10), sinkDriver(t, startSink(t, &s2), Version2, nh, 10)
+	eligible, names := 0, map[string]bool{}
+	for _, tm := range d1.gen.tmpl {
+		if exemplarKind(tm.kind) {
+			eligible++
+			names[tm.labels[0].Value] = true
+		}
+	}
+	for range 20 {
+		for _, d := range []*Driver{d1, d2} {
+			if r := doOnce(d, 0); r.Class != stats.OK {
+				t.Fatalf("%s: %s", r.Class, r.Message)
+			}
+		}
+	}
+	if strings.Join(s1.exemplars, "\n") != strings.Join(s2.exemplars, "\n") {
+		t.Errorf("2.0 exemplars differ from 1.0's")
+	}
+	rounds := float64(20*700) / float64(d1.gen.active)
+	want := 0.1 * rounds * float64(eligible*3)
+	if got := float64(len(s1.exemplars)); math.Abs(got-want) > 4*math.Sqrt(want) {
+		t.Errorf("%v exemplars on about %.0f eligible samples, want about %.0f", got, want*10, want)
+	}
+	for _, e := range s1.exemplars {
+		name, _, _ := strings.Cut(strings.TrimPrefix(e, `{__name__="`), `"`)
+		if !strings.Contains(e, `{trace_id="`) || !names[name] {
+			t.Fatalf("exemplar %s: want a trace_id on a counter or native histogram", e)
+		}
+	}
+	f := d2.proto.snapshot()
+	if f.sent.exemplars != int64(len(s2.exemplars)) || f.acked.exemplars != f.sent.exemplars || f.sent.exemplars == 0 {
+		t.Errorf("sent %d exemplars, sink got %d, headers said %d", f.sent.exemplars, len(s2.exemplars), f.acked.exemplars)
 	}
 }

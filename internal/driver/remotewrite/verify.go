@@ -27,6 +27,7 @@ type ackLog struct {
 	series      int64
 	samples     int64
 	histograms  int64
+	exemplars   int64
 	lastHist    map[histKey]uint64 // native histogram series → the round of its last acknowledged histogram
 	first, last int64              // sample timestamps, ms; first is 0 until a batch is acknowledged
 	lastAt      time.Time          // when the last batch was acknowledged
@@ -48,6 +49,7 @@ func (a *ackLog) add(b *batch, at time.Time) {
 	}
 	a.samples += int64(b.samples)
 	a.histograms += int64(b.histograms)
+	a.exemplars += int64(b.exemplars)
 	for _, h := range b.hists {
 		if a.lastHist == nil {
 			a.lastHist = map[histKey]uint64{}
@@ -96,7 +98,7 @@ type histKey struct {
 func (a *ackLog) readBack(tmpl []tseries) readBack {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	rb := readBack{Series: a.series, Samples: a.samples, First: a.first, Last: a.last, AckedAt: a.lastAt, Histograms: a.histograms}
+	rb := readBack{Series: a.series, Samples: a.samples, First: a.first, Last: a.last, AckedAt: a.lastAt, Histograms: a.histograms, Exemplars: a.exemplars}
 	var buf []int64
 	for k, round := range a.lastHist {
 		count, sum, _ := tmpl[k.ti].histValue(k.id, round, buf[:0])
@@ -170,6 +172,13 @@ func (d *Driver) verify(ctx context.Context, acked readBack) ([]driver.Check, er
 	if len(natives) > 0 {
 		counts = append(counts, histPolls(acked, natives, d.cfg.Job, window)...)
 	}
+	var exemplars *countPoll
+	if d.cfg.ExemplarPercent > 0 {
+		exemplars = &countPoll{want: float64(acked.Exemplars), count: func(ctx context.Context) (float64, error) {
+			return d.countExemplars(ctx, first, last)
+		}}
+		counts = append(counts, exemplars)
+	}
 	rounds := d.pollCounts(ctx, counts, at)
 	checks := []driver.Check{
 		counts[0].check("series", "series", "series", d.cfg.Job, acked.AckedAt, rounds),
@@ -180,6 +189,9 @@ func (d *Driver) verify(ctx context.Context, acked readBack) ([]driver.Check, er
 			counts[2].check("histograms", "native histogram", "histograms", d.cfg.Job, acked.AckedAt, rounds),
 			counts[3].check("histogram_count", "observation", "observations", d.cfg.Job, acked.AckedAt, rounds),
 			counts[4].check("histogram_sum", "second", "seconds", d.cfg.Job, acked.AckedAt, rounds))
+	}
+	if exemplars != nil {
+		checks = append(checks, exemplars.check("exemplars", "exemplar", "exemplars", d.cfg.Job, acked.AckedAt, rounds))
 	}
 	return checks, nil
 }
@@ -236,12 +248,13 @@ func countQueries(agg string, names []string, job, window string) []string {
 type countPoll struct {
 	queries []string // their results add up to the count
 	want    float64
-	tol     float64   // how far below want still counts as whole: float sums
-	asked   bool      // the first ask was made
-	first   float64   // what the first ask showed; 0 when it had no answer
-	found   float64   // what the last answered ask showed
-	wholeAt time.Time // when an answer first reached want; zero: never
-	err     error     // the last ask's error; nil when it was answered
+	tol     float64                                    // how far below want still counts as whole: float sums
+	count   func(ctx context.Context) (float64, error) // asks for the count, instead of queries
+	asked   bool                                       // the first ask was made
+	first   float64                                    // what the first ask showed; 0 when it had no answer
+	found   float64                                    // what the last answered ask showed
+	wholeAt time.Time                                  // when an answer first reached want; zero: never
+	err     error                                      // the last ask's error; nil when it was answered
 }
 
 func (c *countPoll) whole() bool { return !c.wholeAt.IsZero() }
@@ -283,6 +296,14 @@ func (d *Driver) ask(ctx context.Context, c *countPoll, at string) {
 			return
 		}
 		sum += v
+	}
+	if c.count != nil {
+		v, err := c.count(ctx)
+		if err != nil {
+			c.err = err
+			return
+		}
+		sum = v
 	}
 	c.err, c.found = nil, sum
 	if first {
