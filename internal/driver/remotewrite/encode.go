@@ -29,6 +29,7 @@ type builder struct {
 	w2      v2State // remote write 2.0's request and buffers
 	hs      histState
 	ex      exState
+	bound   int // of the request's encoded size, but for 2.0's symbols (encode)
 }
 
 func newBuilder() *builder { return &builder{} }
@@ -101,34 +102,90 @@ func (st *builder) reserve(n, maxLabels int) {
 // encode marshals the request (1.0 or 2.0, as st.v2 says) and compresses
 // it with snappy's block format, as both versions want. The result lives
 // in st until the next encode.
+//
+// It marshals without asking the request its size first (a whole extra
+// pass over it, an eighth of the request's CPU): fill added up a bound of
+// the encoded size (st.bound), the generated MarshalToSizedBuffer writes
+// from the end of the buffer it is given, and the message is the tail it
+// wrote. Should the bound ever fall short, the marshaller panics on the
+// buffer's end; encode then sizes the request and marshals it again.
 func (st *builder) encode() ([]byte, error) {
-	var size int
+	bound := st.bound
 	if st.v2 {
-		size = st.w2.req.Size()
-	} else {
-		size = st.req.Size()
+		for _, s := range st.w2.req.Symbols {
+			bound += 6 + len(s)
+		}
 	}
-	if cap(st.pb) < size {
-		st.pb = make([]byte, size+size/4)
-	}
-	pb := st.pb[:size]
-	var err error
-	if st.v2 {
-		_, err = st.w2.req.OptimizedMarshalToSizedBuffer(pb)
-	} else {
-		_, err = st.req.MarshalToSizedBuffer(pb)
-	}
+	pb, err := st.marshal(bound)
 	if err != nil {
 		return nil, fmt.Errorf("cannot marshal write request: %w", err)
 	}
-	need := s2.MaxEncodedLen(size)
+	if pb == nil { // the bound fell short
+		size := st.w2.req.Size()
+		if !st.v2 {
+			size = st.req.Size()
+		}
+		if pb, err = st.marshal(size); err != nil || pb == nil {
+			return nil, fmt.Errorf("cannot marshal write request of %d bytes: %v", size, err)
+		}
+	}
+	need := s2.MaxEncodedLen(len(pb))
 	if need < 0 {
-		return nil, fmt.Errorf("cannot compress write request: %d bytes is too large for snappy", size)
+		return nil, fmt.Errorf("cannot compress write request: %d bytes is too large for snappy", len(pb))
 	}
 	if cap(st.z) < need {
 		st.z = make([]byte, need+need/4)
 	}
 	return s2.EncodeSnappy(st.z[:need], pb), nil
+}
+
+// marshal marshals the request into the tail of a buffer of size bytes
+// and returns the message; nil when it did not fit.
+func (st *builder) marshal(size int) (pb []byte, err error) {
+	if cap(st.pb) < size {
+		st.pb = make([]byte, size+size/4)
+	}
+	buf := st.pb[:size]
+	defer func() {
+		if recover() != nil {
+			pb, err = nil, nil
+		}
+	}()
+	var n int
+	if st.v2 {
+		n, err = st.w2.req.OptimizedMarshalToSizedBuffer(buf)
+	} else {
+		n, err = st.req.MarshalToSizedBuffer(buf)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return buf[size-n:], nil
+}
+
+// Bounds of the encoded size of the parts of a request, in bytes: a
+// field's tag is 1 byte, a length or an int32 at most 5, an int64 at most
+// 10, a double 8.
+const (
+	labelBound     = 18  // a label's tag, length and its name's and value's tags and lengths, beside their bytes
+	seriesBound    = 6   // a series' tag and length
+	sampleBound    = 26  // a sample and its tag and length (2.0's too)
+	metadataBound  = 30  // 2.0: type, help and unit refs
+	histogramBound = 160 // a native histogram but its bucket deltas (10 bytes each) and spans
+	exemplarBound  = 110 // an exemplar with its trace_id label, beside the label's bytes
+)
+
+// sizeBound is a bound of the encoded size of t's series of either
+// version, but for its instance and job values (fill adds them).
+func sizeBound(t *tseries) int {
+	n := seriesBound + metadataBound + 6 + 5*len(t.refs)
+	for _, l := range t.labels {
+		n += labelBound + len(l.Name) + len(l.Value)
+	}
+	if t.kind == nhist {
+		return n + histogramBound + 10*len(t.native.shares) + 20
+	}
+	return n + sampleBound
 }
 
 // takeBody is an empty buffer for a request's body, from those that

@@ -81,6 +81,9 @@ func newGenerator(c Config) *generator {
 		g.maxLabel = max(g.maxLabel, len(t.labels))
 	}
 	g.symbolize()
+	for i := range g.tmpl {
+		g.tmpl[i].bound = sizeBound(&g.tmpl[i]) + len(g.job)
+	}
 	if c.ExemplarPercent > 0 {
 		g.exShare, g.traceIDs, g.traceSym = c.ExemplarPercent/100, traceIDList(), g.sym.id(traceIDLabel)
 	}
@@ -238,10 +241,12 @@ func (g *generator) fill(st *builder, n int, now time.Time) {
 	b.segs, b.samples, b.histograms, b.exemplars, b.hists, b.ts = b.segs[:0], n, 0, 0, b.hists[:0], ms
 	st.hs.reset()
 	st.ex.reset()
+	st.bound = 0
 	labels := st.labels[:0]
 	for j := range n {
 		t := &g.tmpl[ti]
 		id := es.ids[slot]
+		st.bound += t.bound + len(es.inst[slot])
 		if t.kind == nhist {
 			b.samples--
 			b.histograms++
@@ -258,6 +263,7 @@ func (g *generator) fill(st *builder, n int, now time.Time) {
 			if trace, v, ok := g.exemplar(t, id, round); ok {
 				ts.Exemplars = st.ex.add2(&st.w2, &g.sym, g.traceSym, trace, v, ms)
 				b.exemplars++
+				st.bound += exemplarBound + len(traceIDLabel) + len(trace)
 			}
 		} else {
 			start := len(labels)
@@ -274,6 +280,7 @@ func (g *generator) fill(st *builder, n int, now time.Time) {
 			if trace, v, ok := g.exemplar(t, id, round); ok {
 				st.ts[j].Exemplars = st.ex.add1(trace, v, ms)
 				b.exemplars++
+				st.bound += exemplarBound + len(traceIDLabel) + len(trace)
 			}
 		}
 		if k := len(b.segs) - 1; k >= 0 && b.segs[k].id == id && uint64(b.segs[k].hi) == ti {

@@ -30,6 +30,7 @@ type tseries struct {
 	refs    []uint32       // remote write 2.0: labels as symbols of the generator's table; instanceRef for the instance value
 	help    uint32         // remote write 2.0: the help text's symbol
 	native  *nativeBuckets // nhist: its buckets
+	bound   int            // of its encoded size but for the instance and job values (sizeBound)
 }
 
 // template expands families into the series of one target.
