@@ -383,3 +383,40 @@ func TestExemplars(t *testing.T) {
 		t.Errorf("sent %d exemplars, sink got %d, headers said %d", f.sent.exemplars, len(s2.exemplars), f.acked.exemplars)
 	}
 }
+
+// TestShardedAcknowledgements: the coordinator of a distributed run adds
+// up what its workers sent and what the receiver said it wrote of it, and
+// names the silent partial loss of one worker's receiver.
+func TestShardedAcknowledgements(t *testing.T) {
+	good, lossy := sink{}, sink{lose: 2}
+	cfg := func(url string) Config {
+		return Config{URL: url, Version: Version2, Targets: 4, SeriesPerTarget: 500, Batch: 700, Job: "sharded"}
+	}
+	coord := newTestDriver(t, cfg("http://127.0.0.1:1/unused"))
+	var states [][]byte
+	for i, s := range []*sink{&good, &lossy} {
+		w := newTestDriver(t, cfg(startSink(t, s)))
+		if err := w.Shard(i, 2); err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			if r := doOnce(w, 0); r.Class != stats.OK {
+				t.Fatalf("%s %s", r.Class, r.Message)
+			}
+		}
+		st, err := w.ReadBackState()
+		if err != nil {
+			t.Fatal(err)
+		}
+		states = append(states, st)
+	}
+	checks, err := coord.VerifyShards(context.Background(), states)
+	if err != nil || len(checks) != 1 {
+		t.Fatalf("checks %+v, %v", checks, err)
+	}
+	c := checks[0]
+	if c.Name != "samples acknowledged" || c.State != driver.CheckLost || c.Expected != 6*700 || c.Found != 6*700-6 ||
+		!strings.Contains(c.Note, "silent partial loss: the receiver answered 2xx to 3 requests") {
+		t.Errorf("check %+v: want 6 of 4200 samples lost by 3 requests of one worker", c)
+	}
+}

@@ -123,7 +123,13 @@ func (a *ackLog) readBack(tmpl []tseries) readBack {
 // against what was sent (ackChecks).
 func (d *Driver) Verify(ctx context.Context) ([]driver.Check, error) {
 	checks, err := d.verify(ctx, d.acks.readBack(d.gen.tmpl))
-	figs := d.proto.snapshot()
+	return withAcks(checks, d.proto.snapshot()), err
+}
+
+// withAcks adds what was sent and what the receiver said it wrote to the
+// read-back checks: in the samples' and histograms' notes, and as checks
+// of their own (ackChecks).
+func withAcks(checks []driver.Check, figs ackFigures) []driver.Check {
 	said := figs.okSent != counts{}
 	for i, c := range checks {
 		switch {
@@ -134,7 +140,7 @@ func (d *Driver) Verify(ctx context.Context) ([]driver.Check, error) {
 			checks[i].Note = sentAckedRead(figs.sent.histograms, figs.acked.histograms, said, c.Found) + "; " + c.Note
 		}
 	}
-	return append(checks, ackChecks(figs)...), err
+	return append(checks, ackChecks(figs)...)
 }
 
 // sentAckedRead is "sent 2800 / acknowledged 2800 / read back 2800": what
