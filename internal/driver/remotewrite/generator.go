@@ -242,51 +242,24 @@ func (g *generator) fill(st *builder, n int, now time.Time) {
 	st.hs.reset()
 	st.ex.reset()
 	st.bound = 0
-	labels := st.labels[:0]
+	st.labels = st.labels[:0]
 	for j := range n {
-		t := &g.tmpl[ti]
-		id := es.ids[slot]
-		st.bound += t.bound + len(es.inst[slot])
-		if t.kind == nhist {
+		p := place{t: &g.tmpl[ti], j: j, slot: slot, id: es.ids[slot], round: round, inst: es.inst[slot], ms: ms}
+		st.bound += p.t.bound + len(p.inst)
+		if p.t.kind == nhist {
 			b.samples--
 			b.histograms++
-			b.hists = append(b.hists, histRef{id: id, ti: uint32(ti), round: round})
+			b.hists = append(b.hists, histRef{id: p.id, ti: uint32(ti), round: round})
 		}
 		if st.v2 {
-			ts := st.w2.series(&g.sym, t, j, slot, es.inst[slot])
-			if t.kind == nhist {
-				ts.Histograms = st.hs.add2(t, id, round, ms)
-			} else {
-				st.w2.samples[j] = writev2.Sample{Value: t.value(id, round), Timestamp: ms}
-				ts.Samples = st.w2.samples[j : j+1 : j+1]
-			}
-			if trace, v, ok := g.exemplar(t, id, round); ok {
-				ts.Exemplars = st.ex.add2(&st.w2, &g.sym, g.traceSym, trace, v, ms)
-				b.exemplars++
-				st.bound += exemplarBound + len(traceIDLabel) + len(trace)
-			}
+			g.put2(st, p)
 		} else {
-			start := len(labels)
-			labels = append(labels, t.labels...)
-			ls := labels[start:len(labels):len(labels)]
-			ls[t.inst].Value, ls[t.job].Value = es.inst[slot], g.job
-			st.ts[j] = prompb.TimeSeries{Labels: ls}
-			if t.kind == nhist {
-				st.ts[j].Histograms = st.hs.add1(t, id, round, ms)
-			} else {
-				st.samples[j] = prompb.Sample{Value: t.value(id, round), Timestamp: ms}
-				st.ts[j].Samples = st.samples[j : j+1 : j+1]
-			}
-			if trace, v, ok := g.exemplar(t, id, round); ok {
-				st.ts[j].Exemplars = st.ex.add1(trace, v, ms)
-				b.exemplars++
-				st.bound += exemplarBound + len(traceIDLabel) + len(trace)
-			}
+			g.put1(st, p)
 		}
-		if k := len(b.segs) - 1; k >= 0 && b.segs[k].id == id && uint64(b.segs[k].hi) == ti {
+		if k := len(b.segs) - 1; k >= 0 && b.segs[k].id == p.id && uint64(b.segs[k].hi) == ti {
 			b.segs[k].hi++
 		} else {
-			b.segs = append(b.segs, segment{id: id, lo: uint32(ti), hi: uint32(ti) + 1})
+			b.segs = append(b.segs, segment{id: p.id, lo: uint32(ti), hi: uint32(ti) + 1})
 		}
 		if ti++; ti == g.spt {
 			ti = 0
@@ -298,8 +271,59 @@ func (g *generator) fill(st *builder, n int, now time.Time) {
 	}
 	if st.v2 {
 		st.w2.req.Timeseries = st.w2.ts[:n]
-		return
+	} else {
+		st.req.Timeseries = st.ts[:n]
 	}
-	st.labels = labels
-	st.req.Timeseries = st.ts[:n]
+}
+
+// place is one sample of a request: series j of the request, template
+// series t of the target in slot (instance id, value inst), at round,
+// stamped ms.
+type place struct {
+	t         *tseries
+	j         int
+	slot      uint64
+	id, round uint64
+	inst      string
+	ms        int64
+}
+
+// put1 writes p's series into st's remote write 1.0 request: its labels
+// with instance and job filled in, its sample or native histogram, and
+// an exemplar when it takes one.
+func (g *generator) put1(st *builder, p place) {
+	t, j := p.t, p.j
+	start := len(st.labels)
+	st.labels = append(st.labels, t.labels...)
+	ls := st.labels[start:len(st.labels):len(st.labels)]
+	ls[t.inst].Value, ls[t.job].Value = p.inst, g.job
+	st.ts[j] = prompb.TimeSeries{Labels: ls}
+	if t.kind == nhist {
+		st.ts[j].Histograms = st.hs.add1(t, p.id, p.round, p.ms)
+	} else {
+		st.samples[j] = prompb.Sample{Value: t.value(p.id, p.round), Timestamp: p.ms}
+		st.ts[j].Samples = st.samples[j : j+1 : j+1]
+	}
+	if trace, v, ok := g.exemplar(t, p.id, p.round); ok {
+		st.ts[j].Exemplars = st.ex.add1(trace, v, p.ms)
+		st.batch.exemplars++
+		st.bound += exemplarBound + len(traceIDLabel) + len(trace)
+	}
+}
+
+// put2 is put1 for remote write 2.0: labels and help as symbol refs.
+func (g *generator) put2(st *builder, p place) {
+	t, j := p.t, p.j
+	ts := st.w2.series(&g.sym, t, j, p.slot, p.inst)
+	if t.kind == nhist {
+		ts.Histograms = st.hs.add2(t, p.id, p.round, p.ms)
+	} else {
+		st.w2.samples[j] = writev2.Sample{Value: t.value(p.id, p.round), Timestamp: p.ms}
+		ts.Samples = st.w2.samples[j : j+1 : j+1]
+	}
+	if trace, v, ok := g.exemplar(t, p.id, p.round); ok {
+		ts.Exemplars = st.ex.add2(&st.w2, &g.sym, g.traceSym, trace, v, p.ms)
+		st.batch.exemplars++
+		st.bound += exemplarBound + len(traceIDLabel) + len(trace)
+	}
 }
