@@ -11,9 +11,15 @@
 // histogram buckets stay cumulative. Churn replaces a share of the targets
 // every so often with new instance values, so new series appear.
 //
-// Each Do sends one remote write 1.0 request (a snappy-compressed protobuf
-// WriteRequest) of the next Batch samples from a cursor shared by all VUs:
-// at RequestsPerSecond the cursor passes every series once per scrape
+// Each Do sends one request of the next Batch samples from a cursor shared
+// by all VUs: remote write 1.0 (a snappy-compressed prometheus.WriteRequest)
+// or 2.0 (io.prometheus.write.v2.Request: symbols, typed series with help
+// texts), as Config.Version says; with "auto" 2.0 until the receiver shows
+// it speaks only 1.0 (negotiate.go). Native histograms and exemplars ride
+// along when the config asks for them (native.go, exemplars.go). The
+// request is built by one of a few builders shared by the VUs, and at most
+// MaxInFlight are built or in flight at once (encode.go). At
+// RequestsPerSecond the cursor passes every series once per scrape
 // interval, as Prometheus would. Samples are stamped with the time of the
 // request. Run much faster than that with few series and one series'
 // consecutive samples may share a millisecond or arrive out of order,
@@ -21,7 +27,8 @@
 //
 // What a Result holds: Op "remote_write" (a retry: "remote_write_retry");
 // BytesSent the compressed body; BytesRecv the response body; TTFB the time
-// to the response headers; Class OK for 2xx, RateLimited for 429,
+// to the response headers; Class OK for 2xx (a 2.0 request's 2xx only
+// with the written headers), RateLimited for 429,
 // Status4xx, Status5xx, Protocol for other statuses, else what
 // dial.Classify makes of the error. Connect is not measured.
 //
