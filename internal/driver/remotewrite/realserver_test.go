@@ -138,6 +138,11 @@ func checkNative(t *testing.T, drv *Driver, checks []driver.Check) {
 	if rb.Exemplars == 0 {
 		t.Fatalf("no exemplar acknowledged: %+v", rb)
 	}
+	for _, i := range []int{0, 3} { // histograms, exemplars
+		if !strings.HasPrefix(checks[i].Note, "sent ") || !strings.Contains(checks[i].Note, " / read back ") {
+			t.Errorf("%s: note %q does not say sent / acknowledged / read back", checks[i].Name, checks[i].Note)
+		}
+	}
 	for i, want := range []float64{float64(rb.Histograms), rb.HistCount, rb.HistSum, float64(rb.Exemplars)} {
 		c := checks[i]
 		if c.State == driver.CheckLost || c.State == driver.CheckUnverified || math.Abs(c.Expected-want) > 1e-9*want ||

@@ -138,6 +138,8 @@ func withAcks(checks []driver.Check, figs ackFigures) []driver.Check {
 			checks[i].Note = sentAckedRead(figs.sent.samples, figs.acked.samples, said, c.Found) + "; " + c.Note
 		case c.Name == "histograms":
 			checks[i].Note = sentAckedRead(figs.sent.histograms, figs.acked.histograms, said, c.Found) + "; " + c.Note
+		case c.Name == "exemplars":
+			checks[i].Note = sentAckedRead(figs.sent.exemplars, figs.acked.exemplars, said, c.Found) + "; " + c.Note
 		}
 	}
 	return append(checks, ackChecks(figs)...)
