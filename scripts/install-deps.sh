@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what perflab's tests need on a fresh Debian machine: the real
 # servers the drivers are tested against (nginx for http; VictoriaMetrics
-# and Prometheus for remote write and PromQL, and Prometheus with Debian's
+# and Prometheus (Debian's 2.42, and 3.x built as prometheus3) for remote
+# write and PromQL, and Prometheus with Debian's
 # process and nginx exporters for the Prometheus source; Jaeger for OTLP traces;
 # versitygw for S3; LiteLLM's proxy as an LLM gateway), Chromium to
 # open the HTML report headless; skopeo and containerd for the image of
@@ -52,6 +53,18 @@ fi
 if ! command -v versitygw >/dev/null 2>&1 && [ ! -x "$gobin/versitygw" ]; then
   echo "install-deps: installing versitygw v1.8.0 into $gobin"
   (cd / && GOBIN="$gobin" go install github.com/versity/versitygw/cmd/versitygw@v1.8.0)
+fi
+# Prometheus 3 (the remote_write driver's 2.0 and native histogram tests):
+# Debian has 2.42 only. Built from the module proxy's
+# github.com/prometheus/prometheus v0.316.0 (Prometheus 3.16; ~6 min on 2
+# cores, a 147 MB binary without the web UI's assets, which need npm) and
+# installed beside Debian's as prometheus3, so neither shadows the other.
+if ! command -v prometheus3 >/dev/null 2>&1 && [ ! -x "$gobin/prometheus3" ]; then
+  echo "install-deps: building prometheus v0.316.0 (Prometheus 3) into $gobin/prometheus3"
+  p3tmp="$(mktemp -d)"
+  (cd / && GOBIN="$p3tmp" go install github.com/prometheus/prometheus/cmd/prometheus@v0.316.0)
+  mv "$p3tmp/prometheus" "$gobin/prometheus3"
+  rmdir "$p3tmp"
 fi
 # LiteLLM's proxy (an LLM gateway in Python: the gateway-overhead test
 # through it) from PyPI, with every package pinned, into a virtualenv

@@ -112,10 +112,20 @@ func addWhy(whys, why string) string {
 
 // MarkClientBound carries a client-bound verdict of the phase's resources
 // (the generator's CPU) over to the summaries of the workloads that ran in
-// the phase, with the reason, so every report of a workload shows it.
+// the phase, with the reason, so every report of a workload shows it; and
+// a machine-busy one: arrivals dropped at vus.max then say that the
+// generator was starved by others' work before they blame the target.
 func MarkClientBound(r *Resources, sums []*Summary) {
 	for _, s := range sums {
 		s.markClientBound(cpuWhy(r))
+		if r != nil && r.MachineBusy && s.StarvedWhy == "" {
+			s.StarvedWhy = r.BusyWhy
+			for i, w := range s.Warnings {
+				if strings.HasPrefix(w, poolLimitPrefix) {
+					s.Warnings[i] = s.poolLimitText()
+				}
+			}
+		}
 	}
 }
 

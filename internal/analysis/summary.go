@@ -179,6 +179,7 @@ type Summary struct {
 	Measures      [stats.NumMeasures]Quantiles // the same for the driver's measures
 	ClientBound   bool                         // the generator was the limit (see clientbound.go)
 	ClientWhy     string                       // the signals that made it so, "; "-separated; "" when not client-bound
+	StarvedWhy    string                       // the phase was machine-busy: who used what (Resources.BusyWhy); "" when not
 	LinkBound     bool                         // moved at least its link's bound (JudgeLink)
 	Warnings      []string
 	// LatencyByInterval and ServiceByInterval are the latency (from the
@@ -425,6 +426,9 @@ func (s *Summary) poolLimitText() string {
 	switch {
 	case s.ClientBound:
 		cause = "while the generator was at its limit (client-bound): the target need not have been slow"
+	case s.StarvedWhy != "":
+		cause = "while the machine was busy: the generator was starved: " + strings.Replace(s.StarvedWhy, "others than perflab and its components ", "others ", 1) +
+			" (" + s.lagFigure() + "its own CPU is in the resources table); the target need not have been slow"
 	case busy > 0 && busy*stallShare <= float64(s.Workload.VUsMax):
 		cause = "though" + strings.TrimPrefix(why, ":") + ": a stall filled the pool, the target's or the generator's own (" +
 			s.lagFigure() + "a service time far below the latency says the generator's)"

@@ -169,6 +169,22 @@ func TestPoolDropsOfAClientBoundPhaseAreNotTheTargets(t *testing.T) {
 	}
 }
 
+// Arrivals dropped at vus.max in a machine-busy phase (issue 31: the
+// verdict was "the target was slow" while the sink answered in 1.6 ms and
+// perflab was starved by other work on its core) say the generator was
+// starved, naming who used what, and the verdict is not client-bound.
+func TestPoolDropsOfAMachineBusyPhaseNameTheStarvedGenerator(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	s := Summarize(Workload{Model: "open", Scheduled: 306, VUsMax: 7, Window: Window{Start: t0, End: t0.Add(3 * time.Second)}}, intervals(t0, 3))
+	why := "others than perflab and its components used 1.08 of 2 cores while the machine was 2.00 busy (medians over 14 samples)"
+	MarkClientBound(&Resources{MachineBusy: true, BusyWhy: why}, []*Summary{s})
+	if s.ClientBound || hasWarning(s, "target was slow") ||
+		!hasWarning(s, "pool limit: 3 arrivals dropped in the window: every VU was busy at vus.max 7 while the machine was busy: the generator was starved: others used 1.08 of 2 cores") ||
+		!hasWarning(s, "the target need not have been slow") {
+		t.Errorf("client-bound %v, warnings %q", s.ClientBound, s.Warnings)
+	}
+}
+
 // At a high rate against a fast target the dispatcher's delay (up to one
 // dispatch quantum) is most of the latency p50: the report says so and
 // gives the service time; at a latency well above it, it says nothing.

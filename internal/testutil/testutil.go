@@ -122,3 +122,13 @@ func Timing(t testing.TB) {
 		t.Skip("timing figures under the race detector measure the detector; this test runs without -race")
 	}
 }
+
+// HeapFigures skips a test whose assertions are heap sizes under the race
+// detector, whose shadow memory and slowed goroutines change what is in
+// use at once. The suite runs such tests without it.
+func HeapFigures(t testing.TB) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("heap figures under the race detector measure the detector; this test runs without -race")
+	}
+}

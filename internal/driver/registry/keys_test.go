@@ -97,7 +97,7 @@ func badConfigs() map[string][]validator {
 		"remote_write": {remotewrite.Config{}, remotewrite.Config{URL: "http://x", Churn: remotewrite.Churn{Percent: 1}},
 			remotewrite.Config{URL: "ftp://x", QueryURL: "ftp://y", Headers: bad, Targets: -1, SeriesPerTarget: -1,
 				ScrapeInterval: -1, Batch: -1, Churn: remotewrite.Churn{Percent: 200, Every: -1}, Timeout: -1,
-				VerifyWait: -1, RetryBackoff: time.Minute, Retries: -1, Version: 2}},
+				VerifyWait: -1, RetryBackoff: time.Minute, Retries: -1, Version: "3"}},
 		"s3": {s3driver.Config{}, s3driver.Config{Endpoint: "ftp://u:p@h/x", Bucket: "ab", PathStyle: "x", SecretKey: "s",
 			Ops: map[string]int{"get": 1, "copy": 1, "put": -1}, Size: "4MiB", Sizes: map[string]int{"1x": 1, "2GiB": 1},
 			Objects: -1, Timeout: "soon", Link: "fast", PutOverwrite: true, PrepareConcurrency: -2, KeyPrefix: "/abs"},

@@ -25,6 +25,7 @@ const (
 	DefaultJob             = "perflab"
 	DefaultRetryBackoff    = 30 * time.Millisecond // Prometheus' queue_config.min_backoff
 	DefaultVerifyWait      = 45 * time.Second      // VictoriaMetrics hides samples younger than 30 s by default
+	DefaultMaxInFlight     = 50                    // Prometheus' queue_config.max_shards: one request in flight per shard
 )
 
 // Limits Validate enforces, so that a typo cannot ask for a terabyte.
@@ -33,6 +34,7 @@ const (
 	maxSeriesPerTarget = 1_000_000
 	maxBatch           = 1_000_000
 	maxRetries         = 100
+	maxInFlight        = 10_000
 	maxRetryBackoff    = 5 * time.Second // Prometheus' queue_config.max_backoff; also the backoff's cap
 )
 
@@ -63,7 +65,38 @@ type Config struct {
 	VerifyWait   time.Duration `yaml:"verify_wait"`   // how long Verify waits for written data to become visible
 	Retries      int           `yaml:"retries"`       // resend a batch answered 5xx or 429, or not sent for a connect error, up to this many times
 	RetryBackoff time.Duration `yaml:"retry_backoff"` // wait before the first retry, doubled for each next one, at most 5 s
-	Version      int           `yaml:"version"`       // remote write protocol version; only 1 so far
+	Version      string        `yaml:"version"`       // "1" (remote write 1.0), "2" (2.0) or "auto" (2.0, falling back to 1.0 on 415)
+
+	NativeHistograms *NativeHistograms `yaml:"native_histograms"` // nil: classic histograms only
+	ExemplarPercent  float64           `yaml:"exemplar_percent"`  // share of counter and native histogram samples with an exemplar (trace_id), 0–100
+
+	// MaxInFlight bounds the requests built or in flight at once, as
+	// Prometheus' max_shards does: a VU beyond it waits (its latency,
+	// from its intended start, shows the wait) holding no request, so
+	// that a generator or target that falls behind costs arrivals
+	// (dropped once every VU waits), never memory.
+	MaxInFlight int `yaml:"max_in_flight"`
+}
+
+// Protocol versions Config.Version takes.
+const (
+	Version1    = "1"
+	Version2    = "2"
+	VersionAuto = "auto"
+)
+
+// version is Config.Version in its canonical form ("1.0" is "1"), or ""
+// when it is none of them.
+func version(v string) string {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "1.0":
+		return Version1
+	case "2", "2.0":
+		return Version2
+	case VersionAuto:
+		return VersionAuto
+	}
+	return ""
 }
 
 // ParamKeys declares which params say where the system is (the write
@@ -86,7 +119,11 @@ func (c Config) withDefaults() Config {
 	setDefault(&c.Job, DefaultJob)
 	setDefault(&c.RetryBackoff, DefaultRetryBackoff)
 	setDefault(&c.VerifyWait, DefaultVerifyWait)
-	setDefault(&c.Version, 1)
+	setDefault(&c.MaxInFlight, DefaultMaxInFlight)
+	setDefault(&c.Version, Version1)
+	if v := version(c.Version); v != "" {
+		c.Version = v
+	}
 	return c
 }
 
@@ -135,15 +172,22 @@ func (c Config) Validate() []error {
 	if c.RetryBackoff > maxRetryBackoff {
 		add("retry_backoff", "retry_backoff %v is above %v", c.RetryBackoff, maxRetryBackoff)
 	}
+	if d.MaxInFlight < 1 || d.MaxInFlight > maxInFlight {
+		add("max_in_flight", "max_in_flight %d is out of range (1 to %d)", c.MaxInFlight, maxInFlight)
+	}
 	if c.Retries < 0 || c.Retries > maxRetries {
 		add("retries", "retries %d is out of range (0 to %d)", c.Retries, maxRetries)
 	}
-	switch d.Version {
-	case 1:
-	case 2:
-		add("version", "version 2 (remote write 2.0) is not supported yet; use 1")
-	default:
-		add("version", "version %d is unknown (want 1)", c.Version)
+	if c.NativeHistograms != nil {
+		for _, e := range c.NativeHistograms.check() {
+			add("native_histograms", "%s", e)
+		}
+	}
+	if p := c.ExemplarPercent; p < 0 || p > 100 || math.IsNaN(p) {
+		add("exemplar_percent", "exemplar_percent %v is out of range (0 to 100)", p)
+	}
+	if version(d.Version) == "" {
+		add("version", "version %q is unknown (want 1, 2 or auto)", c.Version)
 	}
 	return sortErrors(errs)
 }
@@ -204,10 +248,20 @@ func sortErrors(errs []error) []error {
 func (c Config) Redacted() string {
 	d := c.withDefaults()
 	var b strings.Builder
-	fmt.Fprintf(&b, "remote write %d.0 to %s: %d targets × %d series, scrape interval %v, batch %d, job %q",
-		d.Version, secret.URL(d.URL), d.Targets, d.SeriesPerTarget, d.ScrapeInterval, d.Batch, d.Job)
+	fmt.Fprintf(&b, "remote write %s to %s: %d targets × %d series, scrape interval %v, batch %d, job %q",
+		versionName(d.Version), secret.URL(d.URL), d.Targets, d.SeriesPerTarget, d.ScrapeInterval, d.Batch, d.Job)
 	if d.Churn.Percent > 0 {
 		fmt.Fprintf(&b, ", churn %v%% every %v", d.Churn.Percent, d.Churn.Every)
+	}
+	if n := d.NativeHistograms; n != nil {
+		s := n.shape()
+		fmt.Fprintf(&b, ", native histograms (schema %d, %d buckets, %v observations per interval)", s.schema, s.buckets, s.obs)
+	}
+	if d.ExemplarPercent > 0 {
+		fmt.Fprintf(&b, ", exemplars on %v%% of counter and native histogram samples", d.ExemplarPercent)
+	}
+	if c.MaxInFlight != 0 {
+		fmt.Fprintf(&b, ", at most %d requests in flight", c.MaxInFlight)
 	}
 	if d.Retries > 0 {
 		fmt.Fprintf(&b, ", %d retries", d.Retries)
@@ -217,4 +271,15 @@ func (c Config) Redacted() string {
 	}
 	dial.DescribeHeaders(&b, d.Headers)
 	return b.String()
+}
+
+// versionName names a canonical Config.Version for people.
+func versionName(v string) string {
+	switch v {
+	case Version2:
+		return "2.0"
+	case VersionAuto:
+		return "2.0 (1.0 if refused)"
+	}
+	return "1.0"
 }

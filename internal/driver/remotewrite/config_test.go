@@ -15,7 +15,7 @@ func TestValidate(t *testing.T) {
 	bad := Config{
 		URL: "ftp://x/", QueryURL: "http://", Headers: map[string]string{"Bad Name": "v", "X-Ok": "line\nbreak"},
 		Timeout: -1, Targets: -1, SeriesPerTarget: 10, ScrapeInterval: -time.Second, Batch: -1,
-		Churn: Churn{Percent: 101, Every: -time.Minute}, Retries: -1, RetryBackoff: time.Minute, VerifyWait: -1, Version: 2,
+		Churn: Churn{Percent: 101, Every: -time.Minute}, Retries: -1, RetryBackoff: time.Minute, VerifyWait: -1, Version: "3",
 	}
 	want := []string{
 		"batch -1 is out of range", "churn.every -1m0s is negative", "churn.percent 101 is out of range",
@@ -23,7 +23,7 @@ func TestValidate(t *testing.T) {
 		`query_url: "http://": host is missing`, "retries -1 is out of range", "retry_backoff 1m0s is above 5s",
 		"scrape_interval -1s is below 1ms", "series_per_target 10 is out of range (400,", "targets -1 is out of range",
 		"timeout -1ns is negative", `url: "ftp://x/": scheme must be http or https`, "verify_wait -1ns is negative",
-		"version 2 (remote write 2.0) is not supported yet",
+		`version "3" is unknown (want 1, 2 or auto)`,
 	}
 	errs := bad.Validate()
 	var got []string
@@ -76,7 +76,7 @@ version: 1
 	want := Config{URL: "http://127.0.0.1:8428/api/v1/write", Headers: map[string]string{"X-Scope-OrgID": "t1"},
 		Timeout: 10 * time.Second, Targets: 6000, SeriesPerTarget: 900, ScrapeInterval: 15 * time.Second, Batch: 1000,
 		Churn: Churn{Percent: 1, Every: 10 * time.Minute}, Job: "bench-1", QueryURL: "http://127.0.0.1:8428",
-		VerifyWait: time.Minute, Retries: 3, RetryBackoff: 50 * time.Millisecond, Version: 1}
+		VerifyWait: time.Minute, Retries: 3, RetryBackoff: 50 * time.Millisecond, Version: "1"}
 	if c.Redacted() != want.Redacted() || c.Timeout != want.Timeout || c.VerifyWait != want.VerifyWait ||
 		c.RetryBackoff != want.RetryBackoff || c.Churn != want.Churn {
 		t.Errorf("decoded %+v\nwant %+v", c, want)
@@ -97,5 +97,22 @@ func TestRedacted(t *testing.T) {
 		`X-Api-Key: <redacted>, X-Scope-OrgID: tenant-1`
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestYAMLVersionAndNative: version takes 1, 2.0 and auto as plans write
+// them, and a native_histograms block sets schema 0 (not the default).
+func TestYAMLVersionAndNative(t *testing.T) {
+	for src, want := range map[string]string{"version: 1": Version1, "version: 2.0": Version2, "version: auto": VersionAuto} {
+		var c Config
+		if err := yaml.Unmarshal([]byte("url: http://127.0.0.1:1/w\n"+src+"\nnative_histograms: {schema: 0, buckets: 8}\n"), &c); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.withDefaults().Version; got != want || len(c.Validate()) != 0 {
+			t.Errorf("%s: version %q, want %q; %v", src, got, want, c.Validate())
+		}
+		if s := c.NativeHistograms.shape(); s.schema != 0 || s.buckets != 8 || s.obs != DefaultNativeObservations {
+			t.Errorf("%s: native histograms %+v", src, s)
+		}
 	}
 }

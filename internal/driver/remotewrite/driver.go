@@ -11,9 +11,15 @@
 // histogram buckets stay cumulative. Churn replaces a share of the targets
 // every so often with new instance values, so new series appear.
 //
-// Each Do sends one remote write 1.0 request (a snappy-compressed protobuf
-// WriteRequest) of the next Batch samples from a cursor shared by all VUs:
-// at RequestsPerSecond the cursor passes every series once per scrape
+// Each Do sends one request of the next Batch samples from a cursor shared
+// by all VUs: remote write 1.0 (a snappy-compressed prometheus.WriteRequest)
+// or 2.0 (io.prometheus.write.v2.Request: symbols, typed series with help
+// texts), as Config.Version says; with "auto" 2.0 until the receiver shows
+// it speaks only 1.0 (negotiate.go). Native histograms and exemplars ride
+// along when the config asks for them (native.go, exemplars.go). The
+// request is built by one of a few builders shared by the VUs, and at most
+// MaxInFlight are built or in flight at once (encode.go). At
+// RequestsPerSecond the cursor passes every series once per scrape
 // interval, as Prometheus would. Samples are stamped with the time of the
 // request. Run much faster than that with few series and one series'
 // consecutive samples may share a millisecond or arrive out of order,
@@ -21,7 +27,8 @@
 //
 // What a Result holds: Op "remote_write" (a retry: "remote_write_retry");
 // BytesSent the compressed body; BytesRecv the response body; TTFB the time
-// to the response headers; Class OK for 2xx, RateLimited for 429,
+// to the response headers; Class OK for 2xx (a 2.0 request's 2xx only
+// with the written headers), RateLimited for 429,
 // Status4xx, Status5xx, Protocol for other statuses, else what
 // dial.Classify makes of the error. Connect is not measured.
 //
@@ -38,8 +45,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/perflab/perflab/internal/driver"
@@ -67,18 +76,23 @@ const maxMessage = driver.MaxMessage
 // Driver writes the series of its Config. It is safe for concurrent use by
 // many VUs; calls to Do with the same vu must not overlap.
 type Driver struct {
-	cfg         Config
-	gen         *generator
-	batch       int
-	client      *http.Client
-	header      http.Header // the plan's, for read-back queries
-	writeHeader http.Header // of every write, built once
-	host        string
-	now         func() time.Time
-	clock       driver.Clock // what Verify waits by, and when writes were acknowledged; tests set a fake one
-	states      driver.VUs[vuState]
-	acks        ackLog
-	retry       retryQueue
+	cfg      Config
+	gen      *generator
+	batch    int
+	client   *http.Client
+	header   http.Header // the plan's, for read-back queries
+	header1  http.Header // of every 1.0 write, built once
+	header2  http.Header // … and 2.0 write
+	proto    *protocol
+	host     string
+	now      func() time.Time
+	clock    driver.Clock // what Verify waits by, and when writes were acknowledged; tests set a fake one
+	states   driver.VUs[vuState]
+	builders builders
+	inFlight chan struct{} // a token per request built or in flight (Config.MaxInFlight)
+	bodies   sync.Pool     // of *[]byte: request bodies, given back once sent
+	acks     ackLog
+	retry    retryQueue
 }
 
 // New validates c and builds a Driver.
@@ -95,9 +109,12 @@ func New(c Config) (*Driver, error) {
 		clock:  driver.WallClock{},
 	}
 	d.states.New = func(int) *vuState { return newVUState() }
+	d.builders = newBuilders(min(2*runtime.GOMAXPROCS(0), c.MaxInFlight))
+	d.inFlight = make(chan struct{}, c.MaxInFlight)
 	d.batch = int(min(uint64(c.Batch), d.gen.active))
 	d.header, d.host = dial.SplitHeaders(c.Headers)
-	d.writeHeader = writeHeader(d.header)
+	d.header1, d.header2 = writeHeader(d.header, false), writeHeader(d.header, true)
+	d.proto = newProtocol(c.Version)
 	d.acks.spt = int(d.gen.spt)
 	return d, nil
 }
@@ -108,24 +125,18 @@ func (d *Driver) Close() error {
 	return nil
 }
 
-// writeHeader is the header of every write: the plan's headers, the
-// protocol's, and User-Agent unless the plan sets one.
-func writeHeader(plan http.Header) http.Header {
-	h := plan.Clone()
-	h.Set("Content-Encoding", "snappy")
-	h.Set("Content-Type", "application/x-protobuf")
-	h.Set("X-Prometheus-Remote-Write-Version", "0.1.0")
-	if _, ok := plan["User-Agent"]; !ok {
-		h.Set("User-Agent", dial.UserAgent)
-	}
-	return h
-}
-
 // Do sends one request: a retry that is due, or else the next batch.
 func (d *Driver) Do(ctx context.Context, vu int, r *driver.Result) {
 	*r = driver.Result{Op: OpWrite}
 	if ctx.Err() != nil {
 		r.Class, r.Message = stats.Interrupted, "interrupted before the request"
+		return
+	}
+	select {
+	case d.inFlight <- struct{}{}:
+		defer func() { <-d.inFlight }()
+	case <-ctx.Done():
+		r.Class, r.Message = stats.Interrupted, "interrupted waiting for a request slot (max_in_flight)"
 		return
 	}
 	st := d.states.Get(vu)
@@ -134,24 +145,28 @@ func (d *Driver) Do(ctx context.Context, vu int, r *driver.Result) {
 		p = d.retry.takeDue(time.Now())
 	}
 	var body []byte
-	b := &st.batch
+	b, v2 := &st.batch, d.proto.v2.Load()
 	if p != nil {
-		r.Op, body, b = OpRetry, p.body, &p.batch
+		r.Op, body, b, v2 = OpRetry, p.body, &p.batch, p.v2
 	} else {
-		d.gen.fill(st, d.batch, d.now())
-		var err error
-		if body, err = st.encode(); err != nil {
+		if err := d.build(ctx, st, v2); err != nil {
 			r.Class, r.Message = stats.Protocol, err.Error()
+			if ctx.Err() != nil {
+				r.Class, r.Message = stats.Interrupted, "interrupted waiting to build the request"
+			}
 			return
 		}
+		body = st.body
+		d.proto.addSent(b.counts())
 	}
 	r.BytesSent = int64(len(body))
-	d.send(ctx, st, body, r)
+	d.send(ctx, st, body, v2, b.counts(), r)
+	defer d.putBody(st) // after the retry queue copied it
 	switch {
 	case r.Class == stats.OK:
 		d.acks.add(b, d.clock.Now())
 	case d.cfg.Retries > 0 && retryable(r.Class):
-		d.retry.failed(p, body, b, d.cfg.Retries, d.cfg.RetryBackoff, time.Now())
+		d.retry.failed(p, body, b, v2, d.cfg.Retries, d.cfg.RetryBackoff, time.Now())
 	case p != nil:
 		d.retry.gaveUp.Add(1)
 	}
@@ -162,8 +177,9 @@ func retryable(c stats.Class) bool {
 	return c == stats.Status5xx || c == stats.RateLimited || c == stats.Connect
 }
 
-// send posts body and fills in r's TTFB, BytesRecv, Class and Message.
-func (d *Driver) send(ctx context.Context, st *vuState, body []byte, r *driver.Result) {
+// send posts body, a request of version 2.0 when v2 carrying sent, and
+// fills in r's TTFB, BytesRecv, Class and Message (answer).
+func (d *Driver) send(ctx context.Context, st *vuState, body []byte, v2 bool, sent counts, r *driver.Result) {
 	start := time.Now()
 	rctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
 	defer cancel()
@@ -175,7 +191,10 @@ func (d *Driver) send(ctx context.Context, st *vuState, body []byte, r *driver.R
 	}
 	req.ContentLength = int64(len(body))
 	req.Host = d.host
-	req.Header = d.writeHeader // shared: net/http only reads it
+	req.Header = d.header1 // shared: net/http only reads it
+	if v2 {
+		req.Header = d.header2
+	}
 	resp, err := d.client.Do(req)
 	if err != nil {
 		d.classifyErr(err, ctx, r)
@@ -190,6 +209,12 @@ func (d *Driver) send(ctx context.Context, st *vuState, body []byte, r *driver.R
 		d.classifyErr(err, ctx, r)
 		r.Class = dial.BodyClass(r.Class)
 	case code >= 200 && code < 300:
+		d.answered(resp, v2, sent, r)
+	case code == http.StatusUnsupportedMediaType && v2:
+		r.Class, r.Message = stats.Status4xx, statusMessage(resp, head)
+		if d.proto.fallBack("the receiver refused remote write 2.0 with " + r.Message) {
+			r.Message += "; falling back to remote write 1.0"
+		}
 	case code == http.StatusTooManyRequests:
 		r.Class, r.Message = stats.RateLimited, statusMessage(resp, head)
 	case code >= 400 && code < 500:
@@ -199,6 +224,23 @@ func (d *Driver) send(ctx context.Context, st *vuState, body []byte, r *driver.R
 	default:
 		r.Class, r.Message = stats.Protocol, statusMessage(resp, head)+" (remote write wants 2xx)"
 	}
+}
+
+// answered judges a 2xx answer by the written headers: a 2.0 request
+// answered without them was not understood (a 1.0 receiver that ignored
+// the Content-Type and wrote nothing, as Prometheus' own sender assumes),
+// so it failed; with version auto the driver falls back to 1.0.
+func (d *Driver) answered(resp *http.Response, v2 bool, sent counts, r *driver.Result) {
+	wrote, ok := written(resp)
+	if v2 && !ok {
+		r.Class, r.Message = stats.Protocol, "HTTP "+strconv.Itoa(resp.StatusCode)+
+			" to a remote write 2.0 request without "+hdrSamplesWritten+": a 1.0 receiver, which wrote nothing of it"
+		if d.proto.fallBack("the receiver answered 2.0 without saying what it wrote (" + r.Message + ")") {
+			r.Message += "; falling back to remote write 1.0"
+		}
+		return
+	}
+	d.proto.answered(sent, wrote, ok)
 }
 
 func (d *Driver) classifyErr(err error, ctx context.Context, r *driver.Result) {

@@ -171,8 +171,8 @@ func TestAckLog(t *testing.T) {
 	a.add(&batch{segs: []segment{{id: 1, lo: 0, hi: 130}, {id: 2, lo: 0, hi: 70}}, samples: 200, ts: 5000}, time.Unix(10, 0))
 	a.add(&batch{segs: []segment{{id: 2, lo: 60, hi: 130}, {id: 1, lo: 0, hi: 5}}, samples: 75, ts: 4000}, time.Unix(11, 0))
 	series, samples, first, last := a.snapshot()
-	if series != 260 || samples != 275 || first != 4000 || last != 5000 || !a.readBack().AckedAt.Equal(time.Unix(11, 0)) {
-		t.Errorf("series %d samples %d first %d last %d, last acknowledged %v", series, samples, first, last, a.readBack().AckedAt)
+	if series != 260 || samples != 275 || first != 4000 || last != 5000 || !a.readBack(nil).AckedAt.Equal(time.Unix(11, 0)) {
+		t.Errorf("series %d samples %d first %d last %d, last acknowledged %v", series, samples, first, last, a.readBack(nil).AckedAt)
 	}
 }
 

@@ -30,7 +30,7 @@ func decode(t testing.TB, body []byte) *prompb.WriteRequest {
 func TestEncodeRoundTrip(t *testing.T) {
 	c := Config{URL: "http://x/", Targets: 3, SeriesPerTarget: 500, Job: "rt"}.withDefaults()
 	g := newGenerator(c)
-	st := newVUState()
+	st := newBuilder()
 	now := time.UnixMilli(1_700_000_000_123)
 	seen := map[string]int{}
 	for left := int(g.active); left > 0; left -= 700 {
@@ -75,12 +75,53 @@ func TestEncodeRoundTrip(t *testing.T) {
 	}
 }
 
+// TestSizeBound: the size bound fill adds up is never short of what the
+// marshaller writes, for either version, with native histograms,
+// exemplars on every sample that takes one, and instance values of the
+// longest kind (host-N:9100, after churn); the tightness is logged. A
+// short bound still encodes, by sizing the request first.
+func TestSizeBound(t *testing.T) {
+	for _, v2 := range []bool{false, true} {
+		c := Config{URL: "http://x/", Targets: 20, SeriesPerTarget: 600, Job: "a-rather-long-job-name-for-the-bound",
+			NativeHistograms: &NativeHistograms{Buckets: 160}, ExemplarPercent: 100}.withDefaults()
+		g := newGenerator(c)
+		g.epoch.Store(g.buildEpoch(nil, 0))
+		es := g.epoch.Load()
+		for i := range es.inst {
+			es.inst[i] = instanceName(1<<40 + uint64(i))
+		}
+		st := newBuilder()
+		st.v2 = v2
+		worst := 0.0
+		for range 3 * g.active / 700 {
+			g.fill(st, 700, time.UnixMilli(1_700_000_000_123))
+			size, bound := st.req.Size(), st.bound
+			if v2 {
+				size = st.w2.req.Size()
+				for _, s := range st.w2.req.Symbols {
+					bound += 6 + len(s)
+				}
+			}
+			if bound < size {
+				t.Fatalf("2.0 %v: bound %d below the size %d", v2, bound, size)
+			}
+			worst = max(worst, float64(bound)/float64(size))
+		}
+		t.Logf("2.0 %v: bound at most %.2f × the size", v2, worst)
+		st.bound = 10
+		body, err := st.encode()
+		if err != nil || (!v2 && len(decode(t, body).Timeseries) != 700) {
+			t.Errorf("2.0 %v, bound short: %v", v2, err)
+		}
+	}
+}
+
 // BenchmarkEncode is the cost of one request of 2,000 samples: filling
 // the WriteRequest from the generator, marshalling and compressing.
 func BenchmarkEncode(b *testing.B) {
 	c := Config{URL: "http://x/", Targets: 100, SeriesPerTarget: 1000}.withDefaults()
 	g := newGenerator(c)
-	st := newVUState()
+	st := newBuilder()
 	now := time.Now()
 	var bytes int
 	b.ReportAllocs()

@@ -1,6 +1,7 @@
 package remotewrite
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 
@@ -36,8 +37,9 @@ func (d *Driver) NewSeriesPerMinute() float64 {
 func (d *Driver) Facts() []driver.Fact {
 	series, samples, _, _ := d.acks.snapshot()
 	queued, queuedSamples := d.retry.waiting()
+	figs := d.proto.snapshot()
 	facts := []driver.Fact{
-		{Name: "protocol", Value: "remote write 1.0"},
+		{Name: "protocol", Value: d.protocolFact(figs)},
 		{Name: "targets", Value: strconv.FormatUint(d.gen.local, 10)},
 		{Name: "series per target", Value: strconv.FormatUint(d.gen.spt, 10)},
 		{Name: "active series", Value: strconv.FormatInt(d.ActiveSeries(), 10)},
@@ -50,6 +52,12 @@ func (d *Driver) Facts() []driver.Fact {
 		{Name: "samples acknowledged", Value: strconv.FormatInt(samples, 10)},
 		{Name: "series acknowledged", Value: strconv.FormatInt(series, 10)},
 	}
+	if n := d.cfg.NativeHistograms; n != nil {
+		s := n.shape()
+		facts = append(facts, driver.Fact{Name: "native histograms per target",
+			Value: fmt.Sprintf("%d (schema %d, %d buckets, %v observations per interval; counted in samples/s)", d.gen.natives(), s.schema, s.buckets, s.obs)})
+	}
+	facts = append(facts, ackFacts(figs)...)
 	if d.cfg.Retries > 0 {
 		facts = append(facts,
 			driver.Fact{Name: "retries sent", Value: strconv.FormatInt(d.retry.retried.Load(), 10)},

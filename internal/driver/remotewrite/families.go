@@ -18,6 +18,7 @@ const (
 	bucket                // histogram bucket: floor(count × frac), cumulative over le
 	hsum                  // histogram sum: count × frac (frac holds the mean)
 	hcount                // histogram count: grows by about mag observations per scrape
+	nhist                 // native histogram: mag observations per scrape in exponential buckets
 )
 
 // dim is one label dimension of a family: the values it takes, each value

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/prometheus/prompb"
+	writev2 "github.com/prometheus/prometheus/prompb/io/prometheus/write/v2"
 )
 
 // generator hands out samples of the active series in a fixed order, from
@@ -40,6 +41,10 @@ type generator struct {
 	every    time.Duration
 	job      string
 	maxLabel int // the most labels of any template series
+	sym      symbols
+	exShare  float64  // share of counter and native histogram samples with an exemplar
+	traceIDs []string // … their trace IDs
+	traceSym uint32   // the trace_id label name's symbol
 
 	start  atomic.Int64 // UnixNano of the first sample; 0 before
 	cursor atomic.Uint64
@@ -56,7 +61,11 @@ type epochState struct {
 }
 
 func newGenerator(c Config) *generator {
-	tmpl := template(families(layoutFor(c.SeriesPerTarget)))
+	fams := families(layoutFor(c.SeriesPerTarget))
+	tmpl := template(fams)
+	if c.NativeHistograms != nil {
+		tmpl = append(tmpl, nativeSeries(fams, c.NativeHistograms.shape(), len(tmpl))...)
+	}
 	g := &generator{
 		tmpl:    tmpl,
 		spt:     uint64(len(tmpl)),
@@ -71,15 +80,26 @@ func newGenerator(c Config) *generator {
 	for _, t := range tmpl {
 		g.maxLabel = max(g.maxLabel, len(t.labels))
 	}
+	g.symbolize()
+	for i := range g.tmpl {
+		g.tmpl[i].bound = sizeBound(&g.tmpl[i]) + len(g.job)
+	}
+	if c.ExemplarPercent > 0 {
+		g.exShare, g.traceIDs, g.traceSym = c.ExemplarPercent/100, traceIDList(), g.sym.id(traceIDLabel)
+	}
 	g.epoch.Store(g.buildEpoch(nil, 0))
 	return g
 }
 
-// names are the metric names of a target, sorted, each once.
-func (g *generator) names() []string {
+// names are the metric names of a target's native histograms (native),
+// or else of its float series, sorted, each once.
+func (g *generator) names(native bool) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, t := range g.tmpl {
+		if (t.kind == nhist) != native {
+			continue
+		}
 		if n := t.labels[0].Value; !seen[n] {
 			seen[n] = true
 			out = append(out, n)
@@ -181,38 +201,65 @@ type segment struct {
 
 // batch is what one request carries, for the ack log.
 type batch struct {
-	segs    []segment
-	samples int
-	ts      int64 // the samples' timestamp, ms
+	segs       []segment
+	samples    int
+	histograms int // native histograms
+	exemplars  int
+	hists      []histRef // … which ones
+	ts         int64     // the samples' timestamp, ms
+}
+
+// histRef is one native histogram sample of a batch: series ti of the
+// target whose instance has id, at round.
+type histRef struct {
+	id    uint64
+	ti    uint32
+	round uint64
+}
+
+// counts is what the batch carries.
+func (b *batch) counts() counts {
+	return counts{samples: int64(b.samples), histograms: int64(b.histograms), exemplars: int64(b.exemplars)}
 }
 
 // fill claims the next n samples from the cursor and writes them, stamped
-// now, into st's request, reusing its buffers; the batch says what they
-// are. n is at most the number of active series, so a request never holds
-// two samples of one series.
-func (g *generator) fill(st *vuState, n int, now time.Time) {
+// now, into st's request of the protocol st.v2 says, reusing its buffers;
+// the batch says what they are. n is at most the number of active series,
+// so a request never holds two samples of one series.
+func (g *generator) fill(st *builder, n int, now time.Time) {
 	es := g.epochAt(now)
 	ms := now.UnixMilli()
 	p0 := g.cursor.Add(uint64(n)) - uint64(n)
 	round, q := p0/g.active, p0%g.active
 	slot, ti := q/g.spt, q%g.spt
-	st.reserve(n, g.maxLabel)
+	if st.v2 {
+		st.w2.begin(n, len(g.sym.list), 2*g.maxLabel)
+	} else {
+		st.reserve(n, g.maxLabel)
+	}
 	b := &st.batch
-	b.segs, b.samples, b.ts = b.segs[:0], n, ms
-	labels := st.labels[:0]
+	b.segs, b.samples, b.histograms, b.exemplars, b.hists, b.ts = b.segs[:0], n, 0, 0, b.hists[:0], ms
+	st.hs.reset()
+	st.ex.reset()
+	st.bound = 0
+	st.labels = st.labels[:0]
 	for j := range n {
-		t := &g.tmpl[ti]
-		id := es.ids[slot]
-		start := len(labels)
-		labels = append(labels, t.labels...)
-		ls := labels[start:len(labels):len(labels)]
-		ls[t.inst].Value, ls[t.job].Value = es.inst[slot], g.job
-		st.samples[j] = prompb.Sample{Value: t.value(id, round), Timestamp: ms}
-		st.ts[j] = prompb.TimeSeries{Labels: ls, Samples: st.samples[j : j+1 : j+1]}
-		if k := len(b.segs) - 1; k >= 0 && b.segs[k].id == id && uint64(b.segs[k].hi) == ti {
+		p := place{t: &g.tmpl[ti], j: j, slot: slot, id: es.ids[slot], round: round, inst: es.inst[slot], ms: ms}
+		st.bound += p.t.bound + len(p.inst)
+		if p.t.kind == nhist {
+			b.samples--
+			b.histograms++
+			b.hists = append(b.hists, histRef{id: p.id, ti: uint32(ti), round: round})
+		}
+		if st.v2 {
+			g.put2(st, p)
+		} else {
+			g.put1(st, p)
+		}
+		if k := len(b.segs) - 1; k >= 0 && b.segs[k].id == p.id && uint64(b.segs[k].hi) == ti {
 			b.segs[k].hi++
 		} else {
-			b.segs = append(b.segs, segment{id: id, lo: uint32(ti), hi: uint32(ti) + 1})
+			b.segs = append(b.segs, segment{id: p.id, lo: uint32(ti), hi: uint32(ti) + 1})
 		}
 		if ti++; ti == g.spt {
 			ti = 0
@@ -222,6 +269,61 @@ func (g *generator) fill(st *vuState, n int, now time.Time) {
 			}
 		}
 	}
-	st.labels = labels
-	st.req.Timeseries = st.ts[:n]
+	if st.v2 {
+		st.w2.req.Timeseries = st.w2.ts[:n]
+	} else {
+		st.req.Timeseries = st.ts[:n]
+	}
+}
+
+// place is one sample of a request: series j of the request, template
+// series t of the target in slot (instance id, value inst), at round,
+// stamped ms.
+type place struct {
+	t         *tseries
+	j         int
+	slot      uint64
+	id, round uint64
+	inst      string
+	ms        int64
+}
+
+// put1 writes p's series into st's remote write 1.0 request: its labels
+// with instance and job filled in, its sample or native histogram, and
+// an exemplar when it takes one.
+func (g *generator) put1(st *builder, p place) {
+	t, j := p.t, p.j
+	start := len(st.labels)
+	st.labels = append(st.labels, t.labels...)
+	ls := st.labels[start:len(st.labels):len(st.labels)]
+	ls[t.inst].Value, ls[t.job].Value = p.inst, g.job
+	st.ts[j] = prompb.TimeSeries{Labels: ls}
+	if t.kind == nhist {
+		st.ts[j].Histograms = st.hs.add1(t, p.id, p.round, p.ms)
+	} else {
+		st.samples[j] = prompb.Sample{Value: t.value(p.id, p.round), Timestamp: p.ms}
+		st.ts[j].Samples = st.samples[j : j+1 : j+1]
+	}
+	if trace, v, ok := g.exemplar(t, p.id, p.round); ok {
+		st.ts[j].Exemplars = st.ex.add1(trace, v, p.ms)
+		st.batch.exemplars++
+		st.bound += exemplarBound + len(traceIDLabel) + len(trace)
+	}
+}
+
+// put2 is put1 for remote write 2.0: labels and help as symbol refs.
+func (g *generator) put2(st *builder, p place) {
+	t, j := p.t, p.j
+	ts := st.w2.series(&g.sym, t, j, p.slot, p.inst)
+	if t.kind == nhist {
+		ts.Histograms = st.hs.add2(t, p.id, p.round, p.ms)
+	} else {
+		st.w2.samples[j] = writev2.Sample{Value: t.value(p.id, p.round), Timestamp: p.ms}
+		ts.Samples = st.w2.samples[j : j+1 : j+1]
+	}
+	if trace, v, ok := g.exemplar(t, p.id, p.round); ok {
+		ts.Exemplars = st.ex.add2(&st.w2, &g.sym, g.traceSym, trace, v, p.ms)
+		st.batch.exemplars++
+		st.bound += exemplarBound + len(traceIDLabel) + len(trace)
+	}
 }

@@ -30,8 +30,13 @@ func TestProblemsCarryTheirKey(t *testing.T) {
 		{"retry_backoff", func(c *Config) { c.RetryBackoff = -1 }},
 		{"retry_backoff", func(c *Config) { c.RetryBackoff = time.Minute }},
 		{"retries", func(c *Config) { c.Retries = -1 }},
-		{"version", func(c *Config) { c.Version = 2 }},
-		{"version", func(c *Config) { c.Version = 3 }},
+		{"version", func(c *Config) { c.Version = "3" }},
+		{"version", func(c *Config) { c.Version = "two" }},
+		{"native_histograms", func(c *Config) { c.NativeHistograms = &NativeHistograms{Buckets: 161} }},
+		{"exemplar_percent", func(c *Config) { c.ExemplarPercent = 101 }},
+		{"max_in_flight", func(c *Config) { c.MaxInFlight = -1 }},
+		{"native_histograms", func(c *Config) { c.NativeHistograms = &NativeHistograms{Observations: -1} }},
+		{"native_histograms", func(c *Config) { s := 9; c.NativeHistograms = &NativeHistograms{Schema: &s} }},
 	} {
 		c := Config{URL: "http://127.0.0.1:8428/api/v1/write"}
 		tc.modify(&c)

@@ -11,7 +11,8 @@ import (
 type pending struct {
 	body    []byte
 	batch   batch
-	attempt int // retries made so far
+	v2      bool // body is a remote write 2.0 request
+	attempt int  // retries made so far
 	due     time.Time
 }
 
@@ -46,9 +47,11 @@ func (q *retryQueue) takeDue(now time.Time) *pending {
 // when p is nil a fresh batch (body and b are copied, they belong to a
 // VU). After the last retry it gives the batch up. The backoff doubles
 // from backoff with each retry, at most maxRetryBackoff.
-func (q *retryQueue) failed(p *pending, body []byte, b *batch, retries int, backoff time.Duration, now time.Time) {
+func (q *retryQueue) failed(p *pending, body []byte, b *batch, v2 bool, retries int, backoff time.Duration, now time.Time) {
 	if p == nil {
-		p = &pending{body: slices.Clone(body), batch: batch{segs: slices.Clone(b.segs), samples: b.samples, ts: b.ts}}
+		c := *b
+		c.segs, c.hists = slices.Clone(b.segs), slices.Clone(b.hists)
+		p = &pending{body: slices.Clone(body), batch: c, v2: v2}
 	}
 	if p.attempt >= retries {
 		q.gaveUp.Add(1)

@@ -25,8 +25,12 @@ type tseries struct {
 	kind    kind
 	mag     float64
 	integer bool
-	frac    float64 // bucket: share of observations at or below le; hsum: the mean observation
-	group   uint64  // seeds the value; all parts of one histogram share it, so they agree
+	frac    float64        // bucket: share of observations at or below le; hsum: the mean observation
+	group   uint64         // seeds the value; all parts of one histogram share it, so they agree
+	refs    []uint32       // remote write 2.0: labels as symbols of the generator's table; instanceRef for the instance value
+	help    uint32         // remote write 2.0: the help text's symbol
+	native  *nativeBuckets // nhist: its buckets
+	bound   int            // of its encoded size but for the instance and job values (sizeBound)
 }
 
 // template expands families into the series of one target.

@@ -129,7 +129,7 @@ func TestValues(t *testing.T) {
 // in it, in slot order.
 func instancesInRound(t *testing.T, g *generator, now time.Time) []string {
 	t.Helper()
-	st := newVUState()
+	st := newBuilder()
 	var out []string
 	for left := g.active; left > 0; {
 		n := min(left, 997)

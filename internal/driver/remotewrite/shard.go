@@ -50,13 +50,53 @@ type readBack struct {
 	First   int64     `json:"first_ms"`
 	Last    int64     `json:"last_ms"`
 	AckedAt time.Time `json:"last_acked_at"`
+	// Native histograms: how many were acknowledged, and the sum of the
+	// count and of the sum of each series' last one.
+	Histograms int64   `json:"histograms,omitempty"`
+	HistCount  float64 `json:"histogram_count,omitempty"`
+	HistSum    float64 `json:"histogram_sum,omitempty"`
+	Exemplars  int64   `json:"exemplars,omitempty"`
+	// What the worker sent and what the receiver said it wrote of it.
+	Acks ackState `json:"acks"`
+}
+
+// ackState is ackFigures as a worker hands them to the coordinator.
+type ackState struct {
+	Sent      [3]int64 `json:"sent"` // samples, histograms, exemplars
+	OKSent    [3]int64 `json:"ok_sent"`
+	Acked     [3]int64 `json:"acked"`
+	Bare      int64    `json:"ok_without_counts,omitempty"`
+	Short     int64    `json:"short,omitempty"`
+	ShortNote string   `json:"short_note,omitempty"`
+}
+
+func toArray(c counts) [3]int64   { return [3]int64{c.samples, c.histograms, c.exemplars} }
+func fromArray(a [3]int64) counts { return counts{a[0], a[1], a[2]} }
+
+func ackStateOf(f ackFigures) ackState {
+	return ackState{Sent: toArray(f.sent), OKSent: toArray(f.okSent), Acked: toArray(f.acked),
+		Bare: f.okBare, Short: f.short, ShortNote: f.shortNote}
+}
+
+// add sums a worker's acknowledgements into f.
+func (f *ackFigures) addState(a ackState) {
+	f.sent.add(fromArray(a.Sent))
+	f.okSent.add(fromArray(a.OKSent))
+	f.acked.add(fromArray(a.Acked))
+	f.okBare += a.Bare
+	f.short += a.Short
+	if f.shortNote == "" {
+		f.shortNote = a.ShortNote
+	}
 }
 
 // ReadBackState is what the driver had acknowledged: series (each once),
 // samples, the first and last sample time and when the last
 // acknowledgement came.
 func (d *Driver) ReadBackState() ([]byte, error) {
-	return json.Marshal(d.acks.readBack())
+	rb := d.acks.readBack(d.gen.tmpl)
+	rb.Acks = ackStateOf(d.proto.snapshot())
+	return json.Marshal(rb)
 }
 
 // VerifyShards reads back what every worker acknowledged, as Verify does
@@ -66,12 +106,14 @@ func (d *Driver) ReadBackState() ([]byte, error) {
 // from the last acknowledgement any worker had.
 func (d *Driver) VerifyShards(ctx context.Context, states [][]byte) ([]driver.Check, error) {
 	var sum readBack
+	var figs ackFigures
 	for i, s := range states {
 		var rb readBack
 		if err := json.Unmarshal(s, &rb); err != nil {
 			return nil, fmt.Errorf("cannot read worker %d's acknowledgements: %w", i, err)
 		}
-		if rb.Samples == 0 {
+		figs.addState(rb.Acks)
+		if rb.Samples+rb.Histograms == 0 {
 			continue
 		}
 		if sum.First == 0 || rb.First < sum.First {
@@ -83,6 +125,11 @@ func (d *Driver) VerifyShards(ctx context.Context, states [][]byte) ([]driver.Ch
 		}
 		sum.Series += rb.Series
 		sum.Samples += rb.Samples
+		sum.Histograms += rb.Histograms
+		sum.HistCount += rb.HistCount
+		sum.HistSum += rb.HistSum
+		sum.Exemplars += rb.Exemplars
 	}
-	return d.verify(ctx, sum)
+	checks, err := d.verify(ctx, sum)
+	return withAcks(checks, figs), err
 }

@@ -15,7 +15,7 @@ import (
 // seriesInRound fills one whole round of g at now and returns every
 // series it wrote, as its labels joined.
 func seriesInRound(g *generator, now time.Time) []string {
-	st := newVUState()
+	st := newBuilder()
 	var out []string
 	for left := g.active; left > 0; {
 		n := min(left, 997)
@@ -151,7 +151,7 @@ func TestShardedReadBackTimesLateDataFromTheWorkersWrites(t *testing.T) {
 	}
 	coord := newTestDriver(t, c)
 	coord.clock = clk
-	api.first = coord.gen.names()[0]
+	api.first = coord.gen.names(false)[0]
 	api.want = map[string]float64{"count": float64(series), "sum": float64(samples)}
 	checks, err := coord.VerifyShards(context.Background(), states)
 	if err != nil || len(checks) != 2 {

@@ -26,8 +26,11 @@ type ackLog struct {
 	seen        map[uint64][]uint64 // instance id → bitset over the template
 	series      int64
 	samples     int64
-	first, last int64     // sample timestamps, ms; first is 0 until a batch is acknowledged
-	lastAt      time.Time // when the last batch was acknowledged
+	histograms  int64
+	exemplars   int64
+	lastHist    map[histKey]uint64 // native histogram series → the round of its last acknowledged histogram
+	first, last int64              // sample timestamps, ms; first is 0 until a batch is acknowledged
+	lastAt      time.Time          // when the last batch was acknowledged
 }
 
 func (a *ackLog) add(b *batch, at time.Time) {
@@ -45,6 +48,17 @@ func (a *ackLog) add(b *batch, at time.Time) {
 		a.series += int64(setRange(set, s.lo, s.hi))
 	}
 	a.samples += int64(b.samples)
+	a.histograms += int64(b.histograms)
+	a.exemplars += int64(b.exemplars)
+	for _, h := range b.hists {
+		if a.lastHist == nil {
+			a.lastHist = map[histKey]uint64{}
+		}
+		k := histKey{h.id, h.ti}
+		if r, ok := a.lastHist[k]; !ok || h.round > r {
+			a.lastHist[k] = h.round
+		}
+	}
 	if a.first == 0 || b.ts < a.first {
 		a.first = b.ts
 	}
@@ -72,11 +86,26 @@ func (a *ackLog) snapshot() (series, samples, first, last int64) {
 	return a.series, a.samples, a.first, a.last
 }
 
-// readBack is what was acknowledged, for a read-back of it.
-func (a *ackLog) readBack() readBack {
+// histKey is a native histogram series: template series ti of the target
+// whose instance has id.
+type histKey struct {
+	id uint64
+	ti uint32
+}
+
+// readBack is what was acknowledged, for a read-back of it; tmpl is the
+// template, whose native histograms' last values it adds up.
+func (a *ackLog) readBack(tmpl []tseries) readBack {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return readBack{Series: a.series, Samples: a.samples, First: a.first, Last: a.last, AckedAt: a.lastAt}
+	rb := readBack{Series: a.series, Samples: a.samples, First: a.first, Last: a.last, AckedAt: a.lastAt, Histograms: a.histograms, Exemplars: a.exemplars}
+	var buf []int64
+	for k, round := range a.lastHist {
+		count, sum, _ := tmpl[k.ti].histValue(k.id, round, buf[:0])
+		rb.HistCount += float64(count)
+		rb.HistSum += sum
+	}
+	return rb
 }
 
 // Verify asks the receiver's Prometheus API (Config.QueryURL) how many
@@ -88,8 +117,43 @@ func (a *ackLog) readBack() readBack {
 // API did not answer at the end is unverified. Found above expected is
 // not lost (a request that timed out or failed may have been stored all
 // the same). Without a QueryURL there is nothing to check: nil, nil.
+//
+// Beside the read-back, and without a QueryURL too, the receiver's own
+// count of what it wrote (remote write 2.0's written headers) is checked
+// against what was sent (ackChecks).
 func (d *Driver) Verify(ctx context.Context) ([]driver.Check, error) {
-	return d.verify(ctx, d.acks.readBack())
+	checks, err := d.verify(ctx, d.acks.readBack(d.gen.tmpl))
+	return withAcks(checks, d.proto.snapshot()), err
+}
+
+// withAcks adds what was sent and what the receiver said it wrote to the
+// read-back checks: in the samples' and histograms' notes, and as checks
+// of their own (ackChecks).
+func withAcks(checks []driver.Check, figs ackFigures) []driver.Check {
+	said := figs.okSent != counts{}
+	for i, c := range checks {
+		switch {
+		case c.State == driver.CheckUnverified:
+		case c.Name == "samples":
+			checks[i].Note = sentAckedRead(figs.sent.samples, figs.acked.samples, said, c.Found) + "; " + c.Note
+		case c.Name == "histograms":
+			checks[i].Note = sentAckedRead(figs.sent.histograms, figs.acked.histograms, said, c.Found) + "; " + c.Note
+		case c.Name == "exemplars":
+			checks[i].Note = sentAckedRead(figs.sent.exemplars, figs.acked.exemplars, said, c.Found) + "; " + c.Note
+		}
+	}
+	return append(checks, ackChecks(figs)...)
+}
+
+// sentAckedRead is "sent 2800 / acknowledged 2800 / read back 2800": what
+// was sent, what the receiver said it wrote (not available from a 1.0
+// receiver), and what the read-back found.
+func sentAckedRead(sent, acked int64, said bool, found float64) string {
+	ack := "n/a (remote write 1.0)"
+	if said {
+		ack = strconv.FormatInt(acked, 10)
+	}
+	return fmt.Sprintf("sent %d / acknowledged %s / read back %.0f", sent, ack, found)
 }
 
 // verify compares what the receiver holds with what was acknowledged;
@@ -99,7 +163,7 @@ func (d *Driver) verify(ctx context.Context, acked readBack) ([]driver.Check, er
 		return nil, nil
 	}
 	series, samples, first, last := acked.Series, acked.Samples, acked.First, acked.Last
-	if samples == 0 {
+	if samples+acked.Histograms == 0 {
 		note := "nothing was acknowledged, so there is nothing to read back"
 		return []driver.Check{
 			{Name: "series", Unit: "series", State: driver.CheckOK, Note: note},
@@ -108,15 +172,57 @@ func (d *Driver) verify(ctx context.Context, acked readBack) ([]driver.Check, er
 	}
 	window := strconv.FormatInt(last-first+1, 10) + "ms"
 	at := strconv.FormatInt(last/1000, 10) + "." + fmt.Sprintf("%03d", last%1000)
+	floats, natives := d.gen.names(false), d.gen.names(true)
 	counts := []*countPoll{
-		{want: series, queries: countQueries("count", d.gen.names(), d.cfg.Job, window)},
-		{want: samples, queries: countQueries("sum", d.gen.names(), d.cfg.Job, window)},
+		{want: float64(series), queries: countQueries("count", append(floats, natives...), d.cfg.Job, window)},
+		{want: float64(samples), queries: countQueries("sum", floats, d.cfg.Job, window)},
+	}
+	if len(natives) > 0 {
+		counts = append(counts, histPolls(acked, natives, d.cfg.Job, window)...)
+	}
+	var exemplars *countPoll
+	if d.cfg.ExemplarPercent > 0 {
+		exemplars = &countPoll{want: float64(acked.Exemplars), count: func(ctx context.Context) (float64, error) {
+			return d.countExemplars(ctx, first, last)
+		}}
+		counts = append(counts, exemplars)
 	}
 	rounds := d.pollCounts(ctx, counts, at)
-	return []driver.Check{
+	checks := []driver.Check{
 		counts[0].check("series", "series", "series", d.cfg.Job, acked.AckedAt, rounds),
 		counts[1].check("samples", "sample", "samples", d.cfg.Job, acked.AckedAt, rounds),
-	}, nil
+	}
+	if len(natives) > 0 {
+		checks = append(checks,
+			counts[2].check("histograms", "native histogram", "histograms", d.cfg.Job, acked.AckedAt, rounds),
+			counts[3].check("histogram_count", "observation", "observations", d.cfg.Job, acked.AckedAt, rounds),
+			counts[4].check("histogram_sum", "second", "seconds", d.cfg.Job, acked.AckedAt, rounds))
+	}
+	if exemplars != nil {
+		checks = append(checks, exemplars.check("exemplars", "exemplar", "exemplars", d.cfg.Job, acked.AckedAt, rounds))
+	}
+	return checks, nil
+}
+
+// histPolls are the read-back counts of native histograms: how many were
+// stored (count_over_time counts histogram samples too), and PromQL's
+// histogram_count and histogram_sum of each series' last one in the
+// window, added up, against what the acknowledged ones held. A sum of
+// floats added in another order may differ in its last bits.
+func histPolls(acked readBack, natives []string, job, window string) []*countPoll {
+	last := func(fn string) []string {
+		var qs []string
+		for _, n := range natives {
+			qs = append(qs, fmt.Sprintf("(sum(%s(last_over_time(%s{%s=%s}[%s]))) or vector(0))",
+				fn, n, jobLabel, strconv.Quote(job), window))
+		}
+		return []string{strings.Join(qs, " + ")}
+	}
+	return []*countPoll{
+		{want: float64(acked.Histograms), queries: countQueries("sum", natives, job, window)},
+		{want: acked.HistCount, queries: last("histogram_count")},
+		{want: acked.HistSum, tol: 1e-9 * acked.HistSum, queries: last("histogram_sum")},
+	}
 }
 
 // maxQueryLen bounds one read-back query: VictoriaMetrics refuses queries
@@ -149,12 +255,14 @@ func countQueries(agg string, names []string, job, window string) []string {
 // countPoll is what the asks for one count showed.
 type countPoll struct {
 	queries []string // their results add up to the count
-	want    int64
-	asked   bool      // the first ask was made
-	first   float64   // what the first ask showed; 0 when it had no answer
-	found   float64   // what the last answered ask showed
-	wholeAt time.Time // when an answer first reached want; zero: never
-	err     error     // the last ask's error; nil when it was answered
+	want    float64
+	tol     float64                                    // how far below want still counts as whole: float sums
+	count   func(ctx context.Context) (float64, error) // asks for the count, instead of queries
+	asked   bool                                       // the first ask was made
+	first   float64                                    // what the first ask showed; 0 when it had no answer
+	found   float64                                    // what the last answered ask showed
+	wholeAt time.Time                                  // when an answer first reached want; zero: never
+	err     error                                      // the last ask's error; nil when it was answered
 }
 
 func (c *countPoll) whole() bool { return !c.wholeAt.IsZero() }
@@ -197,11 +305,19 @@ func (d *Driver) ask(ctx context.Context, c *countPoll, at string) {
 		}
 		sum += v
 	}
+	if c.count != nil {
+		v, err := c.count(ctx)
+		if err != nil {
+			c.err = err
+			return
+		}
+		sum = v
+	}
 	c.err, c.found = nil, sum
 	if first {
 		c.first = sum
 	}
-	if sum >= float64(c.want) {
+	if sum >= c.want-c.tol {
 		c.wholeAt = d.clock.Now()
 	}
 }
@@ -209,20 +325,24 @@ func (d *Driver) ask(ctx context.Context, c *countPoll, at string) {
 // check is the count's read-back check, its state settled; late data is
 // timed from the last acknowledged write.
 func (c *countPoll) check(name, one, unit, job string, ackedAt time.Time, rounds int) driver.Check {
-	ch := driver.Check{Name: name, Expected: float64(c.want), Found: c.found, Unit: unit}
-	if c.whole() && c.first < float64(c.want) {
-		ch.Late, ch.LateBy = float64(c.want)-c.first, c.wholeAt.Sub(ackedAt)
+	ch := driver.Check{Name: name, Expected: c.want, Found: c.found, Unit: unit}
+	if c.whole() && c.first < c.want-c.tol {
+		ch.Late, ch.LateBy = c.want-c.first, c.wholeAt.Sub(ackedAt)
 	}
 	reason := ""
 	if c.err != nil {
 		reason = "cannot read back the " + unit + ": " + c.err.Error()
 	}
 	ch.Settle(!c.whole() && c.err == nil, !c.whole() && c.err != nil, reason)
-	switch missing := float64(c.want) - c.found; {
+	missing := c.want - c.found
+	if c.whole() && missing > 0 { // within tol
+		missing = 0
+	}
+	switch {
 	case c.err != nil && !c.whole():
-		ch.Note = fmt.Sprintf("the query API did not answer at the end, after %d rounds; the last answer showed %.0f of %d", rounds, c.found, c.want)
+		ch.Note = fmt.Sprintf("the query API did not answer at the end, after %d rounds; the last answer showed %.0f of %.0f", rounds, c.found, c.want)
 	case missing > 0:
-		ch.Note = fmt.Sprintf("%.0f %s acknowledged with 2xx are missing (%.3g%%) after %d rounds", missing, unit, 100*missing/float64(c.want), rounds)
+		ch.Note = fmt.Sprintf("%.0f %s acknowledged with 2xx are missing (%.3g%%) after %d rounds", missing, unit, 100*missing/c.want, rounds)
 	case missing < 0:
 		ch.Note = fmt.Sprintf("%.0f %s more than acknowledged: a request that failed or timed out may have been "+
 			"stored anyway, or another writer uses job %q", -missing, unit, job)

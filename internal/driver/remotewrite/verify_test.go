@@ -74,7 +74,7 @@ func verifyWith(t *testing.T, wait time.Duration, answer func(string, int) (int,
 		}
 	}
 	series, samples, _, _ := d.acks.snapshot()
-	api.first = d.gen.names()[0]
+	api.first = d.gen.names(false)[0]
 	api.want = map[string]float64{"count": float64(series), "sum": float64(samples)}
 	checks, err := d.Verify(context.Background())
 	if err != nil || len(checks) != 2 || checks[0].Name != "series" || checks[1].Name != "samples" {
