@@ -71,6 +71,12 @@ type Config struct {
 	// (in the order they are sent, across VUs) is the same for the same
 	// seed. 0 picks one at random, which the facts tell.
 	Seed int64 `yaml:"seed"`
+	// SharedPrefix starts a share of the requests with one of a few
+	// system prompts (see SharedPrefix).
+	SharedPrefix *SharedPrefix `yaml:"shared_prefix"`
+	// Conversation makes each VU hold conversations (see Conversation):
+	// each turn is its own operation, "<name> turn <n>".
+	Conversation *Conversation `yaml:"conversation"`
 	// Goodput are the bounds a request must meet to count toward goodput.
 	Goodput *Goodput `yaml:"goodput"`
 
@@ -163,6 +169,8 @@ func (c Config) synthetic() []error {
 	errs = append(errs, c.InputTokens.problems("input_tokens")...)
 	errs = append(errs, c.OutputTokens.problems("output_tokens")...)
 	errs = append(errs, c.Goodput.problems(c.Stream)...)
+	errs = append(errs, c.SharedPrefix.problems()...)
+	errs = append(errs, c.Conversation.problems(c)...)
 	if c.OutputTokens != nil && c.MaxTokens > 0 {
 		add("output_tokens", "give max_tokens or output_tokens, not both")
 	}
@@ -291,6 +299,12 @@ func (c Config) Redacted() string {
 	}
 	if c.IgnoreEOS {
 		b.WriteString(", ignore_eos")
+	}
+	if c.SharedPrefix != nil {
+		b.WriteString(", shared prefixes " + c.SharedPrefix.String())
+	}
+	if v := c.Conversation; v != nil {
+		b.WriteString(fmt.Sprintf(", conversations of %d turns, think time %v", v.Turns, v.ThinkTime))
 	}
 	if c.APIKey != "" {
 		b.WriteString(", api_key set")

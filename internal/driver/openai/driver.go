@@ -73,6 +73,7 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -87,6 +88,7 @@ var (
 	_ driver.Driver    = (*Driver)(nil)
 	_ driver.Closer    = (*Driver)(nil)
 	_ driver.Describer = (*Driver)(nil)
+	_ driver.Thinker   = (*Driver)(nil)
 )
 
 // Limits on what a Driver reads of one answer.
@@ -105,7 +107,8 @@ type Driver struct {
 	header  http.Header // shared by every request: net/http does not modify it
 	host    string
 	reqs    *requests
-	seed    int64 // the seed the requests are drawn with
+	convs   *conversations // nil: every request stands alone
+	seed    int64          // the seed the requests are drawn with
 	next    atomic.Uint64
 	rt      *http.Transport
 	tally   tally
@@ -132,7 +135,7 @@ func New(c Config) (*Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Driver{cfg: c, url: u, reqs: reqs, seed: seed, rt: newTransport(c.Timeout)}
+	d := &Driver{cfg: c, url: u, reqs: reqs, seed: seed, rt: newTransport(c.Timeout), convs: newConversations(c.Conversation)}
 	d.header, d.host = buildHeader(c)
 	return d, nil
 }
@@ -146,8 +149,9 @@ func (d *Driver) Close() error {
 // exchange is what the trace of one request records.
 type exchange struct {
 	start     time.Time
-	connect   atomic.Int64 // ns: dial time of a new connection
-	firstByte atomic.Int64 // ns after start; 0 if none yet
+	reply     *strings.Builder // collects the answer's content; nil: not kept
+	connect   atomic.Int64     // ns: dial time of a new connection
+	firstByte atomic.Int64     // ns after start; 0 if none yet
 }
 
 func (x *exchange) trace() *httptrace.ClientTrace {
@@ -164,18 +168,38 @@ func (x *exchange) trace() *httptrace.ClientTrace {
 // Do sends the next prompt and fills in r. A ctx done before or during the
 // request is stats.Interrupted; the driver's own timeout is stats.Timeout.
 func (d *Driver) Do(ctx context.Context, vu int, r *driver.Result) {
+	i := d.next.Add(1) - 1
+	if d.convs != nil {
+		d.doTurn(ctx, vu, i, r)
+		return
+	}
 	r.Reset(d.cfg.Name)
+	body, err := d.reqs.body(i)
+	d.send(ctx, body, err, &exchange{}, r)
+}
+
+// doTurn sends request i as the next turn of vu's conversation, keeping
+// the answer for the turns after it.
+func (d *Driver) doTurn(ctx context.Context, vu int, i uint64, r *driver.Result) {
+	body, t, err := d.reqs.turn(d.convs, vu, i)
+	r.Reset(turnOp(d.cfg.Name, t.index))
+	x := &exchange{reply: &strings.Builder{}}
+	d.send(ctx, body, err, x, r)
+	d.convs.finish(vu, t, r.Class == stats.OK, x.reply.String())
+}
+
+// send sends body (or fails with err, from making it) and fills in r.
+func (d *Driver) send(ctx context.Context, body []byte, err error, x *exchange, r *driver.Result) {
 	if d.cfg.Goodput != nil {
 		r.Counters[stats.GoodputJudged] = 1
 		d.tally.judged.Add(1)
 	}
-	body, err := d.reqs.body(d.next.Add(1) - 1)
 	if err != nil { // cannot happen: New encoded a request made the same way
 		r.Class, r.Message = stats.Protocol, truncate("cannot encode request: "+err.Error())
 		return
 	}
 	r.BytesSent = int64(len(body))
-	x := &exchange{start: time.Now()}
+	x.start = time.Now()
 	rctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
 	defer cancel()
 	req := &http.Request{
@@ -246,7 +270,23 @@ func (d *Driver) readWhole(ctx, rctx context.Context, x *exchange, body io.Reade
 		r.Class, r.Message = stats.Protocol, "answer has no choices"
 		return
 	}
+	if x.reply != nil {
+		x.reply.WriteString(choiceContent(a.Choices[0]))
+	}
 	d.succeeded(x, r, a.Usage, 0)
+}
+
+// choiceContent is the text of a whole answer's choice: its message's
+// content (chat) or its text (completions).
+func choiceContent(raw json.RawMessage) string {
+	var c struct {
+		Message struct {
+			Content string `json:"content"`
+		} `json:"message"`
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(raw, &c) // a choice that does not parse has none
+	return c.Message.Content + c.Text
 }
 
 // succeeded fills in what a successful operation adds to r (its TTFB,
