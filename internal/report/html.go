@@ -263,6 +263,9 @@ func htmlPhaseOf(id string, p *view.Phase, pc view.PhaseCharts) htmlPhase {
 		hp.Workers = docHTML(d)
 	}
 	hp.Resources = htmlResourcesOf(p.Resources)
+	if t := servingTable(p.Resources, p.Workloads); t != nil && hp.Resources != nil {
+		hp.Resources.Tables = append([]*table{t}, hp.Resources.Tables...)
+	}
 	return hp
 }
 

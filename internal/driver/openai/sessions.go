@@ -16,14 +16,15 @@ import (
 // own in the report.
 const maxTurns = 50
 
-// SharedPrefix makes a share of the requests begin with one of a few
-// system prompts, as the users of one application share its instructions:
-// what a server's prefix cache is for.
+// SharedPrefix begins every request with a system prompt of Tokens: for
+// a share of them one of a few shared ones, as the users of one
+// application share its instructions (what a server's prefix cache is
+// for); for the others one of their own.
 type SharedPrefix struct {
 	Prefixes int `yaml:"prefixes"` // how many distinct prefixes, >= 1
 	Tokens   int `yaml:"tokens"`   // length of each, in tokens (words), >= 1
 	// Share is the fraction of requests (of conversations, with
-	// Conversation) given one, drawn per request; nil means 1.
+	// Conversation) given a shared one, drawn per request; nil means 1.
 	Share *float64 `yaml:"share"`
 }
 
@@ -102,29 +103,33 @@ const (
 
 // prefixes are a run's shared prefixes.
 type prefixes struct {
-	texts []string
-	share float64
+	texts  []string
+	tokens int
+	share  float64
 }
 
 func newPrefixes(s *SharedPrefix, seed uint64) *prefixes {
 	if s == nil {
 		return nil
 	}
-	p := &prefixes{share: s.share()}
+	p := &prefixes{tokens: s.Tokens, share: s.share()}
 	for k := range s.Prefixes {
 		p.texts = append(p.texts, promptWords(rand.New(rand.NewPCG(seed^prefixTextStream, uint64(k))), s.Tokens))
 	}
 	return p
 }
 
-// draw picks request i's prefix: "" when it has none.
+// draw picks request i's prefix: one of the shared ones, with the
+// share's chance, else one of the same length of its own, shared with no
+// other request, so that the share changes what a cache can reuse and
+// not the prompts' length.
 func (p *prefixes) draw(seed, i uint64) string {
 	if p == nil {
 		return ""
 	}
 	rng := rand.New(rand.NewPCG(seed^prefixDrawStream, i))
 	if rng.Float64() >= p.share {
-		return ""
+		return promptWords(rng, p.tokens)
 	}
 	return p.texts[rng.IntN(len(p.texts))]
 }

@@ -108,8 +108,8 @@ func TestConversationEndsOnFailure(t *testing.T) {
 }
 
 // Shared prefixes: each request draws one with the stated share, the K
-// prefixes equally, each of the stated length; the same seed draws the
-// same.
+// prefixes equally, the others one of their own of the same length; the
+// same seed draws the same.
 func TestSharedPrefixDraws(t *testing.T) {
 	half := 0.5
 	c := Config{URL: "http://127.0.0.1:1", Model: "m", Seed: 9, InputTokens: &Lengths{Mean: 3},
@@ -117,29 +117,30 @@ func TestSharedPrefixDraws(t *testing.T) {
 	d := newDriver(t, c)
 	seen := map[string]int{}
 	const n = 800
-	with := 0
 	for i := range uint64(n) {
 		body, err := d.reqs.body(i)
 		if err != nil {
 			t.Fatal(err)
 		}
 		msgs := sentMessages(t, string(body))
-		if msgs[0].Role == "system" {
-			with++
-			seen[msgs[0].Content]++
-			if len(strings.Fields(msgs[0].Content)) != 10 {
-				t.Fatalf("prefix %q: want 10 words", msgs[0].Content)
-			}
+		if msgs[0].Role != "system" || len(strings.Fields(msgs[0].Content)) != 10 {
+			t.Fatalf("request %d: %+v, want a system prompt of 10 words first", i, msgs)
+		}
+		seen[msgs[0].Content]++
+	}
+	shared := 0
+	for p, k := range seen {
+		if k == 1 {
+			continue
+		}
+		shared += k
+		if k < n/8-45 || k > n/8+45 { // σ ≈ 9.4 of 800 draws of 1/8
+			t.Errorf("prefix %.20q… drawn %d times of %d", p, k, n)
 		}
 	}
 	// 800 draws of p = 0.5: σ = 14; 4 σ either side.
-	if with < n/2-56 || with > n/2+56 || len(seen) != 4 {
-		t.Errorf("%d of %d requests with a prefix, %d distinct; want half, 4", with, n, len(seen))
-	}
-	for p, k := range seen {
-		if k < with/4-40 || k > with/4+40 { // σ ≈ 10
-			t.Errorf("prefix %.20q… drawn %d times of %d", p, k, with)
-		}
+	if shared < n/2-56 || shared > n/2+56 || len(seen) != 4+n-shared {
+		t.Errorf("%d of %d requests with a shared prefix, %d prefixes; want half, 4 shared and the rest each its own", shared, n, len(seen))
 	}
 	again := newDriver(t, c)
 	a, _ := d.reqs.body(17)

@@ -1,0 +1,124 @@
+//go:build linux
+
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/perflab/perflab/internal/testutil"
+)
+
+// examplePlan is an example plan's text with its fixed port replaced by a
+// free one, so that it runs beside other tests.
+func examplePlan(t *testing.T, name string, port int) string {
+	t.Helper()
+	b, err := os.ReadFile("../../examples/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return writePlan(t, strings.ReplaceAll(string(b), strconv.Itoa(port), strconv.Itoa(testutil.FreePort(t))))
+}
+
+// servingRun is the part of summary.json the serving tests read.
+type servingRun struct {
+	llmRun
+	Cells []struct {
+		Phases []struct {
+			Profile   string `json:"profile"`
+			Resources *struct {
+				Components []struct {
+					Name    string `json:"name"`
+					Serving *struct {
+						Engine  string   `json:"engine"`
+						HitRate *float64 `json:"prefix_cache_hit_rate"`
+						Queries float64  `json:"prefix_cache_queries"`
+						TTFT    struct {
+							Count    float64
+							P50, P99 *float64
+						} `json:"ttft_ms"`
+					} `json:"serving"`
+				} `json:"components"`
+			} `json:"resources"`
+		} `json:"phases"`
+	} `json:"cells"`
+}
+
+// TestConversationExampleAgainstTheServingMock runs
+// examples/llm-conversation.yaml: conversations of 3 turns after a
+// system prompt of 400 tokens, none shared, then half shared, against the
+// mock as a serving engine (prefill 0.25 ms a token not in its prefix
+// cache, 10 ms besides). The ground truth:
+//
+//   - every turn is its own operation, each answered; a turn's prompt is
+//     the one before, its answer (16 tokens) and a new message (60 ± 10):
+//     the prompt lengths' p50 grow 76 ± 15 a turn;
+//   - turn 1 unshared prefills all its ~460 tokens: TTFT 125 ms; with half
+//     the prompts shared, half of them prefill only ~60 after the first
+//     use of each of the two: mean ~75 ms, well under 0.85 × the
+//     unshared mean;
+//   - the server's own hit rate is higher with the shared prompts, and
+//     both have one: turns 2 and 3 find their history cached either way;
+//     its TTFT histogram counted every request of the window.
+//
+// A time above its bound is judged against what the machine gave.
+func TestConversationExampleAgainstTheServingMock(t *testing.T) {
+	machine := testutil.Measure(t)
+	r := run(t, "run", examplePlan(t, "llm-conversation.yaml", 18131), "--out", t.TempDir())
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	s, md, _ := readRunAs[servingRun](t, r)
+	if len(s.Workloads) != 2 {
+		t.Fatalf("%d workloads, want 2", len(s.Workloads))
+	}
+	turn1 := map[int]quantilesMS{}
+	for i, w := range s.Workloads {
+		if len(w.Ops) != 3 {
+			t.Fatalf("workload %d: %d operations, want 3 turns", i, len(w.Ops))
+		}
+		var prev int64
+		for k, op := range w.Ops {
+			if want := fmt.Sprintf("chat turn %d", k+1); op.Name != want || op.Requests < 20 || op.OK != op.Requests {
+				t.Errorf("workload %d: %s, %d requests, %d ok: want %s, all answered", i, op.Name, op.Requests, op.OK, want)
+			}
+			p := op.Lengths["prompt"].P50
+			if k > 0 && (p-prev < 76-15 || p-prev > 76+15) {
+				t.Errorf("workload %d: turn %d's prompt p50 %d after %d: want 76 ± 15 more", i, k+1, p, prev)
+			}
+			prev = p
+		}
+		turn1[i] = w.Ops[0].Measures["ttft"]
+	}
+	t.Logf("turn 1 TTFT unshared %+v, half shared %+v", turn1[0], turn1[1])
+	if turn1[0].P50 < 120 {
+		t.Errorf("unshared turn 1 TTFT p50 %.1f ms: want 125 ms, every token prefilled", turn1[0].P50)
+	}
+	machine.Check(t, turn1[0].P50 < 140, testutil.Need{}, "unshared turn 1 TTFT p50 %.1f ms: want 125 ms", turn1[0].P50)
+	machine.Check(t, turn1[1].Mean < 0.85*turn1[0].Mean, testutil.Need{},
+		"turn 1 TTFT mean %.1f ms with half the prompts shared, %.1f ms with none: want the shared lower", turn1[1].Mean, turn1[0].Mean)
+	var rates []float64
+	for _, c := range s.Cells {
+		for _, ph := range c.Phases {
+			if ph.Resources == nil || len(ph.Resources.Components) == 0 || ph.Resources.Components[0].Serving == nil {
+				t.Fatalf("profile %s: no serving figures in summary.json", ph.Profile)
+			}
+			sv := ph.Resources.Components[0].Serving
+			if sv.Engine != "vllm" || sv.HitRate == nil || sv.Queries == 0 || sv.TTFT.Count < 20 || sv.TTFT.P50 == nil {
+				t.Fatalf("profile %s: serving %+v", ph.Profile, sv)
+			}
+			rates = append(rates, *sv.HitRate)
+		}
+	}
+	if len(rates) != 2 || rates[1] < rates[0]+0.05 || rates[0] <= 0 {
+		t.Errorf("server's prefix hit rates %v: want both above 0, the shared one higher", rates)
+	}
+	for _, want := range []string{"### Serving engine (the server's own figures)", "| server engine (vllm) |", "| client chat |", "| chat turn 3 | time to first token (streams) |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+}
