@@ -230,3 +230,11 @@ type LoopHost interface {
 type Thinker interface {
 	ThinkTime(vu int) time.Duration
 }
+
+// Timed is implemented by drivers that replay a timed trace: without a
+// rate in the plan, the workload's open-model schedule is Arrivals, the
+// offsets from its start at which each request is due (ascending), and
+// the driver's n-th request is the trace's n-th.
+type Timed interface {
+	Arrivals() []time.Duration
+}

@@ -3,8 +3,10 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,14 +15,20 @@ import (
 )
 
 // examplePlan is an example plan's text with its fixed port replaced by a
-// free one, so that it runs beside other tests.
+// free one, so that it runs beside other tests, and its trace files
+// found where the example is.
 func examplePlan(t *testing.T, name string, port int) string {
 	t.Helper()
 	b, err := os.ReadFile("../../examples/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return writePlan(t, strings.ReplaceAll(string(b), strconv.Itoa(port), strconv.Itoa(testutil.FreePort(t))))
+	dir, err := filepath.Abs("../../examples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.ReplaceAll(string(b), strconv.Itoa(port), strconv.Itoa(testutil.FreePort(t)))
+	return writePlan(t, strings.ReplaceAll(text, "file: traces/", "file: "+dir+"/traces/"))
 }
 
 // servingRun is the part of summary.json the serving tests read.
@@ -120,5 +128,99 @@ func TestConversationExampleAgainstTheServingMock(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Errorf("report.md lacks %q", want)
 		}
+	}
+}
+
+// traceTotals are a trace file's requests, prompt and output tokens, and
+// the share of its prompt tokens a prefix cache of blocks of 16 finds
+// when the requests come in order: each prompt's longest common prefix
+// with an earlier one, in whole blocks, where word j of the block of
+// hash id h is the same wherever h appears (as the replay makes them).
+func traceTotals(t *testing.T, path string, block int) (n, prompt, output int, hitRate float64) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prompts [][]string
+	hits := 0
+	for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r struct {
+			In      int      `json:"input_length"`
+			Out     int      `json:"output_length"`
+			HashIDs []uint64 `json:"hash_ids"`
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		var p []string
+		for w := range r.In {
+			if k := w / block; k < len(r.HashIDs) {
+				p = append(p, fmt.Sprintf("%d/%d", r.HashIDs[k], w%block))
+			} else {
+				p = append(p, fmt.Sprintf("own %d/%d", i, w))
+			}
+		}
+		best := 0
+		for _, e := range prompts {
+			k := 0
+			for k < len(p) && k < len(e) && p[k] == e[k] {
+				k++
+			}
+			best = max(best, k)
+		}
+		hits += best / 16 * 16
+		prompts = append(prompts, p)
+		n, prompt, output = n+1, prompt+r.In, output+r.Out
+	}
+	return n, prompt, output, float64(hits) / float64(prompt)
+}
+
+// TestReplayExampleMatchesTheTrace runs examples/llm-replay.yaml: a
+// Mooncake-style trace replayed at its own timing against the mock as a
+// serving engine (blocks of 16 in its prefix cache, which evicts
+// nothing here). The ground truth is the file:
+//
+//   - every line is one request, all sent within the profile (the last
+//     timestamp is 5.1 s of 6), none dropped: the driver's counts of
+//     requests, prompt tokens and output tokens (ignore_eos) are the
+//     file's sums exactly;
+//   - the achieved rate is the trace's, 60 in 6 s: 10/s, within 15 %
+//     over the window;
+//   - the server's prefix hit rate over the window is what the file's
+//     hash ids imply over the whole trace (42.5 %), within 6 points: the
+//     window leaves out the first second, where the first of each shared
+//     prefix miss.
+func TestReplayExampleMatchesTheTrace(t *testing.T) {
+	n, prompt, output, hitRate := traceTotals(t, "../../examples/traces/mooncake-small.jsonl", 64)
+	r := run(t, "run", examplePlan(t, "llm-replay.yaml", 18132), "--out", t.TempDir())
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	s, md, _ := readRunAs[servingRun](t, r)
+	if len(s.Workloads) != 1 || len(s.Workloads[0].Ops) != 1 {
+		t.Fatalf("workloads %+v", s.Workloads)
+	}
+	facts := map[string]string{}
+	for _, f := range s.Workloads[0].Facts {
+		facts[f.Name] = f.Value
+	}
+	for name, want := range map[string]int{"successful requests": n, "prompt tokens": prompt, "output tokens": output} {
+		if facts[name] != strconv.Itoa(want) {
+			t.Errorf("%s %q, want the trace's %d", name, facts[name], want)
+		}
+	}
+	if !strings.HasPrefix(facts["arrivals (from the trace)"], fmt.Sprintf("%d of the trace's %d requests", n, n)) {
+		t.Errorf("arrivals fact %q", facts["arrivals (from the trace)"])
+	}
+	if op := s.Workloads[0].Ops[0]; op.Rate < 10*0.85 || op.Rate > 10*1.15 {
+		t.Errorf("achieved %.2f/s over the window, want the trace's 10/s", op.Rate)
+	}
+	sv := s.Cells[0].Phases[0].Resources.Components[0].Serving
+	if sv == nil || sv.HitRate == nil || *sv.HitRate < hitRate-0.06 || *sv.HitRate > hitRate+0.06 {
+		t.Errorf("server's hit rate %+v, want the trace's %.3f within 0.06", sv, hitRate)
+	}
+	if !strings.Contains(md, "arrivals (from the trace)") || !strings.Contains(md, "| server engine (vllm) |") {
+		t.Error("report.md lacks the trace's arrivals or the server's figures")
 	}
 }

@@ -77,6 +77,9 @@ type Config struct {
 	// Conversation makes each VU hold conversations (see Conversation):
 	// each turn is its own operation, "<name> turn <n>".
 	Conversation *Conversation `yaml:"conversation"`
+	// Trace replays a timed trace (see Trace): the workload's arrivals
+	// and requests are the trace's.
+	Trace *Trace `yaml:"trace"`
 	// Goodput are the bounds a request must meet to count toward goodput.
 	Goodput *Goodput `yaml:"goodput"`
 
@@ -158,6 +161,10 @@ func (c Config) check() ([]Prompt, []error) {
 		add("api_key", "api_key is not a valid header value")
 	}
 	errs = append(errs, c.synthetic()...)
+	if c.Trace != nil {
+		_, terrs := c.Trace.problems(c)
+		return nil, append(errs, terrs...)
+	}
 	prompts, perrs := c.prompts()
 	return prompts, append(errs, perrs...)
 }
@@ -181,7 +188,7 @@ func (c Config) synthetic() []error {
 			}
 		}
 	}
-	if c.IgnoreEOS && c.OutputTokens == nil && c.MaxTokens == 0 {
+	if c.IgnoreEOS && c.OutputTokens == nil && c.MaxTokens == 0 && c.Trace == nil {
 		add("ignore_eos", "ignore_eos needs output_tokens or max_tokens: the length to write")
 	}
 	switch c.PromptsFormat {
@@ -285,6 +292,8 @@ func (c Config) Redacted() string {
 		b.WriteString(", temperature " + strconv.FormatFloat(*c.Temperature, 'g', -1, 64))
 	}
 	switch {
+	case c.Trace != nil:
+		b.WriteString(fmt.Sprintf(", trace %s at speedup %v", c.Trace.File, c.Trace.speedup()))
 	case c.InputTokens != nil:
 		b.WriteString(", input_tokens " + c.InputTokens.String())
 	case c.PromptsFile != "" && c.PromptsFormat != FormatJSONL:

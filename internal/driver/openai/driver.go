@@ -89,6 +89,8 @@ var (
 	_ driver.Closer    = (*Driver)(nil)
 	_ driver.Describer = (*Driver)(nil)
 	_ driver.Thinker   = (*Driver)(nil)
+	_ driver.Timed     = (*Driver)(nil)
+	_ driver.Sharder   = (*Driver)(nil)
 )
 
 // Limits on what a Driver reads of one answer.
@@ -108,7 +110,8 @@ type Driver struct {
 	host    string
 	reqs    *requests
 	convs   *conversations // nil: every request stands alone
-	seed    int64          // the seed the requests are drawn with
+	shard   struct{ index, of uint64 }
+	seed    int64 // the seed the requests are drawn with
 	next    atomic.Uint64
 	rt      *http.Transport
 	tally   tally
@@ -136,8 +139,30 @@ func New(c Config) (*Driver, error) {
 		return nil, err
 	}
 	d := &Driver{cfg: c, url: u, reqs: reqs, seed: seed, rt: newTransport(c.Timeout), convs: newConversations(c.Conversation)}
+	d.shard.of = 1
 	d.header, d.host = buildHeader(c)
 	return d, nil
+}
+
+// Shard implements driver.Sharder: worker index of a distributed run
+// sends the requests the engine's shard of the schedule would, its k-th
+// request the whole run's k × of + index (a trace's line of that
+// arrival; the seed's request of that index).
+func (d *Driver) Shard(index, of int) error {
+	if index < 0 || of < 1 || index >= of {
+		return fmt.Errorf("cannot shard: worker %d of %d", index, of)
+	}
+	d.shard.index, d.shard.of = uint64(index), uint64(of)
+	return nil
+}
+
+// Arrivals implements driver.Timed: a replayed trace's arrival times;
+// nil without a trace.
+func (d *Driver) Arrivals() []time.Duration {
+	if d.reqs.trace == nil {
+		return nil
+	}
+	return d.reqs.trace.Arrivals()
 }
 
 // Close closes the idle connections. Call it after the last Do returned.
@@ -168,7 +193,7 @@ func (x *exchange) trace() *httptrace.ClientTrace {
 // Do sends the next prompt and fills in r. A ctx done before or during the
 // request is stats.Interrupted; the driver's own timeout is stats.Timeout.
 func (d *Driver) Do(ctx context.Context, vu int, r *driver.Result) {
-	i := d.next.Add(1) - 1
+	i := (d.next.Add(1)-1)*d.shard.of + d.shard.index
 	if d.convs != nil {
 		d.doTurn(ctx, vu, i, r)
 		return

@@ -127,13 +127,23 @@ type requests struct {
 	cfg      Config // with defaults
 	prompts  []Prompt
 	seed     uint64
-	prefixes *prefixes // nil: none shared
+	prefixes *prefixes      // nil: none shared
+	trace    *traceRequests // nil: no trace replayed
 }
 
 // newRequests prepares the requests of c, whose prompts (none with
 // synthetic prompts) are given.
 func newRequests(c Config, prompts []Prompt, seed int64) (*requests, error) {
 	q := &requests{cfg: c, prompts: prompts, seed: uint64(seed), prefixes: newPrefixes(c.SharedPrefix, uint64(seed))}
+	if tr := c.Trace; tr != nil {
+		reqs, errs := LoadTrace(tr.File, tr.blockTokens())
+		if len(errs) > 0 {
+			return nil, errs[0]
+		}
+		q.trace = &traceRequests{reqs: reqs, blockTokens: tr.blockTokens(), speedup: tr.speedup(), seed: uint64(seed)}
+		_, err := q.body(0)
+		return q, err
+	}
 	if c.InputTokens != nil || c.OutputTokens != nil || c.SharedPrefix != nil {
 		_, err := q.body(0) // every other body encodes as this one does
 		return q, err
@@ -156,6 +166,10 @@ func (q *requests) count() int { return len(q.fixed) }
 func (q *requests) body(i uint64) ([]byte, error) {
 	if q.fixed != nil {
 		return q.fixed[i%uint64(len(q.fixed))], nil
+	}
+	if q.trace != nil {
+		text, out := q.trace.prompt(i)
+		return encodeBody(q.cfg, Prompt{Text: text}, out)
 	}
 	p := q.prompt(i)
 	if pre := q.prefixes.draw(q.seed, i); pre != "" {
