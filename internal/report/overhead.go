@@ -48,7 +48,7 @@ func overheadWorkload(d *doc, ov *analysis.Overhead) {
 		[]string{"Success rate", pct(float64(dr.OK), float64(dr.Requests)), pct(float64(g.OK), float64(g.Requests)), ""},
 		[]string{"Average request size", sizeText(dr.RequestBytes), sizeText(g.RequestBytes), ""},
 		[]string{"Average response size", sizeText(dr.ResponseBytes), sizeText(g.ResponseBytes), ""},
-		[]string{"Average latency", dur(dr.Latency.Mean), dur(g.Latency.Mean), ""})
+		[]string{"Average latency", sideDur(dr.Latency.Mean, dr.Latency.Count == 0), sideDur(g.Latency.Mean, g.Latency.Count == 0), ""})
 	for _, a := range ov.Added {
 		t.Rows = append(t.Rows, []string{"p" + quantileLabel(a.Quantile) + " latency", sideDur(a.Direct, a.NoDirect), sideDur(a.Gateway, a.NoGateway), addedText(a)})
 	}
@@ -195,7 +195,7 @@ type jsonOverheadSide struct {
 	SuccessRate       float64 `json:"success_rate"`
 	MeanRequestBytes  float64 `json:"mean_request_bytes"`
 	MeanResponseBytes float64 `json:"mean_response_bytes"`
-	Latency           jsonQ   `json:"latency_ms"`
+	Latency           *jsonQ  `json:"latency_ms"` // null when no request succeeded
 }
 
 // jsonAdded is one quantile's added latency; low and high are null when
@@ -252,6 +252,11 @@ func optMS(d time.Duration, ok bool) *float64 {
 }
 
 func toJSONSide(s analysis.OverheadSide) jsonOverheadSide {
-	return jsonOverheadSide{Op: s.Op, Requests: s.Requests, OK: s.OK, SuccessRate: s.SuccessRate,
-		MeanRequestBytes: round6(s.RequestBytes), MeanResponseBytes: round6(s.ResponseBytes), Latency: toJSONQ(s.Latency)}
+	j := jsonOverheadSide{Op: s.Op, Requests: s.Requests, OK: s.OK, SuccessRate: s.SuccessRate,
+		MeanRequestBytes: round6(s.RequestBytes), MeanResponseBytes: round6(s.ResponseBytes)}
+	if s.Latency.Count > 0 { // a side with no success has no latency, not one of 0
+		q := toJSONQ(s.Latency)
+		j.Latency = &q
+	}
+	return j
 }

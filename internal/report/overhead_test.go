@@ -171,10 +171,24 @@ func TestOverheadWithoutSuccesses(t *testing.T) {
 				Direct, Gateway, Value *float64
 			} `json:"added_latency_ms"`
 			Warnings []string `json:"warnings"`
+			Direct   struct {
+				Latency *struct{ Count int64 } `json:"latency_ms"`
+			} `json:"direct"`
+			Through struct {
+				Latency *struct{ Count int64 } `json:"latency_ms"`
+			} `json:"gateway"`
 		} `json:"gateway_overhead"`
 	}
 	if err := json.Unmarshal(js.Bytes(), &s); err != nil || len(s.Gateway) != 1 || len(s.Gateway[0].Added) != 3 {
 		t.Fatalf("summary.json: %+v, %v", s, err)
+	}
+	if g := s.Gateway[0]; g.Through.Latency != nil || g.Direct.Latency == nil || g.Direct.Latency.Count == 0 {
+		t.Errorf("sides' latency_ms: direct %+v, gateway %+v; want the direct side's, the gateway's null", g.Direct.Latency, g.Through.Latency)
+	}
+	for line := range strings.Lines(md.String()) {
+		if cells := strings.Split(line, " | "); strings.HasPrefix(line, "| Average latency |") && (len(cells) < 3 || cells[1] == "–" || cells[2] != "–") {
+			t.Errorf("report.md: %q, want the gateway's average latency –", line)
+		}
 	}
 	for _, a := range s.Gateway[0].Added {
 		if a.Value != nil || a.Gateway != nil || a.Direct == nil || *a.Direct != 449.535 {

@@ -44,7 +44,8 @@
 //     choices, or data for embeddings; a stream of valid JSON chunks ended by
 //     "data: [DONE]"). HTTP 429 is stats.RateLimited, other 4xx
 //     stats.Status4xx, 5xx stats.Status5xx, with the API's error message
-//     after the status in Message. A 3xx, an answer that does not parse, a
+//     after the status in Message, or, for a body of another shape (a
+//     gateway's own), its text on one line, cut to maxExcerpt bytes. A 3xx, an answer that does not parse, a
 //     stream that is not text/event-stream, carries an "error" object or
 //     ends without [DONE] are stats.Protocol; transport errors are classed
 //     by dial.Classify.
@@ -77,6 +78,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/perflab/perflab/internal/driver/dial"
 
@@ -342,6 +344,8 @@ func (d *Driver) refused(resp *http.Response, body io.Reader) (stats.Class, stri
 	msg := "HTTP " + resp.Status
 	if m := apiErrorMessage(b); m != "" {
 		msg += ": " + m
+	} else if e := bodyExcerpt(b); e != "" {
+		msg += ": " + e // a gateway's own shape, e.g. {"status":"failure",...}: kept as it came
 	}
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests:
@@ -369,6 +373,27 @@ func apiErrorMessage(b []byte) string {
 	}
 	var s string
 	_ = json.Unmarshal(v.Error, &s)
+	return s
+}
+
+// maxExcerpt bounds the part of an error body that is not the OpenAI
+// shape kept in the message.
+const maxExcerpt = 300
+
+// bodyExcerpt is an error body's text on one line, cut to maxExcerpt
+// bytes; "" when it is empty or not UTF-8 text.
+func bodyExcerpt(b []byte) string {
+	if !utf8.Valid(b) {
+		return ""
+	}
+	s := strings.Join(strings.Fields(string(b)), " ")
+	if len(s) > maxExcerpt {
+		cut := maxExcerpt
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "..."
+	}
 	return s
 }
 

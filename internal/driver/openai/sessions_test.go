@@ -169,3 +169,24 @@ func TestConversationConfigProblems(t *testing.T) {
 		}
 	}
 }
+
+// A gateway's error body not in the OpenAI shape is kept in the message,
+// on one line and cut, rather than the status alone.
+func TestErrorBodyOfAnotherShape(t *testing.T) {
+	for _, tc := range []struct{ body, want string }{
+		{"{\"status\": \"failure\",\n \"message\": \"upstream timed out\"}", `HTTP 502 Bad Gateway: {"status": "failure", "message": "upstream timed out"}`},
+		{`{"error": {"message": "no such model"}}`, "HTTP 502 Bad Gateway: no such model"},
+		{"", "HTTP 502 Bad Gateway"},
+		{strings.Repeat("é", 400), "HTTP 502 Bad Gateway: " + strings.Repeat("é", 150) + "..."},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusBadGateway)
+			_, _ = io.WriteString(w, tc.body)
+		}))
+		d := newDriver(t, Config{URL: srv.URL, Model: "m", Prompts: []string{"hi"}})
+		if r := do(d); r.Class != stats.Status5xx || r.Message != tc.want {
+			t.Errorf("body %.30q: %s %q, want %q", tc.body, r.Class, r.Message, tc.want)
+		}
+		srv.Close()
+	}
+}
