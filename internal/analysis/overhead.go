@@ -70,16 +70,26 @@ type Overhead struct {
 	Window          Window
 	Direct, Gateway OverheadSide
 	Added           []Added // at OverheadQuantiles
-	Component       string  // the gateway component; "" when unknown
-	HasResources    bool    // the component was sampled in the window
-	CPU             Stat    // cores, from CPUMetric
-	CPUMetric       string
-	Memory          Stat // bytes, from MemoryMetric; Memory.Max is the peak
-	MemoryMetric    string
-	Intervals       int // intervals in the window
-	Batches         int // batches of consecutive intervals the bootstrap resampled
-	Method          string
-	Warnings        []string
+	// TTFT is the time to first token the gateway adds, at
+	// OverheadQuantiles, for streams: what a chat user feels, which a
+	// gateway that holds the first chunk raises more than the whole
+	// request's latency. Nil when either side has no TTFT.
+	TTFT []Added
+	// TTFTCounts are the two sides' TTFTs in the window.
+	TTFTCounts [2]int64
+	// CPUPerKRPS is the gateway component's mean CPU in cores per 1,000
+	// requests a second through it; 0 without CPU figures or requests.
+	CPUPerKRPS   float64
+	Component    string // the gateway component; "" when unknown
+	HasResources bool   // the component was sampled in the window
+	CPU          Stat   // cores, from CPUMetric
+	CPUMetric    string
+	Memory       Stat // bytes, from MemoryMetric; Memory.Max is the peak
+	MemoryMetric string
+	Intervals    int // intervals in the window
+	Batches      int // batches of consecutive intervals the bootstrap resampled
+	Method       string
+	Warnings     []string
 }
 
 // GatewayOverhead measures a gateway's overhead from one interleaved
@@ -102,19 +112,9 @@ func GatewayOverhead(in OverheadInput, o BootstrapOptions) *Overhead {
 	ivs := inWindow(in.Intervals, s.Window)
 	ov.Intervals = len(ivs)
 	da, db := opLatencies(ivs, in.Direct), opLatencies(ivs, in.Gateway)
-	ba, bb := batches(da), batches(db)
-	ov.Batches = len(ba)
-	ma, mb := LatencySide{Intervals: da}.merged(), LatencySide{Intervals: db}.merged()
+	ov.Batches = len(batches(da))
 	noDirect, noGateway := ov.Direct.OK == 0, ov.Gateway.OK == 0
-	for _, q := range OverheadQuantiles {
-		a, b := ma.Quantile(q), mb.Quantile(q)
-		ad := Added{Quantile: q, Direct: a, Gateway: b, Value: b - a,
-			Resolution: max(stats.Resolution(a), stats.Resolution(b)), NoDirect: noDirect, NoGateway: noGateway}
-		if !ad.HasValue() {
-			ad.Value = 0
-		}
-		ov.Added = append(ov.Added, ad)
-	}
+	ov.Added = added(da, db, noDirect, noGateway)
 	ov.addResources(in)
 	if ov.Direct.Requests == 0 || ov.Gateway.Requests == 0 {
 		ov.Warnings = append(ov.Warnings, fmt.Sprintf("%d requests straight to the upstream and %d through the gateway in the window: no overhead can be measured",
@@ -125,9 +125,39 @@ func GatewayOverhead(in OverheadInput, o BootstrapOptions) *Overhead {
 		ov.warnNoSuccess(s)
 		return ov
 	}
-	ov.addIntervals(ba, bb, o)
+	ov.Warnings = append(ov.Warnings, ov.intervals(ov.Added, da, db, [2]int64{ov.Direct.Latency.Count, ov.Gateway.Latency.Count}, "latencies", o)...)
+	ov.addTTFT(ivs, in, o)
 	ov.judge(s.ClientBound)
 	return ov
+}
+
+// added is the difference of the two sides' merged histograms at each of
+// OverheadQuantiles, without intervals yet.
+func added(da, db []*stats.Hist, noDirect, noGateway bool) []Added {
+	ma, mb := LatencySide{Intervals: da}.merged(), LatencySide{Intervals: db}.merged()
+	var out []Added
+	for _, q := range OverheadQuantiles {
+		a, b := ma.Quantile(q), mb.Quantile(q)
+		ad := Added{Quantile: q, Direct: a, Gateway: b, Value: b - a,
+			Resolution: max(stats.Resolution(a), stats.Resolution(b)), NoDirect: noDirect, NoGateway: noGateway}
+		if !ad.HasValue() {
+			ad.Value = 0
+		}
+		out = append(out, ad)
+	}
+	return out
+}
+
+// addTTFT measures the time to first token the gateway adds, the same
+// way as the latency, when both sides streamed.
+func (ov *Overhead) addTTFT(ivs []*stats.Interval, in OverheadInput, o BootstrapOptions) {
+	ta, tb := opMeasure(ivs, in.Direct, stats.TTFT), opMeasure(ivs, in.Gateway, stats.TTFT)
+	ca, cb := LatencySide{Intervals: ta}.merged().Count(), LatencySide{Intervals: tb}.merged().Count()
+	if ca == 0 || cb == 0 {
+		return
+	}
+	ov.TTFT, ov.TTFTCounts = added(ta, tb, false, false), [2]int64{ca, cb}
+	ov.Warnings = append(ov.Warnings, ov.intervals(ov.TTFT, ta, tb, ov.TTFTCounts, "times to first token", o)...)
 }
 
 // warnNoSuccess says which side had no successful request, with what
@@ -167,28 +197,29 @@ func opErrors(s *Summary, op string) string {
 	return strings.Join(parts, "; ")
 }
 
-// addIntervals gives each added latency its interval where the data
-// supports one.
-func (ov *Overhead) addIntervals(ba, bb []*stats.Hist, o BootstrapOptions) {
+// intervals gives each added figure its interval where the data
+// supports one: da and db are the two sides' histograms per interval,
+// counts their values in the window, what names them in a warning.
+func (ov *Overhead) intervals(adds []Added, da, db []*stats.Hist, counts [2]int64, what string, o BootstrapOptions) []string {
+	ba, bb := batches(da), batches(db)
 	if len(ba) < MinLatencyBatches || o.Resamples < 100 {
-		ov.Warnings = append(ov.Warnings, fmt.Sprintf("%d intervals in the window (%d batches), %d resamples: an interval needs %d batches and 100 resamples; the added latency is given without one",
-			ov.Intervals, len(ba), o.Resamples, MinLatencyBatches))
-		return
+		return []string{fmt.Sprintf("%d intervals in the window (%d batches), %d resamples: an interval needs %d batches and 100 resamples; the added %s are given without one",
+			ov.Intervals, len(ba), o.Resamples, MinLatencyBatches, what)}
 	}
+	var warnings []string
 	var qs []float64
-	for _, a := range ov.Added {
-		need := MinCountFor(a.Quantile)
-		if ov.Direct.Latency.Count < need || ov.Gateway.Latency.Count < need {
-			ov.Warnings = append(ov.Warnings, fmt.Sprintf("%d and %d latencies: p%s needs at least %d on each side for an interval",
-				ov.Direct.Latency.Count, ov.Gateway.Latency.Count, quantileName(a.Quantile), need))
+	for _, a := range adds {
+		if need := MinCountFor(a.Quantile); counts[0] < need || counts[1] < need {
+			warnings = append(warnings, fmt.Sprintf("%d and %d %s: p%s needs at least %d on each side for an interval",
+				counts[0], counts[1], what, quantileName(a.Quantile), need))
 			continue
 		}
 		qs = append(qs, a.Quantile)
 	}
 	lows, highs := pairedQuantileDiffs(ba, bb, qs, o)
 	for i, q := range qs {
-		for j := range ov.Added {
-			if a := &ov.Added[j]; a.Quantile == q {
+		for j := range adds {
+			if a := &adds[j]; a.Quantile == q {
 				a.Low, a.High, a.HasInterval = lows[i], highs[i], true
 				if a.Low > 0 || a.High < 0 {
 					a.Significance = Significant
@@ -196,6 +227,7 @@ func (ov *Overhead) addIntervals(ba, bb []*stats.Hist, o BootstrapOptions) {
 			}
 		}
 	}
+	return warnings
 }
 
 // addResources takes the gateway component's CPU and memory from the
@@ -210,6 +242,9 @@ func (ov *Overhead) addResources(in OverheadInput) {
 			if c.Name == in.Component && (c.CPUMetric != "" || c.MemoryMetric != "") {
 				ov.HasResources = true
 				ov.CPU, ov.CPUMetric, ov.Memory, ov.MemoryMetric = c.CPU, c.CPUMetric, c.Memory, c.MemoryMetric
+				if rate := ov.gatewayRate(); c.CPUMetric != "" && rate > 0 {
+					ov.CPUPerKRPS = c.CPU.Avg / rate * 1000
+				}
 				return
 			}
 		}
@@ -255,6 +290,29 @@ func overheadSide(s *Summary, op string) OverheadSide {
 		}
 	}
 	return side
+}
+
+// gatewayRate is the requests per second through the gateway over the
+// window.
+func (ov *Overhead) gatewayRate() float64 {
+	if d := ov.Window.End.Sub(ov.Window.Start).Seconds(); d > 0 {
+		return float64(ov.Gateway.Requests) / d
+	}
+	return 0
+}
+
+// opMeasure is op's histogram of measure m in each interval, empty where
+// it has none.
+func opMeasure(ivs []*stats.Interval, op string, m stats.Measure) []*stats.Hist {
+	out := make([]*stats.Hist, len(ivs))
+	for i, iv := range ivs {
+		if st := iv.Ops[op]; st != nil && st.Measures[m] != nil {
+			out[i] = st.Measures[m]
+		} else {
+			out[i] = stats.NewHist()
+		}
+	}
+	return out
 }
 
 // opLatencies is op's latency histogram in each interval, empty where it

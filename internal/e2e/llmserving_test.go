@@ -224,3 +224,67 @@ func TestReplayExampleMatchesTheTrace(t *testing.T) {
 		t.Error("report.md lacks the trace's arrivals or the server's figures")
 	}
 }
+
+// sweepSummary is the part of summary.json the gateway sweep reads.
+type sweepSummary struct {
+	Gateway []struct {
+		Workload string `json:"workload"`
+		Added    []struct {
+			Quantile    float64  `json:"quantile"`
+			Value       *float64 `json:"value"`
+			Low, High   *float64
+			Significant bool `json:"significant"`
+		} `json:"added_latency_ms"`
+		TTFT []struct {
+			Quantile    float64  `json:"quantile"`
+			Value       *float64 `json:"value"`
+			Low, High   *float64
+			Significant bool `json:"significant"`
+		} `json:"added_ttft_ms"`
+		CPUPerKRPS *float64 `json:"gateway_cpu_cores_per_1k_rps"`
+		Direct     side     `json:"direct"`
+		Through    side     `json:"gateway"`
+	} `json:"gateway_overhead"`
+}
+
+// TestGatewaySweepExample runs examples/gateway-sweep.yaml: streamed chat
+// straight to the mock and through perflab's gateway holding the first
+// piece of each answer 20 ms, at 1, 4 and 10 requests at once. The
+// ground truth: at every concurrency the time to first token rises by
+// 20 ms (p50, significant, 20 ± 4 ms), while the whole request, whose
+// 40 tokens over 195 ms keep coming meanwhile, rises by under 4 ms; the
+// gateway's CPU per 1,000 requests/s is given at each, and the report's
+// headline and "Overhead by load" table say both.
+func TestGatewaySweepExample(t *testing.T) {
+	machine := testutil.Measure(t)
+	path := examplePlan(t, "gateway-sweep.yaml", 18143)
+	b, _ := os.ReadFile(path)
+	r := run(t, "run", writePlan(t, strings.ReplaceAll(string(b), "18144", strconv.Itoa(testutil.FreePort(t)))), "--out", t.TempDir())
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	s, md, _ := readRunAs[sweepSummary](t, r)
+	if len(s.Gateway) != 3 {
+		t.Fatalf("%d gateway overheads, want 3", len(s.Gateway))
+	}
+	var slow []string
+	for _, g := range s.Gateway {
+		if len(g.TTFT) != 3 || g.TTFT[0].Value == nil || len(g.Added) != 3 || g.Added[0].Value == nil || g.CPUPerKRPS == nil || *g.CPUPerKRPS <= 0 {
+			t.Fatalf("%s: TTFT overhead %+v, latency %+v, CPU per 1k/s %v", g.Workload, g.TTFT, g.Added, g.CPUPerKRPS)
+		}
+		ttft, lat := g.TTFT[0], g.Added[0]
+		t.Logf("%s: TTFT p50 +%.2f ms [%v, %v], latency p50 %+.2f ms, %.3f cores per 1k/s", g.Workload, *ttft.Value, deref(ttft.Low), deref(ttft.High), *lat.Value, *g.CPUPerKRPS)
+		if !ttft.Significant || *ttft.Value < 16 {
+			t.Errorf("%s: TTFT p50 overhead %+v: want +20 ms, significant", g.Workload, ttft)
+		}
+		if *ttft.Value > 24 || *lat.Value > 4 {
+			slow = append(slow, fmt.Sprintf("%s: TTFT p50 overhead %.2f ms (want 20 ± 4), latency p50 %.2f ms (want under 4)", g.Workload, *ttft.Value, *lat.Value))
+		}
+	}
+	machine.Check(t, len(slow) == 0, testutil.Need{}, "%s", strings.Join(slow, "\n"))
+	for _, want := range []string{"; time to first token p50 +", "### Overhead by load", "| c10/chat | 10 VUs |", "| p50 time to first token |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+}
