@@ -25,6 +25,10 @@
 //     content event) / (output tokens − 1), one value per stream of two
 //     output tokens or more, where the end is when "data: [DONE]" was read;
 //     1/TPOT is the stream's own rate in tokens/s.
+//     stats.NTPOT, on every successful request with output tokens,
+//     streamed or not: the time from the start of Do to the end of the
+//     answer / its output tokens, as GuideLLM and inference-perf define
+//     it.
 //     And on every successful operation the lengths: stats.PromptLength,
 //     the prompt tokens, and stats.OutputLength, the output tokens (the
 //     counters below), one value each when not 0.
