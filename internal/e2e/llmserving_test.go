@@ -288,3 +288,69 @@ func TestGatewaySweepExample(t *testing.T) {
 		}
 	}
 }
+
+// TestGoodputLimitedCapacity searches `perflab target llm` set to serve 4
+// streams at once, each 20 ms to its first token and 37.5 ms in all
+// (capacity 106.7/s), with a goodput gate: at least 90 % of the requests
+// must see their first token within 30 ms, so a request that waited
+// 10 ms for a place fails it. The open model's arrivals are evenly
+// spaced and the mock's times fixed, so no request waits below the
+// capacity and nearly all wait above it. The ground truth: the highest
+// rate that holds is within 10 % under 106.7/s; the first rate above it
+// fails on goodput while it still achieved 95 % of its rate, which a
+// search on the achieved rate alone would have passed.
+func TestGoodputLimitedCapacity(t *testing.T) {
+	port := testutil.FreePort(t)
+	path := writePlan(t, fmt.Sprintf(`name: goodput-capacity
+components:
+  - name: provider
+    run:
+      command: "{{perflab}}"
+      args: [target, llm, --addr, "127.0.0.1:%d", --latency, 20ms, --tokens, "8", --tokens-per-second, "400", --max-concurrency, "4"]
+      ready: {http: "http://127.0.0.1:%[1]d/v1/models"}
+profiles:
+  - name: p
+    duration: 10s
+    workloads:
+      - name: chat
+        driver: openai
+        rate: 1/s
+        vus: {max: 200}
+        params: {url: "http://127.0.0.1:%[1]d", model: perflab-mock, stream: true, prompts: ["x"], goodput: {ttft: 30ms}}
+`, port))
+	machine := testutil.Measure(t)
+	r := run(t, "search", path, "--slo", "goodput >= 90%", "--start", "20/s", "--max", "400/s", "--step-duration", "3s", "--bisect", "3", "--out", t.TempDir())
+	if r.code != 0 {
+		machine.Check(t, false, testutil.Need{}, "exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(runDir(t, r.stderr), "search.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Sustained float64 `json:"sustained_rate"`
+		Failed    float64 `json:"failed_rate"`
+		Steps     []struct {
+			Rate     float64 `json:"rate"`
+			Achieved float64 `json:"achieved_rate"`
+			Pass     bool    `json:"pass"`
+			Why      string  `json:"why"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("sustained %v/s, failed %v/s; steps %+v", s.Sustained, s.Failed, s.Steps)
+	var goodputFailed bool
+	for _, st := range s.Steps {
+		if !st.Pass && st.Rate == s.Failed && strings.Contains(st.Why, "goodput >= 90%") && st.Achieved >= 0.95*st.Rate {
+			goodputFailed = true
+		}
+	}
+	if s.Sustained > 106.7 {
+		t.Errorf("sustained %v/s: above the capacity of 106.7/s", s.Sustained)
+	}
+	machine.Check(t, s.Sustained >= 96 && goodputFailed, testutil.Need{},
+		"sustained %v/s (want 96 to 106.7/s); the first failing rate %v/s failed on goodput while achieving 95 %% of it: %v", s.Sustained, s.Failed, goodputFailed)
+}
