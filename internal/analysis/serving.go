@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/perflab/perflab/internal/observe"
 	"github.com/perflab/perflab/internal/observe/scrape"
+	"github.com/perflab/perflab/internal/units"
 )
 
 // Serving are an LLM serving engine's own figures over the window, read
@@ -153,3 +155,61 @@ func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Se
 // isBucket says whether a stored metric is a histogram's bucket, which
 // is read whole by servingOf rather than as a series of its own.
 func isBucket(m string) bool { return strings.HasPrefix(m, observe.BucketPrefix) }
+
+// servingMoved says which of a serving engine's own figures moved from
+// the phase before (b) to this one (c), for the why of a latency rise:
+// its queue grew, its KV cache filled, its prefix hits fell, its own time
+// to first token rose; or that none did, so the rise came from outside
+// it. "" when no component has serving figures in both.
+func servingMoved(b, c *Resources) string {
+	if b == nil || c == nil {
+		return ""
+	}
+	var out []string
+	for _, cc := range c.Components {
+		bs, cs := servingOfComponent(b, cc.Name), cc.Serving
+		if bs == nil || cs == nil {
+			continue
+		}
+		var moved []string
+		if w0, w1 := p99OrMax(bs.Waiting), p99OrMax(cs.Waiting); cs.Waiting.N > 0 && bs.Waiting.N > 0 && w1 >= 1 && w1 > 2*w0 {
+			moved = append(moved, fmt.Sprintf("its queue grew (waiting %s → %s)", units.Sig3(w0), units.Sig3(w1)))
+		}
+		if k0, k1 := p99OrMax(bs.KVUsage), p99OrMax(cs.KVUsage); cs.KVUsage.N > 0 && k1 >= KVFull && k1 > k0 {
+			moved = append(moved, fmt.Sprintf("its KV cache filled (%s %% → %s %% in use)", units.Sig3(100*k0), units.Sig3(100*k1)))
+		}
+		if bs.HasHitRate && cs.HasHitRate && cs.HitRate < bs.HitRate-0.1 {
+			moved = append(moved, fmt.Sprintf("its prefix-cache hit rate fell (%s %% → %s %%)", units.Sig3(100*bs.HitRate), units.Sig3(100*cs.HitRate)))
+		}
+		if t0, t1 := bs.TTFT.P50.Est, cs.TTFT.P50.Est; bs.TTFT.Count > 0 && cs.TTFT.Count > 0 && t1 > KneeFactor*t0 {
+			moved = append(moved, fmt.Sprintf("its own TTFT p50 rose (%v → %v)", roundSig3(t0), roundSig3(t1)))
+		}
+		if len(moved) == 0 {
+			out = append(out, "server "+cc.Name+"'s own queue, KV cache, prefix hits and TTFT did not move: the rise came from outside it")
+			continue
+		}
+		out = append(out, "server "+cc.Name+": "+strings.Join(moved, ", "))
+	}
+	return strings.Join(out, "; ")
+}
+
+// KVFull is the share of a KV cache in use at which reports call it full.
+const KVFull = 0.9
+
+func servingOfComponent(r *Resources, name string) *Serving {
+	for _, c := range r.Components {
+		if c.Name == name {
+			return c.Serving
+		}
+	}
+	return nil
+}
+
+// p99OrMax is a gauge's p99 over the window, or its max when too few
+// samples give a p99.
+func p99OrMax(s Stat) float64 {
+	if s.HasP99() {
+		return s.P99
+	}
+	return s.Max
+}

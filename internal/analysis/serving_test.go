@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,5 +67,31 @@ func TestServingOfVLLM(t *testing.T) {
 	}
 	if servingOf(map[string][]Point{observe.MetricPrefix + "other": at(1)}) != nil {
 		t.Error("serving figures of a component without any")
+	}
+}
+
+// The why of a latency rise names the server's own figures that moved
+// from the phase before: its queue, its KV cache, its prefix hits, its
+// TTFT; or says none did.
+func TestServingMoved(t *testing.T) {
+	res := func(s *Serving) *Resources {
+		return &Resources{Components: []ComponentResources{{Component: Component{Name: "vllm"}, Serving: s}}}
+	}
+	gauge := func(v float64) Stat { return Stat{N: 5, Max: v, Avg: v} }
+	ttft := func(d time.Duration) ServerTimes { return ServerTimes{Count: 50, P50: BucketQuantile{Est: d}} }
+	calm := &Serving{Engine: "vllm", Waiting: gauge(0), KVUsage: gauge(0.3), HitRate: 0.6, HasHitRate: true, TTFT: ttft(40 * time.Millisecond)}
+	busy := &Serving{Engine: "vllm", Waiting: gauge(12), KVUsage: gauge(0.97), HitRate: 0.2, HasHitRate: true, TTFT: ttft(400 * time.Millisecond)}
+	got := servingMoved(res(calm), res(busy))
+	for _, want := range []string{"server vllm: its queue grew (waiting 0 → 12)", "its KV cache filled (30 % → 97 % in use)",
+		"its prefix-cache hit rate fell (60 % → 20 %)", "its own TTFT p50 rose (40ms → 400ms)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q lacks %q", got, want)
+		}
+	}
+	if got := servingMoved(res(calm), res(calm)); !strings.Contains(got, "did not move: the rise came from outside it") {
+		t.Errorf("nothing moved: %q", got)
+	}
+	if got := servingMoved(res(calm), &Resources{}); got != "" {
+		t.Errorf("no serving figures in the phase: %q", got)
 	}
 }
