@@ -95,3 +95,16 @@ func TestServingMoved(t *testing.T) {
 		t.Errorf("no serving figures in the phase: %q", got)
 	}
 }
+
+// SGLang exports its hit rate as a ratio: the report gives its mean,
+// without a count of queried tokens.
+func TestServingOfSGLang(t *testing.T) {
+	series := map[string][]Point{
+		observe.MetricPrefix + "sglang:num_queue_reqs": {{T: time.Unix(0, 0), V: 3}},
+		observe.MetricPrefix + "sglang:cache_hit_rate": {{T: time.Unix(0, 0), V: 0.2}, {T: time.Unix(1, 0), V: 0.4}},
+	}
+	s := servingOf(series)
+	if s == nil || s.Engine != "sglang" || !s.HasHitRate || math.Abs(s.HitRate-0.3) > 1e-9 || s.Queries != 0 || s.Waiting.Max != 3 {
+		t.Errorf("serving %+v, want sglang's: hit rate 0.3 (the mean), queue 3", s)
+	}
+}
