@@ -135,7 +135,9 @@ func (l *LLM) writeJSON(w http.ResponseWriter, status int, v any) {
 // stream sends a completion as server-sent events: the status and headers
 // at once, each token as one chunk when it is due (see LLMConfig), a last
 // chunk with the finish reason, a usage chunk when the request asked for
-// it, and "data: [DONE]". It reports whether it ran to the end.
+// it, and "data: [DONE]". It reports whether it ran to the end. began is
+// the request's arrival, from which vLLM's TTFT histogram counts; t0 the
+// admission, from which the tokens are timed.
 func (l *LLM) stream(ctx context.Context, w http.ResponseWriter, c *completion, began, t0 time.Time, ttft time.Duration) bool {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
