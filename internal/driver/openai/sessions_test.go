@@ -190,3 +190,29 @@ func TestErrorBodyOfAnotherShape(t *testing.T) {
 		srv.Close()
 	}
 }
+
+// VUs hold their conversations side by side: each goes through its own
+// turns in order, whatever the others do at the same time.
+func TestConversationsOfManyVUs(t *testing.T) {
+	srv, _ := startMock(t, builtin.LLMConfig{Tokens: 2})
+	d := newDriver(t, Config{URL: srv.URL, Model: "m", InputTokens: &Lengths{Mean: 3}, Conversation: &Conversation{Turns: 3}})
+	const vus = 8
+	ops := make([][]string, vus)
+	var wg sync.WaitGroup
+	for vu := range vus {
+		wg.Go(func() {
+			for range 6 {
+				var r driver.Result
+				d.Do(context.Background(), vu, &r)
+				ops[vu] = append(ops[vu], r.Op)
+			}
+		})
+	}
+	wg.Wait()
+	want := "chat turn 1,chat turn 2,chat turn 3,chat turn 1,chat turn 2,chat turn 3"
+	for vu, o := range ops {
+		if strings.Join(o, ",") != want {
+			t.Errorf("VU %d: %v", vu, o)
+		}
+	}
+}
