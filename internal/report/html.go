@@ -132,6 +132,8 @@ func htmlPageOf(r *view.Run, charts []view.PhaseCharts) htmlPage {
 		if svg := paretoChart(r.Search); svg != nil {
 			pg.Pareto = template.HTML(inlineSVG(view.Chart{SVG: svg})) // drawn by svgchart.go, which escapes its text
 		}
+	} else if svg := profileParetoChart(r); svg != nil {
+		pg.Pareto = template.HTML(inlineSVG(view.Chart{SVG: svg})) // drawn by svgchart.go, which escapes its text
 	}
 	matrix := isMatrix(r)
 	if matrix {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
+	"github.com/perflab/perflab/internal/stats"
 	"github.com/perflab/perflab/internal/view"
 )
 
@@ -120,4 +121,25 @@ func circleXs(svg string) []float64 {
 		xs = append(xs, v)
 	}
 	return xs
+}
+
+// A plan whose profiles sweep a streaming workload's load draws its total
+// against per-user output tokens/s, a dot per profile.
+func TestProfileParetoChart(t *testing.T) {
+	phase := func(name string, tpot time.Duration, outPerSecond int64) *view.Phase {
+		s := &analysis.Summary{Workload: analysis.Workload{Name: name + "/chat", Short: "chat", Profile: name}, Seconds: 10,
+			Ops: []analysis.Op{{Name: "chat"}}}
+		s.Measures[stats.TPOT] = analysis.Quantiles{Count: 100, P50: tpot}
+		s.Ops[0].Counters[stats.OutputTokens] = 10 * outPerSecond
+		return &view.Phase{Profile: name, Workloads: []*analysis.Summary{s}}
+	}
+	r := &view.Run{Cells: []*view.Cell{{Phases: []*view.Phase{phase("c1", 5*time.Millisecond, 200), phase("c10", 20*time.Millisecond, 500)}}}}
+	svg := string(profileParetoChart(r))
+	if xs := circleXs(svg); len(xs) != 2 || !slices.IsSorted(xs) || !strings.Contains(svg, "a point per profile") {
+		t.Errorf("dots at %v in\n%s", xs, svg)
+	}
+	r.Cells[0].Phases = r.Cells[0].Phases[:1]
+	if profileParetoChart(r) != nil {
+		t.Error("a chart of one profile")
+	}
 }
