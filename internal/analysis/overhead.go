@@ -70,20 +70,20 @@ type Overhead struct {
 	Window          Window
 	Direct, Gateway OverheadSide
 	Added           []Added // at OverheadQuantiles
-	// AddedTTFT is the time to first token the gateway adds, at
-	// OverheadQuantiles, when both sides streamed (an LLM gateway that
-	// holds the first chunk adds more to it than to the whole request);
-	// none otherwise.
-	AddedTTFT    []Added
+	// TTFT is the time to first token the gateway adds, at
+	// OverheadQuantiles, for streams: what a chat user feels, which a
+	// gateway that holds the first chunk raises more than the whole
+	// request's latency. Nil when either side has no TTFT.
+	TTFT []Added
+	// TTFTCounts are the two sides' TTFTs in the window.
+	TTFTCounts [2]int64
+	// CPUPerKRPS is the gateway component's mean CPU in cores per 1,000
+	// requests a second through it; 0 without CPU figures or requests.
+	CPUPerKRPS   float64
 	Component    string // the gateway component; "" when unknown
 	HasResources bool   // the component was sampled in the window
 	CPU          Stat   // cores, from CPUMetric
 	CPUMetric    string
-	// CPUPer1k is the gateway's average CPU over the requests per second
-	// through it, times 1,000: its cores per 1,000 requests/s at this
-	// load (0 when unknown). Each profile of a plan gives it at its own
-	// rate or concurrency.
-	CPUPer1k     float64
 	Memory       Stat // bytes, from MemoryMetric; Memory.Max is the peak
 	MemoryMetric string
 	Intervals    int // intervals in the window
@@ -112,15 +112,9 @@ func GatewayOverhead(in OverheadInput, o BootstrapOptions) *Overhead {
 	ivs := inWindow(in.Intervals, s.Window)
 	ov.Intervals = len(ivs)
 	da, db := opLatencies(ivs, in.Direct), opLatencies(ivs, in.Gateway)
-	ba, bb := batches(da), batches(db)
-	ov.Batches = len(ba)
+	ov.Batches = len(batches(da))
 	noDirect, noGateway := ov.Direct.OK == 0, ov.Gateway.OK == 0
-	ov.Added = addedAt(da, db, noDirect, noGateway)
-	ta, tb := opMeasure(ivs, in.Direct, stats.TTFT), opMeasure(ivs, in.Gateway, stats.TTFT)
-	streamed := count(ta) > 0 && count(tb) > 0
-	if streamed {
-		ov.AddedTTFT = addedAt(ta, tb, noDirect, noGateway)
-	}
+	ov.Added = added(da, db, noDirect, noGateway)
 	ov.addResources(in)
 	if ov.Direct.Requests == 0 || ov.Gateway.Requests == 0 {
 		ov.Warnings = append(ov.Warnings, fmt.Sprintf("%d requests straight to the upstream and %d through the gateway in the window: no overhead can be measured",
@@ -131,24 +125,15 @@ func GatewayOverhead(in OverheadInput, o BootstrapOptions) *Overhead {
 		ov.warnNoSuccess(s)
 		return ov
 	}
-	if len(ba) < MinLatencyBatches || o.Resamples < 100 {
-		ov.Warnings = append(ov.Warnings, fmt.Sprintf("%d intervals in the window (%d batches), %d resamples: an interval needs %d batches and 100 resamples; the added latency is given without one",
-			ov.Intervals, len(ba), o.Resamples, MinLatencyBatches))
-	} else {
-		ov.addIntervals(ov.Added, ba, bb, ov.Direct.Latency.Count, ov.Gateway.Latency.Count, "latencies", o)
-		if streamed {
-			ov.addIntervals(ov.AddedTTFT, batches(ta), batches(tb), count(ta), count(tb), "times to first token", o)
-		}
-	}
+	ov.Warnings = append(ov.Warnings, ov.intervals(ov.Added, da, db, [2]int64{ov.Direct.Latency.Count, ov.Gateway.Latency.Count}, "latencies", o)...)
+	ov.addTTFT(ivs, in, o)
 	ov.judge(s.ClientBound)
 	return ov
 }
 
-// addedAt is what the gateway adds at each of OverheadQuantiles to a
-// timing whose histograms per interval are da straight to the upstream
-// and db through the gateway: the difference of the merged histograms'
-// quantiles.
-func addedAt(da, db []*stats.Hist, noDirect, noGateway bool) []Added {
+// added is the difference of the two sides' merged histograms at each of
+// OverheadQuantiles, without intervals yet.
+func added(da, db []*stats.Hist, noDirect, noGateway bool) []Added {
 	ma, mb := LatencySide{Intervals: da}.merged(), LatencySide{Intervals: db}.merged()
 	var out []Added
 	for _, q := range OverheadQuantiles {
@@ -163,13 +148,16 @@ func addedAt(da, db []*stats.Hist, noDirect, noGateway bool) []Added {
 	return out
 }
 
-// count is how many values the histograms hold in all.
-func count(hs []*stats.Hist) int64 {
-	var n int64
-	for _, h := range hs {
-		n += h.Count()
+// addTTFT measures the time to first token the gateway adds, the same
+// way as the latency, when both sides streamed.
+func (ov *Overhead) addTTFT(ivs []*stats.Interval, in OverheadInput, o BootstrapOptions) {
+	ta, tb := opMeasure(ivs, in.Direct, stats.TTFT), opMeasure(ivs, in.Gateway, stats.TTFT)
+	ca, cb := LatencySide{Intervals: ta}.merged().Count(), LatencySide{Intervals: tb}.merged().Count()
+	if ca == 0 || cb == 0 {
+		return
 	}
-	return n
+	ov.TTFT, ov.TTFTCounts = added(ta, tb, false, false), [2]int64{ca, cb}
+	ov.Warnings = append(ov.Warnings, ov.intervals(ov.TTFT, ta, tb, ov.TTFTCounts, "times to first token", o)...)
 }
 
 // warnNoSuccess says which side had no successful request, with what
@@ -209,24 +197,29 @@ func opErrors(s *Summary, op string) string {
 	return strings.Join(parts, "; ")
 }
 
-// addIntervals gives each of added its interval where the data
-// supports one: na and nb values (what, in words) on each side, in
-// batches ba and bb.
-func (ov *Overhead) addIntervals(added []Added, ba, bb []*stats.Hist, na, nb int64, what string, o BootstrapOptions) {
+// intervals gives each added figure its interval where the data
+// supports one: da and db are the two sides' histograms per interval,
+// counts their values in the window, what names them in a warning.
+func (ov *Overhead) intervals(adds []Added, da, db []*stats.Hist, counts [2]int64, what string, o BootstrapOptions) []string {
+	ba, bb := batches(da), batches(db)
+	if len(ba) < MinLatencyBatches || o.Resamples < 100 {
+		return []string{fmt.Sprintf("%d intervals in the window (%d batches), %d resamples: an interval needs %d batches and 100 resamples; the added %s are given without one",
+			ov.Intervals, len(ba), o.Resamples, MinLatencyBatches, what)}
+	}
+	var warnings []string
 	var qs []float64
-	for _, a := range added {
-		need := MinCountFor(a.Quantile)
-		if na < need || nb < need {
-			ov.Warnings = append(ov.Warnings, fmt.Sprintf("%d and %d %s: p%s needs at least %d on each side for an interval",
-				na, nb, what, quantileName(a.Quantile), need))
+	for _, a := range adds {
+		if need := MinCountFor(a.Quantile); counts[0] < need || counts[1] < need {
+			warnings = append(warnings, fmt.Sprintf("%d and %d %s: p%s needs at least %d on each side for an interval",
+				counts[0], counts[1], what, quantileName(a.Quantile), need))
 			continue
 		}
 		qs = append(qs, a.Quantile)
 	}
 	lows, highs := pairedQuantileDiffs(ba, bb, qs, o)
 	for i, q := range qs {
-		for j := range added {
-			if a := &added[j]; a.Quantile == q {
+		for j := range adds {
+			if a := &adds[j]; a.Quantile == q {
 				a.Low, a.High, a.HasInterval = lows[i], highs[i], true
 				if a.Low > 0 || a.High < 0 {
 					a.Significance = Significant
@@ -234,6 +227,7 @@ func (ov *Overhead) addIntervals(added []Added, ba, bb []*stats.Hist, na, nb int
 			}
 		}
 	}
+	return warnings
 }
 
 // addResources takes the gateway component's CPU and memory from the
@@ -248,8 +242,8 @@ func (ov *Overhead) addResources(in OverheadInput) {
 			if c.Name == in.Component && (c.CPUMetric != "" || c.MemoryMetric != "") {
 				ov.HasResources = true
 				ov.CPU, ov.CPUMetric, ov.Memory, ov.MemoryMetric = c.CPU, c.CPUMetric, c.Memory, c.MemoryMetric
-				if secs := ov.Window.End.Sub(ov.Window.Start).Seconds(); c.CPUMetric != "" && secs > 0 && ov.Gateway.Requests > 0 {
-					ov.CPUPer1k = c.CPU.Avg / (float64(ov.Gateway.Requests) / secs) * 1000
+				if rate := ov.gatewayRate(); c.CPUMetric != "" && rate > 0 {
+					ov.CPUPerKRPS = c.CPU.Avg / rate * 1000
 				}
 				return
 			}
@@ -274,13 +268,6 @@ func (ov *Overhead) judge(clientBound bool) {
 		ov.Warnings = append(ov.Warnings, fmt.Sprintf("latencies near %v are recorded to %v: the p%s overhead of %v is only a few such steps",
 			a.Gateway.Round(10*time.Microsecond), a.Resolution, quantileName(a.Quantile), a.Value))
 	}
-	if len(ov.AddedTTFT) > 0 {
-		t, a := ov.AddedTTFT[0], ov.Added[0]
-		if t.Significance == Significant && t.Value-a.Value > KneeMinRise && t.Value > 2*a.Value {
-			ov.Warnings = append(ov.Warnings, fmt.Sprintf("the gateway adds more to the time to first token (%v at p%s) than to the whole request (%v): "+
-				"it holds the first chunk back; a streaming user waits the time to first token", t.Value, quantileName(t.Quantile), a.Value))
-		}
-	}
 	if clientBound {
 		ov.Warnings = append(ov.Warnings, "client-bound: the generator's own delay is in both sides' latencies; the difference may still hold, the absolute figures do not")
 	}
@@ -303,6 +290,15 @@ func overheadSide(s *Summary, op string) OverheadSide {
 		}
 	}
 	return side
+}
+
+// gatewayRate is the requests per second through the gateway over the
+// window.
+func (ov *Overhead) gatewayRate() float64 {
+	if d := ov.Window.End.Sub(ov.Window.Start).Seconds(); d > 0 {
+		return float64(ov.Gateway.Requests) / d
+	}
+	return 0
 }
 
 // opMeasure is op's histogram of measure m in each interval, empty where

@@ -60,6 +60,9 @@ type ComponentResources struct {
 	// (package observers) that it has in the window, by name.
 	Observed map[string]Observed
 	Named    []NamedMetric // the metrics the plan listed for it (metric_names), by name
+	// Serving are its own figures as an LLM serving engine
+	// (metrics_preset); nil when it has none.
+	Serving *Serving
 }
 
 // Observed is a component's figures of a metric an observer declares
@@ -191,8 +194,11 @@ func ticks(windowed map[string]map[string][]Point) (int, time.Duration) {
 // componentResources are a component's figures from its series in the
 // window and its counters' rates in the window.
 func componentResources(c Component, series, rates map[string][]Point) ComponentResources {
-	cr := ComponentResources{Component: c, Metrics: map[string]Stat{}, Named: namedMetrics(series, rates)}
+	cr := ComponentResources{Component: c, Metrics: map[string]Stat{}, Named: namedMetrics(series, rates), Serving: servingOf(series)}
 	for m, ps := range series {
+		if isBucket(m) {
+			continue
+		}
 		cr.Metrics[m] = StatOf(values(ps))
 	}
 	cr.MemoryMetric, cr.Memory = pick(cr.Metrics, memoryMetrics)

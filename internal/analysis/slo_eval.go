@@ -69,6 +69,8 @@ var gateMeasures = map[string]func(gateScope) gateFigure{
 	"itl_p99":            measureQuantile(stats.ITL, 0.99),
 	"tpot_p50":           measureQuantile(stats.TPOT, 0.50),
 	"tpot_p99":           measureQuantile(stats.TPOT, 0.99),
+	"ntpot_p50":          measureQuantile(stats.NTPOT, 0.50),
+	"ntpot_p99":          measureQuantile(stats.NTPOT, 0.99),
 	"output_tokens_rate": gateOutputTokensRate,
 	"goodput":            gateGoodput,
 	"goodput_rate":       gateGoodputRate,

@@ -174,7 +174,7 @@ func JudgeHeld(phases []PhaseData) []Held {
 		for _, s := range p.Summaries {
 			h.Unsustained = append(h.Unsustained, shortfallWhy(s)...)
 			h.Unsustained = append(h.Unsustained, dropsWhy(s)...)
-			h.Unsustained = append(h.Unsustained, kneeWhy(s, phases[:i], out[:i])...)
+			h.Unsustained = append(h.Unsustained, kneeWhy(s, p.Resources, phases[:i], out[:i])...)
 		}
 	}
 	return out
@@ -222,8 +222,10 @@ func errorsWhy(s *Summary, limit float64) []string {
 
 // kneeWhy is why a workload's latency broke away from the last earlier
 // phase, at a lower load, that held its load and ran the workload (before
-// and held are the phases before s's and their verdicts).
-func kneeWhy(s *Summary, before []PhaseData, held []Held) []string {
+// and held are the phases before s's and their verdicts; res is s's
+// phase's resources), naming the serving engine's own figures that moved
+// with it.
+func kneeWhy(s *Summary, res *Resources, before []PhaseData, held []Held) []string {
 	name := s.Workload.DisplayName()
 	for j := len(before) - 1; j >= 0; j-- {
 		b := findSummary(before[j].Summaries, name)
@@ -240,8 +242,12 @@ func kneeWhy(s *Summary, before []PhaseData, held []Held) []string {
 		if !ok {
 			return nil
 		}
-		return []string{fmt.Sprintf("workload %s latency broke away from profile %s's: p99 %v against %v, %s (both over %d×: a knee)",
-			name, before[j].Profile, roundSig3(s.Latency.P99), roundSig3(b.Latency.P99), median, KneeFactor)}
+		why := fmt.Sprintf("workload %s latency broke away from profile %s's: p99 %v against %v, %s (both over %d×: a knee)",
+			name, before[j].Profile, roundSig3(s.Latency.P99), roundSig3(b.Latency.P99), median, KneeFactor)
+		if moved := servingMoved(before[j].Resources, res); moved != "" {
+			why += "; " + moved
+		}
+		return []string{why}
 	}
 	return nil
 }

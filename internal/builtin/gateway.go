@@ -28,6 +28,11 @@ type GatewayConfig struct {
 	// Delay is added to every request before it is forwarded: a gateway
 	// with a known overhead, to check the measurement of one.
 	Delay time.Duration
+	// HoldFirst holds the first piece of every answer this long before
+	// passing it on, as a gateway that buffers the start of a stream
+	// does: it adds to the time to first token, and to the whole answer
+	// only what the pieces after it cannot make up.
+	HoldFirst time.Duration
 }
 
 // Validate lists every problem with the configuration at once.
@@ -35,6 +40,9 @@ func (c GatewayConfig) Validate() []error {
 	var errs []error
 	if c.Delay < 0 {
 		errs = append(errs, fmt.Errorf("delay %v must be >= 0", c.Delay))
+	}
+	if c.HoldFirst < 0 {
+		errs = append(errs, fmt.Errorf("hold-first %v must be >= 0", c.HoldFirst))
 	}
 	if _, err := upstreamURL(c.Upstream); err != nil {
 		errs = append(errs, err)
@@ -81,8 +89,9 @@ func upstreamURL(s string) (*url.URL, error) {
 // medians of 20 and 9 runs; BENCHMARKS.md).
 type Gateway struct {
 	delay     time.Duration
-	clock     answerClock // times the delay
-	upstream  *url.URL    // scheme and host; path the prefix put before each request's
+	hold      time.Duration // before the first piece of an answer
+	clock     answerClock   // times the delay and the hold
+	upstream  *url.URL      // scheme and host; path the prefix put before each request's
 	transport *http.Transport
 	metrics   *gatewayMetrics
 }
@@ -105,6 +114,7 @@ func NewGateway(cfg GatewayConfig) (*Gateway, error) {
 	}
 	return &Gateway{
 		delay:    cfg.Delay,
+		hold:     cfg.HoldFirst,
 		clock:    spinClock{},
 		upstream: base,
 		metrics:  newGatewayMetrics(),
@@ -174,7 +184,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header()["Content-Type"] = nil // the upstream's answer, not one sniffed
 	}
 	w.WriteHeader(resp.StatusCode)
-	err = g.relay(w, resp)
+	err = g.relay(r.Context(), w, resp)
 	g.done(resp.StatusCode, began)
 	if err != nil {
 		// The client must not take a broken answer for a whole one.
@@ -248,12 +258,20 @@ func connectionNames(named []string, key string) bool {
 // each flushed, so that every piece (a token of a stream, a part of a
 // long body) reaches the client as it comes; one read, one write. It
 // counts a client gone or an upstream failing midway, and reports either.
-func (g *Gateway) relay(w http.ResponseWriter, resp *http.Response) error {
+// With a hold, the first piece waits that long; what came meanwhile
+// follows in the next reads.
+func (g *Gateway) relay(ctx context.Context, w http.ResponseWriter, resp *http.Response) error {
 	f, _ := w.(interface{ FlushError() error })
 	bp := relayBuffers.Get().(*[]byte)
 	defer relayBuffers.Put(bp)
+	first := true
 	for {
 		n, rerr := resp.Body.Read(*bp)
+		if n > 0 && first && g.hold > 0 && !sleep(ctx, g.clock, g.hold) {
+			g.metrics.canceled.Inc()
+			return ctx.Err()
+		}
+		first = first && n == 0
 		if n > 0 {
 			_, werr := w.Write((*bp)[:n])
 			if werr == nil && f != nil {

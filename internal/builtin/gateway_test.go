@@ -343,3 +343,35 @@ func waitOrBound(c <-chan struct{}) bool {
 		return false
 	}
 }
+
+// HoldFirst holds the first piece of an answer, once, and passes the
+// rest on whole: the client gets every event, after one wait of the
+// hold.
+func TestGatewayHoldsTheFirstPiece(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, ev := range []string{"data: a\n\n", "data: b\n\n", "data: [DONE]\n\n"} {
+			_, _ = io.WriteString(w, ev)
+			w.(http.Flusher).Flush()
+		}
+	}))
+	defer up.Close()
+	g, err := NewGateway(GatewayConfig{Upstream: up.URL, HoldFirst: 30 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	fake := newFakeAnswers(false)
+	g.clock = fake
+	rec := httptest.NewRecorder()
+	g.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(`{"stream":true}`)))
+	if rec.Body.String() != "data: a\n\ndata: b\n\ndata: [DONE]\n\n" {
+		t.Errorf("relayed %q", rec.Body.String())
+	}
+	if got := fake.deadlines(); !slices.Equal(got, []time.Duration{30 * time.Millisecond}) {
+		t.Errorf("waited until %v, want once, 30ms", got)
+	}
+	if errs := (GatewayConfig{Upstream: up.URL, HoldFirst: -time.Millisecond}).Validate(); len(errs) != 1 {
+		t.Errorf("a negative hold: %v", errs)
+	}
+}

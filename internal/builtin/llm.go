@@ -47,7 +47,7 @@ type LLM struct {
 	start    time.Time
 	rng      *rand.Rand
 	limiter  *windowLimiter // nil: no rate limit
-	slots    chan struct{}  // one per request answered at once; nil: no limit
+	engine   *servingEngine // the running batch, its queue and the KV cache
 	ids      atomic.Int64
 	words    []string // the vocabulary
 	quoted   [][]byte // JSON strings of " "+word, the tokens after the first
@@ -74,14 +74,12 @@ func NewLLM(cfg LLMConfig, now func() time.Time) *LLM {
 		start:    now(),
 		rng:      newRand(cfg.Seed),
 		words:    strings.Fields(vocabulary),
-		metrics:  newLLMMetrics(),
+		metrics:  newLLMMetrics(cfg.model()),
 	}
 	if cfg.RateLimit > 0 && cfg.RateWindow > 0 {
 		l.limiter = &windowLimiter{limit: cfg.RateLimit, window: cfg.RateWindow}
 	}
-	if cfg.MaxConcurrency > 0 {
-		l.slots = make(chan struct{}, cfg.MaxConcurrency)
-	}
+	l.engine = newServingEngine(cfg, l.metrics)
 	for _, w := range l.words {
 		q, _ := json.Marshal(" " + w) // cannot fail for a string
 		l.quoted = append(l.quoted, q)
@@ -151,9 +149,10 @@ type completion struct {
 	id       string
 	created  int64
 	model    string
-	prompt   int    // prompt tokens (words)
-	tokens   int    // completion tokens
-	finish   string // "stop", or "length" when max_tokens cut it
+	prompt   int      // prompt tokens (words)
+	hashes   []uint64 // of the prompt's full KV blocks (promptTokens)
+	tokens   int      // completion tokens
+	finish   string   // "stop", or "length" when max_tokens cut it
 	stream   bool
 	usage    bool // stream: send a usage chunk before [DONE]
 }
@@ -182,15 +181,17 @@ func (l *LLM) serveAPI(w http.ResponseWriter, r *http.Request, endpoint string) 
 		return
 	}
 	ctx := r.Context()
-	release, ok := l.takeSlot(ctx)
+	adm, ok := l.engine.admit(ctx, l.engine.blocksFor(c.prompt, c.tokens), c.hashes)
 	if !ok {
 		m.canceled.Inc()
 		return
 	}
-	defer release()
+	defer adm.release()
+	m.prefixQueries.Add(float64(c.prompt))
+	m.prefixHits.Add(float64(adm.cached))
 	t0 := l.clock.now() // the origin of the answer's timing
 	fail := l.cfg.ErrorRate > 0 && l.rng.Float64() < l.cfg.ErrorRate
-	ttft := sampleLatency(l.rng, l.dist, l.cfg.Latency, l.cfg.Jitter)
+	ttft := sampleLatency(l.rng, l.dist, l.cfg.Latency, l.cfg.Jitter) + l.prefill(c.prompt-adm.cached)
 	switch {
 	case fail:
 		if ok = l.until(ctx, t0.Add(ttft)); ok {
@@ -201,7 +202,7 @@ func (l *LLM) serveAPI(w http.ResponseWriter, r *http.Request, endpoint string) 
 			l.writeEmbeddings(w, c)
 		}
 	case c.stream:
-		ok = l.stream(ctx, w, c, t0, ttft)
+		ok = l.stream(ctx, w, c, began, t0, ttft)
 	default:
 		if ok = l.until(ctx, t0.Add(tokenAt(max(c.tokens-1, 0), ttft, l.interval))); ok {
 			l.writeCompletion(w, c)
@@ -215,22 +216,20 @@ func (l *LLM) serveAPI(w http.ResponseWriter, r *http.Request, endpoint string) 
 	if !fail && endpoint != endpointEmbeddings {
 		m.completion.Add(float64(c.tokens))
 	}
-	m.duration.Observe(l.clock.now().Sub(began).Seconds())
+	end := l.clock.now()
+	m.duration.Observe(end.Sub(began).Seconds())
+	if !fail && endpoint != endpointEmbeddings {
+		m.e2e.Observe(end.Sub(began).Seconds())
+		if !c.stream {
+			m.serverTTFT.Observe(t0.Add(ttft).Sub(began).Seconds())
+		}
+	}
 }
 
-// takeSlot waits for one of the MaxConcurrency slots, first come first
-// served, and returns what gives it back; ok is false when ctx ended the
-// wait.
-func (l *LLM) takeSlot(ctx context.Context) (release func(), ok bool) {
-	if l.slots == nil {
-		return func() {}, true
-	}
-	select {
-	case l.slots <- struct{}{}:
-		return func() { <-l.slots }, true
-	case <-ctx.Done():
-		return nil, false
-	}
+// prefill is the time to compute the KV entries of uncached prompt
+// tokens.
+func (l *LLM) prefill(uncached int) time.Duration {
+	return time.Duration(max(uncached, 0)) * l.cfg.PrefillPerToken
 }
 
 // until waits for the one deadline of an answer that is not streamed.
@@ -248,28 +247,36 @@ func (l *LLM) parse(body io.Reader, endpoint string) (*completion, error) {
 	}
 	c := &completion{endpoint: endpoint, model: req.Model, tokens: l.cfg.Tokens, finish: "stop",
 		stream: req.Stream && endpoint != endpointEmbeddings, usage: req.StreamOptions.IncludeUsage}
+	p := newPromptTokens(0)
+	if l.cfg.KVBlocks > 0 {
+		p = newPromptTokens(l.cfg.blockSize())
+	}
 	switch endpoint {
 	case endpointChat:
 		if len(req.Messages) == 0 {
 			return nil, fmt.Errorf("messages is required")
 		}
 		for _, msg := range req.Messages {
-			c.prompt += countWords(msg.Content)
+			eachWord(msg.Content, p.word)
 		}
 	case endpointCompletions:
 		if len(req.Prompt) == 0 {
 			return nil, fmt.Errorf("prompt is required")
 		}
-		c.prompt = countWords(req.Prompt)
+		eachWord(req.Prompt, p.word)
 	case endpointEmbeddings:
 		if len(req.Input) == 0 {
 			return nil, fmt.Errorf("input is required")
 		}
-		c.prompt, c.tokens = countWords(req.Input), 0
+		eachWord(req.Input, p.word)
 	}
+	c.prompt, c.hashes = p.n, p.hashes
 	var err error
 	if c.tokens, c.finish, err = answerLength(l.cfg.Tokens, req); err != nil {
 		return nil, err
+	}
+	if endpoint == endpointEmbeddings {
+		c.tokens = 0 // holds no KV blocks for an answer
 	}
 	if c.model == "" {
 		c.model = l.model
@@ -301,30 +308,34 @@ func answerLength(tokens int, req llmRequest) (int, string, error) {
 	return n, "stop", nil
 }
 
-// countWords counts the words of the text in a prompt, message content or
-// embeddings input: a string, a list of strings, or a list of content parts
-// ({"type": "text", "text": ...}). Anything else counts 0.
-func countWords(raw json.RawMessage) int {
+// eachWord calls f with each word of the text in a prompt, message
+// content or embeddings input: a string, a list of strings, or a list of
+// content parts ({"type": "text", "text": ...}). Anything else has none.
+func eachWord(raw json.RawMessage, f func(string)) {
+	words := func(s string) {
+		for w := range strings.FieldsSeq(s) {
+			f(w)
+		}
+	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		return len(strings.Fields(s))
+		words(s)
+		return
 	}
 	var parts []json.RawMessage
 	if json.Unmarshal(raw, &parts) != nil {
-		return 0
+		return
 	}
-	n := 0
 	for _, p := range parts {
 		var part struct {
 			Text string `json:"text"`
 		}
 		if json.Unmarshal(p, &s) == nil {
-			n += len(strings.Fields(s))
+			words(s)
 		} else if json.Unmarshal(p, &part) == nil {
-			n += len(strings.Fields(part.Text))
+			words(part.Text)
 		}
 	}
-	return n
 }
 
 // admit applies the rate limit.

@@ -135,8 +135,10 @@ func (l *LLM) writeJSON(w http.ResponseWriter, status int, v any) {
 // stream sends a completion as server-sent events: the status and headers
 // at once, each token as one chunk when it is due (see LLMConfig), a last
 // chunk with the finish reason, a usage chunk when the request asked for
-// it, and "data: [DONE]". It reports whether it ran to the end.
-func (l *LLM) stream(ctx context.Context, w http.ResponseWriter, c *completion, t0 time.Time, ttft time.Duration) bool {
+// it, and "data: [DONE]". It reports whether it ran to the end. began is
+// the request's arrival, from which vLLM's TTFT histogram counts; t0 the
+// admission, from which the tokens are timed.
+func (l *LLM) stream(ctx context.Context, w http.ResponseWriter, c *completion, began, t0 time.Time, ttft time.Duration) bool {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -164,7 +166,9 @@ func (l *LLM) stream(ctx context.Context, w http.ResponseWriter, c *completion, 
 			return false
 		}
 		if i == 0 {
-			l.metrics.ttft.Observe(l.clock.now().Sub(t0).Seconds())
+			now := l.clock.now()
+			l.metrics.ttft.Observe(now.Sub(t0).Seconds())
+			l.metrics.serverTTFT.Observe(now.Sub(began).Seconds())
 		}
 	}
 	if c.tokens == 0 && !wt.until(ctx, t0.Add(ttft)) {

@@ -13,13 +13,19 @@ import (
 // LLMConfig.Model is empty.
 const DefaultLLMModel = "perflab-mock"
 
+// DefaultBlockSize is the KV block size in tokens when LLMConfig.BlockSize
+// is 0: vLLM's default.
+const DefaultBlockSize = 16
+
 // LLMConfig describes how the built-in OpenAI-compatible mock provider
 // answers. The zero value answers every request at once with an empty
 // completion.
 //
 // Timing of a completion of n tokens, from the moment the request body was
-// read (and, under MaxConcurrency, the request had its slot): token i (0-based) is sent at TTFT + i/TokensPerSecond, where TTFT is
-// Latency with Jitter drawn from Dist, once per request. A streamed answer
+// read and the request was admitted to the running batch (MaxConcurrency,
+// KVBlocks): token i (0-based) is sent at TTFT + i/TokensPerSecond, where
+// TTFT is Latency with Jitter drawn from Dist, once per request, plus
+// PrefillPerToken for each prompt token not found in the prefix cache. A streamed answer
 // sends each token as its own server-sent event at that instant; a
 // non-streamed one answers whole when the last token would have been sent.
 // Embeddings answer after TTFT.
@@ -46,6 +52,18 @@ type LLMConfig struct {
 	// starts when a request has its slot. 0 means no limit.
 	MaxConcurrency int
 
+	// KVBlocks models a KV cache of that many blocks of BlockSize tokens
+	// (see servingEngine): a running request holds the blocks of its
+	// prompt and answer, and waits while they do not fit beside those
+	// held; the prompt's full blocks found in the prefix cache need no
+	// prefill. 0 means no KV cache model.
+	KVBlocks  int
+	BlockSize int // tokens per KV block; 0 means DefaultBlockSize
+	// PrefillPerToken adds to the time to first token this much per
+	// prompt token not found in the prefix cache (every token without
+	// KVBlocks), so a prefix hit answers sooner.
+	PrefillPerToken time.Duration
+
 	// RateLimit admits at most RateLimit requests in each RateWindow
 	// (fixed windows from the start) and answers the others 429 at once.
 	// 0 means no limit.
@@ -70,6 +88,15 @@ func (c LLMConfig) Validate() []error {
 	if c.MaxConcurrency < 0 {
 		errs = append(errs, fmt.Errorf("max concurrency %d must be >= 0 (0: no limit)", c.MaxConcurrency))
 	}
+	if c.KVBlocks < 0 {
+		errs = append(errs, fmt.Errorf("kv blocks %d must be >= 0 (0: no KV cache model)", c.KVBlocks))
+	}
+	if c.BlockSize < 0 {
+		errs = append(errs, fmt.Errorf("block size %d must be >= 0 (0: %d)", c.BlockSize, DefaultBlockSize))
+	}
+	if c.PrefillPerToken < 0 {
+		errs = append(errs, fmt.Errorf("prefill per token %v must be >= 0", c.PrefillPerToken))
+	}
 	if c.RateLimit < 0 {
 		errs = append(errs, fmt.Errorf("rate limit %d must be >= 0", c.RateLimit))
 	}
@@ -91,6 +118,14 @@ func (c LLMConfig) model() string {
 		return DefaultLLMModel
 	}
 	return c.Model
+}
+
+// blockSize is the KV block size, applying the default.
+func (c LLMConfig) blockSize() int {
+	if c.BlockSize == 0 {
+		return DefaultBlockSize
+	}
+	return c.BlockSize
 }
 
 // interval is the time between two tokens; 0 when they are not paced.

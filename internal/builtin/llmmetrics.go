@@ -20,10 +20,20 @@ type llmMetrics struct {
 	prompt     prometheus.Counter
 	completion prometheus.Counter
 	inFlight   prometheus.Gauge
-	handler    http.Handler
+
+	// vLLM's names, so that what reads a vLLM server reads the mock.
+	running       prometheus.Gauge
+	waiting       prometheus.Gauge
+	kvUsage       prometheus.Gauge
+	prefixQueries prometheus.Counter
+	prefixHits    prometheus.Counter
+	serverTTFT    prometheus.Histogram
+	e2e           prometheus.Histogram
+
+	handler http.Handler
 }
 
-func newLLMMetrics() *llmMetrics {
+func newLLMMetrics(model string) *llmMetrics {
 	m := &llmMetrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "perflab_llm_requests_total",
@@ -60,6 +70,7 @@ func newLLMMetrics() *llmMetrics {
 			Help: "Requests the mock provider is currently holding.",
 		}),
 	}
+	m.addVLLM(model)
 	for _, code := range []string{"200", "429", "500"} { // read 0 rather than absent
 		m.requests.WithLabelValues(code)
 	}
@@ -68,6 +79,7 @@ func newLLMMetrics() *llmMetrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.canceled, m.duration, m.ttft, m.bytes, m.prompt, m.completion, m.inFlight,
+		m.running, m.waiting, m.kvUsage, m.prefixQueries, m.prefixHits, m.serverTTFT, m.e2e,
 	)
 	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	return m
@@ -77,4 +89,32 @@ func newLLMMetrics() *llmMetrics {
 func (m *llmMetrics) answered(status, bytes int) {
 	m.requests.WithLabelValues(strconv.Itoa(status)).Inc()
 	m.bytes.Add(float64(bytes))
+}
+
+// vllmBuckets are the bounds of vLLM's time to first token histogram.
+var vllmBuckets = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0,
+	2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0}
+
+// addVLLM makes the metrics vLLM's engine exports under the same names
+// and model_name label (vLLM 0.10 and later), which the vllm scrape
+// preset reads. Times are from the request's arrival, queueing included,
+// as vLLM's are; prefix cache queries and hits count prompt tokens.
+func (m *llmMetrics) addVLLM(model string) {
+	labels := prometheus.Labels{"model_name": model}
+	gauge := func(name, help string) prometheus.Gauge {
+		return prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: labels})
+	}
+	counter := func(name, help string) prometheus.Counter {
+		return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels})
+	}
+	histogram := func(name, help string) prometheus.Histogram {
+		return prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, ConstLabels: labels, Buckets: vllmBuckets})
+	}
+	m.running = gauge("vllm:num_requests_running", "Requests in the running batch.")
+	m.waiting = gauge("vllm:num_requests_waiting", "Requests waiting for the running batch.")
+	m.kvUsage = gauge("vllm:kv_cache_usage_perc", "Fraction of the KV cache blocks held by running requests (1 = full).")
+	m.prefixQueries = counter("vllm:prefix_cache_queries_total", "Prompt tokens looked up in the prefix cache.")
+	m.prefixHits = counter("vllm:prefix_cache_hits_total", "Prompt tokens found in the prefix cache.")
+	m.serverTTFT = histogram("vllm:time_to_first_token_seconds", "Time from arrival to the first token.")
+	m.e2e = histogram("vllm:e2e_request_latency_seconds", "Time from arrival to the end of the answer.")
 }

@@ -34,6 +34,9 @@ func stepLLM(sum *analysis.Summary) *view.StepLLM {
 	if sum.Seconds > 0 {
 		l.OutputTokensPS = float64(out) / sum.Seconds
 	}
+	if tpot := sum.Measures[stats.TPOT].P50; tpot > 0 {
+		l.PerUserTokensPS = 1 / tpot.Seconds()
+	}
 	if g, ok := sum.Goodput(); ok {
 		l.Goodput = &g
 	}

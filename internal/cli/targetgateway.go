@@ -16,6 +16,7 @@ func (e *env) targetGateway(ctx context.Context, args []string) error {
 	addr := fs.String("addr", "127.0.0.1:8081", "loopback address to listen on (127.0.0.1:0 picks a free port)")
 	fs.StringVar(&cfg.Upstream, "upstream", "", "base URL to forward requests to, on loopback, e.g. http://127.0.0.1:8080 (required)")
 	fs.DurationVar(&cfg.Delay, "delay", 0, "fixed delay added to every request before it is forwarded")
+	fs.DurationVar(&cfg.HoldFirst, "hold-first", 0, "hold the first piece of every answer this long, as a gateway buffering a stream's start does (adds to the time to first token)")
 	if err := fs.Parse(args); err != nil {
 		return e.flagError(fs, err)
 	}

@@ -12,8 +12,9 @@ import (
 // llmFlags are the flags of `perflab target llm`.
 type llmFlags struct {
 	addr, model, dist, rateLimit string
-	latency, jitter              time.Duration
+	latency, jitter, prefill     time.Duration
 	tokens, maxConcurrency       int
+	kvBlocks, blockSize          int
 	tokensPerSecond, errorRate   float64
 	seed                         int64
 }
@@ -30,6 +31,9 @@ func (e *env) targetLLM(ctx context.Context, args []string) error {
 	fs.StringVar(&f.dist, "dist", "", "distribution of the time to first token: fixed, uniform or normal (default: fixed without jitter, normal with)")
 	fs.IntVar(&f.tokens, "tokens", 16, "completion length in tokens, where the answer ends (a request's min_tokens lengthens it, ignore_eos makes it max_tokens, max_tokens caps it)")
 	fs.IntVar(&f.maxConcurrency, "max-concurrency", 0, "answer at most N requests at once; the others wait their turn (0: no limit)")
+	fs.IntVar(&f.kvBlocks, "kv-blocks", 0, "model a KV cache of N blocks: running requests hold their blocks, the rest wait; a prompt prefix found in it skips its prefill (0: none)")
+	fs.IntVar(&f.blockSize, "block-size", builtin.DefaultBlockSize, "tokens per KV cache block")
+	fs.DurationVar(&f.prefill, "prefill-per-token", 0, "time to first token added per prompt token not found in the prefix cache")
 	fs.Float64Var(&f.tokensPerSecond, "tokens-per-second", 0, "pace of the tokens after the first (0: all at once)")
 	fs.Float64Var(&f.errorRate, "error-rate", 0, "fraction of admitted requests answered 500 after the time to first token, 0..1")
 	fs.StringVar(&f.rateLimit, "rate-limit", "", "admit N requests per window and answer the rest 429, e.g. 100/1s (default: no limit)")
@@ -59,7 +63,8 @@ func (e *env) targetLLM(ctx context.Context, args []string) error {
 func llmTargetConfig(f llmFlags) (builtin.LLMConfig, error) {
 	var problems []string
 	cfg := builtin.LLMConfig{Model: f.model, Latency: f.latency, Jitter: f.jitter, Dist: f.dist,
-		Tokens: f.tokens, TokensPerSecond: f.tokensPerSecond, ErrorRate: f.errorRate, MaxConcurrency: f.maxConcurrency, Seed: f.seed}
+		Tokens: f.tokens, TokensPerSecond: f.tokensPerSecond, ErrorRate: f.errorRate, MaxConcurrency: f.maxConcurrency, Seed: f.seed,
+		KVBlocks: f.kvBlocks, BlockSize: f.blockSize, PrefillPerToken: f.prefill}
 	var err error
 	if cfg.RateLimit, cfg.RateWindow, err = builtin.ParseRateLimit(f.rateLimit); err != nil {
 		problems = append(problems, "--rate-limit: "+err.Error())

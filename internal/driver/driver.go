@@ -221,3 +221,20 @@ type LoopHost interface {
 	// Now reads the engine's clock.
 	Now() time.Time
 }
+
+// Thinker is implemented by drivers whose VUs pause between operations,
+// as a user reads an answer before the next turn of a conversation. Under
+// the closed model the engine waits ThinkTime(vu) before VU vu's next
+// operation, outside its timing; the open model's arrivals set the pace
+// themselves.
+type Thinker interface {
+	ThinkTime(vu int) time.Duration
+}
+
+// Timed is implemented by drivers that replay a timed trace: without a
+// rate in the plan, the workload's open-model schedule is Arrivals, the
+// offsets from its start at which each request is due (ascending), and
+// the driver's n-th request is the trace's n-th.
+type Timed interface {
+	Arrivals() []time.Duration
+}

@@ -307,3 +307,68 @@ profiles:
 	}
 	machine.Check(t, timely, testutil.Need{}, "%s", overhead)
 }
+
+// TestGatewayOverheadLiteLLMStreams measures LiteLLM's proxy under
+// streamed chat, as a chat user feels it: the report gives the time to
+// first token it adds (p50 and p99, with intervals) beside the whole
+// request's, and the proxy's CPU per 1,000 requests/s. What LiteLLM adds
+// is its own; the test holds that both are measured, each with an
+// interval where 25 s of data support one, and that every request was
+// answered.
+func TestGatewayOverheadLiteLLMStreams(t *testing.T) {
+	llm := testutil.FreePort(t)
+	proxy := testutil.NewLiteLLMProxy(t, fmt.Sprintf("http://127.0.0.1:%d", llm), "perflab-mock")
+	args, _ := json.Marshal(proxy.Args)
+	env, _ := json.Marshal(proxy.Env)
+	plan := fmt.Sprintf(`name: gateway-litellm-stream
+components:
+  - name: provider
+    run:
+      command: "{{perflab}}"
+      args: [target, llm, --addr, "127.0.0.1:%[1]d", --latency, 20ms, --tokens, "32", --tokens-per-second, "400"]
+      ready: {http: "http://127.0.0.1:%[1]d/health", timeout: 10s}
+  - name: litellm
+    group: gateway
+    run:
+      command: %[2]s
+      args: %[3]s
+      env: %[4]s
+      ready: {http: "http://127.0.0.1:%[5]d/health/liveliness", timeout: 90s}
+profiles:
+  - name: load
+    duration: 25s
+    workloads:
+      - name: chat
+        driver: openai
+        rate: 20/s
+        params:
+          url: http://127.0.0.1:%[1]d
+          model: perflab-mock
+          api_key: ${%[6]s}
+          stream: true
+          prompts: ["How much does the gateway add to the first token?"]
+          gateway: {url: "http://127.0.0.1:%[5]d", component: litellm}
+`, llm, proxy.Bin, args, env, proxy.Port, proxy.KeyEnv)
+	machine := testutil.Measure(t)
+	r := runEnv(t, []string{proxy.KeyEnv + "=" + proxy.Key}, "run", writePlan(t, plan), "--out", t.TempDir())
+	if r.code != 0 {
+		machine.Check(t, !strings.Contains(r.stderr, "to become ready: not ready after"), testutil.Need{}, "exit %d\n%s", r.code, r.stderr)
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	s, md, _ := readRunAs[sweepSummary](t, r)
+	if len(s.Gateway) != 1 {
+		t.Fatalf("gateway_overhead %+v", s.Gateway)
+	}
+	g := s.Gateway[0]
+	if len(g.TTFT) != 3 || g.TTFT[0].Value == nil || g.TTFT[0].Low == nil || g.Added[0].Low == nil || g.CPUPerKRPS == nil {
+		t.Fatalf("TTFT overhead %+v, latency %+v, CPU per 1k/s %v: want both with an interval at p50, and the CPU", g.TTFT, g.Added, g.CPUPerKRPS)
+	}
+	t.Logf("LiteLLM streams: TTFT p50 %+.2f ms [%.2f, %.2f], p99 %v; latency p50 %+.2f ms [%.2f, %.2f]; %.2f cores per 1,000/s",
+		*g.TTFT[0].Value, *g.TTFT[0].Low, *g.TTFT[0].High, deref(g.TTFT[2].Value), *g.Added[0].Value, *g.Added[0].Low, *g.Added[0].High, *g.CPUPerKRPS)
+	if !strings.Contains(md, "; time to first token p50 ") || !strings.Contains(md, "| p99 time to first token |") {
+		t.Errorf("report.md lacks the time to first token's overhead")
+	}
+	if g.Direct.SuccessRate != 1 || g.Through.SuccessRate != 1 || g.Direct.Requests < 200 || g.Through.Requests < 200 {
+		t.Errorf("sides %+v and %+v: want every request answered, about 240 each way", g.Direct, g.Through)
+	}
+}

@@ -73,16 +73,36 @@ func (r *run) startLooper(id int, quit <-chan struct{}) {
 		defer r.wg.Done()
 		defer r.dropVU()
 		var res driver.Result
+		thinker, _ := r.w.Driver.(driver.Thinker)
 		for {
 			select {
 			case <-quit:
 				return
 			default:
 			}
+			if thinker != nil && !r.think(thinker.ThinkTime(id), quit) {
+				return
+			}
 			started := r.clk.Now()
 			r.mark(id, started, r.do(id, &res, started))
 		}
 	}()
+}
+
+// think waits d before a VU's next operation, as a user thinks between
+// turns; false when quit came first.
+func (r *run) think(d time.Duration, quit <-chan struct{}) bool {
+	if d <= 0 {
+		return true
+	}
+	t := r.clk.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-quit:
+		return false
+	case <-t.C():
+		return true
+	}
 }
 
 // mark notes, for warp's window, when VU id's first operation ended and

@@ -87,3 +87,26 @@ func TestClosedModelDuration(t *testing.T) {
 		t.Errorf("Duration() = %v, want 2s", d)
 	}
 }
+
+// thinking is a fake driver whose VUs think between operations.
+type thinking struct {
+	fake
+	think time.Duration
+}
+
+func (d thinking) ThinkTime(int) time.Duration { return d.think }
+
+// TestClosedModelThinkTime: a VU pauses a driver's think time before each
+// operation, and the pause is no part of the operation's latency.
+func TestClosedModelThinkTime(t *testing.T) {
+	d := thinking{fake: sleepByVU(map[int]time.Duration{0: 10 * time.Millisecond}), think: 90 * time.Millisecond}
+	w := Workload{Name: "w", Model: Closed, Conc: pacer.FixedConcurrency(1, time.Second), Driver: d}
+	_, c := runFake(t, w)
+	all, _ := c.total()
+	if n := all.Classes.Total(); n != 10 {
+		t.Errorf("%d operations in 1 s of 10 ms each after 90 ms of thought, want 10", n)
+	}
+	if max := all.Latency.Max(); max < 10*time.Millisecond || max > 11*time.Millisecond {
+		t.Errorf("latency max %v, want 10ms (to the histogram's precision): thinking is not waiting for the system", max)
+	}
+}

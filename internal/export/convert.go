@@ -143,6 +143,9 @@ func componentMetric(m string) (string, string) {
 	if rest, ok := strings.CutPrefix(m, observe.CounterPrefix); ok {
 		return "perflab_component_counter", rest
 	}
+	if rest, ok := strings.CutPrefix(m, observe.BucketPrefix); ok {
+		return "perflab_component_bucket", rest
+	}
 	return "perflab_component_" + sanitize(m), ""
 }
 

@@ -22,6 +22,10 @@ func (d *decoder) component(n *yaml.Node, p *Plan) Component {
 		c.MetricNames, err = d.texts("metric_names", n, c.at, false)
 		return
 	})
+	d.field(m, c.at, "metrics_preset", func(n *yaml.Node) (err error) {
+		c.MetricsPreset, err = scalar("metrics_preset", n)
+		return
+	})
 	d.field(m, c.at, "data_dirs", func(n *yaml.Node) (err error) {
 		c.DataDirs, err = d.texts("data_dirs", n, c.at, true)
 		return

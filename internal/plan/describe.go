@@ -60,6 +60,7 @@ type (
 		Prometheus  *promJSON   `json:"prometheus,omitempty"`
 		Metrics     string      `json:"metrics,omitempty"`
 		MetricNames []string    `json:"metric_names,omitempty"`
+		Preset      string      `json:"metrics_preset,omitempty"`
 		DataDirs    []string    `json:"data_dirs,omitempty"`
 	}
 	runJSON struct {
@@ -116,7 +117,7 @@ type vusJSON struct {
 }
 
 func describeComponent(c Component) componentJSON {
-	cj := componentJSON{Name: c.Name, Group: c.Group, Metrics: c.Metrics, MetricNames: c.MetricNames, DataDirs: c.DataDirs,
+	cj := componentJSON{Name: c.Name, Group: c.Group, Metrics: c.Metrics, MetricNames: c.MetricNames, Preset: c.MetricsPreset, DataDirs: c.DataDirs,
 		Observe: c.Observe, Prometheus: describePrometheus(c.Prometheus)}
 	if r := c.Run; r != nil {
 		rj := &runJSON{Command: r.Command, Args: r.Args, Dir: r.Dir, StopGrace: dur(r.StopGrace)}

@@ -142,7 +142,7 @@ func (d *decoder) syntax(err error) {
 // Keys of each mapping, in the order the format documents them.
 const (
 	planKeys      = "name, description, sample_interval, stop_grace, components, matrix, repeat, profiles, compare, export, output"
-	componentKeys = "name, group, run, attach, observe, prometheus, metrics, metric_names, data_dirs"
+	componentKeys = "name, group, run, attach, observe, prometheus, metrics, metric_names, metrics_preset, data_dirs"
 	runKeys       = "command, args, env, dir, ready, stop_grace"
 	readyKeys     = "http, tcp, timeout"
 	attachKeys    = "pid, pid_file, process, cgroup"

@@ -117,8 +117,11 @@ type Component struct {
 	Prometheus  *Prometheus // where and what to query; set with ObservePrometheus
 	Metrics     string      // Prometheus /metrics URL, optional
 	MetricNames []string    // extra metric names to record
-	DataDirs    []string    // directories measured on disk
-	at          where
+	// MetricsPreset names a serving engine (observe.ServingEngines) whose
+	// scheduler metrics the /metrics scrape records besides MetricNames.
+	MetricsPreset string
+	DataDirs      []string // directories measured on disk
+	at            where
 }
 
 // Run says how to start a component.

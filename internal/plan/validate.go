@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/perflab/perflab/internal/observe"
 )
 
 // Validate lists every problem with p. Each is an Error, with the position
@@ -187,6 +189,12 @@ func (v *validator) component(c *Component) {
 	}
 	for i, s := range c.DataDirs {
 		v.path(c.at, "data_dirs."+strconv.Itoa(i), s)
+	}
+	if _, ok := observe.ServingEngines[c.MetricsPreset]; c.MetricsPreset != "" && !ok {
+		v.at(c.at, "metrics_preset", "metrics_preset %q is unknown (want one of %s)", c.MetricsPreset, strings.Join(observe.ServingEngineNames(), ", "))
+	}
+	if c.MetricsPreset != "" && c.Metrics == "" {
+		v.at(c.at, "metrics_preset", "metrics_preset %s reads the component's /metrics: give metrics too", c.MetricsPreset)
 	}
 }
 

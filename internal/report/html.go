@@ -33,6 +33,7 @@ type htmlPage struct {
 	SLOHeadline string
 	SLO         *table
 	Search      template.HTML // the capacity search or sweep, when the run is one
+	Pareto      template.HTML // a sweep's total against per-user output tokens/s (paretoChart)
 	SearchTitle string        // "Capacity search" or "Sweep"
 	Matrix      *table
 	MatrixNotes []string
@@ -128,6 +129,11 @@ func htmlPageOf(r *view.Run, charts []view.PhaseCharts) htmlPage {
 		d := &doc{}
 		searchSection(d, r.Search, 2)
 		pg.Search, pg.SearchTitle = docHTML(d), searchTitle(r.Search)
+		if svg := paretoChart(r.Search); svg != nil {
+			pg.Pareto = template.HTML(inlineSVG(view.Chart{SVG: svg})) // drawn by svgchart.go, which escapes its text
+		}
+	} else if svg := profileParetoChart(r); svg != nil {
+		pg.Pareto = template.HTML(inlineSVG(view.Chart{SVG: svg})) // drawn by svgchart.go, which escapes its text
 	}
 	matrix := isMatrix(r)
 	if matrix {
@@ -263,6 +269,9 @@ func htmlPhaseOf(id string, p *view.Phase, pc view.PhaseCharts) htmlPhase {
 		hp.Workers = docHTML(d)
 	}
 	hp.Resources = htmlResourcesOf(p.Resources)
+	if t := servingTable(p.Resources, p.Workloads); t != nil && hp.Resources != nil {
+		hp.Resources.Tables = append([]*table{t}, hp.Resources.Tables...)
+	}
 	return hp
 }
 

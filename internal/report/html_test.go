@@ -171,7 +171,7 @@ func TestHTMLSections(t *testing.T) {
 			`<li><a href="#gateway-overhead">Gateway overhead</a></li>`,
 			"<h3>Workload <code>chat</code>, profile <code>p</code>, gateway <code>gw</code></h3>",
 			`<td>p50 latency</td><td class="n">5.10 ms</td><td class="n">7.20 ms</td><td class="n">+2.10 ms (95 % CI +2.05 ms to +2.16 ms)</td>`,
-			"<p><strong>Gateway overhead at p50: +2.10 ms (95 % CI +2.05 ms to +2.16 ms); to the first token p50 +28.0 ms",
+			"<p><strong>Gateway overhead at p50: +2.10 ms (95 % CI +2.05 ms to +2.16 ms)</strong></p>",
 			`<li class="warning">Warning: 9 intervals in the window (3 batches)`,
 			"<h5>Driver facts</h5>\n<ul><li>rate (from the driver): 1.2 requests/s</li><li>active series: 36000</li></ul>",
 			`<tr class="fail"><td>samples</td><td class="n">432000 samples</td><td class="n">400000 samples</td><td><strong>LOST</strong> 32000 samples</td><td>32000 samples | missing</td></tr>`,

@@ -96,6 +96,65 @@ type jsonCompResources struct {
 	Metrics      map[string]jsonStat `json:"metrics"`
 	// Named are the metrics the plan listed (metric_names), by name (3).
 	Named map[string]jsonNamedMetric `json:"named_metrics,omitempty"`
+	// Serving are its own figures as an LLM serving engine (3.3).
+	Serving *jsonServing `json:"serving,omitempty"`
+}
+
+// jsonServing is analysis.Serving.
+type jsonServing struct {
+	Engine       string          `json:"engine"`
+	Running      jsonStat        `json:"running"`
+	Waiting      jsonStat        `json:"waiting"`
+	KVCacheUsage jsonStat        `json:"kv_cache_usage"`
+	HitRate      *float64        `json:"prefix_cache_hit_rate"`
+	Queries      float64         `json:"prefix_cache_queries"`
+	TTFT         jsonServerTimes `json:"ttft_ms"`
+	E2E          jsonServerTimes `json:"e2e_ms"`
+}
+
+// jsonServerTimes are analysis.ServerTimes in milliseconds; p50 is null
+// without a request, p99 without enough; each bucket is [lo, hi], hi null
+// for +Inf.
+type jsonServerTimes struct {
+	Count     float64    `json:"count"`
+	P50       *float64   `json:"p50"`
+	P50Bucket []*float64 `json:"p50_bucket,omitempty"`
+	P99       *float64   `json:"p99"`
+	P99Bucket []*float64 `json:"p99_bucket,omitempty"`
+}
+
+// bucketJSON is a quantile's estimate and bucket in milliseconds.
+func bucketJSON(q analysis.BucketQuantile) (*float64, []*float64) {
+	est, lo := round6(ms(q.Est)), round6(ms(q.Lo))
+	b := []*float64{&lo, nil}
+	if q.Hi != 0 {
+		hi := round6(ms(q.Hi))
+		b[1] = &hi
+	}
+	return &est, b
+}
+
+func toJSONServing(s *analysis.Serving) *jsonServing {
+	if s == nil {
+		return nil
+	}
+	times := func(t analysis.ServerTimes) jsonServerTimes {
+		j := jsonServerTimes{Count: t.Count}
+		if t.Count > 0 {
+			j.P50, j.P50Bucket = bucketJSON(t.P50)
+		}
+		if t.HasP99 {
+			j.P99, j.P99Bucket = bucketJSON(t.P99)
+		}
+		return j
+	}
+	j := &jsonServing{Engine: s.Engine, Running: toJSONStat(s.Running), Waiting: toJSONStat(s.Waiting),
+		KVCacheUsage: toJSONStat(s.KVUsage), Queries: s.Queries, TTFT: times(s.TTFT), E2E: times(s.E2E)}
+	if s.HasHitRate {
+		r := round6(s.HitRate)
+		j.HitRate = &r
+	}
+	return j
 }
 
 // jsonNamedMetric is a listed metric's stat over the window; a counter's
@@ -190,6 +249,7 @@ func toJSONResources(r *analysis.Resources) *jsonResources {
 			}
 			jc.Named[m.Name] = jsonNamedMetric{Counter: m.Counter, jsonStat: toJSONStat(m.Stat)}
 		}
+		jc.Serving = toJSONServing(c.Serving)
 		jr.Components = append(jr.Components, jc)
 	}
 	return jr

@@ -148,6 +148,7 @@ func markdownPhase(b *strings.Builder, p *view.Phase, level int) {
 			markdownWorkload(b, s, level)
 			markdownDriver(b, p.Drivers[s.Workload.Name], level+1)
 		}
+		markdownServing(b, p, level+1)
 		markdownResources(b, p.Resources, level+1)
 		return
 	}
@@ -165,7 +166,18 @@ func markdownPhase(b *strings.Builder, p *view.Phase, level int) {
 	d := &doc{}
 	workersSection(d, p, level+1)
 	d.markdown(b)
+	markdownServing(b, p, level+1)
 	markdownResources(b, p.Resources, level+1)
+}
+
+// markdownServing writes the serving engine's own figures, when a
+// component has them.
+func markdownServing(b *strings.Builder, p *view.Phase, level int) {
+	if t := servingTable(p.Resources, p.Workloads); t != nil {
+		heading(b, level, "%s", t.Title)
+		b.WriteString(mdText(t.Note) + "\n\n")
+		t.markdown(b)
+	}
 }
 
 // phaseFacts are a profile's state, when it did not complete, warm-up and

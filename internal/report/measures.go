@@ -12,10 +12,11 @@ import (
 
 // measureText names each stats.Measure in the latency tables.
 var measureText = [stats.NumMeasures]string{
-	stats.TTFT: "time to first token (streams)",
-	stats.TTST: "time to second token (after the first)",
-	stats.ITL:  "inter-token latency (every gap)",
-	stats.TPOT: "time per output token (per stream)",
+	stats.TTFT:  "time to first token (streams)",
+	stats.TTST:  "time to second token (after the first)",
+	stats.ITL:   "inter-token latency (every gap)",
+	stats.TPOT:  "time per output token (per stream)",
+	stats.NTPOT: "normalized time per output token (latency / output tokens)",
 }
 
 // latencyMeasure is one row of a latency table: what was timed, and its quantiles.

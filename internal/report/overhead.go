@@ -31,6 +31,59 @@ func overheadSection(d *doc, ovs []*analysis.Overhead) {
 	for _, ov := range ovs {
 		overheadWorkload(d, ov)
 	}
+	if len(ovs) > 1 {
+		d.heading(3, "Overhead by load")
+		d.para("Each row is one workload above: the load it ran at, the requests per second through the gateway over its window, " +
+			"the overhead at p50 and p99 of the whole request and of the time to first token (streams), and the gateway's mean CPU per 1,000 requests/s through it.")
+		d.table(overheadByLoad(ovs))
+	}
+}
+
+// overheadByLoad is a row per overhead: how the gateway's cost moves with
+// the load (published figures differ tenfold between 1 and 10 requests at
+// once).
+func overheadByLoad(ovs []*analysis.Overhead) *table {
+	t := &table{Head: []string{"Workload", "Load", "Through the gateway", "Latency p50", "Latency p99", "TTFT p50", "TTFT p99", "CPU per 1,000/s (cores)"},
+		Right: []bool{false, true, true, true, true, true, true, true}}
+	for _, ov := range ovs {
+		w := ov.Workload
+		load := "–"
+		switch {
+		case w.Model == "closed" && w.MaxVUs == 1:
+			load = "1 VU"
+		case w.Model == "closed":
+			load = fmt.Sprintf("%d VUs", w.MaxVUs)
+		case w.TargetRate > 0:
+			load = num3(w.TargetRate) + "/s"
+		}
+		cpu := "–"
+		if ov.CPUPerKRPS > 0 {
+			cpu = num3(ov.CPUPerKRPS)
+		}
+		row := []string{w.Name, load, num3(gatewayRate(ov)) + "/s", addedAt(ov.Added, 0.5), addedAt(ov.Added, 0.99),
+			addedAt(ov.TTFT, 0.5), addedAt(ov.TTFT, 0.99), cpu}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// addedAt is the added figure at quantile q, "–" when there is none.
+func addedAt(adds []analysis.Added, q float64) string {
+	for _, a := range adds {
+		if a.Quantile == q {
+			return addedText(a)
+		}
+	}
+	return "–"
+}
+
+// gatewayRate is the requests per second through the gateway over the
+// overhead's window.
+func gatewayRate(ov *analysis.Overhead) float64 {
+	if d := ov.Window.End.Sub(ov.Window.Start).Seconds(); d > 0 {
+		return float64(ov.Gateway.Requests) / d
+	}
+	return 0
 }
 
 func overheadWorkload(d *doc, ov *analysis.Overhead) {
@@ -48,12 +101,12 @@ func overheadWorkload(d *doc, ov *analysis.Overhead) {
 		[]string{"Success rate", pct(float64(dr.OK), float64(dr.Requests)), pct(float64(g.OK), float64(g.Requests)), ""},
 		[]string{"Average request size", sizeText(dr.RequestBytes), sizeText(g.RequestBytes), ""},
 		[]string{"Average response size", sizeText(dr.ResponseBytes), sizeText(g.ResponseBytes), ""},
-		[]string{"Average latency", dur(dr.Latency.Mean), dur(g.Latency.Mean), ""})
+		[]string{"Average latency", sideDur(dr.Latency.Mean, dr.Latency.Count == 0), sideDur(g.Latency.Mean, g.Latency.Count == 0), ""})
 	for _, a := range ov.Added {
 		t.Rows = append(t.Rows, []string{"p" + quantileLabel(a.Quantile) + " latency", sideDur(a.Direct, a.NoDirect), sideDur(a.Gateway, a.NoGateway), addedText(a)})
 	}
-	for _, a := range ov.AddedTTFT {
-		t.Rows = append(t.Rows, []string{"p" + quantileLabel(a.Quantile) + " time to first token", sideDur(a.Direct, a.NoDirect), sideDur(a.Gateway, a.NoGateway), addedText(a)})
+	for _, a := range ov.TTFT {
+		t.Rows = append(t.Rows, []string{"p" + quantileLabel(a.Quantile) + " time to first token", dur(a.Direct), dur(a.Gateway), addedText(a)})
 	}
 	comp := "gateway"
 	if ov.Component != "" {
@@ -62,18 +115,13 @@ func overheadWorkload(d *doc, ov *analysis.Overhead) {
 	if ov.HasResources {
 		t.Rows = append(t.Rows, []string{"Peak memory of " + comp, "", memoryText(ov), ""},
 			[]string{"CPU P99 of " + comp + " (cores)", "", cpuText(ov), ""})
-		if ov.CPUPer1k > 0 {
-			t.Rows = append(t.Rows, []string{"CPU of " + comp + " per 1,000 requests/s (cores, average)", "", num3(ov.CPUPer1k), ""})
+		if ov.CPUPerKRPS > 0 {
+			t.Rows = append(t.Rows, []string{"Mean CPU of " + comp + " per 1,000 requests/s (cores)", "", num3(ov.CPUPerKRPS), ""})
 		}
 	}
 	d.table(t)
-	if len(ov.Added) > 0 {
-		a := ov.Added[0]
-		head := fmt.Sprintf("Gateway overhead at p%s: %s", quantileLabel(a.Quantile), addedText(a))
-		if ttft := headlineTTFT(ov); ttft != "" {
-			head += "; to the first token " + ttft
-		}
-		d.para(strong(head))
+	if h := overheadHeadline(ov); h != "" {
+		d.para(strong(h))
 	}
 	interval := fmt.Sprintf("Interval: %s.", ov.Method)
 	if ov.HasResources {
@@ -81,6 +129,32 @@ func overheadWorkload(d *doc, ov *analysis.Overhead) {
 			dash(ov.MemoryMetric), dash(ov.CPUMetric))
 	}
 	d.para(interval)
+}
+
+// overheadHeadline is the section's closing line: the added latency at
+// p50 and, for streams, the added time to first token at p50 and p99,
+// which a gateway holding the first chunk raises far more.
+func overheadHeadline(ov *analysis.Overhead) string {
+	if len(ov.Added) == 0 {
+		return ""
+	}
+	a := ov.Added[0]
+	h := fmt.Sprintf("Gateway overhead at p%s: %s", quantileLabel(a.Quantile), addedText(a))
+	if t := ttftParts(ov); len(t) > 0 {
+		h += "; time to first token " + strings.Join(t, ", ")
+	}
+	return h
+}
+
+// ttftParts are the added time to first token at p50 and p99.
+func ttftParts(ov *analysis.Overhead) []string {
+	var parts []string
+	for _, a := range ov.TTFT {
+		if a.Quantile == 0.5 || a.Quantile == 0.99 {
+			parts = append(parts, "p"+quantileLabel(a.Quantile)+" "+addedText(a))
+		}
+	}
+	return parts
 }
 
 // terminalOverheads gives each gateway overhead's headline, as the
@@ -100,24 +174,13 @@ func terminalOverheads(w io.Writer, ovs []*analysis.Overhead) {
 		}
 		if a := ov.Added[0]; !a.HasValue() {
 			parts = []string{addedText(a)} // the same at every quantile
-		} else if ttft := headlineTTFT(ov); ttft != "" {
-			parts = append(parts, "time to first token "+ttft)
 		}
-		fmt.Fprintf(w, "%s: gateway overhead %s\n", name, strings.Join(parts, ", "))
-	}
-}
-
-// headlineTTFT is the time to first token the gateway adds, at p50 and
-// p99, for a headline: what a streaming user feels; "" when the workload
-// did not stream both ways.
-func headlineTTFT(ov *analysis.Overhead) string {
-	var parts []string
-	for _, a := range ov.AddedTTFT {
-		if a.Quantile == 0.5 || a.Quantile == 0.99 {
-			parts = append(parts, "p"+quantileLabel(a.Quantile)+" "+addedText(a))
+		line := name + ": gateway overhead " + strings.Join(parts, ", ")
+		if t := ttftParts(ov); len(t) > 0 {
+			line += "; time to first token " + strings.Join(t, ", ")
 		}
+		fmt.Fprintln(w, line)
 	}
-	return strings.Join(parts, ", ")
 }
 
 // overheadTitle names the workload with its profile and cell.
@@ -205,12 +268,12 @@ type jsonOverhead struct {
 	Direct       jsonOverheadSide `json:"direct"`
 	Gateway      jsonOverheadSide `json:"gateway"`
 	Added        []jsonAdded      `json:"added_latency_ms"`
-	AddedTTFT    []jsonAdded      `json:"added_ttft_ms,omitempty"` // streamed both ways only
+	AddedTTFT    []jsonAdded      `json:"added_ttft_ms,omitempty"`
+	CPUPerKRPS   *float64         `json:"gateway_cpu_cores_per_1k_rps,omitempty"`
 	CPU          *jsonStat        `json:"gateway_cpu_cores,omitempty"`
 	CPUMetric    string           `json:"gateway_cpu_metric,omitempty"`
 	Memory       *jsonStat        `json:"gateway_memory_bytes,omitempty"`
 	MemoryMetric string           `json:"gateway_memory_metric,omitempty"`
-	CPUPer1k     float64          `json:"gateway_cpu_cores_per_1000_rps,omitempty"`
 	Method       string           `json:"method"`
 	Warnings     []string         `json:"warnings"`
 }
@@ -222,7 +285,7 @@ type jsonOverheadSide struct {
 	SuccessRate       float64 `json:"success_rate"`
 	MeanRequestBytes  float64 `json:"mean_request_bytes"`
 	MeanResponseBytes float64 `json:"mean_response_bytes"`
-	Latency           jsonQ   `json:"latency_ms"`
+	Latency           *jsonQ  `json:"latency_ms"` // null when no request succeeded
 }
 
 // jsonAdded is one quantile's added latency; low and high are null when
@@ -245,19 +308,20 @@ func toJSONOverheads(ovs []*analysis.Overhead) []jsonOverhead {
 		w := ov.Workload
 		jo := jsonOverhead{Workload: w.Name, Cell: w.Cell, Profile: w.Profile, Component: ov.Component,
 			Window: span(ov.Window), Intervals: ov.Intervals, Batches: ov.Batches,
-			Direct: toJSONSide(ov.Direct), Gateway: toJSONSide(ov.Gateway), Added: []jsonAdded{},
+			Direct: toJSONSide(ov.Direct), Gateway: toJSONSide(ov.Gateway),
 			Method: ov.Method, Warnings: append([]string{}, ov.Warnings...)}
-		for _, a := range ov.Added {
-			jo.Added = append(jo.Added, toJSONAdded(a))
+		jo.Added = toJSONAdded(ov.Added)
+		if ov.TTFT != nil {
+			jo.AddedTTFT = toJSONAdded(ov.TTFT)
 		}
-		for _, a := range ov.AddedTTFT {
-			jo.AddedTTFT = append(jo.AddedTTFT, toJSONAdded(a))
+		if ov.CPUPerKRPS > 0 {
+			v := round6(ov.CPUPerKRPS)
+			jo.CPUPerKRPS = &v
 		}
 		if ov.HasResources && ov.CPUMetric != "" {
 			s := toJSONStat(ov.CPU)
 			jo.CPU, jo.CPUMetric = &s, ov.CPUMetric
 		}
-		jo.CPUPer1k = round6(ov.CPUPer1k)
 		if ov.HasResources && ov.MemoryMetric != "" {
 			s := toJSONStat(ov.Memory)
 			jo.Memory, jo.MemoryMetric = &s, ov.MemoryMetric
@@ -267,14 +331,18 @@ func toJSONOverheads(ovs []*analysis.Overhead) []jsonOverhead {
 	return out
 }
 
-func toJSONAdded(a analysis.Added) jsonAdded {
-	ja := jsonAdded{Quantile: a.Quantile, Direct: optMS(a.Direct, !a.NoDirect), Gateway: optMS(a.Gateway, !a.NoGateway),
-		Value: optMS(a.Value, a.HasValue()), Significant: a.Significance == analysis.Significant, Resolution: ms(a.Resolution)}
-	if a.HasInterval {
-		lo, hi := ms(a.Low), ms(a.High)
-		ja.Low, ja.High = &lo, &hi
+func toJSONAdded(adds []analysis.Added) []jsonAdded {
+	out := []jsonAdded{}
+	for _, a := range adds {
+		ja := jsonAdded{Quantile: a.Quantile, Direct: optMS(a.Direct, !a.NoDirect), Gateway: optMS(a.Gateway, !a.NoGateway),
+			Value: optMS(a.Value, a.HasValue()), Significant: a.Significance == analysis.Significant, Resolution: ms(a.Resolution)}
+		if a.HasInterval {
+			lo, hi := ms(a.Low), ms(a.High)
+			ja.Low, ja.High = &lo, &hi
+		}
+		out = append(out, ja)
 	}
-	return ja
+	return out
 }
 
 // optMS is d in milliseconds, or nil when it is no figure.
@@ -287,6 +355,11 @@ func optMS(d time.Duration, ok bool) *float64 {
 }
 
 func toJSONSide(s analysis.OverheadSide) jsonOverheadSide {
-	return jsonOverheadSide{Op: s.Op, Requests: s.Requests, OK: s.OK, SuccessRate: s.SuccessRate,
-		MeanRequestBytes: round6(s.RequestBytes), MeanResponseBytes: round6(s.ResponseBytes), Latency: toJSONQ(s.Latency)}
+	j := jsonOverheadSide{Op: s.Op, Requests: s.Requests, OK: s.OK, SuccessRate: s.SuccessRate,
+		MeanRequestBytes: round6(s.RequestBytes), MeanResponseBytes: round6(s.ResponseBytes)}
+	if s.Latency.Count > 0 { // a side with no success has no latency, not one of 0
+		q := toJSONQ(s.Latency)
+		j.Latency = &q
+	}
+	return j
 }

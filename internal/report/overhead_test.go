@@ -28,11 +28,6 @@ func overheads() []*analysis.Overhead {
 			{Quantile: 0.9, Direct: ms(6.1), Gateway: ms(8.2), Value: ms(2.1), Low: ms(1.9), High: ms(2.3), HasInterval: true, Significance: analysis.Significant, Resolution: 4 * time.Microsecond},
 			{Quantile: 0.99, Direct: ms(8.1), Gateway: ms(8.0), Value: -ms(0.1), Low: -ms(0.6), High: ms(0.4), HasInterval: true, Resolution: 4 * time.Microsecond},
 		},
-		AddedTTFT: []analysis.Added{ // a gateway that holds the first chunk
-			{Quantile: 0.5, Direct: ms(100), Gateway: ms(128), Value: ms(28), Low: ms(27.5), High: ms(28.4), HasInterval: true, Significance: analysis.Significant, Resolution: 64 * time.Microsecond},
-			{Quantile: 0.9, Direct: ms(104), Gateway: ms(133), Value: ms(29), Low: ms(28), High: ms(30), HasInterval: true, Significance: analysis.Significant, Resolution: 64 * time.Microsecond},
-			{Quantile: 0.99, Direct: ms(110), Gateway: ms(141), Value: ms(31), Low: ms(29), High: ms(33), HasInterval: true, Significance: analysis.Significant, Resolution: 64 * time.Microsecond},
-		},
 		Component: "gw", HasResources: true, CPU: analysis.Stat{N: 29, P99: 0.21, Max: 0.25, Avg: 0.18}, CPUMetric: "cpu_cores",
 		Memory: analysis.Stat{N: 29, P99: 30 << 20, Max: 31 << 20, Avg: 29 << 20}, MemoryMetric: "rss_bytes",
 		Intervals: 29, Batches: 5, Method: "paired bootstrap (test)",
@@ -120,7 +115,6 @@ func TestOverheadOnTheTerminal(t *testing.T) {
 	}
 	for _, want := range []string{
 		"p/chat through gw: gateway overhead p50 +2.10 ms (95 % CI +2.05 ms to +2.16 ms), p90 +2.10 ms",
-		"time to first token p50 +28.0 ms (95 % CI +27.5 ms to +28.4 ms), p99 +31.0 ms (95 % CI +29.0 ms to +33.0 ms)\n",
 		"p/get: gateway overhead p50 ~ (+50 µs, no interval)",
 	} {
 		if !strings.Contains(term.String(), want) {
@@ -177,10 +171,24 @@ func TestOverheadWithoutSuccesses(t *testing.T) {
 				Direct, Gateway, Value *float64
 			} `json:"added_latency_ms"`
 			Warnings []string `json:"warnings"`
+			Direct   struct {
+				Latency *struct{ Count int64 } `json:"latency_ms"`
+			} `json:"direct"`
+			Through struct {
+				Latency *struct{ Count int64 } `json:"latency_ms"`
+			} `json:"gateway"`
 		} `json:"gateway_overhead"`
 	}
 	if err := json.Unmarshal(js.Bytes(), &s); err != nil || len(s.Gateway) != 1 || len(s.Gateway[0].Added) != 3 {
 		t.Fatalf("summary.json: %+v, %v", s, err)
+	}
+	if g := s.Gateway[0]; g.Through.Latency != nil || g.Direct.Latency == nil || g.Direct.Latency.Count == 0 {
+		t.Errorf("sides' latency_ms: direct %+v, gateway %+v; want the direct side's, the gateway's null", g.Direct.Latency, g.Through.Latency)
+	}
+	for line := range strings.Lines(md.String()) {
+		if cells := strings.Split(line, " | "); strings.HasPrefix(line, "| Average latency |") && (len(cells) < 3 || cells[1] == "–" || cells[2] != "–") {
+			t.Errorf("report.md: %q, want the gateway's average latency –", line)
+		}
 	}
 	for _, a := range s.Gateway[0].Added {
 		if a.Value != nil || a.Gateway != nil || a.Direct == nil || *a.Direct != 449.535 {

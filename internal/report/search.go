@@ -222,7 +222,7 @@ func SearchTerminal(w io.Writer, s *view.Search) error {
 	}
 	head += "rate\tachieved\tp50\tp99\t"
 	if llm {
-		head += "ttft p50\titl p50\toutput tokens/s\tgoodput\t"
+		head += "ttft p50\titl p50\toutput tokens/s\tper user\tgoodput\t"
 	}
 	fmt.Fprintln(tw, head+"errors\tdropped\tverdict\t")
 	for _, st := range s.Steps {
@@ -237,7 +237,7 @@ func SearchTerminal(w io.Writer, s *view.Search) error {
 		cols = append(cols, dash(rateOrNone(st.Rate)), fmt.Sprintf("%.1f/s", st.Achieved), dur(st.P50), dur(st.P99))
 		if llm {
 			r := llmRow(st)
-			cols = append(cols, r[0], r[2], r[3], r[4])
+			cols = append(cols, r[0], r[2], r[3], r[4], r[5])
 		}
 		cols = append(cols, pct(st.ErrorRate, 1), fmt.Sprint(st.Dropped), verdict)
 		fmt.Fprintln(tw, strings.Join(cols, "\t")+"\t")

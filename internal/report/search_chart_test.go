@@ -33,7 +33,7 @@ func TestSweepInsufficientDataAndRateChart(t *testing.T) {
 		t.Errorf("search.md lacks %q:\n%s", want, md.String())
 	}
 	lines := strings.Split(term.String(), "\n")
-	if !strings.Contains(lines[0], "output tokens/s") || !strings.Contains(lines[1], "1000/s") ||
+	if !strings.Contains(lines[0], "output tokens/s") || !strings.Contains(lines[2], "1000/s") ||
 		!strings.HasSuffix(strings.TrimSpace(lines[1]), "insufficient data") || strings.Contains(lines[1], "FAIL") {
 		t.Errorf("terminal:\n%s", term.String())
 	}

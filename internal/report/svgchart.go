@@ -46,6 +46,7 @@ type lineChart struct {
 	xTicks                func(lo, hi float64) []tick // nil: linearTicks
 	yFloor                float64
 	band                  *[2]float64 // an x range shaded under the lines
+	markers               bool        // a dot at every point, for lines of a few measured points
 	lines                 []chartLine
 }
 
@@ -314,6 +315,11 @@ func (c *lineChart) svg() []byte {
 			pts = append(pts, [2]float64{pts[0][0] + 1, pts[0][1]})
 		}
 		b.path(pts, lineStyle(l))
+		for _, p := range pts[:len(l.pts)] {
+			if c.markers {
+				fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="3" style="fill:%s"/>`+"\n", num(p[0]), num(p[1]), rgb(l.colour))
+			}
+		}
 	}
 	lx = a.right + legendGap
 	for i, l := range c.lines {

@@ -97,18 +97,24 @@ func sweepFacts(d *doc, s *view.Search, inRun bool) {
 }
 
 // llmHead and llmRow are the steps table's LLM columns.
-var llmHead = []string{"TTFT p50", "TTFT p99", "ITL p50", "Output tokens/s", "Goodput"}
+// Output tokens/s is the total; per user is one stream's own rate, 1 /
+// its TPOT p50, as vLLM's benchmark sets the two against each other.
+var llmHead = []string{"TTFT p50", "TTFT p99", "ITL p50", "Output tokens/s", "Tokens/s per user", "Goodput"}
 
 func llmRow(st view.SearchStep) []string {
 	l := st.LLM
 	if l == nil {
-		return []string{"–", "–", "–", "–", "–"}
+		return []string{"–", "–", "–", "–", "–", "–"}
 	}
 	good := "–"
 	if g := l.Goodput; g != nil {
 		good = fmt.Sprintf("%s (%s/s)", pct(g.Share, 1), num3(g.Rate))
 	}
-	return []string{dur(l.TTFTP50), dur(l.TTFTP99), dur(l.ITLP50), num3(l.OutputTokensPS) + "/s", good}
+	perUser := "–"
+	if l.PerUserTokensPS > 0 {
+		perUser = num3(l.PerUserTokensPS) + "/s"
+	}
+	return []string{dur(l.TTFTP50), dur(l.TTFTP99), dur(l.ITLP50), num3(l.OutputTokensPS) + "/s", perUser, good}
 }
 
 // anyLLM reports whether a step has LLM figures.
@@ -138,6 +144,7 @@ type jsonStepLLM struct {
 	TTFTP99        float64      `json:"ttft_p99_ms"`
 	ITLP50         float64      `json:"itl_p50_ms"`
 	OutputTokensPS float64      `json:"output_tokens_per_second"`
+	PerUser        float64      `json:"output_tokens_per_second_per_user,omitempty"`
 	Goodput        *jsonGoodput `json:"goodput,omitempty"`
 }
 
@@ -145,7 +152,7 @@ func toJSONStepLLM(l *view.StepLLM) *jsonStepLLM {
 	if l == nil {
 		return nil
 	}
-	out := &jsonStepLLM{TTFTP50: ms(l.TTFTP50), TTFTP99: ms(l.TTFTP99), ITLP50: ms(l.ITLP50), OutputTokensPS: round6(l.OutputTokensPS)}
+	out := &jsonStepLLM{TTFTP50: ms(l.TTFTP50), TTFTP99: ms(l.TTFTP99), ITLP50: ms(l.ITLP50), OutputTokensPS: round6(l.OutputTokensPS), PerUser: round6(l.PerUserTokensPS)}
 	if l.Goodput != nil {
 		out.Goodput = goodputJSON(*l.Goodput, true)
 	}
@@ -157,7 +164,7 @@ func fromJSONStepLLM(l *jsonStepLLM) *view.StepLLM {
 		return nil
 	}
 	fromMS := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
-	out := &view.StepLLM{TTFTP50: fromMS(l.TTFTP50), TTFTP99: fromMS(l.TTFTP99), ITLP50: fromMS(l.ITLP50), OutputTokensPS: l.OutputTokensPS}
+	out := &view.StepLLM{TTFTP50: fromMS(l.TTFTP50), TTFTP99: fromMS(l.TTFTP99), ITLP50: fromMS(l.ITLP50), OutputTokensPS: l.OutputTokensPS, PerUserTokensPS: l.PerUser}
 	if g := l.Goodput; g != nil {
 		out.Goodput = &analysis.Goodput{Good: g.Good, Judged: g.Judged, Share: g.Share, Rate: g.PerSecond}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/perflab/perflab/internal/driver"
 	"github.com/perflab/perflab/internal/driver/registry"
+	"github.com/perflab/perflab/internal/engine/pacer"
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/units"
 )
@@ -90,6 +91,8 @@ func buildDriver(ws []Workload, i int) error {
 // run, and returns the facts that say so and a line for the terminal.
 func SettleRate(w *Workload) ([]driver.Fact, string, error) {
 	switch {
+	case unshaped(w.Plan) && w.Spec.Timed:
+		return settleArrivals(w)
 	case unshaped(w.Plan) && w.Spec.ImpliesRate:
 		rater, ok := w.Eng.Driver.(driver.Rater)
 		if !ok {
@@ -120,6 +123,28 @@ func SettleRate(w *Workload) ([]driver.Fact, string, error) {
 		return byteRateFacts(w.Plan, b, m)
 	}
 	return nil, "", nil
+}
+
+// settleArrivals sets the schedule of a workload that replays its
+// driver's timed trace: its arrivals, those within the profile's
+// duration.
+func settleArrivals(w *Workload) ([]driver.Fact, string, error) {
+	timed, ok := w.Eng.Driver.(driver.Timed)
+	if !ok || len(timed.Arrivals()) == 0 {
+		return nil, "", fmt.Errorf("the %s driver replays no trace: give rate, concurrency or stages", w.Desc.Driver)
+	}
+	if err := Schedule(w.Plan, w.Length, 0, &w.Eng, &w.Desc); err != nil { // the VUs and grace, at no rate yet
+		return nil, "", err
+	}
+	all := timed.Arrivals()
+	w.Eng.Rate = pacer.Arrivals(all, w.Length)
+	w.Desc.Rate = w.Eng.Rate.Start
+	n := w.Eng.Rate.Total()
+	text := fmt.Sprintf("%d of the trace's %d requests, at its timing, %s/s on average over %v", n, len(all), figure(w.Desc.Rate), w.Length)
+	if n < uint64(len(all)) {
+		text += fmt.Sprintf("; the %d due after the profile's duration are not sent", uint64(len(all))-n)
+	}
+	return []driver.Fact{{Name: "arrivals (from the trace)", Value: text}}, "replays " + text, nil
 }
 
 // byteRateFacts states how a workload's byte rates became request and

@@ -37,7 +37,7 @@ func provisional(w plan.Workload, spec registry.Spec) (plan.Workload, float64, e
 	if !unshaped(w) {
 		return w, opBytes, nil
 	}
-	if !spec.ImpliesRate {
+	if !spec.ImpliesRate && !spec.Timed {
 		return w, 0, fmt.Errorf("workload %q needs rate (open model), concurrency (closed model) or stages: "+
 			"the %s driver implies no rate of its own", w.Name, w.Driver)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/perflab/perflab/internal/observe"
@@ -123,7 +124,11 @@ func processSources(pid int, cgroupDir string) []observe.Source {
 func endpointSources(pc plan.Component, pid int, interval time.Duration) []observe.Source {
 	var out []observe.Source
 	if pc.Metrics != "" {
-		out = append(out, scrape.New(pc.Metrics, interval, pc.MetricNames))
+		names := pc.MetricNames
+		if pc.MetricsPreset != "" {
+			names = append(slices.Clone(names), observe.ServingEngines[pc.MetricsPreset].Names()...)
+		}
+		out = append(out, scrape.New(pc.Metrics, interval, names))
 	}
 	return append(out, observers.Sources(observe.Component{Name: pc.Name, PID: pid, DataDirs: pc.DataDirs})...)
 }

@@ -54,6 +54,8 @@ var metrics = map[string]metric{
 	"itl_p99":            {KindDuration, true, "inter-token latency p99, over every gap"},
 	"tpot_p50":           {KindDuration, true, "time per output token p50, one per stream"},
 	"tpot_p99":           {KindDuration, true, "time per output token p99, one per stream"},
+	"ntpot_p50":          {KindDuration, true, "normalized time per output token p50: latency / output tokens, one per request"},
+	"ntpot_p99":          {KindDuration, true, "normalized time per output token p99: latency / output tokens, one per request"},
 	"output_tokens_rate": {KindRate, true, "output tokens per second"},
 	"goodput":            {KindFraction, true, "requests that met every goodput bound / all requests"},
 	"goodput_rate":       {KindRate, true, "requests that met every goodput bound, per second"},

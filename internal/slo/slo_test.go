@@ -62,7 +62,7 @@ func TestParseGateErrors(t *testing.T) {
 		{"error_rate < 150%", 14, "want a fraction from 0 to 1"},
 		{"rate >= fast", 9, `rate threshold "fast": want a rate, like 950/s`},
 		{"dropped == -1", 12, "want a plain number"},
-		{"p99x < 200ms", 1, `unknown metric "p99x": known metrics are dropped, error_rate, errors, goodput, goodput_rate, itl_p50, itl_p99, max, mean, output_tokens_rate, p50, p90, p99, p999, rate, requests, success_rate, tpot_p50, tpot_p99, ttfb_p50, ttfb_p99, ttft_p50, ttft_p99, ttst_p50, ttst_p99; any other name is a figure the run supplies`},
+		{"p99x < 200ms", 1, `unknown metric "p99x": known metrics are dropped, error_rate, errors, goodput, goodput_rate, itl_p50, itl_p99, max, mean, ntpot_p50, ntpot_p99, output_tokens_rate, p50, p90, p99, p999, rate, requests, success_rate, tpot_p50, tpot_p99, ttfb_p50, ttfb_p99, ttft_p50, ttft_p99, ttst_p50, ttst_p99; any other name is a figure the run supplies`},
 		{`lost{op="a"} == 0`, 1, `unknown metric "lost" takes no labels`},
 		{`p99{path="/"} < 1s`, 5, `want a label op="…" or workload="…"`},
 		{`p99{} < 1s`, 5, "want a label"},

@@ -40,11 +40,18 @@ const (
 	// is not recorded.
 	PromptLength
 	OutputLength
+	// NTPOT is the normalized time per output token, as GuideLLM and
+	// inference-perf define it: the whole request's time / its output
+	// tokens, one value per successful request with any, streamed or
+	// not, so that it compares across the two and across tools. (Listed
+	// after the lengths, which have a table of their own, so the stored
+	// names keep their numbers.)
+	NTPOT
 	NumMeasures
 )
 
 var measureNames = [NumMeasures]string{TTFT: "ttft", TTST: "ttst", ITL: "itl", TPOT: "tpot",
-	PromptLength: "prompt_length", OutputLength: "output_length"}
+	PromptLength: "prompt_length", OutputLength: "output_length", NTPOT: "ntpot"}
 
 // IsLength reports whether m is a length in tokens rather than a duration.
 func (m Measure) IsLength() bool { return m == PromptLength || m == OutputLength }

@@ -78,7 +78,7 @@ func TestShardMergeOfMeasuresIsExact(t *testing.T) {
 		if tokens > 1 {
 			buf = append(buf, Timing{TPOT, decode / time.Duration(tokens-1)})
 		}
-		buf = append(buf, LengthTiming(PromptLength, 7), LengthTiming(OutputLength, int64(tokens)))
+		buf = append(buf, LengthTiming(PromptLength, 7), LengthTiming(OutputLength, int64(tokens)), Timing{NTPOT, (ttft + decode) / time.Duration(tokens)})
 		s := &Sample{Op: "chat", Intended: start, Start: start, End: start.Add(ttft + decode), Class: OK,
 			Measures: buf, Counters: [NumCounters]int64{PromptTokens: 7, OutputTokens: int64(tokens)}}
 		one.record(s)

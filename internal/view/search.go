@@ -119,6 +119,7 @@ type Sweep struct {
 // inter-token latency, output tokens per second and goodput.
 type StepLLM struct {
 	TTFTP50, TTFTP99, ITLP50 time.Duration
-	OutputTokensPS           float64
+	OutputTokensPS           float64           // every stream together
+	PerUserTokensPS          float64           // one stream's own rate: 1 / TPOT p50; 0 without TPOT
 	Goodput                  *analysis.Goodput // nil without goodput bounds
 }

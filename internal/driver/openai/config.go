@@ -71,6 +71,15 @@ type Config struct {
 	// (in the order they are sent, across VUs) is the same for the same
 	// seed. 0 picks one at random, which the facts tell.
 	Seed int64 `yaml:"seed"`
+	// SharedPrefix starts a share of the requests with one of a few
+	// system prompts (see SharedPrefix).
+	SharedPrefix *SharedPrefix `yaml:"shared_prefix"`
+	// Conversation makes each VU hold conversations (see Conversation):
+	// each turn is its own operation, "<name> turn <n>".
+	Conversation *Conversation `yaml:"conversation"`
+	// Trace replays a timed trace (see Trace): the workload's arrivals
+	// and requests are the trace's.
+	Trace *Trace `yaml:"trace"`
 	// Goodput are the bounds a request must meet to count toward goodput.
 	Goodput *Goodput `yaml:"goodput"`
 
@@ -152,6 +161,10 @@ func (c Config) check() ([]Prompt, []error) {
 		add("api_key", "api_key is not a valid header value")
 	}
 	errs = append(errs, c.synthetic()...)
+	if c.Trace != nil {
+		_, terrs := c.Trace.problems(c)
+		return nil, append(errs, terrs...)
+	}
 	prompts, perrs := c.prompts()
 	return prompts, append(errs, perrs...)
 }
@@ -163,6 +176,8 @@ func (c Config) synthetic() []error {
 	errs = append(errs, c.InputTokens.problems("input_tokens")...)
 	errs = append(errs, c.OutputTokens.problems("output_tokens")...)
 	errs = append(errs, c.Goodput.problems(c.Stream)...)
+	errs = append(errs, c.SharedPrefix.problems()...)
+	errs = append(errs, c.Conversation.problems(c)...)
 	if c.OutputTokens != nil && c.MaxTokens > 0 {
 		add("output_tokens", "give max_tokens or output_tokens, not both")
 	}
@@ -173,7 +188,7 @@ func (c Config) synthetic() []error {
 			}
 		}
 	}
-	if c.IgnoreEOS && c.OutputTokens == nil && c.MaxTokens == 0 {
+	if c.IgnoreEOS && c.OutputTokens == nil && c.MaxTokens == 0 && c.Trace == nil {
 		add("ignore_eos", "ignore_eos needs output_tokens or max_tokens: the length to write")
 	}
 	switch c.PromptsFormat {
@@ -277,6 +292,8 @@ func (c Config) Redacted() string {
 		b.WriteString(", temperature " + strconv.FormatFloat(*c.Temperature, 'g', -1, 64))
 	}
 	switch {
+	case c.Trace != nil:
+		b.WriteString(fmt.Sprintf(", trace %s at speedup %v", c.Trace.File, c.Trace.speedup()))
 	case c.InputTokens != nil:
 		b.WriteString(", input_tokens " + c.InputTokens.String())
 	case c.PromptsFile != "" && c.PromptsFormat != FormatJSONL:
@@ -291,6 +308,12 @@ func (c Config) Redacted() string {
 	}
 	if c.IgnoreEOS {
 		b.WriteString(", ignore_eos")
+	}
+	if c.SharedPrefix != nil {
+		b.WriteString(", shared prefixes " + c.SharedPrefix.String())
+	}
+	if v := c.Conversation; v != nil {
+		b.WriteString(fmt.Sprintf(", conversations of %d turns, think time %v", v.Turns, v.ThinkTime))
 	}
 	if c.APIKey != "" {
 		b.WriteString(", api_key set")

@@ -25,6 +25,10 @@
 //     content event) / (output tokens − 1), one value per stream of two
 //     output tokens or more, where the end is when "data: [DONE]" was read;
 //     1/TPOT is the stream's own rate in tokens/s.
+//     stats.NTPOT, on every successful request with output tokens,
+//     streamed or not: the time from the start of Do to the end of the
+//     answer / its output tokens, as GuideLLM and inference-perf define
+//     it.
 //     And on every successful operation the lengths: stats.PromptLength,
 //     the prompt tokens, and stats.OutputLength, the output tokens (the
 //     counters below), one value each when not 0.
@@ -44,7 +48,8 @@
 //     choices, or data for embeddings; a stream of valid JSON chunks ended by
 //     "data: [DONE]"). HTTP 429 is stats.RateLimited, other 4xx
 //     stats.Status4xx, 5xx stats.Status5xx, with the API's error message
-//     after the status in Message. A 3xx, an answer that does not parse, a
+//     after the status in Message, or, for a body of another shape (a
+//     gateway's own), its text on one line, cut to maxExcerpt bytes. A 3xx, an answer that does not parse, a
 //     stream that is not text/event-stream, carries an "error" object or
 //     ends without [DONE] are stats.Protocol; transport errors are classed
 //     by dial.Classify.
@@ -73,9 +78,11 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/perflab/perflab/internal/driver/dial"
 
@@ -87,6 +94,9 @@ var (
 	_ driver.Driver    = (*Driver)(nil)
 	_ driver.Closer    = (*Driver)(nil)
 	_ driver.Describer = (*Driver)(nil)
+	_ driver.Thinker   = (*Driver)(nil)
+	_ driver.Timed     = (*Driver)(nil)
+	_ driver.Sharder   = (*Driver)(nil)
 )
 
 // Limits on what a Driver reads of one answer.
@@ -105,6 +115,8 @@ type Driver struct {
 	header  http.Header // shared by every request: net/http does not modify it
 	host    string
 	reqs    *requests
+	convs   *conversations // nil: every request stands alone
+	shard   struct{ index, of uint64 }
 	seed    int64 // the seed the requests are drawn with
 	next    atomic.Uint64
 	rt      *http.Transport
@@ -132,9 +144,31 @@ func New(c Config) (*Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Driver{cfg: c, url: u, reqs: reqs, seed: seed, rt: newTransport(c.Timeout)}
+	d := &Driver{cfg: c, url: u, reqs: reqs, seed: seed, rt: newTransport(c.Timeout), convs: newConversations(c.Conversation)}
+	d.shard.of = 1
 	d.header, d.host = buildHeader(c)
 	return d, nil
+}
+
+// Shard implements driver.Sharder: worker index of a distributed run
+// sends the requests the engine's shard of the schedule would, its k-th
+// request the whole run's k × of + index (a trace's line of that
+// arrival; the seed's request of that index).
+func (d *Driver) Shard(index, of int) error {
+	if index < 0 || of < 1 || index >= of {
+		return fmt.Errorf("cannot shard: worker %d of %d", index, of)
+	}
+	d.shard.index, d.shard.of = uint64(index), uint64(of)
+	return nil
+}
+
+// Arrivals implements driver.Timed: a replayed trace's arrival times;
+// nil without a trace.
+func (d *Driver) Arrivals() []time.Duration {
+	if d.reqs.trace == nil {
+		return nil
+	}
+	return d.reqs.trace.Arrivals()
 }
 
 // Close closes the idle connections. Call it after the last Do returned.
@@ -146,8 +180,9 @@ func (d *Driver) Close() error {
 // exchange is what the trace of one request records.
 type exchange struct {
 	start     time.Time
-	connect   atomic.Int64 // ns: dial time of a new connection
-	firstByte atomic.Int64 // ns after start; 0 if none yet
+	reply     *strings.Builder // collects the answer's content; nil: not kept
+	connect   atomic.Int64     // ns: dial time of a new connection
+	firstByte atomic.Int64     // ns after start; 0 if none yet
 }
 
 func (x *exchange) trace() *httptrace.ClientTrace {
@@ -164,18 +199,38 @@ func (x *exchange) trace() *httptrace.ClientTrace {
 // Do sends the next prompt and fills in r. A ctx done before or during the
 // request is stats.Interrupted; the driver's own timeout is stats.Timeout.
 func (d *Driver) Do(ctx context.Context, vu int, r *driver.Result) {
+	i := (d.next.Add(1)-1)*d.shard.of + d.shard.index
+	if d.convs != nil {
+		d.doTurn(ctx, vu, i, r)
+		return
+	}
 	r.Reset(d.cfg.Name)
+	body, err := d.reqs.body(i)
+	d.send(ctx, body, err, &exchange{}, r)
+}
+
+// doTurn sends request i as the next turn of vu's conversation, keeping
+// the answer for the turns after it.
+func (d *Driver) doTurn(ctx context.Context, vu int, i uint64, r *driver.Result) {
+	body, t, err := d.reqs.turn(d.convs, vu, i)
+	r.Reset(turnOp(d.cfg.Name, t.index))
+	x := &exchange{reply: &strings.Builder{}}
+	d.send(ctx, body, err, x, r)
+	d.convs.finish(vu, t, r.Class == stats.OK, x.reply.String())
+}
+
+// send sends body (or fails with err, from making it) and fills in r.
+func (d *Driver) send(ctx context.Context, body []byte, err error, x *exchange, r *driver.Result) {
 	if d.cfg.Goodput != nil {
 		r.Counters[stats.GoodputJudged] = 1
 		d.tally.judged.Add(1)
 	}
-	body, err := d.reqs.body(d.next.Add(1) - 1)
 	if err != nil { // cannot happen: New encoded a request made the same way
 		r.Class, r.Message = stats.Protocol, truncate("cannot encode request: "+err.Error())
 		return
 	}
 	r.BytesSent = int64(len(body))
-	x := &exchange{start: time.Now()}
+	x.start = time.Now()
 	rctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
 	defer cancel()
 	req := &http.Request{
@@ -246,7 +301,23 @@ func (d *Driver) readWhole(ctx, rctx context.Context, x *exchange, body io.Reade
 		r.Class, r.Message = stats.Protocol, "answer has no choices"
 		return
 	}
+	if x.reply != nil {
+		x.reply.WriteString(choiceContent(a.Choices[0]))
+	}
 	d.succeeded(x, r, a.Usage, 0)
+}
+
+// choiceContent is the text of a whole answer's choice: its message's
+// content (chat) or its text (completions).
+func choiceContent(raw json.RawMessage) string {
+	var c struct {
+		Message struct {
+			Content string `json:"content"`
+		} `json:"message"`
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(raw, &c) // a choice that does not parse has none
+	return c.Message.Content + c.Text
 }
 
 // succeeded fills in what a successful operation adds to r (its TTFB,
@@ -277,6 +348,8 @@ func (d *Driver) refused(resp *http.Response, body io.Reader) (stats.Class, stri
 	msg := "HTTP " + resp.Status
 	if m := apiErrorMessage(b); m != "" {
 		msg += ": " + m
+	} else if e := bodyExcerpt(b); e != "" {
+		msg += ": " + e // a gateway's own shape, e.g. {"status":"failure",...}: kept as it came
 	}
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests:
@@ -304,6 +377,27 @@ func apiErrorMessage(b []byte) string {
 	}
 	var s string
 	_ = json.Unmarshal(v.Error, &s)
+	return s
+}
+
+// maxExcerpt bounds the part of an error body that is not the OpenAI
+// shape kept in the message.
+const maxExcerpt = 300
+
+// bodyExcerpt is an error body's text on one line, cut to maxExcerpt
+// bytes; "" when it is empty or not UTF-8 text.
+func bodyExcerpt(b []byte) string {
+	if !utf8.Valid(b) {
+		return ""
+	}
+	s := strings.Join(strings.Fields(string(b)), " ")
+	if len(s) > maxExcerpt {
+		cut := maxExcerpt
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "..."
+	}
 	return s
 }
 

@@ -132,12 +132,12 @@ func TestMeasuresReuseTheResult(t *testing.T) {
 	d := newDriver(t, Config{URL: srv.URL, Model: "m", Stream: true, Prompts: []string{"x"}})
 	var r driver.Result
 	d.Do(context.Background(), 0, &r)
-	if r.Class != stats.OK || len(r.Measures) != 19+5 {
-		t.Fatalf("%v %s: %d measures, want 19 gaps, TTFT, TTST, TPOT and the two lengths", r.Class, r.Message, len(r.Measures))
+	if r.Class != stats.OK || len(r.Measures) != 19+6 {
+		t.Fatalf("%v %s: %d measures, want 19 gaps, TTFT, TTST, TPOT, the two lengths and NTPOT", r.Class, r.Message, len(r.Measures))
 	}
 	backing := &r.Measures[:1][0]
 	d.Do(context.Background(), 0, &r)
-	if len(r.Measures) != 24 || &r.Measures[:1][0] != backing {
+	if len(r.Measures) != 25 || &r.Measures[:1][0] != backing {
 		t.Errorf("second stream: %d measures, same storage %v", len(r.Measures), &r.Measures[:1][0] == backing)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -167,8 +167,12 @@ func TestWholeAnswerUsageAndSizes(t *testing.T) {
 			t.Errorf("request %d: TTFB %v, want the answer's first byte after %v", i, r.TTFB, latency)
 		}
 		lengths := []stats.Timing{stats.LengthTiming(stats.PromptLength, int64(3-2*(i%2))), stats.LengthTiming(stats.OutputLength, 5)}
-		if !slices.Equal(r.Measures, lengths) || r.Counters[stats.OutputTokens] != 5 || r.Counters[stats.PromptTokens] != int64(3-2*(i%2)) {
-			t.Errorf("request %d: measures %v, counters %v; want no timing, the usage's tokens and their lengths", i, r.Measures, r.Counters)
+		if len(r.Measures) != 3 || !slices.Equal(r.Measures[:2], lengths) || r.Counters[stats.OutputTokens] != 5 || r.Counters[stats.PromptTokens] != int64(3-2*(i%2)) {
+			t.Errorf("request %d: measures %v, counters %v; want the usage's tokens, their lengths and NTPOT alone", i, r.Measures, r.Counters)
+		}
+		// NTPOT: the whole answer, after 20 ms, over its 5 tokens.
+		if n := r.Measures[2]; n.Measure != stats.NTPOT || n.D < latency/5 || n.D > 10*latency/5 {
+			t.Errorf("request %d: %v, want NTPOT about %v", i, n, latency/5)
 		}
 		sent, recv = sent+r.BytesSent, recv+r.BytesRecv
 	}

@@ -115,8 +115,12 @@ func (g *Goodput) met(f figures, latency time.Duration) bool {
 // judge counts a request toward goodput when it succeeded and met every
 // bound; Do has counted it as judged already.
 func (d *Driver) judge(x *exchange, f figures, r *driver.Result) {
+	took := time.Since(x.start)
+	if n := r.Counters[stats.OutputTokens]; r.Class == stats.OK && n > 0 {
+		r.Measures = append(r.Measures, stats.Timing{Measure: stats.NTPOT, D: took / time.Duration(n)})
+	}
 	g := d.cfg.Goodput
-	if g == nil || r.Class != stats.OK || !g.met(f, time.Since(x.start)) {
+	if g == nil || r.Class != stats.OK || !g.met(f, took) {
 		return
 	}
 	r.Counters[stats.Goodput] = 1

@@ -10,6 +10,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/perflab/perflab/internal/driver"
@@ -57,7 +58,8 @@ func (c *streamChunk) hasContent() bool {
 // usage it reported.
 type streamState struct {
 	r      *driver.Result
-	first  time.Time // first content event; zero if none yet
+	reply  *strings.Builder // collects the content; nil: not kept
+	first  time.Time        // first content event; zero if none yet
 	last   time.Time
 	done   time.Time // when [DONE] was read
 	events int64
@@ -93,6 +95,11 @@ func (s *streamState) onData(data []byte) (bool, error) {
 		s.last = now
 		s.events++
 	}
+	if s.reply != nil {
+		for _, ch := range c.Choices {
+			s.reply.WriteString(ch.Delta.Content + ch.Text)
+		}
+	}
 	if c.Usage != nil {
 		s.usage = c.Usage
 	}
@@ -113,7 +120,7 @@ func (d *Driver) readStream(ctx, rctx context.Context, x *exchange, resp *http.R
 		br.Reset(body)
 	}
 	defer func() { br.Reset(nil); d.readers.Put(br) }()
-	st := &streamState{r: r}
+	st := &streamState{r: r, reply: x.reply}
 	err := readEvents(br, st.onData)
 	if err == nil {
 		_, err = io.Copy(io.Discard, br) // to the end, so the connection is reused

@@ -62,10 +62,10 @@ func TestStreamsThatBreakTheProtocol(t *testing.T) {
 			want := [stats.NumMeasures]int64{}
 			if tt.tokens > 0 {
 				want = [stats.NumMeasures]int64{stats.TTFT: 1, stats.TTST: min(tt.tokens-1, 1), stats.ITL: tt.tokens - 1,
-					stats.TPOT: min(tt.tokens-1, 1), stats.OutputLength: 1}
+					stats.TPOT: min(tt.tokens-1, 1), stats.OutputLength: 1, stats.NTPOT: 1}
 			}
 			if n != want || r.Counters[stats.OutputTokens] != tt.tokens {
-				t.Errorf("measures %v (TTFT, TTST, ITL, TPOT, lengths), want %v; output tokens %d", n, want, r.Counters[stats.OutputTokens])
+				t.Errorf("measures %v (TTFT, TTST, ITL, TPOT, lengths, NTPOT), want %v; output tokens %d", n, want, r.Counters[stats.OutputTokens])
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package openaidriver
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -122,17 +123,28 @@ const outputStream = 0x9e3779b97f4a7c15
 // made from the seed and i alone, so that a seed gives the same requests
 // again.
 type requests struct {
-	fixed   [][]byte
-	cfg     Config // with defaults
-	prompts []Prompt
-	seed    uint64
+	fixed    [][]byte
+	cfg      Config // with defaults
+	prompts  []Prompt
+	seed     uint64
+	prefixes *prefixes      // nil: none shared
+	trace    *traceRequests // nil: no trace replayed
 }
 
 // newRequests prepares the requests of c, whose prompts (none with
 // synthetic prompts) are given.
 func newRequests(c Config, prompts []Prompt, seed int64) (*requests, error) {
-	q := &requests{cfg: c, prompts: prompts, seed: uint64(seed)}
-	if c.InputTokens != nil || c.OutputTokens != nil {
+	q := &requests{cfg: c, prompts: prompts, seed: uint64(seed), prefixes: newPrefixes(c.SharedPrefix, uint64(seed))}
+	if tr := c.Trace; tr != nil {
+		reqs, errs := LoadTrace(tr.File, tr.blockTokens())
+		if len(errs) > 0 {
+			return nil, errs[0]
+		}
+		q.trace = &traceRequests{reqs: reqs, blockTokens: tr.blockTokens(), speedup: tr.speedup(), seed: uint64(seed)}
+		_, err := q.body(0)
+		return q, err
+	}
+	if c.InputTokens != nil || c.OutputTokens != nil || c.SharedPrefix != nil {
 		_, err := q.body(0) // every other body encodes as this one does
 		return q, err
 	}
@@ -155,16 +167,45 @@ func (q *requests) body(i uint64) ([]byte, error) {
 	if q.fixed != nil {
 		return q.fixed[i%uint64(len(q.fixed))], nil
 	}
-	var p Prompt
+	if q.trace != nil {
+		text, out := q.trace.prompt(i)
+		return encodeBody(q.cfg, Prompt{Text: text}, out)
+	}
+	p := q.prompt(i)
+	if pre := q.prefixes.draw(q.seed, i); pre != "" {
+		var err error
+		if p, err = withPrefix(q.cfg.Endpoint, p, pre); err != nil {
+			return nil, err
+		}
+	}
+	return encodeBody(q.cfg, p, q.maxTokens(i))
+}
+
+// prompt is request i's prompt, before any shared prefix.
+func (q *requests) prompt(i uint64) Prompt {
 	if in := q.cfg.InputTokens; in != nil {
 		rng := rand.New(rand.NewPCG(q.seed, i))
-		p.Text = promptWords(rng, in.sample(rng))
-	} else {
-		p = q.prompts[i%uint64(len(q.prompts))]
+		return Prompt{Text: promptWords(rng, in.sample(rng))}
 	}
-	maxTokens := q.cfg.MaxTokens
+	return q.prompts[i%uint64(len(q.prompts))]
+}
+
+// maxTokens is what request i asks for as max_tokens; 0 for none.
+func (q *requests) maxTokens(i uint64) int {
 	if out := q.cfg.OutputTokens; out != nil {
-		maxTokens = out.sample(rand.New(rand.NewPCG(q.seed^outputStream, i)))
+		return out.sample(rand.New(rand.NewPCG(q.seed^outputStream, i)))
 	}
-	return encodeBody(q.cfg, p, maxTokens)
+	return q.cfg.MaxTokens
+}
+
+// turn makes request i as the next turn of vu's conversation.
+func (q *requests) turn(c *conversations, vu int, i uint64) ([]byte, turn, error) {
+	s := c.session(vu, func() string { return q.prefixes.draw(q.seed, i) })
+	t := turn{s: s, index: s.turns + 1, user: q.prompt(i).Text}
+	msgs, err := json.Marshal(t.messages())
+	if err != nil {
+		return nil, t, err
+	}
+	body, err := encodeBody(q.cfg, Prompt{Messages: msgs}, q.maxTokens(i))
+	return body, t, err
 }

@@ -40,6 +40,7 @@ type Spec struct {
 	// Optional.
 	Kind        string        // what the workload is to others, e.g. "otlp ingest"
 	ImpliesRate bool          // its driver is a driver.Rater: without a rate in the plan, its rate is the workload's
+	Timed       bool          // its driver is a driver.Timed: without a rate in the plan, its arrivals are the workload's schedule
 	Measured    *Measured     // payload bytes of one operation, known once the driver is built
 	Needs       *Dependency   // another workload of the profile whose built driver this one needs
 	VerifyWait  time.Duration // how long Verify may wait for written data to become visible

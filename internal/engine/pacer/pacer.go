@@ -6,6 +6,7 @@ package pacer
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"time"
 )
@@ -24,7 +25,22 @@ type Rate struct {
 	Start  float64
 	Stages []Stage
 
-	cum []float64 // arrivals due before each stage begins; len(Stages)+1
+	cum   []float64       // arrivals due before each stage begins; len(Stages)+1
+	times []time.Duration // a replayed trace's arrivals (Arrivals); nil for a rate
+}
+
+// Arrivals returns the schedule of a replayed trace: arrival n at
+// times[n] (ascending offsets from the start), for d; the arrivals at or
+// after d are left out. As a rate it reads as its mean over d, one stage.
+func Arrivals(times []time.Duration, d time.Duration) *Rate {
+	n := sort.Search(len(times), func(i int) bool { return times[i] >= d })
+	mean := 0.0
+	if d > 0 {
+		mean = float64(n) / d.Seconds()
+	}
+	r := NewRate(mean, []Stage{{Duration: d, Target: mean}})
+	r.times = times[:n:n]
+	return r
 }
 
 // Constant returns a schedule of rate arrivals per second for d.
@@ -53,6 +69,12 @@ const MaxRate = 100_000_000
 // Validate lists every problem with the schedule.
 func (r *Rate) Validate() []error {
 	var errs []error
+	for i, t := range r.times {
+		if t < 0 || i > 0 && t < r.times[i-1] {
+			errs = append(errs, fmt.Errorf("arrival %d at %v: arrivals must be >= 0 and in order", i+1, t))
+			break
+		}
+	}
 	if r.Start < 0 || math.IsNaN(r.Start) || math.IsInf(r.Start, 0) {
 		errs = append(errs, fmt.Errorf("start rate %v must be a finite number >= 0", r.Start))
 	}
@@ -110,12 +132,21 @@ func (r *Rate) Duration() time.Duration { return stagesDuration(r.Stages) }
 
 // Total is the number of arrivals the schedule holds.
 func (r *Rate) Total() uint64 {
+	if r.times != nil {
+		return uint64(len(r.times))
+	}
 	return uint64(math.Ceil(r.cum[len(r.Stages)] - 1e-9))
 }
 
 // At returns when arrival n (counting from 0) is due, from the schedule's
 // start; ok is false when the schedule ends before it.
 func (r *Rate) At(n uint64) (due time.Duration, ok bool) {
+	if r.times != nil {
+		if n >= uint64(len(r.times)) {
+			return 0, false
+		}
+		return r.times[n], true
+	}
 	m := float64(n)
 	var base time.Duration
 	from := r.Start

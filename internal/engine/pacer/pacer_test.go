@@ -257,3 +257,38 @@ func TestValidateNamesTheStage(t *testing.T) {
 		t.Errorf("Validate() = %q, want %q", got, want)
 	}
 }
+
+// A replayed trace's arrivals are due when it says, those past the end
+// left out; Due counts those before an instant.
+func TestArrivals(t *testing.T) {
+	ms := func(v int) time.Duration { return time.Duration(v) * time.Millisecond }
+	r := Arrivals([]time.Duration{0, ms(10), ms(10), ms(250), ms(1000), ms(2000)}, time.Second)
+	if errs := r.Validate(); errs != nil {
+		t.Fatal(errs)
+	}
+	if r.Total() != 4 || r.Duration() != time.Second {
+		t.Errorf("total %d over %v, want 4 over 1s (1000 ms is the end)", r.Total(), r.Duration())
+	}
+	for n, want := range []time.Duration{0, ms(10), ms(10), ms(250)} {
+		if got, ok := r.At(uint64(n)); !ok || got != want {
+			t.Errorf("At(%d) = %v %v, want %v", n, got, ok, want)
+		}
+	}
+	if _, ok := r.At(4); ok {
+		t.Error("At(4) is past the schedule")
+	}
+	for _, tc := range []struct {
+		at   time.Duration
+		want uint64
+	}{{0, 0}, {ms(1), 1}, {ms(11), 3}, {ms(250), 3}, {ms(251), 4}, {time.Second, 4}} {
+		if got := r.Due(tc.at); got != tc.want {
+			t.Errorf("Due(%v) = %d, want %d", tc.at, got, tc.want)
+		}
+	}
+	if wait, stop := r.Pace(ms(5), 1); stop || wait != ms(5) {
+		t.Errorf("Pace(5ms, 1) = %v %v, want 5ms", wait, stop)
+	}
+	if errs := Arrivals([]time.Duration{ms(5), ms(1)}, time.Second).Validate(); len(errs) != 1 {
+		t.Errorf("arrivals out of order: %v", errs)
+	}
+}

@@ -44,6 +44,8 @@ type Scraper struct {
 	url     string
 	timeout time.Duration
 	extra   []string
+	buckets []string      // histograms' _bucket names (bucketPoints)
+	format  expfmt.Format // of the last response
 	client  *http.Client
 	text    *textReader
 	body    bytes.Buffer       // the last response, its storage kept for the next
@@ -59,12 +61,15 @@ var _ observe.Source = (*Scraper)(nil)
 // series: a counter (TYPE counter, or the count or sum of a summary or
 // histogram) as observe.CounterPrefix+name, its raw cumulative value;
 // any other as observe.MetricPrefix+name. A name ending in _count or _sum
-// also finds the count or sum of a summary or histogram; a summary or
-// histogram named by its own name, and a name the endpoint does not
-// expose, are left out.
+// also finds the count or sum of a summary or histogram; a name ending in
+// _bucket, a histogram's buckets, each as observe.BucketPrefix (see
+// BucketMetric) with its raw cumulative count; a summary or histogram
+// named by its own name, and a name the endpoint does not expose, are
+// left out.
 func New(url string, timeout time.Duration, extra []string) *Scraper {
+	extra, buckets := splitBuckets(extra)
 	want := append([]string{heapInuse, goroutines, rss, cpuSeconds, gcCount}, extra...)
-	return &Scraper{url: url, timeout: timeout, extra: extra, client: &http.Client{}, text: newTextReader(want)}
+	return &Scraper{url: url, timeout: timeout, extra: extra, buckets: buckets, client: &http.Client{}, text: newTextReader(want)}
 }
 
 // Name implements observe.Source.
@@ -110,6 +115,13 @@ func (s *Scraper) Sample(ctx context.Context, now time.Time) ([]observe.Point, e
 			prefix = observe.CounterPrefix
 		}
 		add(prefix+name, v, ok)
+	}
+	if len(s.buckets) > 0 {
+		b, err := s.bucketPoints(s.format)
+		if err != nil {
+			return nil, fmt.Errorf("cannot parse the histograms of %s: %w", s.url, err)
+		}
+		points = append(points, b...)
 	}
 	s.prev, s.at = cur, now
 	return points, nil
@@ -165,7 +177,8 @@ func (s *Scraper) fetch(ctx context.Context) (reading, error) {
 	if _, err := s.body.ReadFrom(resp.Body); err != nil {
 		return nil, fmt.Errorf("cannot scrape %s: %w", s.url, err)
 	}
-	r, err := s.parse(expfmt.ResponseFormat(resp.Header))
+	s.format = expfmt.ResponseFormat(resp.Header)
+	r, err := s.parse(s.format)
 	if err != nil {
 		return nil, fmt.Errorf("cannot parse the metrics of %s (status %s): %w", s.url, resp.Status, err)
 	}
