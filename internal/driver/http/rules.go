@@ -15,7 +15,7 @@ import (
 )
 
 // The connection rules of perflab's HTTP/1.1 client, on the loops and
-// the goroutine path alike (README, "How it measures"):
+// the goroutine path alike (docs/how-it-measures.md):
 //
 //   - A kept-alive connection is looked at before it is reused: one the
 //     server closed while it was idle (the kernel has its end) is closed
