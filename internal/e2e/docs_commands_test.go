@@ -56,6 +56,7 @@ var addrFlag = regexp.MustCompile(`--addr[ =](\S+)`)
 // next line waits until its --addr answers (as a user reading the output
 // would). Every address in the blocks is on 127.0.0.1.
 func TestDocsCommandsRun(t *testing.T) {
+	t.Parallel()
 	docs := []string{"../../README.md"}
 	_ = filepath.WalkDir("../../docs", func(path string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".md") {

@@ -192,6 +192,7 @@ func traceTotals(t *testing.T, path string, block int) (n, prompt, output int, h
 //     window leaves out the first second, where the first of each shared
 //     prefix miss.
 func TestReplayExampleMatchesTheTrace(t *testing.T) {
+	t.Parallel()
 	n, prompt, output, hitRate := traceTotals(t, "../../examples/traces/mooncake-small.jsonl", 64)
 	r := run(t, "run", examplePlan(t, "llm-replay.yaml", 18132), "--out", t.TempDir())
 	if r.code != 0 {
