@@ -160,8 +160,12 @@ func writeCurve(w io.Writer, c analysis.LimitCurve) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.ToUpper(c.Resource)+" LIMIT\tVERDICT\tACHIEVED\tP99\tTHROTTLED\tCPU USED\tPEAK\tOOM KILLS\tGC/MIN")
 	for _, p := range c.ByLimit() {
-		fmt.Fprintf(tw, "%s\t%s\t%s/s\t%s ms\t%.0f %%\t%s\t%s\t%d\t%s\n", limitText(c, c.Limit(p)), p.Verdict(), units.Sig3(p.Achieved),
-			units.Sig3(p.P99Ms), 100*p.Throttled, units.Sig3(p.CPUUsed), peakText(p.Peak), p.OOMKills, units.Sig3(p.GCPerMin))
+		p99 := "–" // the load never ran at this limit
+		if p.Achieved > 0 {
+			p99 = units.Sig3(p.P99Ms) + " ms"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s/s\t%s\t%.0f %%\t%s\t%s\t%d\t%s\n", limitText(c, c.Limit(p)), p.Verdict(), units.Sig3(p.Achieved),
+			p99, 100*p.Throttled, units.Sig3(p.CPUUsed), peakText(p.Peak), p.OOMKills, units.Sig3(p.GCPerMin))
 	}
 	tw.Flush()
 	for _, p := range c.ByLimit() {

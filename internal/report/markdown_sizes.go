@@ -91,15 +91,21 @@ func curveSection(d *doc, ts analysis.TShirt, c *analysis.LimitCurve, level int)
 	}
 	t := &table{Head: []string{c.Resource + " limit", "Verdict", "Achieved", "p99", "Throttled", "CPU used", "Peak", "OOM kills", "GC/min"},
 		Right: []bool{true, false, true, true, true, true, true, true, true}}
-	var p99, achieved, throttled, gc []xy
+	var p99s, achieved, throttled, gc []xy
 	for _, p := range c.ByLimit() {
 		x := c.Limit(p)
 		if c.Resource == analysis.LimitMemory {
 			x /= 1 << 20
 		}
-		t.Rows = append(t.Rows, []string{unit(c.Limit(p)), p.Verdict(), units.Sig3(p.Achieved) + "/s", units.Sig3(p.P99Ms) + " ms",
+		p99 := "–" // the load never ran at this limit
+		if p.Achieved > 0 {
+			p99 = units.Sig3(p.P99Ms) + " ms"
+		}
+		t.Rows = append(t.Rows, []string{unit(c.Limit(p)), p.Verdict(), units.Sig3(p.Achieved) + "/s", p99,
 			fmt.Sprintf("%.0f %%", 100*p.Throttled), units.Sig3(p.CPUUsed), peakCell(p.Peak), fmt.Sprint(p.OOMKills), units.Sig3(p.GCPerMin)})
-		p99 = append(p99, xy{x, p.P99Ms})
+		if p.Achieved > 0 {
+			p99s = append(p99s, xy{x, p.P99Ms})
+		}
 		if c.Target > 0 {
 			achieved = append(achieved, xy{x, 100 * p.Achieved / c.Target})
 		}
@@ -113,7 +119,7 @@ func curveSection(d *doc, ts analysis.TShirt, c *analysis.LimitCurve, level int)
 	}
 	band := kneeBand(c)
 	lat := &lineChart{title: "p99 against the " + c.Resource + " limit — size " + ts.Size, xLabel: xLabel, yLabel: "p99 (ms)", band: band}
-	lat.add("p99", p99, colour(0), nil)
+	lat.add("p99", p99s, colour(0), nil)
 	d.chart(lat.svg())
 	share := &lineChart{title: "what the limit gave — size " + ts.Size, xLabel: xLabel, yLabel: "%", band: band}
 	share.add("achieved, % of the target rate", achieved, colour(1), nil)
