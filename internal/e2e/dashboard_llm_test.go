@@ -127,11 +127,15 @@ func measureQuantiles(name string) func(figure, []panelSample) string {
 }
 
 // quantilesWithin checks that ss are the quantiles 0.5, 0.9, 0.99 and 1,
-// each between half p50 and max (ms).
+// each between half p50 and max (ms), give or take tailSlack: the panel at
+// the run's end shows the load's last interval, whose requests finishing
+// in the grace after the window may be slower than any of the window's
+// (a q0.9 of 25.9 ms was seen beside a window's max of 25.0 ms). A figure
+// in seconds read as milliseconds, or another series, is far outside.
 func quantilesWithin(ss []panelSample, p50, max float64) string {
 	var qs []string
 	for _, s := range ss {
-		if ms := s.v * 1000; ms < 0.5*p50 || ms > max*1.001+0.001 {
+		if ms := s.v * 1000; ms < 0.5*p50 || ms > max*tailSlack+1 {
 			return fmt.Sprintf("q%s %.3f ms, the summary's p50 %.3f ms and max %.3f ms", s.labels["quantile"], ms, p50, max)
 		}
 		qs = append(qs, s.labels["quantile"])
@@ -162,3 +166,7 @@ func checkLLMTotals(t *testing.T, vm string, r dashRun) {
 		}
 	}
 }
+
+// tailSlack is how far above the window's max the last interval's
+// quantiles may be (see quantilesWithin).
+const tailSlack = 1.25
