@@ -125,8 +125,11 @@ func TestInterimAnswersAreSkipped(t *testing.T) {
 			if r.Class != stats.Status5xx || r.Counters[stats.BodyBytes] != 4 || took < wait {
 				t.Errorf("request %d: %v %q, body %d, after %v; want the final 500 after %v", i, r.Class, r.Message, r.Counters[stats.BodyBytes], took, wait)
 			}
-			if r.TTFB <= 0 || r.TTFB-r.Connect >= took-wait {
-				t.Errorf("request %d: TTFB %v (connect %v) of %v, want the first interim answer's byte, %v before the end", i, r.TTFB, r.Connect, took, wait)
+			// The final answer came wait after the interim ones: a TTFB
+			// within the first half of that is the interim answers' (a busy
+			// machine may note their arrival a few ms late).
+			if r.TTFB <= 0 || r.TTFB-r.Connect >= took-wait/2 {
+				t.Errorf("request %d: TTFB %v (connect %v) of %v, want the first interim answer's byte, about %v before the end", i, r.TTFB, r.Connect, took, wait)
 			}
 		}
 		if n := s.conns.Load(); n != 1 {
