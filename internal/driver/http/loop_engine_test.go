@@ -199,8 +199,13 @@ func TestLoopsReconnectWhereTheServerClosedWhileIdle(t *testing.T) {
 	if all.Classes[stats.OK] != all.Classes.Total() || all.Classes.Total() == 0 {
 		t.Errorf("classes %v, want every request OK", all.Classes)
 	}
-	if n := ts.conns.Load(); n != 3 {
-		t.Errorf("%d connections, want 3: VU 1's second on its return", n)
+	// Each connection after the VUs' first two replaced one the server
+	// closed while idle, found and counted, before reuse (an idle close)
+	// or after the request went (a retry): VU 1's on its return (on a
+	// busy machine VU 0 may pause past the idle timeout too).
+	idle, retries := all.Counters[stats.IdleCloses], all.Counters[stats.Retries]
+	if n := ts.conns.Load(); idle < 1 || int64(n) != 2+idle+retries {
+		t.Errorf("%d connections, %d idle closes and %d retries counted: want 2 and one more for each, VU 1's on its return at least", n, idle, retries)
 	}
 }
 
