@@ -135,8 +135,13 @@ func (e *env) resizeK8s(ctx context.Context, f verifyFlags, t analysis.TShirt) (
 // its rollout, as the verdict's evidence.
 func (rs *resized) evidence(ctx context.Context) ([]analysis.Confined, error) {
 	var out []analysis.Confined
+	end := time.Now()
 	for _, one := range rs.items {
-		ev, err := rs.r.Evidence(ctx, one.ref, one.container)
+		// cAdvisor samples every 10-15 s: figures of the run's end, not
+		// of a sample taken during it
+		wctx, cancel := context.WithTimeout(ctx, cadvisorWait)
+		ev, err := rs.r.EvidenceAfter(wctx, one.ref, one.container, end)
+		cancel()
 		if err != nil {
 			return nil, err
 		}
@@ -156,6 +161,11 @@ func (rs *resized) evidence(ctx context.Context) ([]analysis.Confined, error) {
 	}
 	return out, nil
 }
+
+// cadvisorWait is how long the evidence may wait for the kubelet's
+// cAdvisor to sample the container after the run: its housekeeping
+// interval is 10 s by default, 15 s at most.
+const cadvisorWait = 40 * time.Second
 
 // notRolledOut is the verdict on a size whose resources never rolled out:
 // it does not hold, and the pods' states say why (an OOM kill at start).

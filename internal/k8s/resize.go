@@ -266,6 +266,10 @@ type Evidence struct {
 	Restarts           int32
 	LastReason         string // e.g. OOMKilled; "" when none ended
 	Pods               []string
+	// At is when cAdvisor took the oldest of the figures (it samples a
+	// container every few seconds, not when asked); zero when it gave
+	// none of the container's.
+	At time.Time
 }
 
 // Since is e's counters since before (the same pods).
@@ -278,6 +282,23 @@ func (e Evidence) Since(before Evidence) Evidence {
 		e.LastReason = ""
 	}
 	return e
+}
+
+// EvidenceAfter reads w's container's figures once cAdvisor has sampled
+// it at or after t (the end of a run), asking again every second while
+// ctx lasts; figures without a time are taken as they come.
+func (r *Resizer) EvidenceAfter(ctx context.Context, w WorkloadRef, container string, t time.Time) (Evidence, error) {
+	for {
+		ev, err := r.Evidence(ctx, w, container)
+		if err != nil || ev.At.IsZero() || !ev.At.Before(t) {
+			return ev, err
+		}
+		select {
+		case <-ctx.Done():
+			return ev, fmt.Errorf("the kubelet's cAdvisor figures of %s are of %v, before the run's end %v: %w", w, ev.At.Format(time.TimeOnly), t.Format(time.TimeOnly), ctx.Err())
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // Evidence reads w's container's figures now.
@@ -312,6 +333,9 @@ func (r *Resizer) Evidence(ctx context.Context, w WorkloadRef, container string)
 			}
 		}
 		series := nodes[p.Spec.NodeName]
+		if ms, ok := series[p.Name+"/at"]; ok && (ev.At.IsZero() || time.UnixMilli(int64(ms)).Before(ev.At)) {
+			ev.At = time.UnixMilli(int64(ms))
+		}
 		ev.Periods += uint64(series[p.Name+"/container_cpu_cfs_periods_total"])
 		ev.Throttled += uint64(series[p.Name+"/container_cpu_cfs_throttled_periods_total"])
 		ev.ThrottledSeconds += series[p.Name+"/container_cpu_cfs_throttled_seconds_total"]
@@ -354,6 +378,12 @@ func (r *Resizer) cadvisor(ctx context.Context, node, namespace, container strin
 			}
 			if labels["namespace"] != namespace || labels["container"] != container {
 				continue
+			}
+			if ts := float64(m.GetTimestampMs()); ts > 0 {
+				key := labels["pod"] + "/at"
+				if at, ok := out[key]; !ok || ts < at {
+					out[key] = ts
+				}
 			}
 			v := m.GetCounter().GetValue()
 			if m.GetGauge() != nil {
