@@ -243,38 +243,7 @@ components:
 // requests than the rate, or a LiteLLM not ready in 90 s, on a machine too
 // busy for them, is a skip.
 func TestGatewayOverheadLiteLLM(t *testing.T) {
-	llm := testutil.FreePort(t)
-	proxy := testutil.NewLiteLLMProxy(t, fmt.Sprintf("http://127.0.0.1:%d", llm), "perflab-mock")
-	args, _ := json.Marshal(proxy.Args)
-	env, _ := json.Marshal(proxy.Env)
-	plan := fmt.Sprintf(`name: gateway-litellm
-components:
-  - name: provider
-    run:
-      command: "{{perflab}}"
-      args: [target, llm, --addr, "127.0.0.1:%[1]d", --latency, 20ms, --tokens, "64"]
-      ready: {http: "http://127.0.0.1:%[1]d/health", timeout: 10s}
-  - name: litellm
-    group: gateway
-    run:
-      command: %[2]s
-      args: %[3]s
-      env: %[4]s
-      ready: {http: "http://127.0.0.1:%[5]d/health/liveliness", timeout: 90s}
-profiles:
-  - name: load
-    duration: 25s
-    workloads:
-      - name: chat
-        driver: openai
-        rate: 30/s
-        params:
-          url: http://127.0.0.1:%[1]d
-          model: perflab-mock
-          api_key: ${%[6]s}
-          prompts: ["How much does the gateway add?"]
-          gateway: {url: "http://127.0.0.1:%[5]d", component: litellm}
-`, llm, proxy.Bin, args, env, proxy.Port, proxy.KeyEnv)
+	plan, proxy := litellmPlan(t, "gateway-litellm", `"64"`, 30, `prompts: ["How much does the gateway add?"]`)
 	machine := testutil.Measure(t)
 	s, md, dir := runGateway(t, machine, plan, 1, proxy.KeyEnv+"="+proxy.Key)
 	g := s.Gateway[0]
@@ -316,39 +285,9 @@ profiles:
 // interval where 25 s of data support one, and that every request was
 // answered.
 func TestGatewayOverheadLiteLLMStreams(t *testing.T) {
-	llm := testutil.FreePort(t)
-	proxy := testutil.NewLiteLLMProxy(t, fmt.Sprintf("http://127.0.0.1:%d", llm), "perflab-mock")
-	args, _ := json.Marshal(proxy.Args)
-	env, _ := json.Marshal(proxy.Env)
-	plan := fmt.Sprintf(`name: gateway-litellm-stream
-components:
-  - name: provider
-    run:
-      command: "{{perflab}}"
-      args: [target, llm, --addr, "127.0.0.1:%[1]d", --latency, 20ms, --tokens, "32", --tokens-per-second, "400"]
-      ready: {http: "http://127.0.0.1:%[1]d/health", timeout: 10s}
-  - name: litellm
-    group: gateway
-    run:
-      command: %[2]s
-      args: %[3]s
-      env: %[4]s
-      ready: {http: "http://127.0.0.1:%[5]d/health/liveliness", timeout: 90s}
-profiles:
-  - name: load
-    duration: 25s
-    workloads:
-      - name: chat
-        driver: openai
-        rate: 20/s
-        params:
-          url: http://127.0.0.1:%[1]d
-          model: perflab-mock
-          api_key: ${%[6]s}
-          stream: true
-          prompts: ["How much does the gateway add to the first token?"]
-          gateway: {url: "http://127.0.0.1:%[5]d", component: litellm}
-`, llm, proxy.Bin, args, env, proxy.Port, proxy.KeyEnv)
+	plan, proxy := litellmPlan(t, "gateway-litellm-stream", `"32", --tokens-per-second, "400"`, 20,
+		`stream: true
+          prompts: ["How much does the gateway add to the first token?"]`)
 	machine := testutil.Measure(t)
 	r := runEnv(t, []string{proxy.KeyEnv + "=" + proxy.Key}, "run", writePlan(t, plan), "--out", t.TempDir())
 	if r.code != 0 {
@@ -375,4 +314,44 @@ profiles:
 	// fewer streams in the window (162 of 240 beside four CPU hogs).
 	machine.Check(t, g.Direct.Requests >= 200 && g.Through.Requests >= 200, testutil.Need{},
 		"sides %+v and %+v: want about 240 requests each way in the window", g.Direct, g.Through)
+}
+
+// litellmPlan is a plan named name of the mock provider (perflab target
+// llm, 20 ms before its first token, tokens its --tokens and what
+// follows) behind LiteLLM's proxy, both started by the plan, and one chat
+// workload at rate/s for 25 s, straight and through the proxy, with the
+// extra params (YAML at the params' indent); and the proxy.
+func litellmPlan(t *testing.T, name, tokens string, rate int, params string) (string, testutil.LiteLLMProxy) {
+	llm := testutil.FreePort(t)
+	proxy := testutil.NewLiteLLMProxy(t, fmt.Sprintf("http://127.0.0.1:%d", llm), "perflab-mock")
+	args, _ := json.Marshal(proxy.Args)
+	env, _ := json.Marshal(proxy.Env)
+	return fmt.Sprintf(`name: %[7]s
+components:
+  - name: provider
+    run:
+      command: "{{perflab}}"
+      args: [target, llm, --addr, "127.0.0.1:%[1]d", --latency, 20ms, --tokens, %[8]s]
+      ready: {http: "http://127.0.0.1:%[1]d/health", timeout: 10s}
+  - name: litellm
+    group: gateway
+    run:
+      command: %[2]s
+      args: %[3]s
+      env: %[4]s
+      ready: {http: "http://127.0.0.1:%[5]d/health/liveliness", timeout: 90s}
+profiles:
+  - name: load
+    duration: 25s
+    workloads:
+      - name: chat
+        driver: openai
+        rate: %[9]d/s
+        params:
+          url: http://127.0.0.1:%[1]d
+          model: perflab-mock
+          api_key: ${%[6]s}
+          %[10]s
+          gateway: {url: "http://127.0.0.1:%[5]d", component: litellm}
+`, llm, proxy.Bin, args, env, proxy.Port, proxy.KeyEnv, name, tokens, rate, params), proxy
 }
