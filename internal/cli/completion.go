@@ -16,7 +16,7 @@ var commands = []struct {
 	name string
 	subs []string
 }{
-	{"run", nil}, {"http", nil}, {"search", nil}, {"demo", nil}, {"report", nil}, {"size", nil}, {"compare", nil},
+	{"run", nil}, {"http", nil}, {"llm", nil}, {"search", nil}, {"demo", nil}, {"report", nil}, {"size", nil}, {"compare", nil},
 	{"plan", []string{"check"}}, {"target", []string{"http", "llm", "gateway"}},
 	{"k8s", []string{"manifest", "run", "image"}}, {"merge", nil}, {"worker", nil},
 	{"completion", []string{"bash", "zsh", "fish"}}, {"version", nil}, {"help", nil},

@@ -54,12 +54,17 @@ func (e *env) demo(ctx context.Context, args []string) error {
 	fs := newFlagSet("demo", e)
 	out := fs.String("out", "perflab-runs", "parent directory for the run directory")
 	each := fs.Duration("duration", 11*time.Second, "duration of each load level (11 s: ten 1 s samples after the first interval, enough for a P99 of the target's resources)")
+	e.ci.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return e.flagError(fs, err)
 	}
 	if fs.NArg() > 0 {
 		return usageErrorf("perflab demo takes no arguments, got %q", fs.Args())
 	}
+	if err := e.ci.check(set(fs, "out")); err != nil {
+		return err
+	}
+	e.ci.name = "demo"
 	if *each < time.Second {
 		return usageErrorf("--duration %v: want 1s or more (each load level is at least one interval)", *each)
 	}
@@ -75,7 +80,11 @@ func (e *env) demo(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("the demo's own plan: %w", err)
 	}
-	b, err := run.Builtins(filepath.Join(*out, "RUN_DIR"))
+	runDir := e.ci.runDir
+	if runDir == "" {
+		runDir = filepath.Join(*out, "RUN_DIR")
+	}
+	b, err := run.Builtins(runDir)
 	if err != nil {
 		return &runError{err: err, code: ExitFailed}
 	}

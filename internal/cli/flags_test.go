@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -82,6 +84,31 @@ func TestVersionText(t *testing.T) {
 	}
 	if code, stdout, _ := mainOut("version"); code != ExitOK || !strings.Contains(stdout, "go:          go1.") {
 		t.Errorf("perflab version: exit %d\n%s", code, stdout)
+	}
+}
+
+// TestCompletionKnowsEveryCommand: every command and subcommand perflab's
+// usage shows is one the completion scripts offer (and __flags answers).
+func TestCompletionKnowsEveryCommand(t *testing.T) {
+	shown := regexp.MustCompile(`(?m)^  perflab ([a-z0-9]+)(?: ([a-z][a-z0-9]+)\b)?`)
+	matches := shown.FindAllStringSubmatch(usage, -1)
+	if len(matches) < 10 {
+		t.Fatalf("%d commands in the usage", len(matches))
+	}
+	for _, m := range matches {
+		i := slices.IndexFunc(commands, func(c struct {
+			name string
+			subs []string
+		}) bool {
+			return c.name == m[1]
+		})
+		if i < 0 {
+			t.Errorf("perflab %s is in the usage but not in commands: completion never offers it", m[1])
+			continue
+		}
+		if len(commands[i].subs) > 0 && !slices.Contains(commands[i].subs, m[2]) {
+			t.Errorf("perflab %s %s is in the usage but not among %s's subcommands %v", m[1], m[2], m[1], commands[i].subs)
+		}
 	}
 }
 

@@ -93,7 +93,7 @@ Usage:
   perflab search PLAN.yaml --slo EXPR [--profile NAME] [--start 100/s] [--max 100000/s] [--step-duration 20s]
                                            find the highest rate of the profile's workload that meets the SLO
   perflab plan check PLAN.yaml             validate a plan (every problem at file:line:col) without running it
-  perflab demo [--out DIR] [--duration 11s]
+  perflab demo [--out DIR | --run-dir DIR] [--duration 11s]
                                            start here: the built-in target at four load levels (250, 500, 750
                                            and 1000 requests/s, profiles small to xlarge), a report and sizes
   perflab http URL [flags]                 one-off HTTP load test (perflab http --help)
