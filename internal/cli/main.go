@@ -76,7 +76,7 @@ Usage:
                                            run a plan: start its components, sweep its matrix, run its profiles
                                            (every cell N times, interleaved, for intervals across runs;
                                            the load made by N worker processes, merged into one run)
-                                           for CI (run, http, search): --junit FILE --csv FILE --run-dir DIR --json
+                                           for CI (run, http, llm, search, demo): --junit FILE --csv FILE --run-dir DIR --json
   perflab worker [--store URL] [--run-id ID] [--index I] [--workers N] [--plan FILE]
                                            one worker of a distributed run (started by perflab run --workers
                                            or as a Kubernetes Indexed Job; flags default to PERFLAB_STORE,
