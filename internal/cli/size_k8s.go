@@ -174,10 +174,12 @@ func (rs *resized) notRolledOut(t analysis.TShirt, why string) analysis.Verified
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if comps, err := rs.evidence(ctx); err == nil {
-		v.Components = comps
 		for _, c := range comps {
 			if c.OOMKills > 0 {
 				v.Reasons = append(v.Reasons, fmt.Sprintf("component %s was OOM-killed (%d kills) under its %s memory limit", c.Component, c.OOMKills, c.MemoryLimit))
+			}
+			if c.OOMKills > 0 || c.Ended != "" {
+				v.Components = append(v.Components, c) // the rest ran no load inside the size: no evidence
 			}
 		}
 	}

@@ -22,7 +22,8 @@ import (
 // the Deployment's container holds, with the kubelet's CFS periods as
 // evidence; the same size against the target made to burn 8 times the CPU
 // (its Deployment changed, as a new release would) does not hold,
-// throttled; and after each, the container has its resources as they
+// throttled; the target made to hold 384 MiB does not hold either,
+// OOM-killed; and after each, the container has its resources as they
 // were, none.
 func testK8sSizeVerify(t *testing.T, c *cluster) {
 	target := c.deployTarget(t, "--cpu-work", "1ms")
@@ -83,6 +84,17 @@ profiles:
 		t.Logf("the machine was too busy to tell 8 times the CPU per request from the machine: %q", got.Reasons)
 	case v.code != 1 || got.Holds || len(got.Evidence) != 1 || got.Evidence[0].ThrottledShare < 0.3:
 		t.Errorf("8 times the CPU per request in the cluster: exit %d, %+v\n%s%s", v.code, got, v.stdout, v.stderr)
+	}
+	t.Logf("verdicts: %s", v.stdout)
+
+	// the target made to hold 384 MiB, far past the size's memory limit
+	// (a few tens of MiB): its pod is OOM-killed as it starts, so the
+	// size cannot roll out, and the wait for it ends at the kill
+	c.setArgs(t, name, "--cpu-work", "1ms", "--resident", "384MiB")
+	v, s = verify()
+	got = s.Cells[0].Insights.Sizes[0].Verified
+	if why := strings.Join(got.Reasons, "\n"); v.code != 1 || got.Holds || got.Inconclusive || !strings.Contains(why, "OOM-killed") {
+		t.Errorf("384 MiB resident in the cluster: exit %d, %+v\n%s%s", v.code, got, v.stdout, v.stderr)
 	}
 	t.Logf("verdicts: %s", v.stdout)
 }

@@ -194,12 +194,19 @@ func (r *Resizer) Apply(ctx context.Context, w WorkloadRef, container string, re
 }
 
 // WaitRollout waits until every replica of w runs its current template,
-// or ctx ends; the error then says what its pods are doing.
+// or ctx ends; the error then says what its pods are doing. A pod of the
+// current template whose container was OOM-killed, or that crash-loops,
+// ends the wait at once: that rollout cannot complete.
 func (r *Resizer) WaitRollout(ctx context.Context, w WorkloadRef) error {
-	for {
+	for i := 0; ; i++ {
 		wl, err := r.get(ctx, w)
 		if err == nil && wl.rolledOut {
 			return nil
+		}
+		if err == nil && i%4 == 3 { // about once a second
+			if why := r.crashing(ctx, w, wl); why != "" {
+				return fmt.Errorf("%s cannot roll out: %s", w, why)
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -207,6 +214,76 @@ func (r *Resizer) WaitRollout(ctx context.Context, w WorkloadRef) error {
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// crashing says which pods of w's current template (its container has
+// the template's resources) had the container OOM-killed or crash-loop;
+// "" when none.
+func (r *Resizer) crashing(ctx context.Context, w WorkloadRef, wl workload) string {
+	want, err := w.container(wl.template)
+	if err != nil {
+		return ""
+	}
+	pods, err := r.pods(ctx, w, wl)
+	if err != nil {
+		return ""
+	}
+	var out []string
+	for _, p := range pods {
+		if current(p, want) {
+			out = append(out, crashed(p, want.Name)...)
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// crashed says how pod p's container named container was OOM-killed or
+// crash-loops, if it was or does.
+func crashed(p corev1.Pod, container string) []string {
+	var out []string
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.Name != container {
+			continue
+		}
+		last, now := cs.LastTerminationState.Terminated, cs.State.Terminated
+		switch {
+		case now != nil && now.Reason == "OOMKilled", last != nil && last.Reason == "OOMKilled":
+			out = append(out, fmt.Sprintf("pod %s: %s was OOM-killed (%d restarts)", p.Name, cs.Name, cs.RestartCount))
+		case cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff":
+			reason := "?"
+			if last != nil {
+				reason = last.Reason
+			}
+			out = append(out, fmt.Sprintf("pod %s: %s crash-loops (%d restarts, the last ended %s)", p.Name, cs.Name, cs.RestartCount, reason))
+		}
+	}
+	return out
+}
+
+// current reports whether pod p runs container want as the template has
+// it now: the same limits and the requests the template sets (the API
+// server gives a pod's container without a request its limit).
+func current(p corev1.Pod, want corev1.Container) bool {
+	for _, c := range p.Spec.Containers {
+		if c.Name != want.Name {
+			continue
+		}
+		if len(c.Resources.Limits) != len(want.Resources.Limits) {
+			return false
+		}
+		for name, q := range want.Resources.Limits {
+			if got, ok := c.Resources.Limits[name]; !ok || got.Cmp(q) != 0 {
+				return false
+			}
+		}
+		for name, q := range want.Resources.Requests {
+			if got, ok := c.Resources.Requests[name]; !ok || got.Cmp(q) != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // podStates is what w's pods are doing, in words, for an error.
