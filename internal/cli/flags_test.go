@@ -181,6 +181,7 @@ func quoted(words []string) []string {
 // stderr without the progress, the notes and the lines saying where the
 // files are; the report is still on stdout.
 func TestQuiet(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer srv.Close()
 	out := t.TempDir()

@@ -101,6 +101,7 @@ func objectsLeft(t *testing.T, c kubernetes.Interface) int {
 // played by workers in this process, as the pods would run them), merges
 // their load into the run and deletes the Job at the end.
 func TestK8sRunCoordinatesTheJob(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits.Add(1) }))
 	defer srv.Close()
@@ -140,6 +141,7 @@ func TestK8sRunCoordinatesTheJob(t *testing.T) {
 // image fails the run at once, named with its reason, and the Job is
 // deleted.
 func TestK8sRunReportsAWorkerThatCannotStart(t *testing.T) {
+	t.Parallel()
 	runID := "rtest-2"
 	c := fake.NewClientset(workerPod(runID, 1, corev1.PodPending, "ImagePullBackOff"))
 	e, stderr := k8sEnv(c)
@@ -240,6 +242,7 @@ func TestK8sRunLeavesAnotherRunsObjectsAlone(t *testing.T) {
 // the plan's credentials from what it stores and prints as perflab run
 // does: here a component's literal credential, printed to its log.
 func TestK8sRunScrubsAsRunDoes(t *testing.T) {
+	t.Parallel()
 	const secret = "literal-component-secret"
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer srv.Close()

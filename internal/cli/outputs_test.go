@@ -57,6 +57,7 @@ func (j junitFile) failed() map[string]string {
 // directory, and --json's summary names it; the gate that failed is a
 // failing case of the JUnit file, with its figure.
 func TestCIOutputs(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer srv.Close()
 	dir := t.TempDir()

@@ -89,6 +89,7 @@ func checkStoreFailure(t *testing.T, e *env, stderr *bytes.Buffer, err error, ou
 // then, as at an interrupt, not run its 60 s to the end; the run still
 // ends with its state recorded.
 func TestStoreFailureStopsTheLoad(t *testing.T) {
+	t.Parallel()
 	var served atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served.Add(1) }))
 	defer srv.Close()
@@ -106,6 +107,7 @@ func TestStoreFailureStopsTheLoad(t *testing.T) {
 // plan run against a server on 127.0.0.1: one interval is kept, the load of
 // 60 s stops after it.
 func TestPlanStoreFailureStopsTheLoad(t *testing.T) {
+	t.Parallel()
 	var served atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served.Add(1) }))
 	defer srv.Close()
@@ -135,6 +137,7 @@ profiles:
 // for a run whose load two workers make: the coordinator's store failure
 // stops them too, through the shared store, and tells them why.
 func TestDistributedStoreFailureStopsTheWorkers(t *testing.T) {
+	t.Parallel()
 	var served atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served.Add(1) }))
 	defer srv.Close()

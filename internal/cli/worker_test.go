@@ -89,6 +89,7 @@ func awaitEnd(t *testing.T, run shard.Run, w, n int) (int64, *shard.End) {
 // of the schedule from the announced start, says so in its end, and exits
 // 0 when the coordinator says the run is done.
 func TestWorkerRunsItsShareAndEnds(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
 	defer srv.Close()
@@ -117,6 +118,7 @@ func TestWorkerRunsItsShareAndEnds(t *testing.T) {
 // TestWorkerStopsOnAbort: the coordinator's abort stops the load; the
 // worker's end says it was interrupted, and it exits 0.
 func TestWorkerStopsOnAbort(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer srv.Close()
 	planPath := httpPlan(t, srv.URL, 50, time.Hour)
@@ -143,6 +145,7 @@ func TestWorkerStopsOnAbort(t *testing.T) {
 // intervals it stops its load (what it measures would be lost) and exits
 // 1, having issued far fewer requests than its schedule holds.
 func TestWorkerStopsWhenTheStoreFails(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
 	defer srv.Close()
@@ -194,6 +197,7 @@ func awaitFile(t *testing.T, path string) {
 // as perflab k8s manifest says to run it) merges their load: a Launcher
 // that knows of no failure fails no worker.
 func TestRunCoordinatesWorkersStartedElsewhere(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
 	defer srv.Close()
