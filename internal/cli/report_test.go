@@ -3,10 +3,16 @@ package cli
 import (
 	"encoding/csv"
 	"encoding/xml"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results/resultstest"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // TestReportCSVAndJUnit (issue 20, item 4): perflab report --format csv
@@ -41,5 +47,32 @@ func TestReportCSVAndJUnit(t *testing.T) {
 	}
 	if code, _, errs := mainOut("report", dir, "--format", "yaml"); code != ExitUsage || !strings.Contains(errs, "csv or junit") {
 		t.Errorf("an unknown format: exit %d: %s", code, errs)
+	}
+}
+
+// TestAFakeFormatIsOneLine: a report format is a writer and one entry in
+// report.Formats (here the test's): perflab report renders it by its
+// name, its help lists it, and --write writes its file into the run
+// directory beside the others.
+func TestAFakeFormatIsOneLine(t *testing.T) {
+	count := func(w io.Writer, r *view.Run) error {
+		_, err := fmt.Fprintf(w, "%d cells, %s\n", len(r.Cells), r.State)
+		return err
+	}
+	report.Formats = append(report.Formats, report.Format{Name: "count", Help: "cells and state", Run: count, File: "count.txt"})
+	t.Cleanup(func() { report.Formats = report.Formats[:len(report.Formats)-1] })
+
+	dir := resultstest.WritePlanRun(t, t.TempDir())
+	if code, out, errs := mainOut("report", dir, "--format", "count"); code != 0 || out != "2 cells, failed\n" {
+		t.Errorf("--format count: exit %d: %q %s", code, out, errs)
+	}
+	if _, out, _ := mainOut("report", "--help"); !strings.Contains(out, "count (cells and state)") {
+		t.Errorf("report --help does not list count:\n%s", out)
+	}
+	if code, _, errs := mainOut("report", dir, "--write"); code != 0 {
+		t.Fatalf("--write: exit %d: %s", code, errs)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "count.txt")); err != nil || string(b) != "2 cells, failed\n" {
+		t.Errorf("count.txt: %q, %v", b, err)
 	}
 }

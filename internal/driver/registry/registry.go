@@ -74,7 +74,7 @@ var drivers = map[string]entry{
 	"otlp":         {decode: otlpDriver, params: otlpdriver.Config{}},
 	"promql":       {decode: promqlDriver, params: promql.Config{}},
 	"remote_write": {decode: remoteWriteDriver, params: remotewrite.Config{}},
-	"s3":           {decode: s3Driver, params: s3driver.Config{}},
+	"s3":           {decode: plain(s3driver.New), params: s3driver.Config{}},
 }
 
 // factory decodes the params of a workload of the driver.

@@ -104,6 +104,9 @@ func (Config) ParamKeys() driver.ParamKeys {
 	}
 }
 
+// Paths are c's file paths, which a plan writes relative to itself.
+func (c *Config) Paths() []*string { return []*string{&c.CAFile} }
+
 // spec is a Config parsed and defaulted: what New builds from.
 type spec struct {
 	endpoint  *url.URL
