@@ -75,8 +75,9 @@ func shellBlocks(file, text string) (blocks []shellBlock, bad []string) {
 	return blocks, bad
 }
 
-// addrFlag finds the address a server command listens on.
-var addrFlag = regexp.MustCompile(`--addr[ =](\S+)`)
+// addrFlag finds the address a server command listens on: perflab's
+// --addr, VictoriaMetrics' -httpListenAddr.
+var addrFlag = regexp.MustCompile(`(?:--addr|-httpListenAddr)[ =](\S+)`)
 
 // TestDocsCommandsRun runs every runnable block of README.md and
 // docs/**/*.md as a user would type it, with perflab on the PATH: the
@@ -213,12 +214,12 @@ func runBlock(t *testing.T, b docBlock, dir, bin string) {
 		if cmdText == "" {
 			continue
 		}
+		if word := strings.Fields(cmdText)[0]; word != "perflab" {
+			testutil.RequireBinary(t, word) // a real server or tool the page uses: installed by make deps
+		}
 		if server, ok := strings.CutSuffix(cmdText, "&"); ok {
 			startServer(t, strings.TrimSpace(server), dir, env)
 			continue
-		}
-		if word := strings.Fields(cmdText)[0]; word != "perflab" {
-			testutil.RequireBinary(t, word)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		c := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", cmdText)
