@@ -47,16 +47,18 @@ mutate:
 # build tag k8s): builds Kubernetes v1.34.4 and kube-state-metrics first if
 # they are not in the cache (~10 min and ~4 min once, scripts/k8s-build.sh
 # and scripts/ksm-build.sh), then starts and stops a cluster on loopback
-# per test (needs root, containerd, runc, etcd: make deps). The packages
-# run whole: promapi's other tests (real Prometheus) run again with them.
-# internal/e2e's TestK8s runs perflab k8s run and manifest on one cluster
-# (its other tests ran in make test).
+# per test (needs root, containerd, runc, etcd: make deps). Of those
+# packages only the tests of their *_k8s_test.go files run (K8S_TESTS,
+# read from the files, so a new one runs too): the others ran in make
+# test. internal/e2e's TestK8s runs perflab k8s run and manifest on one
+# cluster (its other tests ran in make test).
 K8S_TEST_PKGS = ./internal/testutil/k8scluster/... ./internal/observe/promapi/...
+K8S_TESTS = $(shell sed -n 's/^func \(Test[A-Za-z0-9_]*\).*/\1/p' internal/testutil/k8scluster/*_k8s_test.go internal/observe/promapi/*_k8s_test.go | paste -sd'|')
 test-k8s:
 	scripts/k8s-build.sh
 	scripts/ksm-build.sh
 	$(GO) vet -tags k8s $(K8S_TEST_PKGS) ./internal/e2e/
-	$(GO) test -tags k8s -p 1 -count=1 -timeout 20m $(K8S_TEST_PKGS)
+	$(GO) test -tags k8s -p 1 -count=1 -timeout 20m -run '^($(K8S_TESTS))$$' $(K8S_TEST_PKGS)
 	$(GO) test -tags k8s -count=1 -timeout 30m -run '^TestK8s' ./internal/e2e/
 
 demo:
