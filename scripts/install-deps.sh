@@ -31,8 +31,10 @@ command -v runc >/dev/null 2>&1 || [ -x /usr/sbin/runc ] || need+=(runc)
 command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
 # perflab k8s image's archive: skopeo reads it
 command -v skopeo >/dev/null 2>&1 || need+=(skopeo)
-# the sqlite3 CLI: docs/format/results.md's queries run in TestDocsCommandsRun
+# the sqlite3 CLI and curl: docs/format/results.md's queries and
+# docs/export.md's read-back run in TestDocsCommandsRun
 command -v sqlite3 >/dev/null 2>&1 || need+=(sqlite3)
+command -v curl >/dev/null 2>&1 || need+=(curl)
 
 if [ ${#need[@]} -gt 0 ]; then
   echo "install-deps: installing ${need[*]}"
