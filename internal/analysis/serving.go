@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -105,7 +106,7 @@ func serverTimes(series map[string][]Point, name string) ServerTimes {
 			buckets = append(buckets, bucket{le, growth(ps)})
 		}
 	}
-	slices.SortFunc(buckets, func(a, b bucket) int { return cmpFloat(a.le, b.le) })
+	slices.SortFunc(buckets, func(a, b bucket) int { return cmp.Compare(a.le, b.le) })
 	if len(buckets) == 0 || buckets[len(buckets)-1].n <= 0 {
 		return ServerTimes{}
 	}
@@ -125,7 +126,7 @@ func serverTimes(series map[string][]Point, name string) ServerTimes {
 func bucketQuantile(q float64, les, counts []float64) BucketQuantile {
 	total := counts[len(counts)-1]
 	rank := q * total
-	i, _ := slices.BinarySearchFunc(counts, rank, cmpFloat)
+	i, _ := slices.BinarySearch(counts, rank)
 	lo, below := 0.0, 0.0
 	if i > 0 {
 		lo, below = les[i-1], counts[i-1]
@@ -138,16 +139,6 @@ func bucketQuantile(q float64, les, counts []float64) BucketQuantile {
 	}
 	est := lo + (les[i]-lo)*(rank-below)/(counts[i]-below)
 	return BucketQuantile{Est: seconds(est), Lo: seconds(lo), Hi: seconds(les[i])}
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

@@ -55,16 +55,7 @@ var panelChecks = map[string]panelCheck{
 		return one(ss, f.mean/1000, 0.15, 0.0002, "mean latency (s)")
 	}},
 	"Dropped and unissued arrivals": {by: byWorkload, check: func(f figure, ss []panelSample) string {
-		for _, s := range ss {
-			want, what := f.dropped, "dropped/s"
-			if s.ref == "B" {
-				want, what = f.unissued, "unissued/s"
-			}
-			if msg := within(s.v, want/f.seconds, 0.03, 0.01, what); msg != "" {
-				return msg
-			}
-		}
-		return count(ss, 2)
+		return twoRates(ss, f.seconds, f.dropped, "dropped/s", f.unissued, "unissued/s", 0.03, 0.01)
 	}},
 	"VUs in use":        {by: byWorkload, check: bounded(1, func(f figure) float64 { return f.vusMax })},
 	"Scheduler lag p99": {by: byWorkload, check: bounded(0, func(f figure) float64 { return f.lagMax/1000*1.001 + 1e-6 })},
@@ -127,4 +118,20 @@ func positive(_ figure, ss []panelSample) string {
 		return fmt.Sprintf("%g, want more than 0", ss[0].v)
 	}
 	return ""
+}
+
+// twoRates checks a panel of two series, A and B, against a and b (what
+// the summary counted over its window of seconds) per second: each
+// within tol of its figure, or abs.
+func twoRates(ss []panelSample, seconds, a float64, whatA string, b float64, whatB string, tol, abs float64) string {
+	for _, s := range ss {
+		want, what := a, whatA
+		if s.ref == "B" {
+			want, what = b, whatB
+		}
+		if msg := within(s.v, want/seconds, tol, abs, what); msg != "" {
+			return msg
+		}
+	}
+	return count(ss, 2)
 }

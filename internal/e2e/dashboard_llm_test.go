@@ -96,16 +96,7 @@ var llmPanelChecks = map[string]panelCheck{
 		return count(ss, 3)
 	}, of: isLLM},
 	"LLM tokens/s": {by: byOperation, check: func(f figure, ss []panelSample) string {
-		for _, s := range ss {
-			want, what := f.promptTokens, "prompt tokens/s"
-			if s.ref == "B" {
-				want, what = f.outputTokens, "output tokens/s"
-			}
-			if msg := within(s.v, want/f.seconds, 0.03, 0, what); msg != "" {
-				return msg
-			}
-		}
-		return count(ss, 2)
+		return twoRates(ss, f.seconds, f.promptTokens, "prompt tokens/s", f.outputTokens, "output tokens/s", 0.03, 0)
 	}, of: isLLM},
 	"LLM goodput ratio": {by: byOperation, check: func(f figure, ss []panelSample) string {
 		return one(ss, f.good/f.judged, 0.01, 0.001, "goodput ratio")

@@ -4,11 +4,8 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -54,14 +51,7 @@ profiles:
 		t.Helper()
 		v := run(t, "size", dir, "--verify", "--verify-duration", "6s", "--kubeconfig", c.Kubeconfig,
 			"--k8s", "api=default/deployment/"+name+":target", "--rollout-timeout", "2m")
-		var s verifiedSummary
-		b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-		if err == nil {
-			err = json.Unmarshal(b, &s)
-		}
-		if err != nil || len(s.Cells) != 1 || len(s.Cells[0].Insights.Sizes) != 1 || s.Cells[0].Insights.Sizes[0].Verified == nil {
-			t.Fatalf("summary.json after --verify (exit %d, %v):\n%s%s", v.code, err, v.stdout, v.stderr)
-		}
+		s := verifiedOf(t, dir, v)
 		c.wantNoResources(t, name)
 		return v, s
 	}

@@ -181,23 +181,8 @@ profiles:
 // gave (testutil.Measure): beside 16 CPU hogs the TTFT p50 of a step
 // without queueing was 26.7 ms.
 func TestSweepMatchesTheMock(t *testing.T) {
-	port := testutil.FreePort(t)
-	path := writePlan(t, fmt.Sprintf(`name: llm-sweep
-components:
-  - name: provider
-    run:
-      command: "{{perflab}}"
-      args: [target, llm, --addr, "127.0.0.1:%d", --latency, 20ms, --tokens, "8", --tokens-per-second, "400", --max-concurrency, "4"]
-      ready: {http: "http://127.0.0.1:%[1]d/v1/models"}
-profiles:
-  - name: p
-    duration: 10s
-    workloads:
-      - name: chat
-        driver: openai
-        rate: 1/s
-        params: {url: "http://127.0.0.1:%[1]d", model: perflab-mock, stream: true, input_tokens: {mean: 32}, output_tokens: {mean: 8}}
-`, port))
+	path := fourStreamsPlan(t, "llm-sweep", `        params: {url: "http://127.0.0.1:%[1]d", model: perflab-mock, stream: true, input_tokens: {mean: 32}, output_tokens: {mean: 8}}
+`)
 	machine := testutil.Measure(t)
 	r := run(t, "search", path, "--sweep", "5", "--sweep-vus", "8", "--step-duration", "3s", "--slo", "p99 < 5s", "--out", t.TempDir())
 	if r.code != 0 {
@@ -310,4 +295,27 @@ func TestSweepChecksItsFlags(t *testing.T) {
 			t.Errorf("%s: exit %d, want 2 and %q:\n%s", tt.args, r.code, tt.want, r.stderr)
 		}
 	}
+}
+
+// fourStreamsPlan is a plan called name of the LLM mock serving 4 streams
+// at once (20 ms to the first of 8 tokens at 400/s: 37.5 ms each), on a
+// free port, and one chat workload at 1/s for 10 s (a search sets its
+// rates) whose last lines are workload, YAML at the workload's indent
+// where %[1]d is the mock's port.
+func fourStreamsPlan(t *testing.T, name, workload string) string {
+	return writePlan(t, fmt.Sprintf(`name: `+name+`
+components:
+  - name: provider
+    run:
+      command: "{{perflab}}"
+      args: [target, llm, --addr, "127.0.0.1:%[1]d", --latency, 20ms, --tokens, "8", --tokens-per-second, "400", --max-concurrency, "4"]
+      ready: {http: "http://127.0.0.1:%[1]d/v1/models"}
+profiles:
+  - name: p
+    duration: 10s
+    workloads:
+      - name: chat
+        driver: openai
+        rate: 1/s
+`+workload, testutil.FreePort(t)))
 }

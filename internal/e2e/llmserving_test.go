@@ -302,24 +302,9 @@ func TestGatewaySweepExample(t *testing.T) {
 // fails on goodput while it still achieved 95 % of its rate, which a
 // search on the achieved rate alone would have passed.
 func TestGoodputLimitedCapacity(t *testing.T) {
-	port := testutil.FreePort(t)
-	path := writePlan(t, fmt.Sprintf(`name: goodput-capacity
-components:
-  - name: provider
-    run:
-      command: "{{perflab}}"
-      args: [target, llm, --addr, "127.0.0.1:%d", --latency, 20ms, --tokens, "8", --tokens-per-second, "400", --max-concurrency, "4"]
-      ready: {http: "http://127.0.0.1:%[1]d/v1/models"}
-profiles:
-  - name: p
-    duration: 10s
-    workloads:
-      - name: chat
-        driver: openai
-        rate: 1/s
-        vus: {max: 200}
+	path := fourStreamsPlan(t, "goodput-capacity", `        vus: {max: 200}
         params: {url: "http://127.0.0.1:%[1]d", model: perflab-mock, stream: true, prompts: ["x"], goodput: {ttft: 30ms}}
-`, port))
+`)
 	machine := testutil.Measure(t)
 	r := run(t, "search", path, "--slo", "goodput >= 90%", "--start", "20/s", "--max", "400/s", "--step-duration", "3s", "--bisect", "3", "--out", t.TempDir())
 	if r.code != 0 {

@@ -87,15 +87,7 @@ func TestSizeVerify(t *testing.T) {
 	verdict := func(env []string, more ...string) (result, verifiedSummary) {
 		t.Helper()
 		v := runEnv(t, env, append([]string{"size", dir, "--verify", "--verify-duration", "6s"}, more...)...)
-		var s verifiedSummary
-		b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-		if err == nil {
-			err = json.Unmarshal(b, &s)
-		}
-		if err != nil || len(s.Cells) != 1 || len(s.Cells[0].Insights.Sizes) != 1 || s.Cells[0].Insights.Sizes[0].Verified == nil {
-			t.Fatalf("summary.json after --verify (exit %d, %v):\n%s%s", v.code, err, v.stdout, v.stderr)
-		}
-		return v, s
+		return v, verifiedOf(t, dir, v)
 	}
 
 	v, s := verdict(base)
@@ -259,4 +251,19 @@ func TestSizeSearchMemoryLimits(t *testing.T) {
 	if c.Knee == nil || !strings.Contains(s.stdout, "the knee: ") || !strings.Contains(s.stdout, "MEMORY LIMIT") {
 		t.Errorf("knee %+v, want it printed\n%s", c.Knee, s.stdout)
 	}
+}
+
+// verifiedOf is the summary.json of run dir after perflab size --verify
+// ended with v: one cell, one size, its verdict; the test ends without.
+func verifiedOf(t *testing.T, dir string, v result) verifiedSummary {
+	t.Helper()
+	var s verifiedSummary
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &s)
+	}
+	if err != nil || len(s.Cells) != 1 || len(s.Cells[0].Insights.Sizes) != 1 || s.Cells[0].Insights.Sizes[0].Verified == nil {
+		t.Fatalf("summary.json after --verify (exit %d, %v):\n%s%s", v.code, err, v.stdout, v.stderr)
+	}
+	return s
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/perflab/perflab/internal/analysis"
@@ -23,21 +24,11 @@ func paretoChart(s *view.Search) []byte {
 	if len(pts) < 2 {
 		return nil
 	}
-	slices.SortFunc(pts, func(a, b xy) int { return cmpFloat(a.X, b.X) })
+	slices.SortFunc(pts, func(a, b xy) int { return cmp.Compare(a.X, b.X) })
 	c := &lineChart{title: "Output tokens/s, total against per user (a point per step)",
 		xLabel: "output tokens/s per user (1 / TPOT p50)", yLabel: "output tokens/s, total", markers: true}
 	c.add("steps", pts, colour(0), nil)
 	return c.svg()
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // profileParetoChart is paretoChart for a plan's profiles: each
@@ -73,7 +64,7 @@ func profileParetoChart(r *view.Run) []byte {
 			if len(pts) < 2 {
 				continue
 			}
-			slices.SortFunc(pts, func(a, b xy) int { return cmpFloat(a.X, b.X) })
+			slices.SortFunc(pts, func(a, b xy) int { return cmp.Compare(a.X, b.X) })
 			if len(cells) > 1 {
 				name = cell.Name + " " + name
 			}

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
@@ -19,16 +18,7 @@ func TestSweepInsufficientDataAndRateChart(t *testing.T) {
 	short := view.Gate{Verdict: analysis.Verdict{Expr: "p99 < 1s", State: analysis.GateInsufficient, Note: "p99 needs at least 100"}}
 	st := &s.Steps[0]
 	st.Pass, st.Insufficient, st.Gates, st.Why = false, true, []view.Gate{short}, "p99 < 1s: insufficient data (p99 needs at least 100)"
-	var md, term, js bytes.Buffer
-	if err := SearchMarkdown(&md, s); err != nil {
-		t.Fatal(err)
-	}
-	if err := SearchTerminal(&term, s); err != nil {
-		t.Fatal(err)
-	}
-	if err := SearchJSON(&js, s); err != nil {
-		t.Fatal(err)
-	}
+	md, term, js := renderSearch(t, s)
 	if want := "| 0 | insufficient data | p99 < 1s: insufficient data (p99 needs at least 100) |"; !strings.Contains(md.String(), want) {
 		t.Errorf("search.md lacks %q:\n%s", want, md.String())
 	}

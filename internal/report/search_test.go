@@ -32,16 +32,7 @@ func searchFixture() *view.Search {
 
 func TestGoldenSearch(t *testing.T) {
 	s := searchFixture()
-	var md, term, js bytes.Buffer
-	if err := SearchMarkdown(&md, s); err != nil {
-		t.Fatal(err)
-	}
-	if err := SearchTerminal(&term, s); err != nil {
-		t.Fatal(err)
-	}
-	if err := SearchJSON(&js, s); err != nil {
-		t.Fatal(err)
-	}
+	md, term, js := renderSearch(t, s)
 	golden(t, "search.md", md.Bytes())
 	golden(t, "search.txt", term.Bytes())
 	if !json.Valid(js.Bytes()) {
@@ -132,4 +123,19 @@ func TestSearchLimitNamesWhatStoppedIt(t *testing.T) {
 			t.Errorf("limit %s: %q, want %q", tt.limit, got, tt.want)
 		}
 	}
+}
+
+// renderSearch is s as search.md, the terminal's table and search.json.
+func renderSearch(t *testing.T, s *view.Search) (md, term, js bytes.Buffer) {
+	t.Helper()
+	if err := SearchMarkdown(&md, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := SearchTerminal(&term, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := SearchJSON(&js, s); err != nil {
+		t.Fatal(err)
+	}
+	return md, term, js
 }

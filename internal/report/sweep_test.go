@@ -37,16 +37,7 @@ func sweepFixture() *view.Search {
 // search.md, the terminal and search.json, which reads back the same.
 func TestSweepReport(t *testing.T) {
 	s := sweepFixture()
-	var md, term, js bytes.Buffer
-	if err := SearchMarkdown(&md, s); err != nil {
-		t.Fatal(err)
-	}
-	if err := SearchTerminal(&term, s); err != nil {
-		t.Fatal(err)
-	}
-	if err := SearchJSON(&js, s); err != nil {
-		t.Fatal(err)
-	}
+	md, term, js := renderSearch(t, s)
 	for _, want := range []string{"# Sweep `llm`", "| Result | synchronous rate **20/s** (one request at a time), throughput **100/s** (16 VUs); highest constant rate that passed: **46.7/s** |",
 		"| Limit | over-saturation at 73.3/s: achieved 60.1/s (a constant rate is over-saturated when it achieves under 95 % of itself) |",
 		"then constant rates (the open model, at most 16 VUs) evenly spaced up to the throughput, lowest first: 46.7/s, 73.3/s, 100/s |",
