@@ -116,7 +116,7 @@ func serverTimes(series map[string][]Point, name string) ServerTimes {
 	}
 	total := counts[len(counts)-1]
 	return ServerTimes{Count: total, P50: bucketQuantile(0.5, les, counts),
-		P99: bucketQuantile(0.99, les, counts), HasP99: total >= MinSamplesP99}
+		P99: bucketQuantile(0.99, les, counts), HasP99: total >= float64(MinCountFor(0.99))}
 }
 
 // bucketQuantile is histogram_quantile's estimate of quantile q from
@@ -162,21 +162,40 @@ func servingMoved(b, c *Resources) string {
 		if bs == nil || cs == nil {
 			continue
 		}
-		var moved []string
-		if w0, w1 := p99OrMax(bs.Waiting), p99OrMax(cs.Waiting); cs.Waiting.N > 0 && bs.Waiting.N > 0 && w1 >= 1 && w1 > 2*w0 {
-			moved = append(moved, fmt.Sprintf("its queue grew (waiting %s → %s)", units.Sig3(w0), units.Sig3(w1)))
+		var moved, still []string // what moved; what was measured in both and did not
+		if w0, w1 := p99OrMax(bs.Waiting), p99OrMax(cs.Waiting); cs.Waiting.N > 0 && bs.Waiting.N > 0 {
+			if w1 >= 1 && w1 > 2*w0 {
+				moved = append(moved, fmt.Sprintf("its queue grew (waiting %s → %s)", units.Sig3(w0), units.Sig3(w1)))
+			} else {
+				still = append(still, "queue")
+			}
 		}
-		if k0, k1 := p99OrMax(bs.KVUsage), p99OrMax(cs.KVUsage); cs.KVUsage.N > 0 && k1 >= KVFull && k1 > k0 {
-			moved = append(moved, fmt.Sprintf("its KV cache filled (%s %% → %s %% in use)", units.Sig3(100*k0), units.Sig3(100*k1)))
+		if k0, k1 := p99OrMax(bs.KVUsage), p99OrMax(cs.KVUsage); cs.KVUsage.N > 0 && bs.KVUsage.N > 0 {
+			if k1 >= KVFull && k1 > k0 {
+				moved = append(moved, fmt.Sprintf("its KV cache filled (%s %% → %s %% in use)", units.Sig3(100*k0), units.Sig3(100*k1)))
+			} else {
+				still = append(still, "KV cache")
+			}
 		}
-		if bs.HasHitRate && cs.HasHitRate && cs.HitRate < bs.HitRate-0.1 {
-			moved = append(moved, fmt.Sprintf("its prefix-cache hit rate fell (%s %% → %s %%)", units.Sig3(100*bs.HitRate), units.Sig3(100*cs.HitRate)))
+		if bs.HasHitRate && cs.HasHitRate {
+			if cs.HitRate < bs.HitRate-0.1 {
+				moved = append(moved, fmt.Sprintf("its prefix-cache hit rate fell (%s %% → %s %%)", units.Sig3(100*bs.HitRate), units.Sig3(100*cs.HitRate)))
+			} else {
+				still = append(still, "prefix hits")
+			}
 		}
-		if t0, t1 := bs.TTFT.P50.Est, cs.TTFT.P50.Est; bs.TTFT.Count > 0 && cs.TTFT.Count > 0 && t1 > KneeFactor*t0 {
-			moved = append(moved, fmt.Sprintf("its own TTFT p50 rose (%v → %v)", roundSig3(t0), roundSig3(t1)))
+		if t0, t1 := bs.TTFT.P50.Est, cs.TTFT.P50.Est; bs.TTFT.Count > 0 && cs.TTFT.Count > 0 {
+			if t1 > KneeFactor*t0 {
+				moved = append(moved, fmt.Sprintf("its own TTFT p50 rose (%v → %v)", roundSig3(t0), roundSig3(t1)))
+			} else {
+				still = append(still, "TTFT")
+			}
 		}
-		if len(moved) == 0 {
-			out = append(out, "server "+cc.Name+"'s own queue, KV cache, prefix hits and TTFT did not move: the rise came from outside it")
+		switch {
+		case len(moved) == 0 && len(still) == 0:
+			continue // nothing of its own measured in both: nothing to say
+		case len(moved) == 0:
+			out = append(out, "server "+cc.Name+"'s own "+joinNames(still)+" did not move: the rise came from outside it")
 			continue
 		}
 		out = append(out, "server "+cc.Name+": "+strings.Join(moved, ", "))

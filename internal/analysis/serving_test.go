@@ -94,6 +94,15 @@ func TestServingMoved(t *testing.T) {
 	if got := servingMoved(res(calm), &Resources{}); got != "" {
 		t.Errorf("no serving figures in the phase: %q", got)
 	}
+	// TGI exports its queue alone: only the queue is said not to have
+	// moved, and a server with nothing of its own measured says nothing
+	tgi := &Serving{Engine: "tgi", Waiting: gauge(0)}
+	if got := servingMoved(res(tgi), res(tgi)); got != "server vllm's own queue did not move: the rise came from outside it" {
+		t.Errorf("a queue alone: %q", got)
+	}
+	if got := servingMoved(res(&Serving{Engine: "tgi"}), res(&Serving{Engine: "tgi"})); got != "" {
+		t.Errorf("nothing measured: %q", got)
+	}
 }
 
 // SGLang exports its hit rate as a ratio: the report gives its mean,
@@ -106,5 +115,23 @@ func TestServingOfSGLang(t *testing.T) {
 	s := servingOf(series)
 	if s == nil || s.Engine != "sglang" || !s.HasHitRate || math.Abs(s.HitRate-0.3) > 1e-9 || s.Queries != 0 || s.Waiting.Max != 3 {
 		t.Errorf("serving %+v, want sglang's: hit rate 0.3 (the mean), queue 3", s)
+	}
+}
+
+// A server's p99 from a histogram of fewer requests than a p99 needs
+// (MinCountFor, 100) is not given: 99 requests grew, not 10 000.
+func TestServerTimesP99NeedsItsCount(t *testing.T) {
+	name := "vllm:e2e_request_latency_seconds_bucket"
+	grew := func(n float64) map[string][]Point {
+		return map[string][]Point{
+			scrape.BucketMetric(name, 0.5):         {{T: time.Unix(0, 0), V: 0}, {T: time.Unix(1, 0), V: n}},
+			scrape.BucketMetric(name, math.Inf(1)): {{T: time.Unix(0, 0), V: 0}, {T: time.Unix(1, 0), V: n}},
+		}
+	}
+	if st := serverTimes(grew(99), name); st.Count != 99 || st.HasP99 {
+		t.Errorf("99 requests: %+v, want no p99", st)
+	}
+	if st := serverTimes(grew(100), name); !st.HasP99 {
+		t.Errorf("100 requests: %+v, want a p99", st)
 	}
 }

@@ -74,7 +74,7 @@ func NewLLM(cfg LLMConfig, now func() time.Time) *LLM {
 		start:    now(),
 		rng:      newRand(cfg.Seed),
 		words:    strings.Fields(vocabulary),
-		metrics:  newLLMMetrics(cfg.model()),
+		metrics:  newLLMMetrics(cfg.model(), cfg.KVBlocks > 0),
 	}
 	if cfg.RateLimit > 0 && cfg.RateWindow > 0 {
 		l.limiter = &windowLimiter{limit: cfg.RateLimit, window: cfg.RateWindow}

@@ -94,13 +94,18 @@ func TestLLMPrefillWithoutCache(t *testing.T) {
 	if got := fake.deadlines(); !slices.Equal(got, []time.Duration{13 * time.Millisecond, 13 * time.Millisecond}) {
 		t.Errorf("times to first token %v, want 13ms each (3 words)", got)
 	}
+	// no cache, no cache figures: 0 % in use and 0 hits would be figures
+	// nothing measured
+	if m := scrape(t, l); strings.Contains(m, "vllm:kv_cache_usage_perc") || strings.Contains(m, "vllm:prefix_cache_") || !strings.Contains(m, "vllm:num_requests_running") {
+		t.Errorf("/metrics without --kv-blocks:\n%s", m)
+	}
 }
 
 // A request waits while its blocks do not fit beside those the running
 // requests hold, and the ones behind it wait too (first come, first
 // served); a request larger than the cache runs alone.
 func TestServingEngineQueuesOnKVBlocks(t *testing.T) {
-	m := newLLMMetrics("m")
+	m := newLLMMetrics("m", true)
 	e := newServingEngine(LLMConfig{KVBlocks: 4}, m)
 	admitted := func(tk *ticket) bool {
 		select {

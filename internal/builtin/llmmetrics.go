@@ -33,7 +33,10 @@ type llmMetrics struct {
 	handler http.Handler
 }
 
-func newLLMMetrics(model string) *llmMetrics {
+// newLLMMetrics are the mock's metrics for model; the KV cache's and the
+// prefix cache's only with kv (--kv-blocks): without a cache they would
+// read 0 % in use and 0 % hits, figures nothing measured.
+func newLLMMetrics(model string, kv bool) *llmMetrics {
 	m := &llmMetrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "perflab_llm_requests_total",
@@ -79,8 +82,11 @@ func newLLMMetrics(model string) *llmMetrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.canceled, m.duration, m.ttft, m.bytes, m.prompt, m.completion, m.inFlight,
-		m.running, m.waiting, m.kvUsage, m.prefixQueries, m.prefixHits, m.serverTTFT, m.e2e,
+		m.running, m.waiting, m.serverTTFT, m.e2e,
 	)
+	if kv {
+		reg.MustRegister(m.kvUsage, m.prefixQueries, m.prefixHits)
+	}
 	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	return m
 }

@@ -312,7 +312,7 @@ func (s *Search) Judge(rep *view.Run, status results.Status, err error) (results
 	status = results.Status{State: results.StateCompleted, Ended: time.Now(), ExitCode: run.ExitFailed,
 		Message: "capacity search: no rate met the SLO"}
 	hint := "search.md lists each step with the gates it failed; lower --start, or check the target with perflab run"
-	if len(res.Steps) > 0 && res.Steps[0].TooFewToJudge() {
+	if len(res.Steps) > 0 && res.Steps[0].Insufficient {
 		hint = "no gate failed, but the first step had too few requests to judge them: lengthen --step-duration or raise --start"
 	}
 	return status, &run.Failure{Err: errors.New(status.Message + "; " + strings.ReplaceAll(searchWhy(res), "**", "")), Hint: hint, Code: run.ExitFailed}

@@ -153,7 +153,7 @@ func (rs *resized) evidence(ctx context.Context) ([]analysis.Confined, error) {
 		}
 		switch {
 		case ev.Restarts > 0 && ev.LastReason == "OOMKilled":
-			c.OOMKills = uint64(ev.Restarts)
+			c.OOMKills = 1 // the last restart's: pod status keeps no reason of those before
 		case ev.Restarts > 0:
 			c.Ended = fmt.Sprintf("restarted %d times (the last ended %s)", ev.Restarts, ev.LastReason)
 		}

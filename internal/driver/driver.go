@@ -226,7 +226,9 @@ type LoopHost interface {
 // as a user reads an answer before the next turn of a conversation. Under
 // the closed model the engine waits ThinkTime(vu) before VU vu's next
 // operation, outside its timing; the open model's arrivals set the pace
-// themselves.
+// themselves. Only the goroutine VUs ask: a driver that thinks must not
+// be a Looper (none is: the loops serve plain http://, which has no
+// think time).
 type Thinker interface {
 	ThinkTime(vu int) time.Duration
 }

@@ -33,6 +33,7 @@ func TestSustainedVerdictIsStableOnABusyMachine(t *testing.T) {
 		MachineBusy  bool   `json:"machine_busy"`
 		BusyWhy      string `json:"machine_busy_reason"`
 	}
+	machine := testutil.Measure(t)
 	verdicts := make([][]size, runs)
 	var wg sync.WaitGroup
 	for i := range runs {
@@ -101,4 +102,6 @@ profiles:
 		}
 	}
 	t.Logf("%d of %d profile verdicts judged (the rest left out for a busy machine, and said so)", judged, 2*runs)
+	// every verdict left out is right only where the machine was that busy
+	machine.Check(t, judged > 0, testutil.Need{}, "every one of the %d verdicts was left out as machine-busy or bound", 2*runs)
 }

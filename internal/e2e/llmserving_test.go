@@ -194,6 +194,7 @@ func traceTotals(t *testing.T, path string, block int) (n, prompt, output int, h
 func TestReplayExampleMatchesTheTrace(t *testing.T) {
 	t.Parallel()
 	n, prompt, output, hitRate := traceTotals(t, "../../examples/traces/mooncake-small.jsonl", 64)
+	machine := testutil.Measure(t)
 	r := run(t, "run", examplePlan(t, "llm-replay.yaml", 18132), "--out", t.TempDir())
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
@@ -214,8 +215,9 @@ func TestReplayExampleMatchesTheTrace(t *testing.T) {
 	if !strings.HasPrefix(facts["arrivals (from the trace)"], fmt.Sprintf("%d of the trace's %d requests", n, n)) {
 		t.Errorf("arrivals fact %q", facts["arrivals (from the trace)"])
 	}
-	if op := s.Workloads[0].Ops[0]; op.Rate < 10*0.85 || op.Rate > 10*1.15 {
-		t.Errorf("achieved %.2f/s over the window, want the trace's 10/s", op.Rate)
+	op := s.Workloads[0].Ops[0]
+	if op.Rate > 10*1.15 {
+		t.Errorf("achieved %.2f/s over the window, above the trace's 10/s", op.Rate)
 	}
 	sv := s.Cells[0].Phases[0].Resources.Components[0].Serving
 	if sv == nil || sv.HitRate == nil || *sv.HitRate < hitRate-0.06 || *sv.HitRate > hitRate+0.06 {
@@ -224,6 +226,8 @@ func TestReplayExampleMatchesTheTrace(t *testing.T) {
 	if !strings.Contains(md, "arrivals (from the trace)") || !strings.Contains(md, "| server engine (vllm) |") {
 		t.Error("report.md lacks the trace's arrivals or the server's figures")
 	}
+	// short of the trace's pace is what a busy machine does to a replay
+	machine.Check(t, op.Rate >= 10*0.85, testutil.Need{}, "achieved %.2f/s over the window, want the trace's 10/s", op.Rate)
 }
 
 // sweepSummary is the part of summary.json the gateway sweep reads.

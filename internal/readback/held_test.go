@@ -13,6 +13,7 @@ import (
 	"github.com/perflab/perflab/internal/report"
 	"github.com/perflab/perflab/internal/results"
 	"github.com/perflab/perflab/internal/results/resultstest"
+	"github.com/perflab/perflab/internal/view"
 )
 
 // heldProfiles are s, m and l, held at 100, 200 and 400/s with app at
@@ -164,5 +165,38 @@ func TestFailingProfileIsNotSustained(t *testing.T) {
 	data = []analysis.PhaseData{{Profile: "s"}}
 	if errorLimits(results.Meta{}, data); data[0].ErrorLimit != 0 {
 		t.Errorf("no gates: limit %v", data[0].ErrorLimit)
+	}
+}
+
+// judgeHeld gives every finished phase that ran a workload one verdict:
+// its size's where the cell was sized (the one the report shows), else
+// the same rule over the phases, with the plan's error_rate gate as the
+// share a held load may fail; an implicit phase is named after its
+// workload, as its size is; a failed phase is not judged.
+func TestJudgeHeldIsTheSizesVerdict(t *testing.T) {
+	sum := func(name string, ok int64) *analysis.Summary {
+		return &analysis.Summary{Workload: analysis.Workload{Name: name, Model: "open", TargetRate: 100}, Rate: 100, Requests: 1000,
+			Ops: []analysis.Op{{Name: "GET /", Requests: 1000, OK: ok}}}
+	}
+	failing := &view.Phase{Profile: "m", State: "completed", Workloads: []*analysis.Summary{sum("get", 970)}} // 3 % failed
+	sized := &view.Phase{Profile: "s", State: "completed", Workloads: []*analysis.Summary{sum("get", 1000)}}
+	broken := &view.Phase{Profile: "l", State: "failed", Workloads: []*analysis.Summary{sum("get", 1000)}}
+	sizeVerdict := analysis.Held{Unsustained: []string{"the size's own verdict"}}
+	c := &view.Cell{Phases: []*view.Phase{sized, failing, broken}, Insights: &analysis.Insights{Sizes: []analysis.TShirt{{Size: "s", Held: sizeVerdict}}}}
+	judgeHeld(c, results.Meta{})
+	if sized.Held == nil || sized.Held.Why() != "the size's own verdict" {
+		t.Errorf("sized phase: %+v, want its size's verdict", sized.Held)
+	}
+	if failing.Held == nil || failing.Held.Sustained() || broken.Held != nil {
+		t.Errorf("3 %% failed: %+v; failed phase: %+v", failing.Held, broken.Held)
+	}
+	judgeHeld(c, results.Meta{Extra: WithSLO(nil, []GateSpec{{Expr: "error_rate < 5%"}})})
+	if !failing.Held.Sustained() {
+		t.Errorf("3 %% failed under an error_rate < 5%% gate: %q", failing.Held.Why())
+	}
+	implicit := &view.Phase{Implicit: true, Workloads: []*analysis.Summary{sum("http", 1000)}}
+	c = &view.Cell{Implicit: true, Phases: []*view.Phase{implicit}, Insights: &analysis.Insights{Sizes: []analysis.TShirt{{Size: "http", Held: sizeVerdict}}}}
+	if judgeHeld(c, results.Meta{}); implicit.Held == nil || implicit.Held.Why() != "the size's own verdict" {
+		t.Errorf("implicit phase: %+v, want the verdict of its size, named after its workload", implicit.Held)
 	}
 }

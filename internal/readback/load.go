@@ -284,11 +284,13 @@ func fillCell(store *results.Run, meta results.Meta, wd workloadData, c *view.Ce
 		analysis.MarkClientBound(p.Resources, p.Workloads)
 	}
 	if meta.Repeat > 1 {
-		return nil // sized and compared across the repetitions of its combination (loadRepeated)
+		judgeHeld(c, meta) // sized and compared across the repetitions of its combination (loadRepeated)
+		return nil
 	}
 	if c.Insights, err = cellInsights(c, meta, series, analysis.DefaultInsightOptions()); err != nil {
 		return err
 	}
+	judgeHeld(c, meta)
 	c.SideBySide, err = sideBySide(meta, wd, []*view.Cell{c})
 	return err
 }

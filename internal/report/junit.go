@@ -142,12 +142,14 @@ func phaseCases(r *view.Run) []junitCase {
 	var out []junitCase
 	cells := r.AllCells()
 	for _, c := range cells {
-		held := cellHeld(c)
 		for _, p := range c.Phases {
 			name := casePhase(c, p, len(cells) > 1)
 			t := junitTime(phaseSpan(p))
-			h, judged := held[p]
-			out = append(out, sustainedCase(name, t, p, h, judged), machineCase(name, t, p, h, judged))
+			var h analysis.Held
+			if p.Held != nil {
+				h = *p.Held
+			}
+			out = append(out, sustainedCase(name, t, p, h, p.Held != nil), machineCase(name, t, p, h, p.Held != nil))
 		}
 		if c.Insights != nil {
 			for _, s := range c.Insights.Sizes {
@@ -192,34 +194,6 @@ func casePhase(c *view.Cell, p *view.Phase, matrix bool) string {
 	return name
 }
 
-// cellHeld judges each completed phase of c that ran a workload: by the
-// cell's sizes where it has them (as the report's sizes say), else by
-// analysis.JudgeHeld over those phases in order.
-func cellHeld(c *view.Cell) map[*view.Phase]analysis.Held {
-	out := map[*view.Phase]analysis.Held{}
-	var phases []*view.Phase
-	var data []analysis.PhaseData
-	for _, p := range c.Phases {
-		if phaseDone(p) && len(p.Workloads) > 0 {
-			phases = append(phases, p)
-			data = append(data, analysis.PhaseData{Profile: p.Profile, State: p.State, Resources: p.Resources, Summaries: p.Workloads})
-		}
-	}
-	for i, h := range analysis.JudgeHeld(data) {
-		out[phases[i]] = h
-	}
-	if c.Insights != nil {
-		for _, s := range c.Insights.Sizes {
-			for _, p := range phases {
-				if p.Profile == s.Size {
-					out[p] = s.Held
-				}
-			}
-		}
-	}
-	return out
-}
-
 // phaseDone reports whether p ran to its end; an implicit phase has no
 // state of its own and did.
 func phaseDone(p *view.Phase) bool { return p.State == "" || p.State == "completed" }
@@ -228,7 +202,10 @@ func phaseDone(p *view.Phase) bool { return p.State == "" || p.State == "complet
 // complete, or ran no workload.
 func notJudged(p *view.Phase) *junitFailure {
 	why := "the phase ran no workload"
-	if !phaseDone(p) {
+	switch {
+	case len(p.Workloads) > 0 && phaseDone(p):
+		why = "the run has no verdict on it"
+	case !phaseDone(p):
 		why = "the phase did not complete: " + stateOf(p.State, p.Message, "", p.InProgress)
 	}
 	return &junitFailure{Type: "not judged", Message: why}

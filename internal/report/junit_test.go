@@ -246,6 +246,7 @@ func TestJUnitRunChecks(t *testing.T) {
 			MachineBound: "2.0 of 2 cores busy"},
 			Verified: &analysis.Verified{Size: "large", Load: "600/s", Reasons: []string{"component app was OOM-killed"}}},
 	}}}
+	held.Held, short.Held = &cell.Insights.Sizes[0].Held, &cell.Insights.Sizes[1].Held // the sizes' verdicts, as readback sets them
 	r := &view.Run{Name: "t", State: "failed", Started: t0, Ended: t0.Add(time.Minute), Cells: []*view.Cell{cell}}
 	got, doc := junitOf(t, r)
 	s := got.Suites[0]
@@ -278,20 +279,29 @@ func TestJUnitRunChecks(t *testing.T) {
 	}
 }
 
-// TestJUnitWithoutSizes: a run with no sizes (perflab http) judges its
-// load by the same rule, from the workloads alone.
+// TestJUnitWithoutSizes: a run with no sizes (perflab http) has its load
+// judged by the same rule, from the workloads alone (readback's
+// judgeHeld, here analysis.JudgeHeld), and its case says the verdict; a
+// phase with none is not judged, and says so.
 func TestJUnitWithoutSizes(t *testing.T) {
 	for _, c := range []struct {
 		rate float64
 		fail bool
 	}{{100, false}, {50, true}} {
 		s := &analysis.Summary{Workload: analysis.Workload{Name: "http", Model: "open", TargetRate: 100}, Rate: c.rate, Requests: 1000}
-		r := &view.Run{Name: "http", State: "completed", Workloads: []*analysis.Summary{s}}
+		h := analysis.JudgeHeld([]analysis.PhaseData{{Summaries: []*analysis.Summary{s}}})[0]
+		p := &view.Phase{Implicit: true, Workloads: []*analysis.Summary{s}, Held: &h}
+		r := &view.Run{Name: "http", State: "completed", Workloads: []*analysis.Summary{s}, Cells: []*view.Cell{{Implicit: true, Phases: []*view.Phase{p}}}}
 		got, _ := junitOf(t, r)
 		sc := caseNamed(t, got.Suites[0], "load sustained: workload http")
 		if (sc.Failure != nil) != c.fail {
 			t.Errorf("rate %v of 100: %+v", c.rate, sc)
 		}
+	}
+	s := &analysis.Summary{Workload: analysis.Workload{Name: "http", Model: "open", TargetRate: 100}, Rate: 50, Requests: 1000}
+	got, _ := junitOf(t, &view.Run{Name: "http", State: "completed", Workloads: []*analysis.Summary{s}})
+	if sc := caseNamed(t, got.Suites[0], "load sustained: workload http"); sc.Skipped == nil || sc.Skipped.Message != "the run has no verdict on it" {
+		t.Errorf("no verdict: %+v", sc)
 	}
 }
 

@@ -16,7 +16,7 @@ var measureText = [stats.NumMeasures]string{
 	stats.TTST:  "time to second token (after the first)",
 	stats.ITL:   "inter-token latency (every gap)",
 	stats.TPOT:  "time per output token (per stream)",
-	stats.NTPOT: "normalized time per output token (latency / output tokens)",
+	stats.NTPOT: "normalized time per output token (request time from its start / output tokens)",
 }
 
 // latencyMeasure is one row of a latency table: what was timed, and its quantiles.

@@ -39,7 +39,7 @@ func searchLimit(s *view.Search) string {
 	case "max":
 		return fmt.Sprintf("--max: every rate up to %s passed; the capacity is above it", rateText(s.Max))
 	case "start":
-		if len(s.Steps) > 0 && s.Steps[0].TooFewToJudge() {
+		if len(s.Steps) > 0 && s.Steps[0].Insufficient {
 			return fmt.Sprintf("the start rate %s had too few requests in its window to judge every gate (none failed); lengthen --step-duration or raise --start", rateText(s.Start))
 		}
 		return fmt.Sprintf("the start rate %s already failed; lower --start", rateText(s.Start))

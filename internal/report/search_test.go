@@ -96,7 +96,9 @@ func TestSearchStartWithTooFewRequests(t *testing.T) {
 		{[]view.Gate{gate(analysis.GateFail), gate(analysis.GateInsufficient)}, "the start rate 100/s already failed; lower --start"},
 	} {
 		s := searchFixture()
-		s.Steps = []view.SearchStep{{N: 1, Rate: 100, Achieved: 100, Gates: tt.gates, Why: "error_rate < 0.1%: insufficient data"}}
+		st := view.SearchStep{N: 1, Rate: 100, Achieved: 100, Gates: tt.gates, Why: "error_rate < 0.1%: insufficient data"}
+		st.Insufficient = st.TooFewToJudge() // as the search records it (search.json keeps it; not the gates)
+		s.Steps = []view.SearchStep{st}
 		s.Sustained, s.Failed, s.Limit = 0, 100, "start"
 		if got := searchLimit(s); !strings.Contains(got, tt.want) {
 			t.Errorf("gates %v: limit %q, want it to say %q", tt.gates, got, tt.want)

@@ -41,8 +41,8 @@ const (
 	PromptLength
 	OutputLength
 	// NTPOT is the normalized time per output token, as GuideLLM and
-	// inference-perf define it: the whole request's time / its output
-	// tokens, one value per successful request with any, streamed or
+	// inference-perf define it: the whole request's time from its actual
+	// start (not its intended one) / its output tokens, one value per successful request with any, streamed or
 	// not, so that it compares across the two and across tools. (Listed
 	// after the lengths, which have a table of their own, so the stored
 	// names keep their numbers.)

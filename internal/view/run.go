@@ -113,6 +113,11 @@ type Phase struct {
 	// Workers are the workers of a distributed run, by index; none when
 	// one process made the load.
 	Workers []Worker
+	// Held is whether the system held the phase's load (readback, HeldOf:
+	// the verdict of its size where the cell's insights sized it, the one
+	// the report shows); nil for a phase not judged: it did not complete,
+	// or ran no workload.
+	Held *analysis.Held
 }
 
 // AllCells is r.Cells, or for a Run built without them, one implicit

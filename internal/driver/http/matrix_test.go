@@ -19,7 +19,7 @@ import (
 // (on fasthttp, before) got wrong, each against a raw server that counts
 // what it sent, on every HTTP/1.1 path (the closed model's loop, the
 // goroutine path of the open model and of TLS, net/http's pool and its
-// TLS). Where net/http cannot follow a rule, the test says so and README
+// TLS). Where net/http cannot follow a rule, the test says so and docs/how-it-measures.md
 // lists the row.
 
 // counted is what a raw server sent and read, over every connection.
@@ -236,7 +236,7 @@ func TestStrayAnswersAreCounted(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			forEachRawClient(t, tc.serve, func(t *testing.T, s *rawServer, cfg Config) {
 				if !ownsH1(cfg.withDefaults()) {
-					t.Skip("net/http takes a stray answer (behind the answer or while idle) as the next request's, when its reader has not run yet (README, HTTP rules)")
+					t.Skip("net/http takes a stray answer (behind the answer or while idle) as the next request's, when its reader has not run yet (docs/how-it-measures.md, HTTP rules)")
 				}
 				drain(read)
 				drain(wrote)

@@ -168,7 +168,12 @@ func (p peeker) wholeRecord() bool {
 		return false
 	}
 	need := len(hdr) + (int(hdr[3])<<8 | int(hdr[4]))
-	return p.peek(make([]byte, need)) == need
+	var n int
+	_ = p.raw.Read(func(fd uintptr) bool {
+		n = waiting(fd)
+		return true
+	})
+	return n >= need
 }
 
 // peek is how many bytes of b the socket's waiting bytes fill.
@@ -186,7 +191,7 @@ func (p peeker) peek(b []byte) int {
 // has read part of a record it has not handed over: bytes of something
 // no request asked for, come with the last bytes of an answer, which no
 // look at the socket can see. (A whole such record TLS read ahead is not
-// seen: README.)
+// seen: docs/how-it-measures.md.)
 type recordConn struct {
 	net.Conn
 	hdr  [5]byte

@@ -2,10 +2,10 @@ package httpdriver
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"net"
-	"os"
 	"testing"
+
+	"github.com/perflab/perflab/internal/driver/dial"
 )
 
 // A server's close of an idle TLS connection (its close_notify alert, a
@@ -31,12 +31,10 @@ func TestWholeRecord(t *testing.T) {
 		_ = s.Close() // close_notify, then the end
 		raw <- nil
 	}()
-	pem, err := os.ReadFile(ca)
+	pool, err := dial.LoadCA(ca)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(pem)
 	conn, err := tls.Dial("tcp", ln.Addr().String(), &tls.Config{RootCAs: pool, ServerName: "example.com", NextProtos: []string{"http/1.1"}})
 	if err != nil {
 		t.Fatal(err)

@@ -233,7 +233,7 @@ func (c *conversations) finish(vu int, t turn, ok bool, reply string) {
 // none before a conversation's first.
 func (d *Driver) ThinkTime(vu int) time.Duration {
 	c := d.convs
-	if c == nil {
+	if c == nil || c.cfg.ThinkTime == 0 {
 		return 0
 	}
 	c.mu.Lock()

@@ -6,7 +6,6 @@ package pacer
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"time"
 )
@@ -31,9 +30,13 @@ type Rate struct {
 
 // Arrivals returns the schedule of a replayed trace: arrival n at
 // times[n] (ascending offsets from the start), for d; the arrivals at or
-// after d are left out. As a rate it reads as its mean over d, one stage.
+// after d are left out (from the end: times out of order stay, for
+// Validate to refuse). As a rate it reads as its mean over d, one stage.
 func Arrivals(times []time.Duration, d time.Duration) *Rate {
-	n := sort.Search(len(times), func(i int) bool { return times[i] >= d })
+	n := len(times)
+	for n > 0 && times[n-1] >= d {
+		n--
+	}
 	mean := 0.0
 	if d > 0 {
 		mean = float64(n) / d.Seconds()

@@ -291,4 +291,9 @@ func TestArrivals(t *testing.T) {
 	if errs := Arrivals([]time.Duration{ms(5), ms(1)}, time.Second).Validate(); len(errs) != 1 {
 		t.Errorf("arrivals out of order: %v", errs)
 	}
+	// one out of order past the duration, and one due within it after it:
+	// refused, not cut away unseen
+	if errs := Arrivals([]time.Duration{0, 2 * time.Second, ms(500)}, time.Second).Validate(); len(errs) != 1 {
+		t.Errorf("an arrival after one past the end: %v", errs)
+	}
 }
