@@ -42,12 +42,37 @@ type LimitPoint struct {
 	Achieved     float64  `json:"achieved_per_second"`
 	P99Ms        float64  `json:"p99_ms"`
 	Throttled    float64  `json:"throttled_share"`      // the most throttled component's share of periods
-	CPUUsed      float64  `json:"cpu_used_cores"`       // the components' CPU used, summed
+	CPUUsed      float64  `json:"cpu_used_cores"`       // the components' CPU used, summed (-1: one was not sampled)
 	Peak         int64    `json:"memory_peak_bytes"`    // the components' peak memory, summed (-1: the kernel gives none)
 	OOMKills     uint64   `json:"oom_kills,omitempty"`  // summed
 	GCPerMin     float64  `json:"gc_per_min,omitempty"` // the highest of the components'
 	Why          []string `json:"reasons,omitempty"`
 	Warnings     []string `json:"warnings,omitempty"`
+}
+
+// LimitText is a limit of c's resource in its unit: "0.25 cores", "96Mi".
+func (c LimitCurve) LimitText(v float64) string {
+	if c.Resource == LimitMemory {
+		return mib(int64(v))
+	}
+	return units.Sig3(v) + " cores"
+}
+
+// PeakText is a memory peak in Mi, "–" when the kernel gives none.
+func (p LimitPoint) PeakText() string {
+	if p.Peak < 0 {
+		return "–"
+	}
+	return mib(p.Peak)
+}
+
+// CPUUsedText is p's CPU used in cores, "–" when a component's was not
+// sampled.
+func (p LimitPoint) CPUUsedText() string {
+	if p.CPUUsed < 0 {
+		return "–"
+	}
+	return units.Sig3(p.CPUUsed)
 }
 
 // LimitCurve is a size's limit search of one resource: its steps in the
@@ -161,12 +186,6 @@ func (c LimitCurve) KneeText() string {
 	if k == nil {
 		return ""
 	}
-	unit := func(v float64) string {
-		if c.Resource == LimitMemory {
-			return mib(int64(v))
-		}
-		return units.Sig3(v) + " cores"
-	}
 	var text string
 	if k.Fitted > 0 {
 		steps := "steps"
@@ -174,16 +193,16 @@ func (c LimitCurve) KneeText() string {
 			steps = "step"
 		}
 		text = fmt.Sprintf("the knee: %s, where the CPU limit meets the load's need, %s of CPU per request at %s/s (fitted on %d %s)",
-			unit(k.Fitted), units.Sig3(k.CPUPerRequest*1000)+"ms", units.Sig3(c.Target), k.Steps, steps)
+			c.LimitText(k.Fitted), units.Sig3(k.CPUPerRequest*1000)+"ms", units.Sig3(c.Target), k.Steps, steps)
 	}
 	var bracket string
 	switch {
 	case k.Held > 0 && k.Broke > 0:
-		bracket = fmt.Sprintf("between %s, which did not hold, and %s, which held", unit(k.Broke), unit(k.Held))
+		bracket = fmt.Sprintf("between %s, which did not hold, and %s, which held", c.LimitText(k.Broke), c.LimitText(k.Held))
 	case k.Held > 0:
-		bracket = fmt.Sprintf("below %s, the smallest limit run, which held", unit(k.Held))
+		bracket = fmt.Sprintf("below %s, the smallest limit run, which held", c.LimitText(k.Held))
 	case k.Broke > 0:
-		bracket = fmt.Sprintf("above %s, the largest limit run, which did not hold", unit(k.Broke))
+		bracket = fmt.Sprintf("above %s, the largest limit run, which did not hold", c.LimitText(k.Broke))
 	}
 	if text == "" {
 		text = "the knee: " + bracket

@@ -242,7 +242,7 @@ func (ov *Overhead) addResources(in OverheadInput) {
 			if c.Name == in.Component && (c.CPUMetric != "" || c.MemoryMetric != "") {
 				ov.HasResources = true
 				ov.CPU, ov.CPUMetric, ov.Memory, ov.MemoryMetric = c.CPU, c.CPUMetric, c.Memory, c.MemoryMetric
-				if rate := ov.gatewayRate(); c.CPUMetric != "" && rate > 0 {
+				if rate := ov.GatewayRate(); c.CPUMetric != "" && rate > 0 {
 					ov.CPUPerKRPS = c.CPU.Avg / rate * 1000
 				}
 				return
@@ -292,9 +292,9 @@ func overheadSide(s *Summary, op string) OverheadSide {
 	return side
 }
 
-// gatewayRate is the requests per second through the gateway over the
+// GatewayRate is the requests per second through the gateway over the
 // window.
-func (ov *Overhead) gatewayRate() float64 {
+func (ov *Overhead) GatewayRate() float64 {
 	if d := ov.Window.End.Sub(ov.Window.Start).Seconds(); d > 0 {
 		return float64(ov.Gateway.Requests) / d
 	}

@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"bytes"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/perflab/perflab/internal/plan"
@@ -77,24 +74,9 @@ func (f ciFlags) write(r *view.Run, name string, err error) error {
 }
 
 // writeFormat renders r with render into the file at path, whole or not
-// at all (a temporary file renamed), making its directory.
+// at all, making its directory.
 func writeFormat(path string, render func(io.Writer, *view.Run) error, r *view.Run) error {
-	var b bytes.Buffer
-	if err := render(&b, r); err != nil {
-		return fmt.Errorf("cannot render %s: %w", path, err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	return nil
+	return report.WriteFile(path, func(w io.Writer) error { return render(w, r) })
 }
 
 // files are the files f names, by what they are, for the lines saying

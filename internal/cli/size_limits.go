@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -142,7 +141,11 @@ func pointOf(l limitScale, c analysis.LimitCurve, v analysis.Verified) analysis.
 	}
 	for _, x := range v.Components {
 		p.Throttled = max(p.Throttled, x.ThrottledShare())
-		p.CPUUsed += x.CPUUsed
+		if x.CPUUsed <= 0 || p.CPUUsed < 0 { // not sampled: a sum without it would be too low, and the knee with it
+			p.CPUUsed = -1
+		} else {
+			p.CPUUsed += x.CPUUsed
+		}
 		p.OOMKills += x.OOMKills
 		p.GCPerMin = max(p.GCPerMin, x.GCPerMin)
 		if x.MemoryPeak < 0 || p.Peak < 0 {
@@ -156,7 +159,7 @@ func pointOf(l limitScale, c analysis.LimitCurve, v analysis.Verified) analysis.
 
 // writeCurve prints a size's limit-response curve, by limit.
 func writeCurve(w io.Writer, c analysis.LimitCurve) {
-	fmt.Fprintf(w, "size %s at %s: %s limit against the load (the size: %s)\n", c.Size, c.Load, strings.ToUpper(c.Resource), limitText(c, c.SizeLimit()))
+	fmt.Fprintf(w, "size %s at %s: %s limit against the load (the size: %s)\n", c.Size, c.Load, strings.ToUpper(c.Resource), c.LimitText(c.SizeLimit()))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.ToUpper(c.Resource)+" LIMIT\tVERDICT\tACHIEVED\tP99\tTHROTTLED\tCPU USED\tPEAK\tOOM KILLS\tGC/MIN")
 	for _, p := range c.ByLimit() {
@@ -164,45 +167,29 @@ func writeCurve(w io.Writer, c analysis.LimitCurve) {
 		if p.Achieved > 0 {
 			p99 = units.Sig3(p.P99Ms) + " ms"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s/s\t%s\t%.0f %%\t%s\t%s\t%d\t%s\n", limitText(c, c.Limit(p)), p.Verdict(), units.Sig3(p.Achieved),
-			p99, 100*p.Throttled, units.Sig3(p.CPUUsed), peakText(p.Peak), p.OOMKills, units.Sig3(p.GCPerMin))
+		fmt.Fprintf(tw, "%s\t%s\t%s/s\t%s\t%.0f %%\t%s\t%s\t%d\t%s\n", c.LimitText(c.Limit(p)), p.Verdict(), units.Sig3(p.Achieved),
+			p99, 100*p.Throttled, p.CPUUsedText(), p.PeakText(), p.OOMKills, units.Sig3(p.GCPerMin))
 	}
 	tw.Flush()
 	for _, p := range c.ByLimit() {
 		if len(p.Why) > 0 {
-			fmt.Fprintf(w, "  at %s: %s\n", limitText(c, c.Limit(p)), p.Why[0])
+			fmt.Fprintf(w, "  at %s: %s\n", c.LimitText(c.Limit(p)), p.Why[0])
 		}
 		if len(p.Warnings) > 0 {
-			fmt.Fprintf(w, "  at %s: warning: %s\n", limitText(c, c.Limit(p)), p.Warnings[0])
+			fmt.Fprintf(w, "  at %s: warning: %s\n", c.LimitText(c.Limit(p)), p.Warnings[0])
 		}
 	}
 	if c.Stopped {
 		fmt.Fprintln(w, "the search stopped at a step it could not verify: the machine was too busy (see the warnings); run it again on a quiet machine")
 	}
 	if c.Smallest > 0 {
-		fmt.Fprintf(w, "smallest %s that holds: %s (%.3g × the size's)\n", c.Resource, limitText(c, c.Smallest*c.SizeLimit()), c.Smallest)
+		fmt.Fprintf(w, "smallest %s that holds: %s (%.3g × the size's)\n", c.Resource, c.LimitText(c.Smallest*c.SizeLimit()), c.Smallest)
 	} else if !c.Stopped {
 		fmt.Fprintf(w, "no %s limit up to %d × the size's holds: the limit is elsewhere (the other resource, the load itself)\n", c.Resource, 1<<limitDoublings)
 	}
 	if k := c.KneeText(); k != "" {
 		fmt.Fprintln(w, k)
 	}
-}
-
-// limitText is a limit of c's resource in its unit: "0.25 cores", "96Mi".
-func limitText(c analysis.LimitCurve, v float64) string {
-	if c.Resource == analysis.LimitMemory {
-		return fmt.Sprintf("%dMi", int64(math.Ceil(v/(1<<20))))
-	}
-	return units.Sig3(v) + " cores"
-}
-
-// peakText is a peak in Mi; "-" when the kernel gives none.
-func peakText(b int64) string {
-	if b < 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%dMi", int64(math.Ceil(float64(b)/(1<<20))))
 }
 
 // saveCurve keeps a size's curve in the run's verify/ directory.

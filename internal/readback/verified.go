@@ -236,8 +236,7 @@ func JudgeConfined(orig *view.Run, cell int, size string, baseline, confined *re
 		return v, err
 	}
 	for _, x := range extra { // confined in a cluster: their CPU use and GC from the runs' samples
-		x.GCPerMin, x.GCPerMinBefore = gcRate(phase, x.Component), gcRate(before, x.Component)
-		x.CPUUsed = componentStat(phase, x.Component, observe.CPUCores).Avg
+		sampledFigures(&x, phase, before)
 		comps = append(comps, x)
 	}
 	out := analysis.JudgeVerified(analysis.VerifyInput{Size: size, Load: sizeLoad(in, size), BeforeLatency: b.LatencyByInterval,
@@ -375,8 +374,7 @@ func confinedComponents(store *results.Run, c *view.Cell, phase, before *view.Ph
 		if mem := last(observe.ConfinedMemoryLimit); mem > 0 {
 			x.MemoryLimit = analysis.Quantity{Resource: analysis.ResourceMemory, Amount: int64(mem)}
 		}
-		x.GCPerMin, x.GCPerMinBefore = gcRate(phase, comp.Name), gcRate(before, comp.Name)
-		x.CPUUsed = componentStat(phase, comp.Name, observe.CPUCores).Avg
+		sampledFigures(&x, phase, before)
 		out = append(out, x)
 	}
 	slices.SortFunc(out, func(a, b analysis.Confined) int { return strings.Compare(a.Component, b.Component) })
@@ -391,6 +389,14 @@ func gcRate(p *view.Phase, component string) float64 {
 
 // componentStat is a component's figures of metric over a phase; zero
 // when it has none.
+// sampledFigures sets what the samples of x's component say of it: its
+// GC rate in the confined phase and the unconfined one (before), and its
+// CPU used in the confined phase.
+func sampledFigures(x *analysis.Confined, phase, before *view.Phase) {
+	x.GCPerMin, x.GCPerMinBefore = gcRate(phase, x.Component), gcRate(before, x.Component)
+	x.CPUUsed = componentStat(phase, x.Component, observe.CPUCores).Avg
+}
+
 func componentStat(p *view.Phase, component, metric string) analysis.Stat {
 	if p.Resources == nil {
 		return analysis.Stat{}

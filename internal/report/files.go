@@ -3,6 +3,7 @@ package report
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -176,6 +177,16 @@ func writeFile(path string, render func(*os.File) error) error {
 		return fmt.Errorf("cannot write %s: %w", filepath.Base(path), err)
 	}
 	return nil
+}
+
+// WriteFile writes what render writes into the file at path, whole or
+// not at all (a temporary file beside it, renamed), making its
+// directory: a run's reports and the files for CI (--junit, --csv).
+func WriteFile(path string, render func(io.Writer) error) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	return writeFile(path, func(f *os.File) error { return render(f) })
 }
 
 // writeBytes is writeFile of data.

@@ -66,26 +66,20 @@ func sizesSection(d *doc, c *view.Cell, level int, withFiles bool) {
 // size --search-limits): each limit run, what it held, the knee, and in
 // report.html the curve against the limit, the knee's bracket shaded.
 func curveSection(d *doc, ts analysis.TShirt, c *analysis.LimitCurve, level int) {
-	unit := func(v float64) string {
-		if c.Resource == analysis.LimitMemory {
-			return fmt.Sprintf("%dMi", int64(math.Ceil(v/(1<<20))))
-		}
-		return units.Sig3(v) + " cores"
-	}
 	d.heading(level, fmt.Sprintf("Limit-response curve of size %s: %s", code(ts.Size), c.Resource))
-	found := fmt.Sprintf("no %s limit up to %s held", c.Resource, unit(maxLimit(c)))
+	found := fmt.Sprintf("no %s limit up to %s held", c.Resource, c.LimitText(maxLimit(c)))
 	if c.Stopped {
 		found = "the search stopped at a step it could not verify, the machine too busy"
 	}
 	if c.Smallest > 0 {
-		found = fmt.Sprintf("the smallest %s that holds is %s (%s × the size's)", c.Resource, unit(c.Smallest*c.SizeLimit()), units.Sig3(c.Smallest))
+		found = fmt.Sprintf("the smallest %s that holds is %s (%s × the size's)", c.Resource, c.LimitText(c.Smallest*c.SizeLimit()), units.Sig3(c.Smallest))
 	}
 	other := "memory"
 	if c.Resource == analysis.LimitMemory {
 		other = "CPU"
 	}
 	d.paraf("At %s, the size's %s limits (%s in all) scaled by one factor, %s unconfined, by bisection, %d confined runs: %s.",
-		c.Load, c.Resource, unit(c.SizeLimit()), other, len(c.Points), found)
+		c.Load, c.Resource, c.LimitText(c.SizeLimit()), other, len(c.Points), found)
 	if k := c.KneeText(); k != "" {
 		d.para(upperFirst(k) + ".")
 	}
@@ -101,8 +95,8 @@ func curveSection(d *doc, ts analysis.TShirt, c *analysis.LimitCurve, level int)
 		if p.Achieved > 0 {
 			p99 = units.Sig3(p.P99Ms) + " ms"
 		}
-		t.Rows = append(t.Rows, []string{unit(c.Limit(p)), p.Verdict(), units.Sig3(p.Achieved) + "/s", p99,
-			fmt.Sprintf("%.0f %%", 100*p.Throttled), units.Sig3(p.CPUUsed), peakCell(p.Peak), fmt.Sprint(p.OOMKills), units.Sig3(p.GCPerMin)})
+		t.Rows = append(t.Rows, []string{c.LimitText(c.Limit(p)), p.Verdict(), units.Sig3(p.Achieved) + "/s", p99,
+			fmt.Sprintf("%.0f %%", 100*p.Throttled), p.CPUUsedText(), p.PeakText(), fmt.Sprint(p.OOMKills), units.Sig3(p.GCPerMin)})
 		if p.Achieved > 0 {
 			p99s = append(p99s, xy{x, p.P99Ms})
 		}
@@ -143,13 +137,6 @@ func kneeBand(c *analysis.LimitCurve) *[2]float64 {
 		b = [2]float64{k.Broke / (1 << 20), k.Held / (1 << 20)}
 	}
 	return &b
-}
-
-func peakCell(b int64) string {
-	if b < 0 {
-		return "–"
-	}
-	return fmt.Sprintf("%dMi", int64(math.Ceil(float64(b)/(1<<20))))
 }
 
 func maxLimit(c *analysis.LimitCurve) float64 {

@@ -60,7 +60,7 @@ func overheadByLoad(ovs []*analysis.Overhead) *table {
 		if ov.CPUPerKRPS > 0 {
 			cpu = num3(ov.CPUPerKRPS)
 		}
-		row := []string{w.Name, load, num3(gatewayRate(ov)) + "/s", addedAt(ov.Added, 0.5), addedAt(ov.Added, 0.99),
+		row := []string{w.Name, load, num3(ov.GatewayRate()) + "/s", addedAt(ov.Added, 0.5), addedAt(ov.Added, 0.99),
 			addedAt(ov.TTFT, 0.5), addedAt(ov.TTFT, 0.99), cpu}
 		t.Rows = append(t.Rows, row)
 	}
@@ -75,15 +75,6 @@ func addedAt(adds []analysis.Added, q float64) string {
 		}
 	}
 	return "–"
-}
-
-// gatewayRate is the requests per second through the gateway over the
-// overhead's window.
-func gatewayRate(ov *analysis.Overhead) float64 {
-	if d := ov.Window.End.Sub(ov.Window.Start).Seconds(); d > 0 {
-		return float64(ov.Gateway.Requests) / d
-	}
-	return 0
 }
 
 func overheadWorkload(d *doc, ov *analysis.Overhead) {
