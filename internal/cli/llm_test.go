@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,9 +46,18 @@ type llmSummary struct {
 // request judged for goodput; the API key from --api-key-env is sent and
 // recorded nowhere.
 func TestLLMOneLiner(t *testing.T) {
-	mock := httptest.NewServer(builtin.NewLLM(builtin.LLMConfig{Latency: 20 * time.Millisecond, Tokens: 16, TokensPerSecond: 1000}, time.Now))
-	defer mock.Close()
 	const key = "sk-perflab-test-0123456789"
+	llm := builtin.NewLLM(builtin.LLMConfig{Latency: 20 * time.Millisecond, Tokens: 16, TokensPerSecond: 1000}, time.Now)
+	var keyed, unkeyed atomic.Int64 // requests with the key as a bearer token, and without
+	mock := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "Bearer "+key {
+			keyed.Add(1)
+		} else {
+			unkeyed.Add(1)
+		}
+		llm.ServeHTTP(w, r)
+	}))
+	defer mock.Close()
 	t.Setenv("PERFLAB_TEST_LLM_KEY", key)
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
@@ -78,6 +89,9 @@ func TestLLMOneLiner(t *testing.T) {
 	}
 	if op.Goodput == nil || op.Goodput.Judged != op.Requests {
 		t.Errorf("goodput %+v, want every request judged", op.Goodput)
+	}
+	if keyed.Load() < op.Requests || unkeyed.Load() != 0 {
+		t.Errorf("%d requests with the key as a bearer token, %d without; want all %d of the load with it", keyed.Load(), unkeyed.Load(), op.Requests)
 	}
 	_ = filepath.WalkDir(out, func(path string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {

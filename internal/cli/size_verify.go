@@ -226,9 +226,11 @@ func (e *env) verifyOne(ctx context.Context, store *results.Run, r *view.Run, fi
 			return analysis.Verified{}, "", err
 		}
 	}
-	var extra []analysis.Confined
+	var rs *resized // the cluster's workloads resized, with --k8s
 	if len(f.k8s) > 0 {
-		rs, rolledOut, why, err := e.resizeK8s(ctx, f, sized)
+		var rolledOut bool
+		var why string
+		rs, rolledOut, why, err = e.resizeK8s(ctx, f, sized)
 		defer func() {
 			if err := rs.restore(e.stderr); err != nil {
 				fmt.Fprintf(e.stderr, "perflab: error: cannot put the resources back: %v\n", err)
@@ -240,20 +242,17 @@ func (e *env) verifyOne(ctx context.Context, store *results.Run, r *view.Run, fi
 		if !rolledOut {
 			return rs.notRolledOut(s.t, why), baseline, nil
 		}
-		fmt.Fprintf(e.stderr, "size %s of cell %s at %s, confined: %s\n", s.t.Size, cellLabel(s.cell), s.t.Load, what)
-		dir, err := e.rerun(ctx, store, p, b, s, "confined", confine)
-		if err != nil {
-			return analysis.Verified{}, baseline, err
-		}
-		if extra, err = rs.evidence(ctx); err != nil {
-			return analysis.Verified{}, baseline, err
-		}
-		return judge(r, s, f, baseline, dir, extra)
 	}
 	fmt.Fprintf(e.stderr, "size %s of cell %s at %s, confined: %s\n", s.t.Size, cellLabel(s.cell), s.t.Load, what)
 	dir, err := e.rerun(ctx, store, p, b, s, "confined", confine)
 	if err != nil {
 		return analysis.Verified{}, baseline, err
+	}
+	var extra []analysis.Confined
+	if rs != nil {
+		if extra, err = rs.evidence(ctx); err != nil {
+			return analysis.Verified{}, baseline, err
+		}
 	}
 	return judge(r, s, f, baseline, dir, extra)
 }
