@@ -127,6 +127,7 @@ type dashSummary struct {
 			Measures map[string]quant `json:"measures_ms"`
 			Errors   []struct {
 				Class string `json:"class"`
+				Count int64  `json:"count"`
 			} `json:"errors"`
 		} `json:"operations"`
 	} `json:"workloads"`
@@ -178,6 +179,7 @@ type figure struct {
 	seconds                             float64           // the load's length
 	requests, errors, dropped, unissued float64
 	classes                             []string // the error classes of the window
+	windowErrors                        float64  // the errors of the window, of all classes
 	p50, max, mean, lagMax              float64  // ms
 	vusMax, cores                       float64
 	llm                                 // an openai workload's
@@ -205,10 +207,11 @@ func (r dashRun) figures(t *testing.T) []figure {
 		}
 		for _, op := range w.Ops {
 			f.labels = map[string]string{"cell": c.Name, "profile": w.Profile, "workload": w.Short, "operation": op.Name}
-			f.p50, f.max, f.mean, f.classes = op.Latency.P50, op.Latency.Max, op.Latency.Mean, nil
+			f.p50, f.max, f.mean, f.classes, f.windowErrors = op.Latency.P50, op.Latency.Max, op.Latency.Mean, nil, 0
 			f.measures = op.Measures // of the window
 			for _, e := range op.Errors {
 				f.classes = append(f.classes, e.Class)
+				f.windowErrors += float64(e.Count)
 			}
 			out = append(out, f)
 		}
