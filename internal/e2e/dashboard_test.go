@@ -5,6 +5,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/stats"
 	"github.com/perflab/perflab/internal/testutil"
 )
 
@@ -105,11 +107,13 @@ func TestDashboardCells(t *testing.T) {
 type dashRun struct {
 	id string
 	dashSummary
+	whole map[string]wholeOp // by workload and operation: see wholeKey
 }
 
 // dashSummary is what the dashboard's test reads of summary.json.
 type dashSummary struct {
 	Workloads []struct {
+		Name          string                         `json:"name"`
 		Short         string                         `json:"short"`
 		Driver        string                         `json:"driver"`
 		Cell          int                            `json:"cell"`
@@ -125,10 +129,6 @@ type dashSummary struct {
 			Name     string           `json:"name"`
 			Latency  quant            `json:"latency_ms"`
 			Measures map[string]quant `json:"measures_ms"`
-			Errors   []struct {
-				Class string `json:"class"`
-				Count int64  `json:"count"`
-			} `json:"errors"`
 		} `json:"operations"`
 	} `json:"workloads"`
 	Cells []struct {
@@ -162,10 +162,58 @@ func exportedRun(t *testing.T, plan string, args ...string) dashRun {
 
 func dashRunOf(t *testing.T, dir string) dashRun {
 	t.Helper()
-	r := dashRun{id: filepath.Base(dir)}
+	r := dashRun{id: filepath.Base(dir), whole: map[string]wholeOp{}}
 	readSummary(t, dir, &r.dashSummary, "")
+	for _, w := range r.Workloads {
+		for _, iv := range intervalsOf(t, dir, w.Name) {
+			for name, op := range iv.Ops {
+				k := wholeKey(w.Name, name)
+				r.whole[k] = r.whole[k].add(op)
+			}
+		}
+	}
 	return r
 }
+
+// wholeOp is an operation's figures over its whole load, as the exporter
+// sent them: every interval's, the first (outside the window) too, read
+// from the run's store.
+type wholeOp struct {
+	classes      []string // the error classes
+	count        float64  // successful operations
+	latencySum   float64  // seconds: each interval's mean × its count, as exported
+	measureCount [stats.NumMeasures]float64
+	measureSum   [stats.NumMeasures]float64
+}
+
+func (w wholeOp) add(op *stats.OpStats) wholeOp {
+	for cl := stats.OK + 1; cl < stats.NumClasses; cl++ {
+		if op.Classes[cl] > 0 && !slices.Contains(w.classes, cl.String()) {
+			w.classes = append(w.classes, cl.String())
+		}
+	}
+	n := float64(op.Latency.Count())
+	w.count, w.latencySum = w.count+n, w.latencySum+op.Latency.Mean().Seconds()*n
+	for m, h := range op.Measures {
+		if h != nil {
+			n := float64(h.Count())
+			w.measureCount[m], w.measureSum[m] = w.measureCount[m]+n, w.measureSum[m]+h.Mean().Seconds()*n
+		}
+	}
+	return w
+}
+
+// measureMean is the whole load's mean of the measure named name, in
+// seconds; NaN when it has none.
+func (w wholeOp) measureMean(name string) float64 {
+	m, err := stats.ParseMeasure(name)
+	if err != nil || w.measureCount[m] == 0 {
+		return math.NaN()
+	}
+	return w.measureSum[m] / w.measureCount[m]
+}
+
+func wholeKey(workload, op string) string { return workload + "\x00" + op }
 
 // end is when the run's last cell ended.
 func (r dashRun) end() time.Time { return r.Cells[len(r.Cells)-1].Ended }
@@ -178,9 +226,8 @@ type figure struct {
 	components                          []string          // the cell's, the generator aside
 	seconds                             float64           // the load's length
 	requests, errors, dropped, unissued float64
-	classes                             []string // the error classes of the window
-	windowErrors                        float64  // the errors of the window, of all classes
-	p50, max, mean, lagMax              float64  // ms
+	whole                               wholeOp // over the whole load, from the store
+	p50, max, lagMax                    float64 // ms, of the window
 	vusMax, cores                       float64
 	llm                                 // an openai workload's
 }
@@ -207,12 +254,9 @@ func (r dashRun) figures(t *testing.T) []figure {
 		}
 		for _, op := range w.Ops {
 			f.labels = map[string]string{"cell": c.Name, "profile": w.Profile, "workload": w.Short, "operation": op.Name}
-			f.p50, f.max, f.mean, f.classes, f.windowErrors = op.Latency.P50, op.Latency.Max, op.Latency.Mean, nil, 0
+			f.p50, f.max = op.Latency.P50, op.Latency.Max
 			f.measures = op.Measures // of the window
-			for _, e := range op.Errors {
-				f.classes = append(f.classes, e.Class)
-				f.windowErrors += float64(e.Count)
-			}
+			f.whole = r.whole[wholeKey(w.Name, op.Name)]
 			out = append(out, f)
 		}
 	}
