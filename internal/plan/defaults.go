@@ -6,11 +6,18 @@ import "time"
 // newPlan, newComponent, newReady, newWorkload and VUs.WithDefaults.
 const (
 	DefaultSampleInterval = time.Second
-	DefaultStopGrace      = 10 * time.Second
-	DefaultReadyTimeout   = 30 * time.Second
-	DefaultGrace          = 5 * time.Second // in-flight operations at the end of a workload
-	DefaultVUsMin         = 10              // perflab http's --vus-min too
-	DefaultVUsMax         = 1000            // perflab http's --vus-max too
+	DefaultResultInterval = time.Second
+	// MinResultInterval and MaxResultInterval bound result_interval:
+	// below, an interval of a few operations says nothing and every one
+	// is a write to the store; above, a run of minutes has too few for a
+	// time series or an interval of a comparison.
+	MinResultInterval   = 100 * time.Millisecond
+	MaxResultInterval   = time.Minute
+	DefaultStopGrace    = 10 * time.Second
+	DefaultReadyTimeout = 30 * time.Second
+	DefaultGrace        = 5 * time.Second // in-flight operations at the end of a workload
+	DefaultVUsMin       = 10              // perflab http's --vus-min too
+	DefaultVUsMax       = 1000            // perflab http's --vus-max too
 
 	// MaxCells bounds the matrix: a plan whose matrix has more cells is invalid.
 	MaxCells = 10000
@@ -20,7 +27,7 @@ const (
 
 // newPlan returns a plan with the plan-level defaults.
 func newPlan(file, dir string) *Plan {
-	return &Plan{File: file, Dir: dir, SampleInterval: DefaultSampleInterval,
+	return &Plan{File: file, Dir: dir, SampleInterval: DefaultSampleInterval, ResultInterval: DefaultResultInterval,
 		StopGrace: DefaultStopGrace, Repeat: 1, at: where{}}
 }
 

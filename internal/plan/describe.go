@@ -20,6 +20,9 @@ func (p *Plan) Describe() (json.RawMessage, error) {
 	if p.Repeat > 1 {
 		d.Repeat = p.Repeat
 	}
+	if p.ResultInterval != 0 && p.ResultInterval != DefaultResultInterval {
+		d.ResultInterval = dur(p.ResultInterval)
+	}
 	for _, c := range p.Components {
 		d.Components = append(d.Components, describeComponent(c))
 	}
@@ -43,6 +46,7 @@ type (
 		Name           string          `json:"name"`
 		Description    string          `json:"description,omitempty"`
 		SampleInterval string          `json:"sample_interval"`
+		ResultInterval string          `json:"result_interval,omitempty"` // only when not 1s: a plan of the default is described as before
 		StopGrace      string          `json:"stop_grace"`
 		Components     []componentJSON `json:"components,omitempty"`
 		Matrix         json.RawMessage `json:"matrix,omitempty"`

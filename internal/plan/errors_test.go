@@ -64,6 +64,10 @@ func TestErrorsDocument(t *testing.T) {
 			`plan.yaml:3:13: stop_grace "soon": want a duration like 30s, 5m or 1h30m`}},
 		{"negative durations", "name: x\nsample_interval: 0s\nstop_grace: -1s\n" + okProfiles, []string{
 			`plan.yaml:2:18: sample_interval 0s must be > 0`, `plan.yaml:3:13: stop_grace -1s must be >= 0`}},
+		{"result intervals out of bounds", "name: x\nresult_interval: 50ms\n" + okProfiles, []string{
+			`plan.yaml:2:18: result_interval 50ms: want 100ms to 1m0s`}},
+		{"result intervals of a whole run", "name: x\nresult_interval: 2m\n" + okProfiles, []string{
+			`plan.yaml:2:18: result_interval 2m0s: want 100ms to 1m0s`}},
 		{"merge keys", "name: x\nbase: &b {name: y}\n" + okProfiles + "extra:\n  <<: *b\n", []string{
 			`plan.yaml:2:1: plan: unknown key "base"; want one of: ` + planKeys,
 			`plan.yaml:4:1: plan: unknown key "extra"; want one of: ` + planKeys}},

@@ -128,7 +128,7 @@ func TestExpand(t *testing.T) {
 func TestExpandErrors(t *testing.T) {
 	p := loadTestdata(t, "full.yaml")
 	_, err := p.Expand(p.Cells()[0], Builtins{Perflab: "/bin/perflab"})
-	want := "testdata/full.yaml:22:17: data_dirs.0: built-in {{run_dir}} has no value here"
+	want := "testdata/full.yaml:23:17: data_dirs.0: built-in {{run_dir}} has no value here"
 	if err == nil || err.Error() != want {
 		t.Errorf("Expand without run_dir: %v, want %s", err, want)
 	}

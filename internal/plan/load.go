@@ -141,7 +141,7 @@ func (d *decoder) syntax(err error) {
 
 // Keys of each mapping, in the order the format documents them.
 const (
-	planKeys      = "name, description, sample_interval, stop_grace, components, matrix, repeat, profiles, compare, export, output"
+	planKeys      = "name, description, sample_interval, result_interval, stop_grace, components, matrix, repeat, profiles, compare, export, output"
 	componentKeys = "name, group, run, attach, observe, prometheus, metrics, metric_names, metrics_preset, data_dirs"
 	runKeys       = "command, args, env, dir, ready, stop_grace"
 	readyKeys     = "http, tcp, timeout"
@@ -161,6 +161,10 @@ func (d *decoder) plan(n *yaml.Node, file, dir string) *Plan {
 	d.field(m, p.at, "description", func(n *yaml.Node) (err error) { p.Description, err = scalar("description", n); return })
 	d.field(m, p.at, "sample_interval", func(n *yaml.Node) (err error) {
 		p.SampleInterval, err = durationOf("sample_interval", n)
+		return
+	})
+	d.field(m, p.at, "result_interval", func(n *yaml.Node) (err error) {
+		p.ResultInterval, err = durationOf("result_interval", n)
 		return
 	})
 	d.field(m, p.at, "stop_grace", func(n *yaml.Node) (err error) { p.StopGrace, err = durationOf("stop_grace", n); return })

@@ -75,6 +75,11 @@ type Plan struct {
 	Name           string
 	Description    string
 	SampleInterval time.Duration // how often observers sample components
+	// ResultInterval is how long each stored interval of a workload's
+	// results covers: its histograms, counts and errors. Per-interval
+	// figures (the time series, the intervals of a comparison) are of it.
+	// 0 (built in code) is the default, 1 s.
+	ResultInterval time.Duration
 	StopGrace      time.Duration // default Run.StopGrace
 	Components     []Component
 	Matrix         []Variable // in file order

@@ -85,6 +85,9 @@ func TestRoundTrip(t *testing.T) {
 			if !reflect.DeepEqual(p.Cells(), q.Cells()) {
 				t.Errorf("cells changed on a round trip")
 			}
+			if q.ResultInterval != p.ResultInterval || q.SampleInterval != p.SampleInterval {
+				t.Errorf("intervals %v and %v on a round trip, want %v and %v", q.ResultInterval, q.SampleInterval, p.ResultInterval, p.SampleInterval)
+			}
 		})
 	}
 }
@@ -92,8 +95,9 @@ func TestRoundTrip(t *testing.T) {
 // TestDecodeFull checks the decoded values of a plan that uses every key.
 func TestDecodeFull(t *testing.T) {
 	p := loadTestdata(t, "full.yaml")
-	if p.Name != "gateway-overhead" || p.SampleInterval != 500*time.Millisecond || p.StopGrace != 15*time.Second || p.Repeat != 2 {
-		t.Errorf("plan fields: %q %v %v repeat %d", p.Name, p.SampleInterval, p.StopGrace, p.Repeat)
+	if p.Name != "gateway-overhead" || p.SampleInterval != 500*time.Millisecond || p.ResultInterval != 250*time.Millisecond ||
+		p.StopGrace != 15*time.Second || p.Repeat != 2 {
+		t.Errorf("plan fields: %q %v %v %v repeat %d", p.Name, p.SampleInterval, p.ResultInterval, p.StopGrace, p.Repeat)
 	}
 	abs, _ := filepath.Abs("testdata")
 	if p.Dir != abs || p.File != filepath.Join("testdata", "full.yaml") {
@@ -157,7 +161,7 @@ func sameStages(a, b []Stage) bool {
 func TestDefaults(t *testing.T) {
 	p := loadTestdata(t, "minimal.yaml")
 	w := p.Profiles[0].Workloads[0]
-	if p.SampleInterval != DefaultSampleInterval || p.StopGrace != DefaultStopGrace || w.Grace != DefaultGrace ||
+	if p.SampleInterval != DefaultSampleInterval || p.ResultInterval != DefaultResultInterval || p.StopGrace != DefaultStopGrace || w.Grace != DefaultGrace ||
 		w.VUs != (VUs{DefaultVUsMin, DefaultVUsMax}) || w.Model != Open || p.Profiles[0].Warmup != 0 || p.Repeat != 1 {
 		t.Errorf("defaults not applied: %+v %+v", p, w)
 	}

@@ -25,6 +25,9 @@ func (p *Plan) Validate() []error {
 	if p.SampleInterval <= 0 {
 		v.at(p.at, "sample_interval", "sample_interval %v must be > 0", p.SampleInterval)
 	}
+	if p.ResultInterval != 0 && (p.ResultInterval < MinResultInterval || p.ResultInterval > MaxResultInterval) {
+		v.at(p.at, "result_interval", "result_interval %v: want %v to %v", p.ResultInterval, MinResultInterval, MaxResultInterval)
+	}
 	if p.StopGrace < 0 {
 		v.at(p.at, "stop_grace", "stop_grace %v must be >= 0", p.StopGrace)
 	}

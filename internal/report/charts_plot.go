@@ -58,12 +58,17 @@ type workloadTimeline struct {
 
 // points are (seconds at the middle of each interval, f of it), leaving
 // out intervals where f has no value and the stub intervals that end a
-// workload (its grace period): shorter than half a second, their rates
-// would be noise.
+// workload (its grace period): shorter than half the workload's interval
+// (its longest: 1 s, or the plan's result_interval), their rates would be
+// noise.
 func (w workloadTimeline) points(sp chartSpan, f func(analysis.IntervalFigures) (float64, bool)) []xy {
+	var full time.Duration
+	for _, iv := range w.figures {
+		full = max(full, iv.End.Sub(iv.Start))
+	}
 	var xys []xy
 	for _, iv := range w.figures {
-		if iv.End.Sub(iv.Start) < time.Second/2 {
+		if iv.End.Sub(iv.Start) < full/2 {
 			continue
 		}
 		if v, ok := f(iv); ok {

@@ -72,7 +72,7 @@ func CompileWorkload(p *plan.Plan, c plan.Cell, pr plan.Profile, w plan.Workload
 	case matrix:
 		name = c.Name + "/" + name
 	}
-	pw := Workload{Spec: spec, Eng: engine.Workload{Name: name}, Plan: w, Length: pr.Duration,
+	pw := Workload{Spec: spec, Eng: engine.Workload{Name: name, Interval: p.ResultInterval}, Plan: w, Length: pr.Duration,
 		Desc: results.Workload{Name: name, Short: w.Name, Cell: c.Index, Profile: profile, Driver: w.Driver,
 			Target: spec.Target, Params: registry.StoredParams(w.Params, w.Driver)}}
 	sw, opBytes, err := provisional(w, spec)
