@@ -255,8 +255,8 @@ type sweepSummary struct {
 // TestGatewaySweepExample runs examples/gateway-sweep.yaml: streamed chat
 // straight to the mock and through perflab's gateway holding the first
 // piece of each answer 20 ms, at 1 and 10 requests at once (the ends of
-// the example's three concurrencies: 25 s of the suite's time saved). The
-// ground truth: at every concurrency the time to first token rises by
+// the example's three concurrencies, each 12 s: 50 s of the suite's time
+// saved). The ground truth: at every concurrency the time to first token rises by
 // 20 ms (p50, significant, 20 ± 4 ms), while the whole request, whose
 // 40 tokens over 195 ms keep coming meanwhile, rises by under 4 ms; the
 // gateway's CPU per 1,000 requests/s is given at each, and the report's
@@ -265,7 +265,10 @@ func TestGatewaySweepExample(t *testing.T) {
 	machine := testutil.Measure(t)
 	path := examplePlan(t, "gateway-sweep.yaml", 18143)
 	b, _ := os.ReadFile(path)
-	r := run(t, "run", writePlan(t, strings.ReplaceAll(string(b), "18144", strconv.Itoa(testutil.FreePort(t)))), "--profile", "c1,c10", "--out", t.TempDir())
+	// Each profile 12 s, not 25: intervals of 500 ms give the window the 21
+	// a 95 % interval needs (at 1 VU, one request each way in each).
+	text := "result_interval: 500ms\n" + strings.ReplaceAll(strings.ReplaceAll(string(b), "18144", strconv.Itoa(testutil.FreePort(t))), "duration: 25s", "duration: 12s")
+	r := run(t, "run", writePlan(t, text), "--profile", "c1,c10", "--out", t.TempDir())
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
