@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/perflab/perflab/internal/stats"
 )
 
 // llmPlan starts the built-in OpenAI-compatible mock afresh in each of
@@ -45,13 +47,11 @@ profiles:
 
 // llm is what summary.json says of an openai workload: over its whole
 // load (its facts), the tokens of its successful requests, the requests
-// judged against the goodput bounds and those that met them; over the
-// window, each operation's measures.
+// judged against the goodput bounds and those that met them.
 type llm struct {
 	openai                     bool
 	promptTokens, outputTokens float64
 	good, judged               float64
-	measures                   map[string]quant
 }
 
 // llmOf reads an openai workload's facts.
@@ -78,9 +78,9 @@ func llmOf(t *testing.T, facts []struct{ Name, Value string }) llm {
 func isLLM(f figure) bool { return f.openai }
 
 // llmPanelChecks are the checks of the dashboard's LLM panels, of the
-// openai workloads' figures alone: the summary's window measures bound
-// the per-interval quantiles and are near the means, its whole-load facts
-// give the token rates and the goodput ratio.
+// openai workloads' figures alone: the store's intervals give the
+// measures' quantiles and means, the summary's whole-load facts the token
+// rates and the goodput ratio.
 var llmPanelChecks = map[string]panelCheck{
 	"LLM time to first token (per interval)":   {by: byOperation, check: measureQuantiles("ttft"), of: isLLM},
 	"LLM inter-token latency (per interval)":   {by: byOperation, check: measureQuantiles("itl"), of: isLLM},
@@ -104,30 +104,34 @@ var llmPanelChecks = map[string]panelCheck{
 }
 
 // measureQuantiles checks a panel of an LLM measure's per-interval
-// quantiles against the window's: each between half its p50 and its max.
-// The intervals outside the window may have a tail of their own; the
-// last one is the load's, within it.
+// quantiles: the last interval's, as latency's.
 func measureQuantiles(name string) func(figure, []panelSample) string {
 	return func(f figure, ss []panelSample) string {
-		q, ok := f.measures[name]
-		if !ok {
-			return "the summary has no " + name
+		m, err := stats.ParseMeasure(name)
+		if err != nil || f.whole.lastMeasure[m] == nil {
+			return "the run has no " + name
 		}
-		return quantilesWithin(ss, q.P50, q.Max)
+		return lastQuantiles(ss, f.whole.lastMeasure[m])
 	}
 }
 
-// quantilesWithin checks that ss are the quantiles 0.5, 0.9, 0.99 and 1,
-// each between half p50 and max (ms), give or take tailSlack: the panel at
-// the run's end shows the load's last interval, whose requests finishing
-// in the grace after the window may be slower than any of the window's
-// (a q0.9 of 25.9 ms was seen beside a window's max of 25.0 ms). A figure
-// in seconds read as milliseconds, or another series, is far outside.
-func quantilesWithin(ss []panelSample, p50, max float64) string {
+// lastQuantiles checks that ss are the quantiles 0.5, 0.9, 0.99 and 1 of
+// h, the histogram of the last interval the panel shows at the run's end
+// (its last with a value: the exporter sends no quantiles of an interval
+// without one), as the exporter computed them: exact but for rounding.
+func lastQuantiles(ss []panelSample, h *stats.Hist) string {
 	var qs []string
 	for _, s := range ss {
-		if ms := s.v * 1000; ms < 0.5*p50 || ms > max*tailSlack+1 {
-			return fmt.Sprintf("q%s %.3f ms, the summary's p50 %.3f ms and max %.3f ms", s.labels["quantile"], ms, p50, max)
+		q, err := strconv.ParseFloat(s.labels["quantile"], 64)
+		if err != nil {
+			return fmt.Sprintf("quantile %q: %v", s.labels["quantile"], err)
+		}
+		want := h.Max().Seconds()
+		if q < 1 {
+			want = h.Quantile(q).Seconds()
+		}
+		if msg := within(s.v, want, 1e-6, 0, "q"+s.labels["quantile"]+" (s) of the last interval"); msg != "" {
+			return msg
 		}
 		qs = append(qs, s.labels["quantile"])
 	}
@@ -157,7 +161,3 @@ func checkLLMTotals(t *testing.T, vm string, r dashRun) {
 		}
 	}
 }
-
-// tailSlack is how far above the window's max the last interval's
-// quantiles may be (see quantilesWithin).
-const tailSlack = 1.25

@@ -126,9 +126,7 @@ type dashSummary struct {
 		Lag           quant                          `json:"scheduler_lag_ms"`
 		Facts         []struct{ Name, Value string } `json:"facts"`
 		Ops           []struct {
-			Name     string           `json:"name"`
-			Latency  quant            `json:"latency_ms"`
-			Measures map[string]quant `json:"measures_ms"`
+			Name string `json:"name"`
 		} `json:"operations"`
 	} `json:"workloads"`
 	Cells []struct {
@@ -184,6 +182,10 @@ type wholeOp struct {
 	latencySum   float64  // seconds: each interval's mean × its count, as exported
 	measureCount [stats.NumMeasures]float64
 	measureSum   [stats.NumMeasures]float64
+	// last and lastMeasure are the histograms of the last interval with
+	// a value: what a panel of per-interval quantiles shows at the end.
+	last        *stats.Hist
+	lastMeasure [stats.NumMeasures]*stats.Hist
 }
 
 func (w wholeOp) add(op *stats.OpStats) wholeOp {
@@ -194,10 +196,14 @@ func (w wholeOp) add(op *stats.OpStats) wholeOp {
 	}
 	n := float64(op.Latency.Count())
 	w.count, w.latencySum = w.count+n, w.latencySum+op.Latency.Mean().Seconds()*n
+	if n > 0 {
+		w.last = op.Latency
+	}
 	for m, h := range op.Measures {
-		if h != nil {
+		if h != nil && h.Count() > 0 {
 			n := float64(h.Count())
 			w.measureCount[m], w.measureSum[m] = w.measureCount[m]+n, w.measureSum[m]+h.Mean().Seconds()*n
+			w.lastMeasure[m] = h
 		}
 	}
 	return w
@@ -218,16 +224,16 @@ func wholeKey(workload, op string) string { return workload + "\x00" + op }
 // end is when the run's last cell ended.
 func (r dashRun) end() time.Time { return r.Cells[len(r.Cells)-1].Ended }
 
-// figure is what summary.json says of one operation of a workload in one
-// cell: the counts over its whole load, which the dashboard's rates at the
-// run's end cover, and the latency of the window.
+// figure is what summary.json and the store say of one operation of a
+// workload in one cell: the counts over its whole load, which the
+// dashboard's rates at the run's end cover, and its intervals' figures.
 type figure struct {
 	labels                              map[string]string // cell, profile, workload, operation
 	components                          []string          // the cell's, the generator aside
 	seconds                             float64           // the load's length
 	requests, errors, dropped, unissued float64
 	whole                               wholeOp // over the whole load, from the store
-	p50, max, lagMax                    float64 // ms, of the window
+	lagMax                              float64 // ms
 	vusMax, cores                       float64
 	llm                                 // an openai workload's
 }
@@ -254,8 +260,6 @@ func (r dashRun) figures(t *testing.T) []figure {
 		}
 		for _, op := range w.Ops {
 			f.labels = map[string]string{"cell": c.Name, "profile": w.Profile, "workload": w.Short, "operation": op.Name}
-			f.p50, f.max = op.Latency.P50, op.Latency.Max
-			f.measures = op.Measures // of the window
 			f.whole = r.whole[wholeKey(w.Name, op.Name)]
 			out = append(out, f)
 		}

@@ -102,6 +102,15 @@ profiles:
 		}
 	}
 	t.Logf("%d of %d profile verdicts judged (the rest left out for a busy machine, and said so)", judged, 2*runs)
-	// every verdict left out is right only where the machine was that busy
-	machine.Check(t, judged > 0, testutil.Need{}, "every one of the %d verdicts was left out as machine-busy or bound", 2*runs)
+	// Every verdict left out is right only where the machine was that
+	// busy. Each run's others are the other runs and the suite's parallel
+	// tests, all this test's processes to Measure: the machine as a whole
+	// must have been saturated.
+	if g := machine.Given(); judged == 0 {
+		if why := g.Saturated(); why != "" {
+			t.Logf("every verdict was left out, rightly: %s (%s)", why, g)
+		} else {
+			t.Errorf("every one of the %d verdicts was left out as machine-busy or bound, on a machine not saturated: %s", 2*runs, g)
+		}
+	}
 }

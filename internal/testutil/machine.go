@@ -131,6 +131,20 @@ func (g Given) Short(need Need) string {
 	return strings.Join(why, "; ")
 }
 
+// Saturated says why the machine as a whole was busy, the test's own
+// processes too, or "" when it was not: 3/4 of its CPUs or more kept busy
+// while tasks waited for one (as Short tells contention). It is for a
+// test whose own processes are each other's busy machine (several runs of
+// perflab at once, each judging the others' load), which Short, counting
+// them all as the test's, cannot see.
+func (g Given) Saturated() string {
+	contended := g.Waiting >= busyWaiting || (g.Waiting < 0 && g.LagP99 >= busyLag)
+	if busy := g.Cores + g.Others; busy >= 0.75*float64(g.CPUs) && contended {
+		return fmt.Sprintf("the machine's processes, this test's among them, kept %.2f of %d cores busy while tasks waited for one", busy, g.CPUs)
+	}
+	return ""
+}
+
 // Check reports a timing figure that missed its bound (ok false): as a
 // skip, "machine too busy for a timing figure", when the machine gave
 // less than need over the span so far, else as a failure. Both say what

@@ -139,6 +139,33 @@ func TestShortTellsABusyMachine(t *testing.T) {
 	}
 }
 
+// Saturated counts the test's own processes as Short does not: the held
+// verdicts' test, five runs and the parallel tests, all the test's.
+func TestSaturatedCountsTheTestsOwnProcesses(t *testing.T) {
+	with := func(g Given, f func(*Given)) Given { f(&g); return g }
+	own := with(quiet, func(g *Given) { g.Cores, g.Others, g.Waiting = 1.73, 0.08, 0.89 })
+	for _, tt := range []struct {
+		name string
+		g    Given
+		want string
+	}{
+		{"quiet", quiet, ""},
+		{"its own processes fill it", own, "kept 1.81 of 2 cores busy"},
+		{"hogs", hogged, "kept 1.95 of 2 cores busy"},
+		{"busy CPUs nobody waits for", with(own, func(g *Given) { g.Waiting = 0.1 }), ""},
+		{"half the machine", with(own, func(g *Given) { g.Cores = 1 }), ""},
+		{"no pressure file, a late sleeper", with(own, func(g *Given) { g.Waiting, g.LagP99 = -1, 4 * time.Millisecond }), "kept 1.81"},
+	} {
+		got := tt.g.Saturated()
+		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	if own.Short(Need{}) != "" {
+		t.Errorf("Short %q of a machine its own processes fill: want none", own.Short(Need{}))
+	}
+}
+
 // A figure that missed its bound fails on a machine that gave enough and
 // is skipped, with the machine's figures, on one that did not.
 func TestJudgeSkipsOnlyOnABusyMachine(t *testing.T) {
