@@ -154,7 +154,7 @@ func TestSaturatedCountsTheTestsOwnProcesses(t *testing.T) {
 		{"hogs", hogged, "kept 1.95 of 2 cores busy"},
 		{"busy CPUs nobody waits for", with(own, func(g *Given) { g.Waiting = 0.1 }), ""},
 		{"half the machine", with(own, func(g *Given) { g.Cores = 1 }), ""},
-		{"no pressure file, a late sleeper", with(own, func(g *Given) { g.Waiting, g.LagP99 = -1, 4 * time.Millisecond }), "kept 1.81"},
+		{"no pressure file, a late sleeper", with(own, func(g *Given) { g.Waiting, g.LagP99 = -1, 4*time.Millisecond }), "kept 1.81"},
 	} {
 		got := tt.g.Saturated()
 		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
