@@ -17,10 +17,6 @@ import (
 	"github.com/perflab/perflab/internal/view"
 )
 
-// minAchieved is the share of its rate a step must achieve to pass: below
-// it the step did not run at the rate it stands for.
-const minAchieved = 0.95
-
 // SearchConfig is a capacity search: from Start, the rate multiplied by
 // Factor after each passing step up to Max, then Bisect bisections
 // between the last passing and the first failing rate; each step runs for
@@ -199,11 +195,11 @@ func (s *Search) judge(rec *run.Record, n int, rate float64, phase, workload str
 	limited, limitWhy := analysis.GeneratorLimited(sum, rep.PhaseResources(phase))
 	why := gatesWhy(st.Gates)
 	switch {
-	case st.Achieved >= minAchieved*rate:
+	case !st.RateShort():
 	case s.sw != nil:
 		why = append(why, fmt.Sprintf("over-saturated: achieved %.1f/s, under %.0f %% of the rate", st.Achieved, 100*analysis.SaturationShare))
 	default:
-		why = append(why, fmt.Sprintf("achieved %.1f/s, under %.0f %% of the rate", st.Achieved, 100*minAchieved))
+		why = append(why, fmt.Sprintf("achieved %.1f/s, under %.0f %% of the rate", st.Achieved, 100*view.MinAchieved))
 	}
 	// Latency counts from each arrival's intended start, so a generator
 	// that lagged only made a passing step look worse: it still passes.

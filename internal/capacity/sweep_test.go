@@ -21,6 +21,11 @@ func TestSweepInsufficientDataFailsNothing(t *testing.T) {
 		st.Insufficient = st.TooFewToJudge()
 		return st
 	}
+	oversaturated := func(rate, achieved float64, g view.Gate, why string) view.SearchStep {
+		st := view.SearchStep{Kind: analysis.SweepConstant, Rate: rate, Achieved: achieved, Gates: []view.Gate{g}, Why: why}
+		st.Insufficient = st.TooFewToJudge()
+		return st
+	}
 	for _, c := range []struct {
 		name     string
 		steps    []view.SearchStep
@@ -31,7 +36,7 @@ func TestSweepInsufficientDataFailsNothing(t *testing.T) {
 			step(analysis.SweepSynchronous, 0, short, "p99 < 2s: insufficient data"),
 			step(analysis.SweepThroughput, 0, short, "p99 < 2s: insufficient data"),
 			step(analysis.SweepConstant, 20, short, "p99 < 2s: insufficient data"),
-			step(analysis.SweepConstant, 30, short, "p99 < 2s: insufficient data; over-saturated: achieved 25.0/s"),
+			oversaturated(30, 25, short, "p99 < 2s: insufficient data; over-saturated: achieved 25.0/s"),
 		}, false, 30},
 		{"a gate failed", []view.SearchStep{
 			step(analysis.SweepSynchronous, 0, short, "p99 < 2s: insufficient data"),

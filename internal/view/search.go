@@ -1,7 +1,6 @@
 package view
 
 import (
-	"strings"
 	"time"
 
 	"github.com/perflab/perflab/internal/analysis"
@@ -78,8 +77,17 @@ func (st SearchStep) TooFewToJudge() bool {
 			insufficient = true
 		}
 	}
-	return insufficient && !st.ClientBound && !strings.Contains(st.Why, "achieved ")
+	return insufficient && !st.ClientBound && !st.RateShort()
 }
+
+// MinAchieved is the share of its rate a step must achieve to pass: below
+// it the step did not run at the rate it stands for (a sweep's step is
+// over-saturated).
+const MinAchieved = 0.95
+
+// RateShort reports whether the step achieved less than MinAchieved of
+// its rate; a closed-model step (rate 0) never does.
+func (st SearchStep) RateShort() bool { return st.Achieved < MinAchieved*st.Rate }
 
 // Verdict is the step's verdict in words: "pass", "fail" or
 // "insufficient data".

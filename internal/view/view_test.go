@@ -63,7 +63,8 @@ func TestTooFewToJudge(t *testing.T) {
 	}{
 		{"only too few requests", SearchStep{Gates: []Gate{insufficient}, Why: "p99 < 1s: insufficient data"}, true},
 		{"client-bound", SearchStep{Gates: []Gate{insufficient}, ClientBound: true, Why: "p99 < 1s: insufficient data; client-bound: cpu"}, false},
-		{"rate not achieved", SearchStep{Gates: []Gate{insufficient}, Why: "p99 < 1s: insufficient data; achieved 50.0/s, under 95 % of the rate"}, false},
+		{"rate not achieved", SearchStep{Rate: 100, Achieved: 50, Gates: []Gate{insufficient}, Why: "p99 < 1s: insufficient data; achieved 50.0/s, under 95 % of the rate"}, false},
+		{"rate achieved to 95 %", SearchStep{Rate: 100, Achieved: 95, Gates: []Gate{insufficient}, Why: "p99 < 1s: insufficient data"}, true},
 	} {
 		if got := tt.step.TooFewToJudge(); got != tt.few {
 			t.Errorf("%s: too few to judge %v, want %v", tt.name, got, tt.few)
