@@ -122,8 +122,15 @@ func (c Config) Validate() []error {
 	return errs
 }
 
-// check validates c and returns its prompts.
-func (c Config) check() ([]Prompt, []error) {
+// inputs are what c's requests are made of, read once when c is checked:
+// its prompts, or the requests of the trace it replays.
+type inputs struct {
+	prompts []Prompt
+	trace   []TraceRequest
+}
+
+// check validates c and returns its inputs.
+func (c Config) check() (inputs, []error) {
 	var errs []error
 	add := func(key, format string, a ...any) { errs = append(errs, driver.ParamErrorf(key, format, a...)) }
 	if _, err := endpointURL(c.URL, EndpointChat); err != nil {
@@ -162,11 +169,11 @@ func (c Config) check() ([]Prompt, []error) {
 	}
 	errs = append(errs, c.synthetic()...)
 	if c.Trace != nil {
-		_, terrs := c.Trace.problems(c)
-		return nil, append(errs, terrs...)
+		trace, terrs := c.Trace.problems(c)
+		return inputs{trace: trace}, append(errs, terrs...)
 	}
 	prompts, perrs := c.prompts()
-	return prompts, append(errs, perrs...)
+	return inputs{prompts: prompts}, append(errs, perrs...)
 }
 
 // synthetic checks the lengths, goodput and what goes with them.

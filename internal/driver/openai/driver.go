@@ -127,7 +127,7 @@ type Driver struct {
 
 // New validates c, reads its prompts and builds a Driver.
 func New(c Config) (*Driver, error) {
-	prompts, errs := c.check()
+	in, errs := c.check()
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("invalid openai driver config: %w", errors.Join(errs...))
 	}
@@ -140,7 +140,7 @@ func New(c Config) (*Driver, error) {
 	for seed == 0 {
 		seed = rand.Int64()
 	}
-	reqs, err := newRequests(c, prompts, seed)
+	reqs, err := newRequests(c, in, seed)
 	if err != nil {
 		return nil, err
 	}

@@ -131,16 +131,14 @@ type requests struct {
 	trace    *traceRequests // nil: no trace replayed
 }
 
-// newRequests prepares the requests of c, whose prompts (none with
-// synthetic prompts) are given.
-func newRequests(c Config, prompts []Prompt, seed int64) (*requests, error) {
+// newRequests prepares the requests of c from its inputs, read when c was
+// checked: its prompts (none with synthetic prompts) or its trace's
+// requests.
+func newRequests(c Config, in inputs, seed int64) (*requests, error) {
+	prompts := in.prompts
 	q := &requests{cfg: c, prompts: prompts, seed: uint64(seed), prefixes: newPrefixes(c.SharedPrefix, uint64(seed))}
 	if tr := c.Trace; tr != nil {
-		reqs, errs := LoadTrace(tr.File, tr.blockTokens())
-		if len(errs) > 0 {
-			return nil, errs[0]
-		}
-		q.trace = &traceRequests{reqs: reqs, blockTokens: tr.blockTokens(), speedup: tr.speedup(), seed: uint64(seed)}
+		q.trace = &traceRequests{reqs: in.trace, blockTokens: tr.blockTokens(), speedup: tr.speedup(), seed: uint64(seed)}
 		_, err := q.body(0)
 		return q, err
 	}
