@@ -1,18 +1,15 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"flag"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	httpdriver "github.com/perflab/perflab/internal/driver/http"
-	"github.com/perflab/perflab/internal/engine"
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/readback"
 	"github.com/perflab/perflab/internal/results"
@@ -27,25 +24,17 @@ func (l *listFlag) String() string     { return strings.Join(*l, ", ") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 type httpFlags struct {
-	rate, body, bodyFile, proto, cacert, out, name string
-	expectStatus                                   string
-	conc, vusMin, vusMax, backlog, followRedirects int
-	duration, timeout, grace, warmup, quantum      time.Duration
-	method                                         string
-	headers, slo                                   listFlag
-	insecure, jsonOut                              bool
-	export                                         exportFlags
-	ci                                             ciFlags
+	loadFlags
+	body, bodyFile, proto, cacert, expectStatus, method string
+	followRedirects                                     int
+	timeout                                             time.Duration
+	insecure                                            bool
 }
 
 func (f *httpFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.rate, "rate", "", "open model: arrival rate, e.g. 5000/s (latency from each arrival's intended start)")
-	fs.IntVar(&f.conc, "concurrency", 0, fmt.Sprintf("closed model: number of concurrent VUs (default %d when no --rate)", defaultConcurrency))
-	fs.IntVar(&f.conc, "c", 0, "short for --concurrency")
-	fs.DurationVar(&f.duration, "duration", 10*time.Second, "how long to apply load")
+	f.loadFlags.register(fs, loadCommand{name: httpWorkload, duration: 10 * time.Second, rate: "arrival rate, e.g. 5000/s",
+		conc: "number of concurrent VUs", vusMax: "most VUs", quantum: quantumUsage + "; finer than 1ms and without --backlog, VUs that finish also take due arrivals (250us: lag near 40µs, about twice the CPU)"})
 	fs.StringVar(&f.method, "m", "GET", "HTTP method")
-	fs.Var(&f.slo, "slo", sloUsage)
-	fs.Var(&f.headers, "H", "request header 'Name: value' (repeatable); ${VAR} is read from the environment")
 	fs.StringVar(&f.body, "d", "", "request body")
 	fs.StringVar(&f.bodyFile, "body-file", "", "read the request body from a file")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "per-request timeout, body included (HTTP/1.1 fires it within 1/64 of it, or 1 ms, after)")
@@ -56,18 +45,6 @@ func (f *httpFlags) register(fs *flag.FlagSet) {
 		"follow up to N redirects (301, 302, 303, 307, 308), timed as one request; 0 takes the redirect as the answer (k6 and oha follow 10)")
 	fs.StringVar(&f.cacert, "cacert", "", "PEM file of CA certificates to trust")
 	fs.BoolVar(&f.insecure, "insecure", false, "skip TLS certificate verification")
-	fs.IntVar(&f.vusMin, "vus-min", plan.DefaultVUsMin, "open model: VUs started before the first arrival")
-	fs.IntVar(&f.vusMax, "vus-max", plan.DefaultVUsMax, "open model: most VUs; an arrival finding all busy is dropped")
-	fs.IntVar(&f.backlog, "backlog", 0, "open model: arrivals that may wait for a VU at --vus-max (0: drop at once)")
-	fs.DurationVar(&f.quantum, "dispatch-quantum", engine.DefaultQuantum,
-		"open model: arrivals due within this of each other are sent together, each still timed from its intended start; finer than 1ms and without --backlog, VUs that finish also take due arrivals (250us: lag near 40µs, about twice the CPU)")
-	fs.DurationVar(&f.grace, "grace", plan.DefaultGrace, "time in-flight requests get to finish at the end")
-	fs.DurationVar(&f.warmup, "warmup", 0, "exclude this much from the start of the statistics (default: first interval)")
-	fs.BoolVar(&f.jsonOut, "json", false, "print the JSON summary to stdout instead of the table")
-	fs.StringVar(&f.out, "out", "perflab-runs", "parent directory for the run directory")
-	fs.StringVar(&f.name, "name", "http", "name of the run (part of its directory name)")
-	f.export.register(fs)
-	f.ci.register(fs)
 }
 
 // parseInterspersed parses flags that may come before or after positional
@@ -205,23 +182,7 @@ const defaultConcurrency = 50
 // plan's checks find names the flag. bad gets what is wrong with the
 // flags' own syntax, which the plan format does not share.
 func (f *httpFlags) plan(rawURL string, given func(string) bool, bad func(string, ...any)) (*plan.Plan, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return nil, fmt.Errorf("cannot locate the working directory: %w", err)
-	}
-	params, err := plan.ParamsOf(f.params(rawURL, bad)...)
-	if err != nil {
-		return nil, err
-	}
-	w := plan.Workload{Name: httpWorkload, Driver: "http", Grace: f.grace, Params: params}
-	w.SetPos("grace", plan.Pos{Flag: "--grace"})
-	f.model(&w, given, bad)
-	pr := plan.Profile{Name: httpWorkload, Duration: f.duration, Warmup: f.warmup, Workloads: []plan.Workload{w}}
-	pr.SetPos("duration", plan.Pos{Flag: "--duration"})
-	pr.SetPos("warmup", plan.Pos{Flag: "--warmup"})
-	p := &plan.Plan{Name: cmp.Or(strings.TrimSpace(f.name), httpWorkload), Dir: dir, Implicit: true,
-		SampleInterval: sampleEveryFor(f.duration, f.warmup), StopGrace: plan.DefaultStopGrace, Profiles: []plan.Profile{pr}}
-	return p, nil
+	return f.implicitPlan(httpWorkload, "http", f.params(rawURL, bad), given, bad)
 }
 
 // params are the http driver's params of the flags, as a plan gives them.
@@ -264,84 +225,6 @@ func (f *httpFlags) scrubber(rawURL string) *secret.Scrubber {
 	set.URL(rawURL)
 	f.export.secrets(set)
 	return set.Scrubber()
-}
-
-// header is the request header of the -H flags, ${VAR} read from the
-// environment; a name given twice has its values joined with ", ", as
-// HTTP lets a list be sent.
-func (f *httpFlags) header(bad func(string, ...any)) map[string]string {
-	h := map[string]string{}
-	for _, line := range f.headers {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok || strings.TrimSpace(k) == "" {
-			bad("header %q: want 'Name: value'", line)
-			continue
-		}
-		v, err := expandEnv(strings.TrimSpace(v))
-		if err != nil {
-			bad("header %s: %v", strings.TrimSpace(k), err)
-		}
-		k = http.CanonicalHeaderKey(strings.TrimSpace(k))
-		if old, ok := h[k]; ok {
-			v = old + ", " + v
-		}
-		h[k] = v
-	}
-	return h
-}
-
-// model sets the load model of w from --rate (open) or --concurrency
-// (closed, 50 VUs when not given), each value at its flag. The flags of
-// the other model, when given, are set too: the plan's check refuses
-// them.
-func (f *httpFlags) model(w *plan.Workload, given func(string) bool, bad func(string, ...any)) {
-	at := func(key, flag string) { w.SetPos(key, plan.Pos{Flag: "--" + flag}) }
-	conc := given("c") || given("concurrency")
-	closed := f.rate == ""
-	if closed || conc {
-		w.Model, w.Concurrency = plan.Closed, f.conc
-		if !conc {
-			w.Concurrency = defaultConcurrency
-		}
-		at("concurrency", "concurrency")
-	}
-	if closed {
-		at("model", "rate") // the flag that makes a workload open
-	} else {
-		r, err := plan.ParseRate("--rate", f.rate) // as a plan's rate: reads it
-		rate := r.PerSecond
-		switch {
-		case err != nil:
-			bad("%v", err)
-		case !(rate > 0):
-			bad("--rate %q: want a positive rate like 5000/s (requests per second)", f.rate)
-		}
-		if !(rate > 0) {
-			rate = 1 // a stand-in, so that the plan's checks of the other flags still run
-		}
-		w.Model, w.Rate = plan.Open, plan.Rate{PerSecond: rate}
-		at("rate", "rate")
-	}
-	if given("vus-min") || given("vus-max") || !closed {
-		w.VUs = plan.VUs{Min: f.vusMin, Max: f.vusMax}.WithDefaults(given("vus-min"), given("vus-max"))
-		at("vus.min", "vus-min")
-		at("vus.max", "vus-max")
-		if closed { // the pool as a whole is refused, by the flag given first
-			flag := "vus-max"
-			if given("vus-min") {
-				flag = "vus-min"
-			}
-			at("vus", flag)
-		}
-	}
-	if given("backlog") || !closed {
-		w.Backlog = f.backlog
-		at("backlog", "backlog")
-	}
-	if given("dispatch-quantum") { // else the engine's default, as a plan's
-		w.DispatchQuantum = f.quantum
-		at("dispatch_quantum", "dispatch-quantum")
-	}
 }
 
 // expandEnv replaces ${VAR} with the environment's value; an unset variable

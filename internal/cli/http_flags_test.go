@@ -104,7 +104,7 @@ func TestHTTPRefusesInvalidFlags(t *testing.T) {
 	}
 	// Valid values that only look odd still run: --vus-max alone below
 	// the default --vus-min takes it as --vus-min.
-	f := httpFlags{rate: "10/s", vusMin: 10, vusMax: 5, duration: 1e9, timeout: 1e9, quantum: 1e6}
+	f := httpFlags{loadFlags: loadFlags{rate: "10/s", vusMin: 10, vusMax: 5, duration: 1e9, quantum: 1e6}, timeout: 1e9}
 	if _, _, err := f.checkedPlan(url, func(name string) bool { return name == "rate" || name == "vus-max" }); err != nil {
 		t.Errorf("--vus-max 5 alone: %v", err)
 	}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/perflab/perflab/internal/engine"
 	"github.com/perflab/perflab/internal/plan"
 	"github.com/perflab/perflab/internal/secret"
 )
@@ -22,18 +20,19 @@ const llmWorkload = "llm"
 // implicit plan of one openai workload (as perflab http's is of one http
 // workload), so that the plan's checks name the flags.
 type llmLoadFlags struct {
-	model, endpoint, rate, apiKeyEnv, promptsFile, goodput, out, name string
-	isl, osl, conc, vusMin, vusMax, backlog                           int
-	islStddev, oslStddev                                              float64
-	seed                                                              int64
-	duration, timeout, grace, warmup, quantum                         time.Duration
-	headers, slo                                                      listFlag
-	stream, ignoreEOS, jsonOut                                        bool
-	export                                                            exportFlags
-	ci                                                                ciFlags
+	loadFlags
+	model, endpoint, apiKeyEnv, promptsFile, goodput string
+	isl, osl                                         int
+	islStddev, oslStddev                             float64
+	seed                                             int64
+	timeout                                          time.Duration
+	stream, ignoreEOS                                bool
 }
 
 func (f *llmLoadFlags) register(fs *flag.FlagSet) {
+	f.loadFlags.register(fs, loadCommand{name: llmWorkload, duration: 30 * time.Second, rate: "request rate, e.g. 5/s",
+		conc: "requests in flight at once", vusMax: "most requests in flight", quantum: quantumUsage,
+		slo: "; LLM gates too: ttft_p99 < 500ms, itl_p99 < 50ms, goodput >= 90%"})
 	fs.StringVar(&f.model, "model", "", "model to ask for (required)")
 	fs.StringVar(&f.endpoint, "endpoint", "chat", "chat (/v1/chat/completions) or completions (/v1/completions)")
 	fs.BoolVar(&f.stream, "stream", false, "stream the answers (server-sent events): measures the time to first token, inter-token latency and time per output token")
@@ -46,24 +45,7 @@ func (f *llmLoadFlags) register(fs *flag.FlagSet) {
 	fs.Int64Var(&f.seed, "seed", 0, "draw the synthetic prompts and lengths with this seed (0: picked at random, told in the report)")
 	fs.StringVar(&f.goodput, "goodput", "", "bounds a good request meets, e.g. ttft=200ms,itl=50ms,tpot=40ms,latency=20s (the report's goodput; gates goodput and goodput_rate)")
 	fs.StringVar(&f.apiKeyEnv, "api-key-env", "", "environment variable holding the API key, sent as a bearer token (never recorded)")
-	fs.Var(&f.headers, "H", "request header 'Name: value' (repeatable); ${VAR} is read from the environment")
-	fs.StringVar(&f.rate, "rate", "", "open model: request rate, e.g. 5/s (latency from each arrival's intended start)")
-	fs.IntVar(&f.conc, "concurrency", 0, fmt.Sprintf("closed model: requests in flight at once (default %d when no --rate)", defaultConcurrency))
-	fs.IntVar(&f.conc, "c", 0, "short for --concurrency")
-	fs.DurationVar(&f.duration, "duration", 30*time.Second, "how long to apply load")
 	fs.DurationVar(&f.timeout, "timeout", 0, "per-request timeout, answer included (0: the driver's 2m)")
-	fs.Var(&f.slo, "slo", sloUsage+"; LLM gates too: ttft_p99 < 500ms, itl_p99 < 50ms, goodput >= 90%")
-	fs.IntVar(&f.vusMin, "vus-min", plan.DefaultVUsMin, "open model: VUs started before the first arrival")
-	fs.IntVar(&f.vusMax, "vus-max", plan.DefaultVUsMax, "open model: most requests in flight; an arrival finding all busy is dropped")
-	fs.IntVar(&f.backlog, "backlog", 0, "open model: arrivals that may wait for a VU at --vus-max (0: drop at once)")
-	fs.DurationVar(&f.quantum, "dispatch-quantum", engine.DefaultQuantum, "open model: arrivals due within this of each other are sent together")
-	fs.DurationVar(&f.grace, "grace", plan.DefaultGrace, "time in-flight requests get to finish at the end")
-	fs.DurationVar(&f.warmup, "warmup", 0, "exclude this much from the start of the statistics (default: first interval)")
-	fs.BoolVar(&f.jsonOut, "json", false, "print the JSON summary to stdout instead of the table")
-	fs.StringVar(&f.out, "out", "perflab-runs", "parent directory for the run directory")
-	fs.StringVar(&f.name, "name", llmWorkload, "name of the run (part of its directory name)")
-	f.export.register(fs)
-	f.ci.register(fs)
 }
 
 func (e *env) llmCmd(ctx context.Context, args []string) error {
@@ -90,23 +72,7 @@ func (f *llmLoadFlags) checkedPlan(rawURL string, given func(string) bool) (*pla
 // plan is the implicit plan of the flags: one workload of the openai
 // driver, its load model set as perflab http sets its own.
 func (f *llmLoadFlags) plan(rawURL string, given func(string) bool, bad func(string, ...any)) (*plan.Plan, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return nil, fmt.Errorf("cannot locate the working directory: %w", err)
-	}
-	params, err := plan.ParamsOf(f.params(rawURL, given, bad)...)
-	if err != nil {
-		return nil, err
-	}
-	w := plan.Workload{Name: llmWorkload, Driver: "openai", Grace: f.grace, Params: params}
-	w.SetPos("grace", plan.Pos{Flag: "--grace"})
-	load := httpFlags{rate: f.rate, conc: f.conc, vusMin: f.vusMin, vusMax: f.vusMax, backlog: f.backlog, quantum: f.quantum}
-	load.model(&w, given, bad)
-	pr := plan.Profile{Name: llmWorkload, Duration: f.duration, Warmup: f.warmup, Workloads: []plan.Workload{w}}
-	pr.SetPos("duration", plan.Pos{Flag: "--duration"})
-	pr.SetPos("warmup", plan.Pos{Flag: "--warmup"})
-	return &plan.Plan{Name: cmp.Or(strings.TrimSpace(f.name), llmWorkload), Dir: dir, Implicit: true,
-		SampleInterval: sampleEveryFor(f.duration, f.warmup), StopGrace: plan.DefaultStopGrace, Profiles: []plan.Profile{pr}}, nil
+	return f.implicitPlan(llmWorkload, "openai", f.params(rawURL, given, bad), given, bad)
 }
 
 // params are the openai driver's params of the flags, as a plan gives
@@ -147,7 +113,7 @@ func (f *llmLoadFlags) params(rawURL string, given func(string) bool, bad func(s
 		}
 		ps = append(ps, plan.Param{Key: "api_key", Value: key, Flag: "--api-key-env"})
 	}
-	if h := (&httpFlags{headers: f.headers}).header(bad); len(h) > 0 {
+	if h := f.header(bad); len(h) > 0 {
 		ps = append(ps, plan.Param{Key: "headers", Value: h, Flag: "-H"})
 	}
 	return ps
