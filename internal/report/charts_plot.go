@@ -92,16 +92,19 @@ func latencyChart(tls []workloadTimeline, sp chartSpan) *lineChart {
 	c := newTimeChart("latency (ms)", sp)
 	quantiles := []struct {
 		name string
+		q    float64
 		of   func(analysis.IntervalFigures) time.Duration
 	}{
-		{"p50", func(f analysis.IntervalFigures) time.Duration { return f.P50 }},
-		{"p90", func(f analysis.IntervalFigures) time.Duration { return f.P90 }},
-		{"p99", func(f analysis.IntervalFigures) time.Duration { return f.P99 }},
+		{"p50", 0.5, func(f analysis.IntervalFigures) time.Duration { return f.P50 }},
+		{"p90", 0.9, func(f analysis.IntervalFigures) time.Duration { return f.P90 }},
+		{"p99", 0.99, func(f analysis.IntervalFigures) time.Duration { return f.P99 }},
 	}
 	for i, w := range tls {
 		for j, q := range quantiles {
+			// an interval of too few latencies has no such quantile
+			// apart from its top (a p99 of 10 is their max)
 			xys := w.points(sp, func(f analysis.IntervalFigures) (float64, bool) {
-				return ms(q.of(f)), f.Latencies > 0
+				return ms(q.of(f)), f.Latencies > 0 && f.Latencies >= analysis.MinCountFor(q.q)
 			})
 			name := q.name
 			if len(tls) > 1 {

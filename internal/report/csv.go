@@ -39,29 +39,31 @@ var csvColumns = []csvColumn{
 	{"errors", func(r csvRow) string { return strconv.FormatInt(r.f.Errors, 10) }},
 	{"rate_per_s", func(r csvRow) string { return strconv.FormatFloat(r.f.Rate, 'f', 3, 64) }},
 	{"latency_count", func(r csvRow) string { return strconv.FormatInt(r.f.Latencies, 10) }},
-	{"latency_p50_ms", func(r csvRow) string { return csvMs(r.f, r.f.P50) }},
-	{"latency_p90_ms", func(r csvRow) string { return csvMs(r.f, r.f.P90) }},
-	{"latency_p99_ms", func(r csvRow) string { return csvMs(r.f, r.f.P99) }},
+	{"latency_p50_ms", func(r csvRow) string { return quantileMs(r.f.Latencies, 0.5, r.f.P50) }},
+	{"latency_p90_ms", func(r csvRow) string { return quantileMs(r.f.Latencies, 0.9, r.f.P90) }},
+	{"latency_p99_ms", func(r csvRow) string { return quantileMs(r.f.Latencies, 0.99, r.f.P99) }},
 }
 
 // llmColumns are the columns CSV adds when an operation of the run had
 // LLM figures (an openai workload): its stream timings at p50 and p99 and
 // its tokens, in total and per second of the interval.
 var llmColumns = []csvColumn{
-	{"ttft_p50_ms", func(r csvRow) string { return llmMs(r.f.LLM.TTFTs, r.f.LLM.TTFT[0]) }},
-	{"ttft_p99_ms", func(r csvRow) string { return llmMs(r.f.LLM.TTFTs, r.f.LLM.TTFT[1]) }},
-	{"itl_p50_ms", func(r csvRow) string { return llmMs(r.f.LLM.ITLs, r.f.LLM.ITL[0]) }},
-	{"itl_p99_ms", func(r csvRow) string { return llmMs(r.f.LLM.ITLs, r.f.LLM.ITL[1]) }},
-	{"tpot_p50_ms", func(r csvRow) string { return llmMs(r.f.LLM.TPOTs, r.f.LLM.TPOT[0]) }},
-	{"tpot_p99_ms", func(r csvRow) string { return llmMs(r.f.LLM.TPOTs, r.f.LLM.TPOT[1]) }},
+	{"ttft_p50_ms", func(r csvRow) string { return quantileMs(r.f.LLM.TTFTs, 0.5, r.f.LLM.TTFT[0]) }},
+	{"ttft_p99_ms", func(r csvRow) string { return quantileMs(r.f.LLM.TTFTs, 0.99, r.f.LLM.TTFT[1]) }},
+	{"itl_p50_ms", func(r csvRow) string { return quantileMs(r.f.LLM.ITLs, 0.5, r.f.LLM.ITL[0]) }},
+	{"itl_p99_ms", func(r csvRow) string { return quantileMs(r.f.LLM.ITLs, 0.99, r.f.LLM.ITL[1]) }},
+	{"tpot_p50_ms", func(r csvRow) string { return quantileMs(r.f.LLM.TPOTs, 0.5, r.f.LLM.TPOT[0]) }},
+	{"tpot_p99_ms", func(r csvRow) string { return quantileMs(r.f.LLM.TPOTs, 0.99, r.f.LLM.TPOT[1]) }},
 	{"prompt_tokens", func(r csvRow) string { return strconv.FormatInt(r.f.LLM.PromptTokens, 10) }},
 	{"output_tokens", func(r csvRow) string { return strconv.FormatInt(r.f.LLM.OutputTokens, 10) }},
 	{"output_tokens_per_s", func(r csvRow) string { return perSecond(r.f, r.f.LLM.OutputTokens) }},
 }
 
-// llmMs is a stream timing in milliseconds; "" with no value under it.
-func llmMs(n int64, d time.Duration) string {
-	if n == 0 {
+// quantileMs is quantile q, d, of an interval's n values in
+// milliseconds; "" when n is too few to tell it from the top of the
+// sample (analysis.MinCountFor: a p99 of 10 values is their max).
+func quantileMs(n int64, q float64, d time.Duration) string {
+	if n == 0 || n < analysis.MinCountFor(q) {
 		return ""
 	}
 	return strconv.FormatFloat(float64(d)/1e6, 'f', 3, 64)
@@ -135,10 +137,3 @@ func csvRows(r *view.Run) []csvRow {
 
 func csvTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
-// csvMs is d in milliseconds; "" when the interval had no latency.
-func csvMs(f analysis.IntervalFigures, d time.Duration) string {
-	if f.Latencies == 0 {
-		return ""
-	}
-	return strconv.FormatFloat(float64(d)/1e6, 'f', 3, 64)
-}
