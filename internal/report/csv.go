@@ -136,4 +136,3 @@ func csvRows(r *view.Run) []csvRow {
 }
 
 func csvTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
-
