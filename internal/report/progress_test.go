@@ -29,6 +29,34 @@ func TestProgressWithoutSuccessShowsNoLatency(t *testing.T) {
 	}
 }
 
+// An interval of fewer than 100 latencies has a p50 but no p99: its
+// p99 would be its slowest request.
+func TestProgressShowsAP99OnlyOf100(t *testing.T) {
+	t0 := time.Now()
+	line := func(n int) string {
+		rec := stats.NewRecorder(1, t0)
+		for i := range n {
+			at := t0.Add(time.Duration(i) * time.Millisecond)
+			d := time.Millisecond
+			if i == 0 {
+				d = time.Second // the slowest, which a p99 of few would be
+			}
+			rec.Record(0, &stats.Sample{Op: "GET /", Intended: at, Start: at, End: at.Add(d), Class: stats.OK})
+		}
+		var out bytes.Buffer
+		p := NewProgress(&out, false)
+		p.Begin("http", 10*time.Second, 100)
+		p.Interval("http", rec.Flush(t0.Add(time.Second)))
+		return out.String()
+	}
+	if l := line(99); !strings.Contains(l, "p50 1.00 ms p99 –") {
+		t.Errorf("99 latencies: %q, want a p50 and no p99", l)
+	}
+	if l := line(100); !strings.Contains(l, "p50 1.00 ms p99 1.00 ms") {
+		t.Errorf("100 latencies: %q, want a p50 and a p99", l)
+	}
+}
+
 // In a phase of several workloads each progress line counts the errors of
 // the workload it names, not of all of them together.
 func TestProgressCountsEachWorkloadsErrors(t *testing.T) {

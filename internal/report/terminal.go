@@ -77,9 +77,14 @@ func (p *Progress) Interval(workload string, iv *stats.Interval) {
 	if p.target > 0 {
 		line += fmt.Sprintf(" (target %s)", rateText(p.target))
 	}
-	p50, p99 := "–", "–" // no request succeeded: no latency, not 0
-	if all.Latency.Count() > 0 {
-		p50, p99 = dur(all.Latency.Quantile(0.5)), dur(all.Latency.Quantile(0.99))
+	// no request succeeded: no latency, not 0; under 100, no p99 apart
+	// from the interval's top (analysis.MinCountFor)
+	p50, p99 := "–", "–"
+	if n := all.Latency.Count(); n > 0 {
+		p50 = dur(all.Latency.Quantile(0.5))
+		if n >= analysis.MinCountFor(0.99) {
+			p99 = dur(all.Latency.Quantile(0.99))
+		}
 	}
 	line += fmt.Sprintf("  p50 %s p99 %s  errors %d  dropped %d  VUs %d", p50, p99, p.errors[workload], p.dropped[workload], iv.VUs)
 	switch {
