@@ -47,7 +47,7 @@ var panelChecks = map[string]panelCheck{
 		return one(ss, f.errors/f.requests, 0.03, 0.002, "error ratio")
 	}},
 	"Latency quantiles (successful requests, per interval)": {by: byOperation, check: func(f figure, ss []panelSample) string {
-		return lastQuantiles(ss, f.whole.last)
+		return lastQuantiles(ss, f.whole.hists)
 	}},
 	// The mean of the whole load, the first interval too, as exported:
 	// the ratio of two rates over the same samples, exact but for rounding.

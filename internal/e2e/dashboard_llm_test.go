@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/stats"
 )
 
@@ -108,36 +109,47 @@ var llmPanelChecks = map[string]panelCheck{
 func measureQuantiles(name string) func(figure, []panelSample) string {
 	return func(f figure, ss []panelSample) string {
 		m, err := stats.ParseMeasure(name)
-		if err != nil || f.whole.lastMeasure[m] == nil {
+		if err != nil || len(f.whole.measureHists[m]) == 0 {
 			return "the run has no " + name
 		}
-		return lastQuantiles(ss, f.whole.lastMeasure[m])
+		return lastQuantiles(ss, f.whole.measureHists[m])
 	}
 }
 
-// lastQuantiles checks that ss are the quantiles 0.5, 0.9, 0.99 and 1 of
-// h, the histogram of the last interval the panel shows at the run's end
-// (its last with a value: the exporter sends no quantiles of an interval
-// without one), as the exporter computed them: exact but for rounding.
-func lastQuantiles(ss []panelSample, h *stats.Hist) string {
-	var qs []string
+// lastQuantiles checks that ss are the quantiles 0.5, 0.9, 0.99 and 1
+// the panel shows at the run's end, as the exporter computed them from
+// hists, an operation's intervals with a value: each quantile that of the
+// last interval with the values it needs (the exporter sends none of an
+// interval with fewer: analysis.MinCountFor), exact but for rounding; a
+// quantile no interval had, no series.
+func lastQuantiles(ss []panelSample, hists []*stats.Hist) string {
+	want := map[string]float64{}
+	for _, q := range []float64{0.5, 0.9, 0.99, 1} {
+		for _, h := range slices.Backward(hists) {
+			if q == 1 {
+				want["1"] = h.Max().Seconds()
+				break
+			}
+			if h.Count() >= analysis.MinCountFor(q) {
+				want[strconv.FormatFloat(q, 'g', -1, 64)] = h.Quantile(q).Seconds()
+				break
+			}
+		}
+	}
+	seen := map[string]bool{}
 	for _, s := range ss {
-		q, err := strconv.ParseFloat(s.labels["quantile"], 64)
-		if err != nil {
-			return fmt.Sprintf("quantile %q: %v", s.labels["quantile"], err)
+		label := s.labels["quantile"]
+		v, ok := want[label]
+		if !ok {
+			return fmt.Sprintf("q%s %g: no interval had the values it needs", label, s.v)
 		}
-		want := h.Max().Seconds()
-		if q < 1 {
-			want = h.Quantile(q).Seconds()
-		}
-		if msg := within(s.v, want, 1e-6, 0, "q"+s.labels["quantile"]+" (s) of the last interval"); msg != "" {
+		if msg := within(s.v, v, 1e-6, 0, "q"+label+" (s) of the last interval with it"); msg != "" {
 			return msg
 		}
-		qs = append(qs, s.labels["quantile"])
+		seen[label] = true
 	}
-	slices.Sort(qs)
-	if !slices.Equal(qs, []string{"0.5", "0.9", "0.99", "1"}) {
-		return fmt.Sprintf("quantiles %v", qs)
+	if len(seen) != len(want) || len(ss) != len(want) {
+		return fmt.Sprintf("quantiles %v, want one series each of %v", seen, want)
 	}
 	return ""
 }

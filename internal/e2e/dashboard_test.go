@@ -182,10 +182,11 @@ type wholeOp struct {
 	latencySum   float64  // seconds: each interval's mean × its count, as exported
 	measureCount [stats.NumMeasures]float64
 	measureSum   [stats.NumMeasures]float64
-	// last and lastMeasure are the histograms of the last interval with
-	// a value: what a panel of per-interval quantiles shows at the end.
-	last        *stats.Hist
-	lastMeasure [stats.NumMeasures]*stats.Hist
+	// hists and measureHists are the histograms of the intervals with a
+	// value, in order: a panel of per-interval quantiles shows at the end
+	// each quantile of the last one with the values it needs.
+	hists        []*stats.Hist
+	measureHists [stats.NumMeasures][]*stats.Hist
 }
 
 func (w wholeOp) add(op *stats.OpStats) wholeOp {
@@ -197,13 +198,13 @@ func (w wholeOp) add(op *stats.OpStats) wholeOp {
 	n := float64(op.Latency.Count())
 	w.count, w.latencySum = w.count+n, w.latencySum+op.Latency.Mean().Seconds()*n
 	if n > 0 {
-		w.last = op.Latency
+		w.hists = append(w.hists, op.Latency)
 	}
 	for m, h := range op.Measures {
 		if h != nil && h.Count() > 0 {
 			n := float64(h.Count())
 			w.measureCount[m], w.measureSum[m] = w.measureCount[m]+n, w.measureSum[m]+h.Mean().Seconds()*n
-			w.lastMeasure[m] = h
+			w.measureHists[m] = append(w.measureHists[m], h)
 		}
 	}
 	return w

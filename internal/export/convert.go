@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/perflab/perflab/internal/analysis"
 	"github.com/perflab/perflab/internal/observe"
 	"github.com/perflab/perflab/internal/stats"
 )
@@ -167,6 +168,9 @@ func summaryOf(name string, ls labels, t time.Time, h *stats.Hist) Series {
 	for _, q := range quantiles {
 		v := h.Max()
 		if q < 1 {
+			if h.Count() < analysis.MinCountFor(q) {
+				continue // of fewer values it would be their top, not q
+			}
 			v = h.Quantile(q)
 		}
 		s.Quantiles = append(s.Quantiles, Quantile{Q: q, V: v.Seconds()})

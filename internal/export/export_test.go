@@ -116,7 +116,9 @@ func TestRemoteWriteSeries(t *testing.T) {
 		{"__name__=perflab_requests_total," + base, []prompb.Sample{{Timestamp: ms(0), Value: 0}, {Timestamp: ms(1), Value: 100}, {Timestamp: ms(2), Value: 200}}},
 		{"__name__=perflab_errors_total,class=status_5xx," + base, []prompb.Sample{{Timestamp: ms(0), Value: 0}, {Timestamp: ms(1), Value: 10}, {Timestamp: ms(2), Value: 10}}},
 		{"__name__=perflab_latency_seconds_count," + base, []prompb.Sample{{Timestamp: ms(0), Value: 0}, {Timestamp: ms(1), Value: 90}, {Timestamp: ms(2), Value: 190}}},
-		{"__name__=perflab_latency_seconds,operation=get,profile=small,quantile=0.99,run=run-1,workload=get-api", []prompb.Sample{{Timestamp: ms(1), Value: 0.020}, {Timestamp: ms(2), Value: 0.030}}},
+		// the first interval's 90 latencies have a p90, not a p99
+		{"__name__=perflab_latency_seconds,operation=get,profile=small,quantile=0.9,run=run-1,workload=get-api", []prompb.Sample{{Timestamp: ms(1), Value: 0.020}, {Timestamp: ms(2), Value: 0.030}}},
+		{"__name__=perflab_latency_seconds,operation=get,profile=small,quantile=0.99,run=run-1,workload=get-api", []prompb.Sample{{Timestamp: ms(2), Value: 0.030}}},
 		{"__name__=perflab_dropped_total,profile=small,run=run-1,workload=get-api", []prompb.Sample{{Timestamp: ms(0), Value: 0}, {Timestamp: ms(1), Value: 2}, {Timestamp: ms(2), Value: 4}}},
 		{"__name__=perflab_unissued_total,profile=small,run=run-1,workload=get-api", []prompb.Sample{{Timestamp: ms(0), Value: 0}, {Timestamp: ms(2), Value: 5}}},
 		{"__name__=perflab_vus,profile=small,run=run-1,workload=get-api", []prompb.Sample{{Timestamp: ms(1), Value: 7}, {Timestamp: ms(2), Value: 7}}},

@@ -58,7 +58,9 @@ func TestRemoteWriteLLMSeries(t *testing.T) {
 		t.Fatalf("report %+v", rep)
 	}
 	base := "cell=c,operation=chat,profile=p,run=r,workload=llm"
-	q99 := "__name__=perflab_ttft_seconds," + strings.Replace(base, "profile=p,", "profile=p,quantile=0.99,", 1)
+	quantile := func(q string) string {
+		return "__name__=perflab_ttft_seconds," + strings.Replace(base, "profile=p,", "profile=p,quantile="+q+",", 1)
+	}
 	// Counters start with a zero at the first interval's start (second 0);
 	// quantiles and gauges carry the intervals' ends alone (from second 1).
 	for _, c := range []struct {
@@ -66,7 +68,10 @@ func TestRemoteWriteLLMSeries(t *testing.T) {
 		first int
 		want  []float64
 	}{
-		{q99, 1, []float64{0.050, 0.080}},
+		// of 8 and 10 first tokens: a maximum each, a p90 of the 10, no p99
+		{quantile("1"), 1, []float64{0.050, 0.080}},
+		{quantile("0.9"), 2, []float64{0.080}},
+		{quantile("0.99"), 1, nil},
 		{"__name__=perflab_ttft_seconds_count," + base, 0, []float64{0, 8, 18}},
 		{"__name__=perflab_ttft_seconds_sum," + base, 0, []float64{0, 8 * 0.050, 8*0.050 + 10*0.080}},
 		{"__name__=perflab_itl_seconds_count," + base, 0, []float64{0, 8 * 19, 8*19 + 10*29}},
