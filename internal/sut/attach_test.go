@@ -67,6 +67,7 @@ func fakeTree(t *testing.T) (root, files string) {
 }
 
 func TestResolveFakeProc(t *testing.T) {
+	t.Parallel()
 	root, files := fakeTree(t)
 	good, stale, garbage := filepath.Join(files, "good.pid"), filepath.Join(files, "stale.pid"), filepath.Join(files, "garbage.pid")
 	cg := filepath.Join(files, "cg")
@@ -125,6 +126,7 @@ func TestResolveFakeProc(t *testing.T) {
 }
 
 func TestResolveRealProcess(t *testing.T) {
+	t.Parallel()
 	token := fmt.Sprintf("perflab-attach-%d-%d", os.Getpid(), time.Now().UnixNano())
 	a := start(t, helperSpec(t, "a", "sleep", token))
 	waitCmdline(t, a.PID())
@@ -166,6 +168,7 @@ func waitCmdline(t *testing.T, pid int) {
 }
 
 func TestReadStat(t *testing.T) {
+	t.Parallel()
 	st, err := readStat(defaultProcRoot, os.Getpid())
 	if err != nil || st.state == 0 || st.ppid != os.Getppid() || st.pgrp <= 0 || st.start == 0 {
 		t.Fatalf("readStat(self) = %+v, %v", st, err)

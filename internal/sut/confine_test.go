@@ -45,6 +45,7 @@ func awaitEvidence(t *testing.T, p *Process, ok func(Evidence) bool) Evidence {
 // A component that wants a whole core, held to 0.2 of one: the kernel
 // throttles it in most periods, and its groups are gone after Stop.
 func TestConfinedCPUIsThrottled(t *testing.T) {
+	t.Parallel()
 	needCgroups(t)
 	s := helperSpec(t, "spin", "spin")
 	s.Limits = Limits{CPU: 0.2}
@@ -75,6 +76,7 @@ func TestConfinedCPUIsThrottled(t *testing.T) {
 // kernel, and its evidence says so; one that touches 16 MiB is not, and
 // its peak lies between what it touched and the limit.
 func TestConfinedMemory(t *testing.T) {
+	t.Parallel()
 	needCgroups(t)
 	s := helperSpec(t, "hungry", "alloc", "200")
 	s.Env = append(s.Env, "GOGC=off")
@@ -105,6 +107,7 @@ func TestConfinedMemory(t *testing.T) {
 // The groups go under perflab's own in each v1 hierarchy, or under the v2
 // root; a machine without both controllers gets an error that says so.
 func TestConfineFindsTheHierarchies(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	write := func(path, text string) {
 		t.Helper()

@@ -9,6 +9,7 @@ import (
 )
 
 func TestLineSplitter(t *testing.T) {
+	t.Parallel()
 	r := newRing(4)
 	s := &lineSplitter{ring: r}
 	s.write([]byte("one\r\ntw"))
@@ -34,6 +35,7 @@ func TestLineSplitter(t *testing.T) {
 // component's writes is scrubbed in the log file and the tail, the last
 // unfinished line too.
 func TestStreamScrubsWholeLines(t *testing.T) {
+	t.Parallel()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)

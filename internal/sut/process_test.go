@@ -13,6 +13,7 @@ import (
 )
 
 func TestSpecValidate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		spec Spec
@@ -40,6 +41,7 @@ func TestSpecValidate(t *testing.T) {
 }
 
 func TestStartErrors(t *testing.T) {
+	t.Parallel()
 	_, err := Start(context.Background(), Spec{Name: "api", Command: "perflab-no-such-binary", LogDir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), `cannot start component "api"`) || !strings.Contains(err.Error(), "executable file not found") {
 		t.Errorf("Start(missing binary) = %v", err)
@@ -60,6 +62,7 @@ func TestStartErrors(t *testing.T) {
 }
 
 func TestStartEnvDirLogs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := shSpec(t, "api", `echo "$PERFLAB_X $(pwd)"; echo oops >&2; printf 'no newline'`)
 	s.Env = []string{"PERFLAB_X=1", "PERFLAB_X=2"}
@@ -89,6 +92,7 @@ func TestStartEnvDirLogs(t *testing.T) {
 }
 
 func TestFloodDoesNotBlock(t *testing.T) {
+	t.Parallel()
 	s := helperSpec(t, "flood", "flood")
 	p := start(t, s)
 	within(t, p.Done(), time.Minute, "the flooding component finishing")

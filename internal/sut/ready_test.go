@@ -15,6 +15,7 @@ import (
 )
 
 func TestWaitReadyProbes(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"http", "tcp"} {
 		t.Run(kind, func(t *testing.T) {
 			addr := freeAddr(t)
@@ -76,6 +77,7 @@ func pidOf(t *testing.T, addr string) int {
 }
 
 func TestWaitReadyExitsFirst(t *testing.T) {
+	t.Parallel()
 	s := shSpec(t, "api", `echo starting; echo "fatal: bad config" >&2; exit 3`)
 	s.Ready = Probe{TCP: freeAddr(t), Timeout: time.Minute, Interval: 20 * time.Millisecond}
 	p := start(t, s)
@@ -96,6 +98,7 @@ func TestWaitReadyExitsFirst(t *testing.T) {
 }
 
 func TestWaitReadyTimeout(t *testing.T) {
+	t.Parallel()
 	s := shSpec(t, "api", `echo "waiting for config"; exec sleep 100`)
 	s.Ready = Probe{TCP: freeAddr(t), Timeout: 500 * time.Millisecond, Interval: 20 * time.Millisecond}
 	p := start(t, s)
@@ -121,6 +124,7 @@ func TestWaitReadyTimeout(t *testing.T) {
 }
 
 func TestWaitReadyHTTPStatus(t *testing.T) {
+	t.Parallel()
 	addr := freeAddr(t)
 	s := helperSpec(t, "api", "serve", addr, "0s")
 	s.Ready = Probe{HTTP: "http://" + addr + "/nope", Timeout: 2 * time.Second, Interval: 20 * time.Millisecond}
@@ -132,6 +136,7 @@ func TestWaitReadyHTTPStatus(t *testing.T) {
 }
 
 func TestWaitReadyContextEnds(t *testing.T) {
+	t.Parallel()
 	s := shSpec(t, "api", `exec sleep 100`)
 	s.Ready = Probe{TCP: freeAddr(t), Timeout: time.Minute, Interval: 20 * time.Millisecond}
 	p := start(t, s)
@@ -149,6 +154,7 @@ func TestWaitReadyContextEnds(t *testing.T) {
 }
 
 func TestWaitReadyNoProbe(t *testing.T) {
+	t.Parallel()
 	p := start(t, shSpec(t, "api", `exec sleep 100`))
 	if err := p.WaitReady(context.Background()); err != nil {
 		t.Fatalf("WaitReady = %v, want ready once started", err)
@@ -162,6 +168,7 @@ func TestWaitReadyNoProbe(t *testing.T) {
 }
 
 func TestCrashDetected(t *testing.T) {
+	t.Parallel()
 	addr := freeAddr(t)
 	s := helperSpec(t, "api", "serve", addr, "0s")
 	s.Ready = Probe{TCP: addr, Timeout: 30 * time.Second, Interval: 20 * time.Millisecond}

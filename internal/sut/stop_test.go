@@ -16,6 +16,7 @@ import (
 )
 
 func TestStopEscalatesToSIGKILL(t *testing.T) {
+	t.Parallel()
 	addr := freeAddr(t)
 	s := helperSpec(t, "stubborn", "serve-ignore-term", addr, "0s")
 	s.StopGrace = 300 * time.Millisecond
@@ -35,6 +36,7 @@ func TestStopEscalatesToSIGKILL(t *testing.T) {
 }
 
 func TestStopGraceful(t *testing.T) {
+	t.Parallel()
 	t.Run("handles SIGTERM", func(t *testing.T) {
 		addr := freeAddr(t)
 		s := helperSpec(t, "polite", "serve", addr, "0s")
@@ -70,6 +72,7 @@ func TestStopGraceful(t *testing.T) {
 // child ignores SIGTERM (it is killed when the grace ends) or left the
 // component's process group.
 func TestStopReachesChildren(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, script string
 		killed       bool
@@ -136,6 +139,7 @@ func isRunning(pid int) bool {
 }
 
 func TestStopIdempotent(t *testing.T) {
+	t.Parallel()
 	p := start(t, shSpec(t, "api", "exit 2"))
 	within(t, p.Done(), 20*time.Second, "Done")
 	for i := range 3 {
@@ -147,6 +151,7 @@ func TestStopIdempotent(t *testing.T) {
 }
 
 func TestStopContextEnds(t *testing.T) {
+	t.Parallel()
 	addr := freeAddr(t)
 	s := helperSpec(t, "stubborn", "serve-ignore-term", addr, "0s")
 	s.StopGrace = time.Hour
@@ -171,6 +176,7 @@ func TestStopContextEnds(t *testing.T) {
 // checks that the component it started dies too, even though the goroutine
 // that called Start was locked to a thread that has ended since.
 func TestParentDeathKillsComponent(t *testing.T) {
+	t.Parallel()
 	fifo, pidc := pidFIFO(t)
 	parent := start(t, helperSpec(t, "parent", "parent", fifo))
 	child := <-pidc
@@ -191,6 +197,7 @@ func TestParentDeathKillsComponent(t *testing.T) {
 // and checks that the processes its component started die too: one in the
 // component's process group, and one that left it.
 func TestParentDeathKillsComponentTree(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, script string }{
 		{"in the group", `sleep 300 & echo $! > "$1"; wait`},
 		{"left the group", `setsid sh -c 'echo $$ > "$1"; exec sleep 300' sh "$1" & wait`},

@@ -24,6 +24,7 @@ func sleeper(t *testing.T) *exec.Cmd {
 }
 
 func TestWatch(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := sleeper(t)
@@ -43,6 +44,7 @@ func TestWatch(t *testing.T) {
 // TestWaitPidfd checks the pidfd path itself, which Watch would silently
 // replace by polling.
 func TestWaitPidfd(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := sleeper(t)
@@ -75,6 +77,7 @@ func TestWaitPidfd(t *testing.T) {
 }
 
 func TestPollExit(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := sleeper(t)
