@@ -147,6 +147,7 @@ func forEachRawClient(t *testing.T, serve func(s *rawServer, c net.Conn, br *buf
 // body. A connection whose response was not read to its end must not be
 // reused, or the stale bytes answer the next request.
 func TestDoUnfinishedBodyClosesConnection(t *testing.T) {
+	t.Parallel()
 	const timeout, staleAfter = 300 * time.Millisecond, 500 * time.Millisecond
 	serve := func(s *rawServer, c net.Conn, br *bufio.Reader) {
 		for readRequest(br) {
@@ -177,6 +178,7 @@ func TestDoUnfinishedBodyClosesConnection(t *testing.T) {
 // request must not read the rest of it as its response ("cannot find
 // whitespace in the first line of response").
 func TestDoEndlessBodyClosesConnection(t *testing.T) {
+	t.Parallel()
 	const timeout = 300 * time.Millisecond
 	chunk := "10000\r\n" + strings.Repeat("x", 0x10000) + "\r\n"
 	serve := func(s *rawServer, c net.Conn, br *bufio.Reader) {
