@@ -44,6 +44,7 @@ func writeFor(t *testing.T, drv *Driver, d time.Duration) int {
 // to every other request without passing it on, the read-back reports the
 // samples lost.
 func TestRealReceivers(t *testing.T) {
+	t.Parallel()
 	for _, rcv := range []struct {
 		name    string
 		start   func(testing.TB, ...string) string

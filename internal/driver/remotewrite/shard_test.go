@@ -79,6 +79,7 @@ func TestShardRefusesWorkersWithoutTheirShare(t *testing.T) {
 // finds every series and sample, where one worker's Verify alone would
 // find the others' too.
 func TestShardedReadBack(t *testing.T) {
+	t.Parallel()
 	base := testutil.StartVictoriaMetrics(t)
 	c := Config{URL: base + "/api/v1/write", QueryURL: base, Job: "sharded",
 		Targets: 6, SeriesPerTarget: 400, ScrapeInterval: 500 * time.Millisecond, Batch: 300, VerifyWait: 20 * time.Second}
