@@ -14,10 +14,10 @@ import (
 )
 
 // cpuWorkPlan is a plan of the built-in target burning work of CPU per
-// request at 50 requests/s for 8 s, sampled every 200 ms: about 35 samples
-// in the 7 s window, enough for an interval.
+// request at 50 requests/s for 5 s, sampled every 100 ms: about 40 samples
+// in the 4 s window, enough for an interval.
 const cpuWorkPlan = `name: cpu-work
-sample_interval: 200ms
+sample_interval: 100ms
 components:
   - name: target
     run:
@@ -26,7 +26,7 @@ components:
       ready: {http: "http://127.0.0.1:%[1]d/health"}
 profiles:
   - name: steady
-    duration: 8s
+    duration: 5s
     warmup: 1s
     workloads:
       - {name: get, driver: http, rate: 50/s, params: {url: "http://127.0.0.1:%[1]d/"}}
