@@ -63,16 +63,19 @@ func TestSelfOfThisProcess(t *testing.T) {
 	}
 	// CPU to see, and goroutines that wait for a CPU: they spin until this
 	// process has used 300 ms of CPU, however long a busy machine makes
-	// that take, and the sampler must report what getrusage saw over the
-	// same wall time.
+	// that take, and the runtime has recorded some of their waits (it
+	// records one transition in 8 of a goroutine: on a fast quiet machine
+	// 300 ms of CPU once left none), and the sampler must report what
+	// getrusage saw over the same wall time.
 	cpu0, t0 := cpuTime(t), time.Now()
 	if _, err := s.Sample(context.Background(), t0); err != nil {
 		t.Fatal(err)
 	}
+	waits0 := schedWaits()
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
-			for x := 1; cpuTime(t)-cpu0 < 300*time.Millisecond; x++ {
+			for x := 1; (cpuTime(t)-cpu0 < 300*time.Millisecond || schedWaits() < waits0+10) && time.Since(t0) < time.Minute; x++ {
 				for range 100000 {
 					x ^= x << 3
 				}
@@ -162,4 +165,17 @@ func cpuTime(t *testing.T) time.Duration {
 		t.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// schedWaits is how many scheduler latencies the runtime has recorded.
+func schedWaits() uint64 {
+	m := []metrics.Sample{{Name: schedLatencies}}
+	metrics.Read(m)
+	var n uint64
+	if m[0].Value.Kind() == metrics.KindFloat64Histogram {
+		for _, c := range m[0].Value.Float64Histogram().Counts {
+			n += c
+		}
+	}
+	return n
 }
