@@ -110,11 +110,17 @@ func TestDistributedRunMatchesOneProcess(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("%s run: exit %d\n%s", name, r.code, r.stderr)
 		}
-		if n := recorded(t, runDir(t, r.stderr), "p/get"); n != rate*secs {
-			t.Errorf("%s run recorded %d requests, want %d", name, n, rate*secs)
-		}
 		s := parseSummary(t, []byte(r.stdout))
 		atLeast(t, s.Workloads, 1, name+" run: workloads")
+		// Every arrival is recorded, or counted dropped or unissued (a busy
+		// machine's: beside four CPU hogs one run recorded 1197 of 1200);
+		// an arrival in neither is lost, whatever the machine did.
+		w := s.Workloads[0]
+		if n := recorded(t, runDir(t, r.stderr), "p/get"); n+w.DroppedTotal+w.Unissued != rate*secs {
+			t.Errorf("%s run recorded %d requests, dropped %d, left %d unissued: want %d in all", name, n, w.DroppedTotal, w.Unissued, rate*secs)
+		} else if n != rate*secs {
+			missed = append(missed, fmt.Sprintf("%s run recorded %d requests of %d (%d dropped, %d unissued)", name, n, rate*secs, w.DroppedTotal, w.Unissued))
+		}
 		atLeast(t, s.Workloads[0].Ops, 1, name+" run: operations")
 		if p50, tol := s.Workloads[0].Ops[0].Latency.P50, latency*0.02+1; p50 < latency-tol {
 			t.Errorf("%s run: p50 = %.3f ms, want %.0f ms ± %.1f ms", name, p50, latency, tol)
@@ -135,16 +141,18 @@ func TestDistributedRunMatchesOneProcess(t *testing.T) {
 		t.Fatalf("%d worker rows, want %d", len(rows), workers)
 	}
 	for i, s := range rows {
-		if s.State != results.ShardCompleted || s.Requests != share(rate*secs, i, workers) || !s.HasCPU {
+		if s.State != results.ShardCompleted || s.Requests > share(rate*secs, i, workers) || !s.HasCPU {
 			t.Errorf("worker %d: %+v, want completed with %d requests", i, s, share(rate*secs, i, workers))
+		} else if s.Requests < share(rate*secs, i, workers) {
+			missed = append(missed, fmt.Sprintf("worker %d recorded %d requests of its %d", i, s.Requests, share(rate*secs, i, workers)))
 		}
 	}
 	merged := runEnv(t, creds, "merge", "--store", store, "--run-id", runIDOf(t, dist.stderr), "--json", "--out", t.TempDir())
 	if merged.code != 0 {
 		t.Fatalf("merge: exit %d\n%s", merged.code, merged.stderr)
 	}
-	if n := recorded(t, runDir(t, merged.stderr), "p/get"); n != rate*secs {
-		t.Errorf("the merged run holds %d requests, want %d", n, rate*secs)
+	if n, want := recorded(t, runDir(t, merged.stderr), "p/get"), recorded(t, runDir(t, dist.stderr), "p/get"); n != want {
+		t.Errorf("the merged run holds %d requests, the coordinator's %d", n, want)
 	}
 	ds, ms := parseSummary(t, []byte(dist.stdout)), parseSummary(t, []byte(merged.stdout))
 	atLeast(t, ms.Workloads, 1, "merged run: workloads")

@@ -82,6 +82,7 @@ type summary struct {
 		Requests     int64    `json:"requests"`
 		Dropped      int64    `json:"dropped"`
 		DroppedTotal int64    `json:"dropped_total"`
+		Unissued     int64    `json:"unissued"`
 		ClientBound  bool     `json:"client_bound"`
 		Warnings     []string `json:"warnings"`
 		Window       struct {
