@@ -197,7 +197,7 @@ func (s *Search) judge(rec *run.Record, n int, rate float64, phase, workload str
 	switch {
 	case !st.RateShort():
 	case s.sw != nil:
-		why = append(why, fmt.Sprintf("over-saturated: achieved %.1f/s, under %.0f %% of the rate", st.Achieved, 100*analysis.SaturationShare))
+		why = append(why, fmt.Sprintf("over-saturated: achieved %.1f/s, under %.0f %% of the rate", st.Achieved, 100*view.MinAchieved))
 	default:
 		why = append(why, fmt.Sprintf("achieved %.1f/s, under %.0f %% of the rate", st.Achieved, 100*view.MinAchieved))
 	}

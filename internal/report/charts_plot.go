@@ -104,7 +104,7 @@ func latencyChart(tls []workloadTimeline, sp chartSpan) *lineChart {
 			// an interval of too few latencies has no such quantile
 			// apart from its top (a p99 of 10 is their max)
 			xys := w.points(sp, func(f analysis.IntervalFigures) (float64, bool) {
-				return ms(q.of(f)), f.Latencies > 0 && f.Latencies >= analysis.MinCountFor(q.q)
+				return ms(q.of(f)), f.Latencies >= analysis.MinCountFor(q.q)
 			})
 			name := q.name
 			if len(tls) > 1 {

@@ -121,14 +121,19 @@ func (g Given) Short(need Need) string {
 	if g.Cores < need.Cores {
 		why = append(why, fmt.Sprintf("this test's processes got %.2f cores, not the %.2f the figure needs", g.Cores, need.Cores))
 	}
-	contended := g.Waiting >= busyWaiting || (g.Waiting < 0 && g.LagP99 >= busyLag)
-	if g.Others > busyOthers*float64(g.CPUs) && contended {
+	if g.Others > busyOthers*float64(g.CPUs) && g.contended() {
 		why = append(why, fmt.Sprintf("other work kept %.2f of %d cores busy while tasks waited for one", g.Others, g.CPUs))
 	}
 	if g.Steal > busySteal {
 		why = append(why, fmt.Sprintf("the hypervisor took %.2f cores", g.Steal))
 	}
 	return strings.Join(why, "; ")
+}
+
+// contended says tasks waited for a CPU a fifth of the time or more (or,
+// where the kernel keeps no CPU pressure, a sleeper woke 2 ms late at p99).
+func (g Given) contended() bool {
+	return g.Waiting >= busyWaiting || (g.Waiting < 0 && g.LagP99 >= busyLag)
 }
 
 // Saturated says why the machine as a whole was busy, the test's own
@@ -138,8 +143,7 @@ func (g Given) Short(need Need) string {
 // perflab at once, each judging the others' load), which Short, counting
 // them all as the test's, cannot see.
 func (g Given) Saturated() string {
-	contended := g.Waiting >= busyWaiting || (g.Waiting < 0 && g.LagP99 >= busyLag)
-	if busy := g.Cores + g.Others; busy >= 0.75*float64(g.CPUs) && contended {
+	if busy := g.Cores + g.Others; busy >= 0.75*float64(g.CPUs) && g.contended() {
 		return fmt.Sprintf("the machine's processes, this test's among them, kept %.2f of %d cores busy while tasks waited for one", busy, g.CPUs)
 	}
 	return ""
