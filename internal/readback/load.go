@@ -349,14 +349,18 @@ func analysisSeries(samples map[string]map[string][]results.TimePoint) map[strin
 	for comp, metrics := range samples {
 		out[comp] = make(map[string][]analysis.Point, len(metrics))
 		for m, ps := range metrics {
-			pts := make([]analysis.Point, len(ps))
-			for i, p := range ps {
-				pts[i] = analysis.Point{T: p.T, V: p.V}
-			}
-			out[comp][m] = pts
+			out[comp][m] = analysisPoints(ps)
 		}
 	}
 	return out
+}
+
+func analysisPoints(ps []results.TimePoint) []analysis.Point {
+	pts := make([]analysis.Point, len(ps))
+	for i, p := range ps {
+		pts[i] = analysis.Point{T: p.T, V: p.V}
+	}
+	return pts
 }
 
 func reportVars(vs []results.Var) []view.Var {

@@ -375,6 +375,9 @@ func confinedComponents(store *results.Run, c *view.Cell, phase, before *view.Ph
 			x.MemoryLimit = analysis.Quantity{Resource: analysis.ResourceMemory, Amount: int64(mem)}
 		}
 		sampledFigures(&x, phase, before)
+		if cpu, ok := analysis.RateOver(analysisPoints(s[observe.CPUCores]), phase.Window); ok {
+			x.CPUUsed = cpu // its CPU time over the window the achieved rate is of
+		}
 		out = append(out, x)
 	}
 	slices.SortFunc(out, func(a, b analysis.Confined) int { return strings.Compare(a.Component, b.Component) })
