@@ -86,7 +86,9 @@ func TestWindowOfTwoSamples(t *testing.T) {
 // the mean of the two values says 0.6 cores. Spans reaching outside the
 // window count only inside it, and a window no span meets has no rate.
 func TestRateOverWeighsSpans(t *testing.T) {
-	at := func(s float64, v float64) Point { return Point{T: t0.Add(time.Duration(s * float64(time.Second))), V: v} }
+	at := func(s float64, v float64) Point {
+		return Point{T: t0.Add(time.Duration(s * float64(time.Second))), V: v}
+	}
 	ps := []Point{at(0, 0), at(3, 1), at(4, 0.2)}
 	if got, ok := RateOver(ps, Window{Start: t0, End: t0.Add(4 * time.Second)}); !ok || !near(got, 0.8) {
 		t.Errorf("over the whole: %v (%v), want 3.2 CPU s over 4 s = 0.8 cores", got, ok)
