@@ -27,6 +27,13 @@ import (
 //   - no component was killed for want of memory, nor ended, during it;
 //   - each component's peak memory stayed below its limit.
 //
+// A size that broke none of these holds. One that broke only some while no
+// limit bound (never throttled, memory far from its limit), or one whose
+// load fell short while no limit bound heavily (HeavyThrottled,
+// HeavyMemory: a limit too small to carry a load runs out in most periods
+// or fills), is not verified: what stalled it was not the size. On a
+// machine busy with other work the same holds of any shortfall.
+//
 // The evidence goes beside the verdict: each component's throttled
 // periods and stalled time, its peak memory against its limit, and its
 // GC rate against the unconfined run's.
@@ -101,7 +108,7 @@ type Verified struct {
 	Load  string `json:"load"`
 	Holds bool   `json:"holds"`
 	// Inconclusive says the size neither held nor broke: the run fell
-	// short while no limit bound any component (a busy machine).
+	// short while no limit bound, or none heavily (see the rule above).
 	Inconclusive bool              `json:"inconclusive,omitempty"`
 	Reasons      []string          `json:"reasons,omitempty"` // why it does not hold; none when it does
 	Latency      []VerifiedLatency `json:"latency"`           // p50 and p99, confined against unconfined
@@ -179,6 +186,18 @@ func JudgeVerified(in VerifyInput) Verified {
 		v.Reasons = append(v.Reasons, fmt.Sprintf("the limits never bound (no component throttled in %s %% of its periods or above %s %% of its memory limit): "+
 			"what fell short is not the size's, but the machine's or the system's; run again where the machine is not busy",
 			units.Sig3(100*BoundThrottled), units.Sig3(100*BoundMemory)))
+	case !in.Held.Sustained() && !in.heavilyBound():
+		// a limit too small to carry the load runs out in most periods
+		// (or fills its memory); a load that fell short while the limits
+		// bit now and then was stalled by something else
+		v.Inconclusive = true
+		why := "the load fell short"
+		if in.MachineBusy != "" {
+			why += " while the machine was busy with other work (" + in.MachineBusy + ")"
+		}
+		v.Reasons = append(v.Reasons, fmt.Sprintf("%s, but no component was throttled in %s %% of its periods or reached %s %% of its memory limit, "+
+			"as a limit too small to carry the load is: what fell short is not the size's; run again where the machine is not busy",
+			why, units.Sig3(100*HeavyThrottled), units.Sig3(100*HeavyMemory)))
 	case in.MachineBusy != "" && !in.heavilyBound():
 		v.Inconclusive = true
 		v.Reasons = append(v.Reasons, fmt.Sprintf("the machine was busy with other work (%s) and no component was throttled in %s %% of its periods "+

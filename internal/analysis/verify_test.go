@@ -89,6 +89,7 @@ func TestVerifiedBreaks(t *testing.T) {
 	}
 	in.FailedGates = []string{"gate p99 < 5ms failed: p99 9.1ms"}
 	in.Held = Held{Unsustained: []string{"workload get achieved 400/s of the 500/s asked (20 % short)"}}
+	in.Components[0].Throttled = 540 // 90 %: the CPU limit held it back (TestVerifiedShortfallWithLightThrottling)
 	v := JudgeVerified(in)
 	if v.Holds || len(v.Reasons) != 2 || !strings.HasPrefix(v.Reasons[0], "the load was not held inside the limits: workload get achieved") {
 		t.Errorf("gate failed, load not held: %q", v.Reasons)
@@ -177,5 +178,30 @@ func TestVerifiedOnABusyMachine(t *testing.T) {
 	in.Components[0].Throttled = 540
 	if v := JudgeVerified(in); v.Inconclusive || v.Holds {
 		t.Errorf("busy, 90 %% throttled: holds %v, inconclusive %v, %q", v.Holds, v.Inconclusive, v.Reasons)
+	}
+}
+
+// A load that fell short while the limits bit now and then (15 % of
+// periods throttled, well inside its memory) was stalled by something
+// else: not verified, on a machine perflab did not see busy too. The same
+// shortfall with the quota out in most periods is the size's.
+func TestVerifiedShortfallWithLightThrottling(t *testing.T) {
+	light := api()
+	light.Periods, light.Throttled = 52, 8
+	in := verifyInput(2*time.Millisecond, light)
+	in.Held = Held{Unsustained: []string{"workload get achieved 49.6/s of the 100/s asked (50.4 % short)"}}
+	v := JudgeVerified(in)
+	if v.Holds || !v.Inconclusive || !strings.Contains(v.Reasons[len(v.Reasons)-1], "the load fell short, but no component was throttled in 50 % of its periods") {
+		t.Errorf("15 %% throttled, half the load: holds %v, inconclusive %v, %q", v.Holds, v.Inconclusive, v.Reasons)
+	}
+	in.Components[0].Throttled = 40 // 77 %
+	if v := JudgeVerified(in); v.Holds || v.Inconclusive {
+		t.Errorf("77 %% throttled, half the load: holds %v, inconclusive %v, %q", v.Holds, v.Inconclusive, v.Reasons)
+	}
+	// light throttling that slowed a load it held is the size's
+	in.Components[0].Throttled, in.Held = 8, Held{}
+	in.AfterLatency = confinedLatency(30, 4*time.Millisecond, 2)
+	if v := JudgeVerified(in); v.Holds || v.Inconclusive {
+		t.Errorf("15 %% throttled, held but twice as slow: holds %v, inconclusive %v, %q", v.Holds, v.Inconclusive, v.Reasons)
 	}
 }
