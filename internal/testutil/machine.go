@@ -161,6 +161,31 @@ func (m *Machine) Check(t testing.TB, ok bool, need Need, format string, args ..
 	judge(t, m.Given(), need, fmt.Sprintf(format, args...))
 }
 
+// Check is Machine.Check on g, what the machine gave over a span that
+// ended before: for a figure made of several spans (two runs compared),
+// judged on the span that fell short (ShortOf).
+func (g Given) Check(t testing.TB, ok bool, need Need, format string, args ...any) {
+	t.Helper()
+	if ok {
+		return
+	}
+	judge(t, g, need, fmt.Sprintf(format, args...))
+}
+
+// ShortOf is the first of gs that fell short of need, else the last; the
+// zero Given, which is short of nothing, for none.
+func ShortOf(need Need, gs ...Given) Given {
+	for _, g := range gs {
+		if g.Short(need) != "" {
+			return g
+		}
+	}
+	if len(gs) == 0 {
+		return Given{}
+	}
+	return gs[len(gs)-1]
+}
+
 // judge skips with msg when g falls short of need, else fails with it.
 func judge(t testing.TB, g Given, need Need, msg string) {
 	t.Helper()

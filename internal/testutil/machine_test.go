@@ -190,3 +190,24 @@ func TestCheckPassesAFigureWithinItsBound(t *testing.T) {
 		t.Errorf("skipped %q, failed %q", f.skipped, f.failed)
 	}
 }
+
+// A figure of several spans is judged on the one that fell short: a quiet
+// span beside a hogged one skips, two quiet ones fail.
+func TestShortOfJudgesTheSpanThatFellShort(t *testing.T) {
+	if g := ShortOf(Need{}, quiet, hogged, quiet); g != hogged {
+		t.Errorf("quiet, hogged, quiet: %v, want the hogged span", g)
+	}
+	if g := ShortOf(Need{}, quiet, quiet); g != quiet {
+		t.Errorf("two quiet spans: %v", g)
+	}
+	f := &fakeTB{TB: t}
+	ShortOf(Need{}, quiet, hogged).Check(f, false, Need{}, "ratio %v", 0.9)
+	if f.failed != "" || !strings.HasPrefix(f.skipped, "machine too busy for a timing figure: ratio 0.9") {
+		t.Errorf("a hogged span: skipped %q, failed %q; want a skip", f.skipped, f.failed)
+	}
+	f = &fakeTB{TB: t}
+	ShortOf(Need{}, quiet, quiet).Check(f, false, Need{}, "ratio %v", 0.9)
+	if f.skipped != "" || !strings.HasPrefix(f.failed, "ratio 0.9\n(the machine gave enough") {
+		t.Errorf("quiet spans: skipped %q, failed %q; want a failure", f.skipped, f.failed)
+	}
+}
