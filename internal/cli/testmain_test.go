@@ -2,7 +2,9 @@ package cli_test
 
 import (
 	"context"
+	"flag"
 	"os"
+	"strconv"
 	"testing"
 
 	"github.com/perflab/perflab/internal/cli"
@@ -18,5 +20,17 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == sut.SupervisorArg {
 		os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 	}
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", strconv.Itoa(parallel))
+	}
 	os.Exit(m.Run())
 }
+
+// parallel is how many tests run at once unless -parallel says otherwise
+// (its default is GOMAXPROCS): the parallel tests spend most of their time
+// waiting for a load that lasts a set time (a worker's share, a store that
+// fails after a while), not on the CPU.
+const parallel = 8
