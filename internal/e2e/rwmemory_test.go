@@ -14,7 +14,7 @@ import (
 )
 
 // rwMemoryPlan writes 2000-sample remote write requests to the built-in
-// target at a rate, for 12 s.
+// target at a rate, for 6 s.
 const rwMemoryPlan = `name: rw-memory
 components:
   - name: sink
@@ -24,8 +24,8 @@ components:
       ready: {http: "http://127.0.0.1:%[1]d/health"}
 profiles:
   - name: p
-    duration: 12s
-    warmup: 2s
+    duration: 6s
+    warmup: 1s
     workloads:
       - name: w
         driver: remote_write
