@@ -122,11 +122,12 @@ func builtinGateway(name string, port, upstream int, delay string) string {
 }
 
 // The built-in gateway adding 2 ms in front of the built-in target (5 ms),
-// and the same gateway adding nothing, in one run: the delayed gateway's
-// overhead is measured at 2 ms ± 0.3 ms in all (the delay plus one
-// loopback hop through a proxy, about 0.2 ms here, as through nginx:
-// 2.08–2.25 ms seen), and so is the delay alone (its overhead above the
-// undelayed gateway's). It runs alone, not in parallel: beside other
+// and the same gateway adding nothing, in one run: the delay alone (the
+// delayed gateway's overhead above the undelayed one's) is measured at
+// 2 ms ± 0.3 ms, the undelayed gateway's overhead (one loopback hop
+// through a proxy: 0.2–0.34 ms seen, as through nginx) is above 0 and at
+// most 0.5 ms, and the delayed gateway's, significant, is the sum of the
+// two (2.08–2.32 ms seen). It runs alone, not in parallel: beside other
 // tests' load even the undelayed gateway added 0.7 ms; and its figures are
 // judged against what the machine gave (testutil.Measure): beside four
 // CPU hogs the delay measured 2.7 ms.
@@ -155,8 +156,8 @@ components:
 	if d := p2.Value - p0.Value; d < 1.7 || d > 2.3 {
 		missed = append(missed, fmt.Sprintf("the 2 ms delay measured %.3f ms (%.3f − %.3f ms at p50), want 2 ± 0.3 ms", d, p2.Value, p0.Value))
 	}
-	if !p2.Significant || p2.Value < 1.7 || p2.Value > 2.3 || p0.Value <= 0 || p0.Value > 0.5 {
-		missed = append(missed, fmt.Sprintf("p50 overheads %.3f ms [%.3f, %.3f] with the delay, want 2 ± 0.3 ms; %.3f ms without, want (0, 0.5]",
+	if !p2.Significant || p2.Value < 1.7 || p2.Value > 2.3+0.5 || p0.Value <= 0 || p0.Value > 0.5 {
+		missed = append(missed, fmt.Sprintf("p50 overheads %.3f ms [%.3f, %.3f] with the delay, want 2 ± 0.3 ms and a hop of at most 0.5; %.3f ms without, want (0, 0.5]",
 			p2.Value, *p2.Low, *p2.High, p0.Value))
 	}
 	g := s.Gateway[1]
