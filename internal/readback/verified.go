@@ -231,12 +231,16 @@ func JudgeConfined(orig *view.Run, cell int, size string, baseline, confined *re
 	}
 	held := analysis.JudgeHeld([]analysis.PhaseData{{Profile: size, Resources: phase.Resources, Summaries: phase.Workloads}})[0]
 	held.MachineBound, held.MachineBusy = "", "" // the limits, not the machine, were the point
-	comps, err := confinedComponents(confined, ac, phase, before)
+	samples, err := confined.Samples(ac.Index)
+	if err != nil {
+		return v, err
+	}
+	comps, err := confinedComponents(confined, ac.Index, samples, phase, before)
 	if err != nil {
 		return v, err
 	}
 	for _, x := range extra { // confined in a cluster: their CPU use and GC from the runs' samples
-		sampledFigures(&x, phase, before)
+		sampledFigures(&x, samples[x.Component], phase, before)
 		comps = append(comps, x)
 	}
 	out := analysis.JudgeVerified(analysis.VerifyInput{Size: size, Load: sizeLoad(in, size), BeforeLatency: b.LatencyByInterval,
@@ -257,7 +261,11 @@ func neverLoaded(v analysis.Verified, in *analysis.Insights, confined *results.R
 	if len(after.Cells) == 0 {
 		return v, fmt.Errorf("the confined run %s ended before it started a cell: %s", confined.Dir(), after.Message)
 	}
-	comps, err := confinedComponents(confined, after.Cells[0], &view.Phase{}, &view.Phase{})
+	samples, err := confined.Samples(after.Cells[0].Index)
+	if err != nil {
+		return v, err
+	}
+	comps, err := confinedComponents(confined, after.Cells[0].Index, samples, &view.Phase{}, &view.Phase{})
 	if err != nil {
 		return v, err
 	}
@@ -341,14 +349,10 @@ func failedGates(gates []view.Gate) []string {
 }
 
 // confinedComponents reads what the kernel counted of each component of
-// the confined run (the samples it recorded as it stopped them), how each
-// ended, and its GC rate beside the unconfined phase's.
-func confinedComponents(store *results.Run, c *view.Cell, phase, before *view.Phase) ([]analysis.Confined, error) {
-	samples, err := store.Samples(c.Index)
-	if err != nil {
-		return nil, err
-	}
-	stored, err := store.Components(c.Index)
+// the confined run (the samples of its cell it recorded as it stopped
+// them), how each ended, and what its samples say (sampledFigures).
+func confinedComponents(store *results.Run, cell int, samples map[string]map[string][]results.TimePoint, phase, before *view.Phase) ([]analysis.Confined, error) {
+	stored, err := store.Components(cell)
 	if err != nil {
 		return nil, err
 	}
@@ -374,10 +378,7 @@ func confinedComponents(store *results.Run, c *view.Cell, phase, before *view.Ph
 		if mem := last(observe.ConfinedMemoryLimit); mem > 0 {
 			x.MemoryLimit = analysis.Quantity{Resource: analysis.ResourceMemory, Amount: int64(mem)}
 		}
-		sampledFigures(&x, phase, before)
-		if cpu, ok := analysis.RateOver(analysisPoints(s[observe.CPUCores]), phase.Window); ok {
-			x.CPUUsed = cpu // its CPU time over the window the achieved rate is of
-		}
+		sampledFigures(&x, s, phase, before)
 		out = append(out, x)
 	}
 	slices.SortFunc(out, func(a, b analysis.Confined) int { return strings.Compare(a.Component, b.Component) })
@@ -390,15 +391,22 @@ func gcRate(p *view.Phase, component string) float64 {
 	return componentStat(p, component, observe.GCPerMin).P99
 }
 
-// componentStat is a component's figures of metric over a phase; zero
-// when it has none.
 // sampledFigures sets what the samples of x's component say of it: its
 // GC rate in the confined phase and the unconfined one (before), and its
-// CPU used in the confined phase.
-func sampledFigures(x *analysis.Confined, phase, before *view.Phase) {
+// CPU used in the confined phase: its CPU time over the window the
+// achieved rate is of (analysis.RateOver, from its series), else the mean
+// of its samples.
+func sampledFigures(x *analysis.Confined, series map[string][]results.TimePoint, phase, before *view.Phase) {
 	x.GCPerMin, x.GCPerMinBefore = gcRate(phase, x.Component), gcRate(before, x.Component)
-	x.CPUUsed = componentStat(phase, x.Component, observe.CPUCores).Avg
+	cpu, ok := analysis.RateOver(analysisPoints(series[observe.CPUCores]), phase.Window)
+	if !ok {
+		cpu = componentStat(phase, x.Component, observe.CPUCores).Avg
+	}
+	x.CPUUsed = cpu
 }
+
+// componentStat is a component's figures of metric over a phase; zero
+// when it has none.
 
 func componentStat(p *view.Phase, component, metric string) analysis.Stat {
 	if p.Resources == nil {

@@ -63,7 +63,7 @@ var llmColumns = []csvColumn{
 // milliseconds; "" when n is too few to tell it from the top of the
 // sample (analysis.MinCountFor: a p99 of 10 values is their max).
 func quantileMs(n int64, q float64, d time.Duration) string {
-	if n < analysis.MinCountFor(q) { // none at all among them
+	if n < analysis.MinCountFor(q) {
 		return ""
 	}
 	return strconv.FormatFloat(float64(d)/1e6, 'f', 3, 64)
