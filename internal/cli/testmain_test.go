@@ -2,13 +2,12 @@ package cli_test
 
 import (
 	"context"
-	"flag"
 	"os"
-	"strconv"
 	"testing"
 
 	"github.com/perflab/perflab/internal/cli"
 	"github.com/perflab/perflab/internal/sut"
+	"github.com/perflab/perflab/internal/testutil"
 )
 
 // TestMain lets the test binary be perflab's supervisor: a component that
@@ -20,12 +19,7 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == sut.SupervisorArg {
 		os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 	}
-	flag.Parse()
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		_ = flag.Set("test.parallel", strconv.Itoa(parallel))
-	}
+	testutil.Parallel(parallel)
 	os.Exit(m.Run())
 }
 

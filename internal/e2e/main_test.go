@@ -7,18 +7,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/perflab/perflab/internal/cli"
 	"github.com/perflab/perflab/internal/observe/observers"
+	"github.com/perflab/perflab/internal/testutil"
 )
 
 // asPerflab, set to 1 in a process's environment, makes this test binary
@@ -54,12 +53,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "cannot set %s: %v\n", asPerflab, err)
 		os.Exit(1)
 	}
-	flag.Parse()
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		_ = flag.Set("test.parallel", strconv.Itoa(parallel))
-	}
+	testutil.Parallel(parallel)
 	if scratch, err = os.MkdirTemp("", "perflab-e2e-"); err != nil {
 		fmt.Fprintf(os.Stderr, "cannot make a scratch directory: %v\n", err)
 		os.Exit(1)
