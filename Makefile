@@ -1,7 +1,7 @@
 # perflab — build and test. `make test` is the command CI runs (.ci/run).
 GO ?= go
 
-.PHONY: build test test-k8s vet lint bench demo deps mutate
+.PHONY: build test test-shared test-race test-alone test-k8s vet lint bench demo deps mutate
 
 # The developer tools, pinned in a module of their own (tools/go.mod), so
 # that their requirements stay out of perflab's go.mod: `go tool` builds
@@ -14,18 +14,37 @@ TOOL = $(GO) tool -modfile=tools/go.mod
 build:
 	$(GO) build -trimpath -ldflags '-s -w' -o bin/perflab ./cmd/perflab
 
-# The whole suite: vet, staticcheck, every package's tests, and the race
+# The whole suite: vet, staticcheck, and every package's tests in three
+# lines. The shared line runs every test but the alone ones, two packages
+# at a time (internal/e2e and internal/cli run their own tests 8 at a
+# time, see their TestMain), beside the race detector's line: the race
 # detector on the packages that share state between goroutines (the
 # engine, drivers, the run and its sources of load and samples, the
-# components' supervisor, the exporters). The race line runs -short:
-# the real servers (testutil) ran in the first line, and timing figures
-# under the detector would measure the detector (testutil.Timing). -p 1 tests one package at a
-# time, so that no package's timing tests share the machine with another's;
-# internal/e2e runs its own tests in parallel (8 at a time, see its TestMain).
+# components' supervisor, the exporters), -short: the real servers
+# (testutil) ran in the shared line, and timing figures under the
+# detector would measure the detector (testutil.Timing), so the alone
+# tests are left out of it too. Then the alone
+# line: the tests whose figures other tests beside them would change
+# (testutil.Alone: latencies to a millisecond, CPU ratios, the rates the
+# machine must give), one at a time, with nothing else of the suite
+# running. scripts/alone-tests.sh finds them in their files.
+ALONE_PATTERN = $(shell scripts/alone-tests.sh pattern)
+ALONE_PKGS = $(shell scripts/alone-tests.sh packages)
 test: vet lint
-	$(GO) test -p 1 -count=1 ./...
-	$(GO) test -count=1 -race -short ./internal/engine/... ./internal/stats/... ./internal/results/... ./internal/driver/... ./internal/builtin/... ./internal/run/... \
+	$(MAKE) --no-print-directory -j2 -Oline test-shared test-race
+	$(MAKE) --no-print-directory test-alone
+
+test-shared:
+	$(LINE)=shared $(GO) test -p 2 -count=1 -skip '$(ALONE_PATTERN)' ./...
+
+test-race:
+	$(LINE)=shared $(GO) test -count=1 -race -short -skip '$(ALONE_PATTERN)' ./internal/engine/... ./internal/stats/... ./internal/results/... ./internal/driver/... ./internal/builtin/... ./internal/run/... \
 		./internal/fleet/... ./internal/observe/... ./internal/export/... ./internal/sut/...
+
+test-alone:
+	$(LINE)=alone $(GO) test -p 1 -count=1 -run '$(ALONE_PATTERN)' $(ALONE_PKGS)
+
+LINE = PERFLAB_TEST_LINE
 
 vet:
 	$(GO) vet ./...

@@ -292,6 +292,30 @@ func overheadSide(s *Summary, op string) OverheadSide {
 	return side
 }
 
+// ShareGatewayCPU sets the CPU per 1,000 requests/s of overheads measured
+// in one phase through one gateway component over the requests of all of
+// them: the component's CPU is one figure, spent on every request through
+// it, so dividing it by one workload's (or one operation's) rate alone
+// would count the others' requests' CPU as that one's. Each says whose
+// requests it is over when there are several; one alone is left as it is.
+func ShareGatewayCPU(ovs []*Overhead) {
+	if len(ovs) < 2 {
+		return
+	}
+	var rate float64
+	for _, ov := range ovs {
+		rate += ov.GatewayRate()
+	}
+	for _, ov := range ovs {
+		if ov.CPUPerKRPS == 0 || rate <= 0 {
+			continue
+		}
+		ov.CPUPerKRPS = ov.CPU.Avg / rate * 1000
+		ov.Warnings = append(ov.Warnings, fmt.Sprintf("%s carried %d measured operations at once (%.1f requests/s through it in all): its CPU per 1,000 requests/s is over all of them",
+			ov.Component, len(ovs), rate))
+	}
+}
+
 // GatewayRate is the requests per second through the gateway over the
 // window.
 func (ov *Overhead) GatewayRate() float64 {

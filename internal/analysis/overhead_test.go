@@ -156,6 +156,26 @@ func TestGatewayOverheadResources(t *testing.T) {
 	}
 }
 
+// Two workloads through one gateway at 50/s each: its 0.1 cores are spent
+// on 100 requests a second, 1 core per 1,000/s, not 2 for each.
+func TestShareGatewayCPU(t *testing.T) {
+	res := &Resources{Components: []ComponentResources{
+		{Component: Component{Name: "gw"}, CPUMetric: "cpu_cores", CPU: Stat{N: 30, Avg: 0.1}},
+	}}
+	a, b := overheadOf(interleaved(30, 50, 0, noDrift, 7), res, "gw"), overheadOf(interleaved(30, 50, 0, noDrift, 8), res, "gw")
+	alone := overheadOf(interleaved(30, 50, 0, noDrift, 9), res, "gw")
+	ShareGatewayCPU([]*Overhead{a, b})
+	ShareGatewayCPU([]*Overhead{alone})
+	for _, ov := range []*Overhead{a, b} {
+		if ov.CPUPerKRPS < 1-1e-9 || ov.CPUPerKRPS > 1+1e-9 || !warned(ov.Warnings, "gw carried 2 measured operations at once (100.0 requests/s through it in all)") {
+			t.Errorf("shared: CPU per 1,000 requests/s %v, want 1; warnings %q", ov.CPUPerKRPS, ov.Warnings)
+		}
+	}
+	if alone.CPUPerKRPS < 2-1e-9 || alone.CPUPerKRPS > 2+1e-9 || warned(alone.Warnings, "carried") {
+		t.Errorf("alone: CPU per 1,000 requests/s %v, want 2; warnings %q", alone.CPUPerKRPS, alone.Warnings)
+	}
+}
+
 func warned(ws []string, part string) bool {
 	for _, w := range ws {
 		if strings.Contains(w, part) {

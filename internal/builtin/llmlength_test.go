@@ -61,6 +61,7 @@ func TestLLMAnswerLengthFollowsTheRequest(t *testing.T) {
 // machine gave (testutil.Measure): beside 16 CPU hogs the first two came
 // after 95 ms.
 func TestLLMMaxConcurrencyQueuesTheRest(t *testing.T) {
+	testutil.Alone(t)
 	const latency = 60 * time.Millisecond
 	srv := httptest.NewServer(NewLLM(LLMConfig{Latency: latency, Tokens: 1, MaxConcurrency: 2}, nil))
 	t.Cleanup(srv.Close)

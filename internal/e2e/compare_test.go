@@ -91,6 +91,7 @@ func compareCPU(t *testing.T, a, b string) e2eComparison {
 // it. The comparisons are judged against what the machine gave
 // (testutil.Measure).
 func TestCompareCPUWork(t *testing.T) {
+	testutil.Alone(t)
 	out := t.TempDir()
 	measured := func(work string) (string, testutil.Given) { // each run's own span: a short stall in one is not diluted by the others
 		machine := testutil.Measure(t)

@@ -96,6 +96,7 @@ func runIDOf(t *testing.T, stderr string) string {
 // above that is judged against what the machine gave (testutil.Measure):
 // beside 16 CPU hogs the single process's p50 was 17 ms.
 func TestDistributedRunMatchesOneProcess(t *testing.T) {
+	testutil.Alone(t)
 	const rate, secs, workers, latency = 300, 4, 3, 5.0
 	ep, access, secret := testutil.StartVersityGW(t)
 	machine := testutil.Measure(t)

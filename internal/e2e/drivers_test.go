@@ -310,6 +310,7 @@ profiles:
 // time above its bound, or a stream slower than its, is judged against
 // what the machine gave (testutil.Measure).
 func TestOpenAIPlanMockTarget(t *testing.T) {
+	testutil.Alone(t)
 	const tokens = 20
 	port := testutil.FreePort(t)
 	machine := testutil.Measure(t)

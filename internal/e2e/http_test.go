@@ -23,6 +23,7 @@ import (
 // is judged against what the machine gave (testutil.Measure): beside 16
 // CPU hogs the p50 was 23.2 ms.
 func TestAccuracyFixedLatency(t *testing.T) {
+	testutil.Alone(t)
 	url := startTarget(t, "--latency", "20ms")
 	machine := testutil.Measure(t)
 	r := run(t, "http", url, "--rate", "100/s", "--duration", "4s", "--json", "--out", t.TempDir())

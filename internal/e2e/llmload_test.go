@@ -76,6 +76,7 @@ func near(got, want, frac float64) bool { return math.Abs(got-want) <= frac*want
 // above its bound, or goodput below its, is judged against what the
 // machine gave (testutil.Measure).
 func TestOpenAISyntheticLoadMatchesTheMock(t *testing.T) {
+	testutil.Alone(t)
 	port := testutil.FreePort(t)
 	machine := testutil.Measure(t)
 	r := run(t, "run", writePlan(t, fmt.Sprintf(`name: llm-synthetic
@@ -181,6 +182,7 @@ profiles:
 // gave (testutil.Measure): beside 16 CPU hogs the TTFT p50 of a step
 // without queueing was 26.7 ms.
 func TestSweepMatchesTheMock(t *testing.T) {
+	testutil.Alone(t)
 	path := fourStreamsPlan(t, "llm-sweep", `        params: {url: "http://127.0.0.1:%[1]d", model: perflab-mock, stream: true, input_tokens: {mean: 32}, output_tokens: {mean: 8}}
 `)
 	machine := testutil.Measure(t)

@@ -74,6 +74,7 @@ type servingRun struct {
 //
 // A time above its bound is judged against what the machine gave.
 func TestConversationExampleAgainstTheServingMock(t *testing.T) {
+	testutil.Alone(t)
 	machine := testutil.Measure(t)
 	r := run(t, "run", examplePlan(t, "llm-conversation.yaml", 18131), "--out", t.TempDir())
 	if r.code != 0 {
@@ -262,6 +263,7 @@ type sweepSummary struct {
 // gateway's CPU per 1,000 requests/s is given at each, and the report's
 // headline and "Overhead by load" table say both.
 func TestGatewaySweepExample(t *testing.T) {
+	testutil.Alone(t)
 	machine := testutil.Measure(t)
 	path := examplePlan(t, "gateway-sweep.yaml", 18143)
 	b, _ := os.ReadFile(path)
@@ -309,6 +311,7 @@ func TestGatewaySweepExample(t *testing.T) {
 // fails on goodput while it still achieved 95 % of its rate, which a
 // search on the achieved rate alone would have passed.
 func TestGoodputLimitedCapacity(t *testing.T) {
+	testutil.Alone(t)
 	path := fourStreamsPlan(t, "goodput-capacity", `        vus: {max: 200}
         params: {url: "http://127.0.0.1:%[1]d", model: perflab-mock, stream: true, prompts: ["x"], goodput: {ttft: 30ms}}
 `)

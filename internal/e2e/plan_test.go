@@ -186,6 +186,7 @@ func lineWith(text, substr string) string {
 // counts and latencies are judged against what the machine gave
 // (testutil.Measure): beside a parallel build a p50 was 8.7 ms for 2 ms.
 func TestRunPlanMatrix(t *testing.T) {
+	testutil.Alone(t)
 	portA, portB := testutil.FreePort(t), testutil.FreePort(t)
 	var nginx string
 	t.Run("nginx", func(t *testing.T) { nginx = testutil.RequireBinary(t, "nginx") })

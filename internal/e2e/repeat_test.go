@@ -132,6 +132,7 @@ func firstCPU(s repeatSummary) []float64 {
 // the second run read ~ (interval 0.17–2.97). The comparisons are judged
 // against what the machine gave (testutil.Measure).
 func TestRepeatSideBySide(t *testing.T) {
+	testutil.Alone(t)
 	out := t.TempDir()
 	machine := testutil.Measure(t)
 	var missed []string

@@ -26,6 +26,7 @@ import (
 // a parallel build its first step's p99 was once 360 ms, and beside four
 // CPU hogs its knee 375/s.
 func TestSearchFindsTheCapacity(t *testing.T) {
+	testutil.Alone(t)
 	const capacity = 430.0
 	port := testutil.FreePort(t)
 	path := writePlan(t, fmt.Sprintf(`

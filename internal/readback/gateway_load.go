@@ -12,9 +12,17 @@ import (
 // gatewayOverheads measures the overhead of the gateway of every workload
 // whose stored params have a gateway block (see withGateway): one figure
 // per operation that ran both ways. sums are the workloads' summaries in
-// the order of ws; cells hold the phases' resources.
+// the order of ws; cells hold the phases' resources. A gateway component
+// that carried several of them in one phase has its CPU per request
+// shared among all their requests (analysis.ShareGatewayCPU).
 func gatewayOverheads(wd workloadData, ws []results.Workload, sums []*analysis.Summary, cells []*view.Cell) []*analysis.Overhead {
 	var out []*analysis.Overhead
+	type through struct {
+		phase     *view.Phase
+		component string
+	}
+	shared := map[through][]*analysis.Overhead{}
+	var order []through
 	for i, w := range ws {
 		component, ok := storedGateway(w.Params)
 		if !ok || i >= len(sums) {
@@ -30,9 +38,19 @@ func gatewayOverheads(wd workloadData, ws []results.Workload, sums []*analysis.S
 			res = phase.Resources
 		}
 		for _, pair := range overheadPairs(s.Ops) {
-			out = append(out, analysis.GatewayOverhead(analysis.OverheadInput{Summary: s, Intervals: wd.ivs[w.Name],
-				Direct: pair[0], Gateway: pair[1], Component: component, Resources: res}, analysis.DefaultBootstrap()))
+			ov := analysis.GatewayOverhead(analysis.OverheadInput{Summary: s, Intervals: wd.ivs[w.Name],
+				Direct: pair[0], Gateway: pair[1], Component: component, Resources: res}, analysis.DefaultBootstrap())
+			out = append(out, ov)
+			if k := (through{phase, component}); phase != nil && component != "" {
+				if shared[k] == nil {
+					order = append(order, k)
+				}
+				shared[k] = append(shared[k], ov)
+			}
 		}
+	}
+	for _, k := range order {
+		analysis.ShareGatewayCPU(shared[k])
 	}
 	return out
 }

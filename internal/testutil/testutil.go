@@ -123,6 +123,27 @@ func Timing(t testing.TB) {
 	}
 }
 
+// LineEnv names the line of make test a test runs in: "shared" where the
+// tests run beside each other (several packages at once, and the race
+// detector's line), "alone" where the tests that call Alone run one at a
+// time.
+const LineEnv = "PERFLAB_TEST_LINE"
+
+// Alone marks a test whose figures other tests running beside it would
+// change: latencies to a millisecond, CPU ratios, rates the machine must
+// give. make test runs the tests that call it in a line of their own, one
+// at a time, after the others, on a machine nothing else of the suite
+// uses. The Makefile finds them by name in their files, so call it in the
+// test function itself, not in a helper: a test that calls it and runs in
+// the shared line (PERFLAB_TEST_LINE=shared) was not found there, and
+// fails, rather than measure its neighbours.
+func Alone(t testing.TB) {
+	t.Helper()
+	if os.Getenv(LineEnv) == "shared" {
+		t.Fatal("this test calls testutil.Alone, but make test ran it in its shared line, beside other tests: call testutil.Alone(t) in the test function itself, where the Makefile looks for it")
+	}
+}
+
 // HeapFigures skips a test whose assertions are heap sizes under the race
 // detector, whose shadow memory and slowed goroutines change what is in
 // use at once. The suite runs such tests without it.

@@ -72,6 +72,7 @@ func within(got, want, frac float64) bool { return got >= want*(1-frac) && got <
 // read on a busy machine cannot fail it), the inter-token latency and the
 // time per output token, whose inverse is the stream's tokens/s.
 func TestStreamTimingMatchesTheMock(t *testing.T) {
+	testutil.Alone(t)
 	testutil.Timing(t)
 	const ttft, rate, tokens, runs = 50 * time.Millisecond, 100.0, 50, 3
 	srv, _ := startMock(t, builtin.LLMConfig{Latency: ttft, TokensPerSecond: rate, Tokens: tokens})

@@ -49,6 +49,7 @@ func TestGoodputMet(t *testing.T) {
 // against what the machine gave (testutil.Measure): beside four CPU hogs
 // the tokens came late and bunched, the median gap 4.2 ms.
 func TestGoodputAndTTSTAgainstTheMock(t *testing.T) {
+	testutil.Alone(t)
 	srv, _ := startMock(t, builtin.LLMConfig{Latency: 30 * time.Millisecond, Tokens: 21, TokensPerSecond: 200})
 	ms := time.Millisecond
 	var ttst []time.Duration

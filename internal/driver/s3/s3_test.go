@@ -236,6 +236,7 @@ func containsAny(s string, subs []string) bool {
 // in 0.7 s at 300/s, and a generator or a versitygw short of CPU serves
 // fewer.
 func TestOpenModel(t *testing.T) {
+	testutil.Alone(t)
 	srv := startServer(t)
 	srv.makeBucket(t, "open")
 	c := srv.config("open", map[string]int{"get": 3, "put": 1, "head": 1})

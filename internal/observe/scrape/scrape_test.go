@@ -222,6 +222,7 @@ func TestScraperReadsProtobufWhenServed(t *testing.T) {
 // used between the samples (getrusage), within 0.1 cores: two 10 ms ticks
 // of 300 ms, and the scrapes' own work.
 func TestScraperOfARealRegistry(t *testing.T) {
+	testutil.Alone(t)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	ts := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
