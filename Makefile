@@ -1,7 +1,7 @@
 # perflab — build and test. `make test` is the command CI runs (.ci/run).
 GO ?= go
 
-.PHONY: build test test-shared test-race test-alone test-k8s vet lint bench demo deps mutate
+.PHONY: build test test-e2e test-shared test-race test-alone test-k8s vet lint bench demo deps mutate
 
 # The developer tools, pinned in a module of their own (tools/go.mod), so
 # that their requirements stay out of perflab's go.mod: `go tool` builds
@@ -14,28 +14,30 @@ TOOL = $(GO) tool -modfile=tools/go.mod
 build:
 	$(GO) build -trimpath -ldflags '-s -w' -o bin/perflab ./cmd/perflab
 
-# The whole suite: vet, staticcheck, and every package's tests in three
-# lines. The shared line runs every test but the alone ones, two packages
-# at a time (internal/e2e and internal/cli run their own tests 8 at a
-# time, see their TestMain), beside the race detector's line: the race
-# detector on the packages that share state between goroutines (the
-# engine, drivers, the run and its sources of load and samples, the
-# components' supervisor, the exporters), -short: the real servers
-# (testutil) ran in the shared line, and timing figures under the
-# detector would measure the detector (testutil.Timing), so the alone
-# tests are left out of it too. Then the alone
-# line: the tests whose figures other tests beside them would change
-# (testutil.Alone: latencies to a millisecond, CPU ratios, the rates the
-# machine must give), one at a time, with nothing else of the suite
-# running. scripts/alone-tests.sh finds them in their files.
+# The whole suite: vet, staticcheck, and every package's tests in lines.
+# First three at once: the shared line runs every test but the alone
+# ones, internal/e2e (its tests 8 at a time, see its TestMain) beside the
+# other packages (two at a time); and the race detector's line, on the
+# packages that share state between goroutines (the engine, drivers, the
+# run and its sources of load and samples, the components' supervisor,
+# the exporters), -short: the real servers (testutil) ran in the shared
+# line, and timing figures under the detector would measure the detector
+# (testutil.Timing), so the alone tests are left out of it too. Then the
+# alone line: the tests whose figures other tests beside them would
+# change (testutil.Alone: latencies to a millisecond, CPU ratios, the
+# rates the machine must give), one at a time, with nothing else of the
+# suite running. scripts/alone-tests.sh finds them in their files.
 ALONE_PATTERN = $(shell scripts/alone-tests.sh pattern)
 ALONE_PKGS = $(shell scripts/alone-tests.sh packages)
 test: vet lint
-	$(MAKE) --no-print-directory -j2 -Oline test-shared test-race
+	$(MAKE) --no-print-directory -j3 test-e2e test-shared test-race
 	$(MAKE) --no-print-directory test-alone
 
+test-e2e:
+	$(LINE)=shared $(GO) test -count=1 -skip '$(ALONE_PATTERN)' ./internal/e2e/
+
 test-shared:
-	$(LINE)=shared $(GO) test -p 2 -count=1 -skip '$(ALONE_PATTERN)' ./...
+	$(LINE)=shared $(GO) test -p 2 -count=1 -skip '$(ALONE_PATTERN)' $$($(GO) list ./... | grep -v '/internal/e2e$$')
 
 test-race:
 	$(LINE)=shared $(GO) test -count=1 -race -short -skip '$(ALONE_PATTERN)' ./internal/engine/... ./internal/stats/... ./internal/results/... ./internal/driver/... ./internal/builtin/... ./internal/run/... \
