@@ -16,6 +16,7 @@ import (
 	"github.com/perflab/perflab/internal/engine"
 	"github.com/perflab/perflab/internal/engine/pacer"
 	"github.com/perflab/perflab/internal/stats"
+	"github.com/perflab/perflab/internal/testutil"
 )
 
 // The closed model's loops on real sockets, through the engine: the
@@ -128,7 +129,11 @@ func TestLoopsHoldTheVUsOnTheirOwnConnections(t *testing.T) {
 // TestLoopsFollowARamp: from 2 VUs up to 6 and down to 1: the VUs the
 // schedule adds join (a loop waiting on its sockets is woken), those it
 // removes leave after their request, and no more are ever in flight.
+// It runs alone (testutil.Alone): its stages are 100 to 200 ms, and
+// beside the suite's other lines a late tick moved the ramp's end into
+// the hold's last interval.
 func TestLoopsFollowARamp(t *testing.T) {
+	testutil.Alone(t)
 	h := &inFlight{hold: 2 * time.Millisecond}
 	ts := startServer(t, modeH1, h)
 	d := newDriver(t, Config{URL: ts.URL + "/"})
@@ -213,7 +218,11 @@ func TestLoopsReconnectWhereTheServerClosedWhileIdle(t *testing.T) {
 // connection while its VU is idle (a 408 after 60 ms without a request,
 // the connection kept open) wrote no answer to the VU's next request: the
 // VU, back, goes on a new connection.
+// It runs alone (testutil.Alone): beside the suite's other lines a VU
+// between two requests waited past the server's 60 ms, and the 408 meant
+// for an idle VU answered a busy one.
 func TestLoopsTakeNothingWrittenWhileIdle(t *testing.T) {
+	testutil.Alone(t)
 	serve := func(s *rawServer, c net.Conn, br *bufio.Reader) {
 		stale := false
 		for {
