@@ -22,7 +22,9 @@ build:
 # run and its sources of load and samples, the components' supervisor,
 # the exporters), -short: the real servers (testutil) ran in the shared
 # line, and timing figures under the detector would measure the detector
-# (testutil.Timing), so the alone tests are left out of it too. Then the
+# (testutil.Timing), so the alone tests are left out of it too, and so is
+# code that runs on one goroutine (testutil.OneGoroutine). sut's tests,
+# which mostly wait for processes, go first. Then the
 # alone line: the tests whose figures other tests beside them would
 # change (testutil.Alone: latencies to a millisecond, CPU ratios, the
 # rates the machine must give), one at a time, with nothing else of the
@@ -40,8 +42,8 @@ test-shared:
 	$(LINE)=shared $(GO) test -p 2 -count=1 -skip '$(ALONE_PATTERN)' $$($(GO) list ./... | grep -v '/internal/e2e$$')
 
 test-race:
-	$(LINE)=shared $(GO) test -count=1 -race -short -skip '$(ALONE_PATTERN)' ./internal/engine/... ./internal/stats/... ./internal/results/... ./internal/driver/... ./internal/builtin/... ./internal/run/... \
-		./internal/fleet/... ./internal/observe/... ./internal/export/... ./internal/sut/...
+	$(LINE)=shared $(GO) test -count=1 -race -short -skip '$(ALONE_PATTERN)' ./internal/sut/... ./internal/driver/... ./internal/engine/... \
+		./internal/stats/... ./internal/results/... ./internal/builtin/... ./internal/run/... ./internal/fleet/... ./internal/observe/... ./internal/export/...
 
 test-alone:
 	$(LINE)=alone $(GO) test -p 1 -count=1 -run '$(ALONE_PATTERN)' $(ALONE_PKGS)

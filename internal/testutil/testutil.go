@@ -144,6 +144,17 @@ func Alone(t testing.TB) {
 	}
 }
 
+// OneGoroutine skips under the race detector a test whose code runs on
+// one goroutine (encoding, statistics over many draws): the detector has
+// no sharing to find there, and would only slow it several times. The
+// suite runs such tests without it.
+func OneGoroutine(t testing.TB) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("the code under test runs on one goroutine: nothing for the race detector to find; this test runs without -race")
+	}
+}
+
 // HeapFigures skips a test whose assertions are heap sizes under the race
 // detector, whose shadow memory and slowed goroutines change what is in
 // use at once. The suite runs such tests without it.

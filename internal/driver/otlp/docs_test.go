@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/perflab/perflab/internal/testutil"
 )
 
 // TestShapeSizesAsDocumented: the mean spans and encoded sizes of each
@@ -14,6 +16,7 @@ import (
 // generator makes (seed 1, as the page says), to 1 %, alone and in
 // batches of 10.
 func TestShapeSizesAsDocumented(t *testing.T) {
+	testutil.OneGoroutine(t)
 	const page = "../../../docs/drivers/otlp.md"
 	b, err := os.ReadFile(page)
 	if err != nil {

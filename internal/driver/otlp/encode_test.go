@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/testutil"
+
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
@@ -74,6 +76,7 @@ func kvProtos(attrs []attr) []*commonpb.KeyValue {
 // OTLP protos to exactly the generated traces, for every named shape, for
 // batches of 1 and 7, with errors on many spans so that Status is covered.
 func TestEncodeDecodes(t *testing.T) {
+	testutil.OneGoroutine(t)
 	now := time.Unix(1_800_000_000, 0)
 	for _, name := range []string{ShapeSmall, ShapeMedium, ShapeLarge, ShapeXLarge} {
 		p, _ := NamedShape(name)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/perflab/perflab/internal/testutil"
 )
 
 // checkTrace checks the structure of one trace against p: span count, one
@@ -77,6 +79,7 @@ func checkAttrs(t *testing.T, p ShapeParams, i int, attrs []attr) {
 }
 
 func TestNamedShapes(t *testing.T) {
+	testutil.OneGoroutine(t)
 	want := map[string]Range{
 		ShapeSmall: {8, 15}, ShapeMedium: {25, 40}, ShapeLarge: {50, 80}, ShapeXLarge: {100, 150},
 	}
