@@ -3,9 +3,10 @@ package analysis
 import "testing"
 
 // The knee of a CPU curve is the target rate times the median CPU a
-// request took over the steps; the bisection brackets it between the
-// largest limit that broke and the smallest that held, whatever the order
-// they ran in, leaving out a step that could not be verified.
+// request took over the steps that held their load; the bisection
+// brackets it between the largest limit that broke and the smallest that
+// held, whatever the order they ran in, leaving out a step that could not
+// be verified.
 func TestFitKnee(t *testing.T) {
 	c := LimitCurve{Resource: LimitCPU, Target: 100, Points: []LimitPoint{
 		{CPU: 0.4, Holds: true, Achieved: 100, CPUUsed: 0.21},
@@ -13,6 +14,7 @@ func TestFitKnee(t *testing.T) {
 		{CPU: 0.5, Inconclusive: true, Achieved: 100, CPUUsed: 0.21}, // no bracket
 		{CPU: 0.3, Holds: true, Achieved: 100, CPUUsed: 0.22},
 		{CPU: 0.25, Achieved: 100, CPUUsed: 0.21},
+		{CPU: 0.1, Achieved: 40, CPUUsed: 0.06}, // short of its load: 1.5 ms a request, not a cost
 	}}
 	k := c.FitKnee()
 	if k == nil || k.Steps != 5 || k.Broke != 0.25 || k.Held != 0.3 {
@@ -29,5 +31,10 @@ func TestFitKnee(t *testing.T) {
 	}
 	if k := (LimitCurve{Resource: LimitCPU, Points: []LimitPoint{{Inconclusive: true}}}).FitKnee(); k != nil {
 		t.Errorf("a curve of one unverified step has knee %+v", k)
+	}
+	// A busy machine's one step, 15.2 of 100/s: nothing to fit on.
+	busy := LimitCurve{Resource: LimitCPU, Target: 100, Points: []LimitPoint{{CPU: 1.15, Inconclusive: true, Achieved: 15.2, CPUUsed: 0.0858}}}
+	if k := busy.FitKnee(); k != nil {
+		t.Errorf("a curve of one unverified step short of its load has knee %+v", k)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/perflab/perflab/internal/engine"
 	"github.com/perflab/perflab/internal/engine/pacer"
 	"github.com/perflab/perflab/internal/stats"
+	"github.com/perflab/perflab/internal/testutil"
 )
 
 // TestIdleTimeoutAtARate (rule 4): against a server that closes a
@@ -76,6 +77,7 @@ func idleAtARate(t *testing.T, c idleClient, timeout time.Duration) {
 	t.Cleanup(ts.Close)
 	cfg.URL = ts.URL + "/"
 	d := newDriver(t, cfg)
+	machine := testutil.Measure(t)
 	_, all := runOpen(t, context.Background(), engine.Workload{Name: "idle", Model: engine.Open, Rate: pacer.Constant(20, 2*time.Second),
 		VUsMin: 1, VUsMax: 1, Grace: 5 * time.Second, Driver: d})
 	mu.Lock()
@@ -83,9 +85,13 @@ func idleAtARate(t *testing.T, c idleClient, timeout time.Duration) {
 	found := all.Counters[stats.IdleCloses] + all.Counters[stats.Retries]
 	t.Logf("%d requests, %d connections, %d idle closes by the server; client: %d idle closes, %d retries",
 		all.Classes.Total(), conns, idle, all.Counters[stats.IdleCloses], all.Counters[stats.Retries])
-	if all.Classes.Errors() != 0 || all.Classes[stats.OK] < 10 {
+	if all.Classes.Errors() != 0 {
 		t.Errorf("classes %v: want every request ok; %s", all.Classes, samples(all))
 	}
+	// One VU, a new connection (a TLS handshake) for most requests: a
+	// busy machine leaves arrivals unissued (9 of 40 answered beside the
+	// suite's other lines and four CPU hogs), none failed.
+	machine.Check(t, all.Classes[stats.OK] >= 10, testutil.Need{}, "%d requests answered of the 40 sent at 20/s for 2 s; want 10 or more", all.Classes[stats.OK])
 	if ownsH1(cfg.withDefaults()) && (found != int64(conns-1) || idle < conns-1) {
 		t.Errorf("the client counted %d closes, the server closed %d idle connections and had %d: want each replaced one counted once",
 			found, idle, conns)

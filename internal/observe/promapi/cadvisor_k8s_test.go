@@ -30,20 +30,23 @@ const k8sNamespace = "perflab-cadvisor"
 // MiB held resident), has a real Prometheus scrape the kubelet's
 // /metrics/cadvisor and /metrics/resource at 1 s as a user's would (a
 // ServiceAccount token allowed nodes/metrics, the kubelet's certificate
-// checked), sends 200 requests/s for 95 s, samples the container's
+// checked), sends 200 requests/s for 50 s, samples the container's
 // process through /proc as perflab does for a local component, and checks
-// that the preset's figures over 25 s near the end agree: CPU within
+// that the preset's figures over 20 s near the end agree: CPU within
 // 10 %, memory within 10 %.
 //
 // Both are averages over the window. The preset's CPU at a step is a
-// rate over the minute before it of cAdvisor's samples (taken every 10 to
-// 15 s by a kubelet's default, every second by the test cluster's): a
-// moving average, whose P99 would measure the smoothing rather
-// than the process. So /proc's CPU is averaged over the same minute
-// before each of the preset's steps, then over the window (the load
-// varies as the machine's other work takes the target's CPU, and the
-// minute before the window is not the window). The window starts 65 s
-// into the load, so that every rate in it sees load only.
+// rate over a window before it of cAdvisor's samples: a moving average,
+// whose P99 would measure the smoothing rather than the process. By
+// default that window is a minute, for a kubelet's cAdvisor sampling
+// every 10 to 15 s; the test cluster's samples every second, so the
+// source's rate window is set to 20 s (rate_window, as a user with such a
+// kubelet would), 20 samples, and the load lasts 50 s, not 95. /proc's
+// CPU is averaged over the same 20 s before each of the preset's steps,
+// then over the window (the load varies as the machine's other work
+// takes the target's CPU, and the seconds before the window are not the
+// window). The window starts 25 s into the load, so that every rate in
+// it sees load only.
 //
 // Memory: the working set is what the container's cgroup is charged, less
 // its inactive file pages; perflab's RSS is every resident page the
@@ -63,7 +66,7 @@ func TestKubernetesPresetAgreesWithProcOnRealCluster(t *testing.T) {
 		"target", "http", "--addr", addr, "--cpu-work", "2ms", "--resident", "128MiB"), "running", running)
 	pid := hostPID(t, pod.Status.ContainerStatuses[0].ContainerID)
 	promURL := testutil.StartPrometheusScraping(t, k.kubeletScrape(ctx, t, time.Second, ""))
-	src := realSource(t, Config{Name: "target", URL: promURL, Preset: "kubernetes",
+	src := realSource(t, Config{Name: "target", URL: promURL, Preset: "kubernetes", RateWindow: 20 * time.Second,
 		Selector: Selector{Namespace: k8sNamespace, Pod: "target"}})
 	// both endpoints serve the container: the preset must count it once
 	waitFor(t, promURL, fmt.Sprintf(`count(count by (job) (container_cpu_usage_seconds_total{namespace=%q, pod="target", container="target"})) == 2`, k8sNamespace))
@@ -72,8 +75,8 @@ func TestKubernetesPresetAgreesWithProcOnRealCluster(t *testing.T) {
 	local := sampleLocally(t, map[string]int{"target": pid})
 	files := sampleFileRSS(pid)
 	start := time.Now()
-	load(map[string]int{"http://" + addr + "/": 200}, 95*time.Second)
-	from, to := start.Add(65*time.Second), start.Add(90*time.Second)
+	load(map[string]int{"http://" + addr + "/": 200}, 50*time.Second)
+	from, to := start.Add(25*time.Second), start.Add(45*time.Second)
 	localSeries, fileRSS := local.stop(), files.stop()
 	waitFor(t, promURL, fmt.Sprintf("min(timestamp(up)) > %d", to.Add(2*time.Second).Unix()))
 

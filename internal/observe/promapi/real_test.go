@@ -24,10 +24,12 @@ import (
 
 // childEnv makes the test binary serve perflab's built-in HTTP target;
 // childArg is on its command line, for process-exporter to find it by.
-const (
-	childEnv = "PERFLAB_PROMAPI_TEST_CHILD"
-	childArg = "perflab-target-child"
-)
+// It names the test process: process-exporter matches every process on
+// the machine, and a target child of the same package's tests in another
+// line of make test (the race detector's) added its memory to this one's.
+const childEnv = "PERFLAB_PROMAPI_TEST_CHILD"
+
+var childArg = fmt.Sprintf("perflab-target-child-of-%d", os.Getpid())
 
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "target" {
@@ -86,7 +88,7 @@ func TestAgreesWithProcSampling(t *testing.T) {
 	nginx := testutil.StartNginxWithStatus(t)
 	nginxExp := testutil.StartNginxExporter(t, nginx.URL+"/stub_status")
 	procExp := testutil.StartProcessExporter(t, fmt.Sprintf("process_names:\n  - name: target\n    cmdline: [%q]\n  - name: nginx\n    cmdline: [%q]\n",
-		childArg, "nginx: master process.*"+regexp.QuoteMeta(nginx.Dir)))
+		childArg+"$", "nginx: master process.*"+regexp.QuoteMeta(nginx.Dir)))
 	hostPort := func(u string) string { return strings.TrimPrefix(u, "http://") }
 	promURL := testutil.StartPrometheusScraping(t, testutil.PrometheusConfig(time.Second,
 		testutil.ScrapeJob{Name: "target", Targets: []string{targetAddr}},
