@@ -14,21 +14,21 @@ TOOL = $(GO) tool -modfile=tools/go.mod
 build:
 	$(GO) build -trimpath -ldflags '-s -w' -o bin/perflab ./cmd/perflab
 
-# The whole suite: vet, staticcheck, and every package's tests in lines.
-# First three at once: the shared line runs every test but the alone
-# ones, internal/e2e (its tests 8 at a time, see its TestMain) beside the
-# other packages (two at a time); and the race detector's line, on the
-# packages that share state between goroutines (the engine, drivers, the
-# run and its sources of load and samples, the components' supervisor,
-# the exporters), -short: the real servers (testutil) ran in the shared
-# line, and timing figures under the detector would measure the detector
-# (testutil.Timing), so the alone tests are left out of it too, and so is
-# code that runs on one goroutine (testutil.OneGoroutine). sut's tests,
-# which mostly wait for processes, go first. Then the
-# alone line: the tests whose figures other tests beside them would
-# change (testutil.Alone: latencies to a millisecond, CPU ratios, the
-# rates the machine must give), one at a time, with nothing else of the
-# suite running. scripts/alone-tests.sh finds them in their files.
+# The whole suite: vet, staticcheck, and every package's tests in lines
+# (CONTRIBUTING.md, "The suite's lines"). First three at once, the shared
+# lines: internal/e2e (its tests 8 at a time, see its TestMain); the other
+# packages, two at a time; and the race detector on the packages that
+# share state between goroutines (the engine, drivers, the run and its
+# sources of load and samples, the components' supervisor, the
+# exporters), -short: the real servers (testutil) ran in the shared line,
+# timing figures under the detector would measure the detector
+# (testutil.Timing), and code on one goroutine gives it nothing to find
+# (testutil.OneGoroutine); sut's tests, which mostly wait for processes,
+# go first. Then the alone line: the tests whose figures other tests
+# beside them would move (testutil.Alone: latencies to a millisecond, CPU
+# ratios, the rates the machine must give), one at a time, with nothing
+# else of the suite running; the shared lines skip them.
+# scripts/alone-tests.sh finds them in their files.
 ALONE_PATTERN = $(shell scripts/alone-tests.sh pattern)
 ALONE_PKGS = $(shell scripts/alone-tests.sh packages)
 test: vet lint
