@@ -188,7 +188,11 @@ func idleVU1() *pacer.Concurrency {
 // removed sits idle while the server closes its connection; when the
 // schedule brings it back, its POST (which may not be sent twice) goes on
 // a new connection, not into the closed one.
+// It runs alone (testutil.Alone): the server's idle timeout is 30 ms, and
+// beside the suite's other lines a VU paused past it where the count
+// could not tell which close was whose.
 func TestLoopsReconnectWhereTheServerClosedWhileIdle(t *testing.T) {
+	testutil.Alone(t)
 	h := &inFlight{hold: time.Millisecond}
 	ts := &testServer{Server: httptest.NewUnstartedServer(h)}
 	ts.Config.IdleTimeout = 30 * time.Millisecond
