@@ -25,6 +25,7 @@ import (
 
 	"github.com/perflab/perflab/internal/k8s"
 	"github.com/perflab/perflab/internal/k8s/k8stest"
+	"github.com/perflab/perflab/internal/testutil"
 )
 
 // lockedBuffer is a buffer goroutines may write to at once.
@@ -109,6 +110,7 @@ func TestK8sRunCoordinatesTheJob(t *testing.T) {
 	store, runID := t.TempDir(), "rtest-1"
 	c := fake.NewClientset(workerPod(runID, 1, corev1.PodRunning, ""))
 	e, stderr := k8sEnv(c)
+	machine := testutil.Measure(t)
 	var wg sync.WaitGroup
 	codes := make([]int, 2)
 	for i := range codes {
@@ -124,9 +126,12 @@ func TestK8sRunCoordinatesTheJob(t *testing.T) {
 	if code != ExitOK || codes[0] != ExitOK || codes[1] != ExitOK {
 		t.Fatalf("exit %d, workers %v:\n%s", code, codes, stderr)
 	}
-	if hits.Load() != 200 {
+	if hits.Load() > 200 {
 		t.Errorf("the target got %d requests, want 2 s × 100/s", hits.Load())
 	}
+	// fewer are arrivals dropped: beside the suite's other lines and four
+	// CPU hogs 2 of 200 were
+	machine.Check(t, hits.Load() == 200, testutil.Need{}, "the target got %d requests, want 2 s × 100/s", hits.Load())
 	for _, want := range []string{"created Job default/perflab-rtest-1", "worker 1: Running", "deleted Job default/perflab-rtest-1"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
