@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/perflab/perflab/internal/testutil"
 )
 
 // needCgroups skips a test that confines a real process where perflab
@@ -43,22 +45,27 @@ func awaitEvidence(t *testing.T, p *Process, ok func(Evidence) bool) Evidence {
 }
 
 // A component that wants a whole core, held to 0.2 of one: the kernel
-// throttles it in most periods, and its groups are gone after Stop.
+// throttles it in most periods, and its groups are gone after Stop. A
+// spinner the machine's other work keeps from its 0.2 cores spends its
+// quota in fewer periods (7 of 20 while the suite's lines started at
+// once): that is judged against what the machine gave (testutil.Measure).
 func TestConfinedCPUIsThrottled(t *testing.T) {
 	t.Parallel()
 	needCgroups(t)
 	s := helperSpec(t, "spin", "spin")
 	s.Limits = Limits{CPU: 0.2}
+	machine := testutil.Measure(t)
 	p := start(t, s)
 	conf := p.Confinement()
 	if conf == nil || conf.Limits() != s.Limits {
 		t.Fatalf("confinement %+v", conf)
 	}
 	ev := awaitEvidence(t, p, func(e Evidence) bool { return e.Periods >= 20 })
-	if ev.Periods < 20 || ev.ThrottledShare() < 0.5 || ev.Stalled <= 0 {
-		t.Errorf("after %d periods: throttled in %d (%.0f %%), stalled %v; want most periods throttled",
-			ev.Periods, ev.Throttled, 100*ev.ThrottledShare(), ev.Stalled)
+	if ev.Periods < 20 {
+		t.Errorf("%d periods counted, want 20", ev.Periods)
 	}
+	machine.Check(t, ev.ThrottledShare() >= 0.5 && ev.Stalled > 0, testutil.Need{}, "after %d periods: throttled in %d (%.0f %%), stalled %v; want most periods throttled",
+		ev.Periods, ev.Throttled, 100*ev.ThrottledShare(), ev.Stalled)
 	if err := p.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
