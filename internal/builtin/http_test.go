@@ -255,13 +255,17 @@ func assertLines(t *testing.T, exposition string, want ...string) {
 // memory grows by its size, as it would not for a ballast.
 func TestResidentIsResident(t *testing.T) {
 	const size = 64 << 20
-	// Free memory goes back to the OS first, or the runtime's scavenger
-	// may give some back while the buffer is made, and the growth reads
-	// short of it (61.7 of 64 MiB beside two CPU hogs).
+	// Free memory goes back to the OS first, and the collector is off
+	// while the buffer is made: else a collection it sets off frees other
+	// memory, the runtime's scavenger gives some back, and the growth
+	// reads short of it (61.7 of 64 MiB beside two CPU hogs, 60.6 beside
+	// the suite's other lines). A ballast would grow by nothing: 90 %
+	// tells the two apart.
 	debug.FreeOSMemory()
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	before := rssAnon(t)
 	h := NewHTTP(HTTPConfig{Resident: size}, nil)
-	if grew := rssAnon(t) - before; grew < size-size/20 {
+	if grew := rssAnon(t) - before; grew < size-size/10 {
 		t.Errorf("anonymous resident memory grew by %d bytes, want about the %d held", grew, size)
 	}
 	runtime.KeepAlive(h)
