@@ -157,7 +157,9 @@ func (c LimitCurve) FitKnee() *LimitKnee {
 	k := &LimitKnee{}
 	var costs []float64
 	for _, p := range c.Points {
-		if p.Achieved >= (1-ShortfallLimit)*c.Target && p.Achieved > 0 && p.CPUUsed > 0 { // CPU time is the process's, whatever the machine did
+		// CPU time is the process's, whatever the machine did, but only a
+		// step that held its load was in a steady state
+		if p.Achieved >= (1-ShortfallLimit)*c.Target && p.Achieved > 0 && p.CPUUsed > 0 {
 			costs = append(costs, p.CPUUsed/p.Achieved)
 		}
 		if p.Inconclusive {

@@ -407,7 +407,6 @@ func sampledFigures(x *analysis.Confined, series map[string][]results.TimePoint,
 
 // componentStat is a component's figures of metric over a phase; zero
 // when it has none.
-
 func componentStat(p *view.Phase, component, metric string) analysis.Stat {
 	if p.Resources == nil {
 		return analysis.Stat{}

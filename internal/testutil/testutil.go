@@ -118,8 +118,15 @@ func skipShort(t testing.TB, name string) {
 // the detector. The suite runs such tests without it.
 func Timing(t testing.TB) {
 	t.Helper()
+	skipRace(t, "timing figures under the race detector measure the detector")
+}
+
+// skipRace skips the test under the race detector, saying why; the suite
+// runs it without the detector.
+func skipRace(t testing.TB, why string) {
+	t.Helper()
 	if raceEnabled {
-		t.Skip("timing figures under the race detector measure the detector; this test runs without -race")
+		t.Skip(why + "; this test runs without -race")
 	}
 }
 
@@ -140,7 +147,7 @@ const LineEnv = "PERFLAB_TEST_LINE"
 func Alone(t testing.TB) {
 	t.Helper()
 	if os.Getenv(LineEnv) == "shared" {
-		t.Fatal("this test calls testutil.Alone, but make test ran it in its shared line, beside other tests: call testutil.Alone(t) in the test function itself, where the Makefile looks for it")
+		t.Fatalf("this test calls testutil.Alone, but make test ran it in its shared line, beside other tests: call testutil.Alone(t) in the test function itself, where the Makefile looks for it")
 	}
 }
 
@@ -150,9 +157,7 @@ func Alone(t testing.TB) {
 // suite runs such tests without it.
 func OneGoroutine(t testing.TB) {
 	t.Helper()
-	if raceEnabled {
-		t.Skip("the code under test runs on one goroutine: nothing for the race detector to find; this test runs without -race")
-	}
+	skipRace(t, "the code under test runs on one goroutine: nothing for the race detector to find")
 }
 
 // HeapFigures skips a test whose assertions are heap sizes under the race
@@ -160,7 +165,5 @@ func OneGoroutine(t testing.TB) {
 // use at once. The suite runs such tests without it.
 func HeapFigures(t testing.TB) {
 	t.Helper()
-	if raceEnabled {
-		t.Skip("heap figures under the race detector measure the detector; this test runs without -race")
-	}
+	skipRace(t, "heap figures under the race detector measure the detector")
 }

@@ -23,6 +23,19 @@ func (f *fakeTB) Skipf(format string, a ...any)  { f.skipped = fmt.Sprintf(forma
 func (f *fakeTB) Fatalf(format string, a ...any) { f.fatal = fmt.Sprintf(format, a...) }
 func (f *fakeTB) Errorf(format string, a ...any) { f.failed = fmt.Sprintf(format, a...) }
 
+// A test that calls Alone fails in make test's shared line, where the
+// Makefile did not find it, and runs anywhere else.
+func TestAloneFailsInTheSharedLine(t *testing.T) {
+	for _, line := range []string{"", "alone", "shared"} {
+		t.Setenv(LineEnv, line)
+		f := &fakeTB{TB: t}
+		Alone(f)
+		if failed := strings.Contains(f.fatal, "ran it in its shared line"); failed != (line == "shared") {
+			t.Errorf("%s=%q: fatal %q", LineEnv, line, f.fatal)
+		}
+	}
+}
+
 func TestRequireBinary(t *testing.T) {
 	if p := RequireBinary(t, "sh"); !strings.HasSuffix(p, "/sh") {
 		t.Errorf("RequireBinary(sh) = %q", p)
